@@ -1,0 +1,4 @@
+//! `sneaky-grep`: the grep_files tool (see `sneaky::tools`).
+fn main() -> std::process::ExitCode {
+    sneaky::protocol::main("grep_files")
+}

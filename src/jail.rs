@@ -1,0 +1,558 @@
+//! The workspace jail: the only door from a user-supplied path to the filesystem.
+//!
+//! The root is resolved once (`Workspace::open_root`) and opened once as an `O_PATH` directory
+//! handle. Every later access is an `*at` call relative to that handle; the root is never
+//! looked up by string again. Resolution beneath the root is enforced by the kernel with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`, which refuses `..` escapes, absolute
+//! paths and symbolic links that point out — at every component, atomically, so a link swapped
+//! in while we run cannot lead outside. Where `openat2` is unavailable (old kernels, seccomp
+//! filters) the same rules are enforced by walking component by component with `O_NOFOLLOW`
+//! from directory handles (`resolve_beneath`), which is also used to follow absolute links
+//! that point back inside the root (the kernel refuses every absolute link under BENEATH).
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use nix::errno::Errno;
+use nix::fcntl::{openat, openat2, readlinkat, OFlag, OpenHow, ResolveFlag};
+use nix::sys::stat::{fstat, fstatat, Mode, SFlag};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Name of the per-workspace configuration file; never written by any tool.
+pub const CONFIG_FILE_NAME: &str = "sneaky.toml";
+
+const MAX_LINK_HOPS: usize = 40;
+const EAGAIN_RETRIES: usize = 8;
+
+/// Whether `openat2` works in this process: 0 unknown, 1 yes, 2 no (use the fallback).
+static OPENAT2_STATE: AtomicU8 = AtomicU8::new(0);
+
+/// A path the user gave, checked for form (no NUL, inside the root if absolute) and kept
+/// relative to the root. `display` is the cleaned form used in results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelPath {
+    path: PathBuf,
+    display: String,
+}
+
+impl RelPath {
+    /// The path as handed to the kernel, relative to the root handle ("." for the root).
+    pub fn as_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Root-relative, `/`-separated, "." for the root itself.
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.display == "."
+    }
+
+    /// The last component, if it is a plain name.
+    pub fn file_name(&self) -> Option<&OsStr> {
+        match self.path.components().next_back() {
+            Some(Component::Normal(name)) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Join a root-relative display path with a child name.
+    pub fn join_display(&self, child: &str) -> String {
+        if self.is_root() {
+            child.to_string()
+        } else {
+            format!("{}/{}", self.display, child)
+        }
+    }
+
+    fn from_relative(path: &Path, trailing_slash: bool) -> RelPath {
+        let mut parts: Vec<String> = Vec::new();
+        let mut kernel = PathBuf::new();
+        for comp in path.components() {
+            match comp {
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+                Component::ParentDir => {
+                    parts.push("..".into());
+                    kernel.push("..");
+                }
+                Component::Normal(name) => {
+                    parts.push(name.to_string_lossy().into_owned());
+                    kernel.push(name);
+                }
+            }
+        }
+        let display = if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        };
+        if kernel.as_os_str().is_empty() {
+            kernel.push(".");
+        } else if trailing_slash {
+            // Keep the slash so the kernel demands a directory ("file/" is ENOTDIR).
+            let mut s = kernel.into_os_string();
+            s.push("/");
+            kernel = PathBuf::from(s);
+        }
+        RelPath {
+            path: kernel,
+            display,
+        }
+    }
+}
+
+/// What kind of filesystem object a path names (links not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+impl Kind {
+    pub fn from_mode(mode: u32) -> Kind {
+        match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
+            SFlag::S_IFREG => Kind::File,
+            SFlag::S_IFDIR => Kind::Dir,
+            SFlag::S_IFLNK => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// An opened workspace root.
+#[derive(Debug)]
+pub struct Workspace {
+    root_fd: OwnedFd,
+    /// Canonical absolute path of the root (for walkers and for recognising absolute paths).
+    root: PathBuf,
+    /// The root as the user gave it, made absolute (may differ from `root` through links).
+    given_root: PathBuf,
+    /// Files no tool may write, replace or delete: (device, inode) of the active config.
+    protected: Vec<(u64, u64)>,
+}
+
+impl Workspace {
+    /// The one named entry point from an ambient path to a workspace handle.
+    pub fn open_root(root: &Path) -> Result<Workspace> {
+        let given_root = std::path::absolute(root)
+            .map_err(|e| Error::io(format!("workspace root {}", root.display()), e))?;
+        let canonical = std::fs::canonicalize(root)
+            .map_err(|e| Error::io(format!("workspace root {}", root.display()), e))?;
+        let root_fd = openat(
+            nix::fcntl::AT_FDCWD,
+            &canonical,
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            let kind = if e == Errno::ENOTDIR {
+                ErrorKind::NotADirectory
+            } else {
+                ErrorKind::IoError
+            };
+            Error::new(kind, format!("workspace root {}: {}", root.display(), e.desc()))
+        })?;
+        Ok(Workspace {
+            root_fd,
+            root: canonical,
+            given_root,
+            protected: Vec::new(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn root_fd(&self) -> BorrowedFd<'_> {
+        self.root_fd.as_fd()
+    }
+
+    /// Mark a file (by identity) as one no tool may change: the active configuration.
+    pub fn protect_file(&mut self, path: &Path) {
+        if let Ok(meta) = std::fs::metadata(path) {
+            use std::os::unix::fs::MetadataExt;
+            self.protected.push((meta.dev(), meta.ino()));
+        }
+    }
+
+    /// Check the form of a user path and make it relative to the root.
+    pub fn relative(&self, user: &str) -> Result<RelPath> {
+        if user.contains('\0') {
+            return Err(Error::invalid_args("path contains a NUL byte"));
+        }
+        let trailing_slash = user.len() > 1 && user.ends_with('/');
+        let path = Path::new(user);
+        if path.is_absolute() {
+            for base in [&self.root, &self.given_root] {
+                if let Ok(rest) = path.strip_prefix(base) {
+                    return Ok(RelPath::from_relative(rest, trailing_slash));
+                }
+            }
+            return Err(outside(user));
+        }
+        Ok(RelPath::from_relative(path, trailing_slash))
+    }
+
+    /// Open a path beneath the root with `flags`; links are followed only while they stay inside.
+    pub fn open(&self, rel: &RelPath, flags: OFlag, mode: Mode) -> Result<OwnedFd> {
+        self.open_at(self.root_fd.as_fd(), rel.as_path(), flags, mode)
+            .map_err(|e| map_errno(e, rel.display()))
+    }
+
+    /// Open `path` relative to a directory handle that is itself beneath the root.
+    pub fn open_at(
+        &self,
+        dir: BorrowedFd<'_>,
+        path: &Path,
+        flags: OFlag,
+        mode: Mode,
+    ) -> std::result::Result<OwnedFd, Errno> {
+        let flags = flags | OFlag::O_CLOEXEC;
+        if OPENAT2_STATE.load(Ordering::Relaxed) != 2 {
+            let how = OpenHow::new()
+                .flags(flags)
+                .mode(mode)
+                .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+            let mut attempt = 0;
+            loop {
+                match openat2(dir, path, how) {
+                    Ok(fd) => {
+                        OPENAT2_STATE.store(1, Ordering::Relaxed);
+                        return Ok(fd);
+                    }
+                    // A rename raced with the lookup: retry a few times, then fail closed.
+                    Err(Errno::EAGAIN) if attempt < EAGAIN_RETRIES => attempt += 1,
+                    Err(Errno::EAGAIN) => return Err(Errno::EXDEV),
+                    Err(Errno::ENOSYS) | Err(Errno::EPERM)
+                        if OPENAT2_STATE.load(Ordering::Relaxed) == 0 =>
+                    {
+                        OPENAT2_STATE.store(2, Ordering::Relaxed);
+                        break;
+                    }
+                    // BENEATH refuses every absolute link; the walker below follows the ones
+                    // that name a place inside the root and refuses the rest.
+                    Err(Errno::EXDEV) => return self.resolve_beneath(dir, path, flags, mode),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        self.resolve_beneath(dir, path, flags, mode)
+    }
+
+    /// Resolve component by component from `dir`, never following a link out of the root.
+    /// Each step opens one name with `O_NOFOLLOW` relative to an already-open directory, so a
+    /// concurrent swap can only make the walk fail, never escape.
+    pub fn resolve_beneath(
+        &self,
+        dir: BorrowedFd<'_>,
+        path: &Path,
+        flags: OFlag,
+        mode: Mode,
+    ) -> std::result::Result<OwnedFd, Errno> {
+        if path.is_absolute() {
+            return Err(Errno::EXDEV);
+        }
+        let root_id = fstat(self.root_fd.as_fd())?;
+        let mut queue: VecDeque<OsString> = VecDeque::new();
+        push_components(&mut queue, path.as_os_str());
+        let mut stack: Vec<OwnedFd> = vec![dir.try_clone_to_owned().map_err(io_to_errno)?];
+        let mut hops = 0;
+        let dir_flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        while let Some(name) = queue.pop_front() {
+            let cur = stack.last().ok_or(Errno::EXDEV)?.as_fd();
+            if name == "." {
+                continue;
+            }
+            if name == ".." {
+                let at_root = {
+                    let st = fstat(cur)?;
+                    st.st_dev == root_id.st_dev && st.st_ino == root_id.st_ino
+                };
+                if at_root || stack.len() == 1 {
+                    return Err(Errno::EXDEV);
+                }
+                stack.pop();
+                continue;
+            }
+            let last = queue.is_empty();
+            let attempt = if last {
+                openat(cur, name.as_os_str(), flags | OFlag::O_NOFOLLOW, mode)
+            } else {
+                openat(cur, name.as_os_str(), dir_flags, Mode::empty())
+            };
+            match attempt {
+                Ok(fd) => {
+                    if last {
+                        if flags.contains(OFlag::O_PATH) && !flags.contains(OFlag::O_NOFOLLOW) {
+                            // O_PATH|O_NOFOLLOW opens a link itself; follow it like open would.
+                            let st = fstat(fd.as_fd())?;
+                            if Kind::from_mode(st.st_mode) == Kind::Symlink {
+                                hops += 1;
+                                let target = readlinkat(cur, name.as_os_str())?;
+                                self.splice_link(target, &mut queue, &mut stack, hops)?;
+                                continue;
+                            }
+                        }
+                        return Ok(fd);
+                    }
+                    stack.push(fd);
+                }
+                Err(e @ (Errno::ELOOP | Errno::ENOTDIR)) => {
+                    let is_link = fstatat(cur, name.as_os_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                        .map(|st| Kind::from_mode(st.st_mode) == Kind::Symlink)
+                        .unwrap_or(false);
+                    if !is_link || (last && flags.contains(OFlag::O_NOFOLLOW)) {
+                        return Err(e);
+                    }
+                    hops += 1;
+                    let target = readlinkat(cur, name.as_os_str())?;
+                    self.splice_link(target, &mut queue, &mut stack, hops)?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        // The path ended on "." or ".." (or was empty): open the directory we stand in.
+        let cur = stack.last().ok_or(Errno::EXDEV)?.as_fd();
+        openat(cur, ".", flags, mode)
+    }
+
+    /// Replace a link by its target's components; absolute targets restart at the root when
+    /// they name a place inside it.
+    fn splice_link(
+        &self,
+        target: OsString,
+        queue: &mut VecDeque<OsString>,
+        stack: &mut Vec<OwnedFd>,
+        hops: usize,
+    ) -> std::result::Result<(), Errno> {
+        if hops > MAX_LINK_HOPS {
+            return Err(Errno::ELOOP);
+        }
+        let target_path = Path::new(&target);
+        let mut rest = VecDeque::new();
+        if target_path.is_absolute() {
+            let inside = target_path
+                .strip_prefix(&self.root)
+                .or_else(|_| target_path.strip_prefix(&self.given_root))
+                .map_err(|_| Errno::EXDEV)?;
+            push_components(&mut rest, inside.as_os_str());
+            let root = self.root_fd.try_clone().map_err(io_to_errno)?;
+            stack.clear();
+            stack.push(root);
+        } else {
+            push_components(&mut rest, target.as_os_str());
+        }
+        while let Some(c) = rest.pop_back() {
+            queue.push_front(c);
+        }
+        Ok(())
+    }
+
+    /// Open a regular file for reading.
+    pub fn open_read(&self, rel: &RelPath) -> Result<File> {
+        let fd = self.open(rel, OFlag::O_RDONLY | OFlag::O_NOCTTY, Mode::empty())?;
+        let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+        match Kind::from_mode(st.st_mode) {
+            Kind::File => Ok(File::from(fd)),
+            Kind::Dir => Err(Error::new(
+                ErrorKind::NotAFile,
+                format!("{} is a directory, not a file", rel.display()),
+            )),
+            _ => Err(Error::new(
+                ErrorKind::NotAFile,
+                format!("{} is not a regular file", rel.display()),
+            )),
+        }
+    }
+
+    /// Open a directory (for listing or as a parent for `*at` calls).
+    pub fn open_dir(&self, rel: &RelPath) -> Result<OwnedFd> {
+        self.open(
+            rel,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+            Mode::empty(),
+        )
+        .map_err(|e| match e.kind {
+            ErrorKind::NotADirectory => Error::new(
+                ErrorKind::NotADirectory,
+                format!("{} is not a directory", rel.display()),
+            ),
+            _ => e,
+        })
+    }
+
+    /// Type of the object at a path, the final link not followed (parents must stay inside).
+    pub fn kind_of(&self, rel: &RelPath) -> Result<Kind> {
+        let fd = self.open(rel, OFlag::O_PATH | OFlag::O_NOFOLLOW, Mode::empty())?;
+        let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+        Ok(Kind::from_mode(st.st_mode))
+    }
+
+    /// Turn a path found by a walker under `self.root()` into a root-relative path,
+    /// or None when it does not lie beneath the root.
+    pub fn strip_root<'a>(&self, found: &'a Path) -> Option<&'a Path> {
+        found.strip_prefix(&self.root).ok()
+    }
+
+    /// True when the object behind `fd` is the active config file.
+    pub fn is_protected(&self, dev: u64, ino: u64) -> bool {
+        self.protected.contains(&(dev, ino))
+    }
+}
+
+fn push_components(queue: &mut VecDeque<OsString>, path: &OsStr) {
+    for part in path.as_bytes().split(|b| *b == b'/') {
+        if !part.is_empty() {
+            queue.push_back(OsStr::from_bytes(part).to_os_string());
+        }
+    }
+}
+
+fn io_to_errno(e: std::io::Error) -> Errno {
+    Errno::from_raw(e.raw_os_error().unwrap_or(Errno::EIO as i32))
+}
+
+fn outside(path: &str) -> Error {
+    Error::new(
+        ErrorKind::OutsideWorkspace,
+        format!("{path} is outside the workspace root"),
+    )
+}
+
+/// Map an errno from a jailed open to an error naming the path.
+pub fn map_errno(e: Errno, path: &str) -> Error {
+    match e {
+        Errno::EXDEV => outside(path),
+        Errno::ENOENT => Error::new(ErrorKind::NotFound, format!("{path} does not exist")),
+        Errno::ENOTDIR => Error::new(
+            ErrorKind::NotADirectory,
+            format!("{path}: a component of the path is not a directory"),
+        ),
+        Errno::EISDIR => Error::new(
+            ErrorKind::NotAFile,
+            format!("{path} is a directory, not a file"),
+        ),
+        Errno::ELOOP => Error::new(
+            ErrorKind::IoError,
+            format!("{path}: too many levels of symbolic links (a link cycle?)"),
+        ),
+        Errno::EACCES | Errno::EPERM => Error::new(
+            ErrorKind::PermissionDenied,
+            format!("{path}: permission denied"),
+        ),
+        Errno::EEXIST => Error::new(ErrorKind::AlreadyExists, format!("{path} already exists")),
+        Errno::ENAMETOOLONG => Error::invalid_args(format!("{path}: file name too long")),
+        other => Error::new(ErrorKind::IoError, format!("{path}: {}", other.desc())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("ws");
+        std::fs::create_dir_all(root.join("sub/deeper")).expect("mkdir");
+        std::fs::write(root.join("sub/file.txt"), "inside").expect("write");
+        std::fs::create_dir_all(dir.path().join("ws_evil")).expect("mkdir");
+        std::fs::write(dir.path().join("ws_evil/secret"), "secret").expect("write");
+        std::fs::write(dir.path().join("secret"), "secret").expect("write");
+        let w = Workspace::open_root(&root).expect("open root");
+        (dir, w)
+    }
+
+    /// Run a check with openat2 and with the component walker.
+    fn both(w: &Workspace, p: &str, flags: OFlag) -> [std::result::Result<OwnedFd, Errno>; 2] {
+        let rel = w.relative(p).expect("relative");
+        [
+            w.open_at(w.root_fd(), rel.as_path(), flags, Mode::empty()),
+            w.resolve_beneath(w.root_fd(), rel.as_path(), flags, Mode::empty()),
+        ]
+    }
+
+    #[test]
+    fn relative_forms() {
+        let (_d, w) = ws();
+        assert_eq!(w.relative(".").expect("ok").display(), ".");
+        assert_eq!(w.relative("").expect("ok").display(), ".");
+        assert_eq!(w.relative("./a//b/").expect("ok").display(), "a/b");
+        assert_eq!(w.relative("~").expect("ok").display(), "~");
+        let abs = w.root().join("sub/file.txt");
+        assert_eq!(
+            w.relative(abs.to_str().expect("utf8")).expect("ok").display(),
+            "sub/file.txt"
+        );
+        let evil = format!("{}_evil/secret", w.root().display());
+        assert_eq!(
+            w.relative(&evil).expect_err("sibling prefix").code(),
+            "outside_workspace"
+        );
+        assert_eq!(w.relative("a\0b").expect_err("nul").code(), "invalid_args");
+    }
+
+    #[test]
+    fn escapes_are_refused_by_both_strategies() {
+        let (d, w) = ws();
+        let root = w.root().to_path_buf();
+        symlink(d.path().join("secret"), root.join("abs_out")).expect("link");
+        symlink("../secret", root.join("rel_out")).expect("link");
+        symlink(d.path(), root.join("dir_out")).expect("link");
+        symlink("/proc/self/root", root.join("proc_root")).expect("link");
+        symlink("rel_out", root.join("chain")).expect("link");
+        symlink("loop_b", root.join("loop_a")).expect("link");
+        symlink("loop_a", root.join("loop_b")).expect("link");
+        for p in [
+            "../secret",
+            "sub/../../secret",
+            "abs_out",
+            "rel_out",
+            "dir_out/secret",
+            "proc_root/etc/passwd",
+            "chain",
+        ] {
+            for r in both(&w, p, OFlag::O_RDONLY) {
+                assert_eq!(r.expect_err(p), Errno::EXDEV, "{p}");
+            }
+        }
+        for r in both(&w, "loop_a", OFlag::O_RDONLY) {
+            assert_eq!(r.expect_err("loop"), Errno::ELOOP);
+        }
+    }
+
+    #[test]
+    fn inside_links_are_followed_by_both_strategies() {
+        let (_d, w) = ws();
+        let root = w.root().to_path_buf();
+        symlink("sub/file.txt", root.join("rel_in")).expect("link");
+        symlink(root.join("sub/file.txt"), root.join("abs_in")).expect("link");
+        symlink("sub", root.join("dir_in")).expect("link");
+        symlink("deeper/..", root.join("sub/up")).expect("link");
+        for p in ["rel_in", "abs_in", "dir_in/file.txt", "sub/deeper/../file.txt", "sub/up/file.txt"] {
+            for r in both(&w, p, OFlag::O_RDONLY) {
+                let fd = r.unwrap_or_else(|e| panic!("{p}: {e}"));
+                let s = std::fs::read_to_string(format!("/proc/self/fd/{}", {
+                    use std::os::fd::AsRawFd;
+                    fd.as_raw_fd()
+                }))
+                .expect("read");
+                assert_eq!(s, "inside");
+            }
+        }
+        for r in both(&w, "file.txt/", OFlag::O_RDONLY) {
+            assert!(r.is_err());
+        }
+    }
+}

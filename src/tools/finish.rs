@@ -1,0 +1,38 @@
+//! finish: the agent loop's control tool. It only echoes its message back.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Tool};
+use crate::error::Result;
+
+/// Signal that the task is complete and give the user a final message. Ends the agent loop.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FinishArgs {
+    /// Final message to the user: what was done, and anything they should check.
+    #[serde(default = "default_message")]
+    pub message: String,
+}
+
+fn default_message() -> String {
+    "Task complete.".to_string()
+}
+
+#[derive(Debug, Serialize)]
+pub struct FinishResult {
+    pub message: String,
+}
+
+pub struct Finish;
+
+impl Tool for Finish {
+    type Args = FinishArgs;
+    type Output = FinishResult;
+
+    fn run(args: FinishArgs, _ctx: &Context) -> Result<FinishResult> {
+        Ok(FinishResult {
+            message: args.message,
+        })
+    }
+}

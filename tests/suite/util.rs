@@ -1,0 +1,129 @@
+//! The shared harness: a temporary workspace, a way to call a tool binary with JSON or flags,
+//! and a strict reading of its one-line envelope.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+pub struct Ws {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+/// A workspace `<tmp>/ws` with a sibling `<tmp>/ws_evil` and a secret beside it.
+pub fn ws() -> Ws {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(&root).expect("mkdir ws");
+    std::fs::create_dir_all(dir.path().join("ws_evil")).expect("mkdir evil");
+    std::fs::write(dir.path().join("ws_evil/secret.txt"), "EVIL SECRET\n").expect("write");
+    std::fs::write(dir.path().join("secret.txt"), "OUTSIDE SECRET\n").expect("write");
+    Ws { dir, root }
+}
+
+impl Ws {
+    pub fn write(&self, rel: &str, content: &str) -> &Ws {
+        let p = self.root.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(p, content).expect("write");
+        self
+    }
+
+    pub fn mkdir(&self, rel: &str) -> &Ws {
+        std::fs::create_dir_all(self.root.join(rel)).expect("mkdir");
+        self
+    }
+
+    pub fn link(&self, target: impl AsRef<Path>, rel: &str) -> &Ws {
+        std::os::unix::fs::symlink(target, self.root.join(rel)).expect("symlink");
+        self
+    }
+
+    pub fn outside(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).expect("read")
+    }
+
+    /// Call a tool binary with a JSON request on stdin.
+    pub fn call(&self, bin: &str, request: Value) -> Reply {
+        self.call_raw(bin, &[], request.to_string().as_bytes())
+    }
+
+    /// Call a tool binary with flags (and stdin bytes).
+    pub fn call_raw(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Reply {
+        let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
+        cmd.current_dir(&self.root)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            .args(args);
+        let out = assert_cmd::Command::from_std(cmd)
+            .write_stdin(stdin.to_vec())
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .expect("run");
+        Reply::parse(bin, out)
+    }
+}
+
+#[derive(Debug)]
+pub struct Reply {
+    pub status: i32,
+    pub json: Value,
+    pub stderr: String,
+}
+
+impl Reply {
+    /// Exactly one JSON object and one newline on stdout, or the test fails.
+    pub fn parse(bin: &str, out: Output) -> Reply {
+        let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(stdout.ends_with('\n'), "{bin}: stdout not newline-terminated: {stdout:?}");
+        assert_eq!(stdout.trim_end().lines().count(), 1, "{bin}: more than one line: {stdout}");
+        assert!(!stderr.contains("panicked"), "{bin} panicked: {stderr}");
+        let json: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+        let obj = json.as_object().expect("envelope is an object");
+        let ok = obj["ok"].as_bool().expect("ok is a bool");
+        assert!(obj["tool"].is_string());
+        if ok {
+            assert!(obj["result"].is_object(), "result: {json}");
+        } else {
+            assert!(obj["error"]["code"].is_string() && obj["error"]["message"].is_string());
+        }
+        Reply {
+            status: out.status.code().expect("exit code"),
+            json,
+            stderr,
+        }
+    }
+
+    pub fn ok(&self) -> &Value {
+        assert_eq!(self.status, 0, "expected success: {}", self.json);
+        &self.json["result"]
+    }
+
+    /// Assert a failure with this code and exit status; returns the message.
+    pub fn err(&self, code: &str, status: i32) -> String {
+        assert_eq!(self.json["ok"], false, "expected failure {code}: {}", self.json);
+        assert_eq!(self.json["error"]["code"], code, "{}", self.json);
+        assert_eq!(self.status, status, "{}", self.json);
+        self.json["error"]["message"].as_str().unwrap_or("").to_string()
+    }
+}
+
+pub fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s.as_str().expect("string").to_string())
+        .collect()
+}

@@ -86,7 +86,7 @@ macro_rules! spec {
     };
 }
 
-pub static SPECS: [ToolSpec; 5] = [
+pub static SPECS: &[ToolSpec] = &[
     spec!(read::ReadFile, "read_file", "Read file", read_only = true,
           positional = &["file_path"], stdin = None),
     spec!(list::ListDir, "list_dir", "List directory", read_only = true,

@@ -27,7 +27,7 @@ pub fn check_or_write(path: &Path, expected: &str) {
 #[test]
 fn schemas_match_the_argument_types() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    for spec in &SPECS {
+    for spec in SPECS {
         let text = schema_file_text(spec);
         check_or_write(&dir.join(format!("{}.json", spec.name)), &text);
         // The embedded copy is what --schema prints and what the flags are built from.

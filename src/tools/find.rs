@@ -39,7 +39,7 @@ fn default_path() -> String {
     ".".to_string()
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct FindResult {
     pub files: Vec<String>,
     pub truncated: bool,

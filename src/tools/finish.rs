@@ -19,7 +19,7 @@ fn default_message() -> String {
     "Task complete.".to_string()
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct FinishResult {
     pub message: String,
 }

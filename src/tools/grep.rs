@@ -60,7 +60,7 @@ fn default_path() -> String {
     ".".to_string()
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Match {
     pub path: String,
     pub line: u64,
@@ -71,7 +71,7 @@ pub struct Match {
     pub after: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct GrepResult {
     pub matches: Vec<Match>,
     pub truncated: bool,

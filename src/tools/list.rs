@@ -44,7 +44,7 @@ fn default_dir() -> String {
     ".".to_string()
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ListResult {
     pub path: String,
     pub entries: Vec<String>,

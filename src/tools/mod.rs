@@ -28,7 +28,7 @@ pub struct Context {
 /// type, and `run`.
 pub trait Tool {
     type Args: DeserializeOwned + JsonSchema;
-    type Output: Serialize;
+    type Output: Serialize + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
 }
 
@@ -49,6 +49,8 @@ pub struct ToolSpec {
     pub schema: &'static str,
     /// The schema generated from the argument type (the source the file is made from).
     pub generate_schema: fn() -> Value,
+    /// The schema of the `result` object (MCP `outputSchema`).
+    pub output_schema: fn() -> Value,
     /// Validate JSON arguments and run.
     pub run: fn(Value, &Context) -> Result<Value>,
 }
@@ -81,6 +83,7 @@ macro_rules! spec {
             stdin_param: $stdin,
             schema: include_str!(concat!("../../schemas/", $name, ".json")),
             generate_schema: generate_schema::<$tool>,
+            output_schema: output_schema::<$tool>,
             run: run_json::<$tool>,
         }
     };
@@ -191,6 +194,12 @@ fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
 fn generate_schema<T: Tool>() -> Value {
     let schema = schemars::schema_for!(T::Args);
     schema.to_value()
+}
+
+fn output_schema<T: Tool>() -> Value {
+    let mut schema = schemars::schema_for!(T::Output).to_value();
+    unwrap_descriptions(&mut schema);
+    schema
 }
 
 /// The generated schema with the tool's name as its title, as committed in `schemas/`.

@@ -31,7 +31,7 @@ pub struct ReadArgs {
     pub limit: Option<u64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ReadResult {
     pub path: String,
     pub content: String,

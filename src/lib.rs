@@ -6,6 +6,8 @@
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `tools`: the tool table and one module per tool; `walk`: shared walking machinery.
+//! - `atomic`: crash-safe create/replace/delete through parent handles (the edit tools).
+//! - `unidiff`: unified diffs over bytes: parse, apply like GNU patch, render.
 
 pub mod config;
 pub mod error;
@@ -14,3 +16,6 @@ pub mod policy;
 pub mod protocol;
 pub mod tools;
 pub mod walk;
+
+pub mod atomic;
+pub mod unidiff;

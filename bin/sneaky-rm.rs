@@ -1,0 +1,4 @@
+//! `sneaky-rm`: the delete_file tool (see `sneaky::tools`).
+fn main() -> std::process::ExitCode {
+    sneaky::protocol::main("delete_file")
+}

@@ -1,0 +1,662 @@
+//! Changing files without ever losing or tearing them: the machinery every edit tool shares.
+//!
+//! A user path is turned into a [`Target`]: a directory handle opened through the jail plus one
+//! final name. Every create, delete and rename is an `*at` call on that handle with that single
+//! name, so nothing can be redirected out of the root between the check and the act (a
+//! multi-component path handed to `unlinkat`/`mkdirat` would be resolved again, unjailed).
+//!
+//! New content is written to an unnamed `O_TMPFILE` in the same directory (or, where the file
+//! system lacks it, a fresh `O_EXCL` temporary name), flushed with `fsync`, given the old
+//! file's permission bits, and only then given the final name: `linkat` for a new file (which
+//! fails instead of overwriting one that appeared meanwhile) or `renameat` over the old one.
+//! A reader or a `kill -9` sees the old content or the new, never a mix, and an interrupted
+//! write leaves no named temporary behind. Just before the rename the target is compared with
+//! what was read (inode, size, times); if another process changed it, the edit is refused with
+//! `conflict` rather than silently undoing that change.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use nix::errno::Errno;
+use nix::fcntl::{openat, readlinkat, renameat, AtFlags, OFlag};
+use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode};
+use nix::unistd::{fsync, linkat, unlinkat, UnlinkatFlags};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
+
+/// Links followed from one user path before giving up (as the kernel's own limit).
+const MAX_LINK_HOPS: usize = 40;
+
+/// An entry to change: its parent directory (opened beneath the root) and its single name.
+#[derive(Debug)]
+pub struct Target {
+    pub dir: OwnedFd,
+    pub name: OsString,
+    /// Root-relative path of the entry, after following links that stay inside.
+    pub display: String,
+}
+
+/// Identity and version of a file as it was read, to notice a concurrent change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: i64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(st: &FileStat) -> Stamp {
+        Stamp {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size,
+            mtime: (st.st_mtime, st.st_mtime_nsec),
+            ctime: (st.st_ctime, st.st_ctime_nsec),
+        }
+    }
+}
+
+/// A regular file as found before an edit.
+#[derive(Debug)]
+pub struct Existing {
+    /// The content, or None when it is over the size limit (then it was not read).
+    pub bytes: Option<Vec<u8>>,
+    pub size: u64,
+    pub stamp: Stamp,
+    /// Permission bits (with set-id and sticky bits) and owner, kept by the rewrite.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// Split a relative path into its parent and a final plain name.
+fn split(path: &Path) -> Option<(PathBuf, OsString)> {
+    let mut comps: Vec<Component<'_>> = path.components().collect();
+    match comps.pop() {
+        Some(Component::Normal(name)) => {
+            let parent: PathBuf = comps.iter().collect();
+            let parent = if parent.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                parent
+            };
+            Some((parent, name.to_os_string()))
+        }
+        _ => None,
+    }
+}
+
+fn display_of(path: &Path) -> String {
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+            Component::ParentDir => Some("..".to_string()),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+fn dir_flags() -> OFlag {
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY
+}
+
+/// Open a directory beneath the root; with `create`, make the missing ones (`mkdir -p`), each
+/// with `mkdirat` on its already-open parent. Returns the handle and the directories created.
+pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, Vec<String>)> {
+    let display = display_of(path);
+    match ws.open_at(ws.root_fd(), path, dir_flags(), Mode::empty()) {
+        Ok(fd) => return Ok((fd, Vec::new())),
+        Err(Errno::ENOENT) if create => {}
+        Err(e) => return Err(dir_error(e, &display)),
+    }
+    let mut created = Vec::new();
+    let mut cur = ws
+        .open_at(ws.root_fd(), Path::new("."), dir_flags(), Mode::empty())
+        .map_err(|e| dir_error(e, "."))?;
+    let mut prefix = PathBuf::new();
+    for comp in path.components() {
+        let name = match comp {
+            Component::Normal(n) => n,
+            Component::ParentDir => OsStr::new(".."),
+            _ => continue,
+        };
+        prefix.push(name);
+        let here = display_of(&prefix);
+        match ws.open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty()) {
+            Ok(fd) => cur = fd,
+            Err(Errno::ENOENT) if name != ".." => {
+                refuse_config_name(ws, &cur, name, &here)?;
+                match mkdirat(&cur, name, Mode::from_bits_truncate(0o777)) {
+                    Ok(()) => created.push(here.clone()),
+                    Err(Errno::EEXIST) => {}
+                    Err(e) => return Err(dir_error(e, &here)),
+                }
+                cur = ws
+                    .open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty())
+                    .map_err(|e| dir_error(e, &here))?;
+            }
+            Err(e) => return Err(dir_error(e, &here)),
+        }
+    }
+    if !created.is_empty() {
+        // Make the new directory entries durable along with the file that goes in them.
+        let _ = fsync(&cur);
+    }
+    Ok((cur, created))
+}
+
+fn dir_error(e: Errno, display: &str) -> Error {
+    match e {
+        Errno::ENOTDIR => Error::new(
+            ErrorKind::NotADirectory,
+            format!("{display}: a component of the path is not a directory"),
+        ),
+        Errno::ENOENT => Error::new(
+            ErrorKind::NotFound,
+            format!("directory {display} does not exist"),
+        ),
+        other => map_errno(other, display),
+    }
+}
+
+/// Refuse a name that is the workspace's own `sneaky.toml` (directly in the root).
+fn refuse_config_name(ws: &Workspace, dir: &OwnedFd, name: &OsStr, display: &str) -> Result<()> {
+    if name != CONFIG_FILE_NAME {
+        return Ok(());
+    }
+    let (Ok(d), Ok(r)) = (fstat(dir.as_fd()), fstat(ws.root_fd())) else {
+        return Err(protected(display));
+    };
+    if d.st_dev == r.st_dev && d.st_ino == r.st_ino {
+        return Err(protected(display));
+    }
+    Ok(())
+}
+
+fn protected(display: &str) -> Error {
+    Error::new(
+        ErrorKind::ProtectedPath,
+        format!("{display} is the workspace configuration file; no tool may change it"),
+    )
+}
+
+/// Where an entry named by the user lives. With `follow`, a final component that is a link
+/// staying inside the root is followed (to edit what it points to); a link leading out is
+/// `outside_workspace`. Without `follow` the final component itself is the target (delete).
+pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) -> Result<Target> {
+    let rel = ws.relative(user)?;
+    let mut path = rel.as_path().to_path_buf();
+    for _ in 0..=MAX_LINK_HOPS {
+        let Some((parent, name)) = split(&path) else {
+            return Err(Error::invalid_args(format!(
+                "{} does not name a file (it ends in \".\", \"..\" or is the root)",
+                rel.display()
+            )));
+        };
+        let (dir, _) = open_dirs(ws, &parent, create_parents)?;
+        let display = display_of(&parent.join(&name));
+        if follow {
+            if let Ok(st) = fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+                if Kind::from_mode(st.st_mode) == Kind::Symlink {
+                    let target =
+                        readlinkat(&dir, name.as_os_str()).map_err(|e| map_errno(e, &display))?;
+                    path = link_destination(ws, &parent, &target, rel.display())?;
+                    continue;
+                }
+            }
+        }
+        return Ok(Target { dir, name, display });
+    }
+    Err(map_errno(Errno::ELOOP, rel.display()))
+}
+
+/// The root-relative path a link's target names, or `outside_workspace`.
+fn link_destination(ws: &Workspace, parent: &Path, target: &OsStr, user: &str) -> Result<PathBuf> {
+    let target_path = Path::new(target);
+    if target_path.is_absolute() {
+        let text = target.to_str().ok_or_else(|| {
+            Error::new(
+                ErrorKind::OutsideWorkspace,
+                format!("{user} is a link that leads outside the workspace root"),
+            )
+        })?;
+        let rel = ws.relative(text).map_err(|_| {
+            Error::new(
+                ErrorKind::OutsideWorkspace,
+                format!("{user} is a link that leads outside the workspace root"),
+            )
+        })?;
+        return Ok(rel.as_path().to_path_buf());
+    }
+    Ok(parent.join(target_path))
+}
+
+impl Target {
+    /// The entry's status without following a link, or None when it does not exist.
+    pub fn stat(&self) -> Result<Option<FileStat>> {
+        match fstatat(
+            &self.dir,
+            self.name.as_os_str(),
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) => Ok(Some(st)),
+            Err(Errno::ENOENT) => Ok(None),
+            Err(e) => Err(map_errno(e, &self.display)),
+        }
+    }
+
+    /// Refuse the workspace's `sneaky.toml` and the active configuration file (by identity).
+    pub fn refuse_protected(&self, ws: &Workspace, st: Option<&FileStat>) -> Result<()> {
+        refuse_config_name(ws, &self.dir, &self.name, &self.display)?;
+        if let Some(st) = st {
+            if ws.is_protected(st.st_dev, st.st_ino) {
+                return Err(protected(&self.display));
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the regular file at the target (None when there is none). Content over `max` bytes
+    /// is not read (`bytes` is None). A link swapped in meanwhile is refused, never followed.
+    pub fn read_existing(&self, ws: &Workspace, max: u64) -> Result<Option<Existing>> {
+        let flags = OFlag::O_RDONLY
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NOCTTY
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC;
+        let fd = match openat(&self.dir, self.name.as_os_str(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => {
+                self.refuse_protected(ws, None)?;
+                return Ok(None);
+            }
+            Err(Errno::ELOOP) => {
+                return Err(Error::new(
+                    ErrorKind::Conflict,
+                    format!("{} became a symbolic link while being edited", self.display),
+                ))
+            }
+            Err(Errno::EISDIR) => return Err(not_a_file(&self.display, Kind::Dir)),
+            Err(e) => return Err(map_errno(e, &self.display)),
+        };
+        let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, &self.display))?;
+        self.refuse_protected(ws, Some(&st))?;
+        let kind = Kind::from_mode(st.st_mode);
+        if kind != Kind::File {
+            return Err(not_a_file(&self.display, kind));
+        }
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        let bytes = if size > max {
+            None
+        } else {
+            let mut buf = Vec::with_capacity(size as usize);
+            File::from(fd)
+                .take(max + 1)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(&self.display, e))?;
+            if buf.len() as u64 > max {
+                None
+            } else {
+                Some(buf)
+            }
+        };
+        Ok(Some(Existing {
+            bytes,
+            size,
+            stamp: Stamp::of(&st),
+            mode: st.st_mode & 0o7777,
+            uid: st.st_uid,
+            gid: st.st_gid,
+        }))
+    }
+
+    /// Give the target `content` atomically. `prior` is the file as read (None: it must not
+    /// exist yet). Fails with `conflict` when the target is no longer what was read.
+    pub fn replace_with(&self, content: &[u8], prior: Option<&Existing>) -> Result<()> {
+        let mode = match prior {
+            Some(p) => p.mode,
+            None => 0o666 & !current_umask(),
+        };
+        let mut temp = TempFile::create(self)?;
+        temp.fill(content, mode, prior)
+            .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
+        match prior {
+            None => temp.link_new(self)?,
+            Some(p) => temp.rename_over(self, p.stamp)?,
+        }
+        // The new name must survive a crash too.
+        let _ = fsync(&self.dir);
+        Ok(())
+    }
+
+    /// Remove the entry itself (a link, never its target). Directories are refused.
+    pub fn unlink(&self) -> Result<()> {
+        match unlinkat(&self.dir, self.name.as_os_str(), UnlinkatFlags::NoRemoveDir) {
+            Ok(()) => {
+                let _ = fsync(&self.dir);
+                Ok(())
+            }
+            Err(Errno::EISDIR) => Err(not_a_file(&self.display, Kind::Dir)),
+            Err(Errno::ENOENT) => Err(map_errno(Errno::ENOENT, &self.display)),
+            Err(e) => Err(map_errno(e, &self.display)),
+        }
+    }
+
+    fn conflict(&self, what: &str) -> Error {
+        Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "{} {what} while the edit was being made; nothing was written. Read it again and \
+                 redo the edit",
+                self.display
+            ),
+        )
+    }
+}
+
+pub fn not_a_file(display: &str, kind: Kind) -> Error {
+    let what = match kind {
+        Kind::Dir => "a directory",
+        Kind::Symlink => "a symbolic link",
+        Kind::File => "a file",
+        Kind::Other => "not a regular file (a device, socket or pipe)",
+    };
+    Error::new(
+        ErrorKind::NotAFile,
+        format!("{display} is {what}, not a regular file"),
+    )
+}
+
+fn current_umask() -> u32 {
+    // Single-threaded tools: reading the umask means setting it and putting it back.
+    let old = nix::sys::stat::umask(Mode::from_bits_truncate(0o022));
+    nix::sys::stat::umask(old);
+    old.bits()
+}
+
+/// A temporary file in the target's directory: unnamed (`O_TMPFILE`) when the file system
+/// allows, else under a fresh `O_EXCL` name that is removed on every failure path.
+struct TempFile {
+    file: File,
+    /// The temporary name when there is one (named fallback, or after linking for a rename).
+    name: Option<OsString>,
+    dir: OwnedFd,
+}
+
+static TEMP_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn temp_name(final_name: &OsStr) -> OsString {
+    let bytes = final_name.as_bytes();
+    let keep = &bytes[..bytes.len().min(100)];
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut name = b".".to_vec();
+    name.extend_from_slice(keep);
+    name.extend_from_slice(
+        format!(".sneaky-{}-{n}-{nanos:08x}.tmp", std::process::id()).as_bytes(),
+    );
+    OsString::from_vec(name)
+}
+
+impl TempFile {
+    fn create(t: &Target) -> Result<TempFile> {
+        let dir = t
+            .dir
+            .try_clone()
+            .map_err(|e| Error::io(format!("directory of {}", t.display), e))?;
+        if !Path::new("/proc/self/fd").is_dir() {
+            // Naming an unnamed file goes through /proc; without it use a named temporary.
+            return Self::create_named(t, dir);
+        }
+        let unnamed = openat(
+            &t.dir,
+            ".",
+            OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o600),
+        );
+        match unnamed {
+            Ok(fd) => {
+                return Ok(TempFile {
+                    file: File::from(fd),
+                    name: None,
+                    dir,
+                })
+            }
+            Err(Errno::EOPNOTSUPP | Errno::EISDIR | Errno::EINVAL | Errno::ENOENT) => {}
+            Err(e) => return Err(map_errno(e, &t.display)),
+        }
+        Self::create_named(t, dir)
+    }
+
+    fn create_named(t: &Target, dir: OwnedFd) -> Result<TempFile> {
+        for _ in 0..16 {
+            let name = temp_name(&t.name);
+            let flags = OFlag::O_WRONLY
+                | OFlag::O_CREAT
+                | OFlag::O_EXCL
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_CLOEXEC;
+            match openat(
+                &dir,
+                name.as_os_str(),
+                flags,
+                Mode::from_bits_truncate(0o600),
+            ) {
+                Ok(fd) => {
+                    return Ok(TempFile {
+                        file: File::from(fd),
+                        name: Some(name),
+                        dir,
+                    })
+                }
+                Err(Errno::EEXIST) => continue,
+                Err(e) => return Err(map_errno(e, &t.display)),
+            }
+        }
+        Err(Error::new(
+            ErrorKind::IoError,
+            format!("could not create a temporary file beside {}", t.display),
+        ))
+    }
+
+    fn fill(&mut self, content: &[u8], mode: u32, prior: Option<&Existing>) -> std::io::Result<()> {
+        self.file.write_all(content)?;
+        if let Some(p) = prior {
+            // Keep the owner and group where allowed (root, or a group the user is in); chown
+            // comes before chmod, which it would otherwise undo for set-id bits.
+            let st = fstat(self.file.as_fd()).map_err(std::io::Error::from)?;
+            if st.st_uid != p.uid || st.st_gid != p.gid {
+                let _ = std::os::unix::fs::fchown(&self.file, Some(p.uid), Some(p.gid))
+                    .or_else(|_| std::os::unix::fs::fchown(&self.file, None, Some(p.gid)));
+            }
+        }
+        fchmod(self.file.as_fd(), Mode::from_bits_truncate(mode)).map_err(std::io::Error::from)?;
+        self.file.sync_all()
+    }
+
+    fn proc_path(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+    }
+
+    /// Give an unnamed temporary a name in the directory (fails if `name` exists).
+    fn link_as(&self, name: &OsStr) -> std::result::Result<(), Errno> {
+        linkat(
+            nix::fcntl::AT_FDCWD,
+            &self.proc_path(),
+            &self.dir,
+            name,
+            AtFlags::AT_SYMLINK_FOLLOW,
+        )
+    }
+
+    /// Publish as a new file; if the name appeared meanwhile, refuse with `conflict`.
+    fn link_new(mut self, t: &Target) -> Result<()> {
+        match self.name.take() {
+            None => match self.link_as(&t.name) {
+                Ok(()) => Ok(()),
+                Err(Errno::EEXIST) => Err(t.conflict("was created by another process")),
+                Err(e) => Err(map_errno(e, &t.display)),
+            },
+            Some(temp) => {
+                // Named fallback: hard-link the temp to the final name (no overwrite), then drop
+                // the temp name; link() is atomic and refuses an existing name like O_EXCL.
+                let linked = linkat(
+                    &self.dir,
+                    temp.as_os_str(),
+                    &self.dir,
+                    t.name.as_os_str(),
+                    AtFlags::empty(),
+                );
+                let _ = unlinkat(&self.dir, temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
+                match linked {
+                    Ok(()) => Ok(()),
+                    Err(Errno::EEXIST) => Err(t.conflict("was created by another process")),
+                    Err(e) => Err(map_errno(e, &t.display)),
+                }
+            }
+        }
+    }
+
+    /// Rename over the old file, if it is still the one that was read.
+    fn rename_over(mut self, t: &Target, expected: Stamp) -> Result<()> {
+        if self.name.is_none() {
+            let mut linked = None;
+            for _ in 0..16 {
+                let name = temp_name(&t.name);
+                match self.link_as(&name) {
+                    Ok(()) => {
+                        linked = Some(name);
+                        break;
+                    }
+                    Err(Errno::EEXIST) => continue,
+                    Err(e) => return Err(map_errno(e, &t.display)),
+                }
+            }
+            self.name = Some(linked.ok_or_else(|| {
+                Error::new(
+                    ErrorKind::IoError,
+                    format!("could not name a temporary file beside {}", t.display),
+                )
+            })?);
+        }
+        let temp = self.name.clone().unwrap_or_default();
+        match t.stat()? {
+            Some(st) if Stamp::of(&st) == expected => {}
+            Some(_) => return Err(t.conflict("was changed by another process")),
+            None => return Err(t.conflict("was deleted or moved by another process")),
+        }
+        renameat(&self.dir, temp.as_os_str(), &self.dir, t.name.as_os_str())
+            .map_err(|e| map_errno(e, &t.display))?;
+        self.name = None;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(name) = self.name.take() {
+            let _ = unlinkat(&self.dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        }
+    }
+}
+
+/// A text file loaded for an in-place edit (str_replace, patch_apply): a regular file inside
+/// the root (links that stay inside are followed), within `max` bytes, without NUL bytes.
+pub fn load_for_edit(ws: &Workspace, user: &str, max: u64) -> Result<(Target, Existing, Vec<u8>)> {
+    let target = locate(ws, user, true, false)?;
+    let mut existing = target
+        .read_existing(ws, max)?
+        .ok_or_else(|| map_errno(Errno::ENOENT, &target.display))?;
+    let bytes = existing
+        .bytes
+        .take()
+        .ok_or_else(|| too_large(&target.display, existing.size, max))?;
+    if let Some(at) = memchr::memchr(0, &bytes) {
+        return Err(Error::new(
+            ErrorKind::BinaryFile,
+            format!(
+                "{} looks like a binary file (a NUL byte at offset {at}); it cannot be edited as text",
+                target.display
+            ),
+        ));
+    }
+    Ok((target, existing, bytes))
+}
+
+pub fn too_large(display: &str, size: u64, max: u64) -> Error {
+    Error::new(
+        ErrorKind::FileTooLarge,
+        format!("{display} would be {size} bytes, over max_file_size_bytes ({max})"),
+    )
+}
+
+/// The unified diff of an edit for a result: `a/<path>` → `b/<path>` (or `/dev/null` for a new
+/// file), cut at `cap` bytes. Non-UTF-8 bytes show as U+FFFD here only, never in the file.
+pub fn diff_text(
+    display: &str,
+    old: Option<&[u8]>,
+    new: &[u8],
+    edits: Option<Vec<crate::unidiff::Edit>>,
+    cap: usize,
+) -> (String, bool) {
+    use crate::unidiff::{line_edits, render, Lines};
+    let old_bytes = old.unwrap_or(b"");
+    let old_lines = Lines::new(old_bytes);
+    let new_lines = Lines::new(new);
+    let edits = edits.unwrap_or_else(|| line_edits(&old_lines, &new_lines));
+    let old_label = if old.is_some() {
+        format!("a/{display}")
+    } else {
+        "/dev/null".to_string()
+    };
+    render(
+        &old_lines,
+        &new_lines,
+        &edits,
+        &old_label,
+        &format!("b/{display}"),
+        cap,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_takes_one_final_name() {
+        let (p, n) = split(Path::new("a/b/c.txt")).expect("split");
+        assert_eq!(p, PathBuf::from("a/b"));
+        assert_eq!(n, OsString::from("c.txt"));
+        let (p, n) = split(Path::new("c.txt")).expect("split");
+        assert_eq!(p, PathBuf::from("."));
+        assert_eq!(n, OsString::from("c.txt"));
+        assert!(split(Path::new("a/..")).is_none());
+        assert!(split(Path::new(".")).is_none());
+    }
+
+    #[test]
+    fn temp_names_are_hidden_and_bounded() {
+        let long = OsString::from("x".repeat(250));
+        let name = temp_name(&long);
+        assert!(name.as_bytes().starts_with(b".x"));
+        assert!(name.len() < 200);
+    }
+}

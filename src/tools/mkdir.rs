@@ -1,0 +1,59 @@
+//! make_dir: `mkdir -p` through the jail. Each missing directory is made with `mkdirat` on its
+//! already-open parent, so a link swapped in cannot send the creation outside the root.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Tool};
+use crate::atomic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::jail::Kind;
+
+/// Create a directory and any missing parent directories (like `mkdir -p`). Not an error when
+/// it already exists.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MakeDirArgs {
+    /// Path of the directory to create, relative to the workspace root.
+    pub directory_path: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MakeDirResult {
+    pub path: String,
+    /// False when the directory already existed.
+    pub created: bool,
+    /// Every directory that was created, parents first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<String>,
+}
+
+pub struct MakeDir;
+
+impl Tool for MakeDir {
+    type Args = MakeDirArgs;
+    type Output = MakeDirResult;
+
+    fn run(args: MakeDirArgs, ctx: &Context) -> Result<MakeDirResult> {
+        let rel = ctx.ws.relative(&args.directory_path)?;
+        let path = rel.display().to_string();
+        let created_dirs = match atomic::open_dirs(&ctx.ws, rel.as_path(), true) {
+            Ok((_, created)) => created,
+            Err(e) if e.kind == ErrorKind::NotADirectory => {
+                if ctx.ws.kind_of(&rel).ok() == Some(Kind::File) {
+                    return Err(Error::new(
+                        ErrorKind::AlreadyExists,
+                        format!("{path} already exists and is a file, not a directory"),
+                    ));
+                }
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(MakeDirResult {
+            path,
+            created: !created_dirs.is_empty(),
+            created_dirs,
+        })
+    }
+}

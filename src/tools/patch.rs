@@ -1,0 +1,180 @@
+//! patch_apply: apply a unified diff to one file, all hunks or none. The patch is read by
+//! `unidiff` (git's preamble, several hunks and "\ No newline at end of file" are understood);
+//! hunks whose line numbers are off are found by their context, like GNU patch, and any offset
+//! or fuzz is reported. The file is `file_path`: names in the patch headers are never used to
+//! open anything.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Tool};
+use crate::atomic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::unidiff::{self, Hunk, Op};
+
+/// Apply a unified diff (as printed by `git diff` or `diff -u`) to one file. All hunks apply or
+/// none does. Hunks whose line numbers are off are found by their context lines; lines must
+/// otherwise match exactly. A rejected hunk is named with what it expected to find.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchArgs {
+    /// Path of the file to patch, relative to the workspace root. The file names in the patch's
+    /// `---`/`+++` lines are ignored.
+    pub file_path: String,
+    /// The unified diff: hunks starting with `@@ -old_start,count +new_start,count @@`, then
+    /// lines starting with ' ' (context), '-' (removed) or '+' (added). Give at least 3 lines
+    /// of context around each change.
+    pub patch: String,
+    /// Only check that the patch applies and return the diff it would make; change nothing.
+    /// Default: false.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// A hunk that did not apply exactly where its header said.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Adjustment {
+    /// Hunk number (1-based, in patch order).
+    pub hunk: usize,
+    /// Line where the header said the hunk starts (absent for a header without numbers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_line: Option<usize>,
+    /// Line of the old file where the hunk was applied.
+    pub applied_line: usize,
+    /// Lines between the two, after the offsets of earlier hunks.
+    pub offset: isize,
+    /// Context lines ignored at each end to place the hunk (0 = exact).
+    pub fuzz: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PatchResult {
+    pub path: String,
+    pub hunks_applied: usize,
+    pub dry_run: bool,
+    /// True when the patch created the file.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
+    /// Hunks applied at another line than their header's, or with fuzz. Check fuzzed ones.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<Adjustment>,
+    /// Things in the patch that were tolerated (such as header counts that disagree).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Unified diff of the change as made to the file.
+    pub diff: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub diff_truncated: bool,
+    /// The file actually patched when `path` is a link (inside the workspace) to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_path: Option<String>,
+}
+
+pub struct PatchApply;
+
+fn rejected(message: String) -> Error {
+    Error::new(ErrorKind::PatchRejected, message)
+}
+
+/// True when every hunk only adds lines to an empty file (`--- /dev/null`).
+fn creates_file(hunks: &[Hunk<'_>]) -> bool {
+    hunks.len() == 1
+        && hunks[0].old_start.unwrap_or(0) == 0
+        && hunks[0].lines.iter().all(|l| l.op == Op::Add)
+}
+
+impl Tool for PatchApply {
+    type Args = PatchArgs;
+    type Output = PatchResult;
+
+    fn run(args: PatchArgs, ctx: &Context) -> Result<PatchResult> {
+        let rel = ctx.ws.relative(&args.file_path)?;
+        let path = rel.display().to_string();
+        let parsed = unidiff::parse(&args.patch)
+            .map_err(|e| rejected(format!("the patch cannot be read: {e}")))?;
+        if parsed.sections.len() > 1 {
+            let names: Vec<String> = parsed
+                .sections
+                .iter()
+                .map(|s| s.new_name.or(s.old_name).unwrap_or("?").to_string())
+                .collect();
+            return Err(Error::invalid_args(format!(
+                "the patch changes {} files ({}); patch_apply patches one file_path: send only \
+                 the part for {path}",
+                names.len(),
+                names.join(", ")
+            )));
+        }
+        let mut warnings = parsed.warnings;
+        let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
+        let max = ctx.config.max_file_size_bytes;
+        let loaded = atomic::load_for_edit(&ctx.ws, &args.file_path, max);
+        let (target, existing, bytes) = match loaded {
+            Ok((t, e, b)) => (Some(t), Some(e), b),
+            Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
+                (None, None, Vec::new())
+            }
+            Err(e) => return Err(e),
+        };
+        if target.is_none() && bytes.is_empty() {
+            warnings.push(format!("{path} did not exist; the patch creates it"));
+        }
+        let applied = unidiff::apply(&bytes, &hunks, unidiff::MAX_FUZZ)
+            .map_err(|r| rejected(format!("{path}: {}", r.message)))?;
+        if applied.content.contains(&0) {
+            return Err(Error::new(
+                ErrorKind::BinaryFile,
+                "the patch adds a NUL byte",
+            ));
+        }
+        if applied.content.len() as u64 > max {
+            return Err(atomic::too_large(&path, applied.content.len() as u64, max));
+        }
+        let cap = ctx.config.max_output_bytes as usize;
+        let old_for_diff = existing.as_ref().map(|_| bytes.as_slice());
+        let (diff, diff_truncated) = atomic::diff_text(
+            &path,
+            old_for_diff,
+            &applied.content,
+            Some(applied.edits),
+            cap,
+        );
+        let created = existing.is_none();
+        let resolved = target
+            .as_ref()
+            .map(|t| t.display.clone())
+            .filter(|d| *d != path);
+        if !args.dry_run {
+            let target = match target {
+                Some(t) => t,
+                None => atomic::locate(&ctx.ws, &args.file_path, true, true)?,
+            };
+            if existing.is_none() || applied.content != bytes {
+                target.replace_with(&applied.content, existing.as_ref())?;
+            }
+        }
+        let adjustments = applied
+            .placements
+            .iter()
+            .filter(|p| p.offset != 0 || p.fuzz != 0 || p.expected_line.is_none())
+            .map(|p| Adjustment {
+                hunk: p.number,
+                expected_line: p.expected_line,
+                applied_line: p.line,
+                offset: p.offset,
+                fuzz: p.fuzz,
+            })
+            .collect();
+        Ok(PatchResult {
+            path,
+            hunks_applied: applied.placements.len(),
+            dry_run: args.dry_run,
+            created,
+            adjustments,
+            warnings,
+            diff,
+            diff_truncated,
+            resolved_path: resolved,
+        })
+    }
+}

@@ -1,0 +1,356 @@
+//! str_replace: replace one exact occurrence of a text, byte-exact. The file is handled as
+//! bytes: a CRLF file stays CRLF (an `old_str` written with LF still matches, and `new_str` is
+//! written with CRLF), and a BOM, tabs, the final newline and bytes that are not UTF-8 outside
+//! the match are left exactly as they were. Nothing fuzzy is ever applied: when the text is not
+//! found, the error points at the nearest candidate so the model can correct itself.
+
+use memchr::memmem;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{shorten, Context, Tool};
+use crate::atomic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::unidiff::{Edit, Lines};
+
+/// Line numbers listed in a multiple_matches error.
+const MAX_LISTED: usize = 20;
+
+/// Replace exactly one occurrence of old_str with new_str in a file. Fails when old_str is not
+/// found (the error shows the closest text) or occurs more than once (the error lists the
+/// lines; add surrounding lines to make it unique, or set replace_all). Returns the diff.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceArgs {
+    /// Path of the file to edit, relative to the workspace root.
+    pub file_path: String,
+    /// The exact text to replace, including whitespace and indentation; must occur exactly once
+    /// unless replace_all is set. Line endings may be written as \n even in a CRLF file.
+    pub old_str: String,
+    /// The text to put in its place (may be empty to delete old_str).
+    pub new_str: String,
+    /// Replace every occurrence instead of requiring exactly one. Default: false.
+    #[serde(default)]
+    pub replace_all: bool,
+    /// Only compute the diff the edit would make; change nothing. Default: false.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReplaceResult {
+    pub path: String,
+    /// 1-based line where the (first) replacement starts.
+    pub line: u64,
+    /// Number of occurrences replaced.
+    pub replacements: u64,
+    pub replace_all: bool,
+    pub dry_run: bool,
+    /// Unified diff of the edit.
+    pub diff: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub diff_truncated: bool,
+    /// The file actually edited when `path` is a link (inside the workspace) to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_path: Option<String>,
+}
+
+pub struct StrReplace;
+
+/// `\n` not already preceded by `\r` becomes `\r\n`.
+fn to_crlf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for (i, b) in text.iter().enumerate() {
+        if *b == b'\n' && (i == 0 || text[i - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(*b);
+    }
+    out
+}
+
+impl Tool for StrReplace {
+    type Args = ReplaceArgs;
+    type Output = ReplaceResult;
+
+    fn run(args: ReplaceArgs, ctx: &Context) -> Result<ReplaceResult> {
+        if args.old_str.is_empty() {
+            return Err(Error::invalid_args(
+                "old_str: must not be empty (to write a whole file use write_file)",
+            ));
+        }
+        if args.old_str == args.new_str {
+            return Err(Error::invalid_args(
+                "old_str and new_str are the same: the edit would change nothing",
+            ));
+        }
+        if args.new_str.contains('\0') {
+            return Err(Error::new(
+                ErrorKind::BinaryFile,
+                "new_str has a NUL byte; str_replace writes text only",
+            ));
+        }
+        let max = ctx.config.max_file_size_bytes;
+        let rel = ctx.ws.relative(&args.file_path)?;
+        let path = rel.display().to_string();
+        let (target, existing, bytes) = atomic::load_for_edit(&ctx.ws, &args.file_path, max)?;
+        let lines = Lines::new(&bytes);
+        let crlf = lines.newline() == b"\r\n";
+        let (old, new) = (args.old_str.as_bytes(), args.new_str.as_bytes());
+        let mut attempts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        if crlf && old.contains(&b'\n') {
+            attempts.push((to_crlf(old), to_crlf(new)));
+        }
+        let new_as_file = if crlf { to_crlf(new) } else { new.to_vec() };
+        attempts.push((old.to_vec(), new_as_file));
+        let mut found: Option<(Vec<usize>, Vec<u8>, Vec<u8>)> = None;
+        for (o, n) in attempts {
+            let at: Vec<usize> = memmem::find_iter(&bytes, &o).collect();
+            if !at.is_empty() {
+                found = Some((at, o, n));
+                break;
+            }
+        }
+        let Some((at, old_b, new_b)) = found else {
+            return Err(Error::new(
+                ErrorKind::NoMatch,
+                format!(
+                    "old_str was not found in {path}; nothing was changed.{}",
+                    nearest_candidate(&lines, old)
+                ),
+            ));
+        };
+        let line_no = |offset: usize| lines.line_of(offset) as u64 + 1;
+        if at.len() > 1 && !args.replace_all {
+            let listed: Vec<String> = at
+                .iter()
+                .take(MAX_LISTED)
+                .map(|o| line_no(*o).to_string())
+                .collect();
+            let more = if at.len() > MAX_LISTED { ", …" } else { "" };
+            return Err(Error::new(
+                ErrorKind::MultipleMatches,
+                format!(
+                    "old_str occurs {} times in {path}, at lines {}{more}; nothing was changed. \
+                     Include more surrounding lines in old_str to make it unique, or set \
+                     replace_all to replace every occurrence.",
+                    at.len(),
+                    listed.join(", ")
+                ),
+            ));
+        }
+        let new_len = bytes.len() - at.len() * old_b.len() + at.len() * new_b.len();
+        if new_len as u64 > max {
+            return Err(atomic::too_large(&path, new_len as u64, max));
+        }
+        let mut out = Vec::with_capacity(new_len);
+        let mut prev = 0;
+        for &o in &at {
+            out.extend_from_slice(&bytes[prev..o]);
+            out.extend_from_slice(&new_b);
+            prev = o + old_b.len();
+        }
+        out.extend_from_slice(&bytes[prev..]);
+        let edits = replacement_edits(&lines, &Lines::new(&out), &at, old_b.len(), new_b.len());
+        let cap = ctx.config.max_output_bytes as usize;
+        let (diff, diff_truncated) = atomic::diff_text(&path, Some(&bytes), &out, Some(edits), cap);
+        if !args.dry_run && out != bytes {
+            target.replace_with(&out, Some(&existing))?;
+        }
+        let resolved_path = Some(target.display.clone()).filter(|d| *d != path);
+        Ok(ReplaceResult {
+            path,
+            line: line_no(at[0]),
+            replacements: at.len() as u64,
+            replace_all: args.replace_all,
+            dry_run: args.dry_run,
+            diff,
+            diff_truncated,
+            resolved_path,
+        })
+    }
+}
+
+/// Whole-line edits covering each replacement (merged when they share lines), with lines that
+/// did not change trimmed from both ends.
+fn replacement_edits(
+    old: &Lines<'_>,
+    new: &Lines<'_>,
+    at: &[usize],
+    old_len: usize,
+    new_len: usize,
+) -> Vec<Edit> {
+    // (first old line, end old line, byte delta before, byte delta after)
+    let mut spans: Vec<(usize, usize, isize, isize)> = Vec::new();
+    let mut delta: isize = 0;
+    for &o in at {
+        let ls = old.line_of(o);
+        let le = old.line_of(o + old_len - 1) + 1;
+        let after = delta + new_len as isize - old_len as isize;
+        match spans.last_mut() {
+            Some(last) if ls < last.1 => {
+                last.1 = last.1.max(le);
+                last.3 = after;
+            }
+            _ => spans.push((ls, le, delta, after)),
+        }
+        delta = after;
+    }
+    spans
+        .into_iter()
+        .map(|(ls, le, before, after)| {
+            let ns = (old.offset(ls) as isize + before) as usize;
+            let ne = (old.offset(le) as isize + after) as usize;
+            let mut e = Edit {
+                old: ls..le,
+                new: new.line_of(ns)..new.line_of(ne),
+            };
+            while e.old.start < e.old.end
+                && e.new.start < e.new.end
+                && old.raw(e.old.start) == new.raw(e.new.start)
+            {
+                e.old.start += 1;
+                e.new.start += 1;
+            }
+            while e.old.start < e.old.end
+                && e.new.start < e.new.end
+                && old.raw(e.old.end - 1) == new.raw(e.new.end - 1)
+            {
+                e.old.end -= 1;
+                e.new.end -= 1;
+            }
+            e
+        })
+        .collect()
+}
+
+fn squash(text: &[u8]) -> Vec<u8> {
+    text.iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect()
+}
+
+fn show(text: &[u8]) -> String {
+    shorten(&String::from_utf8_lossy(text), 160)
+}
+
+/// A hint for a failed search: where old_str matches when whitespace is ignored, or how far it
+/// matches exactly and where it first differs.
+fn nearest_candidate(file: &Lines<'_>, old: &[u8]) -> String {
+    let want: Vec<Vec<u8>> = old.split(|b| *b == b'\n').map(squash).collect::<Vec<_>>();
+    let want: Vec<&[u8]> = {
+        let first = want.iter().position(|l| !l.is_empty());
+        let last = want.iter().rposition(|l| !l.is_empty());
+        match (first, last) {
+            (Some(f), Some(l)) => want[f..=l].iter().map(|v| v.as_slice()).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let n = file.len();
+    if !want.is_empty() && n >= want.len() {
+        let squashed: Vec<Vec<u8>> = (0..n).map(|i| squash(file.content(i))).collect();
+        let last = want.len() - 1;
+        let hit = (0..=n - want.len()).find(|&p| {
+            want.iter().enumerate().all(|(k, w)| {
+                let line = &squashed[p + k];
+                if want.len() == 1 {
+                    memmem::find(line, w).is_some()
+                } else if k == 0 {
+                    line.ends_with(w)
+                } else if k == last {
+                    line.starts_with(w)
+                } else {
+                    line == w
+                }
+            })
+        });
+        if let Some(p) = hit {
+            let mut msg = format!(
+                "\nIt matches line{} {} if whitespace is ignored: indentation, tabs or spaces \
+                 differ. The file has:",
+                if want.len() > 1 { "s" } else { "" },
+                if want.len() > 1 {
+                    format!("{}-{}", p + 1, p + want.len())
+                } else {
+                    (p + 1).to_string()
+                }
+            );
+            for k in p..(p + want.len()).min(p + 8) {
+                msg.push_str(&format!(
+                    "\n  |{}",
+                    show(file.content(k)).replace('\t', "\\t")
+                ));
+            }
+            return msg;
+        }
+    }
+    // The longest prefix of old_str that occurs in the file.
+    let (mut lo, mut hi) = (0usize, old.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if memmem::find(file.bytes, &old[..mid]).is_some() {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut msg = String::new();
+    let first_line_len = old.iter().position(|b| *b == b'\n').unwrap_or(old.len());
+    if lo >= first_line_len.clamp(1, 8) {
+        if let Some(p) = memmem::find(file.bytes, &old[..lo]) {
+            let diverge = p + lo;
+            let fl = file.line_of(diverge.min(file.bytes.len().saturating_sub(1)));
+            let ol_start = old[..lo]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
+            let ol_end = old[lo..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(old.len(), |i| lo + i);
+            msg.push_str(&format!(
+                "\nIts first {lo} bytes match the file at line {}, but then they differ: line {} of \
+                 the file is\n  |{}\nwhere old_str has\n  |{}",
+                file.line_of(p) + 1,
+                fl + 1,
+                show(file.content(fl.min(n.saturating_sub(1)))),
+                show(&old[ol_start..ol_end]),
+            ));
+        }
+    } else {
+        msg.push_str("\nIts first line does not occur in the file either. Read the file again.");
+    }
+    if let Err(e) = std::str::from_utf8(file.bytes) {
+        msg.push_str(&format!(
+            "\nNote: the file is not UTF-8 (from line {} on); text with such bytes cannot be \
+             matched, so choose old_str around them.",
+            file.line_of(e.valid_up_to()) + 1
+        ));
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_conversion() {
+        assert_eq!(to_crlf(b"a\nb\r\nc\n"), b"a\r\nb\r\nc\r\n");
+    }
+
+    #[test]
+    fn hint_for_indentation() {
+        let file = Lines::new(b"fn x() {\n\tif y {\n\t\treturn;\n\t}\n}\n");
+        let hint = nearest_candidate(&file, b"    if y {\n        return;");
+        assert!(hint.contains("lines 2-3"), "{hint}");
+    }
+
+    #[test]
+    fn hint_for_divergence() {
+        let file = Lines::new(b"alpha\nbeta gamma\ndelta\n");
+        let hint = nearest_candidate(&file, b"beta gamma\ndelta2\n");
+        assert!(hint.contains("line 3"), "{hint}");
+    }
+}

@@ -1,0 +1,65 @@
+//! delete_file: remove one file or link with `unlinkat` on its parent's handle. A link is
+//! removed itself, never what it points to; directories are refused.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Tool};
+use crate::atomic;
+use crate::error::{Error, ErrorKind, Result};
+use crate::jail::{map_errno, Kind};
+
+/// Delete a single file (or a symbolic link, never its target). Does not delete directories.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// Path of the file to delete, relative to the workspace root.
+    pub file_path: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DeleteResult {
+    pub path: String,
+    /// "file" or "link".
+    pub kind: String,
+}
+
+pub struct DeleteFile;
+
+impl Tool for DeleteFile {
+    type Args = DeleteArgs;
+    type Output = DeleteResult;
+
+    fn run(args: DeleteArgs, ctx: &Context) -> Result<DeleteResult> {
+        if args.file_path.ends_with('/') {
+            return Err(Error::invalid_args(format!(
+                "file_path {:?} ends with '/': name a file, not a directory",
+                args.file_path
+            )));
+        }
+        let target = atomic::locate(&ctx.ws, &args.file_path, false, false)?;
+        let st = target
+            .stat()?
+            .ok_or_else(|| map_errno(nix::errno::Errno::ENOENT, &target.display))?;
+        target.refuse_protected(&ctx.ws, Some(&st))?;
+        let kind = match Kind::from_mode(st.st_mode) {
+            Kind::File => "file",
+            Kind::Symlink => "link",
+            Kind::Dir => {
+                return Err(Error::new(
+                    ErrorKind::NotAFile,
+                    format!(
+                        "{} is a directory; delete_file removes files and links only",
+                        target.display
+                    ),
+                ))
+            }
+            other => return Err(atomic::not_a_file(&target.display, other)),
+        };
+        target.unlink()?;
+        Ok(DeleteResult {
+            path: target.display.clone(),
+            kind: kind.to_string(),
+        })
+    }
+}

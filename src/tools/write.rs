@@ -1,0 +1,125 @@
+//! write_file: replace a file's whole content, or create it (and its missing parent
+//! directories, each through the jail). The write is atomic (see `atomic`): readers and crashes
+//! see the old content or the new. Permission bits of an existing file are kept.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Tool};
+use crate::atomic::{self, Existing};
+use crate::error::{Error, ErrorKind, Result};
+use crate::jail::Kind;
+
+/// Write text to a file, replacing all of its content; creates the file and any missing parent
+/// directories. Returns the unified diff of the change. To change part of a file prefer
+/// str_replace or patch_apply.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// Path of the file to write, relative to the workspace root.
+    pub file_path: String,
+    /// The complete new content of the file, written byte for byte as given (line endings
+    /// included).
+    pub content: String,
+    /// Only compute the diff the write would make; change nothing. Default: false.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WriteResult {
+    pub path: String,
+    /// Bytes of the new content (written, or that would be written with dry_run).
+    pub bytes_written: u64,
+    /// True when the file did not exist before.
+    pub created: bool,
+    pub dry_run: bool,
+    /// Unified diff from the old content to the new (empty when unchanged).
+    pub diff: String,
+    /// True when `diff` was cut at max_output_bytes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub diff_truncated: bool,
+    /// The file actually written when `path` is a link (inside the workspace) to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_path: Option<String>,
+}
+
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    type Args = WriteArgs;
+    type Output = WriteResult;
+
+    fn run(args: WriteArgs, ctx: &Context) -> Result<WriteResult> {
+        let rel = ctx.ws.relative(&args.file_path)?;
+        let path = rel.display().to_string();
+        let content = args.content.as_bytes();
+        if let Some(at) = memchr::memchr(0, content) {
+            return Err(Error::new(
+                ErrorKind::BinaryFile,
+                format!("content has a NUL byte (at offset {at}); write_file writes text only"),
+            ));
+        }
+        let max = ctx.config.max_file_size_bytes;
+        if content.len() as u64 > max {
+            return Err(atomic::too_large(&path, content.len() as u64, max));
+        }
+        if args.file_path.ends_with('/') {
+            return Err(Error::invalid_args(format!(
+                "file_path {:?} ends with '/': name a file, not a directory",
+                args.file_path
+            )));
+        }
+        let target = match atomic::locate(&ctx.ws, &args.file_path, true, !args.dry_run) {
+            Ok(t) => Some(t),
+            // Dry run: a missing parent directory would be created.
+            Err(e) if args.dry_run && e.kind == ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let existing: Option<Existing> = match &target {
+            Some(t) => {
+                if let Some(st) = t.stat()? {
+                    let kind = Kind::from_mode(st.st_mode);
+                    if kind == Kind::Dir {
+                        return Err(atomic::not_a_file(&t.display, kind));
+                    }
+                }
+                t.read_existing(&ctx.ws, max)?
+            }
+            None => None,
+        };
+        let cap = ctx.config.max_output_bytes as usize;
+        let (diff, diff_truncated) = match &existing {
+            None => atomic::diff_text(&path, None, content, None, cap),
+            Some(e) => match &e.bytes {
+                Some(old) if old.contains(&0) => {
+                    (format!("Binary files a/{path} and b/{path} differ\n"), false)
+                }
+                Some(old) => atomic::diff_text(&path, Some(old), content, None, cap),
+                None => (
+                    format!(
+                        "(the old content, {} bytes, is over max_file_size_bytes and is not shown)\n",
+                        e.size
+                    ),
+                    false,
+                ),
+            },
+        };
+        if let (Some(t), false) = (&target, args.dry_run) {
+            t.replace_with(content, existing.as_ref())?;
+        }
+        let resolved_path = target
+            .as_ref()
+            .map(|t| t.display.clone())
+            .filter(|d| *d != path);
+        Ok(WriteResult {
+            path,
+            bytes_written: content.len() as u64,
+            created: existing.is_none(),
+            dry_run: args.dry_run,
+            diff,
+            diff_truncated,
+            resolved_path,
+        })
+    }
+}

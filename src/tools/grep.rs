@@ -104,7 +104,11 @@ impl Tool for GrepFiles {
             let base = if start.kind == Kind::Dir {
                 start.path.clone()
             } else {
-                start.path.parent().map(|p| p.to_path_buf()).unwrap_or_default()
+                start
+                    .path
+                    .parent()
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or_default()
             };
             let mut ob = OverrideBuilder::new(base);
             ob.add(glob)
@@ -198,7 +202,11 @@ fn line_text(bytes: &[u8]) -> String {
 impl Sink for Collect<'_> {
     type Error = io::Error;
 
-    fn matched(&mut self, _s: &Searcher, mat: &SinkMatch<'_>) -> std::result::Result<bool, io::Error> {
+    fn matched(
+        &mut self,
+        _s: &Searcher,
+        mat: &SinkMatch<'_>,
+    ) -> std::result::Result<bool, io::Error> {
         self.hits.push(Match {
             path: self.path.to_string(),
             line: mat.line_number().unwrap_or(0),
@@ -210,7 +218,11 @@ impl Sink for Collect<'_> {
         Ok((self.hits.len() as u64) <= self.cap)
     }
 
-    fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> std::result::Result<bool, io::Error> {
+    fn context(
+        &mut self,
+        _s: &Searcher,
+        ctx: &SinkContext<'_>,
+    ) -> std::result::Result<bool, io::Error> {
         let text = line_text(ctx.bytes());
         match ctx.kind() {
             SinkContextKind::After => {

@@ -82,7 +82,10 @@ impl Tool for ListDir {
                         if let Ok(sub) = openat(
                             dir_fd.as_fd(),
                             OsStr::from_bytes(&entry.raw_name),
-                            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                            OFlag::O_RDONLY
+                                | OFlag::O_DIRECTORY
+                                | OFlag::O_NOFOLLOW
+                                | OFlag::O_CLOEXEC,
                             Mode::empty(),
                         ) {
                             queue.push_back((sub, format!("{path}/")));

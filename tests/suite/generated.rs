@@ -5,7 +5,8 @@ use std::path::Path;
 
 use sneaky::tools::{schema_file_text, SPECS};
 
-pub const REGENERATE_HINT: &str = "run `SNEAKY_REGENERATE=1 cargo test --test suite generated` to update";
+pub const REGENERATE_HINT: &str =
+    "run `SNEAKY_REGENERATE=1 cargo test --test suite generated` to update";
 
 /// Compare a generated file with the committed one, or write it when regenerating.
 pub fn check_or_write(path: &Path, expected: &str) {
@@ -32,7 +33,11 @@ fn schemas_match_the_argument_types() {
         check_or_write(&dir.join(format!("{}.json", spec.name)), &text);
         // The embedded copy is what --schema prints and what the flags are built from.
         if std::env::var_os("SNEAKY_REGENERATE").is_none() {
-            assert_eq!(spec.schema, text, "{}: binary embeds a stale schema; rebuild", spec.name);
+            assert_eq!(
+                spec.schema, text,
+                "{}: binary embeds a stale schema; rebuild",
+                spec.name
+            );
         }
     }
 }

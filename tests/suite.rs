@@ -14,3 +14,5 @@ mod jail;
 mod protocol;
 #[path = "suite/read_tools.rs"]
 mod read_tools;
+#[path = "suite/readme.rs"]
+mod readme;

@@ -10,6 +10,8 @@ mod util;
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/props.rs"]
+mod props;
 #[path = "suite/protocol.rs"]
 mod protocol;
 #[path = "suite/read_tools.rs"]

@@ -368,7 +368,9 @@ impl Workspace {
 
     /// Open a regular file for reading.
     pub fn open_read(&self, rel: &RelPath) -> Result<File> {
-        let fd = self.open(rel, OFlag::O_RDONLY | OFlag::O_NOCTTY, Mode::empty())?;
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for files.
+        let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
+        let fd = self.open(rel, flags, Mode::empty())?;
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
         match Kind::from_mode(st.st_mode) {
             Kind::File => Ok(File::from(fd)),

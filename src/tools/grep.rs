@@ -62,18 +62,25 @@ fn default_path() -> String {
 
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Match {
+    /// File path relative to the workspace root.
     pub path: String,
+    /// 1-based line number.
     pub line: u64,
+    /// The matching line without its line ending (very long lines are shortened).
     pub text: String,
+    /// Context lines before the match (with `context`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<String>,
+    /// Context lines after the match (with `context`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GrepResult {
+    /// Matches sorted by path, then line.
     pub matches: Vec<Match>,
+    /// True when more matches exist than `max_results`.
     pub truncated: bool,
 }
 

@@ -46,8 +46,12 @@ fn default_dir() -> String {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListResult {
+    /// The listed directory, relative to the workspace root.
     pub path: String,
+    /// Directories (suffixed with "/") first, then files, each group sorted; with `recursive`,
+    /// paths relative to the listed directory.
     pub entries: Vec<String>,
+    /// True when the listing stopped at `max_results` entries.
     pub truncated: bool,
 }
 

@@ -33,7 +33,9 @@ pub struct ReadArgs {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReadResult {
+    /// The file, relative to the workspace root.
     pub path: String,
+    /// The text, line endings kept.
     pub content: String,
     /// Number of lines in the whole file.
     pub total_lines: u64,

@@ -1,0 +1,9 @@
+complete -c sneaky-write -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-write -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
+complete -c sneaky-write -l file-path -d 'Path of the file to write, relative to the workspace root.' -r
+complete -c sneaky-write -l content -d 'The complete new content of the file, written byte for byte as given (line endings included).' -r
+complete -c sneaky-write -l pretty -d 'Pretty-print the JSON result'
+complete -c sneaky-write -l schema -d 'Print the JSON Schema of the input and exit'
+complete -c sneaky-write -l dry-run -d 'Only compute the diff the write would make; change nothing. Default: false.'
+complete -c sneaky-write -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sneaky-write -s V -l version -d 'Print version'

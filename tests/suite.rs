@@ -6,6 +6,8 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "suite/edit_scenarios.rs"]
+mod edit_scenarios;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]

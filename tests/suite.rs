@@ -8,6 +8,8 @@ mod util;
 
 #[path = "suite/edit_scenarios.rs"]
 mod edit_scenarios;
+#[path = "suite/edit_tools.rs"]
+mod edit_tools;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]

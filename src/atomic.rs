@@ -399,6 +399,10 @@ struct TempFile {
 
 static TEMP_COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// Tests set this to exercise the named-temporary fallback on file systems with `O_TMPFILE`.
+#[cfg(test)]
+static FORCE_NAMED_TEMP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn temp_name(final_name: &OsStr) -> OsString {
     let bytes = final_name.as_bytes();
     let keep = &bytes[..bytes.len().min(100)];
@@ -421,6 +425,10 @@ impl TempFile {
             .dir
             .try_clone()
             .map_err(|e| Error::io(format!("directory of {}", t.display), e))?;
+        #[cfg(test)]
+        if FORCE_NAMED_TEMP.load(Ordering::Relaxed) {
+            return Self::create_named(t, dir);
+        }
         if !Path::new("/proc/self/fd").is_dir() {
             // Naming an unnamed file goes through /proc; without it use a named temporary.
             return Self::create_named(t, dir);
@@ -658,5 +666,82 @@ mod tests {
         let name = temp_name(&long);
         assert!(name.as_bytes().starts_with(b".x"));
         assert!(name.len() < 200);
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_change_between_read_and_rename_is_a_conflict() {
+        conflict_checks();
+        FORCE_NAMED_TEMP.store(true, Ordering::Relaxed);
+        conflict_checks();
+        FORCE_NAMED_TEMP.store(false, Ordering::Relaxed);
+    }
+
+    fn conflict_checks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(root.join("f.txt"), "old\n").expect("write");
+        let ws = Workspace::open_root(root).expect("root");
+
+        // Changed by someone else after the read.
+        let t = locate(&ws, "f.txt", true, false).expect("locate");
+        let before = t
+            .read_existing(&ws, 1 << 20)
+            .expect("read")
+            .expect("exists");
+        std::fs::write(root.join("f.txt"), "changed elsewhere\n").expect("write");
+        let err = t
+            .replace_with(b"new\n", Some(&before))
+            .expect_err("conflict");
+        assert_eq!(err.code(), "conflict");
+        assert_eq!(
+            std::fs::read_to_string(root.join("f.txt")).expect("read"),
+            "changed elsewhere\n"
+        );
+
+        // Deleted after the read.
+        let before = t
+            .read_existing(&ws, 1 << 20)
+            .expect("read")
+            .expect("exists");
+        std::fs::remove_file(root.join("f.txt")).expect("rm");
+        let err = t
+            .replace_with(b"new\n", Some(&before))
+            .expect_err("conflict");
+        assert_eq!(err.code(), "conflict");
+
+        // Created by someone else after we saw it missing: not overwritten.
+        let g = locate(&ws, "g.txt", true, false).expect("locate");
+        assert!(g.read_existing(&ws, 1 << 20).expect("read").is_none());
+        std::fs::write(root.join("g.txt"), "theirs\n").expect("write");
+        let err = g.replace_with(b"ours\n", None).expect_err("conflict");
+        assert_eq!(err.code(), "conflict");
+        assert_eq!(
+            std::fs::read_to_string(root.join("g.txt")).expect("read"),
+            "theirs\n"
+        );
+
+        // No temporary file is left by any of these failures.
+        assert_eq!(names(root), vec!["g.txt"]);
+
+        // And the unchanged case goes through.
+        let before = g
+            .read_existing(&ws, 1 << 20)
+            .expect("read")
+            .expect("exists");
+        g.replace_with(b"ours\n", Some(&before)).expect("replace");
+        assert_eq!(
+            std::fs::read_to_string(root.join("g.txt")).expect("read"),
+            "ours\n"
+        );
+        assert_eq!(names(root), vec!["g.txt"]);
     }
 }

@@ -491,6 +491,28 @@ fn find(file: &Lines<'_>, pattern: &[&[u8]], expected: usize, min: usize) -> Opt
     }
 }
 
+/// True when a pattern of only blank lines occurs more than once at or after `min`: placing
+/// it away from its stated line would be a guess.
+fn ambiguous_blank(file: &Lines<'_>, pattern: &[&[u8]], min: usize) -> bool {
+    if pattern
+        .iter()
+        .any(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+    {
+        return false;
+    }
+    let n = file.len();
+    let mut seen = 0;
+    for at in min..=n.saturating_sub(pattern.len()) {
+        if at + pattern.len() <= n && matches_at(file, pattern, at) {
+            seen += 1;
+            if seen > 1 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Apply every hunk or none. Hunks are placed in order, each after the previous one.
 pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied, Rejection> {
     let file = Lines::new(old);
@@ -521,6 +543,20 @@ pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied,
                 continue;
             }
             if let Some(at) = find(&file, pattern, expected + front, min) {
+                if at != expected + front && ambiguous_blank(&file, pattern, min) {
+                    return Err(Rejection {
+                        number: hunk.number,
+                        message: format!(
+                            "hunk {} of {total} (`{}`, patch line {}) does not match at line {} \
+                             and its lines are all blank, so they match in several places; \
+                             no hunk was applied. Give the hunk context lines with text in them.",
+                            hunk.number,
+                            hunk.header,
+                            hunk.patch_line,
+                            expected + 1
+                        ),
+                    });
+                }
                 found = Some((at, front, back, front.max(back)));
                 break;
             }
@@ -995,6 +1031,22 @@ mod tests {
         assert!(err.contains("hunk 2 of 2"), "{err}");
         assert!(err.contains("@@ -3,2 +3,2 @@"), "{err}");
         assert!(err.contains("|zzz"), "{err}");
+    }
+
+    #[test]
+    fn blank_only_context_is_not_moved_when_ambiguous() {
+        let patch = "@@ -1 +1,2 @@\n+added\n \n";
+        let err = apply_text("x\n\ny\n\n", patch).expect_err("ambiguous");
+        assert!(err.contains("all blank"), "{err}");
+        // Unique, or where the header says: applied.
+        assert_eq!(
+            apply_text("x\n\ny\n", patch).expect("unique"),
+            "x\nadded\n\ny\n"
+        );
+        assert_eq!(
+            apply_text("\nx\n\n", patch).expect("in place"),
+            "added\n\nx\n\n"
+        );
     }
 
     #[test]

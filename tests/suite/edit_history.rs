@@ -1,0 +1,289 @@
+//! Real diffs from a git history: every file change in this repository's own history (and, so
+//! that a shallow clone still tests something, changes made to this repository's source files
+//! by a seeded mutator and diffed with `git diff --no-index`) is applied to the old version
+//! and must give the new one exactly; then again with the old file shifted by a few lines,
+//! where hunks must be found by their context. `benches/patch_history.sh` runs the same kind
+//! of inputs through GNU patch for comparison.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sneaky::unidiff::{self, Hunk};
+
+use crate::util;
+
+pub struct Case {
+    pub name: String,
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+    pub diff: String,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    // `git diff --no-index` exits 1 when the files differ.
+    (out.status.code() == Some(0) || out.status.code() == Some(1)).then_some(out.stdout)
+}
+
+fn text_file(bytes: &[u8]) -> bool {
+    bytes.len() < 512 * 1024 && !bytes.contains(&0)
+}
+
+/// File modifications in this repository's first-parent history (newest first).
+fn repository_cases(max_commits: usize) -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(list) = git(
+        root,
+        &[
+            "rev-list",
+            "--first-parent",
+            &format!("--max-count={max_commits}"),
+            "HEAD",
+        ],
+    ) else {
+        return Vec::new();
+    };
+    let mut cases = Vec::new();
+    for commit in String::from_utf8_lossy(&list).split_whitespace() {
+        let parent = format!("{commit}^");
+        let Some(names) = git(
+            root,
+            &["diff", "--name-only", "--diff-filter=M", &parent, commit],
+        ) else {
+            continue;
+        };
+        for file in String::from_utf8_lossy(&names).lines() {
+            let (Some(old), Some(new)) = (
+                git(root, &["show", &format!("{parent}:{file}")]),
+                git(root, &["show", &format!("{commit}:{file}")]),
+            ) else {
+                continue;
+            };
+            let Some(diff) = git(
+                root,
+                &[
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    &parent,
+                    commit,
+                    "--",
+                    file,
+                ],
+            ) else {
+                continue;
+            };
+            if !text_file(&old) || !text_file(&new) || old == new {
+                continue;
+            }
+            let Ok(diff) = String::from_utf8(diff) else {
+                continue;
+            };
+            cases.push(Case {
+                name: format!("{}:{file}", &commit[..10.min(commit.len())]),
+                old,
+                new,
+                diff,
+            });
+        }
+    }
+    cases
+}
+
+/// A small deterministic generator (no dependency needed for a test's randomness).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Edit a file the way a person does: a few scattered insertions, deletions and changes.
+fn mutate(old: &[u8], rng: &mut Lcg) -> Vec<u8> {
+    let mut lines: Vec<Vec<u8>> = old
+        .split_inclusive(|b| *b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    for _ in 0..1 + rng.below(6) {
+        if lines.is_empty() {
+            break;
+        }
+        let at = rng.below(lines.len());
+        match rng.below(3) {
+            0 => {
+                let n = 1 + rng.below(3);
+                for k in 0..n {
+                    lines.insert(
+                        at,
+                        format!("    // inserted {k} {}\n", rng.next()).into_bytes(),
+                    );
+                }
+            }
+            1 => {
+                let n = (1 + rng.below(3)).min(lines.len() - at);
+                lines.drain(at..at + n);
+            }
+            _ => {
+                let mut l = lines[at].clone();
+                let nl = l.ends_with(b"\n");
+                if nl {
+                    l.pop();
+                }
+                l.extend_from_slice(b" /* changed */");
+                if nl {
+                    l.push(b'\n');
+                }
+                lines[at] = l;
+            }
+        }
+    }
+    lines.concat()
+}
+
+/// Mutations of this repository's source files, diffed by git.
+fn mutation_cases(dir: &Path, per_file: usize) -> Vec<Case> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![src];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut rng = Lcg(0x5eed);
+    let mut cases = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let mut old = std::fs::read(file).expect("read");
+        for round in 0..per_file {
+            let new = mutate(&old, &mut rng);
+            if new == old {
+                continue;
+            }
+            let (a, b) = (
+                dir.join(format!("{i}-{round}.old")),
+                dir.join(format!("{i}-{round}.new")),
+            );
+            std::fs::write(&a, &old).expect("write");
+            std::fs::write(&b, &new).expect("write");
+            let diff = git(
+                dir,
+                &[
+                    "diff",
+                    "--no-index",
+                    "--no-color",
+                    a.to_str().expect("utf8"),
+                    b.to_str().expect("utf8"),
+                ],
+            )
+            .expect("git diff --no-index");
+            cases.push(Case {
+                name: format!(
+                    "{}#{round}",
+                    file.file_name().unwrap_or_default().to_string_lossy()
+                ),
+                old: old.clone(),
+                new: new.clone(),
+                diff: String::from_utf8(diff).expect("utf8 diff"),
+            });
+            old = new;
+        }
+    }
+    cases
+}
+
+fn apply(old: &[u8], diff: &str) -> Result<Vec<u8>, String> {
+    let patch = unidiff::parse(diff).map_err(|e| e.to_string())?;
+    let hunks: Vec<Hunk<'_>> = patch.sections.into_iter().flat_map(|s| s.hunks).collect();
+    unidiff::apply(old, &hunks, unidiff::MAX_FUZZ)
+        .map(|a| a.content)
+        .map_err(|r| r.message)
+}
+
+/// Lines put before the old file. (No blank line: a hunk whose only context is a blank line
+/// could then match inside the shift; such hunks are refused when ambiguous, see unidiff.)
+const SHIFT: &[u8] = b"// shifted 1\n// shifted 2\n// shifted 3\n// shifted 4\n// shifted 5\n";
+
+const SHIFT_WITH_BLANK: &[u8] = b"// shifted 1\n\n// shifted 3\n";
+
+#[test]
+fn real_history_diffs_apply_exactly_also_when_shifted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cases = repository_cases(300);
+    let from_history = cases.len();
+    cases.extend(mutation_cases(tmp.path(), 4));
+    assert!(cases.len() >= 40, "too few cases: {}", cases.len());
+    let mut failures = Vec::new();
+    let mut hunks = 0;
+    let mut refused = 0;
+    for case in &cases {
+        hunks += case.diff.lines().filter(|l| l.starts_with("@@")).count();
+        match apply(&case.old, &case.diff) {
+            Ok(out) if out == case.new => {}
+            Ok(_) => failures.push(format!("{}: applied but WRONG", case.name)),
+            Err(e) => failures.push(format!("{}: rejected: {e}", case.name)),
+        }
+        let shifted_old = [SHIFT, &case.old].concat();
+        let shifted_new = [SHIFT, &case.new].concat();
+        match apply(&shifted_old, &case.diff) {
+            Ok(out) if out == shifted_new => {}
+            Ok(_) => failures.push(format!("{} (shifted): applied but WRONG", case.name)),
+            Err(e) => failures.push(format!("{} (shifted): rejected: {e}", case.name)),
+        }
+        // With a blank line in the shift a hunk may be refused as ambiguous, never misplaced.
+        let blank_old = [SHIFT_WITH_BLANK, &case.old].concat();
+        let blank_new = [SHIFT_WITH_BLANK, &case.new].concat();
+        match apply(&blank_old, &case.diff) {
+            Ok(out) if out == blank_new => {}
+            Ok(_) => failures.push(format!("{} (shifted, blank): applied but WRONG", case.name)),
+            Err(_) => refused += 1,
+        }
+    }
+    eprintln!(
+        "history: {} cases ({from_history} from this repository's history, {} mutations), {hunks} hunks, {} failures, {refused} refused as ambiguous with a blank line in the shift",
+        cases.len(),
+        cases.len() - from_history,
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn history_diffs_through_the_binary() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cases = mutation_cases(tmp.path(), 1);
+    let w = util::ws();
+    for case in cases.iter().take(8) {
+        std::fs::write(w.root.join("f.rs"), &case.old).expect("write");
+        let reply = w.call_raw("sneaky-patch", &["f.rs"], case.diff.as_bytes());
+        reply.ok();
+        assert!(
+            std::fs::read(w.root.join("f.rs")).expect("read") == case.new,
+            "{}",
+            case.name
+        );
+    }
+}

@@ -6,6 +6,8 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "suite/edit_crash.rs"]
+mod edit_crash;
 #[path = "suite/edit_history.rs"]
 mod edit_history;
 #[path = "suite/edit_scenarios.rs"]

@@ -1,0 +1,100 @@
+//! Crash safety: `sneaky-write` is killed with SIGKILL at spread-out moments while it replaces
+//! a large file. Every time, the file must hold exactly the old content or exactly the new.
+//! CI runs 20 kills; set SNEAKY_CRASH_ITERATIONS for more.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::util;
+
+#[test]
+fn kill_9_during_large_writes_leaves_old_or_new() {
+    let iterations: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let w = util::ws();
+    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    let size = 12 << 20;
+    let contents: [Vec<u8>; 2] = [
+        [b"A".repeat(size), b"\n".to_vec()].concat(),
+        [b"B".repeat(size), b"\n".to_vec()].concat(),
+    ];
+    let requests: Vec<Vec<u8>> = contents
+        .iter()
+        .map(|c| {
+            serde_json::json!({"file_path": "big.txt", "content": String::from_utf8_lossy(c)})
+                .to_string()
+                .into_bytes()
+        })
+        .collect();
+    let bin = assert_cmd::cargo::cargo_bin("sneaky-write");
+    let spawn = |request: &[u8]| {
+        let mut child = Command::new(&bin)
+            .current_dir(&w.root)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let request = request.to_vec();
+        let feeder = std::thread::spawn(move || {
+            // The child may be killed before it has read everything.
+            let _ = stdin.write_all(&request);
+        });
+        (child, feeder)
+    };
+    std::fs::write(w.root.join("big.txt"), &contents[0]).expect("write");
+    // One uninterrupted run tells how long a write takes here.
+    let started = Instant::now();
+    let (mut child, feeder) = spawn(&requests[1]);
+    assert!(child.wait().expect("wait").success());
+    feeder.join().expect("feeder");
+    let full = started.elapsed();
+    assert!(std::fs::read(w.root.join("big.txt")).expect("read") == contents[1]);
+    let mut current = 1;
+    let (mut kept_old, mut got_new, mut leftovers) = (0, 0, 0);
+    for i in 0..iterations {
+        let next = 1 - current;
+        // Kill moments spread from the start to 1.5× a full run.
+        let delay = full.mul_f64(1.5 * i as f64 / iterations.max(1) as f64);
+        let (mut child, feeder) = spawn(&requests[next]);
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = feeder.join();
+        let now = std::fs::read(w.root.join("big.txt")).expect("read");
+        if now == contents[current] {
+            kept_old += 1;
+        } else if now == contents[next] {
+            got_new += 1;
+            current = next;
+        } else {
+            panic!(
+                "iteration {i} (killed after {delay:?}): big.txt is torn: {} bytes, neither old nor new",
+                now.len()
+            );
+        }
+        for entry in std::fs::read_dir(&w.root).expect("read_dir").flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains(".sneaky-") {
+                leftovers += 1;
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    eprintln!(
+        "crash test: {iterations} kills over 0..{:?}: old kept {kept_old}, new {got_new}, \
+         temporary names left {leftovers}",
+        full.mul_f64(1.5)
+    );
+    assert!(
+        kept_old > 0 && got_new > 0,
+        "kills never landed on both sides of the rename"
+    );
+}

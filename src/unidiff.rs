@@ -521,6 +521,7 @@ pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied,
     let mut placements = Vec::with_capacity(total);
     let mut min = 0usize;
     let mut offset: isize = 0;
+    let mut rejections: Vec<(usize, String)> = Vec::new();
     for hunk in hunks {
         let old_side = hunk.old_side();
         let (lead, trail) = hunk.lead_trail();
@@ -529,7 +530,7 @@ pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied,
             Some(w) => (w as isize + offset).max(0) as usize,
             None => min,
         };
-        let mut found = None;
+        let mut found: Result<(usize, usize, usize, usize), String> = Err(String::new());
         let mut tried = Vec::new();
         for fuzz in 0..=max_fuzz {
             let front = fuzz.min(lead);
@@ -544,28 +545,30 @@ pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied,
             }
             if let Some(at) = find(&file, pattern, expected + front, min) {
                 if at != expected + front && ambiguous_blank(&file, pattern, min) {
-                    return Err(Rejection {
-                        number: hunk.number,
-                        message: format!(
-                            "hunk {} of {total} (`{}`, patch line {}) does not match at line {} \
-                             and its lines are all blank, so they match in several places; \
-                             no hunk was applied. Give the hunk context lines with text in them.",
-                            hunk.number,
-                            hunk.header,
-                            hunk.patch_line,
-                            expected + 1
-                        ),
-                    });
+                    found = Err(format!(
+                        "{} does not match at line {} and its lines are all blank, so they \
+                         match in several places. Give the hunk context lines with text in them.",
+                        hunk_title(hunk, total),
+                        expected + 1
+                    ));
+                } else {
+                    found = Ok((at, front, back, front.max(back)));
                 }
-                found = Some((at, front, back, front.max(back)));
                 break;
             }
         }
-        let Some((at, front, back, fuzz)) = found else {
-            return Err(Rejection {
-                number: hunk.number,
-                message: explain(&file, hunk, total, &old_side, expected, min, max_fuzz),
-            });
+        let (at, front, back, fuzz) = match found {
+            Ok(place) => place,
+            Err(why) => {
+                let why = if why.is_empty() {
+                    explain(&file, hunk, total, &old_side, expected, min, max_fuzz)
+                } else {
+                    why
+                };
+                // Keep going: the model is told about every hunk that fails at once.
+                rejections.push((hunk.number, why));
+                continue;
+            }
         };
         let start = at as isize - front as isize;
         if let Some(w) = written {
@@ -581,7 +584,50 @@ pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied,
         min = at + old_side.len() - front - back;
         placed.push((at, front, back));
     }
+    if let Some((first, _)) = rejections.first() {
+        return Err(Rejection {
+            number: *first,
+            message: rejection_text(&rejections, total),
+        });
+    }
     Ok(assemble(&file, hunks, &placed, placements))
+}
+
+/// Hunks explained in full in one rejection message.
+const MAX_EXPLAINED: usize = 3;
+
+fn rejection_text(rejections: &[(usize, String)], total: usize) -> String {
+    let numbers: Vec<String> = rejections.iter().map(|(n, _)| n.to_string()).collect();
+    let mut msg = if rejections.len() == 1 {
+        format!(
+            "hunk {} of {total} does not apply; no hunk was applied.",
+            numbers[0]
+        )
+    } else {
+        format!(
+            "{} of {total} hunks do not apply (hunks {}); no hunk was applied.",
+            rejections.len(),
+            numbers.join(", ")
+        )
+    };
+    for (_, why) in rejections.iter().take(MAX_EXPLAINED) {
+        msg.push_str("\n\n");
+        msg.push_str(why);
+    }
+    if rejections.len() > MAX_EXPLAINED {
+        msg.push_str(&format!(
+            "\n\n… and {} more hunks that do not apply.",
+            rejections.len() - MAX_EXPLAINED
+        ));
+    }
+    msg
+}
+
+fn hunk_title(hunk: &Hunk<'_>, total: usize) -> String {
+    format!(
+        "Hunk {} of {total} (`{}`, patch line {})",
+        hunk.number, hunk.header, hunk.patch_line
+    )
 }
 
 fn assemble(
@@ -730,10 +776,7 @@ fn explain(
     min: usize,
     max_fuzz: usize,
 ) -> String {
-    let mut msg = format!(
-        "hunk {} of {total} (`{}`, patch line {}) does not apply, so no hunk was applied.",
-        hunk.number, hunk.header, hunk.patch_line
-    );
+    let mut msg = format!("{} does not apply.", hunk_title(hunk, total));
     let n = file.len();
     if old_side.is_empty() {
         msg.push_str(&format!(
@@ -1047,6 +1090,18 @@ mod tests {
             apply_text("\nx\n\n", patch).expect("in place"),
             "added\n\nx\n\n"
         );
+    }
+
+    #[test]
+    fn every_failing_hunk_is_named() {
+        let file: String = (1..=30).map(|i| format!("l{i}\n")).collect();
+        let patch = "@@ -2 +2 @@\n-nope\n+x\n@@ -10 +10 @@\n-l10\n+X\n@@ -20 +20 @@\n-gone\n+y\n";
+        let err = apply_text(&file, patch).expect_err("two fail");
+        assert!(
+            err.starts_with("2 of 3 hunks do not apply (hunks 1, 3)"),
+            "{err}"
+        );
+        assert!(err.contains("|nope") && err.contains("|gone"), "{err}");
     }
 
     #[test]

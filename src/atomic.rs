@@ -588,6 +588,11 @@ impl Drop for TempFile {
 /// A text file loaded for an in-place edit (str_replace, patch_apply): a regular file inside
 /// the root (links that stay inside are followed), within `max` bytes, without NUL bytes.
 pub fn load_for_edit(ws: &Workspace, user: &str, max: u64) -> Result<(Target, Existing, Vec<u8>)> {
+    if user.ends_with('/') {
+        return Err(Error::invalid_args(format!(
+            "file_path {user:?} ends with '/': name a file, not a directory"
+        )));
+    }
     let target = locate(ws, user, true, false)?;
     let mut existing = target
         .read_existing(ws, max)?

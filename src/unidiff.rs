@@ -855,7 +855,7 @@ fn explain(
             .collect();
         if at.is_empty() {
             msg.push_str(&format!(
-                "\nThe first line it removes, |{}, is nowhere in the file.",
+                "\nThe first line it removes, `{}`, is nowhere in the file.",
                 show(text)
             ));
         } else {
@@ -965,7 +965,7 @@ fn diff_line(out: &mut Vec<u8>, sign: u8, raw: &[u8]) {
 pub fn line_edits(old: &Lines<'_>, new: &Lines<'_>) -> Vec<Edit> {
     let a: Vec<&[u8]> = (0..old.len()).map(|i| old.raw(i)).collect();
     let b: Vec<&[u8]> = (0..new.len()).map(|i| new.raw(i)).collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(250);
     let ops =
         similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &a, &b, Some(deadline));
     let mut edits: Vec<Edit> = Vec::new();

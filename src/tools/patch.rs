@@ -106,6 +106,7 @@ impl Tool for PatchApply {
             )));
         }
         let mut warnings = parsed.warnings;
+        let deletes = parsed.sections.first().and_then(|s| s.new_name) == Some("/dev/null");
         let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
         let max = ctx.config.max_file_size_bytes;
         let loaded = atomic::load_for_edit(&ctx.ws, &args.file_path, max);
@@ -129,6 +130,12 @@ impl Tool for PatchApply {
         }
         if applied.content.len() as u64 > max {
             return Err(atomic::too_large(&path, applied.content.len() as u64, max));
+        }
+        if deletes && applied.content.is_empty() {
+            warnings.push(format!(
+                "the patch deletes the file (+++ /dev/null); {path} was left empty: remove it with \
+                 delete_file if that is meant"
+            ));
         }
         let cap = ctx.config.max_output_bytes as usize;
         let old_for_diff = existing.as_ref().map(|_| bytes.as_slice());

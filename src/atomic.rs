@@ -331,12 +331,22 @@ impl Target {
             Some(p) => p.mode,
             None => 0o666 & !current_umask(),
         };
-        let mut temp = TempFile::create(self)?;
-        temp.fill(content, mode, prior)
-            .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
-        match prior {
-            None => temp.link_new(self)?,
-            Some(p) => temp.rename_over(self, p.stamp)?,
+        let written = TempFile::create(self).and_then(|mut temp| {
+            temp.fill(content, mode, prior)
+                .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
+            match prior {
+                None => temp.link_new(self),
+                Some(p) => temp.rename_over(self, p.stamp),
+            }
+        });
+        if let Err(e) = written {
+            // The directory itself was removed or replaced while we worked in it.
+            if fstat(self.dir.as_fd()).is_ok_and(|st| st.st_nlink == 0) {
+                return Err(
+                    self.conflict("(its directory) was removed or replaced by another process")
+                );
+            }
+            return Err(e);
         }
         // The new name must survive a crash too.
         let _ = fsync(&self.dir);
@@ -447,8 +457,12 @@ impl TempFile {
                     dir,
                 })
             }
-            Err(Errno::EOPNOTSUPP | Errno::EISDIR | Errno::EINVAL | Errno::ENOENT) => {}
-            Err(e) => return Err(map_errno(e, &t.display)),
+            // Real failures the named route would meet too.
+            Err(e @ (Errno::EACCES | Errno::EROFS | Errno::ENOSPC | Errno::EDQUOT)) => {
+                return Err(map_errno(e, &t.display))
+            }
+            // Unsupported here (or a directory removed meanwhile: the named route tells).
+            Err(_) => {}
         }
         Self::create_named(t, dir)
     }

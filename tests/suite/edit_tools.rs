@@ -416,3 +416,108 @@ fn make_dir_and_delete_file() {
     assert_eq!(r.ok()["kind"], "file");
     assert!(!w.root.join("a/file").exists());
 }
+
+#[test]
+fn concurrent_writers_never_interleave() {
+    let w = util::ws();
+    w.write("f.txt", "start\n");
+    let bin = assert_cmd::cargo::cargo_bin("sneaky-write");
+    let contents: Vec<String> = (0..8).map(|i| format!("{i}").repeat(200_000 + i)).collect();
+    let children: Vec<_> = contents
+        .iter()
+        .map(|c| {
+            let mut child = std::process::Command::new(&bin)
+                .current_dir(&w.root)
+                .env_remove("SNEAKY_ROOT")
+                .env_remove("SNEAKY_CONFIG")
+                .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let request = json!({"file_path": "f.txt", "content": c}).to_string();
+            std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), request.as_bytes())
+                .expect("write stdin");
+            child
+        })
+        .collect();
+    let mut ok = 0;
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        if reply["ok"] == true {
+            ok += 1;
+        } else {
+            assert_eq!(reply["error"]["code"], "conflict", "{reply}");
+        }
+    }
+    assert!(ok >= 1);
+    let now = w.read("f.txt");
+    assert!(
+        contents.contains(&now),
+        "f.txt holds a mix: {} bytes",
+        now.len()
+    );
+    assert_eq!(entries(&w, "."), vec!["f.txt"]);
+}
+
+#[test]
+fn a_parent_swapped_for_a_link_out_never_leads_outside() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let w = util::ws();
+    w.mkdir("d");
+    let root = w.root.clone();
+    let outside = w.outside().join("ws_evil");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, root, outside) = (stop.clone(), root.clone(), outside.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::rename(root.join("d"), root.join("d_real"));
+                let _ = std::os::unix::fs::symlink(&outside, root.join("d"));
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(root.join("d"));
+                let _ = std::fs::rename(root.join("d_real"), root.join("d"));
+            }
+        })
+    };
+    for i in 0..40 {
+        let name = format!("d/f{i}.txt");
+        let r = w.call("sneaky-write", json!({"file_path": name, "content": "x"}));
+        if r.status != 0 {
+            let code = r.json["error"]["code"].as_str().unwrap_or("");
+            assert!(
+                // io_error: the jail's walker can see a link vanish between lstat and readlink
+                // (EINVAL); it fails closed.
+                [
+                    "outside_workspace",
+                    "not_found",
+                    "conflict",
+                    "already_exists",
+                    "not_a_directory",
+                    "io_error"
+                ]
+                .contains(&code),
+                "{}",
+                r.json
+            );
+        }
+        let _ = w.call("sneaky-rm", json!({"file_path": "d/secret.txt"}));
+        let _ = w.call(
+            "sneaky-mkdir",
+            json!({"directory_path": format!("d/sub{i}")}),
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().expect("swapper");
+    let evil: Vec<String> = std::fs::read_dir(&outside)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        evil,
+        vec!["secret.txt"],
+        "something was created or deleted outside the root"
+    );
+}

@@ -18,3 +18,7 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "../fuzz/checks.rs"]
+mod checks;
+#[path = "suite/fuzz_replay.rs"]
+mod fuzz_replay;

@@ -12,3 +12,7 @@ mod protocol;
 mod jail;
 #[path = "suite/read_tools.rs"]
 mod read_tools;
+#[path = "suite/mcp.rs"]
+mod mcp;
+#[path = "suite/mcp_client.rs"]
+mod mcp_client;

@@ -108,7 +108,12 @@ impl Config {
     }
 
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |msg: String| Err(Error::new(ErrorKind::ConfigError, format!("{origin}: {msg}")));
+        let bad = |msg: String| {
+            Err(Error::new(
+                ErrorKind::ConfigError,
+                format!("{origin}: {msg}"),
+            ))
+        };
         if self.max_file_size_bytes == 0 {
             return bad("max_file_size_bytes must be at least 1".into());
         }
@@ -142,7 +147,10 @@ impl Config {
     /// in the workspace so that no tool can change it.
     pub fn load(explicit: Option<&Path>, ws: &mut Workspace) -> Result<(Config, Source)> {
         let from_env = std::env::var_os("SNEAKY_CONFIG").filter(|v| !v.is_empty());
-        if let Some(path) = explicit.map(Path::to_path_buf).or(from_env.map(PathBuf::from)) {
+        if let Some(path) = explicit
+            .map(Path::to_path_buf)
+            .or(from_env.map(PathBuf::from))
+        {
             let text = read_config_file(&path)?;
             let config = Config::parse(&text, &path.display().to_string())?;
             ws.protect_file(&path);

@@ -62,6 +62,8 @@ struct Server<W: Write> {
     next_request_id: u64,
     /// Tool requests held back until the workspace is known.
     waiting: VecDeque<(Value, String, Option<Value>)>,
+    /// Messages read ahead of their turn.
+    inbox: Inbox,
     line_limit: Arc<AtomicU64>,
 }
 
@@ -99,6 +101,7 @@ where
         client_has_roots: false,
         next_request_id: 1,
         waiting: VecDeque::new(),
+        inbox: Inbox::default(),
         line_limit: Arc::clone(&line_limit),
     };
     let named_root = server.opts.root.clone().map(|r| (r, "--root")).or_else(|| {
@@ -128,9 +131,8 @@ pub fn log(message: impl std::fmt::Display) {
 
 impl<W: Write> Server<W> {
     fn run(&mut self, rx: &Receiver<Incoming>) -> std::result::Result<(), Stop> {
-        let mut inbox = Inbox::default();
         loop {
-            let incoming = match inbox.pop() {
+            let incoming = match self.inbox.pop() {
                 Some(incoming) => incoming,
                 None => match self.wait(rx)? {
                     Some(incoming) => incoming,
@@ -140,8 +142,8 @@ impl<W: Write> Server<W> {
             match incoming {
                 Incoming::Message(Message::Request { id, method, params }) => {
                     // Look ahead: a cancellation may already be waiting behind this request.
-                    inbox.drain(rx);
-                    if inbox.take_cancelled(&id) {
+                    self.inbox.drain(rx);
+                    if self.inbox.take_cancelled(&id) {
                         log(format!(
                             "request {id} ({method}) was cancelled before it ran"
                         ));
@@ -150,9 +152,10 @@ impl<W: Write> Server<W> {
                     self.request(id, method, params)?;
                 }
                 Incoming::Message(Message::Notification { method, params }) => {
-                    self.notification(&method, params.as_ref(), &mut inbox)?;
+                    self.notification(&method, params.as_ref())?;
                 }
                 Incoming::Message(Message::Response { id, outcome }) => {
+                    self.inbox.drain(rx);
                     self.response(id, outcome)?;
                 }
                 Incoming::Fault(fault) => {
@@ -189,6 +192,7 @@ impl<W: Write> Server<W> {
             Err(RecvTimeoutError::Disconnected) => Ok(Some(Incoming::Eof)),
             Err(RecvTimeoutError::Timeout) => {
                 log("the client did not answer roots/list in time");
+                self.inbox.drain(rx);
                 self.open_fallback()?;
                 Ok(None)
             }
@@ -261,7 +265,6 @@ impl<W: Write> Server<W> {
         &mut self,
         method: &str,
         params: Option<&Value>,
-        inbox: &mut Inbox,
     ) -> std::result::Result<(), Stop> {
         match method {
             "notifications/initialized"
@@ -273,7 +276,7 @@ impl<W: Write> Server<W> {
                 let Some(id) = params.and_then(|p| p.get("requestId")) else {
                     return Ok(());
                 };
-                inbox.forget_cancelled(id);
+                self.inbox.forget_cancelled(id);
                 let before = self.waiting.len();
                 self.waiting.retain(|(waiting_id, _, _)| waiting_id != id);
                 if self.waiting.len() < before {
@@ -385,6 +388,12 @@ impl<W: Write> Server<W> {
 
     fn serve_waiting(&mut self) -> std::result::Result<(), Stop> {
         while let Some((id, method, params)) = self.waiting.pop_front() {
+            if self.inbox.take_cancelled(&id) {
+                log(format!(
+                    "request {id} ({method}) was cancelled before it ran"
+                ));
+                continue;
+            }
             let reply = self.tool_request(&id, &method, params);
             self.send(&reply)?;
         }

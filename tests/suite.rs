@@ -10,6 +10,10 @@ mod util;
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/mcp.rs"]
+mod mcp;
+#[path = "suite/mcp_client.rs"]
+mod mcp_client;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/protocol.rs"]

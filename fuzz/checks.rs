@@ -64,15 +64,19 @@ pub fn jail_paths(data: &[u8]) {
     let Ok(rel) = ws.relative(text) else {
         return;
     };
-    for flags in [OFlag::O_PATH, OFlag::O_RDONLY, OFlag::O_PATH | OFlag::O_NOFOLLOW] {
+    for flags in [
+        OFlag::O_PATH,
+        OFlag::O_RDONLY,
+        OFlag::O_PATH | OFlag::O_NOFOLLOW,
+    ] {
         let opened = [
             ws.open(&rel, flags, Mode::empty()).ok(),
             ws.resolve_beneath(ws.root_fd(), rel.as_path(), flags, Mode::empty())
                 .ok(),
         ];
         for fd in opened.into_iter().flatten() {
-            let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-                .expect("readlink");
+            let real =
+                std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("readlink");
             assert!(
                 real.starts_with(root),
                 "{text:?} opened {real:?}, outside {root:?}"

@@ -6,6 +6,10 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "../fuzz/checks.rs"]
+mod checks;
+#[path = "suite/fuzz_replay.rs"]
+mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]
@@ -22,7 +26,3 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
-#[path = "../fuzz/checks.rs"]
-mod checks;
-#[path = "suite/fuzz_replay.rs"]
-mod fuzz_replay;

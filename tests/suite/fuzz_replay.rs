@@ -4,7 +4,9 @@
 use std::path::Path;
 
 fn replay(target: &str, check: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
     let mut count = 0;
     for entry in std::fs::read_dir(&dir).expect("corpus dir") {
         let path = entry.expect("entry").path();

@@ -12,6 +12,7 @@
 pub mod config;
 pub mod error;
 pub mod jail;
+pub mod mcp;
 pub mod policy;
 pub mod protocol;
 pub mod tools;

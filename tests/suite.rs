@@ -6,6 +6,8 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "../fuzz/checks.rs"]
+mod checks;
 #[path = "suite/edit_crash.rs"]
 mod edit_crash;
 #[path = "suite/edit_history.rs"]
@@ -14,10 +16,16 @@ mod edit_history;
 mod edit_scenarios;
 #[path = "suite/edit_tools.rs"]
 mod edit_tools;
+#[path = "suite/fuzz_replay.rs"]
+mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/mcp.rs"]
+mod mcp;
+#[path = "suite/mcp_client.rs"]
+mod mcp_client;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/protocol.rs"]

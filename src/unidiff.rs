@@ -37,6 +37,9 @@ pub struct HunkLine<'a> {
     pub text: &'a [u8],
     /// Followed by "\ No newline at end of file".
     pub no_newline: bool,
+    /// Written with a CR before its newline in a patch that is not CRLF throughout: an added
+    /// line then gets CRLF whatever the file's usual ending.
+    pub cr: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -136,7 +139,18 @@ fn is_file_header(lines: &[&str], i: usize) -> bool {
 
 /// Read a unified diff. Fails on a malformed hunk, a binary patch, or a patch without hunks.
 pub fn parse(text: &str) -> Result<Patch<'_>, ParseError> {
-    let lines: Vec<&str> = text.split_inclusive('\n').map(strip_eol).collect();
+    let raw: Vec<&str> = text.split_inclusive('\n').collect();
+    // A patch CRLF throughout (headers too) was only carried that way; otherwise a CR on a
+    // line belongs to that line.
+    let transport_crlf = raw
+        .iter()
+        .filter(|l| l.ends_with('\n'))
+        .all(|l| l.ends_with("\r\n"));
+    let cr: Vec<bool> = raw
+        .iter()
+        .map(|l| !transport_crlf && l.ends_with("\r\n"))
+        .collect();
+    let lines: Vec<&str> = raw.into_iter().map(strip_eol).collect();
     let mut sections: Vec<Section<'_>> = Vec::new();
     let mut warnings = Vec::new();
     let mut cur: Option<Section<'_>> = None;
@@ -166,7 +180,7 @@ pub fn parse(text: &str) -> Result<Patch<'_>, ParseError> {
             i += 2;
         } else if l.starts_with("@@") {
             number += 1;
-            let (hunk, next) = parse_hunk(&lines, i, number, &mut warnings)?;
+            let (hunk, next) = parse_hunk(&lines, &cr, i, number, &mut warnings)?;
             cur.get_or_insert_with(new_section).hunks.push(hunk);
             i = next;
         } else if l.starts_with("GIT binary patch")
@@ -247,6 +261,7 @@ fn only_blank_until_delimiter(lines: &[&str], from: usize) -> bool {
 
 fn parse_hunk<'a>(
     lines: &[&'a str],
+    cr: &[bool],
     at: usize,
     number: usize,
     warnings: &mut Vec<String>,
@@ -308,6 +323,7 @@ fn parse_hunk<'a>(
             op,
             text,
             no_newline: false,
+            cr: cr.get(j).copied().unwrap_or(false),
         });
         match op {
             Op::Context => {
@@ -693,7 +709,7 @@ fn assemble(
                 Op::Add => {
                     run.get_or_insert((old_i, new_no));
                     push_line(&mut out, line.text);
-                    out.extend_from_slice(eol);
+                    out.extend_from_slice(if line.cr { b"\r\n" } else { eol });
                     new_no += 1;
                 }
             }
@@ -1030,6 +1046,18 @@ mod tests {
             apply_text(file, patch).expect("ok"),
             "a\r\nB\r\nB2\r\nc\r\n"
         );
+    }
+
+    #[test]
+    fn a_cr_on_an_added_line_is_kept_unless_the_whole_patch_is_crlf() {
+        // git diff of a mixed file: the CR belongs to the line.
+        assert_eq!(
+            apply_text("a\nb\n", "@@ -1 +1,2 @@\n a\n+new\r\n").expect("ok"),
+            "a\nnew\r\nb\n"
+        );
+        // A patch carried with CRLF throughout: the file's own ending is used.
+        let p = "--- a/f\r\n+++ b/f\r\n@@ -1 +1,2 @@\r\n a\r\n+new\r\n";
+        assert_eq!(apply_text("a\nb\n", p).expect("ok"), "a\nnew\nb\n");
     }
 
     #[test]

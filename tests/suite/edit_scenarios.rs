@@ -94,6 +94,7 @@ fn run_scenario(dir: &Path) -> Result<(), String> {
             }
         }
     }
+    check_returned_diff(dir, &request, &reply.json)?;
     let got = snapshot(&w.root);
     let want = snapshot(&dir.join("expected"));
     if got != want {
@@ -101,6 +102,34 @@ fn run_scenario(dir: &Path) -> Result<(), String> {
             "tree differs.\nwant:\n{}got:\n{}",
             show(&want),
             show(&got)
+        ));
+    }
+    Ok(())
+}
+
+/// The `diff` of a successful edit, applied to the input file, gives the expected file (when
+/// the file is UTF-8: the diff is a JSON string, so other bytes show as U+FFFD in it).
+fn check_returned_diff(dir: &Path, request: &Value, reply: &Value) -> Result<(), String> {
+    let (Some(diff), Some(file)) = (
+        reply["result"]["diff"].as_str(),
+        request["args"]["file_path"].as_str(),
+    ) else {
+        return Ok(());
+    };
+    if diff.is_empty() || request["args"]["dry_run"] == true {
+        return Ok(());
+    }
+    let old = std::fs::read(dir.join("input").join(file)).unwrap_or_default();
+    let new = std::fs::read(dir.join("expected").join(file)).map_err(|e| e.to_string())?;
+    if std::str::from_utf8(&old).is_err() {
+        return Ok(());
+    }
+    let patch = sneaky::unidiff::parse(diff).map_err(|e| format!("returned diff: {e}"))?;
+    let hunks: Vec<_> = patch.sections.into_iter().flat_map(|s| s.hunks).collect();
+    let applied = sneaky::unidiff::apply(&old, &hunks, 0).map_err(|r| r.message)?;
+    if applied.content != new {
+        return Err(format!(
+            "the returned diff does not turn input into expected:\n{diff}"
         ));
     }
     Ok(())

@@ -69,6 +69,17 @@ fn to_crlf(text: &[u8]) -> Vec<u8> {
     out
 }
 
+fn to_lf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for (i, b) in text.iter().enumerate() {
+        if *b == b'\r' && text.get(i + 1) == Some(&b'\n') {
+            continue;
+        }
+        out.push(*b);
+    }
+    out
+}
+
 impl Tool for StrReplace {
     type Args = ReplaceArgs;
     type Output = ReplaceResult;
@@ -103,6 +114,10 @@ impl Tool for StrReplace {
         }
         let new_as_file = if crlf { to_crlf(new) } else { new.to_vec() };
         attempts.push((old.to_vec(), new_as_file));
+        if !crlf && memmem::find(old, b"\r\n").is_some() {
+            // Text copied with CRLF endings, for a file that uses LF.
+            attempts.push((to_lf(old), to_lf(new)));
+        }
         let mut found: Option<(Vec<usize>, Vec<u8>, Vec<u8>)> = None;
         for (o, n) in attempts {
             let at: Vec<usize> = memmem::find_iter(&bytes, &o).collect();
@@ -338,6 +353,7 @@ mod tests {
     #[test]
     fn crlf_conversion() {
         assert_eq!(to_crlf(b"a\nb\r\nc\n"), b"a\r\nb\r\nc\r\n");
+        assert_eq!(to_lf(b"a\r\nb\rc\n"), b"a\nb\rc\n");
     }
 
     #[test]

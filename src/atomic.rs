@@ -141,7 +141,11 @@ pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, 
             Err(Errno::ENOENT) if name != ".." => {
                 refuse_config_name(ws, &cur, name, &here)?;
                 match mkdirat(&cur, name, Mode::from_bits_truncate(0o777)) {
-                    Ok(()) => created.push(here.clone()),
+                    Ok(()) => {
+                        // The new entry must survive a crash along with what goes in it.
+                        let _ = fsync(&cur);
+                        created.push(here.clone());
+                    }
                     Err(Errno::EEXIST) => {}
                     Err(e) => return Err(dir_error(e, &here)),
                 }
@@ -151,10 +155,6 @@ pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, 
             }
             Err(e) => return Err(dir_error(e, &here)),
         }
-    }
-    if !created.is_empty() {
-        // Make the new directory entries durable along with the file that goes in them.
-        let _ = fsync(&cur);
     }
     Ok((cur, created))
 }

@@ -510,9 +510,10 @@ fn find(file: &Lines<'_>, pattern: &[&[u8]], expected: usize, min: usize) -> Opt
 /// True when a pattern of only blank lines occurs more than once at or after `min`: placing
 /// it away from its stated line would be a guess.
 fn ambiguous_blank(file: &Lines<'_>, pattern: &[&[u8]], min: usize) -> bool {
-    if pattern
-        .iter()
-        .any(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+    if pattern.is_empty()
+        || pattern
+            .iter()
+            .any(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
     {
         return false;
     }
@@ -1117,6 +1118,14 @@ mod tests {
         assert_eq!(
             apply_text("\nx\n\n", patch).expect("in place"),
             "added\n\nx\n\n"
+        );
+    }
+
+    #[test]
+    fn pure_insertion_past_the_end_appends() {
+        assert_eq!(
+            apply_text("a\n", "@@ -5,0 +6 @@\n+z\n").expect("ok"),
+            "a\nz\n"
         );
     }
 

@@ -667,6 +667,8 @@ fn assemble(
     let mut new_no = 0usize;
     // The new line number the old last line ended up at, when it was kept.
     let mut old_last_at: Option<usize> = None;
+    // The old line the last line written came from (None: an added line).
+    let mut last_origin: Option<usize> = None;
     let mut touches_end_marker: Option<bool> = None;
     let push_line = |out: &mut Vec<u8>, bytes: &[u8]| {
         if out.last().is_some_and(|b| *b != b'\n') {
@@ -679,6 +681,7 @@ fn assemble(
         if at > cursor {
             push_line(&mut out, &file.bytes[file.offset(cursor)..file.offset(at)]);
             new_no += at - cursor;
+            last_origin = Some(at - 1);
             if at == n {
                 old_last_at = Some(new_no - 1);
             }
@@ -697,6 +700,7 @@ fn assemble(
                         });
                     }
                     push_line(&mut out, file.raw(old_i));
+                    last_origin = Some(old_i);
                     if old_i + 1 == n {
                         old_last_at = Some(new_no);
                     }
@@ -711,6 +715,7 @@ fn assemble(
                     run.get_or_insert((old_i, new_no));
                     push_line(&mut out, line.text);
                     out.extend_from_slice(if line.cr { b"\r\n" } else { eol });
+                    last_origin = None;
                     new_no += 1;
                 }
             }
@@ -740,30 +745,49 @@ fn assemble(
         push_line(&mut out, &file.bytes[file.offset(cursor)..]);
         new_no += n - cursor;
         old_last_at = Some(new_no - 1);
+        last_origin = Some(n - 1);
     }
     let want_no_newline = match touches_end_marker {
         Some(decided) => decided,
         None => file.lacks_final_newline(),
     };
     if want_no_newline {
-        if out.ends_with(b"\r\n") {
-            out.truncate(out.len() - 2);
+        let kept = if out.ends_with(b"\r\n") {
+            out.len() - 2
         } else if out.ends_with(b"\n") {
-            out.truncate(out.len() - 1);
+            out.len() - 1
+        } else {
+            out.len()
+        };
+        // An empty last line cannot go without its newline: it would vanish.
+        if kept > 0 && out[kept - 1] != b'\n' {
+            out.truncate(kept);
         }
     } else if out.last().is_some_and(|b| *b != b'\n') {
         out.extend_from_slice(eol);
     }
-    // A kept old last line whose ending changed must show in the diff.
-    if let Some(k) = old_last_at {
-        let new_lines = Lines::new(&out);
-        if k < new_lines.len() && n > 0 && new_lines.raw(k) != file.raw(n - 1) {
+    // Kept lines whose ending changed (the old last line, and the new last line) must show
+    // in the diff.
+    let new_lines = Lines::new(&out);
+    let mut changed: Vec<(usize, usize)> = Vec::new();
+    if let (Some(k), true) = (old_last_at, n > 0) {
+        changed.push((n - 1, k));
+    }
+    if let (Some(o), Some(k)) = (last_origin, new_lines.len().checked_sub(1)) {
+        changed.push((o, k));
+    }
+    let before = edits.len();
+    for (o, k) in changed {
+        let differs = k < new_lines.len() && o < n && new_lines.raw(k) != file.raw(o);
+        if differs && !edits.iter().any(|e| e.old.contains(&o)) {
             edits.push(Edit {
-                old: n - 1..n,
+                old: o..o + 1,
                 new: k..k + 1,
             });
-            edits.sort_by_key(|e| (e.old.start, e.old.end));
         }
+    }
+    if edits.len() != before {
+        edits.sort_by_key(|e| (e.old.start, e.old.end));
     }
     Applied {
         content: out,
@@ -916,8 +940,8 @@ pub fn render(
         let (first, last) = (&edits[i], &edits[j]);
         let before = CONTEXT.min(first.old.start).min(first.new.start);
         let after = CONTEXT
-            .min(old.len() - last.old.end)
-            .min(new.len() - last.new.end);
+            .min(old.len().saturating_sub(last.old.end))
+            .min(new.len().saturating_sub(last.new.end));
         let (os, oe) = (first.old.start - before, last.old.end + after);
         let (ns, ne) = (first.new.start - before, last.new.end + after);
         out.extend_from_slice(
@@ -1119,6 +1143,74 @@ mod tests {
             apply_text("\nx\n\n", patch).expect("in place"),
             "added\n\nx\n\n"
         );
+    }
+
+    /// Random patch-like text against random files: parse and apply may refuse, never panic;
+    /// whatever applies renders a diff that applies back.
+    #[test]
+    fn random_patches_never_panic() {
+        let pieces = [
+            "@@ -1,2 +1,2 @@\n",
+            "@@ -0,0 +1 @@\n",
+            "@@ -3 +3,0 @@\n",
+            "@@\n",
+            " a\n",
+            " b\n",
+            "-a\n",
+            "-b\n",
+            "+c\n",
+            "+\n",
+            "\n",
+            "\\ No newline at end of file\n",
+            "--- a/f\n",
+            "+++ b/f\n",
+            "diff --git a/f b/f\n",
+            " \r\n",
+            "-- \n",
+            "@@ -9,1 +2 @@ x\n",
+            "+a\r\n",
+        ];
+        let files = [
+            "",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\nb\n",
+            "b\na\n\n",
+            "a\r\nb\r\n",
+            "\n\n\n",
+        ];
+        let mut seed: u64 = 7;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n
+        };
+        for _ in 0..20_000 {
+            let text: String = (0..1 + next(8))
+                .map(|_| pieces[next(pieces.len())])
+                .collect();
+            let file = files[next(files.len())].as_bytes();
+            let Ok(patch) = parse(&text) else { continue };
+            let hunks: Vec<Hunk<'_>> = patch.sections.into_iter().flat_map(|s| s.hunks).collect();
+            if let Ok(applied) = apply(file, &hunks, MAX_FUZZ) {
+                let (a, b) = (Lines::new(file), Lines::new(&applied.content));
+                let (diff, _) = render(&a, &b, &applied.edits, "a/f", "b/f", usize::MAX);
+                if diff.is_empty() {
+                    continue;
+                }
+                let back = parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+                let hunks: Vec<Hunk<'_>> =
+                    back.sections.into_iter().flat_map(|s| s.hunks).collect();
+                let again = apply(file, &hunks, 0)
+                    .unwrap_or_else(|r| panic!("{}\n{text:?}\n{diff}", r.message));
+                assert_eq!(
+                    again.content, applied.content,
+                    "{text:?} on {file:?}\n{diff}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -37,9 +37,10 @@ pub struct HunkLine<'a> {
     pub text: &'a [u8],
     /// Followed by "\ No newline at end of file".
     pub no_newline: bool,
-    /// Written with a CR before its newline in a patch that is not CRLF throughout: an added
-    /// line then gets CRLF whatever the file's usual ending.
-    pub cr: bool,
+    /// The line ending an added line gets: Some(true) CRLF, Some(false) LF, as the patch shows
+    /// them when it mixes both (as `git diff` of a CRLF or mixed file does); None, the file's
+    /// usual ending, when the patch has no CR at all or is CRLF throughout (only carried so).
+    pub cr: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -146,9 +147,10 @@ pub fn parse(text: &str) -> Result<Patch<'_>, ParseError> {
         .iter()
         .filter(|l| l.ends_with('\n'))
         .all(|l| l.ends_with("\r\n"));
-    let cr: Vec<bool> = raw
+    let explicit = !transport_crlf && raw.iter().any(|l| l.ends_with("\r\n"));
+    let cr: Vec<Option<bool>> = raw
         .iter()
-        .map(|l| !transport_crlf && l.ends_with("\r\n"))
+        .map(|l| explicit.then(|| l.ends_with("\r\n")))
         .collect();
     let lines: Vec<&str> = raw.into_iter().map(strip_eol).collect();
     let mut sections: Vec<Section<'_>> = Vec::new();
@@ -261,7 +263,7 @@ fn only_blank_until_delimiter(lines: &[&str], from: usize) -> bool {
 
 fn parse_hunk<'a>(
     lines: &[&'a str],
-    cr: &[bool],
+    cr: &[Option<bool>],
     at: usize,
     number: usize,
     warnings: &mut Vec<String>,
@@ -323,7 +325,7 @@ fn parse_hunk<'a>(
             op,
             text,
             no_newline: false,
-            cr: cr.get(j).copied().unwrap_or(false),
+            cr: cr.get(j).copied().flatten(),
         });
         match op {
             Op::Context => {
@@ -714,7 +716,11 @@ fn assemble(
                 Op::Add => {
                     run.get_or_insert((old_i, new_no));
                     push_line(&mut out, line.text);
-                    out.extend_from_slice(if line.cr { b"\r\n" } else { eol });
+                    out.extend_from_slice(match line.cr {
+                        Some(true) => b"\r\n",
+                        Some(false) => b"\n",
+                        None => eol,
+                    });
                     last_origin = None;
                     new_no += 1;
                 }
@@ -1079,6 +1085,14 @@ mod tests {
         assert_eq!(
             apply_text("a\nb\n", "@@ -1 +1,2 @@\n a\n+new\r\n").expect("ok"),
             "a\nnew\r\nb\n"
+        );
+        // Its absence too, when the patch shows CRs elsewhere.
+        let p = "@@ -1,2 +1,2 @@\n a\r\n-b\r\n+b\n";
+        assert_eq!(apply_text("a\r\nb\r\n", p).expect("ok"), "a\r\nb\n");
+        // No CR anywhere: the file's ending.
+        assert_eq!(
+            apply_text("a\r\nb\r\n", "@@ -2 +2 @@\n-b\n+c\n").expect("ok"),
+            "a\r\nc\r\n"
         );
         // A patch carried with CRLF throughout: the file's own ending is used.
         let p = "--- a/f\r\n+++ b/f\r\n@@ -1 +1,2 @@\r\n a\r\n+new\r\n";

@@ -211,6 +211,27 @@ fn replacement_edits(
         }
         delta = after;
     }
+    // A replacement can take away the ending of its last line, which then runs into the next
+    // line: widen the edit until it ends on a line boundary of the new text too.
+    let mut i = 0;
+    while i < spans.len() {
+        loop {
+            let (_, le, _, after) = spans[i];
+            let ne = (old.offset(le) as isize + after) as usize;
+            if le >= old.len() || ne == 0 || new.bytes.get(ne - 1) == Some(&b'\n') {
+                break;
+            }
+            match spans.get(i + 1).copied() {
+                Some(next) if next.0 <= le => {
+                    spans[i].1 = next.1.max(le + 1);
+                    spans[i].3 = next.3;
+                    spans.remove(i + 1);
+                }
+                _ => spans[i].1 = le + 1,
+            }
+        }
+        i += 1;
+    }
     spans
         .into_iter()
         .map(|(ls, le, before, after)| {
@@ -354,6 +375,59 @@ mod tests {
     fn crlf_conversion() {
         assert_eq!(to_crlf(b"a\nb\r\nc\n"), b"a\r\nb\r\nc\r\n");
         assert_eq!(to_lf(b"a\r\nb\rc\n"), b"a\nb\rc\n");
+    }
+
+    /// The diff of random replacements (single and all) applies back to give the new text.
+    #[test]
+    fn replacement_diffs_apply_back() {
+        use crate::unidiff::{apply, parse, render, Hunk};
+        let alphabet = [b"a".as_slice(), b"b", b"\n", b"\r\n", b" ", b"ab\n"];
+        let mut seed: u64 = 3;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n
+        };
+        for _ in 0..20_000 {
+            let file: Vec<u8> = (0..next(12))
+                .flat_map(|_| alphabet[next(alphabet.len())].to_vec())
+                .collect();
+            if file.is_empty() {
+                continue;
+            }
+            let start = next(file.len());
+            let len = 1 + next((file.len() - start).min(6));
+            let old = file[start..start + len].to_vec();
+            let new: Vec<u8> = (0..next(4))
+                .flat_map(|_| alphabet[next(alphabet.len())].to_vec())
+                .collect();
+            let at: Vec<usize> = memmem::find_iter(&file, &old).collect();
+            let mut out = Vec::new();
+            let mut prev = 0;
+            for &o in &at {
+                out.extend_from_slice(&file[prev..o]);
+                out.extend_from_slice(&new);
+                prev = o + old.len();
+            }
+            out.extend_from_slice(&file[prev..]);
+            // A CR that ends a file without a newline reads as a line ending in a diff text;
+            // the file itself is edited exactly, only its diff cannot show that one byte.
+            if out.ends_with(b"\r") {
+                continue;
+            }
+            let (a, b) = (Lines::new(&file), Lines::new(&out));
+            let edits = replacement_edits(&a, &b, &at, old.len(), new.len());
+            let (diff, _) = render(&a, &b, &edits, "a/f", "b/f", usize::MAX);
+            if diff.is_empty() {
+                assert_eq!(file, out);
+                continue;
+            }
+            let patch = parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+            let hunks: Vec<Hunk<'_>> = patch.sections.into_iter().flat_map(|s| s.hunks).collect();
+            let back = apply(&file, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{diff}", r.message));
+            assert_eq!(back.content, out, "{file:?} {old:?} -> {new:?}\n{diff}");
+        }
     }
 
     #[test]

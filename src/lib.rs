@@ -7,6 +7,7 @@
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `tools`: the tool table and one module per tool; `walk`: shared walking machinery.
 
+pub mod agent;
 pub mod config;
 pub mod error;
 pub mod jail;

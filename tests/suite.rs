@@ -6,6 +6,8 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "suite/agent.rs"]
+mod agent;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]

@@ -8,6 +8,10 @@ mod util;
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/agent_pipe.rs"]
+mod agent_pipe;
+#[path = "suite/agent_tty.rs"]
+mod agent_tty;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]

@@ -6,11 +6,13 @@
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `tools`: the tool table and one module per tool; `walk`: shared walking machinery.
+//! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 
 pub mod agent;
 pub mod config;
 pub mod error;
 pub mod jail;
+pub mod mcp;
 pub mod policy;
 pub mod protocol;
 pub mod tools;

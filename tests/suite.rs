@@ -12,11 +12,23 @@ mod agent;
 mod agent_pipe;
 #[path = "suite/agent_tty.rs"]
 mod agent_tty;
+#[path = "../fuzz/checks.rs"]
+mod checks;
+#[path = "suite/fuzz_replay.rs"]
+mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/mcp.rs"]
+mod mcp;
+#[path = "suite/mcp_client.rs"]
+mod mcp_client;
+#[path = "suite/props.rs"]
+mod props;
 #[path = "suite/protocol.rs"]
 mod protocol;
 #[path = "suite/read_tools.rs"]
 mod read_tools;
+#[path = "suite/readme.rs"]
+mod readme;

@@ -109,7 +109,7 @@ fn pipe_confirm_tier_needs_yes_without_a_terminal() {
     w.write("a.txt", "alpha\n");
     w.write("sneaky.toml", "[permissions]\nconfirm = [\"read_file\"]\n");
     let call = json!({"name": "read_file", "arguments": {"file_path": "a.txt"}});
-    let (status, out, _) = pipe(&w, &[], &[call.clone()]);
+    let (status, out, _) = pipe(&w, &[], std::slice::from_ref(&call));
     assert_eq!(status, 1);
     assert_eq!(out[0]["error"]["code"], "not_approved");
     let (status, out, _) = pipe(&w, &["--yes"], &[call]);

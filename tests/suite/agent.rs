@@ -671,3 +671,80 @@ fn usage_errors() {
     assert_eq!(r.status, 2);
     assert!(r.stderr.contains("/no/such/dir"), "{}", r.stderr);
 }
+
+#[test]
+fn ctrl_c_while_waiting_for_the_model_stops_cleanly() {
+    let w = util::ws();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    // A model that never answers; it says when the request has come.
+    let (asked, wait_for_ask) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let held = listener.accept();
+        let _ = asked.send(());
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        drop(held);
+    });
+    let transcript = w.outside().join("t.jsonl");
+    let mut cmd = agent_command(
+        &w,
+        &[
+            "run",
+            "--model",
+            "m",
+            "--transcript",
+            transcript.to_str().unwrap(),
+            "go",
+        ],
+    );
+    cmd.env("OPENAI_BASE_URL", format!("{base}/v1"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    wait_for_ask
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the driver sends its request");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let r = ran(child.wait_with_output().unwrap());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(r.status, 130, "{}", r.stderr);
+    assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["reason"], "interrupted");
+}
+
+#[test]
+fn tool_binaries_are_found_beside_the_agent_else_on_path() {
+    let w = util::ws();
+    w.write("a.txt", "found\n");
+    // A copy of the agent alone in a directory: its tools must come from PATH.
+    let lonely = w.outside().join("lonely");
+    std::fs::create_dir_all(&lonely).unwrap();
+    let agent = lonely.join("sneaky-agent");
+    std::fs::copy(bin_path("sneaky-agent"), &agent).unwrap();
+    let built = bin_path("sneaky-read").parent().unwrap().to_path_buf();
+    let call = r#"{"name":"read_file","arguments":{"file_path":"a.txt"}}"#;
+    for (path, works) in [(built.clone(), true), (lonely.clone(), false)] {
+        let mut cmd = std::process::Command::new("setsid");
+        cmd.arg("-w").arg(&agent).arg("pipe");
+        scrub(&mut cmd, &w);
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", path.display()));
+        let r = ran(run(cmd, format!("{call}\n").as_bytes()));
+        let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        if works {
+            assert_eq!(out["result"]["content"], "found\n", "{out}");
+        } else {
+            assert_eq!(out["error"]["code"], "internal_error", "{out}");
+            let message = out["error"]["message"].as_str().unwrap();
+            assert!(message.contains("cannot run sneaky-read"), "{message}");
+        }
+    }
+}

@@ -732,12 +732,23 @@ fn tool_binaries_are_found_beside_the_agent_else_on_path() {
     std::fs::copy(bin_path("sneaky-agent"), &agent).unwrap();
     let built = bin_path("sneaky-read").parent().unwrap().to_path_buf();
     let call = r#"{"name":"read_file","arguments":{"file_path":"a.txt"}}"#;
-    for (path, works) in [(built.clone(), true), (lonely.clone(), false)] {
+    let pipe_with_path = |dir: &std::path::Path| {
         let mut cmd = std::process::Command::new("setsid");
         cmd.arg("-w").arg(&agent).arg("pipe");
         scrub(&mut cmd, &w);
-        cmd.env("PATH", format!("{}:/usr/bin:/bin", path.display()));
-        let r = ran(run(cmd, format!("{call}\n").as_bytes()));
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", dir.display()));
+        ran(run(cmd, format!("{call}\n").as_bytes()))
+    };
+    for (dir, works) in [(&built, true), (&lonely, false)] {
+        let mut r = pipe_with_path(dir);
+        // A copy just written can be "busy" while another test's fork still holds it open.
+        for _ in 0..50 {
+            if !r.stderr.contains("Text file busy") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            r = pipe_with_path(dir);
+        }
         let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
         if works {
             assert_eq!(out["result"]["content"], "found\n", "{out}");

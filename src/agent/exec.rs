@@ -4,6 +4,7 @@
 //! set of binaries belongs together), then on PATH. Every failure becomes an error envelope,
 //! because the model must be told, not the driver crash.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -39,7 +40,8 @@ pub struct Runner {
     config_path: Option<PathBuf>,
     pub config: Config,
     bin_dir: Option<PathBuf>,
-    validators: HashMap<&'static str, jsonschema::Validator>,
+    /// Built on the first check: the first jsonschema validator of a process costs a few ms.
+    validators: OnceCell<HashMap<&'static str, jsonschema::Validator>>,
 }
 
 impl Runner {
@@ -49,20 +51,12 @@ impl Runner {
         let bin_dir = std::env::current_exe()
             .ok()
             .and_then(|exe| exe.parent().map(Path::to_path_buf));
-        let validators = tools::SPECS
-            .iter()
-            .filter_map(|spec| {
-                jsonschema::validator_for(&defs::schema(spec))
-                    .ok()
-                    .map(|v| (spec.name, v))
-            })
-            .collect();
         Runner {
             root,
             config_path: place.config.clone(),
             config,
             bin_dir,
-            validators,
+            validators: OnceCell::new(),
         }
     }
 
@@ -98,7 +92,17 @@ impl Runner {
                 "the arguments must be a JSON object",
             ));
         }
-        if let Some(validator) = self.validators.get(spec.name) {
+        let validators = self.validators.get_or_init(|| {
+            tools::SPECS
+                .iter()
+                .filter_map(|spec| {
+                    jsonschema::validator_for(&defs::schema(spec))
+                        .ok()
+                        .map(|v| (spec.name, v))
+                })
+                .collect()
+        });
+        if let Some(validator) = validators.get(spec.name) {
             let problems: Vec<String> = validator
                 .iter_errors(args)
                 .map(|e| {

@@ -466,3 +466,99 @@ fn server_message(body: &str) -> String {
     };
     crate::tools::shorten(&message, 500)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_reply_without_ids_or_with_object_arguments_still_pairs_up() {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": "hi",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "read_file",
+                                              "arguments": {"file_path": "a"}}},
+            {"id": "x", "type": "function", "function": {"name": "list_dir",
+                                                         "arguments": "{oops"}},
+            {"id": "y", "type": "function", "function": {"name": "finish"}},
+        ]}}]});
+        let reply = parse_reply(Provider::OpenAi, &body).unwrap();
+        assert_eq!(reply.text, "hi");
+        assert_eq!(reply.calls[0].id, "call_0");
+        assert_eq!(reply.calls[0].arguments, Ok(json!({"file_path": "a"})));
+        assert!(reply.calls[1]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("{oops"));
+        assert_eq!(reply.calls[2].arguments, Ok(json!({})));
+        // What goes back to the server is well-formed whatever came in.
+        let calls = reply.message["tool_calls"].as_array().unwrap();
+        assert_eq!(calls[0]["id"], "call_0");
+        assert_eq!(calls[0]["function"]["arguments"], r#"{"file_path":"a"}"#);
+        assert_eq!(calls[2]["function"]["arguments"], "{}");
+    }
+
+    #[test]
+    fn malformed_replies_are_errors_not_panics() {
+        assert!(parse_reply(Provider::OpenAi, &json!({"choices": []})).is_err());
+        assert!(parse_reply(Provider::Anthropic, &json!({"content": "text"})).is_err());
+        let reply = parse_reply(
+            Provider::Anthropic,
+            &json!({"content": [{"type": "thinking", "thinking": "…"},
+                                 {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        )
+        .unwrap();
+        assert_eq!(reply.text, "a\nb");
+        assert!(reply.calls.is_empty());
+        // Blocks we do not read are still sent back as they came.
+        assert_eq!(reply.message["content"][0]["type"], "thinking");
+    }
+
+    #[test]
+    fn anthropic_results_go_in_one_user_message() {
+        let mut c = Conversation::new(Provider::Anthropic, "sys".into(), "task", json!([]));
+        c.push_results(vec![
+            ToolResult {
+                id: "a".into(),
+                content: "{}".into(),
+                is_error: false,
+            },
+            ToolResult {
+                id: "b".into(),
+                content: "{}".into(),
+                is_error: true,
+            },
+        ]);
+        let body = c.request_body("m");
+        assert_eq!(body["system"], "sys");
+        let last = &body["messages"][1];
+        assert_eq!(last["role"], "user");
+        assert_eq!(last["content"][1]["tool_use_id"], "b");
+        assert_eq!(last["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn server_messages_are_found_in_each_error_shape() {
+        assert_eq!(
+            server_message(r#"{"error":{"message":"bad key"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            server_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(server_message("<html>502</html>"), "<html>502</html>");
+    }
+
+    #[test]
+    fn anthropic_url_accepts_a_base_with_or_without_v1() {
+        let c = |base: &str| Client::new(Provider::Anthropic, base, "m".into(), None).url;
+        assert_eq!(
+            c("https://api.anthropic.com"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(c("http://proxy/v1/"), "http://proxy/v1/messages");
+        let o = Client::new(Provider::OpenAi, "http://h:1/v1/", "m".into(), None).url;
+        assert_eq!(o, "http://h:1/v1/chat/completions");
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -37,6 +38,8 @@ impl Transcript {
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
+                    // It holds the workspace's contents as the model saw them.
+                    .mode(0o600)
                     .open(path)
                     .map_err(|e| format!("--transcript {}: {e}", path.display()))?,
             ),

@@ -759,3 +759,35 @@ fn tool_binaries_are_found_beside_the_agent_else_on_path() {
         }
     }
 }
+
+#[test]
+fn the_task_can_come_from_stdin_and_the_transcript_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = util::ws();
+    let finish = finish_call("f", "read it");
+    let server = serve(vec![openai_reply(
+        None,
+        &[(&finish.0, &finish.1, &finish.2)],
+    )]);
+    let transcript = w.outside().join("t.jsonl");
+    let mut cmd = agent_command(
+        &w,
+        &[
+            "run",
+            "--model",
+            "m",
+            "--transcript",
+            transcript.to_str().unwrap(),
+            "-",
+        ],
+    );
+    cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.base));
+    let r = ran(run(cmd, b"a task\nover two lines\n"));
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let messages = server.requests()[0].body["messages"].clone();
+    assert_eq!(messages[1]["content"], "a task\nover two lines\n");
+    let mode = std::fs::metadata(&transcript).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "transcript mode {mode:o}");
+    // Without a key, no authorization header is sent (local servers need none).
+    assert_eq!(server.requests()[0].header("authorization"), None);
+}

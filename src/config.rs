@@ -61,6 +61,12 @@ pub struct Shell {
     pub network: bool,
     /// Environment variables passed to commands even though their names look like secrets.
     pub pass_env: Vec<String>,
+    /// Where sandboxed commands may read and execute (None: everywhere). The root and the
+    /// command's private temporary directory are always readable.
+    pub read_paths: Option<Vec<String>>,
+    /// Extra places sandboxed commands may write, besides the root, a private temporary
+    /// directory and /dev/null (e.g. a shared build cache). Absolute paths.
+    pub write_paths: Vec<String>,
 }
 
 impl Default for Config {
@@ -83,6 +89,8 @@ impl Default for Shell {
             sandbox: true,
             network: true,
             pass_env: Vec::new(),
+            read_paths: None,
+            write_paths: Vec::new(),
         }
     }
 }
@@ -108,7 +116,12 @@ impl Config {
     }
 
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |msg: String| Err(Error::new(ErrorKind::ConfigError, format!("{origin}: {msg}")));
+        let bad = |msg: String| {
+            Err(Error::new(
+                ErrorKind::ConfigError,
+                format!("{origin}: {msg}"),
+            ))
+        };
         if self.max_file_size_bytes == 0 {
             return bad("max_file_size_bytes must be at least 1".into());
         }
@@ -142,7 +155,10 @@ impl Config {
     /// in the workspace so that no tool can change it.
     pub fn load(explicit: Option<&Path>, ws: &mut Workspace) -> Result<(Config, Source)> {
         let from_env = std::env::var_os("SNEAKY_CONFIG").filter(|v| !v.is_empty());
-        if let Some(path) = explicit.map(Path::to_path_buf).or(from_env.map(PathBuf::from)) {
+        if let Some(path) = explicit
+            .map(Path::to_path_buf)
+            .or(from_env.map(PathBuf::from))
+        {
             let text = read_config_file(&path)?;
             let config = Config::parse(&text, &path.display().to_string())?;
             ws.protect_file(&path);

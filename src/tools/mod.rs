@@ -17,6 +17,7 @@ pub mod finish;
 pub mod grep;
 pub mod list;
 pub mod read;
+pub mod run;
 
 /// What a tool runs with: the jailed workspace and the active configuration.
 pub struct Context {
@@ -90,16 +91,54 @@ macro_rules! spec {
 }
 
 pub static SPECS: &[ToolSpec] = &[
-    spec!(read::ReadFile, "read_file", "Read file", read_only = true,
-          positional = &["file_path"], stdin = None),
-    spec!(list::ListDir, "list_dir", "List directory", read_only = true,
-          positional = &["directory_path"], stdin = None),
-    spec!(grep::GrepFiles, "grep_files", "Search file contents", read_only = true,
-          positional = &["pattern", "path"], stdin = None),
-    spec!(find::FindFiles, "find_files", "Find files by name", read_only = true,
-          positional = &["pattern", "path"], stdin = None),
-    spec!(finish::Finish, "finish", "Finish the task", read_only = true,
-          positional = &["message"], stdin = None),
+    spec!(
+        read::ReadFile,
+        "read_file",
+        "Read file",
+        read_only = true,
+        positional = &["file_path"],
+        stdin = None
+    ),
+    spec!(
+        list::ListDir,
+        "list_dir",
+        "List directory",
+        read_only = true,
+        positional = &["directory_path"],
+        stdin = None
+    ),
+    spec!(
+        grep::GrepFiles,
+        "grep_files",
+        "Search file contents",
+        read_only = true,
+        positional = &["pattern", "path"],
+        stdin = None
+    ),
+    spec!(
+        find::FindFiles,
+        "find_files",
+        "Find files by name",
+        read_only = true,
+        positional = &["pattern", "path"],
+        stdin = None
+    ),
+    spec!(
+        finish::Finish,
+        "finish",
+        "Finish the task",
+        read_only = true,
+        positional = &["message"],
+        stdin = None
+    ),
+    spec!(
+        run::RunCommand,
+        "run_command",
+        "Run a shell command",
+        read_only = false,
+        positional = &["command"],
+        stdin = None
+    ),
 ];
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -223,7 +262,12 @@ fn unwrap_descriptions(value: &mut Value) {
                     if let Value::String(s) = v {
                         *s = s
                             .split("\n\n")
-                            .map(|para| para.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+                            .map(|para| {
+                                para.split('\n')
+                                    .map(str::trim)
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            })
                             .collect::<Vec<_>>()
                             .join("\n\n");
                     }
@@ -253,9 +297,7 @@ pub fn bounded_max(given: Option<u64>, default: u64, bound: u64) -> Result<u64> 
     match given {
         None => Ok(default),
         Some(0) => Err(Error::invalid_args("max_results: must be at least 1")),
-        Some(n) if n > bound => Err(Error::invalid_args(format!(
-            "max_results: at most {bound}"
-        ))),
+        Some(n) if n > bound => Err(Error::invalid_args(format!("max_results: at most {bound}"))),
         Some(n) => Ok(n),
     }
 }

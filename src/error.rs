@@ -113,11 +113,15 @@ impl ErrorKind {
     pub fn meaning(self) -> &'static str {
         match self {
             ErrorKind::InvalidJson => "stdin is not one JSON object",
-            ErrorKind::InvalidArgs => "an argument is missing, unknown, of the wrong type or out of range",
+            ErrorKind::InvalidArgs => {
+                "an argument is missing, unknown, of the wrong type or out of range"
+            }
             ErrorKind::ConfigError => "the configuration file cannot be read or has unknown keys",
             ErrorKind::InputTooLarge => "stdin is larger than the input bound",
             ErrorKind::OutsideWorkspace => "the path leads outside the workspace root",
-            ErrorKind::ProtectedPath => "the path is the active configuration file or a config location",
+            ErrorKind::ProtectedPath => {
+                "the path is the active configuration file or a config location"
+            }
             ErrorKind::ToolDenied => "the tool is in permissions.deny",
             ErrorKind::CommandDenied => "the command is not allowed by the command policy",
             ErrorKind::NotFound => "the path does not exist",

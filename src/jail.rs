@@ -160,7 +160,10 @@ impl Workspace {
             } else {
                 ErrorKind::IoError
             };
-            Error::new(kind, format!("workspace root {}: {}", root.display(), e.desc()))
+            Error::new(
+                kind,
+                format!("workspace root {}: {}", root.display(), e.desc()),
+            )
         })?;
         Ok(Workspace {
             root_fd,
@@ -309,9 +312,13 @@ impl Workspace {
                     stack.push(fd);
                 }
                 Err(e @ (Errno::ELOOP | Errno::ENOTDIR)) => {
-                    let is_link = fstatat(cur, name.as_os_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
-                        .map(|st| Kind::from_mode(st.st_mode) == Kind::Symlink)
-                        .unwrap_or(false);
+                    let is_link = fstatat(
+                        cur,
+                        name.as_os_str(),
+                        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                    )
+                    .map(|st| Kind::from_mode(st.st_mode) == Kind::Symlink)
+                    .unwrap_or(false);
                     if !is_link || (last && flags.contains(OFlag::O_NOFOLLOW)) {
                         return Err(e);
                     }
@@ -361,7 +368,9 @@ impl Workspace {
 
     /// Open a regular file for reading.
     pub fn open_read(&self, rel: &RelPath) -> Result<File> {
-        let fd = self.open(rel, OFlag::O_RDONLY | OFlag::O_NOCTTY, Mode::empty())?;
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for files.
+        let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
+        let fd = self.open(rel, flags, Mode::empty())?;
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
         match Kind::from_mode(st.st_mode) {
             Kind::File => Ok(File::from(fd)),
@@ -378,18 +387,14 @@ impl Workspace {
 
     /// Open a directory (for listing or as a parent for `*at` calls).
     pub fn open_dir(&self, rel: &RelPath) -> Result<OwnedFd> {
-        self.open(
-            rel,
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY,
-            Mode::empty(),
-        )
-        .map_err(|e| match e.kind {
-            ErrorKind::NotADirectory => Error::new(
-                ErrorKind::NotADirectory,
-                format!("{} is not a directory", rel.display()),
-            ),
-            _ => e,
-        })
+        self.open(rel, OFlag::O_RDONLY | OFlag::O_DIRECTORY, Mode::empty())
+            .map_err(|e| match e.kind {
+                ErrorKind::NotADirectory => Error::new(
+                    ErrorKind::NotADirectory,
+                    format!("{} is not a directory", rel.display()),
+                ),
+                _ => e,
+            })
     }
 
     /// Type of the object at a path, the final link not followed (parents must stay inside).
@@ -492,7 +497,9 @@ mod tests {
         assert_eq!(w.relative("~").expect("ok").display(), "~");
         let abs = w.root().join("sub/file.txt");
         assert_eq!(
-            w.relative(abs.to_str().expect("utf8")).expect("ok").display(),
+            w.relative(abs.to_str().expect("utf8"))
+                .expect("ok")
+                .display(),
             "sub/file.txt"
         );
         let evil = format!("{}_evil/secret", w.root().display());
@@ -540,7 +547,13 @@ mod tests {
         symlink(root.join("sub/file.txt"), root.join("abs_in")).expect("link");
         symlink("sub", root.join("dir_in")).expect("link");
         symlink("deeper/..", root.join("sub/up")).expect("link");
-        for p in ["rel_in", "abs_in", "dir_in/file.txt", "sub/deeper/../file.txt", "sub/up/file.txt"] {
+        for p in [
+            "rel_in",
+            "abs_in",
+            "dir_in/file.txt",
+            "sub/deeper/../file.txt",
+            "sub/up/file.txt",
+        ] {
             for r in both(&w, p, OFlag::O_RDONLY) {
                 let fd = r.unwrap_or_else(|e| panic!("{p}: {e}"));
                 let s = std::fs::read_to_string(format!("/proc/self/fd/{}", {

@@ -60,7 +60,13 @@ mod tests {
     #[test]
     fn defaults_follow_the_contract() {
         let c = Config::default();
-        for t in ["read_file", "list_dir", "grep_files", "find_files", "finish"] {
+        for t in [
+            "read_file",
+            "list_dir",
+            "grep_files",
+            "find_files",
+            "finish",
+        ] {
             assert_eq!(tier(&c, t), Tier::Auto, "{t}");
         }
         for t in [
@@ -86,7 +92,9 @@ mod tests {
         assert_eq!(tier(&c, "read_file"), Tier::Confirm);
         assert_eq!(tier(&c, "delete_file"), Tier::Deny);
         assert_eq!(
-            check_not_denied(&c, "delete_file").expect_err("denied").code(),
+            check_not_denied(&c, "delete_file")
+                .expect_err("denied")
+                .code(),
             "tool_denied"
         );
     }

@@ -72,8 +72,7 @@ pub fn open_context(root: Option<PathBuf>, config: Option<PathBuf>) -> Result<Co
         Some(r) => r,
         None => match std::env::var_os("SNEAKY_ROOT").filter(|v| !v.is_empty()) {
             Some(r) => PathBuf::from(r),
-            None => std::env::current_dir()
-                .map_err(|e| Error::io("current directory", e))?,
+            None => std::env::current_dir().map_err(|e| Error::io("current directory", e))?,
         },
     };
     let mut ws = Workspace::open_root(&root)?;
@@ -113,7 +112,10 @@ pub fn main(tool: &str) -> ExitCode {
 enum Step {
     /// --help, --version or --schema were printed.
     Exit(ExitCode),
-    Done { outcome: Result<Value>, pretty: bool },
+    Done {
+        outcome: Result<Value>,
+        pretty: bool,
+    },
 }
 
 fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
@@ -131,9 +133,7 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
             let first = text.lines().next().unwrap_or("bad flags");
             let message = first.trim_start_matches("error: ").to_string();
             return Step::Done {
-                outcome: Err(Error::invalid_args(format!(
-                    "{message} (see --help)"
-                ))),
+                outcome: Err(Error::invalid_args(format!("{message} (see --help)"))),
                 pretty: false,
             };
         }
@@ -161,7 +161,10 @@ fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Re
                 if !args.contains_key(param) && !std::io::stdin().is_terminal() {
                     let text = read_stdin(limit)?;
                     let text = String::from_utf8(text).map_err(|_| {
-                        Error::new(ErrorKind::BinaryFile, format!("{param} on stdin is not UTF-8"))
+                        Error::new(
+                            ErrorKind::BinaryFile,
+                            format!("{param} on stdin is not UTF-8"),
+                        )
                     })?;
                     args.insert(param.to_string(), Value::String(text));
                 }
@@ -208,7 +211,10 @@ pub fn parse_request(bytes: &[u8]) -> Result<Value> {
         return Ok(Value::Object(Map::new()));
     }
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        Error::new(ErrorKind::InvalidJson, format!("stdin is not valid JSON: {e}"))
+        Error::new(
+            ErrorKind::InvalidJson,
+            format!("stdin is not valid JSON: {e}"),
+        )
     })?;
     if !value.is_object() {
         return Err(Error::new(
@@ -338,7 +344,9 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
                 .value_name("N")
                 .allow_negative_numbers(true)
                 .value_parser(clap::value_parser!(i64)),
-            _ => arg.value_name(name.to_uppercase()).allow_hyphen_values(true),
+            _ => arg
+                .value_name(name.to_uppercase())
+                .allow_hyphen_values(true),
         };
         cmd = cmd.arg(arg);
     }

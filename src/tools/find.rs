@@ -41,7 +41,9 @@ fn default_path() -> String {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FindResult {
+    /// Sorted paths relative to the workspace root; directories end with "/".
     pub files: Vec<String>,
+    /// True when more paths matched than `max_results`.
     pub truncated: bool,
 }
 

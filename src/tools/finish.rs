@@ -21,6 +21,7 @@ fn default_message() -> String {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FinishResult {
+    /// The final message, as given.
     pub message: String,
 }
 

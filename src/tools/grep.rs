@@ -62,18 +62,25 @@ fn default_path() -> String {
 
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Match {
+    /// File path relative to the workspace root.
     pub path: String,
+    /// 1-based line number.
     pub line: u64,
+    /// The matching line without its line ending (very long lines are shortened).
     pub text: String,
+    /// Context lines before the match (with `context`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<String>,
+    /// Context lines after the match (with `context`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GrepResult {
+    /// Matches sorted by path, then line.
     pub matches: Vec<Match>,
+    /// True when more matches exist than `max_results`.
     pub truncated: bool,
 }
 
@@ -104,7 +111,11 @@ impl Tool for GrepFiles {
             let base = if start.kind == Kind::Dir {
                 start.path.clone()
             } else {
-                start.path.parent().map(|p| p.to_path_buf()).unwrap_or_default()
+                start
+                    .path
+                    .parent()
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or_default()
             };
             let mut ob = OverrideBuilder::new(base);
             ob.add(glob)
@@ -198,7 +209,11 @@ fn line_text(bytes: &[u8]) -> String {
 impl Sink for Collect<'_> {
     type Error = io::Error;
 
-    fn matched(&mut self, _s: &Searcher, mat: &SinkMatch<'_>) -> std::result::Result<bool, io::Error> {
+    fn matched(
+        &mut self,
+        _s: &Searcher,
+        mat: &SinkMatch<'_>,
+    ) -> std::result::Result<bool, io::Error> {
         self.hits.push(Match {
             path: self.path.to_string(),
             line: mat.line_number().unwrap_or(0),
@@ -210,7 +225,11 @@ impl Sink for Collect<'_> {
         Ok((self.hits.len() as u64) <= self.cap)
     }
 
-    fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> std::result::Result<bool, io::Error> {
+    fn context(
+        &mut self,
+        _s: &Searcher,
+        ctx: &SinkContext<'_>,
+    ) -> std::result::Result<bool, io::Error> {
         let text = line_text(ctx.bytes());
         match ctx.kind() {
             SinkContextKind::After => {

@@ -46,8 +46,12 @@ fn default_dir() -> String {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListResult {
+    /// The listed directory, relative to the workspace root.
     pub path: String,
+    /// Directories (suffixed with "/") first, then files, each group sorted; with `recursive`,
+    /// paths relative to the listed directory.
     pub entries: Vec<String>,
+    /// True when the listing stopped at `max_results` entries.
     pub truncated: bool,
 }
 
@@ -82,7 +86,10 @@ impl Tool for ListDir {
                         if let Ok(sub) = openat(
                             dir_fd.as_fd(),
                             OsStr::from_bytes(&entry.raw_name),
-                            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                            OFlag::O_RDONLY
+                                | OFlag::O_DIRECTORY
+                                | OFlag::O_NOFOLLOW
+                                | OFlag::O_CLOEXEC,
                             Mode::empty(),
                         ) {
                             queue.push_back((sub, format!("{path}/")));

@@ -33,7 +33,9 @@ pub struct ReadArgs {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReadResult {
+    /// The file, relative to the workspace root.
     pub path: String,
+    /// The text, line endings kept.
     pub content: String,
     /// Number of lines in the whole file.
     pub total_lines: u64,
@@ -121,7 +123,10 @@ pub fn text_or_binary(bytes: Vec<u8>, path: &str) -> Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         binary(
             path,
-            &format!("it is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
+            &format!(
+                "it is not valid UTF-8 (at byte {})",
+                e.utf8_error().valid_up_to()
+            ),
         )
     })
 }
@@ -211,11 +216,15 @@ mod tests {
     fn binary_detection() {
         assert!(text_or_binary(b"ok\n".to_vec(), "f").is_ok());
         assert_eq!(
-            text_or_binary(b"a\0b".to_vec(), "f").expect_err("nul").code(),
+            text_or_binary(b"a\0b".to_vec(), "f")
+                .expect_err("nul")
+                .code(),
             "binary_file"
         );
         assert_eq!(
-            text_or_binary(b"caf\xe9".to_vec(), "f").expect_err("latin1").code(),
+            text_or_binary(b"caf\xe9".to_vec(), "f")
+                .expect_err("latin1")
+                .code(),
             "binary_file"
         );
     }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use sneaky::tools::{schema_file_text, SPECS};
 
-pub const REGENERATE_HINT: &str = "run `SNEAKY_REGENERATE=1 cargo test --test suite generated` to update";
+pub const REGENERATE_HINT: &str =
+    "run `SNEAKY_REGENERATE=1 cargo test --test suite generated` to update";
 
 /// Compare a generated file with the committed one, or write it when regenerating.
 pub fn check_or_write(path: &Path, expected: &str) {
@@ -32,7 +33,287 @@ fn schemas_match_the_argument_types() {
         check_or_write(&dir.join(format!("{}.json", spec.name)), &text);
         // The embedded copy is what --schema prints and what the flags are built from.
         if std::env::var_os("SNEAKY_REGENERATE").is_none() {
-            assert_eq!(spec.schema, text, "{}: binary embeds a stale schema; rebuild", spec.name);
+            assert_eq!(
+                spec.schema, text,
+                "{}: binary embeds a stale schema; rebuild",
+                spec.name
+            );
+        }
+    }
+}
+
+/// What a man page says beyond the flags, per tool: an example request, a pipeline with jq,
+/// the config keys that apply and extra environment variables.
+struct ToolDoc {
+    example: &'static str,
+    pipeline: &'static str,
+    config: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+/// The date the man pages carry; bump it with the version.
+const MAN_DATE: &str = "2026-11-29";
+
+const COMMON_CONFIG: &[&str] =
+    &["permissions.deny, permissions.allow, permissions.confirm: the tool's tier"];
+
+fn tool_doc(name: &str) -> ToolDoc {
+    let (example, pipeline, config, env): (&str, &str, &[&str], &[(&str, &str)]) = match name {
+        "read_file" => (
+            r#"{"file_path": "src/main.rs", "offset": 10, "limit": 20}"#,
+            "sneaky-read src/main.rs --offset 10 --limit 20 | jq -r .result.content",
+            &["max_file_size_bytes: largest file (or range) returned"],
+            &[],
+        ),
+        "list_dir" => (
+            r#"{"directory_path": "src", "recursive": true}"#,
+            "sneaky-ls src --recursive | jq -r '.result.entries[]' | grep -v /$",
+            &[],
+            &[],
+        ),
+        "grep_files" => (
+            r#"{"pattern": "fn main", "path": "src", "file_pattern": "*.rs"}"#,
+            "sneaky-grep TODO | jq -r '.result.matches[] | \"\\(.path):\\(.line): \\(.text)\"'",
+            &[],
+            &[],
+        ),
+        "find_files" => (
+            r#"{"pattern": "*.toml", "path": "."}"#,
+            "sneaky-find 'src/**/*.rs' | jq -r '.result.files[]' | xargs wc -l",
+            &[],
+            &[],
+        ),
+        "write_file" => (
+            r#"{"file_path": "notes/todo.md", "content": "- write tests\n"}"#,
+            "printf 'hello\\n' | sneaky-write greeting.txt | jq .result.created",
+            &["max_file_size_bytes: largest content accepted"],
+            &[],
+        ),
+        "make_dir" => (
+            r#"{"directory_path": "src/services/new_module"}"#,
+            "sneaky-mkdir build/out | jq .result.created",
+            &[],
+            &[],
+        ),
+        "delete_file" => (
+            r#"{"file_path": "old/deprecated.py"}"#,
+            "sneaky-rm old/deprecated.py | jq -e .ok",
+            &[],
+            &[],
+        ),
+        "str_replace" => (
+            r#"{"file_path": "src/main.rs", "old_str": "fn old()", "new_str": "fn new()"}"#,
+            "sneaky-replace src/main.rs --old-str 'fn old()' --new-str 'fn new()' --dry-run | jq -r .result.diff",
+            &["max_file_size_bytes: largest file edited"],
+            &[],
+        ),
+        "patch_apply" => (
+            r#"{"file_path": "src/main.rs", "patch": "@@ -1 +1 @@\n-old\n+new\n"}"#,
+            "git diff -- src/main.rs > fix.patch; sneaky-patch src/main.rs --dry-run < fix.patch | jq .result.hunks_applied",
+            &["max_file_size_bytes: largest file patched"],
+            &[],
+        ),
+        "run_command" => (
+            r#"{"command": "cargo test --quiet", "timeout": 120}"#,
+            "sneaky-run 'git status --short' | jq -r '.result.stdout'",
+            &[
+                "max_output_bytes: cap on each of stdout and stderr",
+                "tools.shell.allowed_commands, tools.shell.denied_commands: the command policy",
+                "tools.shell.default_timeout: seconds when the call gives none",
+                "tools.shell.sandbox, tools.shell.network: the Landlock sandbox",
+                "tools.shell.pass_env: secret-looking variables passed anyway",
+            ],
+            &[("(credentials)", "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands")],
+        ),
+        _ => (
+            r#"{"message": "Created the module and its tests."}"#,
+            "sneaky-finish 'All done' | jq -r .result.message",
+            &[],
+            &[],
+        ),
+    };
+    ToolDoc {
+        example,
+        pipeline,
+        config,
+        env,
+    }
+}
+
+fn roff_section(r: &mut roff::Roff, title: &str) {
+    r.control("SH", [title]);
+}
+
+fn roff_item(r: &mut roff::Roff, term: &str, body: &str) {
+    r.control("TP", []);
+    r.text([roff::bold(term)]);
+    r.text([roff::roman(body)]);
+}
+
+fn roff_example(r: &mut roff::Roff, lines: &str) {
+    r.control("EX", []);
+    for line in lines.lines() {
+        r.text([roff::roman(line)]);
+    }
+    r.control("EE", []);
+}
+
+/// The properties of a schema with their type and description, for the man pages.
+fn described_properties(schema: &serde_json::Value) -> Vec<(String, String, String, bool)> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    sneaky::protocol::schema_properties(schema)
+        .into_iter()
+        .map(|(name, ty, desc)| {
+            let req = required.contains(&name.as_str());
+            (name, ty, desc, req)
+        })
+        .collect()
+}
+
+fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
+    let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
+    let cmd = sneaky::protocol::build_command(spec, &schema);
+    let man = clap_mangen::Man::new(cmd)
+        .date(MAN_DATE)
+        .source(format!("sneaky {}", env!("CARGO_PKG_VERSION")))
+        .manual("SneakyCode Manual");
+    let doc = tool_doc(spec.name);
+    let mut out = Vec::new();
+    man.render_title(&mut out).expect("render");
+    man.render_name_section(&mut out).expect("render");
+    man.render_synopsis_section(&mut out).expect("render");
+    man.render_description_section(&mut out).expect("render");
+    man.render_options_section(&mut out).expect("render");
+    let mut r = roff::Roff::new();
+    roff_section(&mut r, "INPUT");
+    r.text([roff::roman(format!(
+        "The tool {} reads one JSON object on stdin holding its arguments, or the same arguments \
+         as the flags above (then stdin is not parsed as JSON). The arguments are checked against \
+         the schema that --schema prints before anything runs.",
+        spec.name
+    ))]);
+    for (name, ty, desc, req) in described_properties(&schema) {
+        let kind = if req {
+            format!("{ty}, required")
+        } else {
+            format!("{ty}, optional")
+        };
+        roff_item(&mut r, &format!("{name} ({kind})"), &desc);
+    }
+    r.control("PP", []);
+    r.text([roff::roman("Example request:")]);
+    r.control("PP", []);
+    roff_example(&mut r, &format!("echo '{}' | {}", doc.example, spec.binary));
+    roff_section(&mut r, "RESULT");
+    r.text([roff::roman(format!(
+        "One line of JSON on stdout: {{\"ok\":true,\"tool\":\"{}\",\"result\":{{...}}}} on success, \
+         {{\"ok\":false,\"tool\":\"{}\",\"error\":{{\"code\":...,\"message\":...}}}} on failure. The result holds:",
+        spec.name, spec.name
+    ))]);
+    let output = (spec.output_schema)();
+    for (name, ty, desc, _) in described_properties(&output) {
+        roff_item(&mut r, &format!("{name} ({ty})"), &desc);
+    }
+    roff_section(&mut r, "EXIT STATUS");
+    for (code, meaning) in [
+        ("0", "success"),
+        (
+            "1",
+            "the operation failed (not found, no match, patch rejected ...)",
+        ),
+        (
+            "2",
+            "bad input: invalid JSON, a schema violation, bad flags, a broken config",
+        ),
+        (
+            "3",
+            "refused: outside the workspace, tool denied by config, command not allowed",
+        ),
+    ] {
+        roff_item(&mut r, code, meaning);
+    }
+    roff_section(&mut r, "ERRORS");
+    r.text([roff::roman("error.code is one of these stable words:")]);
+    for kind in sneaky::error::ErrorKind::ALL {
+        roff_item(
+            &mut r,
+            kind.code(),
+            &format!("{} (exit {})", kind.meaning(), kind.exit_status()),
+        );
+    }
+    roff_section(&mut r, "ENVIRONMENT");
+    let mut env = vec![
+        (
+            "SNEAKY_ROOT",
+            "workspace root when --root is not given (else the current directory)",
+        ),
+        (
+            "SNEAKY_CONFIG",
+            "configuration file when --config is not given",
+        ),
+        (
+            "XDG_CONFIG_HOME",
+            "where the user configuration sneaky/config.toml is looked for (else ~/.config)",
+        ),
+    ];
+    env.extend(doc.env.iter().copied());
+    for (name, meaning) in env {
+        roff_item(&mut r, name, meaning);
+    }
+    roff_section(&mut r, "CONFIGURATION");
+    r.text([roff::roman(
+        "TOML, the first found of: --config FILE, SNEAKY_CONFIG, <root>/sneaky.toml, \
+         $XDG_CONFIG_HOME/sneaky/config.toml. Unknown keys are errors. Keys that apply:",
+    )]);
+    for line in COMMON_CONFIG.iter().chain(doc.config) {
+        let (key, meaning) = line.split_once(": ").unwrap_or((line, ""));
+        roff_item(&mut r, key, meaning);
+    }
+    roff_section(&mut r, "EXAMPLES");
+    roff_example(&mut r, doc.pipeline);
+    roff_section(&mut r, "SEE ALSO");
+    let others: Vec<String> = SPECS
+        .iter()
+        .filter(|s| s.binary != spec.binary)
+        .map(|s| format!("{}(1)", s.binary))
+        .collect();
+    r.text([roff::roman(others.join(", "))]);
+    r.to_writer(&mut out).expect("render");
+    man.render_version_section(&mut out).expect("render");
+    String::from_utf8(out).expect("utf8")
+}
+
+fn completions(cmd: &mut clap::Command, name: &str) -> Vec<(String, String)> {
+    use clap_complete::Shell;
+    [
+        (Shell::Bash, format!("{name}.bash")),
+        (Shell::Zsh, format!("_{name}")),
+        (Shell::Fish, format!("{name}.fish")),
+    ]
+    .into_iter()
+    .map(|(shell, file)| {
+        let mut buf = Vec::new();
+        clap_complete::generate(shell, cmd, name, &mut buf);
+        (file, String::from_utf8(buf).expect("utf8"))
+    })
+    .collect()
+}
+
+#[test]
+fn man_pages_and_completions_match_the_commands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for spec in SPECS {
+        check_or_write(
+            &root.join("man").join(format!("{}.1", spec.binary)),
+            &man_page(spec),
+        );
+        let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
+        let mut cmd = sneaky::protocol::build_command(spec, &schema);
+        for (file, text) in completions(&mut cmd, spec.binary) {
+            check_or_write(&root.join("completions").join(file), &text);
         }
     }
 }

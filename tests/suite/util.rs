@@ -87,8 +87,15 @@ impl Reply {
     pub fn parse(bin: &str, out: Output) -> Reply {
         let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(stdout.ends_with('\n'), "{bin}: stdout not newline-terminated: {stdout:?}");
-        assert_eq!(stdout.trim_end().lines().count(), 1, "{bin}: more than one line: {stdout}");
+        assert!(
+            stdout.ends_with('\n'),
+            "{bin}: stdout not newline-terminated: {stdout:?}"
+        );
+        assert_eq!(
+            stdout.trim_end().lines().count(),
+            1,
+            "{bin}: more than one line: {stdout}"
+        );
         assert!(!stderr.contains("panicked"), "{bin} panicked: {stderr}");
         let json: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
         let obj = json.as_object().expect("envelope is an object");
@@ -113,10 +120,17 @@ impl Reply {
 
     /// Assert a failure with this code and exit status; returns the message.
     pub fn err(&self, code: &str, status: i32) -> String {
-        assert_eq!(self.json["ok"], false, "expected failure {code}: {}", self.json);
+        assert_eq!(
+            self.json["ok"], false,
+            "expected failure {code}: {}",
+            self.json
+        );
         assert_eq!(self.json["error"]["code"], code, "{}", self.json);
         assert_eq!(self.status, status, "{}", self.json);
-        self.json["error"]["message"].as_str().unwrap_or("").to_string()
+        self.json["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
     }
 }
 

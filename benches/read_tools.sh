@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Benchmark the read tools against their reference tools, side by side in one run, and print
+# the ratios (ours / reference; lower is better):
+#   sneaky-grep vs `rg -n` (target ≤ 1.2×) and vs `rg -n --sort path` — with identical
+#   path:line sets checked first; sneaky-find vs `fdfind --glob` (target ≤ 1.2×) with identical
+#   sets; one sneaky-read of a small file vs one `cat` process (target ≤ 2.5×).
+#
+# Usage: benches/read_tools.sh [SOURCE_TREE]
+# The tree must hold ≥ 50 MB of source. Default: cargo's registry sources
+# (~/.cargo/registry/src, filled by any `cargo fetch`; this project's own dependencies are
+# ~150 MB). Needs hyperfine, ripgrep and fd-find (apt-get install hyperfine ripgrep fd-find).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TREE=${1:-$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | head -n 1)}
+TREE=$(cd "$TREE" && pwd -P)
+for tool in hyperfine rg fdfind; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install hyperfine ripgrep fd-find)"; exit 1; }
+done
+size_mb=$(du -sm "$TREE" | cut -f1)
+[ "$size_mb" -ge 50 ] || { echo "$TREE holds only ${size_mb} MB; need ≥ 50 MB"; exit 1; }
+
+cargo build --release --bins -q
+BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+echo "tree: $TREE (${size_mb} MB, $(find "$TREE" -type f | wc -l) files), $(nproc) cores"
+
+ratio() { # ratio NAME JSON: mean of command 1 / mean of command 2
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+name, path = sys.argv[1], sys.argv[2]
+r = json.load(open(path))["results"]
+ours, ref = r[0]["mean"], r[1]["mean"]
+print(f"RATIO {name}: ours {ours*1000:.1f} ms, reference {ref*1000:.1f} ms, ratio {ours/ref:.2f}x")
+EOF
+}
+
+# --- grep: identical sets first -------------------------------------------------------------
+PATTERN='fn [a-z_]+_mut\('
+"$BIN/sneaky-grep" --root "$TREE" --max-results 1000000 "$PATTERN" \
+  | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(m["path"] + ":" + str(m["line"])) for m in r["matches"]]' \
+  | sort > "$WORK/ours.txt"
+(cd "$TREE" && rg -n --no-heading "$PATTERN" . | sed -E 's#^\./##' | cut -d: -f1,2) | sort > "$WORK/rg.txt"
+if ! cmp -s "$WORK/ours.txt" "$WORK/rg.txt"; then
+  echo "grep: path:line sets differ from rg:"; diff "$WORK/ours.txt" "$WORK/rg.txt" | head -20; exit 1
+fi
+echo "grep: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
+
+cd "$TREE"
+hyperfine -N -w 2 -r 10 --export-json "$WORK/grep.json" \
+  -n sneaky-grep "$BIN/sneaky-grep --max-results 1000000 '$PATTERN'" \
+  -n "rg -n" "rg -n '$PATTERN'" >/dev/null
+ratio "sneaky-grep / rg -n" "$WORK/grep.json"
+hyperfine -N -w 2 -r 10 --export-json "$WORK/grep_sorted.json" \
+  -n sneaky-grep "$BIN/sneaky-grep --max-results 1000000 '$PATTERN'" \
+  -n "rg -n --sort path" "rg -n --sort path '$PATTERN'" >/dev/null
+ratio "sneaky-grep / rg -n --sort path" "$WORK/grep_sorted.json"
+
+# --- find -----------------------------------------------------------------------------------
+"$BIN/sneaky-find" --max-results 1000000 '*.rs' \
+  | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(f.rstrip("/")) for f in r["files"]]' \
+  | sort > "$WORK/ours_find.txt"
+fdfind --glob '*.rs' | sed -E 's#^\./##; s#/$##' | sort > "$WORK/fd.txt"
+if ! cmp -s "$WORK/ours_find.txt" "$WORK/fd.txt"; then
+  echo "find: sets differ from fd:"; diff "$WORK/ours_find.txt" "$WORK/fd.txt" | head -20; exit 1
+fi
+echo "find: identical sets ($(wc -l < "$WORK/fd.txt") paths)"
+hyperfine -N -w 2 -r 10 --export-json "$WORK/find.json" \
+  -n sneaky-find "$BIN/sneaky-find --max-results 1000000 '*.rs'" \
+  -n "fdfind --glob" "fdfind --glob '*.rs'" >/dev/null
+ratio "sneaky-find / fdfind --glob" "$WORK/find.json"
+
+# --- read: one small file, start-up dominated ----------------------------------------------
+mkdir -p "$WORK/ws"
+printf 'fn main() {\n    println!("hello");\n}\n' > "$WORK/ws/small.rs"
+cd "$WORK/ws"
+hyperfine -N -w 20 -r 300 --export-json "$WORK/read.json" \
+  -n sneaky-read "$BIN/sneaky-read small.rs" \
+  -n cat "cat small.rs" >/dev/null
+ratio "sneaky-read / cat" "$WORK/read.json"

@@ -1,0 +1,9 @@
+complete -c sneaky-find -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-find -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
+complete -c sneaky-find -l pattern -d 'Glob pattern: "*" and "?" within a name, "**" across directories, "{a,b}" alternatives.' -r
+complete -c sneaky-find -l path -d 'Directory to search in, relative to the workspace root. Default: ".".' -r
+complete -c sneaky-find -l max-results -d 'Most paths to return. Default: 1000.' -r
+complete -c sneaky-find -l pretty -d 'Pretty-print the JSON result'
+complete -c sneaky-find -l schema -d 'Print the JSON Schema of the input and exit'
+complete -c sneaky-find -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sneaky-find -s V -l version -d 'Print version'

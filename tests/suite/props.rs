@@ -1,0 +1,132 @@
+//! Property tests over the library: for random trees of files, directories and links (some
+//! pointing out of the root, some dangling, some looping), the walking tools never return a
+//! path that leads outside the root, nor anything of an outside file's content.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use sneaky::jail::Workspace;
+use sneaky::tools::{spec, Context};
+
+#[derive(Debug, Clone)]
+enum Node {
+    Dir(String),
+    File(String, String),
+    Link(String, String),
+}
+
+fn name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-c]{1,2}",
+        Just(".hidden".to_string()),
+        Just("x.txt".to_string()),
+    ]
+}
+
+fn rel_path() -> impl Strategy<Value = String> {
+    prop::collection::vec(name(), 1..4).prop_map(|parts| parts.join("/"))
+}
+
+fn link_target() -> impl Strategy<Value = String> {
+    prop_oneof![
+        rel_path(),
+        Just("..".to_string()),
+        Just("../..".to_string()),
+        Just("../outside".to_string()),
+        Just("@OUTSIDE@".to_string()),
+        Just("@ROOT@/a".to_string()),
+        Just("/proc/self/root".to_string()),
+        Just(".".to_string()),
+        Just("missing/target".to_string()),
+    ]
+}
+
+fn node() -> impl Strategy<Value = Node> {
+    prop_oneof![
+        rel_path().prop_map(Node::Dir),
+        (rel_path(), "[a-z ]{0,12}").prop_map(|(p, c)| Node::File(p, c)),
+        (rel_path(), link_target()).prop_map(|(p, t)| Node::Link(p, t)),
+    ]
+}
+
+fn build(nodes: &[Node]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::create_dir_all(outside.join("a")).expect("mkdir");
+    std::fs::write(outside.join("leak.txt"), "OUTSIDE\n").expect("write");
+    std::fs::write(outside.join("a/leak.txt"), "OUTSIDE\n").expect("write");
+    for node in nodes {
+        // Creation failures (a file where a directory should be…) just shape the tree.
+        match node {
+            Node::Dir(p) => {
+                let _ = std::fs::create_dir_all(root.join(p));
+            }
+            Node::File(p, c) => {
+                let p = root.join(p);
+                if let Some(parent) = p.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                let _ = std::fs::write(p, c);
+            }
+            Node::Link(p, t) => {
+                let t = t
+                    .replace("@OUTSIDE@", &outside.display().to_string())
+                    .replace("@ROOT@", &root.display().to_string());
+                let p = root.join(p);
+                if let Some(parent) = p.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                let _ = std::os::unix::fs::symlink(t, p);
+            }
+        }
+    }
+    (dir, root)
+}
+
+/// A returned path must be relative, free of `..`, and resolve beneath the root.
+fn assert_inside(ws: &Workspace, path: &str) {
+    let trimmed = path.trim_end_matches('/');
+    assert!(!trimmed.starts_with('/'), "absolute path returned: {path}");
+    assert!(
+        !trimmed.split('/').any(|c| c == ".."),
+        "path with .. returned: {path}"
+    );
+    let rel = ws.relative(trimmed).expect("relative");
+    let flags = nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_NOFOLLOW;
+    ws.open(&rel, flags, nix::sys::stat::Mode::empty())
+        .unwrap_or_else(|e| panic!("{path} does not resolve beneath the root: {e}"));
+}
+
+fn call(ctx: &Context, tool: &str, args: Value) -> Value {
+    let spec = spec(tool).expect("tool");
+    (spec.run)(args, ctx).unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn walkers_stay_inside(nodes in prop::collection::vec(node(), 1..25)) {
+        let (_dir, root) = build(&nodes);
+        let ctx = Context {
+            ws: Workspace::open_root(&root).expect("root"),
+            config: sneaky::config::Config::default(),
+        };
+        let listed = call(&ctx, "list_dir", json!({"recursive": true}));
+        for e in listed["entries"].as_array().expect("entries") {
+            assert_inside(&ctx.ws, e.as_str().expect("str"));
+        }
+        let found = call(&ctx, "find_files", json!({"pattern": "*"}));
+        for f in found["files"].as_array().expect("files") {
+            assert_inside(&ctx.ws, f.as_str().expect("str"));
+        }
+        let grep = call(&ctx, "grep_files", json!({"pattern": "."}));
+        for m in grep["matches"].as_array().expect("matches") {
+            assert_inside(&ctx.ws, m["path"].as_str().expect("path"));
+            prop_assert!(!m["text"].as_str().unwrap_or("").contains("OUTSIDE"));
+        }
+        prop_assert!(!grep.to_string().contains("OUTSIDE"));
+    }
+}

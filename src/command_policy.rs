@@ -100,13 +100,13 @@ pub const OPAQUE_WRAPPERS: &[&str] = &[
 /// when the lists allow the shell.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh"];
 
-/// Programs that cannot write files (so an argument naming `sneaky.toml` is harmless).
+/// Programs that cannot write files (so an argument naming `sneaky.toml` is harmless). Not
+/// `xxd` (-r writes), `tree` (-o), `file` (-C), `sort` (-o).
 #[rustfmt::skip]
 const READ_ONLY: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "file", "stat", "du", "diff",
-    "cmp", "comm", "nl", "tac", "rev", "basename", "dirname", "realpath", "readlink", "echo",
-    "printf", "test", "[", "sha256sum", "sha1sum", "md5sum", "cksum", "xxd", "od", "hexdump",
-    "strings", "jq", "tree",
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "stat", "du", "diff", "cmp",
+    "comm", "nl", "tac", "rev", "basename", "dirname", "realpath", "readlink", "echo", "printf",
+    "test", "[", "sha256sum", "sha1sum", "md5sum", "cksum", "od", "hexdump", "strings", "jq",
 ];
 
 /// How an argument rule recognises an offending argument.
@@ -474,12 +474,19 @@ impl Checker<'_> {
             }
             "heredoc_redirect" => {
                 let mut quoted_delimiter = false;
+                let mut strip_tabs = false;
+                let mut delimiter = String::new();
                 for child in children(node) {
                     match child.kind() {
-                        "<<" | "<<-" | "heredoc_end" => {}
+                        "<<" => {}
+                        "<<-" => strip_tabs = true,
                         "heredoc_start" => {
                             let t = self.text(child, src);
                             quoted_delimiter = t.contains(['\'', '"', '\\']);
+                            delimiter = t
+                                .chars()
+                                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                                .collect();
                         }
                         "heredoc_body" => {
                             let body = self.text(child, src);
@@ -489,6 +496,34 @@ impl Checker<'_> {
                             if !quoted_delimiter && (expanding || body.contains(['$', '`', '\\'])) {
                                 return Err(deny(format!(
                                     "`{part}`: a heredoc with an unquoted delimiter must not contain `$`, backticks or backslashes (quote the delimiter: <<'EOF')"
+                                )));
+                            }
+                            // bash ends the body at the first line equal to the delimiter; if
+                            // the grammar read further, the two disagree: refuse.
+                            let ends_early = body.split('\n').any(|line| {
+                                let line = if strip_tabs {
+                                    line.trim_start_matches('\t')
+                                } else {
+                                    line
+                                };
+                                line == delimiter
+                            });
+                            if ends_early {
+                                return Err(deny(format!(
+                                    "`{part}`: the heredoc body contains its own delimiter line"
+                                )));
+                            }
+                        }
+                        "heredoc_end" => {
+                            let t = self.text(child, src);
+                            let t = if strip_tabs {
+                                t.trim_start_matches('\t')
+                            } else {
+                                t
+                            };
+                            if t != delimiter {
+                                return Err(deny(format!(
+                                    "`{part}`: the heredoc does not end with its delimiter `{delimiter}`"
                                 )));
                             }
                         }

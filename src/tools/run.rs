@@ -374,13 +374,31 @@ fn processes() -> Vec<(i32, char, i32, i32, i32)> {
     .collect()
 }
 
+/// Our child processes, from /proc/self/task/*/children (cheaper than a scan of /proc);
+/// falls back to the scan where that file does not exist.
 fn our_children() -> HashSet<i32> {
     let me = std::process::id() as i32;
-    processes()
-        .into_iter()
-        .filter(|p| p.2 == me)
-        .map(|p| p.0)
-        .collect()
+    let from_tasks = std::fs::read_dir("/proc/self/task").ok().map(|tasks| {
+        tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+            .flat_map(|text| {
+                text.split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect::<Vec<i32>>()
+            })
+            .collect::<HashSet<i32>>()
+    });
+    match from_tasks {
+        Some(set) if std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists() => {
+            set
+        }
+        _ => processes()
+            .into_iter()
+            .filter(|p| p.2 == me)
+            .map(|p| p.0)
+            .collect(),
+    }
 }
 
 /// Live processes that belong to the command: its group, its session (when it has its own),

@@ -181,6 +181,9 @@ const GIT_SUBCOMMANDS: &[&str] = &[
 /// Git config keys a command may set; every other key can name a program git runs.
 const GIT_CONFIG_SAFE_PREFIXES: &[&str] = &["user.", "color.", "advice.", "init."];
 
+/// Deepest syntax tree the checker walks (its walk is recursive).
+const MAX_TREE_DEPTH: usize = 200;
+
 /// Deepest nesting of `sh -c '…'` that is checked (deeper is refused).
 const MAX_DEPTH: u8 = 3;
 
@@ -311,6 +314,12 @@ impl Checker<'_> {
         let tree = parse(text)?;
         let root = tree.root_node();
         let src = text.as_bytes();
+        // The checks below recurse over the tree: bound its depth first, iteratively.
+        if tree_depth(root) > MAX_TREE_DEPTH {
+            return Err(deny(format!(
+                "the command is nested more than {MAX_TREE_DEPTH} levels deep"
+            )));
+        }
         if root.has_error() {
             return Err(deny(format!(
                 "the command does not parse as a complete shell command{}",
@@ -1396,6 +1405,28 @@ fn describe_kind(kind: &str) -> String {
         "declaration_command" => "a declaration (declare/export/local …)".into(),
         "unset_command" => "unset".into(),
         other => format!("`{other}`"),
+    }
+}
+
+/// The depth of a syntax tree, walked with a cursor (no recursion).
+fn tree_depth(root: Node<'_>) -> usize {
+    let mut cursor = root.walk();
+    let (mut depth, mut max) = (0usize, 0usize);
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            max = max.max(depth);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return max;
+            }
+            depth -= 1;
+        }
     }
 }
 

@@ -36,6 +36,15 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::jail::{Workspace, CONFIG_FILE_NAME};
 use crate::sandbox::{self, LaunchSpec, LaunchStatus};
 
+/// Commands this process is running now (launcher pids = their session and group ids), so
+/// that a clean-up never takes another concurrent command's processes for orphans (the MCP
+/// server runs calls in one process).
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn running() -> Vec<i32> {
+    RUNNING.lock().map(|r| r.clone()).unwrap_or_default()
+}
+
 /// Longest command line accepted.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Between SIGTERM and SIGKILL on timeout.
@@ -198,6 +207,9 @@ fn run_approved(
         .spawn()
         .map_err(|e| Error::io("starting the command", e))?;
     let pid = Pid::from_raw(child.id() as i32);
+    if let Ok(mut r) = RUNNING.lock() {
+        r.push(pid.as_raw());
+    }
     let own_session = launcher.is_some();
     let stdout = Stream::start(child.stdout.take(), cap, false);
     let stderr = Stream::start(child.stderr.take(), cap, own_session);
@@ -205,6 +217,9 @@ fn run_approved(
     let (status, timed_out) =
         wait_with_timeout(child, pid, own_session, &children_before, timeout)?;
     kill_leftovers(pid, own_session, &children_before);
+    if let Ok(mut r) = RUNNING.lock() {
+        r.retain(|p| *p != pid.as_raw());
+    }
     let deadline = Instant::now() + CLEANUP_LIMIT;
     stdout.wait(deadline);
     stderr.wait(deadline);
@@ -346,8 +361,10 @@ fn kill_leftovers(pid: Pid, own_session: bool, children_before: &HashSet<i32>) {
 
 fn reap_orphans(children_before: &HashSet<i32>) {
     use nix::sys::wait::{waitpid, WaitPidFlag};
+    // Never another running command's own child: its waiting thread must get its status.
+    let others = running();
     for p in our_children() {
-        if !children_before.contains(&p) {
+        if !children_before.contains(&p) && !others.contains(&p) {
             let _ = waitpid(Pid::from_raw(p), Some(WaitPidFlag::WNOHANG));
         }
     }
@@ -402,18 +419,21 @@ fn our_children() -> HashSet<i32> {
 }
 
 /// Live processes that belong to the command: its group, its session (when it has its own),
-/// and orphans re-parented to us since it started.
+/// and orphans re-parented to us since it started (but not another running command's own
+/// processes or orphans).
 fn members(pid: Pid, own_session: bool, children_before: &HashSet<i32>) -> Vec<i32> {
     let me = std::process::id() as i32;
     let id = pid.as_raw();
+    let others: Vec<i32> = running().into_iter().filter(|p| *p != id).collect();
     processes()
         .into_iter()
         .filter(|&(p, state, ppid, pgrp, session)| {
-            p != me
-                && state != 'Z'
-                && (pgrp == id
-                    || (own_session && session == id)
-                    || (ppid == me && !children_before.contains(&p)))
+            let orphan = ppid == me
+                && !children_before.contains(&p)
+                && !others.contains(&p)
+                && !others.contains(&session)
+                && !others.contains(&pgrp);
+            p != me && state != 'Z' && (pgrp == id || (own_session && session == id) || orphan)
         })
         .map(|p| p.0)
         .collect()

@@ -178,3 +178,20 @@ fn configured_lists_replace_the_defaults() {
         .err("command_denied", 3);
     assert!(!w.root.join("pwned").exists());
 }
+
+#[test]
+fn deeply_nested_input_is_refused_without_crashing() {
+    let w = corpus_ws();
+    for command in [
+        format!("{}touch pwned{}", "( ".repeat(15000), " )".repeat(15000)),
+        format!("{}touch pwned", "( ".repeat(20000)),
+        format!("{}touch pwned", "! ".repeat(30000)),
+        format!("echo {}", "\"a\"".repeat(20000)).replace("echo", "echo $(touch pwned)"),
+    ] {
+        assert_refused(&w, &command);
+    }
+    // Over the length bound: bad input, not a refusal.
+    let long = format!("echo {}", "a".repeat(70 * 1024));
+    w.call("sneaky-run", json!({ "command": long }))
+        .err("invalid_args", 2);
+}

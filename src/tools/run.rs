@@ -16,7 +16,6 @@
 use std::collections::{HashSet, VecDeque};
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -778,35 +777,45 @@ fn utf8_prefix_end(b: &[u8]) -> usize {
 }
 
 /// The workspace's sneaky.toml before the command ran, to put it back if the command changed
-/// it (Landlock rules can only add rights beneath the root, not take one file out).
+/// it (Landlock rules can only add rights beneath the root, not take one file out). Compared
+/// by inode, type and content, so a rename over it or a link swapped in counts as a change.
 struct ConfigSnapshot {
-    state: Option<Option<(Vec<u8>, u32)>>,
+    /// None: unknown (unreadable or too big) — then nothing is compared.
+    state: Option<ConfigState>,
+}
+
+#[derive(PartialEq, Eq)]
+enum ConfigState {
+    Absent,
+    File {
+        content: Vec<u8>,
+        mode: u32,
+        ino: u64,
+    },
+    Link {
+        target: OsString,
+        ino: u64,
+    },
 }
 
 impl ConfigSnapshot {
     fn take(ws: &Workspace) -> ConfigSnapshot {
         ConfigSnapshot {
-            state: read_config(ws),
+            state: config_state(ws),
         }
     }
 
     /// True when it had to be put back.
     fn restore_if_changed(&self, ws: &Workspace) -> Result<bool> {
+        use nix::fcntl::{openat, OFlag};
+        use nix::sys::stat::Mode;
+        use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
         let Some(before) = &self.state else {
             return Ok(false);
         };
-        let now = read_config(ws);
-        let unchanged = match (&now, before) {
-            (Some(Some((a, _))), Some((b, _))) => a == b,
-            (Some(None), None) => true,
-            _ => false,
-        };
-        if unchanged {
+        if config_state(ws).as_ref() == Some(before) {
             return Ok(false);
         }
-        use nix::fcntl::{openat, OFlag};
-        use nix::sys::stat::Mode;
-        use nix::unistd::{unlinkat, UnlinkatFlags};
         let fd = ws.root_fd();
         let fail = |e: nix::errno::Errno| {
             Error::new(
@@ -821,38 +830,59 @@ impl ConfigSnapshot {
             }
             Err(e) => return Err(fail(e)),
         }
-        if let Some((content, mode)) = before {
-            let file = openat(
-                fd,
-                CONFIG_FILE_NAME,
-                OFlag::O_WRONLY
-                    | OFlag::O_CREAT
-                    | OFlag::O_EXCL
-                    | OFlag::O_NOFOLLOW
-                    | OFlag::O_CLOEXEC,
-                Mode::from_bits_truncate(*mode & 0o7777),
-            )
-            .map_err(fail)?;
-            let mut file = std::fs::File::from(file);
-            std::io::Write::write_all(&mut file, content)
-                .map_err(|e| Error::io(format!("restoring {CONFIG_FILE_NAME}"), e))?;
+        match before {
+            ConfigState::Absent => {}
+            ConfigState::Link { target, .. } => {
+                symlinkat(target.as_os_str(), fd, CONFIG_FILE_NAME).map_err(fail)?
+            }
+            ConfigState::File { content, mode, .. } => {
+                let file = openat(
+                    fd,
+                    CONFIG_FILE_NAME,
+                    OFlag::O_WRONLY
+                        | OFlag::O_CREAT
+                        | OFlag::O_EXCL
+                        | OFlag::O_NOFOLLOW
+                        | OFlag::O_CLOEXEC,
+                    Mode::from_bits_truncate(*mode & 0o7777),
+                )
+                .map_err(fail)?;
+                let mut file = std::fs::File::from(file);
+                std::io::Write::write_all(&mut file, content)
+                    .map_err(|e| Error::io(format!("restoring {CONFIG_FILE_NAME}"), e))?;
+            }
         }
         Ok(true)
     }
 }
 
-/// Some(Some(content, mode)) present, Some(None) absent, None unknown (unreadable, too big).
-fn read_config(ws: &Workspace) -> Option<Option<(Vec<u8>, u32)>> {
-    let rel = ws.relative(CONFIG_FILE_NAME).ok()?;
-    match ws.open_read(&rel) {
-        Ok(file) => {
-            let mode = file.metadata().ok()?.mode();
+fn config_state(ws: &Workspace) -> Option<ConfigState> {
+    use nix::fcntl::{readlinkat, AtFlags};
+    use nix::sys::stat::fstatat;
+    let st = match fstatat(ws.root_fd(), CONFIG_FILE_NAME, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(nix::errno::Errno::ENOENT) => return Some(ConfigState::Absent),
+        Err(_) => return None,
+    };
+    let ino = st.st_ino;
+    match crate::jail::Kind::from_mode(st.st_mode) {
+        crate::jail::Kind::Symlink => {
+            let target = readlinkat(ws.root_fd(), CONFIG_FILE_NAME).ok()?;
+            Some(ConfigState::Link { target, ino })
+        }
+        crate::jail::Kind::File => {
+            let rel = ws.relative(CONFIG_FILE_NAME).ok()?;
+            let file = ws.open_read(&rel).ok()?;
             let mut content = Vec::new();
             file.take(1024 * 1024 + 1).read_to_end(&mut content).ok()?;
-            (content.len() <= 1024 * 1024).then_some(Some((content, mode)))
+            (content.len() <= 1024 * 1024).then_some(ConfigState::File {
+                content,
+                mode: st.st_mode,
+                ino,
+            })
         }
-        Err(e) if e.kind == ErrorKind::NotFound => Some(None),
-        Err(_) => None,
+        // A directory or device there is not a config; anything else is left alone.
+        _ => None,
     }
 }
 

@@ -283,6 +283,22 @@ fn the_config_file_is_put_back_if_a_command_changes_it() {
     assert_eq!(r["exit_code"], 0, "{r}");
     assert_eq!(r["config_restored"], true, "{r}");
     assert_eq!(w.read("sneaky.toml"), "# the workspace config\n");
+
+    // Renamed over (a new inode with the same content) and removed: both put back.
+    w.write("same.txt", "# the workspace config\n");
+    let r = run(&w, "mv same.txt sneaky.tom?");
+    assert_eq!(r["config_restored"], true, "{r}");
+    let r = run(&w, "mkdir -p old && mv sneaky.tom? old/");
+    assert_eq!(r["config_restored"], true, "{r}");
+    assert_eq!(w.read("sneaky.toml"), "# the workspace config\n");
+
+    // Created where there was none.
+    std::fs::remove_file(w.root.join("sneaky.toml")).expect("rm");
+    let r = run(&w, "tee sneaky.{toml,x} < new.txt");
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["config_restored"], true, "{r}");
+    assert!(!w.root.join("sneaky.toml").exists(), "{r}");
+    assert!(w.root.join("sneaky.x").exists(), "{r}");
 }
 
 #[test]

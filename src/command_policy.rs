@@ -356,6 +356,12 @@ impl Checker<'_> {
             }
             "comment" => Ok(()),
             "command" => self.command(node, src, depth),
+            "test_command" if node.child(0).is_some_and(|c| c.kind() == "[") => {
+                let part = short(self.text(node, src));
+                let mut args = Vec::new();
+                self.bracket_test(node, src, &part, &mut args)?;
+                self.simple("[", &args, &part, depth)
+            }
             "redirected_statement" => {
                 for child in children(node) {
                     match child.kind() {
@@ -410,6 +416,38 @@ impl Checker<'_> {
             return Ok(());
         };
         self.simple(&name, &args, &part, depth)
+    }
+
+    /// `[ … ]` is the `test` builtin with words, but the grammar reads it as an expression
+    /// (as in `[[ … ]]`): collect its words in order, and refuse the tokens that bash would
+    /// read as redirections or list operators there (`[ a > b ]` writes a file `b`).
+    fn bracket_test(
+        &self,
+        node: Node<'_>,
+        src: &[u8],
+        part: &str,
+        args: &mut Vec<Word>,
+    ) -> Result<()> {
+        for child in children(node) {
+            match child.kind() {
+                "unary_expression" | "binary_expression" => {
+                    self.bracket_test(child, src, part, args)?
+                }
+                "[" | "]" => {}
+                "test_operator" | "!" | "=" | "==" | "!=" => args.push(Word {
+                    value: self.text(child, src).to_string(),
+                    expands: false,
+                    quoted: false,
+                }),
+                other if !child.is_named() => {
+                    return Err(deny(format!(
+                        "`{part}`: `{other}` inside [ … ] is a redirection or shell operator for bash; quote it"
+                    )))
+                }
+                _ => args.push(self.word(child, src, part)?),
+            }
+        }
+        Ok(())
     }
 
     fn command_name(&self, node: Node<'_>, src: &[u8], part: &str) -> Result<String> {
@@ -706,9 +744,15 @@ impl Checker<'_> {
             .filter(|r| r.programs.contains(&name))
             .collect();
         if !ruled.is_empty() {
-            if let Some(w) = args.iter().find(|w| w.expands) {
+            // A glob that starts with a literal character other than `-` only ever expands to
+            // names that start with it: never to an option such as `-exec`.
+            if let Some(w) = args.iter().find(|w| {
+                w.expands
+                    && w.value
+                        .starts_with(['-', '*', '?', '[', '{', '~', ']', '}'])
+            }) {
                 return Err(deny(format!(
-                    "`{part}`: `{}` would be expanded by the shell; {name}'s arguments must be literal (quote them)",
+                    "`{part}`: `{}` would be expanded by the shell and could become an option; quote it",
                     w.value
                 )));
             }

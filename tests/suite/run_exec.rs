@@ -55,6 +55,8 @@ fn pipelines_and_lists_report_output_and_exit_codes() {
         "{r}"
     );
 
+    let r = run(&w, "[ -d sub ] || mkdir sub; [ -f f.txt ] && echo yes");
+    assert_eq!(r["stdout"], "yes\n", "{r}");
     let r = run(&w, "mkdir -p sub && cd sub && echo made > x.txt && pwd");
     assert!(
         r["stdout"].as_str().unwrap_or("").ends_with("/ws/sub\n"),

@@ -7,8 +7,8 @@
 //! this module understands are accepted, and everything else is refused.
 //!
 //! What is accepted:
-//! - lists and pipelines (`;`, `&&`, `||`, `&`, `|`, `|&`, newlines), `( … )` subshells and
-//!   `! cmd`, each simple command checked on its own;
+//! - lists and pipelines (`;`, `&&`, `||`, `&`, `|`, `|&`, newlines), `( … )` subshells,
+//!   `! cmd` and `[ … ]` tests, each simple command checked on its own;
 //! - words made of plain text, `'single'` and `"double"` quotes without expansions, and
 //!   backslash escapes — so the policy knows every argument's exact value;
 //! - redirections: reads from anywhere; writes only to `/dev/null`, `/dev/stdout`,
@@ -943,7 +943,8 @@ fn unquoted(text: &str, first_word: bool) -> std::result::Result<Word, String> {
                 expands = true;
                 value.push(c);
             }
-            '~' if at_start => {
+            // bash expands `~` at the start and after `=` or `:` (`--dir=~/x`, `a:~/b`).
+            '~' if at_start || value.ends_with(['=', ':']) => {
                 expands = true;
                 value.push(c);
             }
@@ -1559,6 +1560,7 @@ mod tests {
             "cp x sneaky.toml",
             "find . -exe? rm",
             "test -v 'a[$(rm x)]'",
+            "git --git-dir=~/x status",
         ] {
             no(cmd);
         }

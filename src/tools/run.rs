@@ -379,7 +379,7 @@ fn processes() -> Vec<(i32, char, i32, i32, i32)> {
         let pid: i32 = e.file_name().to_str()?.parse().ok()?;
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // The command name may hold spaces and parentheses: fields start after the last ')'.
-        let rest = &stat[stat.rfind(')')? + 2..];
+        let rest = stat.get(stat.rfind(')')? + 2..)?;
         let mut f = rest.split(' ');
         let state = f.next()?.chars().next()?;
         let ppid = f.next()?.parse().ok()?;

@@ -11,6 +11,7 @@ pub mod command_policy;
 pub mod config;
 pub mod error;
 pub mod jail;
+pub mod mcp;
 pub mod policy;
 pub mod protocol;
 pub mod sandbox;

@@ -6,10 +6,18 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "../fuzz/checks.rs"]
+mod checks;
+#[path = "suite/fuzz_replay.rs"]
+mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/mcp.rs"]
+mod mcp;
+#[path = "suite/mcp_client.rs"]
+mod mcp_client;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/protocol.rs"]

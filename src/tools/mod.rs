@@ -236,7 +236,13 @@ fn generate_schema<T: Tool>() -> Value {
 }
 
 fn output_schema<T: Tool>() -> Value {
-    let mut schema = schemars::schema_for!(T::Output).to_value();
+    // Results are serialized, never deserialized: the serialize contract makes fields with
+    // `skip_serializing_if` optional, as they are on the wire (MCP clients validate this).
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T::Output>()
+        .to_value();
     unwrap_descriptions(&mut schema);
     schema
 }

@@ -286,6 +286,103 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     String::from_utf8(out).expect("utf8")
 }
 
+/// Man page sections of the two programs that are not per-call tools.
+struct ProgramDoc {
+    input_title: &'static str,
+    input: &'static str,
+    example: &'static str,
+    exit: &'static [(&'static str, &'static str)],
+    env: &'static [(&'static str, &'static str)],
+    config: &'static [&'static str],
+    pipeline: &'static str,
+}
+
+fn program_doc(name: &str) -> ProgramDoc {
+    match name {
+        "sneaky-mcp" => ProgramDoc {
+            input_title: "PROTOCOL",
+            input: "JSON-RPC 2.0, one message per line on stdin and stdout (the MCP stdio transport). \
+                    Methods: initialize, ping, tools/list, tools/call; notifications/initialized and \
+                    notifications/cancelled. Protocol versions 2025-11-25, 2025-06-18, 2025-03-26 and \
+                    2024-11-05. tools/list offers the tools under their LLM names with their input and \
+                    output schemas and annotations; tools denied by the configuration are not offered. \
+                    A tool's failure is a result with isError true and the error envelope as \
+                    structuredContent; JSON-RPC errors are only for protocol faults. Logs go to stderr.",
+            example: r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"README.md"}}}"#,
+            exit: &[
+                ("0", "the input ended, or the client closed stdout"),
+                ("1", "stdin could not be read"),
+                ("2", "bad flags, or a workspace or configuration that cannot be opened"),
+            ],
+            env: &[
+                ("SNEAKY_ROOT", "workspace root when --root is not given (else the client's first root, else the current directory)"),
+                ("SNEAKY_CONFIG", "configuration file when --config is not given"),
+                ("XDG_CONFIG_HOME", "where the user configuration sneaky/config.toml is looked for (else ~/.config)"),
+            ],
+            config: &[
+                "permissions.deny: tools not offered at all",
+                "permissions.allow, permissions.confirm: tiers (--read-only offers only auto-tier read tools)",
+                "max_file_size_bytes, max_output_bytes, tools.shell.*: as for the tool binaries",
+            ],
+            pipeline: "printf '%s\\n' \\\n  '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"1\"}}}' \\\n  '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}' \\\n  '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}' \\\n  | sneaky-mcp | jq -r 'select(.id == 2) | .result.tools[].name'",
+        },
+        other => panic!("no program doc for {other}"),
+    }
+}
+
+fn program_man_page(cmd: clap::Command) -> String {
+    let name = cmd.get_name().to_string();
+    let doc = program_doc(&name);
+    let man = clap_mangen::Man::new(cmd)
+        .date(MAN_DATE)
+        .source(format!("sneaky {}", env!("CARGO_PKG_VERSION")))
+        .manual("SneakyCode Manual");
+    let mut out = Vec::new();
+    man.render_title(&mut out).expect("render");
+    man.render_name_section(&mut out).expect("render");
+    man.render_synopsis_section(&mut out).expect("render");
+    man.render_description_section(&mut out).expect("render");
+    man.render_options_section(&mut out).expect("render");
+    man.render_subcommands_section(&mut out).expect("render");
+    let mut r = roff::Roff::new();
+    roff_section(&mut r, doc.input_title);
+    r.text([roff::roman(doc.input)]);
+    r.control("PP", []);
+    r.text([roff::roman("Example:")]);
+    r.control("PP", []);
+    roff_example(&mut r, doc.example);
+    roff_section(&mut r, "EXIT STATUS");
+    for (code, meaning) in doc.exit {
+        roff_item(&mut r, code, meaning);
+    }
+    roff_section(&mut r, "ENVIRONMENT");
+    for (var, meaning) in doc.env {
+        roff_item(&mut r, var, meaning);
+    }
+    roff_section(&mut r, "CONFIGURATION");
+    r.text([roff::roman(
+        "TOML, the first found of: --config FILE, SNEAKY_CONFIG, <root>/sneaky.toml, \
+         $XDG_CONFIG_HOME/sneaky/config.toml. Unknown keys are errors. Keys that apply:",
+    )]);
+    for line in doc.config {
+        let (key, meaning) = line.split_once(": ").unwrap_or((line, ""));
+        roff_item(&mut r, key, meaning);
+    }
+    roff_section(&mut r, "EXAMPLES");
+    roff_example(&mut r, doc.pipeline);
+    roff_section(&mut r, "SEE ALSO");
+    let tools: Vec<String> = SPECS.iter().map(|s| format!("{}(1)", s.binary)).collect();
+    r.text([roff::roman(tools.join(", "))]);
+    r.to_writer(&mut out).expect("render");
+    man.render_version_section(&mut out).expect("render");
+    String::from_utf8(out).expect("utf8")
+}
+
+/// The clap commands of the programs that are not per-call tools.
+fn programs() -> Vec<clap::Command> {
+    vec![sneaky::mcp::command()]
+}
+
 fn completions(cmd: &mut clap::Command, name: &str) -> Vec<(String, String)> {
     use clap_complete::Shell;
     [
@@ -313,6 +410,16 @@ fn man_pages_and_completions_match_the_commands() {
         let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
         let mut cmd = sneaky::protocol::build_command(spec, &schema);
         for (file, text) in completions(&mut cmd, spec.binary) {
+            check_or_write(&root.join("completions").join(file), &text);
+        }
+    }
+    for mut cmd in programs() {
+        let name = cmd.get_name().to_string();
+        check_or_write(
+            &root.join("man").join(format!("{name}.1")),
+            &program_man_page(cmd.clone()),
+        );
+        for (file, text) in completions(&mut cmd, &name) {
             check_or_write(&root.join("completions").join(file), &text);
         }
     }

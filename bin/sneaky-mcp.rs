@@ -1,0 +1,4 @@
+//! `sneaky-mcp`: the tools over the Model Context Protocol (see `sneaky::mcp`).
+fn main() -> std::process::ExitCode {
+    sneaky::mcp::main()
+}

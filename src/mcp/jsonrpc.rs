@@ -1,0 +1,353 @@
+//! JSON-RPC 2.0 framing for MCP's stdio transport: one message per line, read with a bound on
+//! the line's length by a reader thread, classified into requests, notifications and responses.
+//!
+//! Parsing happens on the reader thread, so the serving thread can look ahead at messages that
+//! have already arrived (a `notifications/cancelled` for a request still waiting its turn).
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// Messages parsed ahead of the serving thread; small, so a flood of input waits in the pipe
+/// rather than in memory.
+const LOOKAHEAD: usize = 16;
+
+/// One classified incoming message.
+#[derive(Debug)]
+pub enum Message {
+    Request {
+        id: Value,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    /// A response to a request this server sent (`roots/list`): the result, or the error object.
+    Response {
+        id: Value,
+        outcome: Result<Value, Value>,
+    },
+}
+
+/// A message that cannot be served, answered with a JSON-RPC error.
+#[derive(Debug)]
+pub struct Fault {
+    /// The request's id when it could be read, else null.
+    pub id: Value,
+    pub code: i64,
+    pub message: String,
+}
+
+/// What the reader thread hands over.
+#[derive(Debug)]
+pub enum Incoming {
+    Message(Message),
+    Fault(Fault),
+    Eof,
+    /// Reading stdin failed (not EOF): serving cannot go on.
+    Failed(io::Error),
+}
+
+impl Incoming {
+    /// The request id a `notifications/cancelled` names, if this is one.
+    pub fn cancelled_request(&self) -> Option<&Value> {
+        match self {
+            Incoming::Message(Message::Notification { method, params })
+                if method == "notifications/cancelled" =>
+            {
+                params.as_ref()?.get("requestId")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A key that tells request ids apart exactly (`1` and `"1"` are different ids).
+pub fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+pub fn response(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+pub fn error_response(id: &Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+pub fn request(id: &Value, method: &str, params: Option<Value>) -> Value {
+    let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+    if let (Some(params), Value::Object(map)) = (params, &mut msg) {
+        map.insert("params".into(), params);
+    }
+    msg
+}
+
+/// Parse and classify one line.
+pub fn parse_line(line: &[u8]) -> Result<Message, Fault> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| Fault {
+        id: Value::Null,
+        code: PARSE_ERROR,
+        message: format!("parse error: not valid JSON: {e}"),
+    })?;
+    classify(value)
+}
+
+/// Tell requests, notifications and responses apart, refusing what JSON-RPC 2.0 does not allow.
+pub fn classify(value: Value) -> Result<Message, Fault> {
+    let invalid = |id: Value, message: &str| Fault {
+        id,
+        code: INVALID_REQUEST,
+        message: format!("invalid request: {message}"),
+    };
+    let mut obj: Map<String, Value> = match value {
+        Value::Object(obj) => obj,
+        Value::Array(_) => {
+            return Err(invalid(
+                Value::Null,
+                "batches are not supported; send one message per line",
+            ))
+        }
+        _ => return Err(invalid(Value::Null, "a message must be a JSON object")),
+    };
+    let id = obj.remove("id");
+    let id_ok = matches!(&id, Some(Value::String(_)) | Some(Value::Number(_)));
+    let reply_id = if id_ok {
+        id.clone().unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid(reply_id, r#""jsonrpc" must be "2.0""#));
+    }
+    if let Some(method) = obj.remove("method") {
+        let Value::String(method) = method else {
+            return Err(invalid(reply_id, r#""method" must be a string"#));
+        };
+        let params = obj.remove("params");
+        return match id {
+            None => Ok(Message::Notification { method, params }),
+            Some(id) if id_ok => Ok(Message::Request { id, method, params }),
+            Some(_) => Err(invalid(Value::Null, r#""id" must be a string or a number"#)),
+        };
+    }
+    match (id, obj.remove("result"), obj.remove("error")) {
+        (Some(id), Some(result), None) => Ok(Message::Response {
+            id,
+            outcome: Ok(result),
+        }),
+        (Some(id), None, Some(error)) => Ok(Message::Response {
+            id,
+            outcome: Err(error),
+        }),
+        _ => Err(invalid(
+            reply_id,
+            r#"a message needs "method" (request or notification) or "result"/"error" with "id""#,
+        )),
+    }
+}
+
+/// Read lines on a thread of their own and hand them over parsed. `limit` is read before each
+/// line, so the bound follows the configuration once the workspace is known.
+pub fn spawn_reader<R: Read + Send + 'static>(
+    input: R,
+    limit: Arc<AtomicU64>,
+) -> io::Result<Receiver<Incoming>> {
+    let (tx, rx) = mpsc::sync_channel(LOOKAHEAD);
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || read_loop(BufReader::with_capacity(64 * 1024, input), &limit, &tx))?;
+    Ok(rx)
+}
+
+fn read_loop<R: BufRead>(mut input: R, limit: &AtomicU64, tx: &SyncSender<Incoming>) {
+    let mut line = Vec::new();
+    loop {
+        let max = usize::try_from(limit.load(Ordering::Relaxed)).unwrap_or(usize::MAX);
+        let incoming = match read_bounded_line(&mut input, max, &mut line) {
+            Ok(Line::Eof) => {
+                let _ = tx.send(Incoming::Eof);
+                return;
+            }
+            Ok(Line::TooLong) => Incoming::Fault(Fault {
+                id: Value::Null,
+                code: INVALID_REQUEST,
+                message: format!(
+                    "invalid request: message longer than {max} bytes (4 × max_file_size_bytes \
+                     + 64 KiB); it was skipped"
+                ),
+            }),
+            Ok(Line::Complete) => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                match parse_line(&line) {
+                    Ok(message) => Incoming::Message(message),
+                    Err(fault) => Incoming::Fault(fault),
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Incoming::Failed(e));
+                return;
+            }
+        };
+        if tx.send(incoming).is_err() {
+            return; // the server has stopped
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    Complete,
+    /// The line was longer than the limit; it was read to its end and dropped.
+    TooLong,
+    Eof,
+}
+
+/// Read one line into `line` (without its `\n`), never holding more than `limit` bytes of it.
+pub fn read_bounded_line<R: BufRead>(
+    input: &mut R,
+    limit: usize,
+    line: &mut Vec<u8>,
+) -> io::Result<Line> {
+    line.clear();
+    let mut too_long = false;
+    let mut seen_any = false;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            // EOF: a last line without its newline still counts.
+            return Ok(match (seen_any, too_long) {
+                (false, _) => Line::Eof,
+                (true, true) => Line::TooLong,
+                (true, false) => Line::Complete,
+            });
+        }
+        seen_any = true;
+        let (chunk, used, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > limit {
+                too_long = true;
+                *line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        input.consume(used);
+        if done {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+/// Messages taken from the reader ahead of their turn, with the cancellations seen among them.
+#[derive(Default)]
+pub struct Inbox {
+    queue: VecDeque<Incoming>,
+    cancelled: std::collections::HashSet<String>,
+}
+
+impl Inbox {
+    pub fn pop(&mut self) -> Option<Incoming> {
+        self.queue.pop_front()
+    }
+
+    pub fn push(&mut self, incoming: Incoming) {
+        if let Some(id) = incoming.cancelled_request() {
+            self.cancelled.insert(id_key(id));
+        }
+        self.queue.push_back(incoming);
+    }
+
+    /// Take in everything that has already arrived, without waiting.
+    pub fn drain(&mut self, rx: &Receiver<Incoming>) {
+        while let Ok(incoming) = rx.try_recv() {
+            self.push(incoming);
+        }
+    }
+
+    /// True (once) when a cancellation for this request arrived before it was served.
+    pub fn take_cancelled(&mut self, id: &Value) -> bool {
+        self.cancelled.remove(&id_key(id))
+    }
+
+    /// The cancellation itself was reached: nothing is waiting for it any more.
+    pub fn forget_cancelled(&mut self, id: &Value) {
+        self.cancelled.remove(&id_key(id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], limit: usize) -> Vec<(Line, Vec<u8>)> {
+        let mut r = BufReader::with_capacity(4, input);
+        let mut out = Vec::new();
+        let mut line = Vec::new();
+        loop {
+            let l = read_bounded_line(&mut r, limit, &mut line).expect("read");
+            if l == Line::Eof {
+                return out;
+            }
+            out.push((l, line.clone()));
+        }
+    }
+
+    #[test]
+    fn lines_are_bounded_and_the_stream_goes_on() {
+        let got = lines(b"short\r\nthis one is far too long\nok\nlast", 8);
+        assert_eq!(got[0], (Line::Complete, b"short".to_vec()));
+        assert_eq!(got[1].0, Line::TooLong);
+        assert_eq!(got[2], (Line::Complete, b"ok".to_vec()));
+        assert_eq!(got[3], (Line::Complete, b"last".to_vec()));
+        assert_eq!(got.len(), 4);
+    }
+
+    #[test]
+    fn classification() {
+        let m = parse_line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).expect("request");
+        assert!(matches!(m, Message::Request { .. }));
+        let m = parse_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .expect("notification");
+        assert!(matches!(m, Message::Notification { .. }));
+        let m =
+            parse_line(br#"{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}"#).expect("response");
+        assert!(matches!(m, Message::Response { outcome: Ok(_), .. }));
+        let f = parse_line(b"{nope").expect_err("parse error");
+        assert_eq!(f.code, PARSE_ERROR);
+        let f = parse_line(br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).expect_err("version");
+        assert_eq!((f.code, f.id), (INVALID_REQUEST, json!(7)));
+        let f = parse_line(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).expect_err("null id");
+        assert_eq!(f.code, INVALID_REQUEST);
+        let f = parse_line(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).expect_err("batch");
+        assert_eq!(f.code, INVALID_REQUEST);
+    }
+}

@@ -1,0 +1,566 @@
+//! sneaky-mcp at the protocol level: a live session over pipes, the edge cases of JSON-RPC
+//! framing, version negotiation, cancellation, the roots round trip and the end of input.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{json, Value};
+
+use crate::util::{self, Ws};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+fn command(w: &Ws, args: &[&str], cwd: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("sneaky-mcp").expect("binary");
+    cmd.current_dir(cwd)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Start the server with the workspace as its root.
+fn start(w: &Ws, extra: &[&str]) -> Session {
+    let root = w.root.to_str().expect("utf-8 root").to_string();
+    let mut args = vec!["--root", root.as_str()];
+    args.extend_from_slice(extra);
+    Session::spawn(command(w, &args, &w.root))
+}
+
+impl Session {
+    fn spawn(mut cmd: Command) -> Session {
+        let mut child = cmd.spawn().expect("spawn sneaky-mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Session {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let reply = self.recv();
+        assert_eq!(reply["id"], id, "reply to {method}: {reply}");
+        reply
+    }
+
+    /// The next message on stdout: one JSON-RPC 2.0 object per line, nothing else.
+    fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(WAIT)
+            .expect("a message from sneaky-mcp within 30 s");
+        let value: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        assert_eq!(value["jsonrpc"], "2.0", "{value}");
+        value
+    }
+
+    fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
+        let reply = self.request(
+            0,
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "suite", "version": "1"}
+            }),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        reply
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        let reply = self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        reply["result"].clone()
+    }
+
+    /// Close stdin; return the remaining messages, the exit status and stderr.
+    fn finish(mut self) -> (Vec<Value>, i32, String) {
+        drop(self.stdin.take());
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(WAIT) {
+            rest.push(serde_json::from_str(&line).expect("stdout line is JSON"));
+        }
+        let status = self.child.wait().expect("wait");
+        let mut stderr = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut stderr).expect("stderr");
+        }
+        assert!(
+            !stderr.contains("panicked"),
+            "sneaky-mcp panicked: {stderr}"
+        );
+        (rest, status.code().expect("exit code"), stderr)
+    }
+}
+
+fn error_code(reply: &Value) -> i64 {
+    reply["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected a JSON-RPC error: {reply}"))
+}
+
+#[test]
+fn malformed_json_gets_a_parse_error_and_serving_goes_on() {
+    let w = util::ws();
+    let mut s = start(&w, &[]);
+    s.send_raw("this is not json");
+    let reply = s.recv();
+    assert_eq!(error_code(&reply), -32700);
+    assert_eq!(reply["id"], Value::Null);
+    s.send_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping""#);
+    assert_eq!(error_code(&s.recv()), -32700);
+    s.send_raw("");
+    s.send_raw("   ");
+    let pong = s.request(2, "ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    let (rest, status, _) = s.finish();
+    assert!(rest.is_empty(), "blank lines get no answer: {rest:?}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn invalid_requests_and_bad_params_are_protocol_errors() {
+    let w = util::ws();
+    w.write("a.txt", "a\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    s.send_raw(r#"{"id":5,"method":"ping"}"#);
+    let reply = s.recv();
+    assert_eq!((error_code(&reply), &reply["id"]), (-32600, &json!(5)));
+    s.send_raw(r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#);
+    assert_eq!(error_code(&s.recv()), -32600);
+    s.send_raw(r#"{"jsonrpc":"2.0","id":7}"#);
+    assert_eq!(error_code(&s.recv()), -32600);
+    s.send_raw("42");
+    assert_eq!(error_code(&s.recv()), -32600);
+
+    let reply = s.request(8, "no/such/method", json!({}));
+    assert_eq!(error_code(&reply), -32601);
+    assert!(reply["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("no/such/method")));
+    // An unknown notification is ignored without an answer.
+    s.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever"}));
+    // server/discover (the 2026 era's probe) is not ours: clients fall back to initialize.
+    assert_eq!(
+        error_code(&s.request(9, "server/discover", json!({}))),
+        -32601
+    );
+
+    assert_eq!(
+        error_code(&s.request(10, "tools/call", json!([1, 2]))),
+        -32602
+    );
+    let bad_args = json!({"name": "read_file", "arguments": "a.txt"});
+    assert_eq!(error_code(&s.request(11, "tools/call", bad_args)), -32602);
+    let no_name = json!({"arguments": {}});
+    assert_eq!(error_code(&s.request(12, "tools/call", no_name)), -32602);
+    let unknown = json!({"name": "no_such_tool", "arguments": {}});
+    assert_eq!(error_code(&s.request(13, "tools/call", unknown)), -32602);
+    let driver_only = json!({"name": "finish", "arguments": {}});
+    assert_eq!(
+        error_code(&s.request(14, "tools/call", driver_only)),
+        -32602
+    );
+    assert_eq!(error_code(&s.request(15, "initialize", json!({}))), -32602);
+
+    // Bad arguments to a real tool are the tool's failure, not a protocol error.
+    let result = s.call(16, "read_file", json!({"file_path": 3}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["error"]["code"], "invalid_args");
+    let result = s.call(17, "read_file", json!({"file_path": "a.txt"}));
+    assert_eq!(result["structuredContent"]["content"], "a\n");
+    let (rest, status, _) = s.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn version_negotiation_and_shapes_per_version() {
+    let w = util::ws();
+    w.write("a.txt", "a\n");
+    for (offered, answered) in [
+        ("2025-11-25", "2025-11-25"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+        ("2099-01-01", "2025-11-25"),
+    ] {
+        let mut s = start(&w, &[]);
+        let reply = s.initialize(offered, json!({}));
+        let result = &reply["result"];
+        assert_eq!(result["protocolVersion"], answered, "offered {offered}");
+        assert_eq!(result["serverInfo"]["name"], "sneaky-mcp");
+        assert!(result["capabilities"]["tools"].is_object());
+        let tools = s.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+        let read = tools
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == "read_file"))
+            .expect("read_file listed")
+            .clone();
+        let call = s.call(2, "read_file", json!({"file_path": "a.txt"}));
+        let modern = answered >= "2025-06-18";
+        assert_eq!(
+            read.get("outputSchema").is_some(),
+            modern,
+            "{offered}: {read}"
+        );
+        assert_eq!(read.get("title").is_some(), modern, "{offered}");
+        assert_eq!(call.get("structuredContent").is_some(), modern, "{offered}");
+        assert_eq!(read.get("annotations").is_some(), answered >= "2025-03-26");
+        assert_eq!(call["content"][0]["type"], "text");
+        let text: Value =
+            serde_json::from_str(call["content"][0]["text"].as_str().expect("text")).expect("json");
+        assert_eq!(text["content"], "a\n");
+        let (_, status, _) = s.finish();
+        assert_eq!(status, 0);
+    }
+}
+
+#[test]
+fn tools_list_follows_the_table_and_the_config() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[permissions]\ndeny = [\"grep_files\"]\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    let tools = s.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert!(
+        !names.contains(&"grep_files"),
+        "denied tool listed: {names:?}"
+    );
+    assert!(!names.contains(&"finish"), "{names:?}");
+    for spec in sneaky::tools::SPECS {
+        let listed = names.contains(&spec.name);
+        let expected = !matches!(spec.name, "grep_files" | "finish");
+        assert_eq!(listed, expected, "{}", spec.name);
+    }
+    for tool in tools.as_array().expect("tools") {
+        let spec = sneaky::tools::spec(tool["name"].as_str().expect("name")).expect("spec");
+        let schema: Value = serde_json::from_str(spec.schema).expect("schema");
+        assert_eq!(tool["inputSchema"], schema);
+        assert_eq!(tool["description"], schema["description"]);
+        assert_eq!(tool["title"], spec.title);
+        assert_eq!(tool["outputSchema"], (spec.output_schema)());
+        let a = &tool["annotations"];
+        assert_eq!(a["readOnlyHint"], spec.read_only);
+        assert_eq!(a["openWorldHint"], false);
+        let destructive = matches!(
+            spec.name,
+            "delete_file" | "write_file" | "str_replace" | "patch_apply" | "run_command"
+        );
+        assert_eq!(a["destructiveHint"], destructive, "{}", spec.name);
+        if spec.read_only || spec.name == "make_dir" {
+            assert_eq!(a["idempotentHint"], true, "{}", spec.name);
+        }
+    }
+    let denied = s.call(2, "grep_files", json!({"pattern": "x"}));
+    assert_eq!(denied["isError"], true);
+    assert_eq!(denied["structuredContent"]["error"]["code"], "tool_denied");
+    let (_, status, _) = s.finish();
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn structured_content_matches_the_output_schema() {
+    let w = util::ws();
+    w.write("src/lib.rs", "fn answer() {}\n// answer again\n")
+        .write("notes.txt", "answer\n")
+        .mkdir("empty");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    let tools = s.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+    let schema_of = |name: &str| -> Value {
+        tools
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == name))
+            .map(|t| t["outputSchema"].clone())
+            .unwrap_or_else(|| panic!("{name} listed"))
+    };
+    let calls = [
+        ("read_file", json!({"file_path": "src/lib.rs"})),
+        (
+            "read_file",
+            json!({"file_path": "src/lib.rs", "offset": 2, "limit": 1}),
+        ),
+        (
+            "list_dir",
+            json!({"directory_path": ".", "recursive": true}),
+        ),
+        ("grep_files", json!({"pattern": "answer"})),
+        ("grep_files", json!({"pattern": "answer", "context": 1})),
+        ("find_files", json!({"pattern": "*.rs"})),
+    ];
+    for (i, (tool, args)) in calls.into_iter().enumerate() {
+        let result = s.call(100 + i as i64, tool, args.clone());
+        assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+        let schema = schema_of(tool);
+        let validator = jsonschema::validator_for(&schema).expect("output schema compiles");
+        let structured = &result["structuredContent"];
+        if let Err(e) = validator.validate(structured) {
+            panic!(
+                "{tool} {args}: structuredContent does not match outputSchema: {e}\n{structured}"
+            );
+        }
+    }
+    s.finish();
+}
+
+#[test]
+fn cancellation_of_unknown_or_finished_requests_is_ignored() {
+    let w = util::ws();
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    s.request(1, "ping", json!({}));
+    let cancel = |id: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": id, "reason": "user"}})
+    };
+    s.send(cancel(json!(1)));
+    s.send(cancel(json!("never-sent")));
+    s.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled"}));
+    let pong = s.request(2, "ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    let (rest, status, _) = s.finish();
+    assert!(rest.is_empty(), "cancellations get no answer: {rest:?}");
+    assert_eq!(status, 0);
+}
+
+/// The roots round trip: no --root, the client offers roots, the server asks for them and holds
+/// tool requests until the answer; a request cancelled meanwhile is never answered.
+#[test]
+fn workspace_from_the_clients_roots_and_cancelling_a_waiting_request() {
+    let w = util::ws();
+    w.write("from-roots.txt", "found through roots\n");
+    let elsewhere = w.outside().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let mut s = Session::spawn(command(&w, &[], &elsewhere));
+    s.initialize("2025-06-18", json!({"roots": {"listChanged": true}}));
+    let ask = s.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let ask_id = ask["id"].clone();
+    assert!(ask_id.is_string() || ask_id.is_number());
+
+    let read = json!({"name": "read_file", "arguments": {"file_path": "from-roots.txt"}});
+    s.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read}));
+    s.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": read}));
+    s.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 1}}),
+    );
+    // Pings are answered while tool requests wait for the roots.
+    assert_eq!(s.request(3, "ping", json!({}))["result"], json!({}));
+
+    let uri = format!("file://{}", w.root.display()).replace(' ', "%20");
+    s.send(json!({"jsonrpc": "2.0", "id": ask_id,
+                  "result": {"roots": [{"uri": uri, "name": "ws"}]}}));
+    let reply = s.recv();
+    assert_eq!(reply["id"], 2, "request 1 was cancelled: {reply}");
+    assert_eq!(
+        reply["result"]["structuredContent"]["content"],
+        "found through roots\n"
+    );
+    let (rest, status, stderr) = s.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_eq!(status, 0);
+    assert!(stderr.contains("client's first root"), "{stderr}");
+}
+
+#[test]
+fn roots_refused_by_the_client_fall_back_to_the_current_directory() {
+    let w = util::ws();
+    w.write("here.txt", "cwd\n");
+    let mut s = Session::spawn(command(&w, &[], &w.root));
+    s.initialize("2025-06-18", json!({"roots": {}}));
+    let ask = s.recv();
+    assert_eq!(ask["method"], "roots/list");
+    s.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+                  "error": {"code": -32600, "message": "no roots here"}}));
+    let result = s.call(1, "read_file", json!({"file_path": "here.txt"}));
+    assert_eq!(result["structuredContent"]["content"], "cwd\n");
+    let (_, status, _) = s.finish();
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn sneaky_root_and_the_current_directory() {
+    let w = util::ws();
+    w.write("r.txt", "root file\n");
+    let elsewhere = w.outside().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let mut cmd = command(&w, &[], &elsewhere);
+    cmd.env("SNEAKY_ROOT", &w.root);
+    let mut s = Session::spawn(cmd);
+    s.initialize("2025-06-18", json!({"roots": {}}));
+    // SNEAKY_ROOT wins over the client's roots: no roots/list is asked.
+    let result = s.call(1, "read_file", json!({"file_path": "r.txt"}));
+    assert_eq!(result["structuredContent"]["content"], "root file\n");
+    s.finish();
+
+    // No root anywhere and no roots offered: the current directory.
+    let mut s = Session::spawn(command(&w, &[], &w.root));
+    s.initialize("2024-11-05", json!({}));
+    let result = s.call(1, "read_file", json!({"file_path": "r.txt"}));
+    assert_eq!(result["isError"], false, "{result}");
+    s.finish();
+}
+
+#[test]
+fn eof_ends_the_server_cleanly() {
+    let w = util::ws();
+    let s = start(&w, &[]);
+    let (rest, status, _) = s.finish();
+    assert!(rest.is_empty());
+    assert_eq!(status, 0);
+
+    // Requests still queued at EOF are answered before the server exits.
+    let mut s = start(&w, &[]);
+    for id in 1..=20 {
+        s.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+    }
+    let (rest, status, _) = s.finish();
+    assert_eq!(rest.len(), 20);
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    let w = util::ws();
+    let root = w.root.to_str().expect("utf-8").to_string();
+    let mut child = command(&w, &["--root", &root], &w.root)
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    for id in 0..50 {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string() + "\n";
+        if stdin.write_all(line.as_bytes()).is_err() {
+            break; // the server has already gone
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn an_overlong_line_is_refused_and_serving_goes_on() {
+    let w = util::ws();
+    w.write("sneaky.toml", "max_file_size_bytes = 1024\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    // 4 × 1024 + 64 KiB is the bound; this line is well over it.
+    let content = "x".repeat(200_000);
+    let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "read_file", "arguments": {"file_path": content}}});
+    s.send(huge);
+    let reply = s.recv();
+    assert_eq!(error_code(&reply), -32600, "{reply}");
+    assert!(reply["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("longer than")));
+    assert_eq!(s.request(2, "ping", json!({}))["result"], json!({}));
+    let (_, status, _) = s.finish();
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn flags_help_version_and_a_bad_root() {
+    let w = util::ws();
+    let out = command(&w, &["--help"], &w.root).output().expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in ["--root", "--config", "--read-only", "--version"] {
+        assert!(help.contains(flag), "{help}");
+    }
+    let out = command(&w, &["--version"], &w.root).output().expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+    let out = command(&w, &["--bogus"], &w.root).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+
+    let missing = w.outside().join("no-such-dir");
+    let out = command(&w, &["--root", missing.to_str().expect("utf-8")], &w.root)
+        .output()
+        .expect("run");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "stdout stays clean");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-dir"));
+}
+
+#[test]
+fn read_only_offers_only_auto_read_tools() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[permissions]\nconfirm = [\"find_files\"]\n");
+    let mut s = start(&w, &["--read-only"]);
+    s.initialize("2025-06-18", json!({}));
+    let tools = s.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    let expected: Vec<&str> = sneaky::tools::SPECS
+        .iter()
+        .filter(|s| s.read_only && s.default_tier == sneaky::policy::Tier::Auto)
+        .map(|s| s.name)
+        .filter(|n| !matches!(*n, "find_files" | "finish"))
+        .collect();
+    assert_eq!(names, expected);
+    assert!(names.contains(&"read_file"));
+    let refused = s.call(2, "find_files", json!({"pattern": "*"}));
+    assert_eq!(refused["isError"], true);
+    assert_eq!(refused["structuredContent"]["error"]["code"], "tool_denied");
+    s.finish();
+}

@@ -7,11 +7,13 @@
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `tools`: the tool table and one module per tool; `walk`: shared walking machinery.
 
+pub mod command_policy;
 pub mod config;
 pub mod error;
 pub mod jail;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;
+pub mod sandbox;
 pub mod tools;
 pub mod walk;

@@ -9,11 +9,13 @@
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 
 pub mod agent;
+pub mod command_policy;
 pub mod config;
 pub mod error;
 pub mod jail;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;
+pub mod sandbox;
 pub mod tools;
 pub mod walk;

@@ -32,3 +32,7 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/run_exec.rs"]
+mod run_exec;
+#[path = "suite/run_policy.rs"]
+mod run_policy;

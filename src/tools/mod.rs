@@ -17,6 +17,7 @@ pub mod finish;
 pub mod grep;
 pub mod list;
 pub mod read;
+pub mod run;
 
 /// What a tool runs with: the jailed workspace and the active configuration.
 pub struct Context {
@@ -128,6 +129,14 @@ pub static SPECS: &[ToolSpec] = &[
         "Finish the task",
         read_only = true,
         positional = &["message"],
+        stdin = None
+    ),
+    spec!(
+        run::RunCommand,
+        "run_command",
+        "Run a shell command",
+        read_only = false,
+        positional = &["command"],
         stdin = None
     ),
 ];

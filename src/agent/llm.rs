@@ -198,7 +198,13 @@ fn parse_openai(body: &Value) -> Result<Reply, String> {
             });
         }
     }
-    let mut kept = json!({"role": "assistant", "content": message.get("content").cloned().unwrap_or(Value::Null)});
+    let content = match message.get("content") {
+        Some(Value::Null) | None if !wire_calls.is_empty() => Value::Null,
+        // A message with neither text nor calls is refused by some servers when sent back.
+        Some(Value::Null) | None => Value::String(String::new()),
+        Some(other) => other.clone(),
+    };
+    let mut kept = json!({"role": "assistant", "content": content});
     if !wire_calls.is_empty() {
         kept["tool_calls"] = Value::Array(wire_calls);
     }
@@ -249,7 +255,12 @@ fn parse_anthropic(body: &Value) -> Result<Reply, String> {
     Ok(Reply {
         text,
         calls,
-        message: json!({"role": "assistant", "content": content}),
+        // The Messages API refuses an earlier assistant message with empty content.
+        message: if content.is_empty() {
+            json!({"role": "assistant", "content": [{"type": "text", "text": "(no reply)"}]})
+        } else {
+            json!({"role": "assistant", "content": content})
+        },
     })
 }
 

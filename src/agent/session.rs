@@ -257,8 +257,10 @@ pub fn run(options: RunOptions) -> ExitCode {
             let body = body.clone();
             ui::wait_for("waiting for the model", spinner, move || {
                 client.send(&body, &|note: &str| {
-                    if !quiet {
+                    if spinner {
                         eprintln!("\r\x1b[K{note}");
+                    } else if !quiet {
+                        eprintln!("{note}");
                     }
                 })
             })

@@ -80,8 +80,8 @@ impl Conversation {
             Provider::OpenAi => json!({
                 "model": model,
                 "messages": self.messages,
+                // No tool_choice: "auto" is the default, and not every server accepts the key.
                 "tools": self.tools,
-                "tool_choice": "auto",
             }),
             Provider::Anthropic => json!({
                 "model": model,
@@ -546,6 +546,15 @@ mod tests {
         assert_eq!(last["role"], "user");
         assert_eq!(last["content"][1]["tool_use_id"], "b");
         assert_eq!(last["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn empty_replies_are_kept_in_a_form_the_server_accepts_back() {
+        let openai = json!({"choices": [{"message": {"role": "assistant", "content": null}}]});
+        let reply = parse_reply(Provider::OpenAi, &openai).unwrap();
+        assert_eq!(reply.message, json!({"role": "assistant", "content": ""}));
+        let reply = parse_reply(Provider::Anthropic, &json!({"content": []})).unwrap();
+        assert_eq!(reply.message["content"][0]["type"], "text");
     }
 
     #[test]

@@ -77,6 +77,14 @@ pub fn command() -> Command {
 fn run_command() -> Command {
     Command::new("run")
         .about("Work on a task with an LLM")
+        .after_help(
+            "Environment: OPENAI_API_KEY (sent as a bearer token when set; local servers need \
+             none), OPENAI_BASE_URL, ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (--provider \
+             anthropic), SNEAKY_MODEL, SNEAKY_ROOT, SNEAKY_CONFIG, NO_COLOR.\n\
+             Exit status: 0 the model called finish; 1 the model server failed, --max-turns was \
+             reached or the model stopped without finish; 2 bad usage or configuration; 130 \
+             Ctrl-C or quit at the prompt.",
+        )
         .long_about(
             "Give the model TASK and run its tool calls until it calls finish. Reads and \
              searches run at once; edits and commands (confirm tier) are shown, with the diff \

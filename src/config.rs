@@ -61,6 +61,12 @@ pub struct Shell {
     pub network: bool,
     /// Environment variables passed to commands even though their names look like secrets.
     pub pass_env: Vec<String>,
+    /// Where sandboxed commands may read and execute (None: everywhere). The root and the
+    /// command's private temporary directory are always readable.
+    pub read_paths: Option<Vec<String>>,
+    /// Extra places sandboxed commands may write, besides the root, a private temporary
+    /// directory and /dev/null (e.g. a shared build cache). Absolute paths.
+    pub write_paths: Vec<String>,
 }
 
 impl Default for Config {
@@ -83,6 +89,8 @@ impl Default for Shell {
             sandbox: true,
             network: true,
             pass_env: Vec::new(),
+            read_paths: None,
+            write_paths: Vec::new(),
         }
     }
 }

@@ -8,13 +8,17 @@
 //! - `tools`: the tool table and one module per tool; `walk`: shared walking machinery.
 //! - `atomic`: crash-safe create/replace/delete through parent handles (the edit tools).
 //! - `unidiff`: unified diffs over bytes: parse, apply like GNU patch, render.
+//! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 
+pub mod agent;
+pub mod command_policy;
 pub mod config;
 pub mod error;
 pub mod jail;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;
+pub mod sandbox;
 pub mod tools;
 pub mod walk;
 

@@ -6,6 +6,12 @@
 #[path = "suite/util.rs"]
 mod util;
 
+#[path = "suite/agent.rs"]
+mod agent;
+#[path = "suite/agent_pipe.rs"]
+mod agent_pipe;
+#[path = "suite/agent_tty.rs"]
+mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
 #[path = "suite/edit_crash.rs"]
@@ -34,3 +40,7 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/run_exec.rs"]
+mod run_exec;
+#[path = "suite/run_policy.rs"]
+mod run_policy;

@@ -21,6 +21,7 @@ pub mod patch;
 pub mod read;
 pub mod replace;
 pub mod rm;
+pub mod run;
 pub mod write;
 
 /// What a tool runs with: the jailed workspace and the active configuration.
@@ -174,6 +175,14 @@ pub static SPECS: &[ToolSpec] = &[
         read_only = false,
         positional = &["file_path"],
         stdin = Some("patch")
+    ),
+    spec!(
+        run::RunCommand,
+        "run_command",
+        "Run a shell command",
+        read_only = false,
+        positional = &["command"],
+        stdin = None
     ),
 ];
 

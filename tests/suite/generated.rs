@@ -326,6 +326,42 @@ fn program_doc(name: &str) -> ProgramDoc {
             ],
             pipeline: "printf '%s\\n' \\\n  '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"1\"}}}' \\\n  '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}' \\\n  '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}' \\\n  | sneaky-mcp | jq -r 'select(.id == 2) | .result.tools[].name'",
         },
+        "sneaky-agent" => ProgramDoc {
+            input_title: "TOOL CALLS",
+            input: "run: a person gives a task; the model (OpenAI Chat Completions with tools, or \
+                    Anthropic Messages with --provider anthropic) works on the workspace through the \
+                    tool binaries, found beside sneaky-agent, else on PATH. Auto-tier calls run at \
+                    once; confirm-tier calls are shown on /dev/tty, with the diff of a dry run for \
+                    edits, and answered yes, no, always (this tool, this session) or quit; without a \
+                    terminal and without --yes they are refused and the model is told. Denied tools \
+                    are never offered. finish ends the run. \
+                    pipe: reads tool calls as JSON lines (OpenAI, Anthropic or plain {name, \
+                    arguments}) and prints one result line per call in the matching shape. \
+                    tools: prints the tool definitions for openai, anthropic or mcp.",
+            example: r#"{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":\"README.md\"}"}}"#,
+            exit: &[
+                ("0", "the model called finish (run), or every call succeeded (pipe)"),
+                ("1", "a failure: the model server, --max-turns reached, a call failed (pipe)"),
+                ("2", "bad usage or configuration"),
+                ("130", "Ctrl-C, or quit at the approval prompt"),
+            ],
+            env: &[
+                ("OPENAI_API_KEY", "key for the OpenAI-compatible provider"),
+                ("OPENAI_BASE_URL", "base URL when --base-url is not given (default the OpenAI API)"),
+                ("ANTHROPIC_API_KEY", "key for --provider anthropic"),
+                ("ANTHROPIC_BASE_URL", "base URL for --provider anthropic when --base-url is not given"),
+                ("SNEAKY_MODEL", "model when --model is not given"),
+                ("SNEAKY_ROOT", "workspace root when --root is not given"),
+                ("SNEAKY_CONFIG", "configuration file when --config is not given"),
+                ("NO_COLOR", "turns colours off"),
+            ],
+            config: &[
+                "permissions.deny: tools never offered, and refused if called",
+                "permissions.allow: tools run without asking",
+                "permissions.confirm: tools that ask first",
+            ],
+            pipeline: "echo '{\"name\": \"grep_files\", \"arguments\": {\"pattern\": \"TODO\"}}' \\\n  | sneaky-agent pipe | jq -r '.result.matches[].path'",
+        },
         other => panic!("no program doc for {other}"),
     }
 }
@@ -380,7 +416,7 @@ fn program_man_page(cmd: clap::Command) -> String {
 
 /// The clap commands of the programs that are not per-call tools.
 fn programs() -> Vec<clap::Command> {
-    vec![sneaky::mcp::command()]
+    vec![sneaky::mcp::command(), sneaky::agent::command()]
 }
 
 fn completions(cmd: &mut clap::Command, name: &str) -> Vec<(String, String)> {

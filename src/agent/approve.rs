@@ -1,0 +1,245 @@
+//! The permission gate every call passes after its checks: auto-tier calls run; confirm-tier
+//! calls run with --yes or after an "always" for the tool, and otherwise are shown to the
+//! person on the terminal (/dev/tty, so that stdin and stdout stay free for pipes) — with the
+//! diff of a dry run for tools that support `dry_run` — and asked: yes, no, always, quit.
+//! Without a terminal they are refused with a result that tells the model why.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+
+use serde_json::Value;
+
+use crate::policy::Tier;
+use crate::tools::ToolSpec;
+
+use super::defs;
+use super::exec::{error_envelope, is_ok, Runner};
+use super::ui::{Paint, Prompting};
+
+/// Code of the results of calls the person did not approve.
+pub const NOT_APPROVED: &str = "not_approved";
+
+pub enum Decision {
+    Run,
+    /// Send this envelope back instead of running.
+    Refuse(Value),
+    /// The person wants to stop: send this envelope, then end the session.
+    Quit(Value),
+}
+
+enum Answer {
+    Yes,
+    No,
+    Always,
+    Quit,
+}
+
+struct Tty {
+    reader: BufReader<File>,
+    writer: File,
+}
+
+impl Tty {
+    fn open() -> Option<Tty> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        let writer = file.try_clone().ok()?;
+        Some(Tty {
+            reader: BufReader::new(file),
+            writer,
+        })
+    }
+
+    fn ask(&mut self, tool: &str, paint: Paint) -> std::io::Result<Answer> {
+        let _prompting = Prompting::start();
+        loop {
+            write!(
+                self.writer,
+                "{} [y]es, [n]o, [a]lways for {tool} this session, [q]uit: ",
+                paint.bold(&format!("Allow {tool}?"))
+            )?;
+            self.writer.flush()?;
+            let mut line = String::new();
+            if self.reader.read_line(&mut line)? == 0 {
+                // End of input on the terminal (Ctrl-D): stop rather than guess.
+                writeln!(self.writer)?;
+                return Ok(Answer::Quit);
+            }
+            match line.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Ok(Answer::Yes),
+                "n" | "no" => return Ok(Answer::No),
+                "a" | "always" => return Ok(Answer::Always),
+                "q" | "quit" => return Ok(Answer::Quit),
+                _ => writeln!(self.writer, "Please answer y, n, a or q.")?,
+            }
+        }
+    }
+}
+
+enum TtyState {
+    Unopened,
+    Open(Tty),
+    Missing,
+}
+
+pub struct Gate {
+    yes: bool,
+    always: HashSet<String>,
+    tty: TtyState,
+}
+
+impl Gate {
+    pub fn new(yes: bool) -> Gate {
+        Gate {
+            yes,
+            always: HashSet::new(),
+            tty: TtyState::Unopened,
+        }
+    }
+
+    fn tty(&mut self) -> Option<&mut Tty> {
+        if let TtyState::Unopened = self.tty {
+            self.tty = match Tty::open() {
+                Some(tty) => TtyState::Open(tty),
+                None => TtyState::Missing,
+            };
+        }
+        match &mut self.tty {
+            TtyState::Open(tty) => Some(tty),
+            _ => None,
+        }
+    }
+
+    /// Decide about a checked call (known tool, not denied, valid arguments).
+    pub fn decide(&mut self, runner: &Runner, spec: &ToolSpec, args: &Value) -> Decision {
+        let name = spec.name;
+        if runner.tier(name) != Tier::Confirm || self.yes || self.always.contains(name) {
+            return Decision::Run;
+        }
+        if self.tty().is_none() {
+            return Decision::Refuse(error_envelope(
+                name,
+                NOT_APPROVED,
+                format!(
+                    "{name} needs the person's approval, but sneaky-agent has no terminal to ask \
+                     on, so the call was not run (the person can allow it with --yes or by \
+                     moving {name} to permissions.allow). Do not retry it; go on without it or \
+                     call finish and say what you would have done."
+                ),
+            ));
+        }
+        let preview = if supports_dry_run(spec) {
+            let mut dry = args.clone();
+            dry["dry_run"] = Value::Bool(true);
+            let envelope = runner.execute(spec, &dry);
+            if !is_ok(&envelope) {
+                // The real call would fail the same way: no need to bother the person.
+                return Decision::Refuse(envelope);
+            }
+            envelope
+                .pointer("/result/diff")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        } else {
+            None
+        };
+        let paint = Paint::tty();
+        let Some(tty) = self.tty() else {
+            return Decision::Refuse(error_envelope(name, NOT_APPROVED, "no terminal"));
+        };
+        let shown = describe(spec, args, preview.as_deref(), paint);
+        let answer = write!(tty.writer, "{shown}")
+            .and_then(|()| tty.writer.flush())
+            .and_then(|()| tty.ask(name, paint));
+        match answer {
+            Ok(Answer::Yes) => Decision::Run,
+            Ok(Answer::Always) => {
+                self.always.insert(name.to_string());
+                Decision::Run
+            }
+            Ok(Answer::No) => Decision::Refuse(error_envelope(
+                name,
+                NOT_APPROVED,
+                format!(
+                    "the person declined this {name} call; nothing was changed. Do not retry it \
+                     unchanged: ask yourself what they would accept, or call finish and explain."
+                ),
+            )),
+            Ok(Answer::Quit) => Decision::Quit(error_envelope(
+                name,
+                NOT_APPROVED,
+                "the person declined this call and ended the session",
+            )),
+            Err(e) => Decision::Refuse(error_envelope(
+                name,
+                NOT_APPROVED,
+                format!("could not ask the person on the terminal ({e}); the call was not run"),
+            )),
+        }
+    }
+}
+
+fn supports_dry_run(spec: &ToolSpec) -> bool {
+    defs::schema(spec).pointer("/properties/dry_run").is_some()
+}
+
+/// The call as the person sees it: the tool, its arguments, and the diff when there is one
+/// (then the long texts the diff already shows are summarised).
+fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> String {
+    const MAX_LINES: usize = 40;
+    let mut out = format!(
+        "\n{} {}\n",
+        paint.yellow("●"),
+        paint.bold(&format!("{} wants to run", spec.name))
+    );
+    if let Value::Object(map) = args {
+        for (key, value) in map {
+            let shown = match value {
+                Value::String(s) if diff.is_some() && s.contains('\n') => paint.dim(&format!(
+                    "({} lines, {} bytes; see the diff)",
+                    s.lines().count(),
+                    s.len()
+                )),
+                Value::String(s) if s.contains('\n') => {
+                    let lines: Vec<&str> = s.lines().collect();
+                    let mut text = String::new();
+                    for line in lines.iter().take(MAX_LINES) {
+                        text.push_str("\n    ");
+                        text.push_str(line);
+                    }
+                    if lines.len() > MAX_LINES {
+                        text.push_str(
+                            &paint.dim(&format!("\n    … {} more lines", lines.len() - MAX_LINES)),
+                        );
+                    }
+                    text
+                }
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.push_str(&format!("  {}: {shown}\n", paint.cyan(key)));
+        }
+    }
+    if let Some(diff) = diff {
+        let lines: Vec<&str> = diff.lines().collect();
+        let head = lines
+            .iter()
+            .take(MAX_LINES * 5)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n");
+        out.push_str(&paint.diff(&head));
+        out.push('\n');
+        if lines.len() > MAX_LINES * 5 {
+            out.push_str(&paint.dim(&format!(
+                "… {} more diff lines\n",
+                lines.len() - MAX_LINES * 5
+            )));
+        }
+    }
+    out
+}

@@ -1,0 +1,93 @@
+//! `sneaky-agent`: the driver that lets an LLM work on a workspace through the tool binaries.
+//!
+//! - `cli`: the command line (also the source of the man page and completions).
+//! - `defs`: tool definitions for OpenAI, Anthropic and MCP, from the tool table.
+//! - `exec`: checking a call (tool, policy, schema) and running its binary.
+//! - `approve`: the confirm tier: dry-run diff, the prompt on /dev/tty, --yes, "always".
+//! - `llm`: the two wire formats and the blocking HTTP client with bounded retries.
+//! - `session`: the agent loop of `run`; `pipe`: tool calls as JSON lines; `ui`: colours,
+//!   spinner, Ctrl-C.
+//!
+//! Every tool call runs the tool's own binary rather than calling the library in-process: the
+//! driver then exercises exactly what a script or another framework would, and a tool that
+//! crashes cannot take the session down with it.
+
+mod approve;
+pub mod cli;
+mod defs;
+mod exec;
+mod llm;
+mod pipe;
+mod session;
+mod ui;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use cli::command;
+
+use crate::protocol;
+use cli::{Invocation, Place};
+use exec::Runner;
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+/// Entry point of the `sneaky-agent` binary.
+pub fn main() -> ExitCode {
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            use clap::error::ErrorKind as K;
+            return match e.kind() {
+                K::DisplayHelp | K::DisplayVersion => ExitCode::SUCCESS,
+                K::DisplayHelpOnMissingArgumentOrSubcommand => ExitCode::from(EXIT_USAGE),
+                _ => ExitCode::from(EXIT_USAGE),
+            };
+        }
+    };
+    match cli::invocation(&matches) {
+        Some(Invocation::Run(options)) => session::run(options),
+        Some(Invocation::Tools { format, place }) => print_tools(format, &place),
+        Some(Invocation::Pipe { yes, place }) => pipe::pipe(yes, &place),
+        None => ExitCode::from(EXIT_USAGE),
+    }
+}
+
+/// Open the workspace and its configuration as the tools will, with the root made absolute so
+/// that every binary gets the same one.
+fn prepare(place: &Place) -> Result<Runner, String> {
+    let root = match &place.root {
+        Some(root) => root.clone(),
+        None => match std::env::var_os("SNEAKY_ROOT").filter(|v| !v.is_empty()) {
+            Some(root) => PathBuf::from(root),
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        },
+    };
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
+    let ctx = protocol::open_context(Some(root.clone()), place.config.clone())
+        .map_err(|e| format!("{}: {}", e.code(), e.message))?;
+    Ok(Runner::new(root, place, ctx.config))
+}
+
+fn print_tools(format: defs::Format, place: &Place) -> ExitCode {
+    let runner = match prepare(place) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sneaky-agent: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let specs = defs::offered(&runner.config);
+    let doc = defs::definitions(&specs, format);
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+    ExitCode::SUCCESS
+}

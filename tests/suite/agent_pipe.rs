@@ -1,0 +1,234 @@
+//! `sneaky-agent pipe` with each input shape and `sneaky-agent tools` in each format.
+
+use serde_json::{json, Value};
+
+use crate::agent::{agent_command, ran, run};
+use crate::util;
+
+fn pipe(w: &util::Ws, args: &[&str], lines: &[Value]) -> (i32, Vec<Value>, String) {
+    let mut input = String::new();
+    for line in lines {
+        input.push_str(&line.to_string());
+        input.push('\n');
+    }
+    let mut all = vec!["pipe"];
+    all.extend_from_slice(args);
+    let r = ran(run(agent_command(w, &all), input.as_bytes()));
+    let out = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each output line is JSON"))
+        .collect();
+    (r.status, out, r.stderr)
+}
+
+fn content(line: &Value) -> Value {
+    serde_json::from_str(line["content"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn pipe_answers_each_shape_in_its_own_shape() {
+    let w = util::ws();
+    w.write("a.txt", "alpha\n");
+    let (status, out, _) = pipe(
+        &w,
+        &[],
+        &[
+            json!({"id": "call_1", "type": "function",
+                   "function": {"name": "read_file", "arguments": "{\"file_path\":\"a.txt\"}"}}),
+            json!({"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                   "input": {"file_path": "a.txt"}}),
+            json!({"name": "list_dir", "arguments": {"directory_path": "."}}),
+        ],
+    );
+    assert_eq!(status, 0);
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[0]["role"], "tool");
+    assert_eq!(out[0]["tool_call_id"], "call_1");
+    assert_eq!(content(&out[0])["result"]["content"], "alpha\n");
+    assert_eq!(out[1]["type"], "tool_result");
+    assert_eq!(out[1]["tool_use_id"], "toolu_1");
+    assert_eq!(out[1]["is_error"], false);
+    assert_eq!(content(&out[1])["result"]["content"], "alpha\n");
+    assert_eq!(out[2]["ok"], true);
+    assert_eq!(out[2]["tool"], "list_dir");
+    assert_eq!(out[2]["result"]["entries"], json!(["a.txt"]));
+}
+
+#[test]
+fn pipe_reports_errors_in_the_call_shape_and_goes_on() {
+    let w = util::ws();
+    w.write("a.txt", "alpha\n");
+    w.write("sneaky.toml", "[permissions]\ndeny = [\"grep_files\"]\n");
+    let input = [
+        json!({"id": "c1", "type": "function",
+               "function": {"name": "read_file", "arguments": "{\"file_path\":\"../secret.txt\"}"}}),
+        json!({"type": "tool_use", "id": "t1", "name": "grep_files", "input": {"pattern": "a"}}),
+        json!({"id": "c2", "type": "function",
+               "function": {"name": "read_file", "arguments": "{not json"}}),
+        json!({"name": "no_such_tool", "arguments": {}}),
+        json!({"hello": "world"}),
+        json!({"name": "read_file", "arguments": {"file_path": "a.txt", "extra": 1}}),
+        json!({"name": "read_file", "arguments": {"file_path": "a.txt"}}),
+    ];
+    let mut text: String = input.iter().map(|v| format!("{v}\n")).collect();
+    text.push_str("this is not json\n\n");
+    let r = ran(run(agent_command(&w, &["pipe"]), text.as_bytes()));
+    assert_eq!(r.status, 1, "a failed call makes the exit status 1");
+    let out: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        out.len(),
+        8,
+        "one line per non-blank input line: {}",
+        r.stdout
+    );
+    assert_eq!(out[0]["tool_call_id"], "c1");
+    assert_eq!(content(&out[0])["error"]["code"], "outside_workspace");
+    assert_eq!(out[1]["tool_use_id"], "t1");
+    assert_eq!(out[1]["is_error"], true);
+    assert_eq!(content(&out[1])["error"]["code"], "tool_denied");
+    assert_eq!(content(&out[2])["error"]["code"], "invalid_json");
+    assert_eq!(out[3]["error"]["code"], "unknown_tool");
+    assert_eq!(out[4]["error"]["code"], "invalid_json");
+    assert_eq!(out[5]["error"]["code"], "invalid_args");
+    assert!(out[5]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("extra"));
+    assert_eq!(out[6]["result"]["content"], "alpha\n");
+    assert_eq!(out[7]["error"]["code"], "invalid_json");
+}
+
+#[test]
+fn pipe_confirm_tier_needs_yes_without_a_terminal() {
+    let w = util::ws();
+    w.write("a.txt", "alpha\n");
+    w.write("sneaky.toml", "[permissions]\nconfirm = [\"read_file\"]\n");
+    let call = json!({"name": "read_file", "arguments": {"file_path": "a.txt"}});
+    let (status, out, _) = pipe(&w, &[], std::slice::from_ref(&call));
+    assert_eq!(status, 1);
+    assert_eq!(out[0]["error"]["code"], "not_approved");
+    let (status, out, _) = pipe(&w, &["--yes"], &[call]);
+    assert_eq!(status, 0);
+    assert_eq!(out[0]["result"]["content"], "alpha\n");
+}
+
+#[test]
+fn pipe_runs_with_jq() {
+    // The README's pipeline: a model's tool calls through jq into pipe mode.
+    let w = util::ws();
+    w.write("src/main.rs", "fn main() {}\n");
+    let reply = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function",
+         "function": {"name": "find_files", "arguments": "{\"pattern\":\"*.rs\"}"}}]}}]});
+    let agent = crate::agent::bin_path("sneaky-agent");
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "jq -c '.choices[0].message.tool_calls[]' | setsid -w '{}' pipe | jq -r '.content | fromjson | .result.files[]'",
+            agent.display()
+        ));
+    crate::agent::scrub(&mut cmd, &w);
+    let r = ran(run(cmd, reply.to_string().as_bytes()));
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "src/main.rs\n");
+}
+
+fn tools(w: &util::Ws, format: &str) -> Value {
+    let r = ran(run(agent_command(w, &["tools", "--format", format]), b""));
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).expect("tools prints one JSON document")
+}
+
+fn check_parameters(schema: &Value) {
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert!(schema["properties"].is_object(), "{schema}");
+    assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
+    jsonschema::validator_for(schema).expect("parameters compile as JSON Schema");
+}
+
+#[test]
+fn tools_in_every_format_cover_the_table_less_denied_tools() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[permissions]\ndeny = [\"grep_files\"]\n");
+    let expected: Vec<&str> = sneaky::tools::SPECS
+        .iter()
+        .map(|s| s.name)
+        .filter(|n| *n != "grep_files")
+        .collect();
+
+    let openai = tools(&w, "openai");
+    let list = openai.as_array().expect("an array");
+    let names: Vec<&str> = list
+        .iter()
+        .map(|t| {
+            assert_eq!(t["type"], "function");
+            let f = t["function"].as_object().unwrap();
+            assert_eq!(f.len(), 3, "name, description, parameters: {t}");
+            assert!(!f["description"].as_str().unwrap().is_empty());
+            check_parameters(&f["parameters"]);
+            f["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(names, expected);
+
+    let anthropic = tools(&w, "anthropic");
+    let names: Vec<&str> = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let t = t.as_object().unwrap();
+            assert_eq!(t.len(), 3, "name, description, input_schema");
+            assert!(!t["description"].as_str().unwrap().is_empty());
+            check_parameters(&t["input_schema"]);
+            t["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(names, expected);
+
+    let mcp = tools(&w, "mcp");
+    let names: Vec<&str> = mcp["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let name = t["name"].as_str().unwrap();
+            let spec = sneaky::tools::spec(name).unwrap();
+            assert_eq!(t["title"], spec.title);
+            assert!(!t["description"].as_str().unwrap().is_empty());
+            check_parameters(&t["inputSchema"]);
+            assert_eq!(t["annotations"]["readOnlyHint"], spec.read_only);
+            name
+        })
+        .collect();
+    assert_eq!(names, expected);
+
+    // Default format is openai; the definitions match the committed schema's properties.
+    let r = ran(run(agent_command(&w, &["tools"]), b""));
+    assert_eq!(serde_json::from_str::<Value>(&r.stdout).unwrap(), openai);
+    for t in list {
+        let spec = sneaky::tools::spec(t["function"]["name"].as_str().unwrap()).unwrap();
+        let schema: Value = serde_json::from_str(spec.schema).unwrap();
+        assert_eq!(
+            t["function"]["parameters"]["properties"],
+            schema["properties"]
+        );
+        assert_eq!(t["function"]["description"], schema["description"]);
+    }
+}
+
+#[test]
+fn tools_rejects_an_unknown_format() {
+    let w = util::ws();
+    let r = ran(run(
+        agent_command(&w, &["tools", "--format", "gemini"]),
+        b"",
+    ));
+    assert_eq!(r.status, 2);
+    assert!(r.stderr.contains("gemini"));
+}

@@ -1,0 +1,198 @@
+//! The approval prompt through a real pseudo-terminal: `script` (util-linux) runs the driver
+//! with a new pty as its controlling terminal, so the prompt reads /dev/tty exactly as it does
+//! for a person; our answers are typed into the pty before the prompt asks.
+//!
+//! The confirm-tier tool is write_file when this build has it (then the prompt also shows the
+//! dry run's diff, and "no" must leave the file as it was); otherwise read_file, moved to the
+//! confirm tier by the configuration.
+
+use serde_json::json;
+
+use crate::agent::{bin_path, finish_call, openai_reply, openai_results, ran, scrub, serve};
+use crate::util;
+
+struct Case {
+    tool: &'static str,
+    has_write: bool,
+}
+
+fn case(w: &util::Ws) -> Case {
+    w.write("a.txt", "old line\n");
+    if sneaky::tools::spec("write_file").is_some() {
+        Case {
+            tool: "write_file",
+            has_write: true,
+        }
+    } else {
+        w.write("sneaky.toml", "[permissions]\nconfirm = [\"read_file\"]\n");
+        Case {
+            tool: "read_file",
+            has_write: false,
+        }
+    }
+}
+
+impl Case {
+    fn args(&self, content: &str) -> String {
+        if self.has_write {
+            json!({"file_path": "a.txt", "content": content}).to_string()
+        } else {
+            json!({"file_path": "a.txt"}).to_string()
+        }
+    }
+}
+
+fn quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// Run `sneaky-agent run` under a pty with `typed` as the person's keystrokes; returns the
+/// exit status and everything the terminal showed.
+fn run_in_pty(w: &util::Ws, base: &str, typed: &str) -> (i32, String) {
+    run_in_pty_with(w, base, typed, false)
+}
+
+fn run_in_pty_with(w: &util::Ws, base: &str, typed: &str, colour: bool) -> (i32, String) {
+    let agent = bin_path("sneaky-agent");
+    let line = [
+        agent.to_str().unwrap(),
+        "run",
+        "--model",
+        "test-model",
+        "--base-url",
+        &format!("{base}/v1"),
+        "edit a.txt",
+    ]
+    .iter()
+    .map(|a| quote(a))
+    .collect::<Vec<_>>()
+    .join(" ");
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"]);
+    scrub(&mut cmd, w);
+    if colour {
+        cmd.env_remove("NO_COLOR");
+    }
+    let r = ran(crate::agent::run(cmd, typed.as_bytes()));
+    (r.status, r.stdout.replace("\r\n", "\n"))
+}
+
+fn prompts(screen: &str, tool: &str) -> usize {
+    screen.matches(&format!("Allow {tool}?")).count()
+}
+
+#[test]
+fn no_leaves_the_file_untouched_and_the_model_is_told() {
+    let w = util::ws();
+    let c = case(&w);
+    let finish = finish_call("f", "left it alone");
+    let server = serve(vec![
+        openai_reply(None, &[("w1", c.tool, &c.args("new line\n"))]),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let (status, screen) = run_in_pty(&w, &server.base, "n\n");
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(prompts(&screen, c.tool), 1, "{screen}");
+    assert!(
+        screen.contains(&format!("{} wants to run", c.tool)),
+        "{screen}"
+    );
+    assert!(screen.contains("file_path: a.txt"), "{screen}");
+    if c.has_write {
+        // The dry run's diff is shown before the question.
+        assert!(screen.contains("-old line"), "{screen}");
+        assert!(screen.contains("+new line"), "{screen}");
+    }
+    assert!(screen.contains("left it alone"), "{screen}");
+    assert_eq!(w.read("a.txt"), "old line\n");
+    let results = openai_results(&server.requests()[1]);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].0, "w1");
+    assert_eq!(
+        results[0].1["error"]["code"], "not_approved",
+        "{}",
+        results[0].1
+    );
+    assert!(results[0].1["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("declined"));
+}
+
+#[test]
+fn yes_runs_once_and_always_stops_asking_for_that_tool() {
+    let w = util::ws();
+    let c = case(&w);
+    let finish = finish_call("f", "written");
+    let server = serve(vec![
+        openai_reply(
+            None,
+            &[
+                ("w1", c.tool, &c.args("one\n")),
+                ("w2", c.tool, &c.args("two\n")),
+            ],
+        ),
+        openai_reply(None, &[("w3", c.tool, &c.args("three\n"))]),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    // "y" for the first call, "always" for the second; the third is not asked.
+    let (status, screen) = run_in_pty(&w, &server.base, "y\nalways\n");
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(prompts(&screen, c.tool), 2, "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let mut results = openai_results(&requests[2]);
+    assert_eq!(results.len(), 3);
+    for (id, envelope) in &results {
+        assert_eq!(envelope["ok"], true, "{id}: {envelope}");
+    }
+    let ids: Vec<String> = results.drain(..).map(|(id, _)| id).collect();
+    assert_eq!(ids, ["w1", "w2", "w3"]);
+    if c.has_write {
+        assert_eq!(w.read("a.txt"), "three\n");
+    }
+}
+
+#[test]
+fn quit_stops_the_session_before_the_call_runs() {
+    let w = util::ws();
+    let c = case(&w);
+    let server = serve(vec![openai_reply(
+        None,
+        &[("w1", c.tool, &c.args("new line\n"))],
+    )]);
+    let (status, screen) = run_in_pty(&w, &server.base, "what\nq\n");
+    assert_eq!(status, 130, "{screen}");
+    assert!(screen.contains("Please answer"), "{screen}");
+    assert!(screen.contains("quit"), "{screen}");
+    assert_eq!(w.read("a.txt"), "old line\n");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn colours_unless_no_color() {
+    let w = util::ws();
+    let c = case(&w);
+    let finish = finish_call("f", "ok");
+    let script = || {
+        serve(vec![
+            openai_reply(None, &[("w1", c.tool, &c.args("new line\n"))]),
+            openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+        ])
+    };
+    let server = script();
+    let (status, coloured) = run_in_pty_with(&w, &server.base, "n\n", true);
+    assert_eq!(status, 0, "{coloured}");
+    assert!(coloured.contains("\x1b[1mAllow"), "{coloured:?}");
+    if c.has_write {
+        assert!(coloured.contains("\x1b[32m+new line"), "{coloured:?}");
+    }
+    let server = script();
+    let (status, plain) = run_in_pty_with(&w, &server.base, "n\n", false);
+    assert_eq!(status, 0, "{plain}");
+    assert!(plain.contains("Allow"));
+    assert!(
+        !plain.contains("\x1b[1m") && !plain.contains("\x1b[3"),
+        "{plain:?}"
+    );
+}

@@ -860,6 +860,13 @@ fn explain(
                     show(file.content(at + k)),
                     show(old_side[k])
                 ));
+                if std::str::from_utf8(file.content(at + k)).is_err() {
+                    msg.push_str(
+                        "\nThat line is not UTF-8 (Latin-1 or another legacy encoding?): a patch, \
+                         being UTF-8 text, cannot match it. Change the lines around it instead, \
+                         or use write_file.",
+                    );
+                }
             }
         }
     }
@@ -1225,6 +1232,15 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_non_utf8_line_is_named() {
+        let err = apply_text("caf\u{e9}\n", "@@ -1 +1 @@\n-caf\u{e9}\n+cafe\n").expect("utf8 ok");
+        assert_eq!(err, "cafe\n");
+        let p = parse("@@ -1 +1 @@\n-caf\u{e9}\n+cafe\n").expect("parse");
+        let r = apply(b"caf\xe9\n", &p.sections[0].hunks, MAX_FUZZ).expect_err("latin-1");
+        assert!(r.message.contains("not UTF-8"), "{}", r.message);
     }
 
     #[test]

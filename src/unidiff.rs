@@ -456,6 +456,7 @@ pub struct Placement {
     pub fuzz: usize,
 }
 
+#[derive(Debug)]
 pub struct Applied {
     pub content: Vec<u8>,
     pub placements: Vec<Placement>,

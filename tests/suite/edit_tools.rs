@@ -24,6 +24,9 @@ fn nothing_outside_the_root_is_written_created_or_deleted() {
     w.link(out.join("secret.txt"), "to_secret");
     w.link(&out, "to_outside_dir");
     w.link("../ws_evil", "rel_out");
+    w.link("../dangling_new.txt", "dangling_out");
+    w.link("loop_b", "loop_a");
+    w.link("loop_a", "loop_b");
     let abs_outside = out.join("new.txt");
     for (bin, args) in [
         (
@@ -73,6 +76,14 @@ fn nothing_outside_the_root_is_written_created_or_deleted() {
         "OUTSIDE SECRET\n"
     );
     assert!(!out.join("new.txt").exists());
+    assert!(!out.join("dangling_new.txt").exists());
+    let msg = w
+        .call(
+            "sneaky-write",
+            json!({"file_path": "loop_a", "content": "x"}),
+        )
+        .err("io_error", 1);
+    assert!(msg.contains("symbolic links"), "{msg}");
     assert!(!out.join("newdir").exists());
     assert!(!out.join("ws_evil/deeper").exists());
 }

@@ -6,13 +6,15 @@
 # (shifted alike); "wrong" means the tool said it succeeded but the file differs.
 #
 # Usage: benches/patch_history.sh [MAX_COMMITS]      Needs git and GNU patch.
+# SNEAKY_BENCH_PROFILE=debug uses a debug build (no release build needed; for CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 MAX=${1:-500}
 command -v patch >/dev/null || { echo "missing GNU patch (apt-get install patch)"; exit 1; }
-cargo build --release --bin sneaky-patch -q
-BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+PROFILE=${SNEAKY_BENCH_PROFILE:-release}
+if [ "$PROFILE" = release ]; then cargo build --release --bin sneaky-patch -q; else cargo build --bin sneaky-patch -q; fi
+BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/$PROFILE
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws"

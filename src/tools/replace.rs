@@ -106,71 +106,50 @@ impl Tool for StrReplace {
         let path = rel.display().to_string();
         let (target, existing, bytes) = atomic::load_for_edit(&ctx.ws, &args.file_path, max)?;
         let lines = Lines::new(&bytes);
-        let crlf = lines.newline() == b"\r\n";
         let (old, new) = (args.old_str.as_bytes(), args.new_str.as_bytes());
-        let mut attempts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        if crlf && old.contains(&b'\n') {
-            attempts.push((to_crlf(old), to_crlf(new)));
-        }
-        let new_as_file = if crlf { to_crlf(new) } else { new.to_vec() };
-        attempts.push((old.to_vec(), new_as_file));
-        if !crlf && memmem::find(old, b"\r\n").is_some() {
-            // Text copied with CRLF endings, for a file that uses LF.
-            attempts.push((to_lf(old), to_lf(new)));
-        }
-        let mut found: Option<(Vec<usize>, Vec<u8>, Vec<u8>)> = None;
-        for (o, n) in attempts {
-            let at: Vec<usize> = memmem::find_iter(&bytes, &o).collect();
-            if !at.is_empty() {
-                found = Some((at, o, n));
-                break;
-            }
-        }
-        let Some((at, old_b, new_b)) = found else {
-            return Err(Error::new(
-                ErrorKind::NoMatch,
-                format!(
-                    "old_str was not found in {path}; nothing was changed.{}",
-                    nearest_candidate(&lines, old)
-                ),
-            ));
-        };
         let line_no = |offset: usize| lines.line_of(offset) as u64 + 1;
-        if at.len() > 1 && !args.replace_all {
-            let listed: Vec<String> = at
-                .iter()
-                .take(MAX_LISTED)
-                .map(|o| line_no(*o).to_string())
-                .collect();
-            let more = if at.len() > MAX_LISTED { ", …" } else { "" };
-            return Err(Error::new(
-                ErrorKind::MultipleMatches,
-                format!(
-                    "old_str occurs {} times in {path}, at lines {}{more}; nothing was changed. \
-                     Include more surrounding lines in old_str to make it unique, or set \
-                     replace_all to replace every occurrence.",
-                    at.len(),
-                    listed.join(", ")
-                ),
-            ));
-        }
-        let new_len = bytes.len() - at.len() * old_b.len() + at.len() * new_b.len();
-        if new_len as u64 > max {
-            return Err(atomic::too_large(&path, new_len as u64, max));
-        }
-        let mut out = Vec::with_capacity(new_len);
-        let mut prev = 0;
-        for &o in &at {
-            out.extend_from_slice(&bytes[prev..o]);
-            out.extend_from_slice(&new_b);
-            prev = o + old_b.len();
-        }
-        out.extend_from_slice(&bytes[prev..]);
-        let edits = replacement_edits(&lines, &Lines::new(&out), &at, old_b.len(), new_b.len());
+        let spliced = match splice(&lines, old, new, args.replace_all, max) {
+            Ok(spliced) => spliced,
+            Err(Refusal::NotFound) => {
+                return Err(Error::new(
+                    ErrorKind::NoMatch,
+                    format!(
+                        "old_str was not found in {path}; nothing was changed.{}",
+                        nearest_candidate(&lines, old)
+                    ),
+                ))
+            }
+            Err(Refusal::Multiple(at)) => {
+                let listed: Vec<String> = at
+                    .iter()
+                    .take(MAX_LISTED)
+                    .map(|o| line_no(*o).to_string())
+                    .collect();
+                let more = if at.len() > MAX_LISTED { ", …" } else { "" };
+                return Err(Error::new(
+                    ErrorKind::MultipleMatches,
+                    format!(
+                        "old_str occurs {} times in {path}, at lines {}{more}; nothing was changed. \
+                         Include more surrounding lines in old_str to make it unique, or set \
+                         replace_all to replace every occurrence.",
+                        at.len(),
+                        listed.join(", ")
+                    ),
+                ));
+            }
+            Err(Refusal::TooLarge(new_len)) => {
+                return Err(atomic::too_large(&path, new_len as u64, max))
+            }
+        };
+        let Spliced {
+            content: out, at, ..
+        } = &spliced;
+        let (out, at) = (out.as_slice(), at.as_slice());
+        let edits = spliced.edits(&lines, &Lines::new(out));
         let cap = ctx.config.max_output_bytes as usize;
-        let (diff, diff_truncated) = atomic::diff_text(&path, Some(&bytes), &out, Some(edits), cap);
-        if !args.dry_run && out != bytes {
-            target.replace_with(&out, Some(&existing))?;
+        let (diff, diff_truncated) = atomic::diff_text(&path, Some(&bytes), out, Some(edits), cap);
+        if !args.dry_run && out != bytes.as_slice() {
+            target.replace_with(out, Some(&existing))?;
         }
         let resolved_path = Some(target.display.clone()).filter(|d| *d != path);
         Ok(ReplaceResult {
@@ -184,6 +163,94 @@ impl Tool for StrReplace {
             resolved_path,
         })
     }
+}
+
+/// The result of [`splice`]: the file's new bytes and where the replacements were made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spliced {
+    /// The file's new bytes.
+    pub content: Vec<u8>,
+    /// Byte offsets in the old file where each replaced occurrence starts, ascending.
+    pub at: Vec<usize>,
+    /// The bytes searched for: old_str, with its line endings adapted to the file's.
+    pub old: Vec<u8>,
+    /// The bytes put in their place: new_str, with its line endings adapted likewise.
+    pub new: Vec<u8>,
+}
+
+impl Spliced {
+    /// Whole-line edits from `old` (the file before) to `new` (the file after) for the diff.
+    pub fn edits(&self, old: &Lines<'_>, new: &Lines<'_>) -> Vec<Edit> {
+        replacement_edits(old, new, &self.at, self.old.len(), self.new.len())
+    }
+}
+
+/// Why [`splice`] made no change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// old_str occurs nowhere (in any line-ending form tried).
+    NotFound,
+    /// old_str occurs at these byte offsets and replace_all is not set.
+    Multiple(Vec<usize>),
+    /// The result would be this many bytes, over the limit.
+    TooLarge(usize),
+}
+
+/// The core of str_replace, without I/O: find old_str in the file (as written; in a CRLF file
+/// first with its `\n` made `\r\n`; in an LF file, if it has `\r\n`, last with them made `\n`)
+/// and splice new_str (with the same line endings) in place of exactly one occurrence, or of
+/// every occurrence with `replace_all`. Every byte outside the replaced spans is kept.
+pub fn splice(
+    file: &Lines<'_>,
+    old: &[u8],
+    new: &[u8],
+    replace_all: bool,
+    max_len: u64,
+) -> std::result::Result<Spliced, Refusal> {
+    let bytes = file.bytes;
+    let crlf = file.newline() == b"\r\n";
+    let mut attempts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    if crlf && old.contains(&b'\n') {
+        attempts.push((to_crlf(old), to_crlf(new)));
+    }
+    let new_as_file = if crlf { to_crlf(new) } else { new.to_vec() };
+    attempts.push((old.to_vec(), new_as_file));
+    if !crlf && memmem::find(old, b"\r\n").is_some() {
+        // Text copied with CRLF endings, for a file that uses LF.
+        attempts.push((to_lf(old), to_lf(new)));
+    }
+    let mut found: Option<(Vec<usize>, Vec<u8>, Vec<u8>)> = None;
+    for (o, n) in attempts {
+        let at: Vec<usize> = memmem::find_iter(bytes, &o).collect();
+        if !at.is_empty() {
+            found = Some((at, o, n));
+            break;
+        }
+    }
+    let Some((at, old_b, new_b)) = found else {
+        return Err(Refusal::NotFound);
+    };
+    if at.len() > 1 && !replace_all {
+        return Err(Refusal::Multiple(at));
+    }
+    let new_len = bytes.len() - at.len() * old_b.len() + at.len() * new_b.len();
+    if new_len as u64 > max_len {
+        return Err(Refusal::TooLarge(new_len));
+    }
+    let mut out = Vec::with_capacity(new_len);
+    let mut prev = 0;
+    for &o in &at {
+        out.extend_from_slice(&bytes[prev..o]);
+        out.extend_from_slice(&new_b);
+        prev = o + old_b.len();
+    }
+    out.extend_from_slice(&bytes[prev..]);
+    Ok(Spliced {
+        content: out,
+        at,
+        old: old_b,
+        new: new_b,
+    })
 }
 
 /// Whole-line edits covering each replacement (merged when they share lines), with lines that

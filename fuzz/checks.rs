@@ -4,14 +4,19 @@
 #![allow(dead_code)]
 
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
+use sneaky::command_policy::{self, DEFAULT_ALLOWED, DEFAULT_DENIED, NEVER, OPAQUE_WRAPPERS};
+use sneaky::config::Shell;
 use sneaky::jail::Workspace;
 use sneaky::protocol::parse_request;
-use sneaky::tools::{find, finish, grep, list, parse_args, read};
+use sneaky::tools::replace::{self, Refusal};
+use sneaky::tools::{find, finish, grep, list, mkdir, parse_args, patch, read, rm, run, write};
+use sneaky::unidiff::{self, Edit, Hunk, Lines};
 
 /// Arbitrary bytes as a tool's stdin: request parsing and every tool's argument validation
 /// return Ok or a clean error, never panic or allocate without bound.
@@ -24,6 +29,12 @@ pub fn protocol(data: &[u8]) {
     let _ = parse_args::<grep::GrepArgs>(value.clone());
     let _ = parse_args::<find::FindArgs>(value.clone());
     let _ = parse_args::<finish::FinishArgs>(value.clone());
+    let _ = parse_args::<write::WriteArgs>(value.clone());
+    let _ = parse_args::<replace::ReplaceArgs>(value.clone());
+    let _ = parse_args::<patch::PatchArgs>(value.clone());
+    let _ = parse_args::<mkdir::MakeDirArgs>(value.clone());
+    let _ = parse_args::<rm::DeleteArgs>(value.clone());
+    let _ = parse_args::<run::RunArgs>(value.clone());
     if let Some(pattern) = value.get("pattern").and_then(|p| p.as_str()) {
         let _ = find::compile(pattern);
     }
@@ -81,6 +92,507 @@ pub fn jail_paths(data: &[u8]) {
                 real.starts_with(root),
                 "{text:?} opened {real:?}, outside {root:?}"
             );
+        }
+    }
+}
+
+/// Longest any single check may take on a fuzz input (a hang or a quadratic blow-up fails).
+const SLOW: Duration = Duration::from_secs(5);
+
+fn split_at_nul(data: &[u8]) -> (&[u8], &[u8]) {
+    match data.iter().position(|b| *b == 0) {
+        Some(p) => (&data[..p], &data[p + 1..]),
+        None => (data, &[]),
+    }
+}
+
+fn hunks_of<'a>(patch: unidiff::Patch<'a>) -> Vec<Hunk<'a>> {
+    patch.sections.into_iter().flat_map(|s| s.hunks).collect()
+}
+
+/// Old and new files whose diff text can say everything about them: UTF-8 (the diff is text)
+/// and not ending in a CR without a newline (a diff line's CR before its newline is the
+/// line's ending, so that one byte cannot be shown; documented in unidiff's tests).
+fn diffable(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok() && !bytes.ends_with(b"\r")
+}
+
+/// The edits say exactly how `new` differs from `old`: in order, and every line outside them
+/// is the same line (ending included) on both sides.
+fn check_edits(old: &Lines<'_>, new: &Lines<'_>, edits: &[Edit]) {
+    let (mut i, mut j) = (0usize, 0usize);
+    let same = |from_old: usize, from_new: usize, count: usize| {
+        for k in 0..count {
+            assert_eq!(
+                old.raw(from_old + k),
+                new.raw(from_new + k),
+                "line {} (old) / {} (new) outside the edits {edits:?} differs",
+                from_old + k,
+                from_new + k
+            );
+        }
+    };
+    for e in edits {
+        assert!(
+            e.old.start >= i
+                && e.new.start >= j
+                && e.old.end <= old.len()
+                && e.new.end <= new.len(),
+            "edits out of order or range: {edits:?}"
+        );
+        assert_eq!(
+            e.old.start - i,
+            e.new.start - j,
+            "gap mismatch in {edits:?}"
+        );
+        same(i, j, e.old.start - i);
+        i = e.old.end;
+        j = e.new.end;
+    }
+    assert_eq!(old.len() - i, new.len() - j, "tail mismatch in {edits:?}");
+    same(i, j, old.len() - i);
+}
+
+/// Render the diff of `edits` from `old` to `new`, read it back and apply it to `old` without
+/// fuzz: it must give `new` exactly.
+fn check_round_trip(old: &[u8], new: &[u8], edits: &[Edit]) {
+    let (a, b) = (Lines::new(old), Lines::new(new));
+    let (diff, cut) = unidiff::render(&a, &b, edits, "a/f", "b/f", usize::MAX);
+    assert!(!cut);
+    if diff.is_empty() {
+        assert_eq!(old, new, "no diff for different files");
+        return;
+    }
+    let patch = unidiff::parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+    let hunks = hunks_of(patch);
+    let back = unidiff::apply(old, &hunks, 0)
+        .unwrap_or_else(|r| panic!("own diff rejected: {}\n{diff}", r.message));
+    assert!(
+        back.content == new,
+        "own diff applied gives {:?}, not {:?}\n{diff}",
+        String::from_utf8_lossy(&back.content),
+        String::from_utf8_lossy(new)
+    );
+}
+
+/// The unified-diff parser and applier. The first byte picks a mode:
+/// - 0: patch text, NUL, file: parse and apply may refuse, never panic; a patch that applies
+///   reports edits that describe the change exactly, and the diff rendered from them applies
+///   back to the same result;
+/// - 1: old file, NUL, new file: the diff the project renders from (old, new) applies to old
+///   and gives new exactly;
+/// - 2: four control bytes, file, NUL, added text: a hunk built from the file's own lines at
+///   their true position parses, applies with zero fuzz and offset, and gives the exact splice.
+pub fn unidiff(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let started = Instant::now();
+    match mode % 3 {
+        0 => unidiff_apply(rest),
+        1 => unidiff_round_trip(rest),
+        _ => unidiff_constructed(rest),
+    }
+    assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
+}
+
+fn unidiff_apply(rest: &[u8]) {
+    let (patch, file) = split_at_nul(rest);
+    let Ok(text) = std::str::from_utf8(patch) else {
+        return;
+    };
+    let Ok(parsed) = unidiff::parse(text) else {
+        return;
+    };
+    let hunks = hunks_of(parsed);
+    let Ok(applied) = unidiff::apply(file, &hunks, unidiff::MAX_FUZZ) else {
+        return;
+    };
+    assert_eq!(applied.placements.len(), hunks.len());
+    let (a, b) = (Lines::new(file), Lines::new(&applied.content));
+    check_edits(&a, &b, &applied.edits);
+    if diffable(file) && diffable(&applied.content) {
+        check_round_trip(file, &applied.content, &applied.edits);
+    }
+}
+
+fn unidiff_round_trip(rest: &[u8]) {
+    let (old, new) = split_at_nul(rest);
+    if !diffable(old) || !diffable(new) {
+        return;
+    }
+    let (a, b) = (Lines::new(old), Lines::new(new));
+    let edits = unidiff::line_edits(&a, &b);
+    check_edits(&a, &b, &edits);
+    check_round_trip(old, new, &edits);
+}
+
+fn unidiff_constructed(rest: &[u8]) {
+    let [s, cb, k, ca, body @ ..] = rest else {
+        return;
+    };
+    let (file, added) = split_at_nul(body);
+    let Ok(file_text) = std::str::from_utf8(file) else {
+        return;
+    };
+    let Ok(added_text) = std::str::from_utf8(added) else {
+        return;
+    };
+    // LF only, final newline present: every line's ending is unambiguous.
+    if file_text.contains('\r')
+        || added_text.contains('\r')
+        || !(file.is_empty() || file.ends_with(b"\n"))
+    {
+        return;
+    }
+    let lines: Vec<&str> = file_text.split_terminator('\n').collect();
+    let n = lines.len();
+    let start = usize::from(*s) % (n + 1);
+    let removed = usize::from(*k) % (n - start + 1);
+    let before = usize::from(*cb % 4).min(start);
+    let after = usize::from(*ca % 4).min(n - start - removed);
+    let added: Vec<&str> = added_text.split_terminator('\n').collect();
+    let old_side = before + removed + after;
+    let new_side = before + added.len() + after;
+    if old_side + added.len() == 0 {
+        return;
+    }
+    let first = start - before;
+    // Diff convention: an empty side names the line it follows.
+    let pos = |count: usize| if count == 0 { first } else { first + 1 };
+    let mut patch = format!(
+        "--- a/f\n+++ b/f\n@@ -{},{old_side} +{},{new_side} @@\n",
+        pos(old_side),
+        pos(new_side)
+    );
+    for l in &lines[first..start] {
+        patch.push_str(&format!(" {l}\n"));
+    }
+    for l in &lines[start..start + removed] {
+        patch.push_str(&format!("-{l}\n"));
+    }
+    for l in &added {
+        patch.push_str(&format!("+{l}\n"));
+    }
+    for l in &lines[start + removed..start + removed + after] {
+        patch.push_str(&format!(" {l}\n"));
+    }
+    let parsed = unidiff::parse(&patch).unwrap_or_else(|e| panic!("{e}\n{patch}"));
+    assert!(parsed.warnings.is_empty(), "{:?}\n{patch}", parsed.warnings);
+    let hunks = hunks_of(parsed);
+    assert_eq!(hunks.len(), 1, "{patch}");
+    assert_eq!(hunks[0].lines.len(), old_side + added.len(), "{patch}");
+    let applied =
+        unidiff::apply(file, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{patch}", r.message));
+    assert_eq!(applied.placements[0].offset, 0, "{patch}");
+    assert_eq!(applied.placements[0].fuzz, 0, "{patch}");
+    let mut want = String::new();
+    for l in lines[..start]
+        .iter()
+        .chain(&added)
+        .chain(&lines[start + removed..])
+    {
+        want.push_str(l);
+        want.push('\n');
+    }
+    assert!(
+        applied.content == want.as_bytes(),
+        "got {:?}, want {want:?}\n{patch}",
+        String::from_utf8_lossy(&applied.content)
+    );
+}
+
+/// Every non-overlapping occurrence, left to right, found the slow obvious way.
+fn occurrences(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    let mut at = Vec::new();
+    let mut i = 0;
+    while !needle.is_empty() && i + needle.len() <= hay.len() {
+        if &hay[i..i + needle.len()] == needle {
+            at.push(i);
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    at
+}
+
+fn lf_to_crlf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, &b) in text.iter().enumerate() {
+        if b == b'\n' && text.get(i.wrapping_sub(1)) != Some(&b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+fn crlf_to_lf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, &b) in text.iter().enumerate() {
+        if !(b == b'\r' && text.get(i + 1) == Some(&b'\n')) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// str_replace's splice on arbitrary bytes. Input: a flags byte (bit 0: replace_all), the
+/// lengths of old_str and new_str (one byte each), old_str, new_str, then the file's bytes.
+/// Checked against a slow reference model: which line-ending form of old_str is used, where
+/// it occurs, exactly-one unless replace_all, the result is the splice (so bytes outside the
+/// replaced spans, CRs and invalid UTF-8 included, are kept), the inverse replacement restores
+/// the file, and the rendered diff applies back.
+pub fn str_replace(data: &[u8]) {
+    let [flags, ol, nl, rest @ ..] = data else {
+        return;
+    };
+    let (ol, nl) = (usize::from(*ol), usize::from(*nl));
+    if rest.len() < ol + nl {
+        return;
+    }
+    let (old, rest) = rest.split_at(ol);
+    let (new, file) = rest.split_at(nl);
+    let replace_all = flags & 1 == 1;
+    // run() refuses these before reading the file.
+    if old.is_empty() || old == new {
+        return;
+    }
+    let lines = Lines::new(file);
+    let started = Instant::now();
+    let got = replace::splice(&lines, old, new, replace_all, u64::MAX);
+    assert!(started.elapsed() < SLOW);
+
+    // The reference: the file's dominant ending decides which forms are tried, in order.
+    let crlf_lines = file
+        .iter()
+        .enumerate()
+        .filter(|(i, b)| **b == b'\n' && *i > 0 && file[i - 1] == b'\r')
+        .count();
+    let lf_lines = file.iter().filter(|b| **b == b'\n').count() - crlf_lines;
+    let crlf = crlf_lines > lf_lines;
+    let mut forms: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    if crlf && old.contains(&b'\n') {
+        forms.push((lf_to_crlf(old), lf_to_crlf(new)));
+    }
+    forms.push((
+        old.to_vec(),
+        if crlf { lf_to_crlf(new) } else { new.to_vec() },
+    ));
+    if !crlf && old.windows(2).any(|w| w == b"\r\n") {
+        forms.push((crlf_to_lf(old), crlf_to_lf(new)));
+    }
+    let chosen = forms
+        .into_iter()
+        .map(|(o, n)| (occurrences(file, &o), o, n))
+        .find(|(at, _, _)| !at.is_empty());
+    let Some((at, old_b, new_b)) = chosen else {
+        assert_eq!(got, Err(Refusal::NotFound));
+        return;
+    };
+    if at.len() > 1 && !replace_all {
+        assert_eq!(got, Err(Refusal::Multiple(at)));
+        return;
+    }
+    let spliced = got.unwrap_or_else(|e| panic!("refused with {e:?}"));
+    assert_eq!(spliced.at, at);
+    assert_eq!(spliced.old, old_b);
+    assert_eq!(spliced.new, new_b);
+    let mut want = Vec::new();
+    let mut prev = 0;
+    for &o in &at {
+        assert_eq!(&file[o..o + old_b.len()], old_b.as_slice());
+        want.extend_from_slice(&file[prev..o]);
+        want.extend_from_slice(&new_b);
+        prev = o + old_b.len();
+    }
+    want.extend_from_slice(&file[prev..]);
+    assert_eq!(spliced.content, want);
+    // Nothing before the first or after the last replacement moved or changed.
+    let last_end = at[at.len() - 1] + old_b.len();
+    assert_eq!(&spliced.content[..at[0]], &file[..at[0]]);
+    assert!(spliced.content.ends_with(&file[last_end..]));
+
+    // The inverse: when new_str now occurs exactly once, in the same ending form, replacing
+    // it by old_str gives the original bytes back.
+    if at.len() == 1 && !new.is_empty() {
+        let new_lines = Lines::new(&spliced.content);
+        if let Ok(back) = replace::splice(&new_lines, new, old, false, u64::MAX) {
+            if back.old == spliced.new && back.new == spliced.old {
+                assert_eq!(back.at, at);
+                assert_eq!(
+                    back.content, file,
+                    "the inverse replacement did not restore the file"
+                );
+            }
+        }
+    }
+
+    // The diff shown for the edit describes it and applies back.
+    let new_lines = Lines::new(&spliced.content);
+    let edits = spliced.edits(&lines, &new_lines);
+    check_edits(&lines, &new_lines, &edits);
+    if diffable(file) && diffable(&spliced.content) {
+        check_round_trip(file, &spliced.content, &edits);
+    }
+}
+
+fn policy_root() -> &'static Path {
+    Path::new("/fuzz-root/ws")
+}
+
+/// The first place where bash would expand or substitute something: `$` starting a parameter,
+/// command or arithmetic expansion (or `$'…'`/`$"…"`), a backtick, `<(` or `>(`, outside
+/// single quotes, comments and backslash escapes. Heredocs are not modelled (the caller skips
+/// lines with `<<`).
+fn bash_expansion(text: &str) -> Option<usize> {
+    #[derive(PartialEq)]
+    enum St {
+        Plain,
+        Single,
+        Double,
+    }
+    let b = text.as_bytes();
+    let expands_after_dollar = |next: Option<&u8>| {
+        next.is_some_and(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'_' | b'{'
+                        | b'('
+                        | b'['
+                        | b'@'
+                        | b'*'
+                        | b'#'
+                        | b'?'
+                        | b'$'
+                        | b'!'
+                        | b'-'
+                        | b'\''
+                        | b'"'
+                )
+        })
+    };
+    let mut st = St::Plain;
+    let mut word_start = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match st {
+            St::Plain => {
+                match c {
+                    b'\\' => {
+                        i += 2;
+                        word_start = false;
+                        continue;
+                    }
+                    b'\'' => st = St::Single,
+                    b'"' => st = St::Double,
+                    b'#' if word_start => {
+                        while i < b.len() && b[i] != b'\n' {
+                            i += 1;
+                        }
+                        continue;
+                    }
+                    b'`' => return Some(i),
+                    b'$' if expands_after_dollar(b.get(i + 1)) => return Some(i),
+                    b'<' | b'>' if b.get(i + 1) == Some(&b'(') => return Some(i),
+                    _ => {}
+                }
+                word_start = matches!(
+                    c,
+                    b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+                );
+            }
+            St::Single => {
+                if c == b'\'' {
+                    st = St::Plain;
+                    word_start = false;
+                }
+            }
+            St::Double => match c {
+                b'\\' => {
+                    i += 2;
+                    continue;
+                }
+                b'"' => {
+                    st = St::Plain;
+                    word_start = false;
+                }
+                b'`' => return Some(i),
+                b'$' if expands_after_dollar(b.get(i + 1)) => return Some(i),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A restrictive configuration: a short allowed list (with a shell, so `sh -c` nesting is
+/// explored) and an explicit denied list.
+fn restrictive() -> Shell {
+    Shell {
+        allowed_commands: Some(
+            [
+                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        ),
+        denied_commands: Some(vec!["rm".to_string(), "curl".to_string()]),
+        ..Shell::default()
+    }
+}
+
+/// Arbitrary text to the command policy, with the default and a restrictive configuration:
+/// an answer comes quickly (nesting bombs included); an accepted line runs only programs its
+/// lists allow (never a NEVER builtin or an opaque wrapper), and bash would expand nothing
+/// in it (no `$…`, backticks or process substitution outside single quotes).
+pub fn command_policy(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for (shell, allowed, denied) in [
+        (
+            Shell::default(),
+            DEFAULT_ALLOWED.to_vec(),
+            DEFAULT_DENIED.to_vec(),
+        ),
+        (
+            restrictive(),
+            vec![
+                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh",
+            ],
+            vec!["rm", "curl"],
+        ),
+    ] {
+        let started = Instant::now();
+        let verdict = command_policy::check(text, &shell, policy_root());
+        assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
+        let Ok(approved) = verdict else {
+            continue;
+        };
+        for p in &approved.programs {
+            assert!(
+                allowed.contains(&p.as_str()),
+                "{text:?} runs {p}, not allowed"
+            );
+            assert!(!denied.contains(&p.as_str()), "{text:?} runs denied {p}");
+            assert!(
+                !NEVER.contains(&p.as_str()) && !OPAQUE_WRAPPERS.contains(&p.as_str()),
+                "{text:?} runs {p}"
+            );
+        }
+        if !text.contains("<<") {
+            if let Some(at) = bash_expansion(text) {
+                panic!(
+                    "{text:?} accepted, but bash expands at byte {at}: {:?}",
+                    &text[at..]
+                );
+            }
         }
     }
 }

@@ -26,3 +26,18 @@ fn protocol_corpus() {
 fn jail_paths_corpus() {
     replay("jail_paths", crate::checks::jail_paths);
 }
+
+#[test]
+fn unidiff_corpus() {
+    replay("unidiff", crate::checks::unidiff);
+}
+
+#[test]
+fn str_replace_corpus() {
+    replay("str_replace", crate::checks::str_replace);
+}
+
+#[test]
+fn command_policy_corpus() {
+    replay("command_policy", crate::checks::command_policy);
+}

@@ -18,7 +18,8 @@
 //! Other lines (the `index`/mode preamble of git, commentary, a `-- ` mail signature) are
 //! skipped. A header whose counts disagree with its body is read by the body, with a warning.
 //! Lines are compared without their line ending, so a patch written with LF applies to a CRLF
-//! file; added lines take the file's dominant line ending.
+//! file; added lines take the line ending of the file's lines around them (those the hunk keeps
+//! or removes), or the file's dominant one when those are no guide.
 
 use std::ops::Range;
 
@@ -38,8 +39,9 @@ pub struct HunkLine<'a> {
     /// Followed by "\ No newline at end of file".
     pub no_newline: bool,
     /// The line ending an added line gets: Some(true) CRLF, Some(false) LF, as the patch shows
-    /// them when it mixes both (as `git diff` of a CRLF or mixed file does); None, the file's
-    /// usual ending, when the patch has no CR at all or is CRLF throughout (only carried so).
+    /// them when it mixes both (as `git diff` of a CRLF or mixed file does); None, the ending of
+    /// the lines around it, when the patch has no CR at all or is CRLF throughout (only carried
+    /// so).
     pub cr: Option<bool>,
 }
 
@@ -429,6 +431,19 @@ impl<'a> Lines<'a> {
         }
     }
 
+    /// The ending most of the lines in `range` have (None when as many end with CRLF as with
+    /// LF, or none has an ending).
+    fn newline_of(&self, range: Range<usize>) -> Option<&'static [u8]> {
+        let spans = self.spans.get(range).unwrap_or(&[]);
+        let crlf = spans.iter().filter(|s| s.2 - s.1 == 2).count();
+        let lf = spans.iter().filter(|s| s.2 - s.1 == 1).count();
+        match crlf.cmp(&lf) {
+            std::cmp::Ordering::Greater => Some(b"\r\n"),
+            std::cmp::Ordering::Less => Some(b"\n"),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+
     /// True when the last line has no line ending.
     pub fn lacks_final_newline(&self) -> bool {
         self.spans.last().is_some_and(|s| s.2 == s.1)
@@ -690,6 +705,11 @@ fn assemble(
             }
         }
         let body = &hunk.lines[front..hunk.lines.len() - back];
+        // A line the patch adds without saying its ending gets the ending of the lines the
+        // hunk keeps or removes: in a file that mixes them, the diff of an LF region added to
+        // a mostly-CRLF file must give LF lines back (found by fuzzing the round trip).
+        let old_count = body.iter().filter(|l| l.op != Op::Add).count();
+        let hunk_eol = file.newline_of(at..at + old_count).unwrap_or(eol);
         let mut old_i = at;
         let mut run: Option<(usize, usize)> = None;
         let mut marker = false;
@@ -720,7 +740,7 @@ fn assemble(
                     out.extend_from_slice(match line.cr {
                         Some(true) => b"\r\n",
                         Some(false) => b"\n",
-                        None => eol,
+                        None => hunk_eol,
                     });
                     last_origin = None;
                     new_no += 1;
@@ -1105,6 +1125,28 @@ mod tests {
         // A patch carried with CRLF throughout: the file's own ending is used.
         let p = "--- a/f\r\n+++ b/f\r\n@@ -1 +1,2 @@\r\n a\r\n+new\r\n";
         assert_eq!(apply_text("a\nb\n", p).expect("ok"), "a\nnew\nb\n");
+    }
+
+    #[test]
+    fn an_added_line_takes_the_ending_of_the_lines_around_it() {
+        // Mostly CRLF, but the hunk is in the LF part: its added line is LF (the diff rendered
+        // from this edit has no CR, and must give the new file back).
+        let file = "a\r\na\r\na\r\na\r\na\r\nb\nb\nb\nb\n";
+        assert_eq!(
+            apply_text(file, "@@ -7,3 +7,4 @@\n b\n b\n b\n+c\n").expect("ok"),
+            format!("{file}c\n")
+        );
+        // And the other way round.
+        let file = "a\r\na\r\nb\nb\nb\n";
+        assert_eq!(
+            apply_text(file, "@@ -1,2 +1,3 @@\n a\n+x\n a\n").expect("ok"),
+            "a\r\nx\r\na\r\nb\nb\nb\n"
+        );
+        // Context without endings (the unterminated last line alone): the file's ending.
+        assert_eq!(
+            apply_text("x\r\ny\r\nz", "@@ -3 +3,2 @@\n+w\n z\n").expect("ok"),
+            "x\r\ny\r\nw\r\nz"
+        );
     }
 
     #[test]

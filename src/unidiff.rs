@@ -1037,6 +1037,10 @@ fn diff_line(out: &mut Vec<u8>, sign: u8, raw: &[u8]) {
 
 /// Line edits between two versions of a file (for a whole-file rewrite), found with Myers'
 /// algorithm; gives up on minimality after a short deadline on huge inputs.
+///
+/// The edits are the gaps between the runs of equal lines `similar` reports, each run checked:
+/// the old/new positions it gives for its delete and insert ops can be wrong (fuzzing found
+/// a delete placed after the insert that follows it), while the equal runs stay right.
 pub fn line_edits(old: &Lines<'_>, new: &Lines<'_>) -> Vec<Edit> {
     let a: Vec<&[u8]> = (0..old.len()).map(|i| old.raw(i)).collect();
     let b: Vec<&[u8]> = (0..new.len()).map(|i| new.raw(i)).collect();
@@ -1044,19 +1048,29 @@ pub fn line_edits(old: &Lines<'_>, new: &Lines<'_>) -> Vec<Edit> {
     let ops =
         similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &a, &b, Some(deadline));
     let mut edits: Vec<Edit> = Vec::new();
+    let (mut o, mut n) = (0usize, 0usize);
+    let gap_to = |o_end: usize, n_end: usize, o: usize, n: usize, edits: &mut Vec<Edit>| {
+        if o_end > o || n_end > n {
+            edits.push(Edit {
+                old: o..o_end,
+                new: n..n_end,
+            });
+        }
+    };
     for op in ops {
-        let (tag, o, n) = op.as_tag_tuple();
-        if tag == similar::DiffTag::Equal {
+        let (tag, os, ns) = op.as_tag_tuple();
+        let sound = tag == similar::DiffTag::Equal
+            && os.start >= o
+            && ns.start >= n
+            && os.len() == ns.len()
+            && a.get(os.clone()) == b.get(ns.clone());
+        if !sound || os.is_empty() {
             continue;
         }
-        match edits.last_mut() {
-            Some(last) if last.old.end == o.start && last.new.end == n.start => {
-                last.old.end = o.end;
-                last.new.end = n.end;
-            }
-            _ => edits.push(Edit { old: o, new: n }),
-        }
+        gap_to(os.start, ns.start, o, n, &mut edits);
+        (o, n) = (os.end, ns.end);
     }
+    gap_to(a.len(), b.len(), o, n, &mut edits);
     edits
 }
 
@@ -1338,6 +1352,31 @@ mod tests {
     fn git_preamble_and_signature() {
         let patch = "From abc\nSubject: x\n---\n f | 2 +-\n\ndiff --git a/f b/f\nindex 1..2 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n-- \n2.39.0\n\n";
         assert_eq!(apply_text("a\n", patch).expect("ok"), "b\n");
+    }
+
+    /// Found by fuzzing: `similar` placed a delete after the insert that follows it; the
+    /// edits are now the gaps between its (checked) equal runs.
+    #[test]
+    fn line_edits_are_in_order_and_exact() {
+        let old: &[u8] = b"a\r\na\r\na\r\na\r\na\r\nb\nb\nb\nb\n";
+        let new: &[u8] = b"a\r\na\r\na\r\na\r\nb\n\x00a\ra=\nb\nb\nb\nb\nc\n";
+        let (a, b) = (Lines::new(old), Lines::new(new));
+        let edits = line_edits(&a, &b);
+        let (mut i, mut j) = (0, 0);
+        for e in &edits {
+            assert!(e.old.start >= i && e.new.start >= j, "{edits:?}");
+            assert_eq!(e.old.start - i, e.new.start - j, "{edits:?}");
+            (i, j) = (e.old.end, e.new.end);
+        }
+        assert_eq!(a.len() - i, b.len() - j, "{edits:?}");
+        let (diff, _) = render(&a, &b, &edits, "a/f", "b/f", usize::MAX);
+        let hunks: Vec<Hunk<'_>> = parse(&diff)
+            .expect("parse")
+            .sections
+            .into_iter()
+            .flat_map(|s| s.hunks)
+            .collect();
+        assert_eq!(apply(old, &hunks, 0).expect("applies").content, new);
     }
 
     #[test]

@@ -198,8 +198,9 @@ pub enum Refusal {
 
 /// The core of str_replace, without I/O: find old_str in the file (as written; in a CRLF file
 /// first with its `\n` made `\r\n`; in an LF file, if it has `\r\n`, last with them made `\n`)
-/// and splice new_str (with the same line endings) in place of exactly one occurrence, or of
-/// every occurrence with `replace_all`. Every byte outside the replaced spans is kept.
+/// and splice new_str (with the same line endings) in place of exactly one occurrence (two
+/// overlapping occurrences count as two), or of every non-overlapping occurrence, left to
+/// right, with `replace_all`. Every byte outside the replaced spans is kept.
 pub fn splice(
     file: &Lines<'_>,
     old: &[u8],
@@ -232,6 +233,13 @@ pub fn splice(
     };
     if at.len() > 1 && !replace_all {
         return Err(Refusal::Multiple(at));
+    }
+    if !replace_all {
+        // Another occurrence overlapping the one found (`aa` in `aaa`) makes the edit
+        // ambiguous too (found by fuzzing: the inverse replacement then edits elsewhere).
+        if let Some(p) = memmem::find(&bytes[at[0] + 1..], &old_b) {
+            return Err(Refusal::Multiple(vec![at[0], at[0] + 1 + p]));
+        }
     }
     let new_len = bytes.len() - at.len() * old_b.len() + at.len() * new_b.len();
     if new_len as u64 > max_len {
@@ -495,6 +503,21 @@ mod tests {
             let back = apply(&file, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{diff}", r.message));
             assert_eq!(back.content, out, "{file:?} {old:?} -> {new:?}\n{diff}");
         }
+    }
+
+    /// Found by fuzzing: `aa` occurs twice in `xaaa` (overlapping); which one to replace is a
+    /// guess, so it is refused like any other repeat. replace_all still replaces left to right.
+    #[test]
+    fn overlapping_occurrences_are_ambiguous() {
+        let file = Lines::new(b"xaaa\n");
+        assert_eq!(
+            splice(&file, b"aa", b"b", false, u64::MAX),
+            Err(Refusal::Multiple(vec![1, 2]))
+        );
+        let all = splice(&file, b"aa", b"b", true, u64::MAX).expect("replace_all");
+        assert_eq!(all.content, b"xba\n");
+        let one = splice(&file, b"xa", b"y", false, u64::MAX).expect("unique");
+        assert_eq!(one.content, b"yaa\n");
     }
 
     #[test]

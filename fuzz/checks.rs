@@ -608,3 +608,73 @@ pub fn command_policy(data: &[u8]) {
         }
     }
 }
+
+fn mcp_workspace() -> &'static PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = std::env::temp_dir()
+            .join(format!("sneaky-fuzz-mcp-{}", std::process::id()))
+            .join("ws");
+        let _ = std::fs::create_dir_all(root.join("src"));
+        let _ = std::fs::write(root.join("src/a.rs"), "fn main() {}\n");
+        let _ = std::fs::write(root.join("notes.txt"), "alpha\nbeta\n");
+        root
+    })
+}
+
+/// Arbitrary bytes as JSON-RPC lines to the MCP server (read-only, on a small workspace),
+/// after a well-formed `initialize`: serving ends at EOF without error; every line written
+/// is one JSON-RPC 2.0 message (a response with `result` or `error`); `initialize` is
+/// answered exactly once; every request with a usable id read from the input is answered
+/// at most once, and nothing answers an id that was never sent.
+pub fn mcp_line(data: &[u8]) {
+    let init = br#"{"jsonrpc":"2.0","id":"fuzz-init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fuzz","version":"0"}}}"#;
+    let mut input = init.to_vec();
+    input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    input.extend_from_slice(data);
+    input.push(b'\n');
+    // The ids a request in the input could carry (any JSON value; the server answers an
+    // invalid one with null).
+    let mut sent: Vec<serde_json::Value> = vec![serde_json::Value::Null];
+    for line in input.split(|b| *b == b'\n') {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) {
+            if let Some(id) = v.get("id") {
+                sent.push(id.clone());
+            }
+        }
+    }
+    let mut out: Vec<u8> = Vec::new();
+    let opts = sneaky::mcp::Options {
+        root: Some(mcp_workspace().clone()),
+        config: None,
+        read_only: true,
+    };
+    let started = Instant::now();
+    sneaky::mcp::serve(opts, std::io::Cursor::new(input), &mut out).expect("serve");
+    assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
+    let mut answered: Vec<serde_json::Value> = Vec::new();
+    for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let msg: serde_json::Value = serde_json::from_slice(line)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(line)));
+        assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+        assert!(
+            msg.get("result").is_some() != msg.get("error").is_some(),
+            "{msg}"
+        );
+        let id = msg.get("id").cloned().expect("a response has an id");
+        assert!(sent.contains(&id), "answer to an id never sent: {msg}");
+        if !id.is_null() {
+            assert!(
+                !answered.contains(&id) || sent.iter().filter(|s| **s == id).count() > 1,
+                "answered twice: {msg}"
+            );
+        }
+        answered.push(id);
+    }
+    let init_answers = answered.iter().filter(|a| **a == "fuzz-init").count();
+    let init_sent = sent.iter().filter(|s| **s == "fuzz-init").count();
+    assert!(
+        init_answers >= 1 && init_answers <= init_sent,
+        "{answered:?}"
+    );
+}

@@ -41,3 +41,8 @@ fn str_replace_corpus() {
 fn command_policy_corpus() {
     replay("command_policy", crate::checks::command_policy);
 }
+
+#[test]
+fn mcp_line_corpus() {
+    replay("mcp_line", crate::checks::mcp_line);
+}

@@ -533,7 +533,12 @@ fn bash_expansion(text: &str) -> Option<usize> {
                     word_start = false;
                 }
                 b'`' => return Some(i),
-                b'$' if expands_after_dollar(b.get(i + 1)) => return Some(i),
+                // `$"` and `$'` are quoting only outside double quotes.
+                b'$' if expands_after_dollar(b.get(i + 1))
+                    && !matches!(b.get(i + 1), Some(b'"' | b'\'')) =>
+                {
+                    return Some(i)
+                }
                 _ => {}
             },
         }

@@ -152,7 +152,20 @@ pub fn parse(text: &str) -> Result<Patch<'_>, ParseError> {
         .iter()
         .map(|l| explicit.then(|| l.ends_with("\r\n")))
         .collect();
-    let lines: Vec<&str> = raw.into_iter().map(strip_eol).collect();
+    // Before a "\ No newline at end of file" marker a line has no ending in the file, so a CR
+    // there is the line's last character, not half of a CRLF.
+    let lines: Vec<&str> = raw
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let before_marker = raw.get(i + 1).is_some_and(|n| n.starts_with('\\'));
+            if before_marker && !transport_crlf {
+                l.strip_suffix('\n').unwrap_or(l)
+            } else {
+                strip_eol(l)
+            }
+        })
+        .collect();
     let mut sections: Vec<Section<'_>> = Vec::new();
     let mut warnings = Vec::new();
     let mut cur: Option<Section<'_>> = None;
@@ -673,6 +686,9 @@ fn assemble(
     // The old line the last line written came from (None: an added line).
     let mut last_origin: Option<usize> = None;
     let mut touches_end_marker: Option<bool> = None;
+    // Length of the ending given to the last line written when that line was an added one (its
+    // text may itself end in a CR, which the ending must not be confused with).
+    let mut added_eol: Option<usize> = None;
     let push_line = |out: &mut Vec<u8>, bytes: &[u8]| {
         if out.last().is_some_and(|b| *b != b'\n') {
             // The old last line had no newline and is no longer last.
@@ -683,6 +699,7 @@ fn assemble(
     for (hunk, &(at, front, back)) in hunks.iter().zip(placed) {
         if at > cursor {
             push_line(&mut out, &file.bytes[file.offset(cursor)..file.offset(at)]);
+            added_eol = None;
             new_no += at - cursor;
             last_origin = Some(at - 1);
             if at == n {
@@ -703,6 +720,7 @@ fn assemble(
                         });
                     }
                     push_line(&mut out, file.raw(old_i));
+                    added_eol = None;
                     last_origin = Some(old_i);
                     if old_i + 1 == n {
                         old_last_at = Some(new_no);
@@ -717,11 +735,13 @@ fn assemble(
                 Op::Add => {
                     run.get_or_insert((old_i, new_no));
                     push_line(&mut out, line.text);
-                    out.extend_from_slice(match line.cr {
+                    let ending: &[u8] = match line.cr {
                         Some(true) => b"\r\n",
                         Some(false) => b"\n",
                         None => eol,
-                    });
+                    };
+                    out.extend_from_slice(ending);
+                    added_eol = Some(ending.len());
                     last_origin = None;
                     new_no += 1;
                 }
@@ -750,6 +770,7 @@ fn assemble(
     }
     if cursor < n {
         push_line(&mut out, &file.bytes[file.offset(cursor)..]);
+        added_eol = None;
         new_no += n - cursor;
         old_last_at = Some(new_no - 1);
         last_origin = Some(n - 1);
@@ -759,7 +780,9 @@ fn assemble(
         None => file.lacks_final_newline(),
     };
     if want_no_newline {
-        let kept = if out.ends_with(b"\r\n") {
+        let kept = if let Some(len) = added_eol {
+            out.len() - len
+        } else if out.ends_with(b"\r\n") {
             out.len() - 2
         } else if out.ends_with(b"\n") {
             out.len() - 1
@@ -1232,6 +1255,28 @@ mod tests {
                     "{text:?} on {file:?}\n{diff}"
                 );
             }
+        }
+    }
+
+    /// A last line ending in a lone CR without a newline: the CR is the line's text, in the
+    /// diff (`-x\r` then the marker) and when an added line is the new last one.
+    #[test]
+    fn a_lone_cr_before_the_no_newline_marker_is_text() {
+        for (old, new) in [
+            ("a\nb\r", "a\n"),
+            ("a\nb\r", "a\nc\r"),
+            ("a\n", "a\nc\r"),
+            ("a\r\nb\r", "a\r\nc"),
+            ("\n\n\n\n\n\n\n\n\n\r", "\n\n\n\n\n\n\n\n\n"),
+        ] {
+            let (a, b) = (Lines::new(old.as_bytes()), Lines::new(new.as_bytes()));
+            let edits = line_edits(&a, &b);
+            let (diff, _) = render(&a, &b, &edits, "a/f", "b/f", usize::MAX);
+            let parsed = parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+            let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
+            let applied = apply(old.as_bytes(), &hunks, 0)
+                .unwrap_or_else(|r| panic!("{old:?} → {new:?}: {}\n{diff}", r.message));
+            assert_eq!(applied.content, new.as_bytes(), "{old:?} → {new:?}\n{diff}");
         }
     }
 

@@ -1046,19 +1046,36 @@ pub fn line_edits(old: &Lines<'_>, new: &Lines<'_>) -> Vec<Edit> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(250);
     let ops =
         similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &a, &b, Some(deadline));
+    // The edits are the gaps between the equal runs. similar's compaction can give a Delete a
+    // new-side index past an equal run that follows it (Delete 2..3 at new 3, then Equal 3..4 ↔
+    // 2..3), so the other ops' ranges are not trusted.
     let mut edits: Vec<Edit> = Vec::new();
+    let (mut o_at, mut n_at) = (0, 0);
     for op in ops {
         let (tag, o, n) = op.as_tag_tuple();
-        if tag == similar::DiffTag::Equal {
+        if tag != similar::DiffTag::Equal || o.is_empty() {
             continue;
         }
-        match edits.last_mut() {
-            Some(last) if last.old.end == o.start && last.new.end == n.start => {
-                last.old.end = o.end;
-                last.new.end = n.end;
-            }
-            _ => edits.push(Edit { old: o, new: n }),
+        if o.start < o_at || n.start < n_at || o.len() != n.len() {
+            // Not a consistent alignment: say the whole file changed rather than guess.
+            return vec![Edit {
+                old: 0..old.len(),
+                new: 0..new.len(),
+            }];
         }
+        if o.start > o_at || n.start > n_at {
+            edits.push(Edit {
+                old: o_at..o.start,
+                new: n_at..n.start,
+            });
+        }
+        (o_at, n_at) = (o.end, n.end);
+    }
+    if o_at < old.len() || n_at < new.len() {
+        edits.push(Edit {
+            old: o_at..old.len(),
+            new: n_at..new.len(),
+        });
     }
     edits
 }
@@ -1278,6 +1295,21 @@ mod tests {
                 .unwrap_or_else(|r| panic!("{old:?} → {new:?}: {}\n{diff}", r.message));
             assert_eq!(applied.content, new.as_bytes(), "{old:?} → {new:?}\n{diff}");
         }
+    }
+
+    /// similar gives a Delete a new-side index after the equal run that follows it here; the
+    /// edits must still describe the change (they once merged across that run).
+    #[test]
+    fn line_edits_follow_the_equal_runs() {
+        let (old, new) = (&b"\n\na\n\n\n"[..], &b"\n\n\n \n\n\n"[..]);
+        let (a, b) = (Lines::new(old), Lines::new(new));
+        let edits = line_edits(&a, &b);
+        let (diff, _) = render(&a, &b, &edits, "a/f", "b/f", usize::MAX);
+        let parsed = parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+        let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
+        let applied = apply(old, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{diff}", r.message));
+        assert_eq!(applied.content, new, "{diff}");
+        assert!(diff.contains("@@ -1,5 +1,6 @@"), "{diff}");
     }
 
     #[test]

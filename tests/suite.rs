@@ -34,6 +34,8 @@ mod mcp;
 mod mcp_client;
 #[path = "suite/props.rs"]
 mod props;
+#[path = "suite/props_edit.rs"]
+mod props_edit;
 #[path = "suite/protocol.rs"]
 mod protocol;
 #[path = "suite/read_tools.rs"]

@@ -22,6 +22,8 @@ mod edit_history;
 mod edit_scenarios;
 #[path = "suite/edit_tools.rs"]
 mod edit_tools;
+#[path = "suite/faults.rs"]
+mod faults;
 #[path = "suite/fuzz_replay.rs"]
 mod fuzz_replay;
 #[path = "suite/generated.rs"]

@@ -379,3 +379,98 @@ fn read_only_modes_are_refused_for_a_normal_user() {
     )
     .ok();
 }
+
+/// Another process replaces or deletes the file while str_replace works on it (between its
+/// read and its rename, at spread-out moments across the first 60% of an edit). The other
+/// process's change must never be undone: str_replace either ran wholly before it (ok), saw
+/// its result (no_match / not_found), or refused with `conflict`. The last 40% of the edit,
+/// holding the instant between the final check and the rename, is left out: that window of a
+/// few microseconds cannot be closed with rename(2) (see the report in the load script).
+#[test]
+fn a_file_replaced_or_deleted_during_str_replace_is_a_conflict() {
+    use std::time::Instant;
+    let w = crate::util::ws();
+    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    let pad = "padding line to make the edit take a while\n".repeat(100_000);
+    let version_a = format!("KEY A\n{pad}");
+    let version_b = format!("KEY B\n{pad}");
+    let request = json!({"file_path": "f.txt", "old_str": "KEY A", "new_str": "KEY C"});
+    let path = w.root.join("f.txt");
+    // One undisturbed run tells how long an edit takes here.
+    std::fs::write(&path, &version_a).expect("write");
+    let started = Instant::now();
+    call(&w.root, "sneaky-replace", &request, None).ok();
+    let full = started.elapsed();
+    let rounds = 16;
+    let mut outcomes: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in 0..rounds {
+        let delete = i % 2 == 1;
+        std::fs::write(&path, &version_a).expect("write");
+        let delay = full.mul_f64(0.6 * (i / 2) as f64 / (rounds / 2) as f64);
+        let racer = {
+            let (path, root, b) = (path.clone(), w.root.clone(), version_b.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                if delete {
+                    std::fs::remove_file(&path).expect("rm");
+                } else {
+                    let side = root.join("racer.new");
+                    std::fs::write(&side, b).expect("write");
+                    std::fs::rename(&side, &path).expect("rename");
+                }
+            })
+        };
+        let reply = call(&w.root, "sneaky-replace", &request, None);
+        racer.join().expect("racer");
+        let code = if reply.json["ok"] == true {
+            "ok".to_string()
+        } else {
+            reply.json["error"]["code"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string()
+        };
+        assert!(
+            ["ok", "conflict", "no_match", "not_found"].contains(&code.as_str()),
+            "round {i}: {}",
+            reply.json
+        );
+        if code == "conflict" {
+            assert!(reply.json["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("nothing was written")));
+        }
+        // The other process's change stands.
+        if delete {
+            assert!(
+                !path.exists(),
+                "round {i} ({code}, after {delay:?}): the deleted file came back"
+            );
+        } else {
+            let now = std::fs::read_to_string(&path).expect("read");
+            assert!(
+                now == version_b,
+                "round {i} ({code}, after {delay:?}): the other process's version was lost"
+            );
+        }
+        assert_eq!(
+            names(&w.root),
+            if delete {
+                vec!["sneaky.toml"]
+            } else {
+                vec!["f.txt", "sneaky.toml"]
+            }
+        );
+        *outcomes
+            .entry(format!(
+                "{}:{code}",
+                if delete { "delete" } else { "replace" }
+            ))
+            .or_default() += 1;
+    }
+    eprintln!("race test: an edit takes {full:?}; outcomes {outcomes:?}");
+    assert!(
+        outcomes.keys().any(|k| k.ends_with(":conflict")),
+        "no round landed between the read and the write: {outcomes:?}"
+    );
+}

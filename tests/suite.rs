@@ -30,6 +30,8 @@ mod fuzz_replay;
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/load.rs"]
+mod load;
 #[path = "suite/mcp.rs"]
 mod mcp;
 #[path = "suite/mcp_client.rs"]

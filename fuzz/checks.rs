@@ -110,11 +110,9 @@ fn hunks_of<'a>(patch: unidiff::Patch<'a>) -> Vec<Hunk<'a>> {
     patch.sections.into_iter().flat_map(|s| s.hunks).collect()
 }
 
-/// Old and new files whose diff text can say everything about them: UTF-8 (the diff is text)
-/// and not ending in a CR without a newline (a diff line's CR before its newline is the
-/// line's ending, so that one byte cannot be shown; documented in unidiff's tests).
+/// Old and new files whose diff text can say everything about them: UTF-8 (the diff is text).
 fn diffable(bytes: &[u8]) -> bool {
-    std::str::from_utf8(bytes).is_ok() && !bytes.ends_with(b"\r")
+    std::str::from_utf8(bytes).is_ok()
 }
 
 /// The edits say exactly how `new` differs from `old`: in order, and every line outside them

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use nix::errno::Errno;
 use nix::fcntl::{openat, readlinkat, renameat, AtFlags, OFlag};
 use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode};
-use nix::unistd::{fsync, linkat, unlinkat, UnlinkatFlags};
+use nix::unistd::{faccessat, fsync, linkat, unlinkat, AccessFlags, UnlinkatFlags};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
@@ -331,6 +331,9 @@ impl Target {
             Some(p) => p.mode,
             None => 0o666 & !current_umask(),
         };
+        if prior.is_some() {
+            self.refuse_unwritable()?;
+        }
         let written = TempFile::create(self).and_then(|mut temp| {
             temp.fill(content, mode, prior)
                 .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
@@ -351,6 +354,35 @@ impl Target {
         // The new name must survive a crash too.
         let _ = fsync(&self.dir);
         Ok(())
+    }
+
+    /// An existing file is only rewritten when it could be written in place: the rename would
+    /// otherwise silently replace a file its owner made read-only (mode 0444 and the like).
+    /// As `open(O_WRONLY)` would: root may, an immutable file or a read-only mount refuses.
+    fn refuse_unwritable(&self) -> Result<()> {
+        let flags = AtFlags::AT_EACCESS | AtFlags::AT_SYMLINK_NOFOLLOW;
+        match faccessat(&self.dir, self.name.as_os_str(), AccessFlags::W_OK, flags) {
+            Ok(()) => Ok(()),
+            Err(Errno::EACCES | Errno::EPERM) => Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!(
+                    "{} is read-only (no write permission, or marked immutable); nothing was \
+                     changed",
+                    self.display
+                ),
+            )),
+            Err(Errno::EROFS) => Err(Error::new(
+                ErrorKind::IoError,
+                format!(
+                    "{} is on a read-only file system; nothing was changed",
+                    self.display
+                ),
+            )),
+            // Gone or replaced meanwhile: the check before the rename reports the conflict.
+            // A kernel or libc without the flags: the rename still tells what it can.
+            Err(Errno::ENOENT | Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => Ok(()),
+            Err(e) => Err(map_errno(e, &self.display)),
+        }
     }
 
     /// Remove the entry itself (a link, never its target). Directories are refused.
@@ -396,6 +428,20 @@ fn current_umask() -> u32 {
     let old = nix::sys::stat::umask(Mode::from_bits_truncate(0o022));
     nix::sys::stat::umask(old);
     old.bits()
+}
+
+/// Creating the new version beside the target failed: a refusal names the directory.
+fn temp_error(e: Errno, display: &str) -> Error {
+    match e {
+        Errno::EACCES | Errno::EPERM => Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{display}: permission denied: its directory does not allow creating files (it \
+                 is read-only or immutable; an edit writes the new version beside the file)"
+            ),
+        ),
+        other => map_errno(other, display),
+    }
 }
 
 /// A temporary file in the target's directory: unnamed (`O_TMPFILE`) when the file system
@@ -459,7 +505,7 @@ impl TempFile {
             }
             // Real failures the named route would meet too.
             Err(e @ (Errno::EACCES | Errno::EROFS | Errno::ENOSPC | Errno::EDQUOT)) => {
-                return Err(map_errno(e, &t.display))
+                return Err(temp_error(e, &t.display))
             }
             // Unsupported here (or a directory removed meanwhile: the named route tells).
             Err(_) => {}
@@ -489,7 +535,7 @@ impl TempFile {
                     })
                 }
                 Err(Errno::EEXIST) => continue,
-                Err(e) => return Err(map_errno(e, &t.display)),
+                Err(e) => return Err(temp_error(e, &t.display)),
             }
         }
         Err(Error::new(

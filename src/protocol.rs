@@ -277,6 +277,24 @@ fn flag_name(param: &str) -> String {
     param.replace('_', "-")
 }
 
+/// `--root DIR`, as every program takes it; `help` says where the root comes from otherwise.
+pub fn root_arg(help: &'static str) -> Arg {
+    Arg::new("root")
+        .long("root")
+        .value_name("DIR")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help(help)
+}
+
+/// `--config FILE`, as every program takes it.
+pub fn config_arg() -> Arg {
+    Arg::new("config")
+        .long("config")
+        .value_name("FILE")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help("Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)")
+}
+
 /// The clap command of a tool binary, built from its schema so that flags, help, man pages and
 /// completions cannot drift from the JSON interface.
 pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
@@ -297,20 +315,10 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
              {\"ok\":false,\"tool\":…,\"error\":{\"code\":…,\"message\":…}}.\n\
              Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused.",
         )
-        .arg(
-            Arg::new("root")
-                .long("root")
-                .value_name("DIR")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help("Workspace root (else SNEAKY_ROOT, else the current directory)"),
-        )
-        .arg(
-            Arg::new("config")
-                .long("config")
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help("Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)"),
-        )
+        .arg(root_arg(
+            "Workspace root (else SNEAKY_ROOT, else the current directory)",
+        ))
+        .arg(config_arg())
         .arg(
             Arg::new("pretty")
                 .long("pretty")

@@ -154,7 +154,20 @@ pub fn parse(text: &str) -> Result<Patch<'_>, ParseError> {
         .iter()
         .map(|l| explicit.then(|| l.ends_with("\r\n")))
         .collect();
-    let lines: Vec<&str> = raw.into_iter().map(strip_eol).collect();
+    // Before a "\ No newline at end of file" marker a line has no ending in the file, so a CR
+    // there is the line's last character, not half of a CRLF.
+    let lines: Vec<&str> = raw
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let before_marker = raw.get(i + 1).is_some_and(|n| n.starts_with('\\'));
+            if before_marker && !transport_crlf {
+                l.strip_suffix('\n').unwrap_or(l)
+            } else {
+                strip_eol(l)
+            }
+        })
+        .collect();
     let mut sections: Vec<Section<'_>> = Vec::new();
     let mut warnings = Vec::new();
     let mut cur: Option<Section<'_>> = None;
@@ -688,6 +701,9 @@ fn assemble(
     // The old line the last line written came from (None: an added line).
     let mut last_origin: Option<usize> = None;
     let mut touches_end_marker: Option<bool> = None;
+    // Length of the ending given to the last line written when that line was an added one (its
+    // text may itself end in a CR, which the ending must not be confused with).
+    let mut added_eol: Option<usize> = None;
     let push_line = |out: &mut Vec<u8>, bytes: &[u8]| {
         if out.last().is_some_and(|b| *b != b'\n') {
             // The old last line had no newline and is no longer last.
@@ -698,6 +714,7 @@ fn assemble(
     for (hunk, &(at, front, back)) in hunks.iter().zip(placed) {
         if at > cursor {
             push_line(&mut out, &file.bytes[file.offset(cursor)..file.offset(at)]);
+            added_eol = None;
             new_no += at - cursor;
             last_origin = Some(at - 1);
             if at == n {
@@ -723,6 +740,7 @@ fn assemble(
                         });
                     }
                     push_line(&mut out, file.raw(old_i));
+                    added_eol = None;
                     last_origin = Some(old_i);
                     if old_i + 1 == n {
                         old_last_at = Some(new_no);
@@ -737,11 +755,13 @@ fn assemble(
                 Op::Add => {
                     run.get_or_insert((old_i, new_no));
                     push_line(&mut out, line.text);
-                    out.extend_from_slice(match line.cr {
+                    let ending: &[u8] = match line.cr {
                         Some(true) => b"\r\n",
                         Some(false) => b"\n",
                         None => hunk_eol,
-                    });
+                    };
+                    out.extend_from_slice(ending);
+                    added_eol = Some(ending.len());
                     last_origin = None;
                     new_no += 1;
                 }
@@ -770,6 +790,7 @@ fn assemble(
     }
     if cursor < n {
         push_line(&mut out, &file.bytes[file.offset(cursor)..]);
+        added_eol = None;
         new_no += n - cursor;
         old_last_at = Some(new_no - 1);
         last_origin = Some(n - 1);
@@ -779,7 +800,9 @@ fn assemble(
         None => file.lacks_final_newline(),
     };
     if want_no_newline {
-        let kept = if out.ends_with(b"\r\n") {
+        let kept = if let Some(len) = added_eol {
+            out.len() - len
+        } else if out.ends_with(b"\r\n") {
             out.len() - 2
         } else if out.ends_with(b"\n") {
             out.len() - 1
@@ -1037,40 +1060,43 @@ fn diff_line(out: &mut Vec<u8>, sign: u8, raw: &[u8]) {
 
 /// Line edits between two versions of a file (for a whole-file rewrite), found with Myers'
 /// algorithm; gives up on minimality after a short deadline on huge inputs.
-///
-/// The edits are the gaps between the runs of equal lines `similar` reports, each run checked:
-/// the old/new positions it gives for its delete and insert ops can be wrong (fuzzing found
-/// a delete placed after the insert that follows it), while the equal runs stay right.
 pub fn line_edits(old: &Lines<'_>, new: &Lines<'_>) -> Vec<Edit> {
     let a: Vec<&[u8]> = (0..old.len()).map(|i| old.raw(i)).collect();
     let b: Vec<&[u8]> = (0..new.len()).map(|i| new.raw(i)).collect();
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(250);
     let ops =
         similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &a, &b, Some(deadline));
+    // The edits are the gaps between the equal runs. similar's compaction can give a Delete a
+    // new-side index past an equal run that follows it (Delete 2..3 at new 3, then Equal 3..4 ↔
+    // 2..3), so the other ops' ranges are not trusted.
     let mut edits: Vec<Edit> = Vec::new();
-    let (mut o, mut n) = (0usize, 0usize);
-    let gap_to = |o_end: usize, n_end: usize, o: usize, n: usize, edits: &mut Vec<Edit>| {
-        if o_end > o || n_end > n {
-            edits.push(Edit {
-                old: o..o_end,
-                new: n..n_end,
-            });
-        }
-    };
+    let (mut o_at, mut n_at) = (0, 0);
     for op in ops {
-        let (tag, os, ns) = op.as_tag_tuple();
-        let sound = tag == similar::DiffTag::Equal
-            && os.start >= o
-            && ns.start >= n
-            && os.len() == ns.len()
-            && a.get(os.clone()) == b.get(ns.clone());
-        if !sound || os.is_empty() {
+        let (tag, o, n) = op.as_tag_tuple();
+        if tag != similar::DiffTag::Equal || o.is_empty() {
             continue;
         }
-        gap_to(os.start, ns.start, o, n, &mut edits);
-        (o, n) = (os.end, ns.end);
+        if o.start < o_at || n.start < n_at || o.len() != n.len() {
+            // Not a consistent alignment: say the whole file changed rather than guess.
+            return vec![Edit {
+                old: 0..old.len(),
+                new: 0..new.len(),
+            }];
+        }
+        if o.start > o_at || n.start > n_at {
+            edits.push(Edit {
+                old: o_at..o.start,
+                new: n_at..n.start,
+            });
+        }
+        (o_at, n_at) = (o.end, n.end);
     }
-    gap_to(a.len(), b.len(), o, n, &mut edits);
+    if o_at < old.len() || n_at < new.len() {
+        edits.push(Edit {
+            old: o_at..old.len(),
+            new: n_at..new.len(),
+        });
+    }
     edits
 }
 
@@ -1289,6 +1315,43 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A last line ending in a lone CR without a newline: the CR is the line's text, in the
+    /// diff (`-x\r` then the marker) and when an added line is the new last one.
+    #[test]
+    fn a_lone_cr_before_the_no_newline_marker_is_text() {
+        for (old, new) in [
+            ("a\nb\r", "a\n"),
+            ("a\nb\r", "a\nc\r"),
+            ("a\n", "a\nc\r"),
+            ("a\r\nb\r", "a\r\nc"),
+            ("\n\n\n\n\n\n\n\n\n\r", "\n\n\n\n\n\n\n\n\n"),
+        ] {
+            let (a, b) = (Lines::new(old.as_bytes()), Lines::new(new.as_bytes()));
+            let edits = line_edits(&a, &b);
+            let (diff, _) = render(&a, &b, &edits, "a/f", "b/f", usize::MAX);
+            let parsed = parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+            let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
+            let applied = apply(old.as_bytes(), &hunks, 0)
+                .unwrap_or_else(|r| panic!("{old:?} → {new:?}: {}\n{diff}", r.message));
+            assert_eq!(applied.content, new.as_bytes(), "{old:?} → {new:?}\n{diff}");
+        }
+    }
+
+    /// similar gives a Delete a new-side index after the equal run that follows it here; the
+    /// edits must still describe the change (they once merged across that run).
+    #[test]
+    fn line_edits_follow_the_equal_runs() {
+        let (old, new) = (&b"\n\na\n\n\n"[..], &b"\n\n\n \n\n\n"[..]);
+        let (a, b) = (Lines::new(old), Lines::new(new));
+        let edits = line_edits(&a, &b);
+        let (diff, _) = render(&a, &b, &edits, "a/f", "b/f", usize::MAX);
+        let parsed = parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+        let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
+        let applied = apply(old, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{diff}", r.message));
+        assert_eq!(applied.content, new, "{diff}");
+        assert!(diff.contains("@@ -1,5 +1,6 @@"), "{diff}");
     }
 
     #[test]

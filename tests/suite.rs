@@ -22,18 +22,24 @@ mod edit_history;
 mod edit_scenarios;
 #[path = "suite/edit_tools.rs"]
 mod edit_tools;
+#[path = "suite/faults.rs"]
+mod faults;
 #[path = "suite/fuzz_replay.rs"]
 mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/load.rs"]
+mod load;
 #[path = "suite/mcp.rs"]
 mod mcp;
 #[path = "suite/mcp_client.rs"]
 mod mcp_client;
 #[path = "suite/props.rs"]
 mod props;
+#[path = "suite/props_edit.rs"]
+mod props_edit;
 #[path = "suite/protocol.rs"]
 mod protocol;
 #[path = "suite/read_tools.rs"]

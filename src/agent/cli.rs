@@ -52,7 +52,7 @@ pub fn command() -> Command {
                         .help("The API shape"),
                 )
                 .arg(root_arg())
-                .arg(config_arg()),
+                .arg(crate::protocol::config_arg()),
         )
         .subcommand(
             Command::new("pipe")
@@ -70,7 +70,7 @@ pub fn command() -> Command {
                 )
                 .arg(yes_arg())
                 .arg(root_arg())
-                .arg(config_arg()),
+                .arg(crate::protocol::config_arg()),
         )
 }
 
@@ -131,7 +131,7 @@ fn run_command() -> Command {
                 .help("Stop with an error after N model replies without finish"),
         )
         .arg(root_arg())
-        .arg(config_arg())
+        .arg(crate::protocol::config_arg())
         .arg(
             Arg::new("transcript")
                 .long("transcript")
@@ -157,19 +157,7 @@ fn yes_arg() -> Arg {
 }
 
 fn root_arg() -> Arg {
-    Arg::new("root")
-        .long("root")
-        .value_name("DIR")
-        .value_parser(clap::value_parser!(PathBuf))
-        .help("Workspace root (else SNEAKY_ROOT, else the current directory)")
-}
-
-fn config_arg() -> Arg {
-    Arg::new("config")
-        .long("config")
-        .value_name("FILE")
-        .value_parser(clap::value_parser!(PathBuf))
-        .help("Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)")
+    crate::protocol::root_arg("Workspace root (else SNEAKY_ROOT, else the current directory)")
 }
 
 /// Where the workspace and its configuration come from (passed through to every tool binary).

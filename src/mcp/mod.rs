@@ -47,20 +47,10 @@ pub fn command() -> Command {
              stdin cannot be read, 2 on bad flags or a workspace or configuration that cannot \
              be opened.",
         )
-        .arg(
-            Arg::new("root")
-                .long("root")
-                .value_name("DIR")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help("Workspace root (else SNEAKY_ROOT, else the client's first root, else the current directory)"),
-        )
-        .arg(
-            Arg::new("config")
-                .long("config")
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help("Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)"),
-        )
+        .arg(crate::protocol::root_arg(
+            "Workspace root (else SNEAKY_ROOT, else the client's first root, else the current directory)",
+        ))
+        .arg(crate::protocol::config_arg())
         .arg(
             Arg::new("read-only")
                 .long("read-only")

@@ -173,20 +173,30 @@ fn described_properties(schema: &serde_json::Value) -> Vec<(String, String, Stri
         .collect()
 }
 
-fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
-    let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
-    let cmd = sneaky::protocol::build_command(spec, &schema);
+/// The page's header and the sections clap_mangen renders from the command itself.
+fn man_head(cmd: clap::Command) -> (clap_mangen::Man, Vec<u8>) {
+    let has_subcommands = cmd.has_subcommands();
     let man = clap_mangen::Man::new(cmd)
         .date(MAN_DATE)
         .source(format!("sneaky {}", env!("CARGO_PKG_VERSION")))
         .manual("SneakyCode Manual");
-    let doc = tool_doc(spec.name);
     let mut out = Vec::new();
     man.render_title(&mut out).expect("render");
     man.render_name_section(&mut out).expect("render");
     man.render_synopsis_section(&mut out).expect("render");
     man.render_description_section(&mut out).expect("render");
     man.render_options_section(&mut out).expect("render");
+    if has_subcommands {
+        man.render_subcommands_section(&mut out).expect("render");
+    }
+    (man, out)
+}
+
+fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
+    let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
+    let cmd = sneaky::protocol::build_command(spec, &schema);
+    let (man, mut out) = man_head(cmd);
+    let doc = tool_doc(spec.name);
     let mut r = roff::Roff::new();
     roff_section(&mut r, "INPUT");
     r.text([roff::roman(format!(
@@ -369,17 +379,7 @@ fn program_doc(name: &str) -> ProgramDoc {
 fn program_man_page(cmd: clap::Command) -> String {
     let name = cmd.get_name().to_string();
     let doc = program_doc(&name);
-    let man = clap_mangen::Man::new(cmd)
-        .date(MAN_DATE)
-        .source(format!("sneaky {}", env!("CARGO_PKG_VERSION")))
-        .manual("SneakyCode Manual");
-    let mut out = Vec::new();
-    man.render_title(&mut out).expect("render");
-    man.render_name_section(&mut out).expect("render");
-    man.render_synopsis_section(&mut out).expect("render");
-    man.render_description_section(&mut out).expect("render");
-    man.render_options_section(&mut out).expect("render");
-    man.render_subcommands_section(&mut out).expect("render");
+    let (man, mut out) = man_head(cmd);
     let mut r = roff::Roff::new();
     roff_section(&mut r, doc.input_title);
     r.text([roff::roman(doc.input)]);

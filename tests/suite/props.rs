@@ -1,6 +1,7 @@
 //! Property tests over the library: for random trees of files, directories and links (some
 //! pointing out of the root, some dangling, some looping), the walking tools never return a
-//! path that leads outside the root, nor anything of an outside file's content.
+//! path that leads outside the root, nor anything of an outside file's content (nor does
+//! read_file of what they return), and edits at random paths change nothing outside.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -20,6 +21,7 @@ fn name() -> impl Strategy<Value = String> {
         "[a-c]{1,2}",
         Just(".hidden".to_string()),
         Just("x.txt".to_string()),
+        Just("leak.txt".to_string()),
     ]
 }
 
@@ -122,11 +124,108 @@ proptest! {
         for f in found["files"].as_array().expect("files") {
             assert_inside(&ctx.ws, f.as_str().expect("str"));
         }
+        // Following up on what the walkers returned stays inside too: read_file of every
+        // path found reads nothing from outside the root.
+        for f in found["files"].as_array().expect("files") {
+            let path = f.as_str().expect("str");
+            match (spec("read_file").expect("tool").run)(json!({"file_path": path}), &ctx) {
+                Ok(r) => prop_assert!(!r.to_string().contains("OUTSIDE"), "{}: {}", path, r),
+                Err(e) => prop_assert!(e.code() != "internal", "{}: {}", path, e),
+            }
+        }
         let grep = call(&ctx, "grep_files", json!({"pattern": "."}));
         for m in grep["matches"].as_array().expect("matches") {
             assert_inside(&ctx.ws, m["path"].as_str().expect("path"));
             prop_assert!(!m["text"].as_str().unwrap_or("").contains("OUTSIDE"));
         }
         prop_assert!(!grep.to_string().contains("OUTSIDE"));
+    }
+}
+
+/// Names and contents of everything under `dir` (links as their targets), to compare.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            let ft = e.file_type().expect("type");
+            let what = if ft.is_symlink() {
+                format!("-> {}", std::fs::read_link(&p).expect("readlink").display())
+            } else if ft.is_dir() {
+                stack.push(p.clone());
+                "dir".to_string()
+            } else {
+                std::fs::read_to_string(&p).unwrap_or_default()
+            };
+            out.push((p.display().to_string(), what));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Write(String),
+    Mkdir(String),
+    Rm(String),
+    Replace(String),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let target = prop_oneof![rel_path(), link_target()];
+    prop_oneof![
+        target.clone().prop_map(Edit::Write),
+        target.clone().prop_map(Edit::Mkdir),
+        target.clone().prop_map(Edit::Rm),
+        target.prop_map(Edit::Replace),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Edits at random paths of a random tree with links (out, dangling, looping) never
+    /// change anything outside the root, and report only paths inside it.
+    #[test]
+    fn edits_stay_inside(
+        nodes in prop::collection::vec(node(), 1..20),
+        edits in prop::collection::vec(edit(), 1..12),
+    ) {
+        let (dir, root) = build(&nodes);
+        let outside = dir.path().join("outside");
+        let before = snapshot(&outside);
+        let ctx = Context {
+            ws: Workspace::open_root(&root).expect("root"),
+            config: sneaky::config::Config::default(),
+        };
+        let fill = |p: &str| {
+            p.replace("@OUTSIDE@", &outside.display().to_string())
+                .replace("@ROOT@", &root.display().to_string())
+        };
+        for e in &edits {
+            let (tool, args) = match e {
+                Edit::Write(p) => ("write_file", json!({"file_path": fill(p), "content": "NEW\n"})),
+                Edit::Mkdir(p) => ("make_dir", json!({"directory_path": fill(p)})),
+                Edit::Rm(p) => ("delete_file", json!({"file_path": fill(p)})),
+                Edit::Replace(p) => (
+                    "str_replace",
+                    json!({"file_path": fill(p), "old_str": "OUTSIDE", "new_str": "CHANGED"}),
+                ),
+            };
+            match (spec(tool).expect("tool").run)(args.clone(), &ctx) {
+                Ok(r) => {
+                    for key in ["path", "resolved_path"] {
+                        if let Some(p) = r[key].as_str() {
+                            prop_assert!(!p.starts_with('/') && !p.split('/').any(|c| c == ".."),
+                                "{} {}: {}", tool, args, r);
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(e.code() != "internal", "{} {}: {}", tool, args, e),
+            }
+        }
+        prop_assert_eq!(snapshot(&outside), before, "edits {:?}", edits);
     }
 }

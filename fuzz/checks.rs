@@ -564,8 +564,9 @@ fn restrictive() -> Shell {
 
 /// Arbitrary text to the command policy, with the default and a restrictive configuration:
 /// an answer comes quickly (nesting bombs included); an accepted line runs only programs its
-/// lists allow (never a NEVER builtin or an opaque wrapper), and bash would expand nothing
-/// in it (no `$…`, backticks or process substitution outside single quotes).
+/// lists allow (never a NEVER builtin or an opaque wrapper), bash would expand nothing in it
+/// (no `$…`, backticks or process substitution outside single quotes), and a denied command
+/// on the next line is refused.
 pub fn command_policy(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -601,7 +602,14 @@ pub fn command_policy(data: &[u8]) {
                 "{text:?} runs {p}"
             );
         }
-        if !text.contains("<<") {
+        if !text.contains("<<") && !text.ends_with('\\') {
+            // A complete accepted line followed by another line: that line is a command of
+            // its own, and `rm` is denied in both configurations.
+            let more = format!("{text}\nrm pwned");
+            assert!(
+                command_policy::check(&more, &shell, policy_root()).is_err(),
+                "{more:?} accepted"
+            );
             if let Some(at) = bash_expansion(text) {
                 panic!(
                     "{text:?} accepted, but bash expands at byte {at}: {:?}",

@@ -354,7 +354,20 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "comment" => Ok(()),
+            // bash starts a comment only where a word starts; the grammar also after `]`
+            // (`[ -f x ]#; rm …` is `[ -f x ]#` and then `rm …` for bash; found by fuzzing).
+            "comment" => {
+                let word_start = |b: &u8| b" \t\n;&|()".contains(b);
+                let before = node.start_byte().checked_sub(1).and_then(|i| src.get(i));
+                if before.map_or(true, word_start) {
+                    Ok(())
+                } else {
+                    Err(deny(format!(
+                        "`{}`: this `#` is part of a word for bash, not a comment",
+                        short(self.text(node, src))
+                    )))
+                }
+            }
             "command" => self.command(node, src, depth),
             "test_command" if node.child(0).is_some_and(|c| c.kind() == "[") => {
                 let part = short(self.text(node, src));
@@ -1496,6 +1509,18 @@ mod tests {
         let e = check(cmd, &Shell::default(), Path::new("/ws")).expect_err(cmd);
         assert_eq!(e.code(), "command_denied", "{cmd}");
         e.message
+    }
+
+    /// Found by fuzzing: the grammar reads `#` right after `]` as a comment, bash as part of
+    /// the word `]#`, and then runs what follows.
+    #[test]
+    fn a_hash_inside_a_word_is_not_a_comment() {
+        no("[ -f X ]#; touch pwned");
+        no("[ -f X ]#\n; rm -rf x");
+        assert_eq!(ok("ls -l # note; rm x"), ["ls"]);
+        assert_eq!(ok("ls;# note"), ["ls"]);
+        assert_eq!(ok("[ -f X ] # note"), ["["]);
+        assert_eq!(ok("# only a comment"), Vec::<String>::new());
     }
 
     #[test]

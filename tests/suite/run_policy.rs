@@ -131,7 +131,7 @@ const CORPUS: &[(&str, &str)] = &[
     ("unparsable", "touch pwned ("),
     ("denied program", "rm -f f.txt"),
     ("not allowed program", "python3 -c 'open(\"pwned\",\"w\")'"),
-    ("# inside a word read as a comment", "[ -f f.txt ]#; touch pwned"),
+    ("hash in a word", "[ -f f.txt ]#; touch pwned"),
 ];
 
 #[test]

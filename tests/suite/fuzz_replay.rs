@@ -46,3 +46,40 @@ fn command_policy_corpus() {
 fn mcp_line_corpus() {
     replay("mcp_line", crate::checks::mcp_line);
 }
+
+/// Nesting bombs for the command policy: refused (or, for long flat lists, answered) quickly,
+/// without exhausting the stack; the recursive checks run only below a bounded tree depth.
+#[test]
+fn command_policy_nesting_bombs_are_answered_quickly() {
+    // Far beyond the checked depth (200), and long flat lists.
+    let n = 5_000;
+    let nested =
+        |open: &str, mid: &str, close: &str| format!("{}{mid}{}", open.repeat(n), close.repeat(n));
+    let bombs = [
+        nested("(", "ls", ")"),
+        nested("$(", "ls", ")"),
+        nested("\"$(", "ls", ")\""),
+        nested("{ ", "ls", "; }"),
+        nested("if true; then ", "ls", "; fi"),
+        nested("[ ", "x", " ]"),
+        nested("! ", "ls", ""),
+        nested("sh -c '", "ls", "'"),
+        nested("<(", "ls", ")"),
+        nested("ls $((", "1", "))"),
+        "ls | ".repeat(n) + "ls",
+        "ls && ".repeat(n) + "ls",
+        "ls\n".repeat(n),
+        "cat <<A\n".repeat(n) + &"A\n".repeat(n),
+        format!("echo {}", "'a'\"b\"\\c".repeat(n)),
+    ];
+    for bomb in &bombs {
+        let started = std::time::Instant::now();
+        crate::checks::command_policy(bomb.as_bytes());
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "{took:?} for {}…",
+            &bomb[..40.min(bomb.len())]
+        );
+    }
+}

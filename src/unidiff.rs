@@ -846,14 +846,16 @@ fn assemble(
     }
 }
 
-fn squash(text: &[u8]) -> Vec<u8> {
+/// The bytes without ASCII whitespace: how near-misses are found when spacing differs.
+pub(crate) fn squash(text: &[u8]) -> Vec<u8> {
     text.iter()
         .copied()
         .filter(|b| !b.is_ascii_whitespace())
         .collect()
 }
 
-fn show(text: &[u8]) -> String {
+/// A line as shown in an error message: lossy UTF-8, shortened.
+pub(crate) fn show(text: &[u8]) -> String {
     crate::tools::shorten(&String::from_utf8_lossy(text), 160)
 }
 

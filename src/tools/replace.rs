@@ -8,10 +8,10 @@ use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{shorten, Context, Tool};
+use super::{Context, Tool};
 use crate::atomic;
 use crate::error::{Error, ErrorKind, Result};
-use crate::unidiff::{Edit, Lines};
+use crate::unidiff::{show, squash, Edit, Lines};
 
 /// Line numbers listed in a multiple_matches error.
 const MAX_LISTED: usize = 20;
@@ -333,17 +333,6 @@ fn replacement_edits(
             e
         })
         .collect()
-}
-
-fn squash(text: &[u8]) -> Vec<u8> {
-    text.iter()
-        .copied()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect()
-}
-
-fn show(text: &[u8]) -> String {
-    shorten(&String::from_utf8_lossy(text), 160)
 }
 
 /// A hint for a failed search: where old_str matches when whitespace is ignored, or how far it

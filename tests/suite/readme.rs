@@ -7,11 +7,21 @@
 use std::path::{Path, PathBuf};
 
 fn sh_blocks(markdown: &str) -> Vec<String> {
+    fenced_blocks(markdown, &["sh", "bash"])
+}
+
+/// The bodies of the fenced blocks whose language is one of `langs`.
+fn fenced_blocks(markdown: &str, langs: &[&str]) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in markdown.lines() {
         match (&mut current, line.trim_start()) {
-            (None, l) if l == "```sh" || l == "```bash" => current = Some(String::new()),
+            (None, l)
+                if l.strip_prefix("```")
+                    .is_some_and(|lang| langs.contains(&lang)) =>
+            {
+                current = Some(String::new())
+            }
             (Some(block), "```") => {
                 blocks.push(std::mem::take(block));
                 current = None;
@@ -96,5 +106,22 @@ fn every_readme_command_runs() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+/// The JSON and TOML examples (envelopes, host snippets, the config file) parse.
+#[test]
+fn readme_json_and_toml_examples_parse() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let json = fenced_blocks(&readme, &["json"]);
+    assert!(json.len() >= 3, "README has too few JSON examples");
+    for block in json {
+        serde_json::from_str::<serde_json::Value>(&block)
+            .unwrap_or_else(|e| panic!("README JSON example does not parse: {e}\n{block}"));
+    }
+    for block in fenced_blocks(&readme, &["toml"]) {
+        sneaky::config::Config::parse(&block, "README.md")
+            .unwrap_or_else(|e| panic!("README config example is refused: {e}\n{block}"));
     }
 }

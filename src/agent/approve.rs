@@ -20,7 +20,7 @@ use super::ui::{Paint, Prompting};
 /// Code of the results of calls the person did not approve.
 pub const NOT_APPROVED: &str = "not_approved";
 
-pub enum Decision {
+enum Decision {
     Run,
     /// Send this envelope back instead of running.
     Refuse(Value),
@@ -114,8 +114,23 @@ impl Gate {
         }
     }
 
+    /// Check a call (known tool, not denied, valid arguments), gate it and run it: the envelope
+    /// the model gets back, and whether the person asked to stop. Both `run` and `pipe` call
+    /// tools through here.
+    pub fn run(&mut self, runner: &Runner, name: &str, args: &Value) -> (Value, bool) {
+        let spec = match runner.check(name, args) {
+            Ok(spec) => spec,
+            Err(envelope) => return (envelope, false),
+        };
+        match self.decide(runner, spec, args) {
+            Decision::Run => (runner.execute(spec, args), false),
+            Decision::Refuse(envelope) => (envelope, false),
+            Decision::Quit(envelope) => (envelope, true),
+        }
+    }
+
     /// Decide about a checked call (known tool, not denied, valid arguments).
-    pub fn decide(&mut self, runner: &Runner, spec: &ToolSpec, args: &Value) -> Decision {
+    fn decide(&mut self, runner: &Runner, spec: &ToolSpec, args: &Value) -> Decision {
         let name = spec.name;
         if runner.tier(name) != Tier::Confirm || self.yes || self.always.contains(name) {
             return Decision::Run;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::approve::{Decision, Gate};
+use super::approve::Gate;
 use super::cli::Place;
 use super::exec::{error_envelope, is_ok, Runner};
 use super::llm::arguments_value;
@@ -144,13 +144,5 @@ fn run_call(runner: &Runner, gate: &mut Gate, call: &Call) -> (Value, bool) {
             )
         }
     };
-    let spec = match runner.check(&call.name, args) {
-        Ok(spec) => spec,
-        Err(envelope) => return (envelope, false),
-    };
-    match gate.decide(runner, spec, args) {
-        Decision::Run => (runner.execute(spec, args), false),
-        Decision::Refuse(envelope) => (envelope, false),
-        Decision::Quit(envelope) => (envelope, true),
-    }
+    gate.run(runner, &call.name, args)
 }

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::tools::ToolSpec;
 
-use super::approve::{Decision, Gate};
+use super::approve::Gate;
 use super::cli::RunOptions;
 use super::defs::{self, Format};
 use super::exec::{error_envelope, error_line, is_ok, Runner};
@@ -360,17 +360,12 @@ fn handle_call(runner: &Runner, gate: &mut Gate, call: &ToolCall) -> (Value, Aft
             )
         }
     };
-    let spec = match runner.check(&call.name, args) {
-        Ok(spec) => spec,
-        Err(envelope) => return (envelope, After::Continue),
-    };
-    match gate.decide(runner, spec, args) {
-        Decision::Run => {}
-        Decision::Refuse(envelope) => return (envelope, After::Continue),
-        Decision::Quit(envelope) => return (envelope, After::Quit),
+    let (envelope, quit) = gate.run(runner, &call.name, args);
+    if quit {
+        return (envelope, After::Quit);
     }
-    let envelope = runner.execute(spec, args);
-    if spec.name == "finish" && is_ok(&envelope) {
+    // A successful envelope means the name was a known tool, so this is the real finish.
+    if call.name == "finish" && is_ok(&envelope) {
         let message = envelope
             .pointer("/result/message")
             .and_then(Value::as_str)

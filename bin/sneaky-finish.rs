@@ -1,4 +1,4 @@
 //! `sneaky-finish`: the finish tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("finish")
+    sneaky::protocol::main::<sneaky::tools::finish::Finish>()
 }

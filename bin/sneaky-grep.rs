@@ -1,4 +1,4 @@
 //! `sneaky-grep`: the grep_files tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("grep_files")
+    sneaky::protocol::main::<sneaky::tools::grep::GrepFiles>()
 }

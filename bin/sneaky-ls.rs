@@ -1,4 +1,4 @@
 //! `sneaky-ls`: the list_dir tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("list_dir")
+    sneaky::protocol::main::<sneaky::tools::list::ListDir>()
 }

@@ -1,4 +1,4 @@
 //! `sneaky-patch`: the patch_apply tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("patch_apply")
+    sneaky::protocol::main::<sneaky::tools::patch::PatchApply>()
 }

@@ -1,4 +1,4 @@
 //! `sneaky-read`: the read_file tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("read_file")
+    sneaky::protocol::main::<sneaky::tools::read::ReadFile>()
 }

@@ -1,4 +1,4 @@
 //! `sneaky-replace`: the str_replace tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("str_replace")
+    sneaky::protocol::main::<sneaky::tools::replace::StrReplace>()
 }

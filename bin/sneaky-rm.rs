@@ -1,4 +1,4 @@
 //! `sneaky-rm`: the delete_file tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("delete_file")
+    sneaky::protocol::main::<sneaky::tools::rm::DeleteFile>()
 }

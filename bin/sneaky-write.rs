@@ -1,4 +1,4 @@
 //! `sneaky-write`: the write_file tool (see `sneaky::tools`).
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main("write_file")
+    sneaky::protocol::main::<sneaky::tools::write::WriteFile>()
 }

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
-use sneaky::command_policy::{self, DEFAULT_ALLOWED, DEFAULT_DENIED, NEVER, OPAQUE_WRAPPERS};
 use sneaky::config::Shell;
-use sneaky::jail::Workspace;
+use sneaky::edit::{self, Edit, Hunk, Lines};
+use sneaky::fs::jail::Workspace;
 use sneaky::protocol::parse_request;
+use sneaky::shell::policy::{self, DEFAULT_ALLOWED, DEFAULT_DENIED, NEVER, OPAQUE_WRAPPERS};
 use sneaky::tools::replace::{self, Refusal};
 use sneaky::tools::{find, finish, grep, list, mkdir, parse_args, patch, read, rm, run, write};
-use sneaky::unidiff::{self, Edit, Hunk, Lines};
 
 /// Arbitrary bytes as a tool's stdin: request parsing and every tool's argument validation
 /// return Ok or a clean error, never panic or allocate without bound.
@@ -106,7 +106,7 @@ fn split_at_nul(data: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-fn hunks_of<'a>(patch: unidiff::Patch<'a>) -> Vec<Hunk<'a>> {
+fn hunks_of<'a>(patch: edit::Patch<'a>) -> Vec<Hunk<'a>> {
     patch.sections.into_iter().flat_map(|s| s.hunks).collect()
 }
 
@@ -155,15 +155,15 @@ fn check_edits(old: &Lines<'_>, new: &Lines<'_>, edits: &[Edit]) {
 /// fuzz: it must give `new` exactly.
 fn check_round_trip(old: &[u8], new: &[u8], edits: &[Edit]) {
     let (a, b) = (Lines::new(old), Lines::new(new));
-    let (diff, cut) = unidiff::render(&a, &b, edits, "a/f", "b/f", usize::MAX);
+    let (diff, cut) = edit::render(&a, &b, edits, "a/f", "b/f", usize::MAX);
     assert!(!cut);
     if diff.is_empty() {
         assert_eq!(old, new, "no diff for different files");
         return;
     }
-    let patch = unidiff::parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
+    let patch = edit::parse(&diff).unwrap_or_else(|e| panic!("{e}\n{diff}"));
     let hunks = hunks_of(patch);
-    let back = unidiff::apply(old, &hunks, 0)
+    let back = edit::apply(old, &hunks, 0)
         .unwrap_or_else(|r| panic!("own diff rejected: {}\n{diff}", r.message));
     assert!(
         back.content == new,
@@ -199,11 +199,11 @@ fn unidiff_apply(rest: &[u8]) {
     let Ok(text) = std::str::from_utf8(patch) else {
         return;
     };
-    let Ok(parsed) = unidiff::parse(text) else {
+    let Ok(parsed) = edit::parse(text) else {
         return;
     };
     let hunks = hunks_of(parsed);
-    let Ok(applied) = unidiff::apply(file, &hunks, unidiff::MAX_FUZZ) else {
+    let Ok(applied) = edit::apply(file, &hunks, edit::MAX_FUZZ) else {
         return;
     };
     assert_eq!(applied.placements.len(), hunks.len());
@@ -220,7 +220,7 @@ fn unidiff_round_trip(rest: &[u8]) {
         return;
     }
     let (a, b) = (Lines::new(old), Lines::new(new));
-    let edits = unidiff::line_edits(&a, &b);
+    let edits = edit::line_edits(&a, &b);
     check_edits(&a, &b, &edits);
     check_round_trip(old, new, &edits);
 }
@@ -275,13 +275,12 @@ fn unidiff_constructed(rest: &[u8]) {
     for l in &lines[start + removed..start + removed + after] {
         patch.push_str(&format!(" {l}\n"));
     }
-    let parsed = unidiff::parse(&patch).unwrap_or_else(|e| panic!("{e}\n{patch}"));
+    let parsed = edit::parse(&patch).unwrap_or_else(|e| panic!("{e}\n{patch}"));
     assert!(parsed.warnings.is_empty(), "{:?}\n{patch}", parsed.warnings);
     let hunks = hunks_of(parsed);
     assert_eq!(hunks.len(), 1, "{patch}");
     assert_eq!(hunks[0].lines.len(), old_side + added.len(), "{patch}");
-    let applied =
-        unidiff::apply(file, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{patch}", r.message));
+    let applied = edit::apply(file, &hunks, 0).unwrap_or_else(|r| panic!("{}\n{patch}", r.message));
     assert_eq!(applied.placements[0].offset, 0, "{patch}");
     assert_eq!(applied.placements[0].fuzz, 0, "{patch}");
     let mut want = String::new();
@@ -586,7 +585,7 @@ pub fn command_policy(data: &[u8]) {
         ),
     ] {
         let started = Instant::now();
-        let verdict = command_policy::check(text, &shell, policy_root());
+        let verdict = policy::check(text, &shell, policy_root());
         assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
         let Ok(approved) = verdict else {
             continue;
@@ -607,7 +606,7 @@ pub fn command_policy(data: &[u8]) {
             // its own, and `rm` is denied in both configurations.
             let more = format!("{text}\nrm pwned");
             assert!(
-                command_policy::check(&more, &shell, policy_root()).is_err(),
+                policy::check(&more, &shell, policy_root()).is_err(),
                 "{more:?} accepted"
             );
             if let Some(at) = bash_expansion(text) {

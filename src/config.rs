@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::catalog::ToolName;
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::{Workspace, CONFIG_FILE_NAME};
+use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 pub const DEFAULT_MAX_OUTPUT: u64 = 64 * 1024;
@@ -36,9 +37,9 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Permissions {
-    pub deny: Vec<String>,
-    pub allow: Vec<String>,
-    pub confirm: Vec<String>,
+    pub deny: Vec<ToolName>,
+    pub allow: Vec<ToolName>,
+    pub confirm: Vec<ToolName>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -133,20 +134,6 @@ impl Config {
             return bad(format!(
                 "tools.shell.default_timeout must be between 1 and {MAX_TIMEOUT} seconds"
             ));
-        }
-        for (key, names) in [
-            ("permissions.deny", &self.permissions.deny),
-            ("permissions.allow", &self.permissions.allow),
-            ("permissions.confirm", &self.permissions.confirm),
-        ] {
-            for name in names {
-                if crate::tools::default_tier(name).is_none() {
-                    return bad(format!(
-                        "{key}: unknown tool '{name}' (known: {})",
-                        crate::tools::names().join(", ")
-                    ));
-                }
-            }
         }
         Ok(())
     }
@@ -263,7 +250,7 @@ default_timeout  = 30
             "t",
         )
         .expect("parse");
-        assert_eq!(c.permissions.deny, vec!["delete_file"]);
+        assert_eq!(c.permissions.deny, vec![ToolName::DeleteFile]);
         assert_eq!(
             c.tools.shell.allowed_commands.as_deref(),
             Some(&["git".to_string(), "cargo".into(), "ls".into()][..])

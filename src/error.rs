@@ -14,7 +14,9 @@ pub enum ErrorKind {
     InputTooLarge,
     OutsideWorkspace,
     ProtectedPath,
+    UnknownTool,
     ToolDenied,
+    NotApproved,
     CommandDenied,
     NotFound,
     NotAFile,
@@ -32,14 +34,16 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 21] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::InvalidJson,
         ErrorKind::InvalidArgs,
         ErrorKind::ConfigError,
         ErrorKind::InputTooLarge,
         ErrorKind::OutsideWorkspace,
         ErrorKind::ProtectedPath,
+        ErrorKind::UnknownTool,
         ErrorKind::ToolDenied,
+        ErrorKind::NotApproved,
         ErrorKind::CommandDenied,
         ErrorKind::NotFound,
         ErrorKind::NotAFile,
@@ -64,7 +68,9 @@ impl ErrorKind {
             ErrorKind::InputTooLarge => "input_too_large",
             ErrorKind::OutsideWorkspace => "outside_workspace",
             ErrorKind::ProtectedPath => "protected_path",
+            ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::ToolDenied => "tool_denied",
+            ErrorKind::NotApproved => "not_approved",
             ErrorKind::CommandDenied => "command_denied",
             ErrorKind::NotFound => "not_found",
             ErrorKind::NotAFile => "not_a_file",
@@ -82,16 +88,23 @@ impl ErrorKind {
         }
     }
 
+    /// The kind of a stable code (as read back from a tool binary's envelope).
+    pub fn from_code(code: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
     /// Exit status: 1 operation failed, 2 bad input, 3 refused.
     pub fn exit_status(self) -> i32 {
         match self {
             ErrorKind::InvalidJson
             | ErrorKind::InvalidArgs
             | ErrorKind::ConfigError
-            | ErrorKind::InputTooLarge => 2,
+            | ErrorKind::InputTooLarge
+            | ErrorKind::UnknownTool => 2,
             ErrorKind::OutsideWorkspace
             | ErrorKind::ProtectedPath
             | ErrorKind::ToolDenied
+            | ErrorKind::NotApproved
             | ErrorKind::CommandDenied => 3,
             ErrorKind::NotFound
             | ErrorKind::NotAFile
@@ -122,7 +135,9 @@ impl ErrorKind {
             ErrorKind::ProtectedPath => {
                 "the path is the active configuration file or a config location"
             }
+            ErrorKind::UnknownTool => "no tool has that name (sneaky-agent, sneaky-mcp)",
             ErrorKind::ToolDenied => "the tool is in permissions.deny",
+            ErrorKind::NotApproved => "the person did not approve the call (sneaky-agent)",
             ErrorKind::CommandDenied => "the command is not allowed by the command policy",
             ErrorKind::NotFound => "the path does not exist",
             ErrorKind::NotAFile => "the path is not a regular file",

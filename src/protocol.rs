@@ -16,9 +16,9 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::Workspace;
-use crate::policy;
-use crate::tools::{self, Context, ToolSpec};
+use crate::fs::jail::Workspace;
+use crate::permissions;
+use crate::tools::{self, Context, Tool, ToolSpec};
 
 /// The success or failure envelope (CONTRACT.md, "Output").
 #[derive(Debug, Serialize)]
@@ -59,13 +59,6 @@ impl<'a> Envelope<'a> {
     }
 }
 
-/// Run every step a tool call takes after its arguments are known: policy, validation, run.
-/// The driver and the MCP server call this too, so they share the binaries' code path.
-pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
-    policy::check_not_denied(&ctx.config, spec.name)?;
-    (spec.run)(args, ctx)
-}
-
 /// Open the workspace and load its configuration, as every entry point does.
 pub fn open_context(root: Option<PathBuf>, config: Option<PathBuf>) -> Result<Context> {
     let root = match root {
@@ -80,15 +73,13 @@ pub fn open_context(root: Option<PathBuf>, config: Option<PathBuf>) -> Result<Co
     Ok(Context { ws, config })
 }
 
-/// Entry point of a tool binary: `fn main() -> ExitCode { sneaky::protocol::main("read_file") }`.
-pub fn main(tool: &str) -> ExitCode {
+/// Entry point of a tool binary: `fn main() -> ExitCode { protocol::main::<ReadFile>() }`.
+/// Generic, so that a binary links its own tool and not the others.
+pub fn main<T: Tool>() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("sneaky: internal error: {info}");
     }));
-    let Some(spec) = tools::spec(tool) else {
-        eprintln!("sneaky: unknown tool {tool}");
-        return ExitCode::from(1);
-    };
+    let spec = &ToolSpec::of::<T>();
     let argv: Vec<OsString> = std::env::args_os().collect();
     let (outcome, pretty) = match std::panic::catch_unwind(|| run_process(spec, argv)) {
         Ok(Step::Exit(code)) => return code,
@@ -105,7 +96,7 @@ pub fn main(tool: &str) -> ExitCode {
         Ok(_) => 0,
         Err(e) => e.exit_status(),
     };
-    emit(&Envelope::from_outcome(spec.name, &outcome), pretty);
+    emit(&Envelope::from_outcome(spec.name(), &outcome), pretty);
     ExitCode::from(status as u8)
 }
 
@@ -153,11 +144,11 @@ fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Re
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
     let ctx = open_context(root, config)?;
-    policy::check_not_denied(&ctx.config, spec.name)?;
+    permissions::check_not_denied(&ctx.config, spec.name)?;
     let limit = input_limit(&ctx.config);
     let args = match args_from_flags(spec, schema, matches)? {
         Some(mut args) => {
-            if let Some(param) = spec.stdin_param {
+            if let Some(param) = spec.cli.stdin_param {
                 if !args.contains_key(param) && !std::io::stdin().is_terminal() {
                     let text = read_stdin(limit)?;
                     let text = String::from_utf8(text).map_err(|_| {
@@ -173,7 +164,7 @@ fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Re
         }
         None => args_from_stdin(limit)?,
     };
-    (spec.run)(args, &ctx)
+    tools::call(spec, args, &ctx)
 }
 
 /// Stdin is bounded: a request can hold at most a whole file's content, JSON-escaped.
@@ -304,7 +295,7 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
         .unwrap_or(spec.title)
         .to_string();
     let about = description.lines().next().unwrap_or("").to_string();
-    let mut cmd = Command::new(spec.binary)
+    let mut cmd = Command::new(spec.binary())
         .version(env!("CARGO_PKG_VERSION"))
         .about(about)
         .long_about(description)
@@ -331,7 +322,7 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Print the JSON Schema of the input and exit"),
         );
-    for (i, param) in spec.positional.iter().enumerate() {
+    for (i, param) in spec.cli.positional.iter().enumerate() {
         cmd = cmd.arg(
             Arg::new(format!("pos:{param}"))
                 .index(i + 1)
@@ -380,7 +371,7 @@ fn args_from_flags(
             args.insert(name, v);
         }
     }
-    for param in spec.positional {
+    for param in spec.cli.positional {
         if let Some(v) = matches.get_one::<String>(&format!("pos:{param}")) {
             args.insert(param.to_string(), Value::String(v.clone()));
         }

@@ -10,15 +10,16 @@ use std::io::{BufRead, BufReader, Write};
 
 use serde_json::Value;
 
-use crate::policy::Tier;
+use crate::catalog::ToolName;
+use crate::error::ErrorKind;
+use crate::permissions::Tier;
 use crate::tools::ToolSpec;
 
-use super::defs;
-use super::exec::{error_envelope, is_ok, Runner};
+use super::exec::{envelope, error_envelope, is_ok, Runner};
 use super::ui::{Paint, Prompting};
 
-/// Code of the results of calls the person did not approve.
-pub const NOT_APPROVED: &str = "not_approved";
+/// The results of calls the person did not approve.
+const NOT_APPROVED: ErrorKind = ErrorKind::NotApproved;
 
 enum Decision {
     Run,
@@ -88,7 +89,7 @@ enum TtyState {
 
 pub struct Gate {
     yes: bool,
-    always: HashSet<String>,
+    always: HashSet<ToolName>,
     tty: TtyState,
 }
 
@@ -120,7 +121,7 @@ impl Gate {
     pub fn run(&mut self, runner: &Runner, name: &str, args: &Value) -> (Value, bool) {
         let spec = match runner.check(name, args) {
             Ok(spec) => spec,
-            Err(envelope) => return (envelope, false),
+            Err(e) => return (envelope(name, &Err(e)), false),
         };
         match self.decide(runner, spec, args) {
             Decision::Run => (runner.execute(spec, args), false),
@@ -131,8 +132,9 @@ impl Gate {
 
     /// Decide about a checked call (known tool, not denied, valid arguments).
     fn decide(&mut self, runner: &Runner, spec: &ToolSpec, args: &Value) -> Decision {
-        let name = spec.name;
-        if runner.tier(name) != Tier::Confirm || self.yes || self.always.contains(name) {
+        let tool = spec.name;
+        let name = spec.name();
+        if runner.tier(tool) != Tier::Confirm || self.yes || self.always.contains(&tool) {
             return Decision::Run;
         }
         if self.tty().is_none() {
@@ -147,7 +149,7 @@ impl Gate {
                 ),
             ));
         }
-        let preview = if supports_dry_run(spec) {
+        let preview = if spec.supports_dry_run() {
             let mut dry = args.clone();
             dry["dry_run"] = Value::Bool(true);
             let envelope = runner.execute(spec, &dry);
@@ -173,7 +175,7 @@ impl Gate {
         match answer {
             Ok(Answer::Yes) => Decision::Run,
             Ok(Answer::Always) => {
-                self.always.insert(name.to_string());
+                self.always.insert(tool);
                 Decision::Run
             }
             Ok(Answer::No) => Decision::Refuse(error_envelope(
@@ -198,10 +200,6 @@ impl Gate {
     }
 }
 
-fn supports_dry_run(spec: &ToolSpec) -> bool {
-    defs::schema(spec).pointer("/properties/dry_run").is_some()
-}
-
 /// The call as the person sees it: the tool, its arguments, and the diff when there is one
 /// (then the long texts the diff already shows are summarised).
 fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> String {
@@ -209,7 +207,7 @@ fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> 
     let mut out = format!(
         "\n{} {}\n",
         paint.yellow("●"),
-        paint.bold(&format!("{} wants to run", spec.name))
+        paint.bold(&format!("{} wants to run", spec.name()))
     );
     if let Value::Object(map) = args {
         for (key, value) in map {

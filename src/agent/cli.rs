@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::defs::Format;
 use super::llm::Provider;
+use crate::definitions::Format;
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 

@@ -1,27 +1,34 @@
-//! Running one tool call: check it (known tool, not denied, arguments valid against the
-//! schema), then run the tool's binary with the arguments as JSON on stdin and read back its
-//! envelope. The binary is looked up beside our own executable first (an installed or built
-//! set of binaries belongs together), then on PATH. Every failure becomes an error envelope,
-//! because the model must be told, not the driver crash.
+//! Running one tool call for the driver: check it (known tool, not denied, arguments valid),
+//! then run it through the one dispatch every surface uses (`tools::dispatch`). Tools whose
+//! hints ask for isolation (run_command) run in their own binary instead, looked up beside our
+//! own executable first (an installed or built set of binaries belongs together), then on PATH.
+//! Every failure becomes an error envelope, because the model must be told, not the driver
+//! crash.
 
-use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::catalog::ToolName;
 use crate::config::Config;
-use crate::policy::{self, Tier};
-use crate::tools::{self, ToolSpec};
+use crate::definitions;
+use crate::error::{Error, ErrorKind, Result};
+use crate::permissions::{self, Tier};
+use crate::protocol::Envelope;
+use crate::tools::{self, Context, ToolSpec};
 
 use super::cli::Place;
-use super::defs;
 
-/// `{"ok":false,"tool":…,"error":{"code":…,"message":…}}`, as the binaries write it.
-pub fn error_envelope(tool: &str, code: &str, message: impl Into<String>) -> Value {
-    json!({"ok": false, "tool": tool, "error": {"code": code, "message": message.into()}})
+/// The envelope of an outcome, as the binaries write it.
+pub fn envelope(tool: &str, outcome: &Result<Value>) -> Value {
+    serde_json::to_value(Envelope::from_outcome(tool, outcome)).unwrap_or(Value::Null)
+}
+
+/// `{"ok":false,"tool":…,"error":{"code":…,"message":…}}` for an error.
+pub fn error_envelope(tool: &str, kind: ErrorKind, message: impl Into<String>) -> Value {
+    envelope(tool, &Err(Error::new(kind, message)))
 }
 
 pub fn is_ok(envelope: &Value) -> bool {
@@ -38,25 +45,22 @@ pub fn error_line(envelope: &Value) -> String {
 pub struct Runner {
     root: PathBuf,
     config_path: Option<PathBuf>,
-    pub config: Config,
+    ctx: Context,
     bin_dir: Option<PathBuf>,
-    /// Built on the first check: the first jsonschema validator of a process costs a few ms.
-    validators: OnceCell<HashMap<&'static str, jsonschema::Validator>>,
 }
 
 impl Runner {
-    /// `root` is the absolute workspace root every binary is given, so that the driver and
-    /// the tools agree on it whatever their current directories.
-    pub fn new(root: PathBuf, place: &Place, config: Config) -> Runner {
+    /// `root` is the absolute workspace root, given to isolated tools' binaries so that the
+    /// driver and they agree on it whatever their current directories.
+    pub fn new(root: PathBuf, place: &Place, ctx: Context) -> Runner {
         let bin_dir = std::env::current_exe()
             .ok()
             .and_then(|exe| exe.parent().map(Path::to_path_buf));
         Runner {
             root,
             config_path: place.config.clone(),
-            config,
+            ctx,
             bin_dir,
-            validators: OnceCell::new(),
         }
     }
 
@@ -64,68 +68,43 @@ impl Runner {
         &self.root
     }
 
-    pub fn tier(&self, tool: &str) -> Tier {
-        policy::tier(&self.config, tool)
+    pub fn config(&self) -> &Config {
+        &self.ctx.config
     }
 
-    /// Everything that can be said about a call before it runs. Err is the envelope to send
-    /// back instead of running.
-    pub fn check(&self, name: &str, args: &Value) -> Result<&'static ToolSpec, Value> {
-        let Some(spec) = tools::spec(name) else {
-            let offered: Vec<&str> = defs::offered(&self.config).iter().map(|s| s.name).collect();
-            return Err(error_envelope(
-                name,
-                "unknown_tool",
+    pub fn tier(&self, tool: ToolName) -> Tier {
+        permissions::tier(&self.ctx.config, tool)
+    }
+
+    /// Everything that can be said about a call before it runs.
+    pub fn check(&self, name: &str, args: &Value) -> Result<&'static ToolSpec> {
+        let Some(tool) = ToolName::from_name(name) else {
+            let offered: Vec<&str> = definitions::offered(&self.ctx.config)
+                .iter()
+                .map(|s| s.name())
+                .collect();
+            return Err(Error::new(
+                ErrorKind::UnknownTool,
                 format!(
                     "there is no tool named {name:?}; the tools are: {}",
                     offered.join(", ")
                 ),
             ));
         };
-        if let Err(e) = policy::check_not_denied(&self.config, name) {
-            return Err(error_envelope(name, e.code(), e.message));
-        }
-        if !args.is_object() {
-            return Err(error_envelope(
-                name,
-                "invalid_args",
-                "the arguments must be a JSON object",
-            ));
-        }
-        let validators = self.validators.get_or_init(|| {
-            tools::SPECS
-                .iter()
-                .filter_map(|spec| {
-                    jsonschema::validator_for(&defs::schema(spec))
-                        .ok()
-                        .map(|v| (spec.name, v))
-                })
-                .collect()
-        });
-        if let Some(validator) = validators.get(spec.name) {
-            let problems: Vec<String> = validator
-                .iter_errors(args)
-                .map(|e| {
-                    let at = e.instance_path().to_string();
-                    if at.is_empty() {
-                        e.to_string()
-                    } else {
-                        format!("{}: {e}", at.trim_start_matches('/'))
-                    }
-                })
-                .collect();
-            if !problems.is_empty() {
-                return Err(error_envelope(
-                    name,
-                    "invalid_args",
-                    format!(
-                        "the arguments do not match the schema of {name}: {}",
-                        problems.join("; ")
-                    ),
-                ));
-            }
-        }
+        permissions::check_not_denied(&self.ctx.config, tool)?;
+        let spec = tools::spec(tool);
+        (spec.check_args)(args)?;
         Ok(spec)
+    }
+
+    /// Run a checked call and return its envelope.
+    pub fn execute(&self, spec: &ToolSpec, args: &Value) -> Value {
+        let outcome = if spec.hints.isolated {
+            self.execute_binary(spec, args)
+        } else {
+            tools::call(spec, args.clone(), &self.ctx)
+        };
+        envelope(spec.name(), &outcome)
     }
 
     fn binary_path(&self, binary: &str) -> PathBuf {
@@ -138,9 +117,9 @@ impl Runner {
         PathBuf::from(binary)
     }
 
-    /// Run the tool's binary on checked arguments and return its envelope.
-    pub fn execute(&self, spec: &ToolSpec, args: &Value) -> Value {
-        let path = self.binary_path(spec.binary);
+    /// Run the tool's binary on checked arguments and read back its outcome.
+    fn execute_binary(&self, spec: &ToolSpec, args: &Value) -> Result<Value> {
+        let path = self.binary_path(spec.binary());
         let mut cmd = Command::new(&path);
         cmd.arg("--root").arg(&self.root);
         if let Some(config) = &self.config_path {
@@ -149,20 +128,16 @@ impl Runner {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = match cmd.spawn() {
-            Ok(child) => child,
-            Err(e) => {
-                return error_envelope(
-                    spec.name,
-                    "internal_error",
-                    format!(
-                        "cannot run {}: {e} (looked beside sneaky-agent and on PATH; \
-                         `cargo install --path .` installs every binary)",
-                        spec.binary
-                    ),
-                )
-            }
-        };
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!(
+                    "cannot run {}: {e} (looked beside sneaky-agent and on PATH; \
+                     `cargo install --path .` installs every binary)",
+                    spec.binary()
+                ),
+            )
+        })?;
         let input = args.to_string();
         // The tool reads all of stdin before it answers; a thread keeps a large request from
         // dead-locking against a full stdout pipe all the same.
@@ -175,40 +150,51 @@ impl Runner {
         if let Some(writer) = writer {
             let _ = writer.join();
         }
-        let output = match output {
-            Ok(output) => output,
-            Err(e) => {
-                return error_envelope(
-                    spec.name,
-                    "internal_error",
-                    format!("waiting for {}: {e}", spec.binary),
-                )
-            }
-        };
+        let output = output.map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("waiting for {}: {e}", spec.binary()),
+            )
+        })?;
         let stdout = String::from_utf8_lossy(&output.stdout);
-        match serde_json::from_str::<Value>(stdout.trim()) {
-            Ok(envelope) if envelope.get("ok").and_then(Value::as_bool).is_some() => envelope,
-            _ => {
-                let stderr = String::from_utf8_lossy(&output.stderr);
-                let why = stderr.lines().next().unwrap_or("").trim();
-                let status = match output.status.code() {
-                    Some(code) => format!("exit status {code}"),
-                    None => "killed by a signal".to_string(),
-                };
-                error_envelope(
-                    spec.name,
-                    "internal_error",
-                    format!(
-                        "{} ended ({status}) without a JSON result{}",
-                        spec.binary,
-                        if why.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {why}")
-                        }
-                    ),
-                )
+        if let Ok(envelope) = serde_json::from_str::<Value>(stdout.trim()) {
+            if let Some(outcome) = outcome_of(&envelope) {
+                return outcome;
             }
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let why = stderr.lines().next().unwrap_or("").trim();
+        let status = match output.status.code() {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal".to_string(),
+        };
+        Err(Error::new(
+            ErrorKind::Internal,
+            format!(
+                "{} ended ({status}) without a JSON result{}",
+                spec.binary(),
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                }
+            ),
+        ))
+    }
+}
+
+/// The outcome a binary's envelope states, or None when it is not an envelope.
+fn outcome_of(envelope: &Value) -> Option<Result<Value>> {
+    match envelope.get("ok").and_then(Value::as_bool)? {
+        true => Some(Ok(envelope.get("result").cloned().unwrap_or(Value::Null))),
+        false => {
+            let code = envelope.pointer("/error/code").and_then(Value::as_str)?;
+            let message = envelope
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let kind = ErrorKind::from_code(code).unwrap_or(ErrorKind::Internal);
+            Some(Err(Error::new(kind, message)))
         }
     }
 }

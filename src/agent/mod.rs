@@ -1,20 +1,18 @@
 //! `sneaky-agent`: the driver that lets an LLM work on a workspace through the tool binaries.
 //!
 //! - `cli`: the command line (also the source of the man page and completions).
-//! - `defs`: tool definitions for OpenAI, Anthropic and MCP, from the tool table.
-//! - `exec`: checking a call (tool, policy, schema) and running its binary.
+//! - `exec`: checking a call (tool, policy, arguments) and running it.
 //! - `approve`: the confirm tier: dry-run diff, the prompt on /dev/tty, --yes, "always".
 //! - `llm`: the two wire formats and the blocking HTTP client with bounded retries.
 //! - `session`: the agent loop of `run`; `pipe`: tool calls as JSON lines; `ui`: colours,
 //!   spinner, Ctrl-C.
 //!
-//! Every tool call runs the tool's own binary rather than calling the library in-process: the
-//! driver then exercises exactly what a script or another framework would, and a tool that
-//! crashes cannot take the session down with it.
+//! Tool calls go through the one dispatch (`tools::dispatch`) in this process, as they do in
+//! the binaries and sneaky-mcp; tools that ask for isolation (run_command) run in their own
+//! binary, so that a command's process-wide needs never touch the driver.
 
 mod approve;
 pub mod cli;
-mod defs;
 mod exec;
 mod llm;
 mod pipe;
@@ -26,6 +24,7 @@ use std::process::ExitCode;
 
 pub use cli::command;
 
+use crate::definitions;
 use crate::protocol;
 use cli::{Invocation, Place};
 use exec::Runner;
@@ -71,10 +70,10 @@ fn prepare(place: &Place) -> Result<Runner, String> {
         .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
     let ctx = protocol::open_context(Some(root.clone()), place.config.clone())
         .map_err(|e| format!("{}: {}", e.code(), e.message))?;
-    Ok(Runner::new(root, place, ctx.config))
+    Ok(Runner::new(root, place, ctx))
 }
 
-fn print_tools(format: defs::Format, place: &Place) -> ExitCode {
+fn print_tools(format: definitions::Format, place: &Place) -> ExitCode {
     let runner = match prepare(place) {
         Ok(r) => r,
         Err(e) => {
@@ -82,8 +81,8 @@ fn print_tools(format: defs::Format, place: &Place) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let specs = defs::offered(&runner.config);
-    let doc = defs::definitions(&specs, format);
+    let specs = definitions::offered(runner.config());
+    let doc = definitions::definitions(&specs, format);
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     use std::io::Write;
     let mut out = std::io::stdout().lock();

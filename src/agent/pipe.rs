@@ -8,6 +8,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
+use crate::error::ErrorKind;
+
 use super::approve::Gate;
 use super::cli::Place;
 use super::exec::{error_envelope, is_ok, Runner};
@@ -30,8 +32,13 @@ struct Call {
 
 /// Recognise one input line. Err is the envelope to print for a line that is no call at all.
 fn parse_line(line: &str) -> Result<Call, Value> {
-    let value: Value = serde_json::from_str(line)
-        .map_err(|e| error_envelope("", "invalid_json", format!("the line is not JSON: {e}")))?;
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        error_envelope(
+            "",
+            ErrorKind::InvalidJson,
+            format!("the line is not JSON: {e}"),
+        )
+    })?;
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
     if let Some(function) = value.get("function").filter(|f| f.is_object()) {
         return Ok(Call {
@@ -60,7 +67,7 @@ fn parse_line(line: &str) -> Result<Call, Value> {
     }
     Err(error_envelope(
         "",
-        "invalid_json",
+        ErrorKind::InvalidJson,
         "the line is not a tool call: expected an OpenAI tool call \
          {\"id\",\"type\":\"function\",\"function\":{\"name\",\"arguments\"}}, an Anthropic \
          {\"type\":\"tool_use\",\"id\",\"name\",\"input\"} or {\"name\",\"arguments\"}",
@@ -139,7 +146,7 @@ fn run_call(runner: &Runner, gate: &mut Gate, call: &Call) -> (Value, bool) {
         Ok(args) => args,
         Err(why) => {
             return (
-                error_envelope(&call.name, "invalid_json", why.clone()),
+                error_envelope(&call.name, ErrorKind::InvalidJson, why.clone()),
                 false,
             )
         }

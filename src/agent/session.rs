@@ -12,15 +12,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::error::ErrorKind;
+
 use crate::tools::ToolSpec;
 
 use super::approve::Gate;
 use super::cli::RunOptions;
-use super::defs::{self, Format};
 use super::exec::{error_envelope, error_line, is_ok, Runner};
 use super::llm::{self, Client, Conversation, Provider, ToolCall, ToolResult};
 use super::ui::{self, Paint, Waited, EXIT_INTERRUPTED};
 use super::{prepare, EXIT_FAILED, EXIT_USAGE};
+use crate::definitions::{self, Format};
 
 const NUDGE: &str = "You replied without calling a tool. Continue the task with tool calls, \
                      or call finish with a summary for the person if it is done.";
@@ -119,15 +121,18 @@ impl Console {
 fn system_prompt(root: &Path, offered: &[&ToolSpec]) -> String {
     let mut tools = String::new();
     for spec in offered {
-        let description = defs::description(spec);
+        let description = spec.description();
         let first = description
             .split(". ")
             .next()
             .unwrap_or("")
             .trim_end_matches('.');
-        tools.push_str(&format!("- {}: {first}.\n", spec.name));
+        tools.push_str(&format!("- {}: {first}.\n", spec.name()));
     }
-    let finish = if offered.iter().any(|s| s.name == "finish") {
+    let finish = if offered
+        .iter()
+        .any(|s| s.name == crate::catalog::ToolName::Finish)
+    {
         "When the task is done, or cannot be done, call finish with a short summary for the \
          person; the session ends there."
     } else {
@@ -223,8 +228,8 @@ pub fn run(options: RunOptions) -> ExitCode {
     };
     ui::install_interrupt_handler();
     let client = Arc::new(Client::new(options.provider, &base_url, model, key));
-    let offered = defs::offered(&runner.config);
-    let tools = defs::definitions(&offered, format);
+    let offered = definitions::offered(runner.config());
+    let tools = definitions::definitions(&offered, format);
     let mut conversation = Conversation::new(
         options.provider,
         system_prompt(runner.root(), &offered),
@@ -353,7 +358,7 @@ fn handle_call(runner: &Runner, gate: &mut Gate, call: &ToolCall) -> (Value, Aft
             return (
                 error_envelope(
                     &call.name,
-                    "invalid_json",
+                    ErrorKind::InvalidJson,
                     format!("{why}; send the arguments as one JSON object"),
                 ),
                 After::Continue,

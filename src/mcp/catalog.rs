@@ -1,43 +1,42 @@
-//! The tool list an MCP client sees, built from the tool table (`tools::SPECS`) and the active
-//! configuration, and the shape of a `tools/call` result.
-//!
-//! Nothing here names a tool except the behaviour hints that a tool's spec does not carry
-//! (destructive, idempotent), so tools added to the table are served without changes here.
+//! The tool list an MCP client sees, built from the tools' self-descriptions and the active
+//! configuration, and the shape of a `tools/call` result. Nothing here names a tool, so tools
+//! added to the catalog are served without changes here.
 
 use serde_json::{json, Map, Value};
 
 use super::version::Version;
+use crate::catalog::ToolName;
 use crate::config::Config;
+use crate::definitions::{self, McpFields};
 use crate::error::{Error, ErrorKind};
-use crate::policy::{self, Tier};
+use crate::permissions::{self, Tier};
 use crate::protocol::Envelope;
-use crate::tools::{ToolSpec, SPECS};
+use crate::tools::{self, ToolSpec};
 
 /// Tools of the driver loop that mean nothing to an MCP host.
-const DRIVER_ONLY: &[&str] = &["finish"];
+const DRIVER_ONLY: &[ToolName] = &[ToolName::Finish];
 
 /// Whether a tool is offered (listed and callable) under this configuration.
 pub fn exposed(spec: &ToolSpec, config: &Config, read_only: bool) -> bool {
     if DRIVER_ONLY.contains(&spec.name) {
         return false;
     }
-    match policy::tier(config, spec.name) {
+    match permissions::tier(config, spec.name) {
         Tier::Deny => false,
-        Tier::Auto => !read_only || spec.read_only,
+        Tier::Auto => !read_only || spec.hints.read_only,
         Tier::Confirm => !read_only,
     }
 }
 
 /// The tool a `tools/call` names, when it is one the server knows at all.
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    SPECS
-        .iter()
-        .find(|s| s.name == name && !DRIVER_ONLY.contains(&s.name))
+    let name = ToolName::from_name(name).filter(|n| !DRIVER_ONLY.contains(n))?;
+    Some(tools::spec(name))
 }
 
 /// Why a known tool is not offered, as the tool error a call to it gets.
 pub fn refusal(spec: &ToolSpec, config: &Config) -> Error {
-    if policy::tier(config, spec.name) == Tier::Deny {
+    if permissions::tier(config, spec.name) == Tier::Deny {
         return Error::new(
             ErrorKind::ToolDenied,
             format!(
@@ -58,8 +57,7 @@ pub fn refusal(spec: &ToolSpec, config: &Config) -> Error {
 
 /// The `tools/list` result.
 pub fn list(config: &Config, read_only: bool, version: Version) -> Value {
-    let tools: Vec<Value> = SPECS
-        .iter()
+    let tools: Vec<Value> = tools::all()
         .filter(|s| exposed(s, config, read_only))
         .map(|s| describe(s, version))
         .collect();
@@ -68,61 +66,13 @@ pub fn list(config: &Config, read_only: bool, version: Version) -> Value {
 
 /// One tool definition, with the fields the negotiated protocol version knows.
 pub fn describe(spec: &ToolSpec, version: Version) -> Value {
-    let input_schema: Value =
-        serde_json::from_str(spec.schema).unwrap_or_else(|_| json!({"type": "object"}));
-    let description = input_schema
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or(spec.title)
-        .to_string();
-    let mut tool = Map::new();
-    tool.insert("name".into(), spec.name.into());
-    if version.has_structured_output() {
-        tool.insert("title".into(), spec.title.into());
-    }
-    tool.insert("description".into(), description.into());
-    tool.insert("inputSchema".into(), input_schema);
-    if version.has_structured_output() {
-        tool.insert("outputSchema".into(), (spec.output_schema)());
-    }
-    if version.has_annotations() {
-        tool.insert("annotations".into(), annotations(spec));
-    }
-    Value::Object(tool)
-}
-
-/// MCP's behaviour hints. `destructiveHint` and `idempotentHint` are only meaningful for tools
-/// that change something; for the read tools they are stated anyway (false, true) so that a
-/// host never falls back to the protocol's pessimistic defaults.
-pub fn annotations(spec: &ToolSpec) -> Value {
-    json!({
-        "title": spec.title,
-        "readOnlyHint": spec.read_only,
-        "destructiveHint": destructive(spec),
-        "idempotentHint": idempotent(spec),
-        "openWorldHint": false,
-    })
-}
-
-/// May the tool destroy or overwrite what is there? Creating a directory does not; a tool of
-/// unknown effect is assumed to.
-fn destructive(spec: &ToolSpec) -> bool {
-    if spec.read_only {
-        return false;
-    }
-    !matches!(spec.name, "make_dir")
-}
-
-/// Does a second identical call leave the workspace as the first did? Writing the same content
-/// again, making an existing directory and deleting a deleted file change nothing more (the
-/// repeat may report an error, but has no further effect). A replacement, a patch or a command
-/// may act again.
-fn idempotent(spec: &ToolSpec) -> bool {
-    spec.read_only
-        || matches!(
-            spec.name,
-            "make_dir" | "delete_file" | "write_file" | "finish"
-        )
+    definitions::mcp_tool(
+        spec,
+        McpFields {
+            structured: version.has_structured_output(),
+            annotations: version.has_annotations(),
+        },
+    )
 }
 
 /// The `tools/call` result for a tool's outcome: success carries the result object as
@@ -152,7 +102,7 @@ mod tests {
 
     #[test]
     fn every_listed_tool_has_object_schemas() {
-        for spec in SPECS.iter().filter(|s| !DRIVER_ONLY.contains(&s.name)) {
+        for spec in tools::all().filter(|s| !DRIVER_ONLY.contains(&s.name)) {
             let tool = describe(spec, Version::LATEST);
             assert_eq!(tool["inputSchema"]["type"], "object", "{}", spec.name);
             assert_eq!(tool["outputSchema"]["type"], "object", "{}", spec.name);
@@ -163,8 +113,8 @@ mod tests {
     #[test]
     fn read_only_mode_offers_auto_read_tools_only() {
         let mut config = Config::default();
-        config.permissions.confirm = vec!["grep_files".into()];
-        config.permissions.deny = vec!["find_files".into()];
+        config.permissions.confirm = vec![ToolName::GrepFiles];
+        config.permissions.deny = vec![ToolName::FindFiles];
         let names = |read_only| -> Vec<String> {
             list(&config, read_only, Version::LATEST)["tools"]
                 .as_array()

@@ -1,5 +1,5 @@
 //! The serving loop: one message at a time, in order, on the calling thread; the tools run
-//! synchronously exactly as the binaries run them (`protocol::call`).
+//! synchronously exactly as the binaries run them (`tools::call`).
 //!
 //! The workspace is opened once. With `--root` or `SNEAKY_ROOT` that happens before serving;
 //! otherwise, when the client offers roots, the server asks for them (`roots/list`) after the
@@ -463,7 +463,7 @@ fn call_tool(
         return invalid_params(id, format!("unknown tool: {name}"));
     };
     let outcome = if catalog::exposed(spec, &ctx.config, read_only) {
-        run_guarded(|| protocol::call(spec, arguments, ctx))
+        run_guarded(|| crate::tools::call(spec, arguments, ctx))
     } else {
         Err(catalog::refusal(spec, &ctx.config))
     };
@@ -472,7 +472,7 @@ fn call_tool(
             log(format!("{name}: {}", e.message));
         }
     }
-    jsonrpc::response(id, catalog::call_result(spec.name, &outcome, version))
+    jsonrpc::response(id, catalog::call_result(spec.name(), &outcome, version))
 }
 
 /// A panicking tool is a bug; the server reports it as that call's failure and goes on.

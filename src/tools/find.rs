@@ -10,9 +10,9 @@ use nix::sys::stat::Mode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, Result};
-use crate::walk::{self, TopN};
+use crate::fs::walk::{self, TopN};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -66,6 +66,25 @@ pub fn compile(pattern: &str) -> Result<(GlobMatcher, bool)> {
 }
 
 impl Tool for FindFiles {
+    const NAME: ToolName = ToolName::FindFiles;
+    const TITLE: &'static str = "Find files by name";
+    const HINTS: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["pattern", "path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"pattern": "*.toml", "path": "."}"#,
+        pipeline: "sneaky-find 'src/**/*.rs' | jq -r '.result.files[]' | xargs wc -l",
+        config: &[],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("find_files");
     type Args = FindArgs;
     type Output = FindResult;
 
@@ -74,7 +93,7 @@ impl Tool for FindFiles {
         let (matcher, full_path) = compile(&args.pattern)?;
         let rel = ctx.ws.relative(&args.path)?;
         let start = walk::start(&ctx.ws, &rel)?;
-        if start.kind != crate::jail::Kind::Dir {
+        if start.kind != crate::fs::jail::Kind::Dir {
             return Err(Error::new(
                 crate::error::ErrorKind::NotADirectory,
                 format!("{} is not a directory", rel.display()),

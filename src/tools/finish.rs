@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::Result;
 
 /// Signal that the task is complete and give the user a final message. Ends the agent loop.
@@ -28,6 +28,25 @@ pub struct FinishResult {
 pub struct Finish;
 
 impl Tool for Finish {
+    const NAME: ToolName = ToolName::Finish;
+    const TITLE: &'static str = "Finish the task";
+    const HINTS: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["message"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"message": "Created the module and its tests."}"#,
+        pipeline: "sneaky-finish 'All done' | jq -r .result.message",
+        config: &[],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("finish");
     type Args = FinishArgs;
     type Output = FinishResult;
 

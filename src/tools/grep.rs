@@ -17,10 +17,10 @@ use nix::sys::stat::{fstat, Mode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, Result};
-use crate::jail::Kind;
-use crate::walk::{self, TopN};
+use crate::fs::jail::Kind;
+use crate::fs::walk::{self, TopN};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -87,6 +87,26 @@ pub struct GrepResult {
 pub struct GrepFiles;
 
 impl Tool for GrepFiles {
+    const NAME: ToolName = ToolName::GrepFiles;
+    const TITLE: &'static str = "Search file contents";
+    const HINTS: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["pattern", "path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"pattern": "fn main", "path": "src", "file_pattern": "*.rs"}"#,
+        pipeline:
+            "sneaky-grep TODO | jq -r '.result.matches[] | \"\\(.path):\\(.line): \\(.text)\"'",
+        config: &[],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("grep_files");
     type Args = GrepArgs;
     type Output = GrepResult;
 
@@ -161,7 +181,7 @@ impl Tool for GrepFiles {
 
 /// Search one file, opened through the jail; unreadable files are skipped as rg skips them.
 fn search_file(
-    ws: &crate::jail::Workspace,
+    ws: &crate::fs::jail::Workspace,
     rel: &std::path::Path,
     matcher: &RegexMatcher,
     searcher: &mut Searcher,

@@ -14,9 +14,9 @@ use nix::sys::stat::{fstatat, Mode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, Result};
-use crate::jail::{map_errno, Kind, RelPath, Workspace};
+use crate::fs::jail::{map_errno, Kind, RelPath, Workspace};
 
 pub const DEFAULT_MAX_ENTRIES: u64 = 1000;
 pub const MAX_ENTRIES_BOUND: u64 = 100_000;
@@ -58,6 +58,25 @@ pub struct ListResult {
 pub struct ListDir;
 
 impl Tool for ListDir {
+    const NAME: ToolName = ToolName::ListDir;
+    const TITLE: &'static str = "List directory";
+    const HINTS: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["directory_path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"directory_path": "src", "recursive": true}"#,
+        pipeline: "sneaky-ls src --recursive | jq -r '.result.entries[]' | grep -v /$",
+        config: &[],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("list_dir");
     type Args = ListArgs;
     type Output = ListResult;
 

@@ -4,10 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
-use crate::atomic;
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::Kind;
+use crate::fs::durable;
+use crate::fs::jail::Kind;
 
 /// Create a directory and any missing parent directories (like `mkdir -p`). Not an error when
 /// it already exists.
@@ -31,13 +31,32 @@ pub struct MakeDirResult {
 pub struct MakeDir;
 
 impl Tool for MakeDir {
+    const NAME: ToolName = ToolName::MakeDir;
+    const TITLE: &'static str = "Make directory";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["directory_path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"directory_path": "src/services/new_module"}"#,
+        pipeline: "sneaky-mkdir build/out | jq .result.created",
+        config: &[],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("make_dir");
     type Args = MakeDirArgs;
     type Output = MakeDirResult;
 
     fn run(args: MakeDirArgs, ctx: &Context) -> Result<MakeDirResult> {
         let rel = ctx.ws.relative(&args.directory_path)?;
         let path = rel.display().to_string();
-        let created_dirs = match atomic::open_dirs(&ctx.ws, rel.as_path(), true) {
+        let created_dirs = match durable::open_dirs(&ctx.ws, rel.as_path(), true) {
             Ok((_, created)) => created,
             Err(e) if e.kind == ErrorKind::NotADirectory => {
                 if ctx.ws.kind_of(&rel).ok() == Some(Kind::File) {

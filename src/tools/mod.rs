@@ -1,16 +1,19 @@
-//! The tool table: every tool's LLM name, binary, default tier, command-line shape, schema and
-//! entry point, in one place. Binaries, the driver, the MCP server, the generated schemas,
-//! man pages and completions all read this table.
+//! The tools: one module per tool, each describing itself through `Tool` (arguments, result,
+//! CLI shape, behaviour hints, man page text), and the one dispatch every surface uses.
+//!
+//! Adding a tool: a module with a `Tool` impl, its name in `catalog::ToolName` (with binary and
+//! tier), and its arm in `spec` below; the match is exhaustive, so a missing arm does not compile.
+//! Schemas, man pages, completions and the MCP and agent definitions all derive from `spec`.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::catalog::{Tier, ToolName};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::Workspace;
-use crate::policy::Tier;
+use crate::fs::jail::Workspace;
 
 pub mod find;
 pub mod finish;
@@ -30,211 +33,183 @@ pub struct Context {
     pub config: Config,
 }
 
-/// The same surface for every tool: its argument type (which is also its schema), its result
-/// type, and `run`.
+/// MCP's behaviour hints, stated by each tool about itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Hints {
+    /// Never changes anything.
+    pub read_only: bool,
+    /// May destroy or overwrite what is there.
+    pub destructive: bool,
+    /// A second identical call leaves the workspace as the first did.
+    pub idempotent: bool,
+    /// Runs in its own process when a long-lived host (agent, MCP server) calls it: the tool
+    /// changes process-wide state or starts programs, so isolation is the point.
+    pub isolated: bool,
+}
+
+/// The command-line shape of a tool binary beyond the flags made from its schema.
+#[derive(Debug, Clone, Copy)]
+pub struct Cli {
+    /// Parameters that may also be given positionally, in order.
+    pub positional: &'static [&'static str],
+    /// With arguments on the command line, stdin's text fills this parameter when not given.
+    pub stdin_param: Option<&'static str>,
+}
+
+/// What a tool's man page says beyond its flags.
+#[derive(Debug, Clone, Copy)]
+pub struct Doc {
+    /// An example JSON request.
+    pub example: &'static str,
+    /// A shell pipeline using the binary.
+    pub pipeline: &'static str,
+    /// The configuration keys that apply, each with what it does.
+    pub config: &'static [&'static str],
+    /// Environment variables that matter, with what they do.
+    pub env: &'static [(&'static str, &'static str)],
+}
+
+/// The same surface for every tool: its self-description, its argument type (which is also its
+/// schema), its result type, and `run`.
 pub trait Tool {
+    /// The catalog entry: LLM name, binary, default tier.
+    const NAME: ToolName;
+    /// A short human title (MCP `title`).
+    const TITLE: &'static str;
+    const HINTS: Hints;
+    const CLI: Cli;
+    const DOC: Doc;
+    /// The committed schema, `schemas/<name>.json` (`committed_schema!`).
+    const SCHEMA: &'static str;
     type Args: DeserializeOwned + JsonSchema;
     type Output: Serialize + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
 }
 
+/// The committed schema file of a tool, embedded: `committed_schema!("read_file")`.
+macro_rules! committed_schema {
+    ($name:literal) => {
+        include_str!(concat!("../../schemas/", $name, ".json"))
+    };
+}
+pub(crate) use committed_schema;
+
+/// A tool's self-description as a value, so that tables and surfaces can hold any tool.
 pub struct ToolSpec {
-    /// The name an LLM calls the tool by (CONTRACT.md).
-    pub name: &'static str,
-    pub binary: &'static str,
-    /// A short human title (MCP `title`).
+    pub name: ToolName,
     pub title: &'static str,
-    pub default_tier: Tier,
-    /// True for tools that never change anything (MCP `readOnlyHint`).
-    pub read_only: bool,
-    /// Parameters that may also be given positionally, in order.
-    pub positional: &'static [&'static str],
-    /// With arguments on the command line, stdin's text fills this parameter when not given.
-    pub stdin_param: Option<&'static str>,
-    /// The committed schema, `schemas/<name>.json`.
+    pub hints: Hints,
+    pub cli: Cli,
+    pub doc: Doc,
+    /// The committed schema text.
     pub schema: &'static str,
     /// The schema generated from the argument type (the source the file is made from).
     pub generate_schema: fn() -> Value,
     /// The schema of the `result` object (MCP `outputSchema`).
     pub output_schema: fn() -> Value,
+    /// Validate JSON arguments without running (what a gate checks before it asks a person).
+    pub check_args: fn(&Value) -> Result<()>,
     /// Validate JSON arguments and run.
     pub run: fn(Value, &Context) -> Result<Value>,
 }
 
-/// Every tool of the contract with its binary and default tier, implemented or not.
-pub const CONTRACT_TOOLS: [(&str, &str, Tier); 11] = [
-    ("read_file", "sneaky-read", Tier::Auto),
-    ("list_dir", "sneaky-ls", Tier::Auto),
-    ("grep_files", "sneaky-grep", Tier::Auto),
-    ("find_files", "sneaky-find", Tier::Auto),
-    ("write_file", "sneaky-write", Tier::Confirm),
-    ("make_dir", "sneaky-mkdir", Tier::Confirm),
-    ("delete_file", "sneaky-rm", Tier::Confirm),
-    ("str_replace", "sneaky-replace", Tier::Confirm),
-    ("patch_apply", "sneaky-patch", Tier::Confirm),
-    ("run_command", "sneaky-run", Tier::Confirm),
-    ("finish", "sneaky-finish", Tier::Auto),
-];
-
-macro_rules! spec {
-    ($tool:ty, $name:literal, $title:literal, read_only = $ro:expr,
-     positional = $pos:expr, stdin = $stdin:expr) => {
+impl ToolSpec {
+    pub const fn of<T: Tool>() -> ToolSpec {
         ToolSpec {
-            name: $name,
-            binary: binary_of($name),
-            title: $title,
-            default_tier: default_tier_of($name),
-            read_only: $ro,
-            positional: $pos,
-            stdin_param: $stdin,
-            schema: include_str!(concat!("../../schemas/", $name, ".json")),
-            generate_schema: generate_schema::<$tool>,
-            output_schema: output_schema::<$tool>,
-            run: run_json::<$tool>,
+            name: T::NAME,
+            title: T::TITLE,
+            hints: T::HINTS,
+            cli: T::CLI,
+            doc: T::DOC,
+            schema: T::SCHEMA,
+            generate_schema: generate_schema::<T>,
+            output_schema: output_schema::<T>,
+            check_args: check_json::<T>,
+            run: run_json::<T>,
         }
-    };
-}
-
-pub static SPECS: &[ToolSpec] = &[
-    spec!(
-        read::ReadFile,
-        "read_file",
-        "Read file",
-        read_only = true,
-        positional = &["file_path"],
-        stdin = None
-    ),
-    spec!(
-        list::ListDir,
-        "list_dir",
-        "List directory",
-        read_only = true,
-        positional = &["directory_path"],
-        stdin = None
-    ),
-    spec!(
-        grep::GrepFiles,
-        "grep_files",
-        "Search file contents",
-        read_only = true,
-        positional = &["pattern", "path"],
-        stdin = None
-    ),
-    spec!(
-        find::FindFiles,
-        "find_files",
-        "Find files by name",
-        read_only = true,
-        positional = &["pattern", "path"],
-        stdin = None
-    ),
-    spec!(
-        finish::Finish,
-        "finish",
-        "Finish the task",
-        read_only = true,
-        positional = &["message"],
-        stdin = None
-    ),
-    spec!(
-        write::WriteFile,
-        "write_file",
-        "Write file",
-        read_only = false,
-        positional = &["file_path"],
-        stdin = Some("content")
-    ),
-    spec!(
-        mkdir::MakeDir,
-        "make_dir",
-        "Make directory",
-        read_only = false,
-        positional = &["directory_path"],
-        stdin = None
-    ),
-    spec!(
-        rm::DeleteFile,
-        "delete_file",
-        "Delete file",
-        read_only = false,
-        positional = &["file_path"],
-        stdin = None
-    ),
-    spec!(
-        replace::StrReplace,
-        "str_replace",
-        "Replace text in a file",
-        read_only = false,
-        positional = &["file_path"],
-        stdin = None
-    ),
-    spec!(
-        patch::PatchApply,
-        "patch_apply",
-        "Apply a unified diff",
-        read_only = false,
-        positional = &["file_path"],
-        stdin = Some("patch")
-    ),
-    spec!(
-        run::RunCommand,
-        "run_command",
-        "Run a shell command",
-        read_only = false,
-        positional = &["command"],
-        stdin = None
-    ),
-];
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
     }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
+
+    /// The LLM name.
+    pub fn name(&self) -> &'static str {
+        self.name.as_str()
     }
-    true
-}
 
-const fn contract_index(name: &str) -> usize {
-    let mut i = 0;
-    while i < CONTRACT_TOOLS.len() {
-        if str_eq(CONTRACT_TOOLS[i].0, name) {
-            return i;
-        }
-        i += 1;
+    pub fn binary(&self) -> &'static str {
+        self.name.binary()
     }
-    panic!("tool missing from CONTRACT_TOOLS")
+
+    pub fn default_tier(&self) -> Tier {
+        self.name.default_tier()
+    }
+
+    /// The committed schema as JSON (an empty object schema if it could not be read, which the
+    /// drift test rules out).
+    pub fn schema_value(&self) -> Value {
+        serde_json::from_str(self.schema).unwrap_or_else(|_| serde_json::json!({"type": "object"}))
+    }
+
+    /// The schema's top-level description: what a model reads about the tool.
+    pub fn description(&self) -> String {
+        self.schema_value()
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or(self.title)
+            .to_string()
+    }
+
+    /// Does the tool take `dry_run` (and so can show its effect before it is approved)?
+    pub fn supports_dry_run(&self) -> bool {
+        self.schema_value().pointer("/properties/dry_run").is_some()
+    }
 }
 
-const fn binary_of(name: &str) -> &'static str {
-    CONTRACT_TOOLS[contract_index(name)].1
+/// The description of every tool, by name. Exhaustive: a name without a module does not compile.
+pub fn spec(name: ToolName) -> &'static ToolSpec {
+    static READ: ToolSpec = ToolSpec::of::<read::ReadFile>();
+    static LIST: ToolSpec = ToolSpec::of::<list::ListDir>();
+    static GREP: ToolSpec = ToolSpec::of::<grep::GrepFiles>();
+    static FIND: ToolSpec = ToolSpec::of::<find::FindFiles>();
+    static WRITE: ToolSpec = ToolSpec::of::<write::WriteFile>();
+    static MKDIR: ToolSpec = ToolSpec::of::<mkdir::MakeDir>();
+    static RM: ToolSpec = ToolSpec::of::<rm::DeleteFile>();
+    static REPLACE: ToolSpec = ToolSpec::of::<replace::StrReplace>();
+    static PATCH: ToolSpec = ToolSpec::of::<patch::PatchApply>();
+    static RUN: ToolSpec = ToolSpec::of::<run::RunCommand>();
+    static FINISH: ToolSpec = ToolSpec::of::<finish::Finish>();
+    match name {
+        ToolName::ReadFile => &READ,
+        ToolName::ListDir => &LIST,
+        ToolName::GrepFiles => &GREP,
+        ToolName::FindFiles => &FIND,
+        ToolName::WriteFile => &WRITE,
+        ToolName::MakeDir => &MKDIR,
+        ToolName::DeleteFile => &RM,
+        ToolName::StrReplace => &REPLACE,
+        ToolName::PatchApply => &PATCH,
+        ToolName::RunCommand => &RUN,
+        ToolName::Finish => &FINISH,
+    }
 }
 
-const fn default_tier_of(name: &str) -> Tier {
-    CONTRACT_TOOLS[contract_index(name)].2
+/// The tool of that LLM name.
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    ToolName::from_name(name).map(spec)
 }
 
-/// The implemented tool of that LLM name.
-pub fn spec(name: &str) -> Option<&'static ToolSpec> {
-    SPECS.iter().find(|s| s.name == name)
+/// Every tool, in the catalog's order.
+pub fn all() -> impl Iterator<Item = &'static ToolSpec> {
+    ToolName::ALL.into_iter().map(spec)
 }
 
-/// Default tier of any contract tool (implemented or not).
-pub fn default_tier(name: &str) -> Option<Tier> {
-    CONTRACT_TOOLS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, t)| *t)
+/// Run one call in this process, as every surface does: permissions, validation, run.
+pub fn dispatch(name: ToolName, args: Value, ctx: &Context) -> Result<Value> {
+    call(spec(name), args, ctx)
 }
 
-pub fn names() -> Vec<&'static str> {
-    CONTRACT_TOOLS.iter().map(|(n, _, _)| *n).collect()
+/// `dispatch` for a description already in hand (a binary holds only its own tool's).
+pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
+    crate::permissions::check_not_denied(&ctx.config, spec.name)?;
+    (spec.run)(args, ctx)
 }
 
 /// Deserialize arguments strictly; every message names the offending field.
@@ -268,6 +243,10 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+fn check_json<T: Tool>(args: &Value) -> Result<()> {
+    parse_args::<T::Args>(args.clone()).map(drop)
+}
+
 fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
     let args = parse_args::<T::Args>(args)?;
     let out = T::run(args, ctx)?;
@@ -297,7 +276,7 @@ pub fn schema_file_text(spec: &ToolSpec) -> String {
     let mut schema = (spec.generate_schema)();
     unwrap_descriptions(&mut schema);
     if let Value::Object(map) = &mut schema {
-        map.insert("title".into(), Value::String(spec.name.into()));
+        map.insert("title".into(), Value::String(spec.name().into()));
     }
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');

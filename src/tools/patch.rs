@@ -7,10 +7,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
-use crate::atomic;
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use crate::edit::{self, Hunk, Op};
 use crate::error::{Error, ErrorKind, Result};
-use crate::unidiff::{self, Hunk, Op};
+use crate::fs::durable;
 
 /// Apply a unified diff (as printed by `git diff` or `diff -u`) to one file. All hunks apply or
 /// none does. Hunks whose line numbers are off are found by their context lines; lines must
@@ -84,13 +84,32 @@ fn creates_file(hunks: &[Hunk<'_>]) -> bool {
 }
 
 impl Tool for PatchApply {
+    const NAME: ToolName = ToolName::PatchApply;
+    const TITLE: &'static str = "Apply a unified diff";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["file_path"],
+        stdin_param: Some("patch"),
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"file_path": "src/main.rs", "patch": "@@ -1 +1 @@\n-old\n+new\n"}"#,
+        pipeline: "git diff -- src/main.rs > fix.patch; sneaky-patch src/main.rs --dry-run < fix.patch | jq .result.hunks_applied",
+        config: &["max_file_size_bytes: largest file patched"],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("patch_apply");
     type Args = PatchArgs;
     type Output = PatchResult;
 
     fn run(args: PatchArgs, ctx: &Context) -> Result<PatchResult> {
         let rel = ctx.ws.relative(&args.file_path)?;
         let path = rel.display().to_string();
-        let parsed = unidiff::parse(&args.patch)
+        let parsed = edit::parse(&args.patch)
             .map_err(|e| rejected(format!("the patch cannot be read: {e}")))?;
         if parsed.sections.len() > 1 {
             let names: Vec<String> = parsed
@@ -109,7 +128,7 @@ impl Tool for PatchApply {
         let deletes = parsed.sections.first().and_then(|s| s.new_name) == Some("/dev/null");
         let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
         let max = ctx.config.max_file_size_bytes;
-        let loaded = atomic::load_for_edit(&ctx.ws, &args.file_path, max);
+        let loaded = durable::load_for_edit(&ctx.ws, &args.file_path, max);
         let (target, existing, bytes) = match loaded {
             Ok((t, e, b)) => (Some(t), Some(e), b),
             Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
@@ -120,7 +139,7 @@ impl Tool for PatchApply {
         if target.is_none() && bytes.is_empty() {
             warnings.push(format!("{path} did not exist; the patch creates it"));
         }
-        let applied = unidiff::apply(&bytes, &hunks, unidiff::MAX_FUZZ)
+        let applied = edit::apply(&bytes, &hunks, edit::MAX_FUZZ)
             .map_err(|r| rejected(format!("{path}: {}", r.message)))?;
         if applied.content.contains(&0) {
             return Err(Error::new(
@@ -129,7 +148,7 @@ impl Tool for PatchApply {
             ));
         }
         if applied.content.len() as u64 > max {
-            return Err(atomic::too_large(&path, applied.content.len() as u64, max));
+            return Err(durable::too_large(&path, applied.content.len() as u64, max));
         }
         if deletes && applied.content.is_empty() {
             warnings.push(format!(
@@ -139,7 +158,7 @@ impl Tool for PatchApply {
         }
         let cap = ctx.config.max_output_bytes as usize;
         let old_for_diff = existing.as_ref().map(|_| bytes.as_slice());
-        let (diff, diff_truncated) = atomic::diff_text(
+        let (diff, diff_truncated) = durable::diff_text(
             &path,
             old_for_diff,
             &applied.content,
@@ -154,7 +173,7 @@ impl Tool for PatchApply {
         if !args.dry_run {
             let target = match target {
                 Some(t) => t,
-                None => atomic::locate(&ctx.ws, &args.file_path, true, true)?,
+                None => durable::locate(&ctx.ws, &args.file_path, true, true)?,
             };
             if existing.is_none() || applied.content != bytes {
                 target.replace_with(&applied.content, existing.as_ref())?;

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Bytes inspected for a NUL byte to tell binary files from text.
@@ -49,6 +49,25 @@ pub struct ReadResult {
 pub struct ReadFile;
 
 impl Tool for ReadFile {
+    const NAME: ToolName = ToolName::ReadFile;
+    const TITLE: &'static str = "Read file";
+    const HINTS: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["file_path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"file_path": "src/main.rs", "offset": 10, "limit": 20}"#,
+        pipeline: "sneaky-read src/main.rs --offset 10 --limit 20 | jq -r .result.content",
+        config: &["max_file_size_bytes: largest file (or range) returned"],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("read_file");
     type Args = ReadArgs;
     type Output = ReadResult;
 

@@ -8,10 +8,10 @@ use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
-use crate::atomic;
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
-use crate::unidiff::{show, squash, Edit, Lines};
+use crate::fs::durable;
 
 /// Line numbers listed in a multiple_matches error.
 const MAX_LISTED: usize = 20;
@@ -81,6 +81,25 @@ fn to_lf(text: &[u8]) -> Vec<u8> {
 }
 
 impl Tool for StrReplace {
+    const NAME: ToolName = ToolName::StrReplace;
+    const TITLE: &'static str = "Replace text in a file";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["file_path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"file_path": "src/main.rs", "old_str": "fn old()", "new_str": "fn new()"}"#,
+        pipeline: "sneaky-replace src/main.rs --old-str 'fn old()' --new-str 'fn new()' --dry-run | jq -r .result.diff",
+        config: &["max_file_size_bytes: largest file edited"],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("str_replace");
     type Args = ReplaceArgs;
     type Output = ReplaceResult;
 
@@ -104,7 +123,7 @@ impl Tool for StrReplace {
         let max = ctx.config.max_file_size_bytes;
         let rel = ctx.ws.relative(&args.file_path)?;
         let path = rel.display().to_string();
-        let (target, existing, bytes) = atomic::load_for_edit(&ctx.ws, &args.file_path, max)?;
+        let (target, existing, bytes) = durable::load_for_edit(&ctx.ws, &args.file_path, max)?;
         let lines = Lines::new(&bytes);
         let (old, new) = (args.old_str.as_bytes(), args.new_str.as_bytes());
         let line_no = |offset: usize| lines.line_of(offset) as u64 + 1;
@@ -138,7 +157,7 @@ impl Tool for StrReplace {
                 ));
             }
             Err(Refusal::TooLarge(new_len)) => {
-                return Err(atomic::too_large(&path, new_len as u64, max))
+                return Err(durable::too_large(&path, new_len as u64, max))
             }
         };
         let Spliced {
@@ -147,7 +166,7 @@ impl Tool for StrReplace {
         let (out, at) = (out.as_slice(), at.as_slice());
         let edits = spliced.edits(&lines, &Lines::new(out));
         let cap = ctx.config.max_output_bytes as usize;
-        let (diff, diff_truncated) = atomic::diff_text(&path, Some(&bytes), out, Some(edits), cap);
+        let (diff, diff_truncated) = durable::diff_text(&path, Some(&bytes), out, Some(edits), cap);
         if !args.dry_run && out != bytes.as_slice() {
             target.replace_with(out, Some(&existing))?;
         }
@@ -444,7 +463,7 @@ mod tests {
     /// The diff of random replacements (single and all) applies back to give the new text.
     #[test]
     fn replacement_diffs_apply_back() {
-        use crate::unidiff::{apply, parse, render, Hunk};
+        use crate::edit::{apply, parse, render, Hunk};
         let alphabet = [b"a".as_slice(), b"b", b"\n", b"\r\n", b" ", b"ab\n"];
         let mut seed: u64 = 3;
         let mut next = |n: usize| {

@@ -4,10 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
-use crate::atomic;
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::{map_errno, Kind};
+use crate::fs::durable;
+use crate::fs::jail::{map_errno, Kind};
 
 /// Delete a single file (or a symbolic link, never its target). Does not delete directories.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -27,6 +27,25 @@ pub struct DeleteResult {
 pub struct DeleteFile;
 
 impl Tool for DeleteFile {
+    const NAME: ToolName = ToolName::DeleteFile;
+    const TITLE: &'static str = "Delete file";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["file_path"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"file_path": "old/deprecated.py"}"#,
+        pipeline: "sneaky-rm old/deprecated.py | jq -e .ok",
+        config: &[],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("delete_file");
     type Args = DeleteArgs;
     type Output = DeleteResult;
 
@@ -37,7 +56,7 @@ impl Tool for DeleteFile {
                 args.file_path
             )));
         }
-        let target = atomic::locate(&ctx.ws, &args.file_path, false, false)?;
+        let target = durable::locate(&ctx.ws, &args.file_path, false, false)?;
         let st = target
             .stat()?
             .ok_or_else(|| map_errno(nix::errno::Errno::ENOENT, &target.display))?;
@@ -54,7 +73,7 @@ impl Tool for DeleteFile {
                     ),
                 ))
             }
-            other => return Err(atomic::not_a_file(&target.display, other)),
+            other => return Err(durable::not_a_file(&target.display, other)),
         };
         target.unlink()?;
         Ok(DeleteResult {

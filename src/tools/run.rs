@@ -1,6 +1,6 @@
 //! run_command: run one shell command line in the workspace, after the command policy
-//! (src/command_policy.rs) accepted every part of it, inside the Landlock sandbox
-//! (src/sandbox.rs).
+//! (src/shell/policy.rs) accepted every part of it, inside the Landlock sandbox
+//! (src/shell/sandbox.rs).
 //!
 //! How it runs: `bash --noprofile --norc -c COMMAND` with the root as working directory, stdin
 //! from /dev/null, in a new session (so its own process group, and no terminal), with an
@@ -28,12 +28,12 @@ use nix::unistd::Pid;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
-use crate::command_policy;
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::config::{Shell, MAX_TIMEOUT};
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::{Workspace, CONFIG_FILE_NAME};
-use crate::sandbox::{self, LaunchSpec, LaunchStatus};
+use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
+use crate::shell::policy;
+use crate::shell::sandbox::{self, LaunchSpec, LaunchStatus};
 
 /// Commands this process is running now (launcher pids = their session and group ids), so
 /// that a clean-up never takes another concurrent command's processes for orphans (the MCP
@@ -104,6 +104,34 @@ pub struct RunResult {
 pub struct RunCommand;
 
 impl Tool for RunCommand {
+    const NAME: ToolName = ToolName::RunCommand;
+    const TITLE: &'static str = "Run a shell command";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        isolated: true,
+    };
+    const CLI: Cli = Cli {
+        positional: &["command"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"command": "cargo test --quiet", "timeout": 120}"#,
+        pipeline: "sneaky-run 'git status --short' | jq -r '.result.stdout'",
+        config: &[
+            "max_output_bytes: cap on each of stdout and stderr",
+            "tools.shell.allowed_commands, tools.shell.denied_commands: the command policy",
+            "tools.shell.default_timeout: seconds when the call gives none",
+            "tools.shell.sandbox, tools.shell.network: the Landlock sandbox",
+            "tools.shell.pass_env: secret-looking variables passed anyway",
+        ],
+        env: &[(
+            "(credentials)",
+            "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands",
+        )],
+    };
+    const SCHEMA: &'static str = committed_schema!("run_command");
     type Args = RunArgs;
     type Output = RunResult;
 
@@ -131,7 +159,7 @@ impl Tool for RunCommand {
         if command.contains('\0') {
             return Err(Error::invalid_args("command: contains a NUL character"));
         }
-        let approved = command_policy::check(&command, shell, ctx.ws.root())?;
+        let approved = policy::check(&command, shell, ctx.ws.root())?;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
         run_approved(
             &command,
@@ -865,12 +893,12 @@ fn config_state(ws: &Workspace) -> Option<ConfigState> {
         Err(_) => return None,
     };
     let ino = st.st_ino;
-    match crate::jail::Kind::from_mode(st.st_mode) {
-        crate::jail::Kind::Symlink => {
+    match crate::fs::jail::Kind::from_mode(st.st_mode) {
+        crate::fs::jail::Kind::Symlink => {
             let target = readlinkat(ws.root_fd(), CONFIG_FILE_NAME).ok()?;
             Some(ConfigState::Link { target, ino })
         }
-        crate::jail::Kind::File => {
+        crate::fs::jail::Kind::File => {
             let rel = ws.relative(CONFIG_FILE_NAME).ok()?;
             let file = ws.open_read(&rel).ok()?;
             let mut content = Vec::new();

@@ -5,10 +5,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Tool};
-use crate::atomic::{self, Existing};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::Kind;
+use crate::fs::durable::{self, Existing};
+use crate::fs::jail::Kind;
 
 /// Write text to a file, replacing all of its content; creates the file and any missing parent
 /// directories. Returns the unified diff of the change. To change part of a file prefer
@@ -47,6 +47,25 @@ pub struct WriteResult {
 pub struct WriteFile;
 
 impl Tool for WriteFile {
+    const NAME: ToolName = ToolName::WriteFile;
+    const TITLE: &'static str = "Write file";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        isolated: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["file_path"],
+        stdin_param: Some("content"),
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"file_path": "notes/todo.md", "content": "- write tests\n"}"#,
+        pipeline: "printf 'hello\\n' | sneaky-write greeting.txt | jq .result.created",
+        config: &["max_file_size_bytes: largest content accepted"],
+        env: &[],
+    };
+    const SCHEMA: &'static str = committed_schema!("write_file");
     type Args = WriteArgs;
     type Output = WriteResult;
 
@@ -62,7 +81,7 @@ impl Tool for WriteFile {
         }
         let max = ctx.config.max_file_size_bytes;
         if content.len() as u64 > max {
-            return Err(atomic::too_large(&path, content.len() as u64, max));
+            return Err(durable::too_large(&path, content.len() as u64, max));
         }
         if args.file_path.ends_with('/') {
             return Err(Error::invalid_args(format!(
@@ -70,7 +89,7 @@ impl Tool for WriteFile {
                 args.file_path
             )));
         }
-        let target = match atomic::locate(&ctx.ws, &args.file_path, true, !args.dry_run) {
+        let target = match durable::locate(&ctx.ws, &args.file_path, true, !args.dry_run) {
             Ok(t) => Some(t),
             // Dry run: a missing parent directory would be created.
             Err(e) if args.dry_run && e.kind == ErrorKind::NotFound => None,
@@ -81,7 +100,7 @@ impl Tool for WriteFile {
                 if let Some(st) = t.stat()? {
                     let kind = Kind::from_mode(st.st_mode);
                     if kind == Kind::Dir {
-                        return Err(atomic::not_a_file(&t.display, kind));
+                        return Err(durable::not_a_file(&t.display, kind));
                     }
                 }
                 t.read_existing(&ctx.ws, max)?
@@ -90,12 +109,12 @@ impl Tool for WriteFile {
         };
         let cap = ctx.config.max_output_bytes as usize;
         let (diff, diff_truncated) = match &existing {
-            None => atomic::diff_text(&path, None, content, None, cap),
+            None => durable::diff_text(&path, None, content, None, cap),
             Some(e) => match &e.bytes {
                 Some(old) if old.contains(&0) => {
                     (format!("Binary files a/{path} and b/{path} differ\n"), false)
                 }
-                Some(old) => atomic::diff_text(&path, Some(old), content, None, cap),
+                Some(old) => durable::diff_text(&path, Some(old), content, None, cap),
                 None => (
                     format!(
                         "(the old content, {} bytes, is over max_file_size_bytes and is not shown)\n",

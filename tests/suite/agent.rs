@@ -731,10 +731,12 @@ fn tool_binaries_are_found_beside_the_agent_else_on_path() {
     let agent = lonely.join("sneaky-agent");
     std::fs::copy(bin_path("sneaky-agent"), &agent).unwrap();
     let built = bin_path("sneaky-read").parent().unwrap().to_path_buf();
-    let call = r#"{"name":"read_file","arguments":{"file_path":"a.txt"}}"#;
+    // Tools that ask for isolation (run_command) run in their own binary; the others run
+    // in the agent's process and need none.
+    let call = r#"{"name":"run_command","arguments":{"command":"cat a.txt"}}"#;
     let pipe_with_path = |dir: &std::path::Path| {
         let mut cmd = std::process::Command::new("setsid");
-        cmd.arg("-w").arg(&agent).arg("pipe");
+        cmd.arg("-w").arg(&agent).arg("pipe").arg("--yes");
         scrub(&mut cmd, &w);
         cmd.env("PATH", format!("{}:/usr/bin:/bin", dir.display()));
         ran(run(cmd, format!("{call}\n").as_bytes()))
@@ -751,11 +753,11 @@ fn tool_binaries_are_found_beside_the_agent_else_on_path() {
         }
         let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
         if works {
-            assert_eq!(out["result"]["content"], "found\n", "{out}");
+            assert_eq!(out["result"]["stdout"], "found\n", "{out}");
         } else {
             assert_eq!(out["error"]["code"], "internal_error", "{out}");
             let message = out["error"]["message"].as_str().unwrap();
-            assert!(message.contains("cannot run sneaky-read"), "{message}");
+            assert!(message.contains("cannot run sneaky-run"), "{message}");
         }
     }
 }

@@ -155,9 +155,8 @@ fn check_parameters(schema: &Value) {
 fn tools_in_every_format_cover_the_table_less_denied_tools() {
     let w = util::ws();
     w.write("sneaky.toml", "[permissions]\ndeny = [\"grep_files\"]\n");
-    let expected: Vec<&str> = sneaky::tools::SPECS
-        .iter()
-        .map(|s| s.name)
+    let expected: Vec<&str> = sneaky::tools::all()
+        .map(|s| s.name())
         .filter(|n| *n != "grep_files")
         .collect();
 
@@ -198,11 +197,16 @@ fn tools_in_every_format_cover_the_table_less_denied_tools() {
         .iter()
         .map(|t| {
             let name = t["name"].as_str().unwrap();
-            let spec = sneaky::tools::spec(name).unwrap();
+            let spec = sneaky::tools::find(name).unwrap();
             assert_eq!(t["title"], spec.title);
             assert!(!t["description"].as_str().unwrap().is_empty());
-            check_parameters(&t["inputSchema"]);
-            assert_eq!(t["annotations"]["readOnlyHint"], spec.read_only);
+            // The same tool object sneaky-mcp lists (one builder for both).
+            assert_eq!(
+                *t,
+                sneaky::definitions::mcp_tool(spec, sneaky::definitions::McpFields::LATEST)
+            );
+            jsonschema::validator_for(&t["inputSchema"]).expect("inputSchema compiles");
+            assert_eq!(t["annotations"]["readOnlyHint"], spec.hints.read_only);
             name
         })
         .collect();
@@ -212,7 +216,7 @@ fn tools_in_every_format_cover_the_table_less_denied_tools() {
     let r = ran(run(agent_command(&w, &["tools"]), b""));
     assert_eq!(serde_json::from_str::<Value>(&r.stdout).unwrap(), openai);
     for t in list {
-        let spec = sneaky::tools::spec(t["function"]["name"].as_str().unwrap()).unwrap();
+        let spec = sneaky::tools::find(t["function"]["name"].as_str().unwrap()).unwrap();
         let schema: Value = serde_json::from_str(spec.schema).unwrap();
         assert_eq!(
             t["function"]["parameters"]["properties"],

@@ -18,7 +18,7 @@ struct Case {
 
 fn case(w: &util::Ws) -> Case {
     w.write("a.txt", "old line\n");
-    if sneaky::tools::spec("write_file").is_some() {
+    if sneaky::tools::find("write_file").is_some() {
         Case {
             tool: "write_file",
             has_write: true,

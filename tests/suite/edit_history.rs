@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sneaky::unidiff::{self, Hunk};
+use sneaky::edit::{self, Hunk};
 
 use crate::util;
 
@@ -211,9 +211,9 @@ fn mutation_cases(dir: &Path, per_file: usize) -> Vec<Case> {
 }
 
 fn apply(old: &[u8], diff: &str) -> Result<Vec<u8>, String> {
-    let patch = unidiff::parse(diff).map_err(|e| e.to_string())?;
+    let patch = edit::parse(diff).map_err(|e| e.to_string())?;
     let hunks: Vec<Hunk<'_>> = patch.sections.into_iter().flat_map(|s| s.hunks).collect();
-    unidiff::apply(old, &hunks, unidiff::MAX_FUZZ)
+    edit::apply(old, &hunks, edit::MAX_FUZZ)
         .map(|a| a.content)
         .map_err(|r| r.message)
 }
@@ -293,7 +293,7 @@ fn history_diffs_through_the_binary() {
 /// (when installed) to give the new file exactly.
 #[test]
 fn returned_diffs_round_trip() {
-    use sneaky::unidiff::{line_edits, render, Lines};
+    use sneaky::edit::{line_edits, render, Lines};
     let tmp = tempfile::tempdir().expect("tempdir");
     let gnu = Command::new("patch").arg("--version").output().is_ok();
     let mut rng = Lcg(0xd1ff);

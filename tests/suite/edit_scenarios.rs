@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
-use sneaky::tools::CONTRACT_TOOLS;
+use sneaky::catalog::ToolName;
 
 use crate::util;
 
@@ -66,11 +66,7 @@ fn run_scenario(dir: &Path) -> Result<(), String> {
     )
     .map_err(|e| format!("request.json: {e}"))?;
     let tool = request["tool"].as_str().ok_or("request.json: no tool")?;
-    let bin = CONTRACT_TOOLS
-        .iter()
-        .find(|(name, _, _)| *name == tool)
-        .map(|(_, bin, _)| *bin)
-        .ok_or("unknown tool")?;
+    let bin = ToolName::from_name(tool).ok_or("unknown tool")?.binary();
     let w = util::ws();
     copy_tree(&dir.join("input"), &w.root);
     let reply = w.call(bin, request["args"].clone());
@@ -124,9 +120,9 @@ fn check_returned_diff(dir: &Path, request: &Value, reply: &Value) -> Result<(),
     if std::str::from_utf8(&old).is_err() {
         return Ok(());
     }
-    let patch = sneaky::unidiff::parse(diff).map_err(|e| format!("returned diff: {e}"))?;
+    let patch = sneaky::edit::parse(diff).map_err(|e| format!("returned diff: {e}"))?;
     let hunks: Vec<_> = patch.sections.into_iter().flat_map(|s| s.hunks).collect();
-    let applied = sneaky::unidiff::apply(&old, &hunks, 0).map_err(|r| r.message)?;
+    let applied = sneaky::edit::apply(&old, &hunks, 0).map_err(|r| r.message)?;
     if applied.content != new {
         return Err(format!(
             "the returned diff does not turn input into expected:\n{diff}"

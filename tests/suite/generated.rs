@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use sneaky::tools::{schema_file_text, SPECS};
+use sneaky::tools::{all, schema_file_text};
 
 pub const REGENERATE_HINT: &str =
     "run `SNEAKY_REGENERATE=1 cargo test --test suite generated` to update";
@@ -28,27 +28,19 @@ pub fn check_or_write(path: &Path, expected: &str) {
 #[test]
 fn schemas_match_the_argument_types() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    for spec in SPECS {
+    for spec in all() {
         let text = schema_file_text(spec);
-        check_or_write(&dir.join(format!("{}.json", spec.name)), &text);
+        check_or_write(&dir.join(format!("{}.json", spec.name())), &text);
         // The embedded copy is what --schema prints and what the flags are built from.
         if std::env::var_os("SNEAKY_REGENERATE").is_none() {
             assert_eq!(
-                spec.schema, text,
+                spec.schema,
+                text,
                 "{}: binary embeds a stale schema; rebuild",
-                spec.name
+                spec.name()
             );
         }
     }
-}
-
-/// What a man page says beyond the flags, per tool: an example request, a pipeline with jq,
-/// the config keys that apply and extra environment variables.
-struct ToolDoc {
-    example: &'static str,
-    pipeline: &'static str,
-    config: &'static [&'static str],
-    env: &'static [(&'static str, &'static str)],
 }
 
 /// The date the man pages carry; bump it with the version.
@@ -56,89 +48,6 @@ const MAN_DATE: &str = "2026-11-29";
 
 const COMMON_CONFIG: &[&str] =
     &["permissions.deny, permissions.allow, permissions.confirm: the tool's tier"];
-
-fn tool_doc(name: &str) -> ToolDoc {
-    let (example, pipeline, config, env): (&str, &str, &[&str], &[(&str, &str)]) = match name {
-        "read_file" => (
-            r#"{"file_path": "src/main.rs", "offset": 10, "limit": 20}"#,
-            "sneaky-read src/main.rs --offset 10 --limit 20 | jq -r .result.content",
-            &["max_file_size_bytes: largest file (or range) returned"],
-            &[],
-        ),
-        "list_dir" => (
-            r#"{"directory_path": "src", "recursive": true}"#,
-            "sneaky-ls src --recursive | jq -r '.result.entries[]' | grep -v /$",
-            &[],
-            &[],
-        ),
-        "grep_files" => (
-            r#"{"pattern": "fn main", "path": "src", "file_pattern": "*.rs"}"#,
-            "sneaky-grep TODO | jq -r '.result.matches[] | \"\\(.path):\\(.line): \\(.text)\"'",
-            &[],
-            &[],
-        ),
-        "find_files" => (
-            r#"{"pattern": "*.toml", "path": "."}"#,
-            "sneaky-find 'src/**/*.rs' | jq -r '.result.files[]' | xargs wc -l",
-            &[],
-            &[],
-        ),
-        "write_file" => (
-            r#"{"file_path": "notes/todo.md", "content": "- write tests\n"}"#,
-            "printf 'hello\\n' | sneaky-write greeting.txt | jq .result.created",
-            &["max_file_size_bytes: largest content accepted"],
-            &[],
-        ),
-        "make_dir" => (
-            r#"{"directory_path": "src/services/new_module"}"#,
-            "sneaky-mkdir build/out | jq .result.created",
-            &[],
-            &[],
-        ),
-        "delete_file" => (
-            r#"{"file_path": "old/deprecated.py"}"#,
-            "sneaky-rm old/deprecated.py | jq -e .ok",
-            &[],
-            &[],
-        ),
-        "str_replace" => (
-            r#"{"file_path": "src/main.rs", "old_str": "fn old()", "new_str": "fn new()"}"#,
-            "sneaky-replace src/main.rs --old-str 'fn old()' --new-str 'fn new()' --dry-run | jq -r .result.diff",
-            &["max_file_size_bytes: largest file edited"],
-            &[],
-        ),
-        "patch_apply" => (
-            r#"{"file_path": "src/main.rs", "patch": "@@ -1 +1 @@\n-old\n+new\n"}"#,
-            "git diff -- src/main.rs > fix.patch; sneaky-patch src/main.rs --dry-run < fix.patch | jq .result.hunks_applied",
-            &["max_file_size_bytes: largest file patched"],
-            &[],
-        ),
-        "run_command" => (
-            r#"{"command": "cargo test --quiet", "timeout": 120}"#,
-            "sneaky-run 'git status --short' | jq -r '.result.stdout'",
-            &[
-                "max_output_bytes: cap on each of stdout and stderr",
-                "tools.shell.allowed_commands, tools.shell.denied_commands: the command policy",
-                "tools.shell.default_timeout: seconds when the call gives none",
-                "tools.shell.sandbox, tools.shell.network: the Landlock sandbox",
-                "tools.shell.pass_env: secret-looking variables passed anyway",
-            ],
-            &[("(credentials)", "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands")],
-        ),
-        _ => (
-            r#"{"message": "Created the module and its tests."}"#,
-            "sneaky-finish 'All done' | jq -r .result.message",
-            &[],
-            &[],
-        ),
-    };
-    ToolDoc {
-        example,
-        pipeline,
-        config,
-        env,
-    }
-}
 
 fn roff_section(r: &mut roff::Roff, title: &str) {
     r.control("SH", [title]);
@@ -196,14 +105,14 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
     let cmd = sneaky::protocol::build_command(spec, &schema);
     let (man, mut out) = man_head(cmd);
-    let doc = tool_doc(spec.name);
+    let doc = spec.doc;
     let mut r = roff::Roff::new();
     roff_section(&mut r, "INPUT");
     r.text([roff::roman(format!(
         "The tool {} reads one JSON object on stdin holding its arguments, or the same arguments \
          as the flags above (then stdin is not parsed as JSON). The arguments are checked against \
          the schema that --schema prints before anything runs.",
-        spec.name
+        spec.name()
     ))]);
     for (name, ty, desc, req) in described_properties(&schema) {
         let kind = if req {
@@ -216,12 +125,15 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     r.control("PP", []);
     r.text([roff::roman("Example request:")]);
     r.control("PP", []);
-    roff_example(&mut r, &format!("echo '{}' | {}", doc.example, spec.binary));
+    roff_example(
+        &mut r,
+        &format!("echo '{}' | {}", doc.example, spec.binary()),
+    );
     roff_section(&mut r, "RESULT");
     r.text([roff::roman(format!(
         "One line of JSON on stdout: {{\"ok\":true,\"tool\":\"{}\",\"result\":{{...}}}} on success, \
          {{\"ok\":false,\"tool\":\"{}\",\"error\":{{\"code\":...,\"message\":...}}}} on failure. The result holds:",
-        spec.name, spec.name
+        spec.name(), spec.name()
     ))]);
     let output = (spec.output_schema)();
     for (name, ty, desc, _) in described_properties(&output) {
@@ -285,10 +197,9 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     roff_section(&mut r, "EXAMPLES");
     roff_example(&mut r, doc.pipeline);
     roff_section(&mut r, "SEE ALSO");
-    let others: Vec<String> = SPECS
-        .iter()
-        .filter(|s| s.binary != spec.binary)
-        .map(|s| format!("{}(1)", s.binary))
+    let others: Vec<String> = all()
+        .filter(|s| s.binary() != spec.binary())
+        .map(|s| format!("{}(1)", s.binary()))
         .collect();
     r.text([roff::roman(others.join(", "))]);
     r.to_writer(&mut out).expect("render");
@@ -407,7 +318,7 @@ fn program_man_page(cmd: clap::Command) -> String {
     roff_section(&mut r, "EXAMPLES");
     roff_example(&mut r, doc.pipeline);
     roff_section(&mut r, "SEE ALSO");
-    let tools: Vec<String> = SPECS.iter().map(|s| format!("{}(1)", s.binary)).collect();
+    let tools: Vec<String> = all().map(|s| format!("{}(1)", s.binary())).collect();
     r.text([roff::roman(tools.join(", "))]);
     r.to_writer(&mut out).expect("render");
     man.render_version_section(&mut out).expect("render");
@@ -438,14 +349,14 @@ fn completions(cmd: &mut clap::Command, name: &str) -> Vec<(String, String)> {
 #[test]
 fn man_pages_and_completions_match_the_commands() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for spec in SPECS {
+    for spec in all() {
         check_or_write(
-            &root.join("man").join(format!("{}.1", spec.binary)),
+            &root.join("man").join(format!("{}.1", spec.binary())),
             &man_page(spec),
         );
         let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
         let mut cmd = sneaky::protocol::build_command(spec, &schema);
-        for (file, text) in completions(&mut cmd, spec.binary) {
+        for (file, text) in completions(&mut cmd, spec.binary()) {
             check_or_write(&root.join("completions").join(file), &text);
         }
     }

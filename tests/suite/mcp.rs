@@ -277,28 +277,28 @@ fn tools_list_follows_the_table_and_the_config() {
         "denied tool listed: {names:?}"
     );
     assert!(!names.contains(&"finish"), "{names:?}");
-    for spec in sneaky::tools::SPECS {
-        let listed = names.contains(&spec.name);
-        let expected = !matches!(spec.name, "grep_files" | "finish");
-        assert_eq!(listed, expected, "{}", spec.name);
+    for spec in sneaky::tools::all() {
+        let listed = names.contains(&spec.name());
+        let expected = !matches!(spec.name(), "grep_files" | "finish");
+        assert_eq!(listed, expected, "{}", spec.name());
     }
     for tool in tools.as_array().expect("tools") {
-        let spec = sneaky::tools::spec(tool["name"].as_str().expect("name")).expect("spec");
+        let spec = sneaky::tools::find(tool["name"].as_str().expect("name")).expect("spec");
         let schema: Value = serde_json::from_str(spec.schema).expect("schema");
         assert_eq!(tool["inputSchema"], schema);
         assert_eq!(tool["description"], schema["description"]);
         assert_eq!(tool["title"], spec.title);
         assert_eq!(tool["outputSchema"], (spec.output_schema)());
         let a = &tool["annotations"];
-        assert_eq!(a["readOnlyHint"], spec.read_only);
+        assert_eq!(a["readOnlyHint"], spec.hints.read_only);
         assert_eq!(a["openWorldHint"], false);
         let destructive = matches!(
-            spec.name,
+            spec.name(),
             "delete_file" | "write_file" | "str_replace" | "patch_apply" | "run_command"
         );
-        assert_eq!(a["destructiveHint"], destructive, "{}", spec.name);
-        if spec.read_only || spec.name == "make_dir" {
-            assert_eq!(a["idempotentHint"], true, "{}", spec.name);
+        assert_eq!(a["destructiveHint"], destructive, "{}", spec.name());
+        if spec.hints.read_only || spec.name() == "make_dir" {
+            assert_eq!(a["idempotentHint"], true, "{}", spec.name());
         }
     }
     let denied = s.call(2, "grep_files", json!({"pattern": "x"}));
@@ -551,10 +551,9 @@ fn read_only_offers_only_auto_read_tools() {
         .iter()
         .map(|t| t["name"].as_str().expect("name"))
         .collect();
-    let expected: Vec<&str> = sneaky::tools::SPECS
-        .iter()
-        .filter(|s| s.read_only && s.default_tier == sneaky::policy::Tier::Auto)
-        .map(|s| s.name)
+    let expected: Vec<&str> = sneaky::tools::all()
+        .filter(|s| s.hints.read_only && s.default_tier() == sneaky::permissions::Tier::Auto)
+        .map(|s| s.name())
         .filter(|n| !matches!(*n, "find_files" | "finish"))
         .collect();
     assert_eq!(names, expected);

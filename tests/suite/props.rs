@@ -6,8 +6,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use sneaky::jail::Workspace;
-use sneaky::tools::{spec, Context};
+use sneaky::fs::jail::Workspace;
+use sneaky::tools::{find, Context};
 
 #[derive(Debug, Clone)]
 enum Node {
@@ -102,7 +102,7 @@ fn assert_inside(ws: &Workspace, path: &str) {
 }
 
 fn call(ctx: &Context, tool: &str, args: Value) -> Value {
-    let spec = spec(tool).expect("tool");
+    let spec = find(tool).expect("tool");
     (spec.run)(args, ctx).unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
 
@@ -128,7 +128,7 @@ proptest! {
         // path found reads nothing from outside the root.
         for f in found["files"].as_array().expect("files") {
             let path = f.as_str().expect("str");
-            match (spec("read_file").expect("tool").run)(json!({"file_path": path}), &ctx) {
+            match (find("read_file").expect("tool").run)(json!({"file_path": path}), &ctx) {
                 Ok(r) => prop_assert!(!r.to_string().contains("OUTSIDE"), "{}: {}", path, r),
                 Err(e) => prop_assert!(e.code() != "internal", "{}: {}", path, e),
             }
@@ -214,7 +214,7 @@ proptest! {
                     json!({"file_path": fill(p), "old_str": "OUTSIDE", "new_str": "CHANGED"}),
                 ),
             };
-            match (spec(tool).expect("tool").run)(args.clone(), &ctx) {
+            match (find(tool).expect("tool").run)(args.clone(), &ctx) {
                 Ok(r) => {
                     for key in ["path", "resolved_path"] {
                         if let Some(p) = r[key].as_str() {

@@ -13,8 +13,8 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use sneaky::config::Config;
-use sneaky::jail::Workspace;
-use sneaky::tools::{spec, Context};
+use sneaky::fs::jail::Workspace;
+use sneaky::tools::{find, Context};
 
 use crate::util;
 
@@ -164,7 +164,7 @@ fn tmp() -> Tmp {
 }
 
 fn run(ctx: &Context, tool: &str, args: Value) -> Result<Value, sneaky::error::Error> {
-    (spec(tool).expect("tool").run)(args, ctx)
+    (find(tool).expect("tool").run)(args, ctx)
 }
 
 /// No temporary file or anything else but `expected` is left in the root.
@@ -196,7 +196,7 @@ proptest! {
         let (old_b, new_b) = (old.bytes(), new.bytes());
         prop_assume!(old_b != new_b);
         let (diff, cut) =
-            sneaky::atomic::diff_text("f.txt", Some(&old_b), &new_b, None, usize::MAX);
+            sneaky::fs::durable::diff_text("f.txt", Some(&old_b), &new_b, None, usize::MAX);
         prop_assert!(!cut);
         // A diff line that is not UTF-8 cannot be sent in JSON (it shows as U+FFFD).
         prop_assume!(!diff.contains('\u{fffd}'));
@@ -264,7 +264,7 @@ proptest! {
         };
         // In a file mostly of CRLF lines new_str's lone LFs become CRLF (an LLM writes "\n"
         // in JSON), so there the inverse is exact for an old_str without lone LFs.
-        let style = |b: &[u8]| sneaky::unidiff::Lines::new(b).newline();
+        let style = |b: &[u8]| sneaky::edit::Lines::new(b).newline();
         let lone_lf = old_str
             .bytes()
             .enumerate()

@@ -6,7 +6,6 @@ use std::process::Stdio;
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{json, Value};
-use sneaky::tools::SPECS;
 
 use crate::util::{self, Reply};
 
@@ -101,8 +100,8 @@ fn empty_stdin_means_no_arguments() {
 
 #[test]
 fn schema_help_and_version() {
-    for spec in SPECS {
-        let out = std::process::Command::cargo_bin(spec.binary)
+    for spec in sneaky::tools::all() {
+        let out = std::process::Command::cargo_bin(spec.binary())
             .expect("bin")
             .arg("--schema")
             .output()
@@ -110,15 +109,15 @@ fn schema_help_and_version() {
         assert!(out.status.success());
         let printed: Value = serde_json::from_slice(&out.stdout).expect("schema JSON");
         let file: Value = serde_json::from_str(spec.schema).expect("file JSON");
-        assert_eq!(printed, file, "{}", spec.binary);
-        assert_eq!(printed["title"], spec.name);
+        assert_eq!(printed, file, "{}", spec.binary());
+        assert_eq!(printed["title"], spec.name());
         for flag in ["--help", "--version"] {
-            let out = std::process::Command::cargo_bin(spec.binary)
+            let out = std::process::Command::cargo_bin(spec.binary())
                 .expect("bin")
                 .arg(flag)
                 .output()
                 .expect("run");
-            assert!(out.status.success(), "{} {flag}", spec.binary);
+            assert!(out.status.success(), "{} {flag}", spec.binary());
             assert!(!out.stdout.is_empty());
         }
     }
@@ -292,7 +291,7 @@ fn jsonschema_and_serde_agree() {
         ("finish", json!({"message": 1})),
     ];
     for (tool, request) in cases {
-        let spec = sneaky::tools::spec(tool).expect("spec");
+        let spec = sneaky::tools::find(tool).expect("spec");
         let schema: Value = serde_json::from_str(spec.schema).expect("schema");
         let validator = jsonschema::validator_for(&schema).expect("valid schema");
         let by_schema = validator.is_valid(request);

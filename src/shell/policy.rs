@@ -32,7 +32,7 @@
 //! directory only ever moves down; paths in redirections and argument rules are then checked
 //! as if the working directory were the root, which is conservative.
 //!
-//! This module does no I/O; the sandbox (src/sandbox.rs) is the second line behind it.
+//! This module does no I/O; the sandbox (src/shell/sandbox.rs) is the second line behind it.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -40,7 +40,7 @@ use tree_sitter::{Node, Parser};
 
 use crate::config::Shell;
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::CONFIG_FILE_NAME;
+use crate::fs::jail::CONFIG_FILE_NAME;
 
 /// Programs allowed when `tools.shell.allowed_commands` is not set: read-only inspection,
 /// text tools, and the common build tools (which run the project's own code by design; the

@@ -17,7 +17,7 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::{fstat, Mode};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::{map_errno, Kind, RelPath, Workspace};
+use crate::fs::jail::{map_errno, Kind, RelPath, Workspace};
 
 /// Where a walk starts: the real path of the place the user named, checked through the jail.
 pub struct Start {

@@ -28,7 +28,7 @@ use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode};
 use nix::unistd::{faccessat, fsync, linkat, unlinkat, AccessFlags, UnlinkatFlags};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
+use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
 
 /// Links followed from one user path before giving up (as the kernel's own limit).
 const MAX_LINK_HOPS: usize = 40;
@@ -686,10 +686,10 @@ pub fn diff_text(
     display: &str,
     old: Option<&[u8]>,
     new: &[u8],
-    edits: Option<Vec<crate::unidiff::Edit>>,
+    edits: Option<Vec<crate::edit::Edit>>,
     cap: usize,
 ) -> (String, bool) {
-    use crate::unidiff::{line_edits, render, Lines};
+    use crate::edit::{line_edits, render, Lines};
     let old_bytes = old.unwrap_or(b"");
     let old_lines = Lines::new(old_bytes);
     let new_lines = Lines::new(new);

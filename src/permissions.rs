@@ -3,33 +3,13 @@
 //! binary). Defaults come from the tool table; `[permissions]` in the config moves tools
 //! between tiers, and deny always wins.
 
-use serde::Serialize;
-
+pub use crate::catalog::{Tier, ToolName};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tools;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    Auto,
-    Confirm,
-    Deny,
-}
-
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Auto => "auto",
-            Tier::Confirm => "confirm",
-            Tier::Deny => "deny",
-        }
-    }
-}
 
 /// The tier of a tool under a configuration.
-pub fn tier(config: &Config, tool: &str) -> Tier {
-    let listed = |list: &[String]| list.iter().any(|t| t == tool);
+pub fn tier(config: &Config, tool: ToolName) -> Tier {
+    let listed = |list: &[ToolName]| list.contains(&tool);
     if listed(&config.permissions.deny) {
         return Tier::Deny;
     }
@@ -39,11 +19,11 @@ pub fn tier(config: &Config, tool: &str) -> Tier {
     if listed(&config.permissions.allow) {
         return Tier::Auto;
     }
-    tools::default_tier(tool).unwrap_or(Tier::Deny)
+    tool.default_tier()
 }
 
 /// Refuse a tool that the configuration denies.
-pub fn check_not_denied(config: &Config, tool: &str) -> Result<()> {
+pub fn check_not_denied(config: &Config, tool: ToolName) -> Result<()> {
     if tier(config, tool) == Tier::Deny {
         return Err(Error::new(
             ErrorKind::ToolDenied,
@@ -57,19 +37,23 @@ pub fn check_not_denied(config: &Config, tool: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn t(name: &str) -> ToolName {
+        ToolName::from_name(name).unwrap_or_else(|| panic!("{name} is a tool"))
+    }
+
     #[test]
     fn defaults_follow_the_contract() {
         let c = Config::default();
-        for t in [
+        for name in [
             "read_file",
             "list_dir",
             "grep_files",
             "find_files",
             "finish",
         ] {
-            assert_eq!(tier(&c, t), Tier::Auto, "{t}");
+            assert_eq!(tier(&c, t(name)), Tier::Auto, "{name}");
         }
-        for t in [
+        for name in [
             "write_file",
             "make_dir",
             "delete_file",
@@ -77,22 +61,21 @@ mod tests {
             "patch_apply",
             "run_command",
         ] {
-            assert_eq!(tier(&c, t), Tier::Confirm, "{t}");
+            assert_eq!(tier(&c, t(name)), Tier::Confirm, "{name}");
         }
-        assert_eq!(tier(&c, "no_such_tool"), Tier::Deny);
     }
 
     #[test]
     fn config_moves_tools_and_deny_wins() {
         let mut c = Config::default();
-        c.permissions.allow = vec!["write_file".into(), "delete_file".into()];
-        c.permissions.confirm = vec!["read_file".into()];
-        c.permissions.deny = vec!["delete_file".into()];
-        assert_eq!(tier(&c, "write_file"), Tier::Auto);
-        assert_eq!(tier(&c, "read_file"), Tier::Confirm);
-        assert_eq!(tier(&c, "delete_file"), Tier::Deny);
+        c.permissions.allow = vec![t("write_file"), t("delete_file")];
+        c.permissions.confirm = vec![t("read_file")];
+        c.permissions.deny = vec![t("delete_file")];
+        assert_eq!(tier(&c, t("write_file")), Tier::Auto);
+        assert_eq!(tier(&c, t("read_file")), Tier::Confirm);
+        assert_eq!(tier(&c, t("delete_file")), Tier::Deny);
         assert_eq!(
-            check_not_denied(&c, "delete_file")
+            check_not_denied(&c, t("delete_file"))
                 .expect_err("denied")
                 .code(),
             "tool_denied"

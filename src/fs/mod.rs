@@ -1,0 +1,9 @@
+//! The filesystem layer: the only code that turns a path into an open file.
+//!
+//! - `jail`: the workspace root handle; every user path is resolved beneath it.
+//! - `durable`: crash-safe create, replace and delete through parent directory handles.
+//! - `walk`: the shared machinery of the walking tools (list_dir, grep_files, find_files).
+
+pub mod durable;
+pub mod jail;
+pub mod walk;

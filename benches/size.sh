@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Size and build time of the installed binaries, before and after: for each of two revisions,
 # a clean release build (`cargo install --path . --root DIR --locked` into a fresh target
-# directory, the way a user installs) timed with `date`, then the installed size of each of the
+# directory, the way a user installs) timed with /usr/bin/time, then the installed size of each of the
 # 13 binaries. Prints both side by side with the ratio, and checks that the bash grammar
 # (tree-sitter-bash) is linked only where commands are parsed (sneaky-run, sneaky-mcp,
 # sneaky-agent) and HTTPS (rustls) only in sneaky-agent.
@@ -11,8 +11,8 @@
 #   AFTER   a revision, or `worktree` for the uncommitted state of this checkout (default HEAD)
 # Each revision is built in its own shared clone under ${SNEAKY_SIZE_DIR:-/tmp/sneaky-size}/<sha>;
 # a revision measured before is not rebuilt (its result file is reused) unless SNEAKY_SIZE_FORCE=1.
-# A clean release build takes minutes per revision; the build time depends on what else runs on
-# the machine, so compare the two columns of one run, made on a quiet machine.
+# A clean release build takes minutes per revision. The wall time depends on what else runs on
+# the machine; the CPU time (user + system) much less: compare that one on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BEFORE=${1:-b81cd27}
@@ -48,13 +48,13 @@ measure() {
   git clone --quiet --shared --no-checkout . "$dir/src"
   git -C "$dir/src" checkout --quiet --detach "$sha"
   echo "== $sha: clean release build (cargo install --path . --root $dir/inst --locked)" >&2
-  local start end
-  start=$(date +%s.%N)
+  # /usr/bin/time: wall seconds, and CPU seconds (user + system, children included), which
+  # depend far less on what else the machine runs than the wall time does.
   (cd "$dir/src" && CARGO_TARGET_DIR="$dir/target" CARGO_TERM_COLOR=never \
+    /usr/bin/time -f "%e %U %S" -o "$dir/time" \
     cargo install --path . --root "$dir/inst" --locked --quiet)
-  end=$(date +%s.%N)
   {
-    echo "build_seconds $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }')"
+    awk '{ printf "build_seconds %.1f\ncpu_seconds %.1f\n", $1, $2 + $3 }' "$dir/time"
     for b in $BINS; do
       local f=$dir/inst/bin/$b
       if [ -f "$f" ]; then
@@ -118,10 +118,15 @@ done
 printf '%-15s %12s %12s %7s\n' "total" "$total_b" "$total_a" \
   "$(awk -v a="$total_a" -v b="$total_b" 'BEGIN { printf "%.2f", a / b }')"
 printf '%-15s %12s %12s\n' "total MB" "$(mb "$total_b")" "$(mb "$total_a")"
-tb=$(awk '$1 == "build_seconds" { print $2 }' "$WORK/$before/result")
-ta=$(awk '$1 == "build_seconds" { print $2 }' "$WORK/$after/result")
-printf '%-15s %12.0f %12.0f %7s\n' "build seconds" "$tb" "$ta" \
-  "$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')"
+for what in build_seconds cpu_seconds; do
+  tb=$(awk -v w=$what '$1 == w { print $2 }' "$WORK/$before/result")
+  ta=$(awk -v w=$what '$1 == w { print $2 }' "$WORK/$after/result")
+  label="build wall s"
+  [ $what = cpu_seconds ] && label="build CPU s"
+  printf '%-15s %12.0f %12.0f %7s\n' "$label" "$tb" "$ta" \
+    "$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.2f", a / b }')"
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "before = $BEFORE ($before), after = $AFTER ($after)"
 echo "target: total after <= 30 MB: $(awk -v a="$total_a" 'BEGIN { print (a <= 30e6) ? "met" : "MISSED" }')"
 if [ "$bad" = 1 ]; then

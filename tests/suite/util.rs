@@ -196,3 +196,22 @@ pub fn require_python_pkg(python: &Path, module: &str, setup: &str) -> bool {
             python.display()
         ))
 }
+
+/// A bound on how long something took, which a loaded machine may exceed without anything
+/// being wrong: past `bound` this writes a SLOW line to stderr, and fails only when
+/// SNEAKY_TIMING=1 asks for strict timing (a quiet machine, e.g. before a release). Default
+/// tests make no wall-clock asserts; hangs are caught by the harness's own timeouts.
+pub fn took_at_most(started: std::time::Instant, bound: std::time::Duration, what: &str) {
+    let took = started.elapsed();
+    if took <= bound {
+        return;
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let line = format!("SLOW {test}: {what} took {took:?} (bound {bound:?})");
+    if std::env::var("SNEAKY_TIMING").as_deref() == Ok("1") {
+        panic!("{line}; SNEAKY_TIMING=1 makes this a failure");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}

@@ -1,8 +1,14 @@
-//! Applying placed hunks to a file's lines: every hunk or none.
+//! Placing every hunk of a file's patch, or none: each hunk by its own line numbers (in any
+//! order, never overlapping another), climbing the ladder of [`seek`](super::seek) only while
+//! exactly one place answers. Two candidates at a rung is a refusal that lists them, never a
+//! pick. The new bytes are then built by [`build`](super::build).
 
-use super::explain::{explain, hunk_title, rejection_text};
+use std::ops::Range;
+
+use super::build::{assemble, Applied};
+use super::explain::{explain, rejection_text, Miss};
 use super::parse::Hunk;
-use super::render::Edit;
+use super::seek::{self, Rung, WINDOW};
 use super::{Lines, Op};
 
 /// How a hunk was placed.
@@ -13,17 +19,12 @@ pub struct Placement {
     pub expected_line: Option<usize>,
     /// 1-based line of the old file where the hunk's old side was found.
     pub line: usize,
-    /// Lines between the found place and the header's, corrected for the hunks before.
+    /// Lines between the found place and the header's.
     pub offset: isize,
     /// Context lines ignored at either end to place the hunk (GNU patch's fuzz).
     pub fuzz: usize,
-}
-
-#[derive(Debug)]
-pub struct Applied {
-    pub content: Vec<u8>,
-    pub placements: Vec<Placement>,
-    pub edits: Vec<Edit>,
+    /// The rung of the ladder that placed the hunk.
+    pub rung: Rung,
 }
 
 #[derive(Debug)]
@@ -35,316 +36,347 @@ pub struct Rejection {
 /// GNU patch's default fuzz factor.
 pub const MAX_FUZZ: usize = 2;
 
-fn matches_at(file: &Lines<'_>, pattern: &[&[u8]], at: usize) -> bool {
-    pattern
+/// A hunk as the placer sees it.
+pub(super) struct Want<'h, 'a> {
+    pub hunk: &'h Hunk<'a>,
+    pub old_side: Vec<&'a [u8]>,
+    pub lead: usize,
+    pub trail: usize,
+    /// 0-based line where the header says the old side starts.
+    pub stated: Option<usize>,
+}
+
+impl<'h, 'a> Want<'h, 'a> {
+    fn new(hunk: &'h Hunk<'a>) -> Self {
+        let (lead, trail) = hunk.lead_trail();
+        Want {
+            hunk,
+            old_side: hunk.old_side(),
+            lead,
+            trail,
+            stated: hunk.written_position(),
+        }
+    }
+
+    fn added(&self, front: usize, back: usize) -> Vec<&'a [u8]> {
+        let body = &self.hunk.lines[front..self.hunk.lines.len() - back];
+        body.iter()
+            .filter(|l| l.op == Op::Add)
+            .map(|l| l.text)
+            .collect()
+    }
+}
+
+/// Where a hunk goes.
+#[derive(Debug, Clone)]
+pub(super) struct Placed {
+    /// File line where the (fuzz-trimmed) old side starts.
+    pub at: usize,
+    /// Context lines left out at the front and the back (fuzz).
+    pub front: usize,
+    pub back: usize,
+    /// The added lines re-indented (indentation rung), in hunk order.
+    pub added: Option<Vec<Vec<u8>>>,
+    pub rung: Rung,
+}
+
+impl Placed {
+    fn new(at: usize, rung: Rung) -> Placed {
+        Placed {
+            at,
+            front: 0,
+            back: 0,
+            added: None,
+            rung,
+        }
+    }
+
+    /// The old lines the hunk covers (for a pure insertion, the empty range at its line).
+    pub fn span(&self, want: &Want<'_, '_>) -> Range<usize> {
+        self.at..self.at + want.old_side.len() - self.front - self.back
+    }
+}
+
+/// True when two hunks' old lines overlap (an insertion may touch either end of a range).
+fn clash(a: &Range<usize>, b: &Range<usize>) -> bool {
+    if a.is_empty() || b.is_empty() {
+        let (point, span) = if a.is_empty() {
+            (a.start, b)
+        } else {
+            (b.start, a)
+        };
+        span.start < point && point < span.end
+    } else {
+        a.start < b.end && b.start < a.end
+    }
+}
+
+/// True when `range` would overlap a placed hunk's lines.
+fn collides(range: &Range<usize>, wants: &[Want<'_, '_>], placed: &[Option<Placed>]) -> bool {
+    placed
         .iter()
-        .enumerate()
-        .all(|(k, want)| file.content(at + k) == *want)
+        .zip(wants)
+        .any(|(p, w)| p.as_ref().is_some_and(|p| clash(range, &p.span(w))))
 }
 
-/// Nearest place at or after `min` where `pattern` occurs, searching outward from `expected`
-/// (forward first, as GNU patch).
-pub(super) fn find(
-    file: &Lines<'_>,
-    pattern: &[&[u8]],
-    expected: usize,
-    min: usize,
-) -> Option<usize> {
-    let n = file.len();
-    if pattern.len() > n || min > n - pattern.len() {
-        return None;
-    }
-    let max_start = n - pattern.len();
-    let expected = expected.clamp(min, max_start);
-    let first = pattern.first().copied();
-    let check = |at: usize| match first {
-        Some(f) => file.content(at) == f && matches_at(file, pattern, at),
-        None => true,
-    };
-    let mut d = 0;
-    loop {
-        let fwd_ok = expected + d <= max_start;
-        let back_ok = d > 0 && expected >= min + d;
-        if !fwd_ok && !back_ok {
-            return None;
-        }
-        if fwd_ok && check(expected + d) {
-            return Some(expected + d);
-        }
-        if back_ok && check(expected - d) {
-            return Some(expected - d);
-        }
-        d += 1;
-    }
-}
-
-/// True when a pattern of only blank lines occurs more than once at or after `min`: placing
-/// it away from its stated line would be a guess.
-fn ambiguous_blank(file: &Lines<'_>, pattern: &[&[u8]], min: usize) -> bool {
-    if pattern.is_empty()
-        || pattern
-            .iter()
-            .any(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
-    {
-        return false;
-    }
-    let n = file.len();
-    let mut seen = 0;
-    for at in min..=n.saturating_sub(pattern.len()) {
-        if at + pattern.len() <= n && matches_at(file, pattern, at) {
-            seen += 1;
-            if seen > 1 {
-                return true;
-            }
-        }
-    }
-    false
-}
-
-/// Apply every hunk or none. Hunks are placed in order, each after the previous one.
+/// Apply every hunk or none.
 pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied, Rejection> {
     let file = Lines::new(old);
-    let total = hunks.len();
-    let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(total);
-    let mut placements = Vec::with_capacity(total);
-    let mut min = 0usize;
-    let mut offset: isize = 0;
-    let mut rejections: Vec<(usize, String)> = Vec::new();
-    for hunk in hunks {
-        let old_side = hunk.old_side();
-        let (lead, trail) = hunk.lead_trail();
-        let written = hunk.written_position();
-        let expected = match written {
-            Some(w) => (w as isize + offset).max(0) as usize,
-            None => min,
-        };
-        let mut found: Result<(usize, usize, usize, usize), String> = Err(String::new());
-        let mut tried = Vec::new();
-        for fuzz in 0..=max_fuzz {
-            let front = fuzz.min(lead);
-            let back = fuzz.min(trail);
-            if tried.contains(&(front, back)) {
-                continue;
-            }
-            tried.push((front, back));
-            let pattern = &old_side[front..old_side.len() - back];
-            if pattern.is_empty() && !old_side.is_empty() {
-                continue;
-            }
-            if let Some(at) = find(&file, pattern, expected + front, min) {
-                if at != expected + front && ambiguous_blank(&file, pattern, min) {
-                    found = Err(format!(
-                        "{} does not match at line {} and its lines are all blank, so they \
-                         match in several places. Give the hunk context lines with text in them.",
-                        hunk_title(hunk, total),
-                        expected + 1
-                    ));
-                } else {
-                    found = Ok((at, front, back, front.max(back)));
-                }
-                break;
-            }
+    let wants: Vec<Want<'_, '_>> = hunks.iter().map(Want::new).collect();
+    let mut placed: Vec<Option<Placed>> = wants.iter().map(|w| anchor(&file, w)).collect();
+    let mut misses: Vec<(usize, Miss)> = overlapping(&wants, &mut placed);
+    for i in 0..wants.len() {
+        if placed[i].is_some() || misses.iter().any(|(k, _)| *k == i) {
+            continue;
         }
-        let (at, front, back, fuzz) = match found {
-            Ok(place) => place,
-            Err(why) => {
-                let why = if why.is_empty() {
-                    explain(&file, hunk, total, &old_side, expected, min, max_fuzz)
-                } else {
-                    why
-                };
-                // Keep going: the model is told about every hunk that fails at once.
-                rejections.push((hunk.number, why));
-                continue;
-            }
-        };
-        let start = at as isize - front as isize;
-        if let Some(w) = written {
-            offset = start - w as isize;
+        let expected = expected_line(&wants, &placed, i);
+        match seek_hunk(&file, &wants, &placed, i, expected, max_fuzz) {
+            Ok(p) => placed[i] = Some(p),
+            Err(miss) => misses.push((i, miss)),
         }
-        placements.push(Placement {
-            number: hunk.number,
-            expected_line: written.map(|w| w + 1),
-            line: (start.max(0) as usize) + 1,
-            offset: written.map_or(0, |w| start - w as isize),
-            fuzz,
-        });
-        min = at + old_side.len() - front - back;
-        placed.push((at, front, back));
     }
-    if let Some((first, _)) = rejections.first() {
+    if !misses.is_empty() {
+        misses.sort_by_key(|(i, _)| *i);
+        let total = hunks.len();
+        let texts: Vec<(usize, String)> = misses
+            .iter()
+            .map(|(i, miss)| {
+                let expected = expected_line(&wants, &placed, *i);
+                let why = explain(&file, &wants, &placed, *i, expected, miss, max_fuzz);
+                (wants[*i].hunk.number, why)
+            })
+            .collect();
         return Err(Rejection {
-            number: *first,
-            message: rejection_text(&rejections, total),
+            number: texts[0].0,
+            message: rejection_text(&texts, total),
         });
     }
-    Ok(assemble(&file, hunks, &placed, placements))
+    let placed: Vec<Placed> = placed.into_iter().flatten().collect();
+    let placements = wants
+        .iter()
+        .zip(&placed)
+        .map(|(w, p)| placement(w, p))
+        .collect();
+    Ok(assemble(&file, &wants, &placed, placements))
 }
 
-fn assemble(
-    file: &Lines<'_>,
-    hunks: &[Hunk<'_>],
-    placed: &[(usize, usize, usize)],
-    placements: Vec<Placement>,
-) -> Applied {
-    let eol = file.newline();
-    let n = file.len();
-    let added: usize = hunks
-        .iter()
-        .flat_map(|h| h.lines.iter())
-        .filter(|l| l.op == Op::Add)
-        .map(|l| l.text.len() + 2)
-        .sum();
-    let mut out: Vec<u8> = Vec::with_capacity(file.bytes.len() + added);
-    let mut edits: Vec<Edit> = Vec::new();
-    let mut cursor = 0usize;
-    let mut new_no = 0usize;
-    // The new line number the old last line ended up at, when it was kept.
-    let mut old_last_at: Option<usize> = None;
-    // The old line the last line written came from (None: an added line).
-    let mut last_origin: Option<usize> = None;
-    let mut touches_end_marker: Option<bool> = None;
-    // Length of the ending given to the last line written when that line was an added one (its
-    // text may itself end in a CR, which the ending must not be confused with).
-    let mut added_eol: Option<usize> = None;
-    let push_line = |out: &mut Vec<u8>, bytes: &[u8]| {
-        if out.last().is_some_and(|b| *b != b'\n') {
-            // The old last line had no newline and is no longer last.
-            out.extend_from_slice(eol);
-        }
-        out.extend_from_slice(bytes);
-    };
-    for (hunk, &(at, front, back)) in hunks.iter().zip(placed) {
-        if at > cursor {
-            push_line(&mut out, &file.bytes[file.offset(cursor)..file.offset(at)]);
-            added_eol = None;
-            new_no += at - cursor;
-            last_origin = Some(at - 1);
-            if at == n {
-                old_last_at = Some(new_no - 1);
-            }
-        }
-        let body = &hunk.lines[front..hunk.lines.len() - back];
-        // A line the patch adds without saying its ending gets the ending of the lines the
-        // hunk keeps or removes: in a file that mixes them, the diff of an LF region added to
-        // a mostly-CRLF file must give LF lines back (found by fuzzing the round trip).
-        let old_count = body.iter().filter(|l| l.op != Op::Add).count();
-        let hunk_eol = file.newline_of(at..at + old_count).unwrap_or(eol);
-        let mut old_i = at;
-        let mut run: Option<(usize, usize)> = None;
-        let mut marker = false;
-        for line in body {
-            match line.op {
-                Op::Context => {
-                    if let Some((os, ns)) = run.take() {
-                        edits.push(Edit {
-                            old: os..old_i,
-                            new: ns..new_no,
-                        });
-                    }
-                    push_line(&mut out, file.raw(old_i));
-                    added_eol = None;
-                    last_origin = Some(old_i);
-                    if old_i + 1 == n {
-                        old_last_at = Some(new_no);
-                    }
-                    old_i += 1;
-                    new_no += 1;
-                }
-                Op::Remove => {
-                    run.get_or_insert((old_i, new_no));
-                    old_i += 1;
-                }
-                Op::Add => {
-                    run.get_or_insert((old_i, new_no));
-                    push_line(&mut out, line.text);
-                    let ending: &[u8] = match line.cr {
-                        Some(true) => b"\r\n",
-                        Some(false) => b"\n",
-                        None => hunk_eol,
-                    };
-                    out.extend_from_slice(ending);
-                    added_eol = Some(ending.len());
-                    last_origin = None;
-                    new_no += 1;
-                }
-            }
-            marker |= line.no_newline;
-        }
-        if let Some((os, ns)) = run.take() {
-            edits.push(Edit {
-                old: os..old_i,
-                new: ns..new_no,
-            });
-        }
-        if old_i == n && back == 0 {
-            // This hunk reached the end of the file: if it speaks about the final newline
-            // (a "\ No newline" marker), its new side decides.
-            touches_end_marker = marker.then(|| {
-                body.iter()
-                    .rev()
-                    .find(|l| l.op != Op::Remove)
-                    .is_some_and(|l| l.no_newline)
-            });
-        } else {
-            touches_end_marker = None;
-        }
-        cursor = old_i;
+fn placement(w: &Want<'_, '_>, p: &Placed) -> Placement {
+    let start = p.at as isize - p.front as isize;
+    Placement {
+        number: w.hunk.number,
+        expected_line: w.stated.map(|s| s + 1),
+        line: start.max(0) as usize + 1,
+        offset: w.stated.map_or(0, |s| start - s as isize),
+        fuzz: p.front.max(p.back),
+        rung: p.rung,
     }
-    if cursor < n {
-        push_line(&mut out, &file.bytes[file.offset(cursor)..]);
-        added_eol = None;
-        new_no += n - cursor;
-        old_last_at = Some(new_no - 1);
-        last_origin = Some(n - 1);
-    }
-    let want_no_newline = match touches_end_marker {
-        Some(decided) => decided,
-        None => file.lacks_final_newline(),
-    };
-    if want_no_newline {
-        let kept = if let Some(len) = added_eol {
-            out.len() - len
-        } else if out.ends_with(b"\r\n") {
-            out.len() - 2
-        } else if out.ends_with(b"\n") {
-            out.len() - 1
-        } else {
-            out.len()
+}
+
+/// A hunk placed on its own evidence: its exact lines at its stated line, or its exact lines
+/// occurring once in the whole file.
+fn anchor(file: &Lines<'_>, w: &Want<'_, '_>) -> Option<Placed> {
+    if w.old_side.is_empty() {
+        return match w.stated {
+            Some(s) => Some(Placed::new(s.min(file.len()), Rung::Exact)),
+            None if file.is_empty() => Some(Placed::new(0, Rung::Exact)),
+            None => None,
         };
-        // An empty last line cannot go without its newline: it would vanish.
-        if kept > 0 && out[kept - 1] != b'\n' {
-            out.truncate(kept);
-        }
-    } else if out.last().is_some_and(|b| *b != b'\n') {
-        out.extend_from_slice(eol);
     }
-    // Kept lines whose ending changed (the old last line, and the new last line) must show
-    // in the diff.
-    let new_lines = Lines::new(&out);
-    let mut changed: Vec<(usize, usize)> = Vec::new();
-    if let (Some(k), true) = (old_last_at, n > 0) {
-        changed.push((n - 1, k));
-    }
-    if let (Some(o), Some(k)) = (last_origin, new_lines.len().checked_sub(1)) {
-        changed.push((o, k));
-    }
-    let before = edits.len();
-    for (o, k) in changed {
-        let differs = k < new_lines.len() && o < n && new_lines.raw(k) != file.raw(o);
-        if differs && !edits.iter().any(|e| e.old.contains(&o)) {
-            edits.push(Edit {
-                old: o..o + 1,
-                new: k..k + 1,
-            });
+    if let Some(s) = w.stated {
+        if seek::exact_at(file, &w.old_side, s) {
+            return Some(Placed::new(s, Rung::Exact));
         }
     }
-    if edits.len() != before {
-        edits.sort_by_key(|e| (e.old.start, e.old.end));
+    let all = seek::candidates(file, &w.old_side, 0..file.len(), Rung::Exact);
+    match all.as_slice() {
+        [only] => {
+            let near = w.stated.is_some_and(|s| only.abs_diff(s) <= WINDOW);
+            Some(Placed::new(
+                *only,
+                if near {
+                    Rung::Offset
+                } else {
+                    Rung::NumbersIgnored
+                },
+            ))
+        }
+        _ => None,
     }
-    Applied {
-        content: out,
-        placements,
-        edits,
+}
+
+/// Anchors that claim the same lines are both unproven: take them back and say so.
+fn overlapping(wants: &[Want<'_, '_>], placed: &mut [Option<Placed>]) -> Vec<(usize, Miss)> {
+    let mut misses = Vec::new();
+    for i in 0..placed.len() {
+        for j in i + 1..placed.len() {
+            let (Some(a), Some(b)) = (&placed[i], &placed[j]) else {
+                continue;
+            };
+            let (ra, rb) = (a.span(&wants[i]), b.span(&wants[j]));
+            if clash(&ra, &rb) {
+                let line = ra.start.max(rb.start) + 1;
+                misses.push((i, Miss::Overlap(wants[j].hunk.number, line)));
+                misses.push((j, Miss::Overlap(wants[i].hunk.number, line)));
+            }
+        }
     }
+    for (i, _) in &misses {
+        placed[*i] = None;
+    }
+    misses.dedup_by_key(|(i, _)| *i);
+    misses
+}
+
+/// Where a hunk is expected: its stated line moved by the offset of the placed hunk whose
+/// stated line is nearest (the file may have shifted since the patch was written).
+pub(super) fn expected_line(
+    wants: &[Want<'_, '_>],
+    placed: &[Option<Placed>],
+    i: usize,
+) -> Option<usize> {
+    let stated = wants[i].stated?;
+    let shift = wants
+        .iter()
+        .zip(placed)
+        .enumerate()
+        .filter(|(k, _)| *k != i)
+        .filter_map(|(_, (w, p))| {
+            let s = w.stated?;
+            let p = p.as_ref()?;
+            Some((
+                s.abs_diff(stated),
+                p.at as isize - p.front as isize - s as isize,
+            ))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map_or(0, |(_, shift)| shift);
+    Some((stated as isize + shift).max(0) as usize)
+}
+
+/// Exactly one candidate: that one; none: None (try the next rung); several: refused.
+fn pick(found: Vec<usize>, rung: Rung) -> Option<Result<usize, Miss>> {
+    match found.len() {
+        0 => None,
+        1 => Some(Ok(found[0])),
+        _ => Some(Err(Miss::Ambiguous(rung, found))),
+    }
+}
+
+/// The lines searched at a loose rung: a window around the expected line, or the whole file
+/// for a hunk without line numbers.
+fn search_range(expected: Option<usize>, n: usize) -> Range<usize> {
+    match expected {
+        Some(e) => e.saturating_sub(WINDOW)..(e + WINDOW + 1).min(n + 1),
+        None => 0..n + 1,
+    }
+}
+
+/// Climb the ladder for one hunk that is not an anchor.
+fn seek_hunk(
+    file: &Lines<'_>,
+    wants: &[Want<'_, '_>],
+    placed: &[Option<Placed>],
+    i: usize,
+    expected: Option<usize>,
+    max_fuzz: usize,
+) -> Result<Placed, Miss> {
+    let w = &wants[i];
+    if w.old_side.is_empty() {
+        return Err(Miss::AddOnlyUnnumbered);
+    }
+    let len = w.old_side.len();
+    let free = |found: Vec<usize>, front: usize, back: usize| -> Vec<usize> {
+        found
+            .into_iter()
+            .filter(|p| !collides(&(*p..*p + len - front - back), wants, placed))
+            .collect()
+    };
+    if let Some(e) = expected {
+        if !free(vec![e], 0, 0).is_empty() && seek::exact_at(file, &w.old_side, e) {
+            return Ok(Placed::new(e, Rung::Exact));
+        }
+    }
+    let window = search_range(expected, file.len());
+    let exact = free(
+        seek::candidates(file, &w.old_side, window.clone(), Rung::Exact),
+        0,
+        0,
+    );
+    if let Some(r) = pick(exact, Rung::Offset) {
+        return r.map(|at| Placed::new(at, Rung::Offset));
+    }
+    let anywhere = free(
+        seek::candidates(file, &w.old_side, 0..file.len() + 1, Rung::Exact),
+        0,
+        0,
+    );
+    if let Some(r) = pick(anywhere, Rung::NumbersIgnored) {
+        return r.map(|at| Placed::new(at, Rung::NumbersIgnored));
+    }
+    for rung in [Rung::TrailingWhitespace, Rung::Indentation] {
+        let found = free(
+            seek::candidates(file, &w.old_side, window.clone(), rung),
+            0,
+            0,
+        );
+        if let Some(r) = pick(found, rung) {
+            return r.and_then(|at| loose(file, w, at, rung));
+        }
+    }
+    if expected.is_some() {
+        if let Some(r) = fuzzed(file, w, expected, max_fuzz, &free) {
+            return r;
+        }
+    }
+    Err(Miss::NotFound)
+}
+
+/// A placement at a whitespace rung, with the added lines re-indented for the indentation one.
+fn loose(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, rung: Rung) -> Result<Placed, Miss> {
+    let mut p = Placed::new(at, rung);
+    if rung == Rung::Indentation {
+        let pairs = seek::indent_pairs(file, &w.old_side, at).unwrap_or_default();
+        let added = w.added(0, 0);
+        p.added = Some(seek::reindent(&pairs, &added).ok_or(Miss::IndentUndecided(at))?);
+    }
+    Ok(p)
+}
+
+/// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at each end,
+/// the rest matched exactly, and only where one place answers.
+fn fuzzed(
+    file: &Lines<'_>,
+    w: &Want<'_, '_>,
+    expected: Option<usize>,
+    max_fuzz: usize,
+    free: &dyn Fn(Vec<usize>, usize, usize) -> Vec<usize>,
+) -> Option<Result<Placed, Miss>> {
+    let mut tried = Vec::new();
+    for fuzz in 1..=max_fuzz {
+        let (front, back) = (fuzz.min(w.lead), fuzz.min(w.trail));
+        if (front, back) == (0, 0) || tried.contains(&(front, back)) {
+            continue;
+        }
+        tried.push((front, back));
+        let pattern = &w.old_side[front..w.old_side.len() - back];
+        if pattern.is_empty() {
+            continue;
+        }
+        let window = search_range(expected.map(|e| e + front), file.len());
+        let found = free(
+            seek::candidates(file, pattern, window, Rung::Exact),
+            front,
+            back,
+        );
+        if let Some(r) = pick(found, Rung::Fuzz) {
+            return Some(r.map(|at| Placed {
+                at,
+                front,
+                back,
+                added: None,
+                rung: Rung::Fuzz,
+            }));
+        }
+    }
+    None
 }

@@ -1,8 +1,25 @@
 //! Why a hunk does not apply, in words a model can act on.
 
-use super::apply::find;
+use super::apply::{Placed, Want};
 use super::parse::Hunk;
+use super::seek::{self, Rung, WINDOW};
 use super::{Lines, Op};
+
+/// Why the placer gave up on a hunk.
+#[derive(Debug, Clone)]
+pub(super) enum Miss {
+    /// No rung found the lines.
+    NotFound,
+    /// Several places answer at this rung (0-based starts).
+    Ambiguous(Rung, Vec<usize>),
+    /// Its lines are the lines another hunk (this number) claims, from this 1-based line.
+    Overlap(usize, usize),
+    /// It only adds lines and has no line number in a non-empty file.
+    AddOnlyUnnumbered,
+    /// The indentation matched at this line, but the readings of its shift disagree about the
+    /// added lines.
+    IndentUndecided(usize),
+}
 
 /// Hunks explained in full in one rejection message.
 const MAX_EXPLAINED: usize = 3;
@@ -54,116 +71,268 @@ pub(crate) fn show(text: &[u8]) -> String {
     crate::tools::shorten(&String::from_utf8_lossy(text), 160)
 }
 
-/// Why a hunk does not apply, in words a model can act on.
+/// Why a hunk does not apply, in words a model can act on: what the placer saw first, then the
+/// nearest thing the file has, checked in order of how likely it is the real cause.
 pub(super) fn explain(
     file: &Lines<'_>,
-    hunk: &Hunk<'_>,
-    total: usize,
-    old_side: &[&[u8]],
-    expected: usize,
-    min: usize,
+    wants: &[Want<'_, '_>],
+    placed: &[Option<Placed>],
+    i: usize,
+    expected: Option<usize>,
+    miss: &Miss,
     max_fuzz: usize,
 ) -> String {
-    let mut msg = format!("{} does not apply.", hunk_title(hunk, total));
-    let n = file.len();
-    if old_side.is_empty() {
-        msg.push_str(&format!(
-            " It only adds lines, at line {}, but the file has {n} lines.",
-            expected + 1
-        ));
+    let w = &wants[i];
+    let mut msg = format!("{} does not apply.", hunk_title(w.hunk, wants.len()));
+    match miss {
+        Miss::NotFound => {}
+        Miss::Ambiguous(rung, at) => return ambiguous(msg, w, *rung, at),
+        Miss::Overlap(other, line) => {
+            msg.push_str(&format!(
+                " Its lines are also claimed by hunk {other} (from line {line}): hunks must not \
+                 overlap. Merge them into one hunk, or give each its own lines."
+            ));
+            return msg;
+        }
+        Miss::AddOnlyUnnumbered => {
+            msg.push_str(
+                " It only adds lines and its header has no line numbers, so nothing says where \
+                 they go. Give it context lines (' ') around the addition, or a header like \
+                 `@@ -12,0 +13,2 @@`.",
+            );
+            return msg;
+        }
+        Miss::IndentUndecided(at) => {
+            msg.push_str(&format!(
+                " Its lines match from line {} when indentation is compared by width, but the \
+                 tabs and spaces of its added lines can be read more than one way. Copy the \
+                 file's indentation exactly.",
+                at + 1
+            ));
+            return msg;
+        }
+    }
+    let e = expected.unwrap_or(0);
+    expect_lines(&mut msg, &w.old_side, expected);
+    if let Some(hint) = overlap_hint(file, wants, placed, i) {
+        msg.push_str(&hint);
         return msg;
     }
+    if let Some(hint) = elision_hint(&w.old_side) {
+        msg.push_str(&hint);
+        return msg;
+    }
+    if let Some(hint) = whitespace_hint(file, &w.old_side, expected) {
+        msg.push_str(&hint);
+        return msg;
+    }
+    if expected.is_some() {
+        msg.push_str(&first_difference(file, &w.old_side, e));
+    }
+    msg.push_str(&removed_line_hint(file, w.hunk));
     msg.push_str(&format!(
-        " It expects these {} lines at line {}:",
-        old_side.len(),
-        expected + 1
+        "\nIt was looked for as written anywhere in the file, and within {WINDOW} lines of its \
+         stated line also ignoring trailing whitespace, indentation and up to {max_fuzz} context \
+         lines at each end. Read the file again and make the hunk's context and '-' lines match \
+         it exactly."
     ));
+    msg
+}
+
+fn expect_lines(msg: &mut String, old_side: &[&[u8]], expected: Option<usize>) {
+    match expected {
+        Some(e) => msg.push_str(&format!(
+            " It expects these {} lines at line {}:",
+            old_side.len(),
+            e + 1
+        )),
+        None => msg.push_str(&format!(" It expects these {} lines:", old_side.len())),
+    }
     for line in old_side.iter().take(8) {
         msg.push_str(&format!("\n  |{}", show(line)));
     }
     if old_side.len() > 8 {
         msg.push_str(&format!("\n  … ({} more)", old_side.len() - 8));
     }
-    // First difference where the hunk was expected.
-    let at = expected.min(n.saturating_sub(1));
-    if at >= min && at < n {
-        if let Some(k) =
-            (0..old_side.len()).find(|k| at + k >= n || file.content(at + k) != old_side[*k])
-        {
-            if at + k >= n {
-                msg.push_str(&format!(
-                    "\nThe file ends (line {n}) before the hunk's lines do."
-                ));
-            } else {
-                msg.push_str(&format!(
-                    "\nAt line {} the file has\n  |{}\nwhere the hunk expects\n  |{}",
-                    at + k + 1,
-                    show(file.content(at + k)),
-                    show(old_side[k])
-                ));
-                if std::str::from_utf8(file.content(at + k)).is_err() {
-                    msg.push_str(
-                        "\nThat line is not UTF-8 (Latin-1 or another legacy encoding?): a patch, \
-                         being UTF-8 text, cannot match it. Change the lines around it instead, \
-                         or use write_file.",
-                    );
-                }
-            }
-        }
+}
+
+fn line_list(at: &[usize]) -> String {
+    let mut shown: Vec<String> = at.iter().take(10).map(|p| (p + 1).to_string()).collect();
+    if at.len() > 10 {
+        shown.push("…".into());
     }
-    // The same lines with different whitespace?
+    shown.join(", ")
+}
+
+fn ambiguous(mut msg: String, w: &Want<'_, '_>, rung: Rung, at: &[usize]) -> String {
+    let blank = w
+        .old_side
+        .iter()
+        .all(|l| l.iter().all(|b| b.is_ascii_whitespace()));
+    let near = match (rung, w.stated) {
+        (Rung::NumbersIgnored, _) | (_, None) => String::new(),
+        (_, Some(s)) => format!(" within {WINDOW} lines of its stated line {}", s + 1),
+    };
+    msg.push_str(&format!(
+        " Its lines match {}{near} at {} places, starting at lines {}, so where it goes would \
+         be a guess.",
+        rung.describe(),
+        at.len(),
+        line_list(at)
+    ));
+    if blank {
+        msg.push_str(" Its lines are all blank, so they match in many places.");
+    }
+    msg.push_str(
+        " Give it the right line numbers (`@@ -N,count +N,count @@`) or more context lines with \
+         text in them.",
+    );
+    msg
+}
+
+/// Its exact lines occur, but only where another hunk already applies.
+fn overlap_hint(
+    file: &Lines<'_>,
+    wants: &[Want<'_, '_>],
+    placed: &[Option<Placed>],
+    i: usize,
+) -> Option<String> {
+    let w = &wants[i];
+    let all = seek::candidates(file, &w.old_side, 0..file.len() + 1, Rung::Exact);
+    let at = *all.first()?;
+    let other = wants
+        .iter()
+        .zip(placed)
+        .enumerate()
+        .find_map(|(k, (o, p))| {
+            let span = p.as_ref()?.span(o);
+            (k != i && span.start < at + w.old_side.len() && at < span.end).then_some(o.hunk.number)
+        })?;
+    Some(format!(
+        "\nIts lines are in the file at line {}, but hunk {other} already changes lines there: \
+         hunks must not overlap. Merge them into one hunk.",
+        at + 1
+    ))
+}
+
+/// A line that stands for lines left out (`...`, `// ... existing code ...`).
+fn elision_hint(old_side: &[&[u8]]) -> Option<String> {
+    let elided = old_side.iter().find(|l| {
+        let t = String::from_utf8_lossy(l);
+        let t = t.trim();
+        let core = t.trim_start_matches(['/', '#', '*', '-', '<', '!', ' ', '(', '{']);
+        core.starts_with("...") || core.starts_with('…')
+    })?;
+    Some(format!(
+        "\nIts line `{}` seems to stand for lines left out. A hunk must list every line it \
+         covers: copy them from the file, or make several smaller hunks.",
+        show(elided)
+    ))
+}
+
+/// The lines occur with other whitespace: where, and why no rung took them.
+fn whitespace_hint(
+    file: &Lines<'_>,
+    old_side: &[&[u8]],
+    expected: Option<usize>,
+) -> Option<String> {
     let want: Vec<Vec<u8>> = old_side.iter().map(|l| squash(l)).collect();
-    if n >= want.len() {
-        let ws_match = (0..=n - want.len()).find(|&p| {
+    let n = file.len();
+    if n < want.len() {
+        return None;
+    }
+    let found: Vec<usize> = (0..=n - want.len())
+        .filter(|&p| {
             want.iter()
                 .enumerate()
                 .all(|(k, w)| squash(file.content(p + k)) == *w)
-        });
-        if let Some(p) = ws_match {
-            msg.push_str(&format!(
-                "\nThe hunk's lines match lines {}-{} if whitespace is ignored: the indentation, \
-                 tabs or spaces differ. Copy those lines exactly.",
-                p + 1,
-                p + want.len()
-            ));
-            return msg;
-        }
+        })
+        .collect();
+    let p = *found.first()?;
+    let far = expected.is_some_and(|e| found.iter().all(|f| f.abs_diff(e) > WINDOW));
+    let why = if found.len() > 1 {
+        format!(
+            "at {} places (lines {}), so which one is meant would be a guess",
+            found.len(),
+            line_list(&found)
+        )
+    } else if far {
+        format!(
+            "at lines {}-{}, more than {WINDOW} lines from where the header says",
+            p + 1,
+            p + want.len()
+        )
+    } else {
+        format!(
+            "at lines {}-{}, but not by a uniform change of indentation (spaces inside the lines, \
+             or lines indented by different amounts)",
+            p + 1,
+            p + want.len()
+        )
+    };
+    Some(format!(
+        "\nThe hunk's lines match the file if all whitespace is ignored, {why}. Copy those lines \
+         exactly as the file has them."
+    ))
+}
+
+/// The first line that differs where the hunk was expected, and what the difference looks like.
+fn first_difference(file: &Lines<'_>, old_side: &[&[u8]], e: usize) -> String {
+    let n = file.len();
+    let at = e.min(n.saturating_sub(1));
+    let Some(k) = (0..old_side.len()).find(|k| at + k >= n || file.content(at + k) != old_side[*k])
+    else {
+        return String::new();
+    };
+    if at + k >= n {
+        return format!("\nThe file ends (line {n}) before the hunk's lines do.");
     }
-    // Before an earlier hunk?
-    if min > 0 && find(file, old_side, 0, 0).is_some_and(|p| p < min) {
+    let has = file.content(at + k);
+    let mut msg = format!(
+        "\nAt line {} the file has\n  |{}\nwhere the hunk expects\n  |{}",
+        at + k + 1,
+        show(has),
+        show(old_side[k])
+    );
+    if std::str::from_utf8(has).is_err() {
         msg.push_str(
-            "\nIts lines occur only before the place where the previous hunk applied: hunks \
-             must come in file order and must not overlap.",
+            "\nThat line is not UTF-8 (Latin-1 or another legacy encoding?): a patch, being UTF-8 \
+             text, cannot match it. Change the lines around it instead, or use write_file.",
         );
-        return msg;
+    } else if old_side.get(k + 1) == Some(&has) {
+        msg.push_str("\nThe hunk has a line there that the file does not (one too many).");
+    } else if at + k + 1 < n && file.content(at + k + 1) == old_side[k] {
+        msg.push_str(&format!(
+            "\nThe hunk leaves out line {} of the file (`{}`).",
+            at + k + 1,
+            show(has)
+        ));
     }
-    let first_changed = hunk
+    msg
+}
+
+fn removed_line_hint(file: &Lines<'_>, hunk: &Hunk<'_>) -> String {
+    let Some(text) = hunk
         .lines
         .iter()
         .find(|l| l.op == Op::Remove)
-        .map(|l| l.text);
-    if let Some(text) = first_changed {
-        let at: Vec<String> = (0..n)
-            .filter(|&i| file.content(i) == text)
-            .take(5)
-            .map(|i| (i + 1).to_string())
-            .collect();
-        if at.is_empty() {
-            msg.push_str(&format!(
-                "\nThe first line it removes, `{}`, is nowhere in the file.",
-                show(text)
-            ));
-        } else {
-            msg.push_str(&format!(
-                "\nThe first line it removes occurs at line(s) {}, but the context lines around \
-                 it differ.",
-                at.join(", ")
-            ));
-        }
+        .map(|l| l.text)
+    else {
+        return String::new();
+    };
+    let at: Vec<usize> = (0..file.len())
+        .filter(|&i| file.content(i) == text)
+        .collect();
+    if at.is_empty() {
+        format!(
+            "\nThe first line it removes, `{}`, is nowhere in the file.",
+            show(text)
+        )
+    } else {
+        format!(
+            "\nThe first line it removes occurs at line(s) {}, but the context lines around it \
+             differ.",
+            line_list(&at)
+        )
     }
-    msg.push_str(&format!(
-        "\nThe whole file was searched, also ignoring up to {max_fuzz} context lines at each end. \
-         Read the file again and make the hunk's context and '-' lines match it exactly."
-    ));
-    msg
 }

@@ -24,21 +24,27 @@
 //! The engine's parts, in the order a patch goes through them:
 //! - [`parse`]: patch text → sections (one per file) → hunks.
 //! - [`lines`]: a file's bytes as lines (content without endings, raw with them).
-//! - [`apply`]: place every hunk (or refuse) and build the new bytes and the line edits.
+//! - [`seek`]: the ladder of ways a hunk's lines may match, and the candidates at each rung.
+//! - [`apply`]: place every hunk by its own numbers, only where one candidate answers.
+//! - [`build`]: the new bytes and the line edits, once every hunk has its place.
 //! - [`explain`]: why a hunk does not apply, the real cause first.
 //! - [`render`]: the unified diff of an edit, and the line edits between two versions.
 
 mod apply;
+mod build;
 mod explain;
 mod lines;
 mod parse;
 mod render;
+mod seek;
 
-pub use apply::{apply, Applied, Placement, Rejection, MAX_FUZZ};
+pub use apply::{apply, Placement, Rejection, MAX_FUZZ};
+pub use build::Applied;
 pub(crate) use explain::{show, squash};
 pub use lines::Lines;
 pub use parse::{parse, Hunk, HunkLine, Op, ParseError, Patch, Section};
 pub use render::{line_edits, render, Edit};
+pub use seek::{Rung, WINDOW};
 
 #[cfg(test)]
 mod tests {
@@ -325,13 +331,21 @@ mod tests {
     }
 
     #[test]
-    fn whitespace_hint() {
+    fn tabs_written_as_spaces_apply_at_the_indentation_rung() {
+        let p = parse("@@ -1,2 +1,2 @@\n if x:\n-    pass\n+    return\n").expect("parse");
+        let a = apply(b"if x:\n\tpass\n", &p.sections[0].hunks, MAX_FUZZ).expect("applies");
+        assert_eq!(a.content, b"if x:\n\treturn\n");
+        assert_eq!(a.placements[0].rung, Rung::Indentation);
+    }
+
+    #[test]
+    fn whitespace_hint_when_indentation_is_not_uniform() {
         let err = apply_text(
-            "if x:\n\tpass\n",
-            "@@ -1,2 +1,2 @@\n if x:\n-    pass\n+    return\n",
+            "if x:\n\tpass\n  y\n",
+            "@@ -1,3 +1,3 @@\n if x:\n-    pass\n+    return\n         y\n",
         )
-        .expect_err("tabs");
-        assert!(err.contains("whitespace is ignored"), "{err}");
+        .expect_err("not uniform");
+        assert!(err.contains("all whitespace is ignored"), "{err}");
     }
 
     #[test]

@@ -35,8 +35,8 @@ pub struct Hunk<'a> {
     pub lines: Vec<HunkLine<'a>>,
 }
 
-impl Hunk<'_> {
-    pub(super) fn old_side(&self) -> Vec<&[u8]> {
+impl<'a> Hunk<'a> {
+    pub(super) fn old_side(&self) -> Vec<&'a [u8]> {
         self.lines
             .iter()
             .filter(|l| l.op != Op::Add)

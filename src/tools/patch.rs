@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
-use crate::edit::{self, Hunk, Op};
+use crate::edit::{self, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 
@@ -45,6 +45,11 @@ pub struct Adjustment {
     pub offset: isize,
     /// Context lines ignored at each end to place the hunk (0 = exact).
     pub fuzz: usize,
+    /// How the hunk's lines were found: `exact` (at the stated line), `offset` (as written, the
+    /// one such place near it), `numbers_ignored` (as written, the one such place in the
+    /// file), `trailing_whitespace`, `indentation` (tabs/spaces or a uniform shift; added lines
+    /// re-indented alike) or `fuzz`. Each needs exactly one candidate.
+    pub rung: &'static str,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -182,13 +187,16 @@ impl Tool for PatchApply {
         let adjustments = applied
             .placements
             .iter()
-            .filter(|p| p.offset != 0 || p.fuzz != 0 || p.expected_line.is_none())
+            .filter(|p| {
+                p.offset != 0 || p.fuzz != 0 || p.expected_line.is_none() || p.rung != Rung::Exact
+            })
             .map(|p| Adjustment {
                 hunk: p.number,
                 expected_line: p.expected_line,
                 applied_line: p.line,
                 offset: p.offset,
                 fuzz: p.fuzz,
+                rung: p.rung.name(),
             })
             .collect();
         Ok(PatchResult {

@@ -44,18 +44,39 @@ pub(super) struct Want<'h, 'a> {
     pub trail: usize,
     /// 0-based line where the header says the old side starts.
     pub stated: Option<usize>,
+    /// Lines equal to the hunk's anchor (Codex's `@@ class Foo`): it goes after one of them.
+    pub anchors: Option<Vec<usize>>,
+    /// Number of lines in the file, when the hunk must end at the end of the file.
+    pub end: Option<usize>,
 }
 
 impl<'h, 'a> Want<'h, 'a> {
-    fn new(hunk: &'h Hunk<'a>) -> Self {
+    fn new(hunk: &'h Hunk<'a>, file: &Lines<'_>) -> Self {
         let (lead, trail) = hunk.lead_trail();
+        let anchors = hunk.anchor.map(|a| {
+            (0..file.len())
+                .filter(|&i| seek::rtrim(file.content(i)).trim_ascii_start() == a.as_bytes())
+                .collect()
+        });
         Want {
             hunk,
             old_side: hunk.old_side(),
             lead,
             trail,
             stated: hunk.written_position(),
+            anchors,
+            end: hunk.at_end.then_some(file.len()),
         }
+    }
+
+    /// True when the hunk's (trimmed) old side may start at `p`: after its anchor, and at the
+    /// end of the file when it says so.
+    fn fits(&self, p: usize, front: usize, back: usize) -> bool {
+        let len = self.old_side.len() - front - back;
+        self.end.map_or(true, |n| p + len + back == n)
+            && self.anchors.as_ref().map_or(true, |a| {
+                a.iter().any(|&line| line < p.saturating_sub(front))
+            })
     }
 
     fn added(&self, front: usize, back: usize) -> Vec<&'a [u8]> {
@@ -122,7 +143,7 @@ fn collides(range: &Range<usize>, wants: &[Want<'_, '_>], placed: &[Option<Place
 /// Apply every hunk or none.
 pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied, Rejection> {
     let file = Lines::new(old);
-    let wants: Vec<Want<'_, '_>> = hunks.iter().map(Want::new).collect();
+    let wants: Vec<Want<'_, '_>> = hunks.iter().map(|h| Want::new(h, &file)).collect();
     let mut placed: Vec<Option<Placed>> = wants.iter().map(|w| anchor(&file, w)).collect();
     let mut misses: Vec<(usize, Miss)> = overlapping(&wants, &mut placed);
     for i in 0..wants.len() {
@@ -176,18 +197,21 @@ fn placement(w: &Want<'_, '_>, p: &Placed) -> Placement {
 /// occurring once in the whole file.
 fn anchor(file: &Lines<'_>, w: &Want<'_, '_>) -> Option<Placed> {
     if w.old_side.is_empty() {
-        return match w.stated {
-            Some(s) => Some(Placed::new(s.min(file.len()), Rung::Exact)),
-            None if file.is_empty() => Some(Placed::new(0, Rung::Exact)),
-            None => None,
+        return match (w.stated, &w.anchors, w.end) {
+            (Some(s), _, _) => Some(Placed::new(s.min(file.len()), Rung::Exact)),
+            (None, _, Some(n)) => Some(Placed::new(n, Rung::NumbersIgnored)),
+            (None, Some(a), _) if a.len() == 1 => Some(Placed::new(a[0] + 1, Rung::NumbersIgnored)),
+            (None, _, _) if file.is_empty() => Some(Placed::new(0, Rung::Exact)),
+            (None, _, _) => None,
         };
     }
     if let Some(s) = w.stated {
-        if seek::exact_at(file, &w.old_side, s) {
+        if seek::exact_at(file, &w.old_side, s) && w.fits(s, 0, 0) {
             return Some(Placed::new(s, Rung::Exact));
         }
     }
-    let all = seek::candidates(file, &w.old_side, 0..file.len(), Rung::Exact);
+    let mut all = seek::candidates(file, &w.old_side, 0..file.len() + 1, Rung::Exact);
+    all.retain(|&p| w.fits(p, 0, 0));
     match all.as_slice() {
         [only] => {
             let near = w.stated.is_some_and(|s| only.abs_diff(s) <= WINDOW);
@@ -288,11 +312,12 @@ fn seek_hunk(
     let free = |found: Vec<usize>, front: usize, back: usize| -> Vec<usize> {
         found
             .into_iter()
+            .filter(|&p| w.fits(p, front, back))
             .filter(|p| !collides(&(*p..*p + len - front - back), wants, placed))
             .collect()
     };
     if let Some(e) = expected {
-        if !free(vec![e], 0, 0).is_empty() && seek::exact_at(file, &w.old_side, e) {
+        if seek::exact_at(file, &w.old_side, e) && !free(vec![e], 0, 0).is_empty() {
             return Ok(Placed::new(e, Rung::Exact));
         }
     }

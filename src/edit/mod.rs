@@ -32,6 +32,7 @@
 
 mod apply;
 mod build;
+mod codex;
 mod explain;
 mod lines;
 mod parse;
@@ -405,5 +406,84 @@ mod tests {
         let (text, cut) = render(&old, &new, &edits, "a/f", "b/f", 1 << 20);
         assert!(!cut);
         assert_eq!(text, "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+    }
+
+    #[test]
+    fn hunks_out_of_order_apply_by_their_own_numbers() {
+        let file: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+        let patch =
+            "@@ -15,3 +15,3 @@\n l15\n-l16\n+L16\n l17\n@@ -2,3 +2,3 @@\n l2\n-l3\n+L3\n l4\n";
+        let out = apply_text(&file, patch).expect("applies");
+        assert!(out.contains("L3\n") && out.contains("L16\n"), "{out}");
+    }
+
+    #[test]
+    fn a_bare_header_on_repeated_lines_is_refused_with_the_candidates() {
+        let file = "fn a() {\n    x();\n}\nfn b() {\n    x();\n}\n";
+        let err = apply_text(file, "@@ @@\n-    x();\n+    y();\n }\n").expect_err("two");
+        assert!(err.contains("starting at lines 2, 5"), "{err}");
+        // Unique: applied, and said so.
+        let p = parse("@@ @@\n fn b() {\n-    x();\n+    y();\n").expect("parse");
+        let a = apply(file.as_bytes(), &p.sections[0].hunks, MAX_FUZZ).expect("unique");
+        assert_eq!(a.placements[0].rung, Rung::NumbersIgnored);
+    }
+
+    #[test]
+    fn fuzz_far_from_the_stated_line_is_not_taken() {
+        let mut file: String = (1..=200).map(|i| format!("l{i}\n")).collect();
+        file.push_str("a\nb\nc\nd\ne\n");
+        // Stated at line 1; its lines (without the first and last context) are at 202.
+        let patch = "@@ -1,5 +1,5 @@\n X\n b\n-c\n+C\n d\n Y\n";
+        assert!(apply_text(&file, patch).is_err());
+    }
+
+    #[test]
+    fn trailing_whitespace_and_shifted_indentation_are_forgiven() {
+        let file = "    fn f() {\n        let a = 1;  \n        let b = 2;\n    }\n";
+        let patch =
+            "@@ -1,4 +1,4 @@\n fn f() {\n     let a = 1;\n-    let b = 2;\n+    let b = 3;\n }\n";
+        let p = parse(patch).expect("parse");
+        let a = apply(file.as_bytes(), &p.sections[0].hunks, MAX_FUZZ).expect("applies");
+        assert_eq!(a.placements[0].rung, Rung::Indentation);
+        assert_eq!(
+            String::from_utf8(a.content).expect("utf8"),
+            "    fn f() {\n        let a = 1;  \n        let b = 3;\n    }\n"
+        );
+    }
+
+    #[test]
+    fn prose_and_fences_around_a_miscounted_hunk() {
+        let patch = "Here is the fix:\n```diff\n@@ -1,9 +1,9 @@\n a\n-b\n+B\n c\n```\nThat's it.\n";
+        assert_eq!(apply_text("a\nb\nc\n", patch).expect("ok"), "a\nB\nc\n");
+        // A change after the prose is not dropped silently.
+        assert!(parse("@@ -1,9 +1,9 @@\n a\n-b\n+B\nprose\n-c\n").is_err());
+    }
+
+    #[test]
+    fn git_headers_say_create_delete_rename() {
+        let text = "diff --git a/old.txt b/new.txt\nsimilarity index 90%\nrename from old.txt\nrename to new.txt\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/gone b/gone\ndeleted file mode 100644\nindex 1..0\ndiff --git a/e b/e\nnew file mode 100644\n";
+        let p = parse(text).expect("parse");
+        assert_eq!(p.sections.len(), 3);
+        assert_eq!(p.sections[0].rename_to.as_deref(), Some("new.txt"));
+        assert!(p.sections[1].deleted && p.sections[2].created);
+        assert_eq!(
+            p.sections[2].git_names,
+            Some(("a/e".to_string(), "b/e".to_string()))
+        );
+    }
+
+    #[test]
+    fn codex_envelope() {
+        let text = "*** Begin Patch\n*** Add File: n.txt\n+hello\n*** Update File: a.py\n*** Move to: b.py\n@@ def f():\n     x = 1\n-    return x\n+    return x + 1\n*** Delete File: old.py\n*** End Patch\n";
+        let p = parse(text).expect("parse");
+        assert_eq!(p.sections.len(), 3);
+        assert!(p.sections[0].created && p.sections[2].deleted);
+        assert_eq!(p.sections[1].rename_to.as_deref(), Some("b.py"));
+        let h = &p.sections[1].hunks[0];
+        assert_eq!(h.anchor, Some("def f():"));
+        let file = b"def g():\n    x = 1\n    return x\ndef f():\n    x = 1\n    return x\n";
+        let a = apply(file, &p.sections[1].hunks, MAX_FUZZ).expect("after its anchor");
+        assert!(a.content.ends_with(b"    return x + 1\n"));
+        assert!(parse("*** Begin Patch\n*** Update File: a\n@@\n x\n").is_err());
     }
 }

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -410,9 +410,165 @@ impl Workspace {
         found.strip_prefix(&self.root).ok()
     }
 
+    /// A handle on a directory beneath the root, for walking it (see `DirHandle`).
+    pub fn dir_handle(&self, rel: &RelPath) -> Result<DirHandle> {
+        Ok(DirHandle {
+            fd: self.open_dir(rel)?,
+        })
+    }
+
+    /// What a path names, opened through the jail, with its real root-relative location
+    /// (no `..`, no links in between): where a walk starts.
+    pub fn walk_start(&self, rel: &RelPath) -> Result<WalkStart> {
+        // Readable whatever it is (O_RDONLY opens directories too); O_NONBLOCK: a FIFO must
+        // not wait for a writer.
+        let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
+        let fd = self.open(rel, flags, Mode::empty())?;
+        let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+        let kind = Kind::from_mode(st.st_mode);
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .map_err(|e| Error::io(rel.display(), e))?;
+        let Some(inside) = self.strip_root(&real) else {
+            return Err(outside(rel.display()));
+        };
+        Ok(WalkStart {
+            path: inside.to_string_lossy().into_owned(),
+            kind,
+            handle: DirHandle { fd },
+        })
+    }
+
+    /// Handles on the directories from the root down to `path` (root-relative, real), each
+    /// opened from the one before without following links: the walk's ancestors, whose
+    /// ignore files apply below them.
+    pub fn ancestors(&self, path: &str) -> Vec<(String, DirHandle)> {
+        let mut out = Vec::new();
+        let Ok(root) = openat(
+            self.root_fd.as_fd(),
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return out;
+        };
+        let mut cur = DirHandle { fd: root };
+        let mut prefix = String::new();
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let next = cur.open_subdir(OsStr::new(part));
+            out.push((prefix.clone(), cur));
+            if i + 1 == parts.len() {
+                return out;
+            }
+            let Ok(next) = next else {
+                return out;
+            };
+            cur = next;
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+        }
+        out
+    }
+
     /// True when the object behind `fd` is the active config file.
     pub fn is_protected(&self, dev: u64, ino: u64) -> bool {
         self.protected.contains(&(dev, ino))
+    }
+}
+
+/// Where a walk starts: the real root-relative path ("" for the root), what it is, and a handle
+/// on it (a readable directory, or the file itself).
+pub struct WalkStart {
+    pub path: String,
+    pub kind: Kind,
+    pub handle: DirHandle,
+}
+
+/// One entry of a directory as `readdir` reports it (links not followed).
+pub struct DirEntry {
+    pub name: std::ffi::CString,
+    pub kind: Kind,
+}
+
+/// An open directory beneath the root. Only `Workspace` hands the first one out; every other
+/// comes from its parent by `openat` with `O_NOFOLLOW`, so whatever is reached through a
+/// handle is beneath the root because of how it was reached: a directory swapped for a link
+/// while a walk runs makes the open fail, never leads out.
+#[derive(Debug)]
+pub struct DirHandle {
+    fd: OwnedFd,
+}
+
+impl DirHandle {
+    /// The child directory `name` (a link there is refused: ELOOP / ENOTDIR).
+    pub fn open_subdir(&self, name: &OsStr) -> std::result::Result<DirHandle, Errno> {
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty())?;
+        Ok(DirHandle { fd })
+    }
+
+    /// The child `name` if it is a regular file (not a link, FIFO or device), opened for
+    /// reading without blocking on special files.
+    pub fn open_file(&self, name: &OsStr) -> std::result::Result<File, Errno> {
+        let flags = OFlag::O_RDONLY
+            | OFlag::O_NOCTTY
+            | OFlag::O_NONBLOCK
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_CLOEXEC;
+        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty())?;
+        match Kind::from_mode(fstat(fd.as_fd())?.st_mode) {
+            Kind::File => Ok(File::from(fd)),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// This handle as a file, when it was opened on one (a walk that starts at a file).
+    pub fn as_file(&self) -> std::result::Result<File, Errno> {
+        let fd = self.fd.try_clone().map_err(io_to_errno)?;
+        match Kind::from_mode(fstat(fd.as_fd())?.st_mode) {
+            Kind::File => Ok(File::from(fd)),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// The type of the child `name`, links not followed.
+    pub fn kind_of(&self, name: &OsStr) -> Kind {
+        fstatat(
+            self.fd.as_fd(),
+            name,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map(|st| Kind::from_mode(st.st_mode))
+        .unwrap_or(Kind::Other)
+    }
+
+    /// Every entry but "." and "..", in the order the file system gives them.
+    pub fn entries(&self) -> std::result::Result<Vec<DirEntry>, Errno> {
+        let own = self.fd.try_clone().map_err(io_to_errno)?;
+        let mut dir = nix::dir::Dir::from_fd(own)?;
+        let mut out = Vec::new();
+        for item in dir.iter() {
+            let item = item?;
+            let name = item.file_name();
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let kind = match item.file_type() {
+                Some(nix::dir::Type::Directory) => Kind::Dir,
+                Some(nix::dir::Type::Symlink) => Kind::Symlink,
+                Some(nix::dir::Type::File) => Kind::File,
+                Some(_) => Kind::Other,
+                None => self.kind_of(OsStr::from_bytes(bytes)),
+            };
+            out.push(DirEntry {
+                name: name.to_owned(),
+                kind,
+            });
+        }
+        Ok(out)
     }
 }
 

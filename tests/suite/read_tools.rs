@@ -110,7 +110,8 @@ fn list_orders_directories_first_and_caps() {
         "sneaky-ls",
         json!({"directory_path": "z", "recursive": true}),
     );
-    assert_eq!(util::strings(&r.ok()["entries"]), ["inner.txt"]);
+    // Root-relative, so each entry can be handed to another tool.
+    assert_eq!(util::strings(&r.ok()["entries"]), ["z/inner.txt"]);
     for i in 0..30 {
         w.write(&format!("many/d{i:02}/f.txt"), "");
     }
@@ -122,8 +123,10 @@ fn list_orders_directories_first_and_caps() {
     assert_eq!(res["truncated"], true);
     let entries = util::strings(&res["entries"]);
     assert_eq!(entries.len(), 40);
-    // Breadth first: every directory of the first level before any file below them.
+    // Directories first: every directory before any file.
     assert_eq!(entries.iter().filter(|e| e.ends_with('/')).count(), 30);
+    assert_eq!(entries[0], "many/d00/");
+    assert_eq!(entries[30], "many/d00/f.txt");
 }
 
 #[test]

@@ -27,7 +27,8 @@ use crate::error::{Error, ErrorKind, Result};
 /// Name of the per-workspace configuration file; never written by any tool.
 pub const CONFIG_FILE_NAME: &str = "sneaky.toml";
 
-const MAX_LINK_HOPS: usize = 40;
+/// The one limit on links followed in one resolution, for every follower (the kernel's is 40).
+pub const MAX_LINK_HOPS: usize = 40;
 const EAGAIN_RETRIES: usize = 8;
 
 /// Whether `openat2` works in this process: 0 unknown, 1 yes, 2 no (use the fallback).
@@ -349,10 +350,7 @@ impl Workspace {
         let target_path = Path::new(&target);
         let mut rest = VecDeque::new();
         if target_path.is_absolute() {
-            let inside = target_path
-                .strip_prefix(&self.root)
-                .or_else(|_| target_path.strip_prefix(&self.given_root))
-                .map_err(|_| Errno::EXDEV)?;
+            let inside = self.inside_root(target_path).ok_or(Errno::EXDEV)?;
             push_components(&mut rest, inside.as_os_str());
             let root = self.root_fd.try_clone().map_err(io_to_errno)?;
             stack.clear();
@@ -364,6 +362,45 @@ impl Workspace {
             queue.push_front(c);
         }
         Ok(())
+    }
+
+    /// An absolute path as a root-relative one, when it names a place inside the root.
+    fn inside_root<'a>(&self, absolute: &'a Path) -> Option<&'a Path> {
+        absolute
+            .strip_prefix(&self.root)
+            .or_else(|_| absolute.strip_prefix(&self.given_root))
+            .ok()
+    }
+
+    /// Where a link found in the root-relative directory `parent` leads, as a root-relative
+    /// path (not yet resolved: it may hold `..` and further links, which the jail checks when
+    /// it is opened). An absolute target is accepted only when it names a place inside the
+    /// root: EXDEV otherwise. With `MAX_LINK_HOPS`, the rule every link follower uses.
+    pub fn link_destination(
+        &self,
+        parent: &Path,
+        target: &OsStr,
+    ) -> std::result::Result<PathBuf, Errno> {
+        let target = Path::new(target);
+        if target.is_absolute() {
+            return self
+                .inside_root(target)
+                .map(Path::to_path_buf)
+                .ok_or(Errno::EXDEV);
+        }
+        Ok(parent.join(target))
+    }
+
+    /// A handle on the root directory itself, for `*at` operations on its entries.
+    pub fn root_dir(&self) -> Result<DirHandle> {
+        let fd = openat(
+            self.root_fd.as_fd(),
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| map_errno(e, "."))?;
+        Ok(DirHandle { fd })
     }
 
     /// Open a regular file for reading.
@@ -542,6 +579,49 @@ impl DirHandle {
         )
         .map(|st| Kind::from_mode(st.st_mode))
         .unwrap_or(Kind::Other)
+    }
+
+    /// The status of the child `name`, links not followed; None when there is none.
+    pub fn stat(
+        &self,
+        name: &OsStr,
+    ) -> std::result::Result<Option<nix::sys::stat::FileStat>, Errno> {
+        match fstatat(
+            self.fd.as_fd(),
+            name,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) => Ok(Some(st)),
+            Err(Errno::ENOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The target text of the link `name`.
+    pub fn read_link(&self, name: &OsStr) -> std::result::Result<OsString, Errno> {
+        readlinkat(self.fd.as_fd(), name)
+    }
+
+    /// Create the file `name`, which must not exist yet (a link there is not followed).
+    pub fn create_new(&self, name: &OsStr, mode: Mode) -> std::result::Result<File, Errno> {
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        openat(self.fd.as_fd(), name, flags, mode).map(File::from)
+    }
+
+    /// Remove the entry `name` (a directory only when `dir`; a link itself, never its target).
+    pub fn remove(&self, name: &OsStr, dir: bool) -> std::result::Result<(), Errno> {
+        let how = if dir {
+            nix::unistd::UnlinkatFlags::RemoveDir
+        } else {
+            nix::unistd::UnlinkatFlags::NoRemoveDir
+        };
+        nix::unistd::unlinkat(self.fd.as_fd(), name, how)
+    }
+
+    /// Make a link `name` with this target text.
+    pub fn symlink(&self, target: &OsStr, name: &OsStr) -> std::result::Result<(), Errno> {
+        nix::unistd::symlinkat(target, self.fd.as_fd(), name)
     }
 
     /// Every entry but "." and "..", in the order the file system gives them.

@@ -127,6 +127,25 @@ pub fn jail_paths(data: &[u8]) {
 /// Longest any single check may take on a fuzz input (a hang or a quadratic blow-up fails).
 const SLOW: Duration = Duration::from_secs(5);
 
+/// Fails a check that took longer than SLOW when timing is strict (SNEAKY_TIMING=1, which
+/// benches/fuzz.sh sets for its optimised fuzz runs). The test suite replays the corpus
+/// unoptimised, on machines that may be loaded: there a slow check is only reported on stderr
+/// (libFuzzer's own -timeout catches hangs in the fuzz runs).
+fn assert_quick(started: Instant) {
+    let took = started.elapsed();
+    if took < SLOW {
+        return;
+    }
+    if std::env::var("SNEAKY_TIMING").as_deref() == Ok("1") {
+        panic!("slow: {took:?}");
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SLOW fuzz check: {took:?} (bound {SLOW:?})"
+    );
+}
+
 fn split_at_nul(data: &[u8]) -> (&[u8], &[u8]) {
     match data.iter().position(|b| *b == 0) {
         Some(p) => (&data[..p], &data[p + 1..]),
@@ -219,7 +238,7 @@ pub fn unidiff(data: &[u8]) {
         1 => unidiff_round_trip(rest),
         _ => unidiff_constructed(rest),
     }
-    assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
+    assert_quick(started);
 }
 
 fn unidiff_apply(rest: &[u8]) {
@@ -387,7 +406,7 @@ pub fn str_replace(data: &[u8]) {
     let lines = Lines::new(file);
     let started = Instant::now();
     let got = replace::splice(&lines, old, new, replace_all, u64::MAX);
-    assert!(started.elapsed() < SLOW);
+    assert_quick(started);
 
     // The reference: the file's dominant ending decides which forms are tried, in order.
     let crlf_lines = file
@@ -614,7 +633,7 @@ pub fn command_policy(data: &[u8]) {
     ] {
         let started = Instant::now();
         let verdict = policy::check(text, &shell, policy_root());
-        assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
+        assert_quick(started);
         let Ok(approved) = verdict else {
             continue;
         };
@@ -689,7 +708,7 @@ pub fn mcp_line(data: &[u8]) {
     };
     let started = Instant::now();
     sneaky::mcp::serve(opts, std::io::Cursor::new(input), &mut out).expect("serve");
-    assert!(started.elapsed() < SLOW, "slow: {:?}", started.elapsed());
+    assert_quick(started);
     let mut answered: Vec<serde_json::Value> = Vec::new();
     for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         let msg: serde_json::Value = serde_json::from_slice(line)

@@ -120,6 +120,9 @@ fn pipe_confirm_tier_needs_yes_without_a_terminal() {
 #[test]
 fn pipe_runs_with_jq() {
     // The README's pipeline: a model's tool calls through jq into pipe mode.
+    if !util::require_cmd("jq") {
+        return;
+    }
     let w = util::ws();
     w.write("src/main.rs", "fn main() {}\n");
     let reply = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [

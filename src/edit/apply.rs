@@ -295,6 +295,16 @@ fn search_range(expected: Option<usize>, n: usize) -> Range<usize> {
     }
 }
 
+/// Fuzz, the weakest evidence, is looked for this close to the expected line only.
+pub const FUZZ_WINDOW: usize = 15;
+
+fn fuzz_range(expected: Option<usize>, n: usize) -> Range<usize> {
+    match expected {
+        Some(e) => e.saturating_sub(FUZZ_WINDOW)..(e + FUZZ_WINDOW + 1).min(n + 1),
+        None => 0..0,
+    }
+}
+
 /// Climb the ladder for one hunk that is not an anchor.
 fn seek_hunk(
     file: &Lines<'_>,
@@ -367,8 +377,9 @@ fn loose(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, rung: Rung) -> Result<Pl
     Ok(p)
 }
 
-/// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at each end,
-/// the rest matched exactly, and only where one place answers.
+/// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at either end
+/// (or both), the rest matched exactly. Every way of leaving lines out at one fuzz level is
+/// tried; the hunk is placed only when they all point at one place.
 fn fuzzed(
     file: &Lines<'_>,
     w: &Want<'_, '_>,
@@ -378,30 +389,60 @@ fn fuzzed(
 ) -> Option<Result<Placed, Miss>> {
     let mut tried = Vec::new();
     for fuzz in 1..=max_fuzz {
-        let (front, back) = (fuzz.min(w.lead), fuzz.min(w.trail));
-        if (front, back) == (0, 0) || tried.contains(&(front, back)) {
-            continue;
-        }
-        tried.push((front, back));
-        let pattern = &w.old_side[front..w.old_side.len() - back];
-        if pattern.is_empty() {
-            continue;
-        }
-        let window = search_range(expected.map(|e| e + front), file.len());
-        let found = free(
-            seek::candidates(file, pattern, window, Rung::Exact),
-            front,
-            back,
-        );
-        if let Some(r) = pick(found, Rung::Fuzz) {
-            return Some(r.map(|at| Placed {
-                at,
+        // (hunk start, front, back) of every answer at this level (a start may lie before the
+        // file's first line when the lines left out would).
+        let mut found: Vec<(isize, usize, usize)> = Vec::new();
+        for (front, back) in fuzz_shapes(fuzz) {
+            // Context beyond the usual 3 lines is extra assurance: it does not count as fuzz.
+            let front = (front + w.lead.saturating_sub(3) * usize::from(front > 0)).min(w.lead);
+            let back = (back + w.trail.saturating_sub(3) * usize::from(back > 0)).min(w.trail);
+            if (front, back) == (0, 0) || tried.contains(&(front, back)) {
+                continue;
+            }
+            tried.push((front, back));
+            let pattern = &w.old_side[front..w.old_side.len() - back];
+            if pattern.is_empty() {
+                continue;
+            }
+            let window = fuzz_range(expected.map(|e| e + front), file.len());
+            let at = free(
+                seek::candidates(file, pattern, window, Rung::Exact),
                 front,
                 back,
-                added: None,
-                rung: Rung::Fuzz,
-            }));
+            );
+            found.extend(
+                at.into_iter()
+                    .map(|p| (p as isize - front as isize, front, back)),
+            );
+        }
+        let mut starts: Vec<isize> = found.iter().map(|f| f.0).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        match starts.len() {
+            0 => continue,
+            1 => {
+                let &(start, front, back) = found.iter().min_by_key(|f| f.1 + f.2)?;
+                return Some(Ok(Placed {
+                    at: (start + front as isize) as usize,
+                    front,
+                    back,
+                    added: None,
+                    rung: Rung::Fuzz,
+                }));
+            }
+            _ => {
+                let lines = starts.iter().map(|s| (*s).max(0) as usize).collect();
+                return Some(Err(Miss::Ambiguous(Rung::Fuzz, lines)));
+            }
         }
     }
     None
+}
+
+/// The (front, back) context lines left out at one fuzz level, fewest first.
+fn fuzz_shapes(fuzz: usize) -> Vec<(usize, usize)> {
+    let mut shapes: Vec<(usize, usize)> = (0..=fuzz).flat_map(|a| [(fuzz, a), (a, fuzz)]).collect();
+    shapes.sort_by_key(|(f, b)| (f + b, *f));
+    shapes.dedup();
+    shapes
 }

@@ -1,6 +1,6 @@
 //! Why a hunk does not apply, in words a model can act on.
 
-use super::apply::{Placed, Want};
+use super::apply::{Placed, Want, FUZZ_WINDOW};
 use super::parse::Hunk;
 use super::seek::{self, Rung, WINDOW};
 use super::{Lines, Op};
@@ -131,10 +131,10 @@ pub(super) fn explain(
     }
     msg.push_str(&removed_line_hint(file, w.hunk));
     msg.push_str(&format!(
-        "\nIt was looked for as written anywhere in the file, and within {WINDOW} lines of its \
-         stated line also ignoring trailing whitespace, indentation and up to {max_fuzz} context \
-         lines at each end. Read the file again and make the hunk's context and '-' lines match \
-         it exactly."
+        "\nIt was looked for as written anywhere in the file, within {WINDOW} lines of its stated \
+         line also ignoring trailing whitespace and indentation, and within {FUZZ_WINDOW} lines \
+         with up to {max_fuzz} context lines ignored at each end. Read the file again and make \
+         the hunk's context and '-' lines match it exactly."
     ));
     msg
 }

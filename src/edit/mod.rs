@@ -37,7 +37,7 @@ mod explain;
 mod lines;
 mod parse;
 mod render;
-mod seek;
+pub(crate) mod seek;
 
 pub use apply::{apply, Placement, Rejection, MAX_FUZZ};
 pub use build::Applied;

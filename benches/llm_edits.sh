@@ -24,10 +24,13 @@ PROFILE=${SNEAKY_BENCH_PROFILE:-debug}
 FLAGS=(); [ "$PROFILE" = release ] && FLAGS=(--release)
 cargo build "${FLAGS[@]}" -q --bin sneaky-patch --bin sneaky-replace --example llm_edits_corpus
 TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-BIN=$TARGET/$PROFILE
 WORK=$(mktemp -d /tmp/llm_edits.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-"$BIN/examples/llm_edits_corpus" "$WORK/corpus" "$PER" "$SEED"
+# A copy, so that a rebuild during the run does not change what is measured.
+BIN=$WORK/bin
+mkdir -p "$BIN"
+cp "$TARGET/$PROFILE/sneaky-patch" "$TARGET/$PROFILE/sneaky-replace" "$TARGET/$PROFILE/examples/llm_edits_corpus" "$BIN/"
+"$BIN/llm_edits_corpus" "$WORK/corpus" "$PER" "$SEED"
 printf 'max_file_size_bytes = 268435456\n' > "$WORK/config.toml"
 mkdir -p "$WORK/ws" "$WORK/ref"
 

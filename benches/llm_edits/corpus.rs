@@ -297,6 +297,10 @@ fn shift_diff(h: &Hunks, add: bool, by: usize) -> Option<Hunks> {
     Some(out)
 }
 
+/// What a mutation gives: the file, the patch text, the expected result, and whether the text
+/// pins the answer down.
+type Mutated = (String, String, String, bool);
+
 /// One case of `class` from a base edit, or None when the base does not suit the class.
 pub fn make(class: &'static str, src: &Source, new: &str, rng: &mut Rng) -> Option<Case> {
     let old = src.old.as_str();
@@ -304,128 +308,127 @@ pub fn make(class: &'static str, src: &Source, new: &str, rng: &mut Rng) -> Opti
     if base.hunks.is_empty() {
         return None;
     }
-    let case = |old: String, patch: String, expected: Option<String>, unique: bool| Case {
-        class,
-        name: src.name.clone(),
-        old,
-        request: Request::Patch(patch),
-        expected,
-        unique,
-    };
     let unique = unique_in(old, &base);
-    Some(match class {
-        "clean" => case(old.into(), base.text(), Some(new.into()), unique),
+    let same = |patch: String| Some((old.to_string(), patch, new.to_string(), unique));
+    let (file, patch, expected, unique) = match class {
+        "clean" => same(base.text())?,
         "file_shifted" => {
-            let k = rng.range(1, 40);
-            let pre: String = (0..k).map(|i| format!("// shifted line {i}\n")).collect();
+            let pre: String = (0..rng.range(1, 40))
+                .map(|i| format!("// shifted line {i}\n"))
+                .collect();
             let old2 = format!("{pre}{old}");
             let u = unique_in(&old2, &base);
-            case(old2, base.text(), Some(format!("{pre}{new}")), u)
+            (old2, base.text(), format!("{pre}{new}"), u)
         }
-        "numbers_wrong" => {
-            let d = rng.range(1, 30) as isize * if rng.below(2) == 0 { 1 } else { -1 };
-            let mut h = base.clone();
-            for hunk in &mut h.hunks {
-                let (os, oc, ns, nc) = header_numbers(&hunk[0])?;
-                let m = |x: usize| (x as isize + d).max(1) as usize;
-                hunk[0] = header(m(os), oc, m(ns), nc);
-            }
-            case(old.into(), h.text(), Some(new.into()), unique)
+        "numbers_wrong" | "numbers_missing" | "counts_wrong" => {
+            same(renumber(class, &base, rng)?.text())?
         }
-        "numbers_missing" => {
-            let mut h = base.clone();
-            for hunk in &mut h.hunks {
-                hunk[0] = "@@ @@\n".into();
-            }
-            case(old.into(), h.text(), Some(new.into()), unique)
-        }
-        "counts_wrong" => {
-            let mut h = base.clone();
-            for hunk in &mut h.hunks {
-                let (os, oc, ns, nc) = header_numbers(&hunk[0])?;
-                hunk[0] = header(
-                    os,
-                    oc + rng.range(1, 4),
-                    ns,
-                    nc.saturating_sub(rng.range(1, 2)),
-                );
-            }
-            case(old.into(), h.text(), Some(new.into()), unique)
-        }
-        "trailing_ws_lost" => trailing_ws(&base, old, new, rng).map(|(o, n)| {
+        "trailing_ws_lost" => {
+            let (o, n) = trailing_ws(&base, old, new, rng)?;
             let u = unique_in(&o, &base);
-            case(o, base.text(), Some(n), u)
-        })?,
-        "tabs_as_spaces" => {
-            let (o2, n2) = (tabbed(old), tabbed(new));
-            // Every hunk shows the file's indentation in an old line, so the patch's spaces
-            // are evidence of tabs written as spaces.
-            let evident = base
-                .old_sides()
-                .iter()
-                .all(|side| side.iter().any(|l| l.starts_with("    ")));
-            if o2 == old || !evident {
-                return None;
-            }
-            case(o2, base.text(), Some(n2), unique)
+            (o, base.text(), n, u)
         }
+        "tabs_as_spaces" => tabs_as_spaces(&base, old, new, unique)?,
         "indent_shifted" => {
             let add = rng.below(2) == 0;
             let h = shift_diff(&base, add, 4).or_else(|| shift_diff(&base, true, 4))?;
-            case(old.into(), h.text(), Some(new.into()), unique)
+            same(h.text())?
         }
-        "hunks_reordered" => {
-            if base.hunks.len() < 2 {
-                return None;
-            }
+        "hunks_reordered" if base.hunks.len() >= 2 => {
             let mut h = base.clone();
             h.hunks.reverse();
-            case(old.into(), h.text(), Some(new.into()), unique)
+            same(h.text())?
         }
-        "context_dropped" | "context_doubled" => {
-            let mut h = base.clone();
-            let k = rng.below(h.hunks.len());
-            let ctx: Vec<usize> = (1..h.hunks[k].len())
-                .filter(|&i| h.hunks[k][i].starts_with(' '))
-                .collect();
-            let at = *ctx.get(rng.below(ctx.len()))?;
-            if class == "context_dropped" {
-                h.hunks[k].remove(at);
-            } else {
-                let l = h.hunks[k][at].clone();
-                h.hunks[k].insert(at, l);
-            }
-            case(old.into(), h.text(), Some(new.into()), unique)
-        }
-        "crlf_file_lf_patch" => case(crlf(old), base.text(), Some(crlf(new)), unique),
-        "prose_and_fences" => {
-            let body = if rng.below(2) == 0 {
-                base.text()
-            } else {
-                base.hunks.iter().map(|h| h.concat()).collect()
-            };
-            let text = format!(
-                "Here is the change you asked for:\n\n```diff\n{body}```\n\nThis keeps the rest of the file as it is.\n"
-            );
-            case(old.into(), text, Some(new.into()), unique)
-        }
-        "elided_lines" => {
-            let mut h = base.clone();
-            let k = rng.below(h.hunks.len());
-            let hunk = &mut h.hunks[k];
-            let lead = hunk[1..].iter().take_while(|l| l.starts_with(' ')).count();
-            if lead < 3 {
-                return None;
-            }
-            let ind = indent_of(&hunk[1][1..]).to_string();
-            hunk.splice(
-                1..1 + lead - 1,
-                [format!(" {ind}// ... existing code ...\n")],
-            );
-            case(old.into(), h.text(), Some(new.into()), unique)
-        }
+        "context_dropped" | "context_doubled" => same(context_slip(class, &base, rng)?.text())?,
+        "crlf_file_lf_patch" => (crlf(old), base.text(), crlf(new), unique),
+        "prose_and_fences" => same(fenced(&base, rng))?,
+        "elided_lines" => same(elided(&base, rng)?.text())?,
         _ => return None,
+    };
+    Some(Case {
+        class,
+        name: src.name.clone(),
+        old: file,
+        request: Request::Patch(patch),
+        expected: Some(expected),
+        unique,
     })
+}
+
+/// Stale numbers (all hunks off alike), no numbers (`@@ @@`), or wrong counts.
+fn renumber(class: &str, base: &Hunks, rng: &mut Rng) -> Option<Hunks> {
+    let d = rng.range(1, 30) as isize * if rng.below(2) == 0 { 1 } else { -1 };
+    let mut h = base.clone();
+    for hunk in &mut h.hunks {
+        let (os, oc, ns, nc) = header_numbers(&hunk[0])?;
+        let m = |x: usize| (x as isize + d).max(1) as usize;
+        hunk[0] = match class {
+            "numbers_wrong" => header(m(os), oc, m(ns), nc),
+            "numbers_missing" => "@@ @@\n".into(),
+            _ => header(
+                os,
+                oc + rng.range(1, 4),
+                ns,
+                nc.saturating_sub(rng.range(1, 2)),
+            ),
+        };
+    }
+    Some(h)
+}
+
+/// The file indented with tabs, the patch (with its added lines) written with spaces.
+fn tabs_as_spaces(base: &Hunks, old: &str, new: &str, unique: bool) -> Option<Mutated> {
+    let (o2, n2) = (tabbed(old), tabbed(new));
+    // Every hunk shows the file's indentation in an old line, so the patch's spaces are
+    // evidence of tabs written as spaces.
+    let evident = base
+        .old_sides()
+        .iter()
+        .all(|side| side.iter().any(|l| l.starts_with("    ")));
+    (o2 != old && evident).then(|| (o2, base.text(), n2, unique))
+}
+
+/// One context line of one hunk left out, or written twice (the header left as it was).
+fn context_slip(class: &str, base: &Hunks, rng: &mut Rng) -> Option<Hunks> {
+    let mut h = base.clone();
+    let k = rng.below(h.hunks.len());
+    let ctx: Vec<usize> = (1..h.hunks[k].len())
+        .filter(|&i| h.hunks[k][i].starts_with(' '))
+        .collect();
+    let at = *ctx.get(rng.below(ctx.len()))?;
+    if class == "context_dropped" {
+        h.hunks[k].remove(at);
+    } else {
+        let l = h.hunks[k][at].clone();
+        h.hunks[k].insert(at, l);
+    }
+    Some(h)
+}
+
+/// The diff (with or without its file header) in a Markdown fence between sentences.
+fn fenced(base: &Hunks, rng: &mut Rng) -> String {
+    let body = if rng.below(2) == 0 {
+        base.text()
+    } else {
+        base.hunks.iter().map(|h| h.concat()).collect()
+    };
+    format!(
+        "Here is the change you asked for:\n\n```diff\n{body}```\n\nThis keeps the rest of the file as it is.\n"
+    )
+}
+
+/// The leading context of one hunk but its last line replaced by `// ... existing code ...`.
+fn elided(base: &Hunks, rng: &mut Rng) -> Option<Hunks> {
+    let mut h = base.clone();
+    let k = rng.below(h.hunks.len());
+    let hunk = &mut h.hunks[k];
+    let lead = hunk[1..].iter().take_while(|l| l.starts_with(' ')).count();
+    if lead < 3 {
+        return None;
+    }
+    let ind = indent_of(&hunk[1][1..]).to_string();
+    hunk.splice(1..lead, [format!(" {ind}// ... existing code ...\n")]);
+    Some(h)
 }
 
 /// Trailing whitespace added to some of the file's lines that the diff shows as context.
@@ -466,8 +469,6 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
     if block.iter().filter(|l| !l.trim().is_empty()).count() < 2 {
         return None;
     }
-    let mut file_block = block.clone();
-    let old_str_lines: Vec<String>;
     let new_lines: Vec<String> = block
         .iter()
         .enumerate()
@@ -479,15 +480,61 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
             }
         })
         .collect();
-    let mut new_str_lines = new_lines.clone();
+    let drift = replace_drift(class, &block, &new_lines)?;
+    let splice = |with: &[String]| -> String {
+        let mut v = lines.clone();
+        v.splice(at..at + len, with.iter().cloned());
+        v.concat()
+    };
+    let old = splice(&drift.file_block);
+    let trim_last = |v: &[String]| -> String {
+        let s = v.concat();
+        s.strip_suffix('\n').unwrap_or(&s).to_string()
+    };
+    let old_str = trim_last(&drift.old_str);
+    let new_str = trim_last(&drift.new_str);
+    let squash = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
+    let unique = squash(&old).matches(&squash(&old_str)).count() == 1;
+    Some(Case {
+        class,
+        name: src.name.clone(),
+        old,
+        request: Request::Replace { old_str, new_str },
+        expected: Some(splice(&drift.expected)),
+        unique,
+    })
+}
+
+/// A str_replace block as the file has it, as the model writes old_str and new_str, and as
+/// the file should end up.
+struct Drift {
+    file_block: Vec<String>,
+    old_str: Vec<String>,
+    new_str: Vec<String>,
+    expected: Vec<String>,
+}
+
+fn replace_drift(class: &str, block: &[String], new_lines: &[String]) -> Option<Drift> {
     match class {
         "replace_trailing_ws" => {
             // Not the last line: old_str ends there, and a text ending before the file's
             // trailing whitespace is an exact match of its own.
-            let k = (0..len - 1).find(|&i| !block[i].trim().is_empty())?;
+            let k = (0..block.len() - 1).find(|&i| !block[i].trim().is_empty())?;
+            let mut file_block = block.to_vec();
             file_block[k] = format!("{}  \n", block[k].trim_end_matches('\n'));
-            // old_str as the model writes it: without the file's trailing whitespace.
-            old_str_lines = block.clone();
+            // Lines new_str keeps stay as the file has them.
+            let expected = new_lines
+                .iter()
+                .zip(&file_block)
+                .zip(block)
+                .map(|((n, f), b)| if n == b { f.clone() } else { n.clone() })
+                .collect();
+            Some(Drift {
+                file_block,
+                old_str: block.to_vec(),
+                new_str: new_lines.to_vec(),
+                expected,
+            })
         }
         "replace_indent_shifted" => {
             let strip = block
@@ -503,42 +550,15 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
                     format!("    {l}")
                 }
             };
-            old_str_lines = block.iter().map(f).collect();
-            new_str_lines = new_lines.iter().map(f).collect();
+            Some(Drift {
+                file_block: block.to_vec(),
+                old_str: block.iter().map(f).collect(),
+                new_str: new_lines.iter().map(f).collect(),
+                expected: new_lines.to_vec(),
+            })
         }
-        _ => return None,
+        _ => None,
     }
-    let mut file_lines = lines.clone();
-    file_lines.splice(at..at + len, file_block.iter().cloned());
-    let old = file_lines.concat();
-    let trim_last = |v: &[String]| -> String {
-        let s = v.concat();
-        s.strip_suffix('\n').unwrap_or(&s).to_string()
-    };
-    let old_str = trim_last(&old_str_lines);
-    let new_str = trim_last(&new_str_lines);
-    let expected_block: Vec<String> = match class {
-        "replace_trailing_ws" => new_lines
-            .iter()
-            .zip(&file_block)
-            .zip(&block)
-            .map(|((n, f), b)| if n == b { f.clone() } else { n.clone() })
-            .collect(),
-        _ => new_lines,
-    };
-    let mut exp_lines = lines;
-    exp_lines.splice(at..at + len, expected_block);
-    let expected = exp_lines.concat();
-    let squash = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
-    let unique = squash(&old).matches(&squash(&old_str)).count() == 1;
-    Some(Case {
-        class,
-        name: src.name.clone(),
-        old,
-        request: Request::Replace { old_str, new_str },
-        expected: Some(expected),
-        unique,
-    })
 }
 
 /// `per_class` cases of every class from the sources, deterministic for a seed.

@@ -220,7 +220,8 @@ fn elision_hint(old_side: &[&[u8]]) -> Option<String> {
     let elided = old_side.iter().find(|l| {
         let t = String::from_utf8_lossy(l);
         let t = t.trim();
-        let core = t.trim_start_matches(['/', '#', '*', '-', '<', '!', ' ', '(', '{']);
+        // After a comment marker or punctuation: `// ...`, `# …`, `<!-- ... -->`.
+        let core = t.trim_start_matches(|c: char| c.is_ascii_punctuation() && c != '.' || c == ' ');
         core.starts_with("...") || core.starts_with('…')
     })?;
     Some(format!(

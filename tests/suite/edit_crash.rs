@@ -8,6 +8,42 @@ use std::time::Instant;
 
 use crate::util;
 
+/// A tool binary started in the workspace with `request` fed on stdin by a thread.
+fn spawn_tool(
+    name: &str,
+    w: &util::Ws,
+    request: &[u8],
+) -> (std::process::Child, std::thread::JoinHandle<()>) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin(name))
+        .current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let request = request.to_vec();
+    let feeder = std::thread::spawn(move || {
+        // The child may be killed before it has read everything.
+        let _ = stdin.write_all(&request);
+    });
+    (child, feeder)
+}
+
+/// No journal, backup or temporary name of an edit left in `dir`.
+fn assert_no_leftovers(dir: &std::path::Path, i: usize) {
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.contains("sneaky-") && !name.contains(".sneaky"),
+            "iteration {i}: {name} left behind"
+        );
+    }
+}
+
 #[test]
 fn kill_9_during_large_writes_leaves_old_or_new() {
     let iterations: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
@@ -29,26 +65,7 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
                 .into_bytes()
         })
         .collect();
-    let bin = assert_cmd::cargo::cargo_bin("sneaky-write");
-    let spawn = |request: &[u8]| {
-        let mut child = Command::new(&bin)
-            .current_dir(&w.root)
-            .env_remove("SNEAKY_ROOT")
-            .env_remove("SNEAKY_CONFIG")
-            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let request = request.to_vec();
-        let feeder = std::thread::spawn(move || {
-            // The child may be killed before it has read everything.
-            let _ = stdin.write_all(&request);
-        });
-        (child, feeder)
-    };
+    let spawn = |request: &[u8]| spawn_tool("sneaky-write", &w, request);
     std::fs::write(w.root.join("big.txt"), &contents[0]).expect("write");
     // One uninterrupted run tells how long a write takes here.
     let started = Instant::now();
@@ -133,25 +150,7 @@ fn kill_9_during_a_multi_file_patch_leaves_all_old_or_all_new() {
         serde_json::json!({ "patch": p }).to_string().into_bytes()
     };
     let requests = [patch_to("B", "A"), patch_to("A", "B")];
-    let bin = assert_cmd::cargo::cargo_bin("sneaky-patch");
-    let spawn = |request: &[u8]| {
-        let mut child = Command::new(&bin)
-            .current_dir(&w.root)
-            .env_remove("SNEAKY_ROOT")
-            .env_remove("SNEAKY_CONFIG")
-            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let request = request.to_vec();
-        let feeder = std::thread::spawn(move || {
-            let _ = stdin.write_all(&request);
-        });
-        (child, feeder)
-    };
+    let spawn = |request: &[u8]| spawn_tool("sneaky-patch", &w, request);
     // The next edit in the workspace recovers what a killed one left.
     let next_edit = || {
         let r = w.call(
@@ -195,15 +194,8 @@ fn kill_9_during_a_multi_file_patch_leaves_all_old_or_all_new() {
             Some(_) => got_new += 1,
             None => panic!("iteration {i} (killed after {delay:?}): the files are half patched"),
         }
-        for dir in [w.root.clone(), w.root.join("sub")] {
-            for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                assert!(
-                    !name.contains("sneaky-") && !name.contains(".sneaky"),
-                    "iteration {i}: {name} left behind"
-                );
-            }
-        }
+        assert_no_leftovers(&w.root, i);
+        assert_no_leftovers(&w.root.join("sub"), i);
     }
     eprintln!(
         "multi-file crash test: {} kills over 0..{:?}: old kept {kept_old}, new {got_new}",

@@ -277,12 +277,16 @@ pub(super) fn expected_line(
     Some((stated as isize + shift).max(0) as usize)
 }
 
-/// Exactly one candidate: that one; none: None (try the next rung); several: refused.
-fn pick(found: Vec<usize>, rung: Rung) -> Option<Result<usize, Miss>> {
+/// Exactly one candidate, or the one at the line the numbers say: that one; none: None (try
+/// the next rung); several, none where the numbers say: refused.
+fn pick(found: Vec<usize>, rung: Rung, expected: Option<usize>) -> Option<Result<usize, Miss>> {
     match found.len() {
         0 => None,
         1 => Some(Ok(found[0])),
-        _ => Some(Err(Miss::Ambiguous(rung, found))),
+        _ => match expected.filter(|e| found.contains(e)) {
+            Some(e) => Some(Ok(e)),
+            None => Some(Err(Miss::Ambiguous(rung, found))),
+        },
     }
 }
 
@@ -337,7 +341,7 @@ fn seek_hunk(
         0,
         0,
     );
-    if let Some(r) = pick(exact, Rung::Offset) {
+    if let Some(r) = pick(exact, Rung::Offset, None) {
         return r.map(|at| Placed::new(at, Rung::Offset));
     }
     let anywhere = free(
@@ -345,7 +349,7 @@ fn seek_hunk(
         0,
         0,
     );
-    if let Some(r) = pick(anywhere, Rung::NumbersIgnored) {
+    if let Some(r) = pick(anywhere, Rung::NumbersIgnored, None) {
         return r.map(|at| Placed::new(at, Rung::NumbersIgnored));
     }
     for rung in [Rung::TrailingWhitespace, Rung::Indentation] {
@@ -354,7 +358,7 @@ fn seek_hunk(
             0,
             0,
         );
-        if let Some(r) = pick(found, rung) {
+        if let Some(r) = pick(found, rung, expected) {
             return r.and_then(|at| loose(file, w, at, rung));
         }
     }
@@ -418,6 +422,11 @@ fn fuzzed(
         let mut starts: Vec<isize> = found.iter().map(|f| f.0).collect();
         starts.sort_unstable();
         starts.dedup();
+        if let Some(e) = expected.map(|e| e as isize).filter(|e| starts.contains(e)) {
+            // Several places, one of them where the numbers say: that one.
+            found.retain(|f| f.0 == e);
+            starts = vec![e];
+        }
         match starts.len() {
             0 => continue,
             1 => {

@@ -392,8 +392,12 @@ fn tabs_as_spaces(base: &Hunks, old: &str, new: &str, unique: bool) -> Option<Mu
 fn context_slip(class: &str, base: &Hunks, rng: &mut Rng) -> Option<Hunks> {
     let mut h = base.clone();
     let k = rng.below(h.hunks.len());
-    let ctx: Vec<usize> = (1..h.hunks[k].len())
-        .filter(|&i| h.hunks[k][i].starts_with(' '))
+    // Not a line next to an added one: that line says where the addition goes, and without
+    // it (or with it twice) the patch asks for another edit rather than a slipped one.
+    let hunk = &h.hunks[k];
+    let added = |i: usize| hunk.get(i).is_some_and(|l| l.starts_with('+'));
+    let ctx: Vec<usize> = (1..hunk.len())
+        .filter(|&i| hunk[i].starts_with(' ') && !added(i - 1) && !added(i + 1))
         .collect();
     let at = *ctx.get(rng.below(ctx.len()))?;
     if class == "context_dropped" {
@@ -493,6 +497,11 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
     };
     let old_str = trim_last(&drift.old_str);
     let new_str = trim_last(&drift.new_str);
+    if old.contains(&old_str) {
+        // The slipped old_str is an exact text of the file elsewhere: a valid request for
+        // another edit, not a slip.
+        return None;
+    }
     let squash = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
     let unique = squash(&old).matches(&squash(&old_str)).count() == 1;
     Some(Case {
@@ -539,6 +548,7 @@ fn replace_drift(class: &str, block: &[String], new_lines: &[String]) -> Option<
         "replace_indent_shifted" => {
             let strip = block
                 .iter()
+                .chain(new_lines)
                 .filter(|l| !l.trim().is_empty())
                 .all(|l| l.starts_with("    "));
             let f = |l: &String| -> String {

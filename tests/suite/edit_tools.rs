@@ -297,12 +297,27 @@ fn str_replace_explains_misses() {
         "app.py",
         "def main():\n\tif ready:\n\t\trun()\n\n\nx = 1\nx = 1\nx = 1\n",
     );
+    // Indentation that differs, and not by one uniform shift: the hint says where.
     let msg = w
-        .call("sneaky-replace", json!({"file_path": "app.py", "old_str": "    if ready:\n        run()", "new_str": "go()"}))
+        .call("sneaky-replace", json!({"file_path": "app.py", "old_str": "  if ready:\n        run()", "new_str": "go()"}))
         .err("no_match", 1);
     assert!(
         msg.contains("lines 2-3") && msg.contains("whitespace"),
         "{msg}"
+    );
+    // Tabs written as spaces: forgiven (one place), new_str re-indented, and said so.
+    let r = w.call(
+        "sneaky-replace",
+        json!({"file_path": "app.py", "old_str": "    if ready:\n        run()", "new_str": "    if ready:\n        run(1)", "dry_run": true}),
+    );
+    assert_eq!(r.ok()["rung"], "indentation", "{}", r.json);
+    assert!(
+        r.ok()["diff"]
+            .as_str()
+            .expect("diff")
+            .contains("+\t\trun(1)"),
+        "{}",
+        r.json
     );
     let msg = w
         .call(

@@ -486,4 +486,18 @@ mod tests {
         assert!(a.content.ends_with(b"    return x + 1\n"));
         assert!(parse("*** Begin Patch\n*** Update File: a\n@@\n x\n").is_err());
     }
+
+    /// The hint names the real cause: lines that match exactly but where another hunk already
+    /// applies are an overlap, not a whitespace problem; an elided line is named as such.
+    #[test]
+    fn hints_name_the_real_cause() {
+        let file: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        let patch = "@@ -3,3 +3,3 @@\n line 3\n-line 4\n+LINE 4\n line 5\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5\n line 6\n";
+        let err = apply_text(&file, patch).expect_err("overlap");
+        assert!(err.contains("overlap"), "{err}");
+        assert!(!err.contains("whitespace"), "{err}");
+        let patch = "@@ -2,5 +2,5 @@\n line 2\n-line 3\n+LINE 3\n // ... existing code ...\n line 7\n-line 8\n+LINE 8\n";
+        let err = apply_text(&file, patch).expect_err("elided");
+        assert!(err.contains("stand for lines left out"), "{err}");
+    }
 }

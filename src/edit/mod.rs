@@ -1,7 +1,12 @@
-//! Unified diffs over bytes: reading a patch into hunks, applying hunks to a file's lines the
-//! way GNU patch does, and printing the diff of an edit. Nothing here does I/O: the parser turns
+//! Unified diffs over bytes: reading a patch into hunks, placing every hunk in a file's lines
+//! (never by a guess), and printing the diff of an edit. Nothing here does I/O: the parser turns
 //! text into hunks and names the patch line that was wrong; applying is a separate step that
-//! works on the file's bytes and either places every hunk or explains the first that failed.
+//! works on the file's bytes and either places every hunk or explains each that failed.
+//!
+//! A hunk is placed by its own line numbers (hunks may come in any order, never overlapping),
+//! climbing a ladder only while exactly one place answers: exact → numbers and counts ignored →
+//! trailing whitespace ignored → tabs/spaces and a uniform indentation shift (added lines
+//! re-indented alike) → fuzz; the placement says which rung was used.
 //!
 //! Grammar accepted by [`parse`] (what `git diff`, `diff -u` and people write):
 //!
@@ -15,8 +20,11 @@
 //!          | "\" text NL                                  ("\ No newline at end of file")
 //! ```
 //!
-//! Other lines (the `index`/mode preamble of git, commentary, a `-- ` mail signature) are
-//! skipped. A header whose counts disagree with its body is read by the body, with a warning.
+//! git's extended headers (`new file mode`, `deleted file mode`, `rename from/to`) mark a
+//! section's creation, deletion or rename; Codex's `*** Begin Patch` envelope is read into the
+//! same sections (see `codex`). Other lines (git's `index` line, commentary, a Markdown fence, a
+//! `-- ` mail signature) are skipped; prose or a fence right after a hunk whose counts are off
+//! ends it when no change line follows. A header whose counts disagree with its body is read by the body, with a warning.
 //! Lines are compared without their line ending, so a patch written with LF applies to a CRLF
 //! file; added lines take the line ending of the file's lines around them (those the hunk keeps
 //! or removes), or the file's dominant one when those are no guide.

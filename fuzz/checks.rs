@@ -433,6 +433,9 @@ pub fn str_replace(data: &[u8]) {
         .find(|(at, _, _)| !at.is_empty());
     let Some((at, old_b, new_b)) = chosen else {
         assert_eq!(got, Err(Refusal::NotFound));
+        if !replace_all {
+            check_forgiving(&lines, old, new);
+        }
         return;
     };
     if !replace_all {
@@ -492,6 +495,60 @@ pub fn str_replace(data: &[u8]) {
     if diffable(file) && diffable(&spliced.content) {
         check_round_trip(file, &spliced.content, &edits);
     }
+}
+
+/// The bytes without trailing ASCII whitespace.
+fn rtrim(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    &b[..end]
+}
+
+/// str_replace's ladder when old_str is not there as written: what it replaces is old_str's
+/// lines at one place (trailing whitespace, or indentation, aside) — the only such place for
+/// the trailing-whitespace rung, by a slow count — and every byte outside those lines is kept.
+fn check_forgiving(lines: &Lines<'_>, old: &[u8], new: &[u8]) {
+    let started = Instant::now();
+    let got = replace::forgiving(lines, old, new, u64::MAX);
+    assert!(started.elapsed() < SLOW);
+    let Ok(loose) = got else { return };
+    let lf = crlf_to_lf(old);
+    let body = lf.strip_suffix(b"\n").unwrap_or(&lf);
+    let want: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+    let n = lines.len();
+    assert!(loose.line + want.len() <= n, "{loose:?}");
+    let strip = |b: &[u8]| -> Vec<u8> {
+        b.iter()
+            .copied()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect()
+    };
+    for (k, w) in want.iter().enumerate() {
+        let have = lines.content(loose.line + k);
+        assert_eq!(
+            strip(have),
+            strip(w),
+            "line {} of the match",
+            loose.line + k
+        );
+    }
+    if loose.rung == sneaky::edit::Rung::TrailingWhitespace {
+        let places = (0..=n - want.len())
+            .filter(|&p| {
+                want.iter()
+                    .enumerate()
+                    .all(|(k, w)| rtrim(lines.content(p + k)) == rtrim(w))
+            })
+            .count();
+        assert_eq!(places, 1, "taken with {places} places matching");
+    }
+    let file = lines.bytes;
+    let before = lines.offset(loose.line);
+    let after = lines.offset(loose.line + want.len());
+    assert_eq!(&loose.content[..before], &file[..before]);
+    assert!(loose.content.ends_with(&file[after..]));
 }
 
 fn policy_root() -> &'static Path {

@@ -14,6 +14,10 @@ mod agent_pipe;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "../benches/llm_edits/corpus.rs"]
+mod corpus;
+#[path = "suite/edit_corpus.rs"]
+mod edit_corpus;
 #[path = "suite/edit_crash.rs"]
 mod edit_crash;
 #[path = "suite/edit_history.rs"]

@@ -277,12 +277,16 @@ pub(super) fn expected_line(
     Some((stated as isize + shift).max(0) as usize)
 }
 
-/// Exactly one candidate: that one; none: None (try the next rung); several: refused.
-fn pick(found: Vec<usize>, rung: Rung) -> Option<Result<usize, Miss>> {
+/// Exactly one candidate, or the one at the line the numbers say: that one; none: None (try
+/// the next rung); several, none where the numbers say: refused.
+fn pick(found: Vec<usize>, rung: Rung, expected: Option<usize>) -> Option<Result<usize, Miss>> {
     match found.len() {
         0 => None,
         1 => Some(Ok(found[0])),
-        _ => Some(Err(Miss::Ambiguous(rung, found))),
+        _ => match expected.filter(|e| found.contains(e)) {
+            Some(e) => Some(Ok(e)),
+            None => Some(Err(Miss::Ambiguous(rung, found))),
+        },
     }
 }
 
@@ -292,6 +296,16 @@ fn search_range(expected: Option<usize>, n: usize) -> Range<usize> {
     match expected {
         Some(e) => e.saturating_sub(WINDOW)..(e + WINDOW + 1).min(n + 1),
         None => 0..n + 1,
+    }
+}
+
+/// Fuzz, the weakest evidence, is looked for this close to the expected line only.
+pub const FUZZ_WINDOW: usize = 15;
+
+fn fuzz_range(expected: Option<usize>, n: usize) -> Range<usize> {
+    match expected {
+        Some(e) => e.saturating_sub(FUZZ_WINDOW)..(e + FUZZ_WINDOW + 1).min(n + 1),
+        None => 0..0,
     }
 }
 
@@ -327,7 +341,7 @@ fn seek_hunk(
         0,
         0,
     );
-    if let Some(r) = pick(exact, Rung::Offset) {
+    if let Some(r) = pick(exact, Rung::Offset, None) {
         return r.map(|at| Placed::new(at, Rung::Offset));
     }
     let anywhere = free(
@@ -335,7 +349,7 @@ fn seek_hunk(
         0,
         0,
     );
-    if let Some(r) = pick(anywhere, Rung::NumbersIgnored) {
+    if let Some(r) = pick(anywhere, Rung::NumbersIgnored, None) {
         return r.map(|at| Placed::new(at, Rung::NumbersIgnored));
     }
     for rung in [Rung::TrailingWhitespace, Rung::Indentation] {
@@ -344,7 +358,7 @@ fn seek_hunk(
             0,
             0,
         );
-        if let Some(r) = pick(found, rung) {
+        if let Some(r) = pick(found, rung, expected) {
             return r.and_then(|at| loose(file, w, at, rung));
         }
     }
@@ -367,8 +381,9 @@ fn loose(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, rung: Rung) -> Result<Pl
     Ok(p)
 }
 
-/// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at each end,
-/// the rest matched exactly, and only where one place answers.
+/// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at either end
+/// (or both), the rest matched exactly. Every way of leaving lines out at one fuzz level is
+/// tried; the hunk is placed only when they all point at one place.
 fn fuzzed(
     file: &Lines<'_>,
     w: &Want<'_, '_>,
@@ -378,30 +393,65 @@ fn fuzzed(
 ) -> Option<Result<Placed, Miss>> {
     let mut tried = Vec::new();
     for fuzz in 1..=max_fuzz {
-        let (front, back) = (fuzz.min(w.lead), fuzz.min(w.trail));
-        if (front, back) == (0, 0) || tried.contains(&(front, back)) {
-            continue;
-        }
-        tried.push((front, back));
-        let pattern = &w.old_side[front..w.old_side.len() - back];
-        if pattern.is_empty() {
-            continue;
-        }
-        let window = search_range(expected.map(|e| e + front), file.len());
-        let found = free(
-            seek::candidates(file, pattern, window, Rung::Exact),
-            front,
-            back,
-        );
-        if let Some(r) = pick(found, Rung::Fuzz) {
-            return Some(r.map(|at| Placed {
-                at,
+        // (hunk start, front, back) of every answer at this level (a start may lie before the
+        // file's first line when the lines left out would).
+        let mut found: Vec<(isize, usize, usize)> = Vec::new();
+        for (front, back) in fuzz_shapes(fuzz) {
+            // Context beyond the usual 3 lines is extra assurance: it does not count as fuzz.
+            let front = (front + w.lead.saturating_sub(3) * usize::from(front > 0)).min(w.lead);
+            let back = (back + w.trail.saturating_sub(3) * usize::from(back > 0)).min(w.trail);
+            if (front, back) == (0, 0) || tried.contains(&(front, back)) {
+                continue;
+            }
+            tried.push((front, back));
+            let pattern = &w.old_side[front..w.old_side.len() - back];
+            if pattern.is_empty() {
+                continue;
+            }
+            let window = fuzz_range(expected.map(|e| e + front), file.len());
+            let at = free(
+                seek::candidates(file, pattern, window, Rung::Exact),
                 front,
                 back,
-                added: None,
-                rung: Rung::Fuzz,
-            }));
+            );
+            found.extend(
+                at.into_iter()
+                    .map(|p| (p as isize - front as isize, front, back)),
+            );
+        }
+        let mut starts: Vec<isize> = found.iter().map(|f| f.0).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        if let Some(e) = expected.map(|e| e as isize).filter(|e| starts.contains(e)) {
+            // Several places, one of them where the numbers say: that one.
+            found.retain(|f| f.0 == e);
+            starts = vec![e];
+        }
+        match starts.len() {
+            0 => continue,
+            1 => {
+                let &(start, front, back) = found.iter().min_by_key(|f| f.1 + f.2)?;
+                return Some(Ok(Placed {
+                    at: (start + front as isize) as usize,
+                    front,
+                    back,
+                    added: None,
+                    rung: Rung::Fuzz,
+                }));
+            }
+            _ => {
+                let lines = starts.iter().map(|s| (*s).max(0) as usize).collect();
+                return Some(Err(Miss::Ambiguous(Rung::Fuzz, lines)));
+            }
         }
     }
     None
+}
+
+/// The (front, back) context lines left out at one fuzz level, fewest first.
+fn fuzz_shapes(fuzz: usize) -> Vec<(usize, usize)> {
+    let mut shapes: Vec<(usize, usize)> = (0..=fuzz).flat_map(|a| [(fuzz, a), (a, fuzz)]).collect();
+    shapes.sort_by_key(|(f, b)| (f + b, *f));
+    shapes.dedup();
+    shapes
 }

@@ -1,6 +1,6 @@
 //! Why a hunk does not apply, in words a model can act on.
 
-use super::apply::{Placed, Want};
+use super::apply::{Placed, Want, FUZZ_WINDOW};
 use super::parse::Hunk;
 use super::seek::{self, Rung, WINDOW};
 use super::{Lines, Op};
@@ -131,10 +131,10 @@ pub(super) fn explain(
     }
     msg.push_str(&removed_line_hint(file, w.hunk));
     msg.push_str(&format!(
-        "\nIt was looked for as written anywhere in the file, and within {WINDOW} lines of its \
-         stated line also ignoring trailing whitespace, indentation and up to {max_fuzz} context \
-         lines at each end. Read the file again and make the hunk's context and '-' lines match \
-         it exactly."
+        "\nIt was looked for as written anywhere in the file, within {WINDOW} lines of its stated \
+         line also ignoring trailing whitespace and indentation, and within {FUZZ_WINDOW} lines \
+         with up to {max_fuzz} context lines ignored at each end. Read the file again and make \
+         the hunk's context and '-' lines match it exactly."
     ));
     msg
 }
@@ -220,7 +220,8 @@ fn elision_hint(old_side: &[&[u8]]) -> Option<String> {
     let elided = old_side.iter().find(|l| {
         let t = String::from_utf8_lossy(l);
         let t = t.trim();
-        let core = t.trim_start_matches(['/', '#', '*', '-', '<', '!', ' ', '(', '{']);
+        // After a comment marker or punctuation: `// ...`, `# …`, `<!-- ... -->`.
+        let core = t.trim_start_matches(|c: char| c.is_ascii_punctuation() && c != '.' || c == ' ');
         core.starts_with("...") || core.starts_with('…')
     })?;
     Some(format!(

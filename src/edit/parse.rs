@@ -510,13 +510,11 @@ fn parse_hunk<'a>(
             message: format!("hunk {number} (`{header}`) has no lines"),
         });
     }
-    if let Some(((_, oc), (_, nc))) = counts {
-        if olds != oc || news != nc {
-            warnings.push(format!(
-                "hunk {number} (`{header}`) announces {oc} old and {nc} new lines but its body \
-                 has {olds} and {news}; the body was used"
-            ));
-        }
+    if let Some(((_, oc), (_, nc))) = counts.filter(|c| c.0 .1 != olds || c.1 .1 != news) {
+        warnings.push(format!(
+            "hunk {number} (`{header}`) announces {oc} old and {nc} new lines but its body has \
+             {olds} and {news}; the body was used"
+        ));
     }
     let hunk = Hunk {
         number,

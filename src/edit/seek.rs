@@ -45,7 +45,7 @@ impl Rung {
     }
 
     /// How the rung's matching is described in a message.
-    pub(super) fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Rung::Exact | Rung::Offset | Rung::NumbersIgnored => "exactly",
             Rung::TrailingWhitespace => "when trailing whitespace is ignored",
@@ -60,7 +60,7 @@ impl Rung {
 pub const WINDOW: usize = 50;
 
 /// The bytes without trailing ASCII whitespace.
-pub(super) fn rtrim(text: &[u8]) -> &[u8] {
+pub(crate) fn rtrim(text: &[u8]) -> &[u8] {
     let end = text
         .iter()
         .rposition(|b| !b.is_ascii_whitespace())
@@ -69,7 +69,7 @@ pub(super) fn rtrim(text: &[u8]) -> &[u8] {
 }
 
 /// A line's leading spaces and tabs, and the rest without trailing whitespace.
-pub(super) fn split_indent(text: &[u8]) -> (&[u8], &[u8]) {
+pub(crate) fn split_indent(text: &[u8]) -> (&[u8], &[u8]) {
     let cut = text
         .iter()
         .position(|b| *b != b' ' && *b != b'\t')
@@ -106,7 +106,7 @@ fn trailing_at(file: &Lines<'_>, pattern: &[&[u8]], at: usize) -> bool {
 
 /// Every start in `range` where the pattern matches at `rung` (Exact, TrailingWhitespace and
 /// Indentation; fuzz is Exact on a shorter pattern).
-pub(super) fn candidates(
+pub(crate) fn candidates(
     file: &Lines<'_>,
     pattern: &[&[u8]],
     range: Range<usize>,
@@ -124,9 +124,9 @@ pub(super) fn candidates(
 
 /// (patch indentation, file indentation) of each non-blank line, when the lines are equal apart
 /// from their indentation and trailing whitespace.
-pub(super) type Pairs<'a> = Vec<(&'a [u8], &'a [u8])>;
+pub(crate) type Pairs<'a> = Vec<(&'a [u8], &'a [u8])>;
 
-pub(super) fn indent_pairs<'a>(
+pub(crate) fn indent_pairs<'a>(
     file: &Lines<'a>,
     pattern: &[&'a [u8]],
     at: usize,
@@ -210,7 +210,7 @@ fn reindent_one(
 /// The added lines re-indented as the matched lines were, or None when the readings of the
 /// shift disagree about them (or one would need a negative indentation): then re-indenting
 /// would be a guess.
-pub(super) fn reindent(pairs: &Pairs<'_>, added: &[&[u8]]) -> Option<Vec<Vec<u8>>> {
+pub(crate) fn reindent(pairs: &Pairs<'_>, added: &[&[u8]]) -> Option<Vec<Vec<u8>>> {
     let mut readings = shifts(pairs);
     if readings.iter().any(|r| r.1 == 0) {
         // Tabs written as spaces (or back) without a shift: the plain reading.

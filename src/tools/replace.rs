@@ -1,14 +1,20 @@
-//! str_replace: replace one exact occurrence of a text, byte-exact. The file is handled as
-//! bytes: a CRLF file stays CRLF (an `old_str` written with LF still matches, and `new_str` is
-//! written with CRLF), and a BOM, tabs, the final newline and bytes that are not UTF-8 outside
-//! the match are left exactly as they were. Nothing fuzzy is ever applied: when the text is not
-//! found, the error points at the nearest candidate so the model can correct itself.
+//! str_replace: replace one occurrence of a text. The file is handled as bytes: a CRLF file
+//! stays CRLF (an `old_str` written with LF still matches, and `new_str` is written with CRLF),
+//! and a BOM, tabs, the final newline and bytes that are not UTF-8 outside the match are left
+//! exactly as they were.
+//!
+//! old_str is looked for as written first. When it is not there, the diff engine's ladder is
+//! tried on whole lines: trailing whitespace ignored, then indentation compared by width (tabs
+//! for spaces, or every line shifted alike; new_str is then re-indented the same way). A rung
+//! is taken only when exactly one place answers, and the result's `rung` says which was used.
+//! Otherwise the error points at the nearest candidate so the model can correct itself.
 
 use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
@@ -44,6 +50,10 @@ pub struct ReplaceResult {
     pub line: u64,
     /// Number of occurrences replaced.
     pub replacements: u64,
+    /// How old_str was found: `exact`, `trailing_whitespace` (its lines match once trailing
+    /// whitespace is ignored) or `indentation` (tabs/spaces or a uniform shift; new_str was
+    /// re-indented alike). The loose rungs need exactly one candidate.
+    pub rung: &'static str,
     pub replace_all: bool,
     pub dry_run: bool,
     /// Unified diff of the edit.
@@ -127,54 +137,32 @@ impl Tool for StrReplace {
         let lines = Lines::new(&bytes);
         let (old, new) = (args.old_str.as_bytes(), args.new_str.as_bytes());
         let line_no = |offset: usize| lines.line_of(offset) as u64 + 1;
-        let spliced = match splice(&lines, old, new, args.replace_all, max) {
-            Ok(spliced) => spliced,
-            Err(Refusal::NotFound) => {
-                return Err(Error::new(
-                    ErrorKind::NoMatch,
-                    format!(
-                        "old_str was not found in {path}; nothing was changed.{}",
-                        nearest_candidate(&lines, old)
-                    ),
-                ))
+        let (out, edits, first, count, rung) = match splice(&lines, old, new, args.replace_all, max)
+        {
+            Ok(spliced) => {
+                let edits = spliced.edits(&lines, &Lines::new(&spliced.content));
+                let first = line_no(spliced.at[0]);
+                let count = spliced.at.len() as u64;
+                (spliced.content, Some(edits), first, count, Rung::Exact)
             }
-            Err(Refusal::Multiple(at)) => {
-                let listed: Vec<String> = at
-                    .iter()
-                    .take(MAX_LISTED)
-                    .map(|o| line_no(*o).to_string())
-                    .collect();
-                let more = if at.len() > MAX_LISTED { ", …" } else { "" };
-                return Err(Error::new(
-                    ErrorKind::MultipleMatches,
-                    format!(
-                        "old_str occurs {} times in {path}, at lines {}{more}; nothing was changed. \
-                         Include more surrounding lines in old_str to make it unique, or set \
-                         replace_all to replace every occurrence.",
-                        at.len(),
-                        listed.join(", ")
-                    ),
-                ));
+            Err(Refusal::NotFound) if !args.replace_all => {
+                let loose = forgiving(&lines, old, new, max)
+                    .map_err(|why| why.into_error(&path, &lines, old, max))?;
+                (loose.content, None, loose.line as u64 + 1, 1, loose.rung)
             }
-            Err(Refusal::TooLarge(new_len)) => {
-                return Err(durable::too_large(&path, new_len as u64, max))
-            }
+            Err(why) => return Err(why.into_error(&path, &lines, old, max)),
         };
-        let Spliced {
-            content: out, at, ..
-        } = &spliced;
-        let (out, at) = (out.as_slice(), at.as_slice());
-        let edits = spliced.edits(&lines, &Lines::new(out));
         let cap = ctx.config.max_output_bytes as usize;
-        let (diff, diff_truncated) = durable::diff_text(&path, Some(&bytes), out, Some(edits), cap);
-        if !args.dry_run && out != bytes.as_slice() {
-            target.replace_with(out, Some(&existing))?;
+        let (diff, diff_truncated) = durable::diff_text(&path, Some(&bytes), &out, edits, cap);
+        if !args.dry_run && out != bytes {
+            target.replace_with(&out, Some(&existing))?;
         }
         let resolved_path = Some(target.display.clone()).filter(|d| *d != path);
         Ok(ReplaceResult {
             path,
-            line: line_no(at[0]),
-            replacements: at.len() as u64,
+            line: first,
+            replacements: count,
+            rung: rung.name(),
             replace_all: args.replace_all,
             dry_run: args.dry_run,
             diff,
@@ -182,6 +170,176 @@ impl Tool for StrReplace {
             resolved_path,
         })
     }
+}
+
+impl Refusal {
+    /// The error a model reads for a refusal.
+    fn into_error(self, path: &str, lines: &Lines<'_>, old: &[u8], max: u64) -> Error {
+        match self {
+            Refusal::NotFound => Error::new(
+                ErrorKind::NoMatch,
+                format!(
+                    "old_str was not found in {path}; nothing was changed.{}",
+                    nearest_candidate(lines, old)
+                ),
+            ),
+            Refusal::Multiple(at) => {
+                let listed: Vec<String> = at
+                    .iter()
+                    .take(MAX_LISTED)
+                    .map(|o| (lines.line_of(*o) + 1).to_string())
+                    .collect();
+                let more = if at.len() > MAX_LISTED { ", …" } else { "" };
+                Error::new(
+                    ErrorKind::MultipleMatches,
+                    format!(
+                        "old_str occurs {} times in {path}, at lines {}{more}; nothing was \
+                         changed. Include more surrounding lines in old_str to make it unique, or \
+                         set replace_all to replace every occurrence.",
+                        at.len(),
+                        listed.join(", ")
+                    ),
+                )
+            }
+            Refusal::Loose(rung, at) => {
+                let listed: Vec<String> = at
+                    .iter()
+                    .take(MAX_LISTED)
+                    .map(|l| (l + 1).to_string())
+                    .collect();
+                Error::new(
+                    ErrorKind::MultipleMatches,
+                    format!(
+                        "old_str is not in {path} as written; it matches {} at {} places (lines \
+                         {}), so which one is meant would be a guess; nothing was changed. Copy \
+                         the lines exactly as the file has them, with more surrounding lines.",
+                        rung.describe(),
+                        at.len(),
+                        listed.join(", ")
+                    ),
+                )
+            }
+            Refusal::TooLarge(new_len) => durable::too_large(path, new_len as u64, max),
+        }
+    }
+}
+
+/// A replacement found on a loose rung.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loose {
+    pub content: Vec<u8>,
+    /// 0-based first line replaced.
+    pub line: usize,
+    pub rung: Rung,
+}
+
+/// old_str as whole lines, found with trailing whitespace ignored, then with indentation
+/// compared by width — each only where exactly one place answers. new_str replaces those
+/// lines (re-indented on the indentation rung); the last line keeps its line ending, and new
+/// lines take the file's.
+pub fn forgiving(
+    file: &Lines<'_>,
+    old: &[u8],
+    new: &[u8],
+    max_len: u64,
+) -> std::result::Result<Loose, Refusal> {
+    let old = to_lf(old);
+    let new = to_lf(new);
+    let (old, new) = match (old.strip_suffix(b"\n"), new.strip_suffix(b"\n")) {
+        (Some(o), Some(n)) => (o.to_vec(), n.to_vec()),
+        (Some(_), None) => return Err(Refusal::NotFound),
+        (None, _) => (old, new),
+    };
+    let pattern: Vec<&[u8]> = old.split(|b| *b == b'\n').collect();
+    if pattern
+        .iter()
+        .all(|l| l.iter().all(|b| b.is_ascii_whitespace()))
+    {
+        return Err(Refusal::NotFound);
+    }
+    let new_lines: Vec<&[u8]> = new.split(|b| *b == b'\n').collect();
+    for rung in [Rung::TrailingWhitespace, Rung::Indentation] {
+        let found = seek::candidates(file, &pattern, 0..file.len() + 1, rung);
+        match found.as_slice() {
+            [] => continue,
+            [at] => {
+                let mut replaced: Vec<Vec<u8>> = if rung == Rung::Indentation {
+                    let pairs = seek::indent_pairs(file, &pattern, *at).unwrap_or_default();
+                    seek::reindent(&pairs, &new_lines).ok_or(Refusal::NotFound)?
+                } else {
+                    new_lines.iter().map(|l| l.to_vec()).collect()
+                };
+                // Lines new_str keeps from old_str keep the file's bytes (its whitespace).
+                for (n, o) in kept_lines(&old, &new) {
+                    replaced[n] = file.content(at + o).to_vec();
+                }
+                let content = splice_lines(file, *at, pattern.len(), &replaced, new.is_empty());
+                if content.len() as u64 > max_len {
+                    return Err(Refusal::TooLarge(content.len()));
+                }
+                return Ok(Loose {
+                    content,
+                    line: *at,
+                    rung,
+                });
+            }
+            _ => return Err(Refusal::Loose(rung, found)),
+        }
+    }
+    Err(Refusal::NotFound)
+}
+
+/// (new line, old line) pairs that new_str keeps unchanged from old_str.
+fn kept_lines(old: &[u8], new: &[u8]) -> Vec<(usize, usize)> {
+    let mut o = old.to_vec();
+    o.push(b'\n');
+    let mut n = new.to_vec();
+    n.push(b'\n');
+    let (a, b) = (Lines::new(&o), Lines::new(&n));
+    let mut kept = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for e in crate::edit::line_edits(&a, &b) {
+        while i < e.old.start && j < e.new.start {
+            kept.push((j, i));
+            i += 1;
+            j += 1;
+        }
+        (i, j) = (e.old.end, e.new.end);
+    }
+    while i < a.len() && j < b.len() {
+        kept.push((j, i));
+        i += 1;
+        j += 1;
+    }
+    kept
+}
+
+/// The file with lines `at..at+count` replaced by `lines` (nothing when `remove`).
+fn splice_lines(
+    file: &Lines<'_>,
+    at: usize,
+    count: usize,
+    lines: &[Vec<u8>],
+    remove: bool,
+) -> Vec<u8> {
+    let bytes = file.bytes;
+    let last = at + count - 1;
+    let ending = &file.raw(last)[file.content(last).len()..];
+    let eol: &[u8] = if ending.is_empty() {
+        file.newline()
+    } else {
+        ending
+    };
+    let mut out = Vec::with_capacity(bytes.len() + 64);
+    out.extend_from_slice(&bytes[..file.offset(at)]);
+    if !remove {
+        for (k, l) in lines.iter().enumerate() {
+            out.extend_from_slice(l);
+            out.extend_from_slice(if k + 1 == lines.len() { ending } else { eol });
+        }
+    }
+    out.extend_from_slice(&bytes[file.offset(at + count)..]);
+    out
 }
 
 /// The result of [`splice`]: the file's new bytes and where the replacements were made.
@@ -213,6 +371,8 @@ pub enum Refusal {
     Multiple(Vec<usize>),
     /// The result would be this many bytes, over the limit.
     TooLarge(usize),
+    /// Not as written; at this loose rung, at these 0-based lines.
+    Loose(Rung, Vec<usize>),
 }
 
 /// The core of str_replace, without I/O: find old_str in the file (as written; in a CRLF file
@@ -357,54 +517,66 @@ fn replacement_edits(
 /// A hint for a failed search: where old_str matches when whitespace is ignored, or how far it
 /// matches exactly and where it first differs.
 fn nearest_candidate(file: &Lines<'_>, old: &[u8]) -> String {
-    let want: Vec<Vec<u8>> = old.split(|b| *b == b'\n').map(squash).collect::<Vec<_>>();
-    let want: Vec<&[u8]> = {
-        let first = want.iter().position(|l| !l.is_empty());
-        let last = want.iter().rposition(|l| !l.is_empty());
-        match (first, last) {
-            (Some(f), Some(l)) => want[f..=l].iter().map(|v| v.as_slice()).collect(),
-            _ => Vec::new(),
-        }
-    };
-    let n = file.len();
-    if !want.is_empty() && n >= want.len() {
-        let squashed: Vec<Vec<u8>> = (0..n).map(|i| squash(file.content(i))).collect();
-        let last = want.len() - 1;
-        let hit = (0..=n - want.len()).find(|&p| {
-            want.iter().enumerate().all(|(k, w)| {
-                let line = &squashed[p + k];
-                if want.len() == 1 {
-                    memmem::find(line, w).is_some()
-                } else if k == 0 {
-                    line.ends_with(w)
-                } else if k == last {
-                    line.starts_with(w)
-                } else {
-                    line == w
-                }
-            })
-        });
-        if let Some(p) = hit {
-            let mut msg = format!(
-                "\nIt matches line{} {} if whitespace is ignored: indentation, tabs or spaces \
-                 differ. The file has:",
-                if want.len() > 1 { "s" } else { "" },
-                if want.len() > 1 {
-                    format!("{}-{}", p + 1, p + want.len())
-                } else {
-                    (p + 1).to_string()
-                }
-            );
-            for k in p..(p + want.len()).min(p + 8) {
-                msg.push_str(&format!(
-                    "\n  |{}",
-                    show(file.content(k)).replace('\t', "\\t")
-                ));
-            }
-            return msg;
-        }
+    let mut msg = whitespace_hint(file, old).unwrap_or_else(|| prefix_hint(file, old));
+    if let Err(e) = std::str::from_utf8(file.bytes) {
+        msg.push_str(&format!(
+            "\nNote: the file is not UTF-8 (from line {} on); text with such bytes cannot be \
+             matched, so choose old_str around them.",
+            file.line_of(e.valid_up_to()) + 1
+        ));
     }
-    // The longest prefix of old_str that occurs in the file.
+    msg
+}
+
+/// old_str's lines (whitespace squashed away, blank ends dropped) at the first place the file
+/// has them so.
+fn whitespace_hint(file: &Lines<'_>, old: &[u8]) -> Option<String> {
+    let want: Vec<Vec<u8>> = old.split(|b| *b == b'\n').map(squash).collect::<Vec<_>>();
+    let first = want.iter().position(|l| !l.is_empty())?;
+    let last = want.iter().rposition(|l| !l.is_empty())?;
+    let want: Vec<&[u8]> = want[first..=last].iter().map(|v| v.as_slice()).collect();
+    let n = file.len();
+    if n < want.len() {
+        return None;
+    }
+    let squashed: Vec<Vec<u8>> = (0..n).map(|i| squash(file.content(i))).collect();
+    let end = want.len() - 1;
+    let p = (0..=n - want.len()).find(|&p| {
+        want.iter().enumerate().all(|(k, w)| {
+            let line = &squashed[p + k];
+            if want.len() == 1 {
+                memmem::find(line, w).is_some()
+            } else if k == 0 {
+                line.ends_with(w)
+            } else if k == end {
+                line.starts_with(w)
+            } else {
+                line == w
+            }
+        })
+    })?;
+    let many = want.len() > 1;
+    let mut msg = format!(
+        "\nIt matches line{} {} if whitespace is ignored: indentation, tabs or spaces differ \
+         (and not by one uniform shift, or in more than one place). The file has:",
+        if many { "s" } else { "" },
+        if many {
+            format!("{}-{}", p + 1, p + want.len())
+        } else {
+            (p + 1).to_string()
+        }
+    );
+    for k in p..(p + want.len()).min(p + 8) {
+        msg.push_str(&format!(
+            "\n  |{}",
+            show(file.content(k)).replace('\t', "\\t")
+        ));
+    }
+    Some(msg)
+}
+
+/// How much of old_str occurs, and where the file first differs from it.
+fn prefix_hint(file: &Lines<'_>, old: &[u8]) -> String {
     let (mut lo, mut hi) = (0usize, old.len());
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
@@ -414,40 +586,32 @@ fn nearest_candidate(file: &Lines<'_>, old: &[u8]) -> String {
             hi = mid - 1;
         }
     }
-    let mut msg = String::new();
     let first_line_len = old.iter().position(|b| *b == b'\n').unwrap_or(old.len());
-    if lo >= first_line_len.clamp(1, 8) {
-        if let Some(p) = memmem::find(file.bytes, &old[..lo]) {
-            let diverge = p + lo;
-            let fl = file.line_of(diverge.min(file.bytes.len().saturating_sub(1)));
-            let ol_start = old[..lo]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i + 1);
-            let ol_end = old[lo..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(old.len(), |i| lo + i);
-            msg.push_str(&format!(
-                "\nIts first {lo} bytes match the file at line {}, but then they differ: line {} of \
-                 the file is\n  |{}\nwhere old_str has\n  |{}",
-                file.line_of(p) + 1,
-                fl + 1,
-                show(file.content(fl.min(n.saturating_sub(1)))),
-                show(&old[ol_start..ol_end]),
-            ));
-        }
-    } else {
-        msg.push_str("\nIts first line does not occur in the file either. Read the file again.");
+    if lo < first_line_len.clamp(1, 8) {
+        return "\nIts first line does not occur in the file either. Read the file again.".into();
     }
-    if let Err(e) = std::str::from_utf8(file.bytes) {
-        msg.push_str(&format!(
-            "\nNote: the file is not UTF-8 (from line {} on); text with such bytes cannot be \
-             matched, so choose old_str around them.",
-            file.line_of(e.valid_up_to()) + 1
-        ));
-    }
-    msg
+    let Some(p) = memmem::find(file.bytes, &old[..lo]) else {
+        return String::new();
+    };
+    let n = file.len();
+    let diverge = p + lo;
+    let fl = file.line_of(diverge.min(file.bytes.len().saturating_sub(1)));
+    let ol_start = old[..lo]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let ol_end = old[lo..]
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(old.len(), |i| lo + i);
+    format!(
+        "\nIts first {lo} bytes match the file at line {}, but then they differ: line {} of the \
+         file is\n  |{}\nwhere old_str has\n  |{}",
+        file.line_of(p) + 1,
+        fl + 1,
+        show(file.content(fl.min(n.saturating_sub(1)))),
+        show(&old[ol_start..ol_end]),
+    )
 }
 
 #[cfg(test)]
@@ -540,5 +704,44 @@ mod tests {
         let file = Lines::new(b"alpha\nbeta gamma\ndelta\n");
         let hint = nearest_candidate(&file, b"beta gamma\ndelta2\n");
         assert!(hint.contains("line 3"), "{hint}");
+    }
+
+    #[test]
+    fn trailing_whitespace_and_indentation_drift_are_forgiven_once() {
+        let file = Lines::new(b"fn x() {\n\tif y {  \n\t\treturn;\n\t}\n}\n");
+        let got = forgiving(
+            &file,
+            b"if y {\n    return;",
+            b"if y {\n    return 1;",
+            1 << 20,
+        );
+        // Copied one level too shallow: a uniform shift, undone for new_str too; the line it
+        // keeps keeps the file's bytes (its trailing spaces).
+        assert_eq!(
+            got.expect("shifted").content,
+            b"fn x() {\n\tif y {  \n\t\treturn 1;\n\t}\n}\n"
+        );
+        let got = forgiving(
+            &file,
+            b"    if y {\n        return;",
+            b"    if z {\n        return 1;",
+            1 << 20,
+        )
+        .expect("indentation");
+        assert_eq!(got.rung, Rung::Indentation);
+        assert_eq!(got.content, b"fn x() {\n\tif z {\n\t\treturn 1;\n\t}\n}\n");
+        let got = forgiving(
+            &file,
+            b"\tif y {\n\t\treturn;",
+            b"\tif y {\n\t\treturn 2;",
+            1 << 20,
+        )
+        .expect("trailing");
+        assert_eq!(got.rung, Rung::TrailingWhitespace);
+        let twice = Lines::new(b"a \nb\na\t\nb\n");
+        assert!(matches!(
+            forgiving(&twice, b"a\nb", b"c", 1 << 20),
+            Err(Refusal::Loose(_, _))
+        ));
     }
 }

@@ -8,6 +8,42 @@ use std::time::Instant;
 
 use crate::util;
 
+/// A tool binary started in the workspace with `request` fed on stdin by a thread.
+fn spawn_tool(
+    name: &str,
+    w: &util::Ws,
+    request: &[u8],
+) -> (std::process::Child, std::thread::JoinHandle<()>) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin(name))
+        .current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let request = request.to_vec();
+    let feeder = std::thread::spawn(move || {
+        // The child may be killed before it has read everything.
+        let _ = stdin.write_all(&request);
+    });
+    (child, feeder)
+}
+
+/// No journal, backup or temporary name of an edit left in `dir`.
+fn assert_no_leftovers(dir: &std::path::Path, i: usize) {
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.contains("sneaky-") && !name.contains(".sneaky"),
+            "iteration {i}: {name} left behind"
+        );
+    }
+}
+
 #[test]
 fn kill_9_during_large_writes_leaves_old_or_new() {
     let iterations: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
@@ -29,26 +65,7 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
                 .into_bytes()
         })
         .collect();
-    let bin = assert_cmd::cargo::cargo_bin("sneaky-write");
-    let spawn = |request: &[u8]| {
-        let mut child = Command::new(&bin)
-            .current_dir(&w.root)
-            .env_remove("SNEAKY_ROOT")
-            .env_remove("SNEAKY_CONFIG")
-            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let request = request.to_vec();
-        let feeder = std::thread::spawn(move || {
-            // The child may be killed before it has read everything.
-            let _ = stdin.write_all(&request);
-        });
-        (child, feeder)
-    };
+    let spawn = |request: &[u8]| spawn_tool("sneaky-write", &w, request);
     std::fs::write(w.root.join("big.txt"), &contents[0]).expect("write");
     // One uninterrupted run tells how long a write takes here.
     let started = Instant::now();
@@ -109,5 +126,90 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
     assert!(
         kept_old > 0 && got_new > 0,
         "kills never landed on both sides of the rename"
+    );
+}
+
+/// A multi-file patch (three large files) killed at spread-out moments: once the next edit has
+/// run (it finishes or rolls back what a killed one left), the three files are all old or all
+/// new, and no journal, backup or temporary is left.
+#[test]
+fn kill_9_during_a_multi_file_patch_leaves_all_old_or_all_new() {
+    let iterations: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let w = util::ws();
+    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    w.write("other.txt", "x\n");
+    let size = 256 << 10;
+    let files = ["one.txt", "sub/two.txt", "three.txt"];
+    let line = |c: &str| format!("{}\n", c.repeat(size));
+    let patch_to = |from: &str, to: &str| -> Vec<u8> {
+        let mut p = String::new();
+        for f in files {
+            p.push_str(&format!(
+                "--- a/{f}\n+++ b/{f}\n@@ -1 +1 @@\n-{}+{}",
+                line(from),
+                line(to)
+            ));
+        }
+        serde_json::json!({ "patch": p }).to_string().into_bytes()
+    };
+    let requests = [patch_to("B", "A"), patch_to("A", "B")];
+    let spawn = |request: &[u8]| spawn_tool("sneaky-patch", &w, request);
+    // The next edit in the workspace recovers what a killed one left.
+    let next_edit = || {
+        let r = w.call(
+            "sneaky-patch",
+            serde_json::json!({"file_path": "other.txt", "patch": "@@ -1 +1 @@\n-x\n+y\n", "dry_run": true}),
+        );
+        assert_eq!(r.status, 0, "{}", r.json);
+    };
+    for f in files {
+        w.write(f, &line("A"));
+    }
+    let started = Instant::now();
+    let (mut child, feeder) = spawn(&requests[1]);
+    assert!(child.wait().expect("wait").success());
+    feeder.join().expect("feeder");
+    let full = started.elapsed();
+    let state = || -> Option<&str> {
+        let all: Vec<String> = files.iter().map(|f| w.read(f)).collect();
+        ["A", "B"]
+            .into_iter()
+            .find(|c| all.iter().all(|x| *x == line(c)))
+    };
+    assert_eq!(state(), Some("B"));
+    let (mut kept_old, mut got_new) = (0, 0);
+    let spread = (0..iterations).map(|i| full.mul_f64(1.5 * i as f64 / iterations.max(1) as f64));
+    let extremes = (0..5).flat_map(|_| [std::time::Duration::ZERO, full.mul_f64(4.0)]);
+    for (i, delay) in spread.chain(extremes).enumerate() {
+        if i >= iterations && kept_old > 0 && got_new > 0 {
+            break;
+        }
+        let before = state().expect("consistent");
+        let next = usize::from(before == "A");
+        let (mut child, feeder) = spawn(&requests[next]);
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = feeder.join();
+        next_edit();
+        match state() {
+            Some(s) if s == before => kept_old += 1,
+            Some(_) => got_new += 1,
+            None => panic!("iteration {i} (killed after {delay:?}): the files are half patched"),
+        }
+        assert_no_leftovers(&w.root, i);
+        assert_no_leftovers(&w.root.join("sub"), i);
+    }
+    eprintln!(
+        "multi-file crash test: {} kills over 0..{:?}: old kept {kept_old}, new {got_new}",
+        kept_old + got_new,
+        full.mul_f64(1.5)
+    );
+    assert!(
+        kept_old > 0 && got_new > 0,
+        "kills never landed on both sides"
     );
 }

@@ -297,12 +297,27 @@ fn str_replace_explains_misses() {
         "app.py",
         "def main():\n\tif ready:\n\t\trun()\n\n\nx = 1\nx = 1\nx = 1\n",
     );
+    // Indentation that differs, and not by one uniform shift: the hint says where.
     let msg = w
-        .call("sneaky-replace", json!({"file_path": "app.py", "old_str": "    if ready:\n        run()", "new_str": "go()"}))
+        .call("sneaky-replace", json!({"file_path": "app.py", "old_str": "  if ready:\n        run()", "new_str": "go()"}))
         .err("no_match", 1);
     assert!(
         msg.contains("lines 2-3") && msg.contains("whitespace"),
         "{msg}"
+    );
+    // Tabs written as spaces: forgiven (one place), new_str re-indented, and said so.
+    let r = w.call(
+        "sneaky-replace",
+        json!({"file_path": "app.py", "old_str": "    if ready:\n        run()", "new_str": "    if ready:\n        run(1)", "dry_run": true}),
+    );
+    assert_eq!(r.ok()["rung"], "indentation", "{}", r.json);
+    assert!(
+        r.ok()["diff"]
+            .as_str()
+            .expect("diff")
+            .contains("+\t\trun(1)"),
+        "{}",
+        r.json
     );
     let msg = w
         .call(
@@ -531,4 +546,99 @@ fn a_parent_swapped_for_a_link_out_never_leads_outside() {
         vec!["secret.txt"],
         "something was created or deleted outside the root"
     );
+}
+
+/// Multi-file patches (no file_path) whose headers try to leave the root or name one file
+/// twice through a link: refused, and nothing anywhere is changed.
+#[test]
+fn multi_file_patch_headers_go_through_the_jail() {
+    let w = util::ws();
+    w.write("sub/a.txt", "a\n").write("keep.txt", "k\n");
+    w.link("sub", "inside_link");
+    w.link(w.outside().join("ws_evil"), "out_link");
+    w.link(w.outside().join("secret.txt"), "secret_link.txt");
+    let create = |name: &str| format!("--- /dev/null\n+++ b/{name}\n@@ -0,0 +1 @@\n+pwned\n");
+    let modify = |name: &str, from: &str| {
+        format!("--- a/{name}\n+++ b/{name}\n@@ -1 +1 @@\n-{from}\n+changed\n")
+    };
+    let keep = modify("keep.txt", "k");
+    let cases = [
+        (
+            format!("{keep}{}", create("out_link/new.txt")),
+            "outside_workspace",
+        ),
+        (
+            format!("{keep}{}", create("../ws_evil/new.txt")),
+            "outside_workspace",
+        ),
+        (
+            format!("{keep}{}", modify("secret_link.txt", "OUTSIDE SECRET")),
+            "outside_workspace",
+        ),
+        (
+            format!(
+                "{keep}{}",
+                create(&w.outside().join("x.txt").display().to_string())
+            ),
+            "outside_workspace",
+        ),
+        (
+            format!(
+                "{}{}",
+                modify("sub/a.txt", "a"),
+                modify("inside_link/a.txt", "a")
+            ),
+            "invalid_args",
+        ),
+        (format!("{keep}{}", create(".git/config")), "protected_path"),
+    ];
+    for (patch, code) in cases {
+        let r = w.call("sneaky-patch", json!({ "patch": patch }));
+        r.err(code, if code == "invalid_args" { 2 } else { 3 });
+        assert_eq!(w.read("keep.txt"), "k\n", "{patch}");
+        assert_eq!(w.read("sub/a.txt"), "a\n", "{patch}");
+    }
+    assert_eq!(entries(&w, "../ws_evil"), vec!["secret.txt"]);
+    assert!(!w.outside().join("x.txt").exists());
+    assert!(!w.root.join(".git").exists());
+    // A link that stays inside is followed, as for file_path.
+    let r = w.call(
+        "sneaky-patch",
+        json!({ "patch": modify("inside_link/a.txt", "a") }),
+    );
+    assert_eq!(r.ok()["files"][0]["action"], "modified", "{}", r.json);
+    assert_eq!(w.read("sub/a.txt"), "changed\n");
+}
+
+/// What a multi-file result says, and a dry run that changes nothing (not even directories).
+#[test]
+fn multi_file_patch_result_and_dry_run() {
+    let w = util::ws();
+    w.write("a.txt", "one\ntwo\n").write("gone.txt", "bye\n");
+    let patch = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\ndiff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\ndiff --git a/new/dir/n.txt b/new/dir/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new/dir/n.txt\n@@ -0,0 +1 @@\n+hi\n";
+    let r = w.call("sneaky-patch", json!({ "patch": patch, "dry_run": true }));
+    let res = r.ok().clone();
+    assert_eq!(res["hunks_applied"], 3);
+    assert_eq!(res["path"], "a.txt");
+    let actions: Vec<&str> = res["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["action"].as_str().expect("action"))
+        .collect();
+    assert_eq!(actions, ["modified", "deleted", "created"]);
+    assert!(res["diff"]
+        .as_str()
+        .expect("diff")
+        .contains("+++ /dev/null"));
+    assert_eq!(entries(&w, "."), vec!["a.txt", "gone.txt"]);
+    let r = w.call("sneaky-patch", json!({ "patch": patch }));
+    r.ok();
+    assert_eq!(w.read("a.txt"), "one\nTWO\n");
+    assert_eq!(w.read("new/dir/n.txt"), "hi\n");
+    assert_eq!(entries(&w, "."), vec!["a.txt", "new"]);
+    // The same patch again: the deleted file is gone, so nothing applies and nothing changes.
+    let r = w.call("sneaky-patch", json!({ "patch": patch }));
+    assert_ne!(r.status, 0);
+    assert_eq!(w.read("a.txt"), "one\nTWO\n");
 }

@@ -410,3 +410,120 @@ pub fn recover(ws: &Workspace) {
         let _ = fsync(&root);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::durable::locate;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn write_change(ws: &Workspace, name: &str, content: &str) -> Change {
+        let target = locate(ws, name, false, false).expect("locate");
+        let prior = target.read_existing(ws, 1 << 20).expect("read");
+        Change::Write {
+            target,
+            content: content.as_bytes().to_vec(),
+            prior,
+        }
+    }
+
+    /// A process that dies after renaming the first of three files: its journal is unlocked,
+    /// and recovery puts the first file back, removes the new one and every temporary name.
+    #[test]
+    fn a_transaction_killed_halfway_is_rolled_back_by_recovery() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).expect("mkdir");
+        std::fs::write(root.join("a.txt"), "old a\n").expect("write");
+        std::fs::write(root.join("sub/b.txt"), "old b\n").expect("write");
+        let ws = Workspace::open_root(root).expect("root");
+        let changes = [
+            write_change(&ws, "a.txt", "new a\n"),
+            write_change(&ws, "sub/b.txt", "new b\n"),
+            write_change(&ws, "c.txt", "new c\n"),
+        ];
+        let mut staged: Vec<Staged<'_>> =
+            changes.iter().map(|c| stage(c).expect("stage")).collect();
+        let journal = Journal::create(&ws, &staged).expect("journal");
+        // The first file (and the new one) published, then the process dies.
+        publish(&mut staged[..1]).expect("first");
+        let mut rest: Vec<Staged<'_>> = staged.drain(2..).collect();
+        publish(&mut rest).expect("third");
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).expect("read"),
+            "new a\n"
+        );
+        assert!(root.join("c.txt").exists());
+        // Dying releases the lock and runs no destructor.
+        let Journal { lock, .. } = journal;
+        drop(lock.unlock().expect("unlock"));
+        std::mem::forget(staged);
+        std::mem::forget(rest);
+        recover(&ws);
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).expect("read"),
+            "old a\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("sub/b.txt")).expect("read"),
+            "old b\n"
+        );
+        assert_eq!(names(root), vec!["a.txt", "sub"]);
+        assert_eq!(names(&root.join("sub")), vec!["b.txt"]);
+    }
+
+    /// A live transaction's journal (locked) is left alone by another thread's recovery.
+    #[test]
+    fn a_locked_journal_is_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "old a\n").expect("write");
+        let ws = Workspace::open_root(root).expect("root");
+        let changes = [write_change(&ws, "a.txt", "new a\n")];
+        let mut staged: Vec<Staged<'_>> =
+            changes.iter().map(|c| stage(c).expect("stage")).collect();
+        let journal = Journal::create(&ws, &staged).expect("journal");
+        publish(&mut staged).expect("publish");
+        recover(&ws);
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).expect("read"),
+            "new a\n"
+        );
+        journal.finish(&ws, &staged);
+        assert_eq!(names(root), vec!["a.txt"]);
+    }
+
+    /// All or none, through the public entry: a conflict on the second file leaves the first.
+    #[test]
+    fn a_conflict_on_one_file_changes_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "old a\n").expect("write");
+        std::fs::write(root.join("b.txt"), "old b\n").expect("write");
+        let ws = Workspace::open_root(root).expect("root");
+        let changes = [
+            write_change(&ws, "a.txt", "new a\n"),
+            write_change(&ws, "b.txt", "new b\n"),
+        ];
+        std::fs::write(root.join("b.txt"), "someone else\n").expect("write");
+        let err = commit_all(&ws, &changes).expect_err("conflict");
+        assert_eq!(err.code(), "conflict");
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).expect("read"),
+            "old a\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("b.txt")).expect("read"),
+            "someone else\n"
+        );
+        assert_eq!(names(root), vec!["a.txt", "b.txt"]);
+    }
+}

@@ -1,0 +1,5 @@
+func main() {
+	if ok {
+		return
+	}
+}

@@ -1,0 +1,136 @@
+//! A fixed sample of the LLM-edit corpus (`benches/llm_edits/corpus.rs`), run through the real
+//! sneaky-patch and sneaky-replace binaries: model-shaped mistakes (stale or missing line
+//! numbers, wrong counts, lost trailing whitespace, tabs written as spaces, shifted
+//! indentation, hunks out of order, a context line dropped or doubled, CRLF files, prose and
+//! fences, elided lines, str_replace drift) made to seeded edits of this repository's own
+//! files. Never wrong in any class; the cases the text pins down are nearly all recovered.
+//! `benches/llm_edits.sh` runs the full corpus against GNU patch and git apply.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::corpus::{self, Request, Source, CLASSES};
+use crate::util;
+
+const PER_CLASS: usize = 6;
+const SEED: u64 = 14;
+
+/// This repository's text files that suit the corpus, in a fixed order.
+fn sources() -> Vec<Source> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests/suite", "benches"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs" || x == "sh") {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|p| {
+            let old = std::fs::read_to_string(&p).ok()?;
+            corpus::usable(&old).then(|| Source {
+                name: p.display().to_string(),
+                old,
+                new: None,
+            })
+        })
+        .collect()
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    correct: usize,
+    refused: usize,
+    wrong: Vec<String>,
+    unique: usize,
+    unique_correct: usize,
+}
+
+#[test]
+fn corpus_sample_is_never_wrong() {
+    let sources = sources();
+    assert!(
+        sources.len() >= 20,
+        "too few source files: {}",
+        sources.len()
+    );
+    let cases = corpus::generate(&sources, PER_CLASS, SEED);
+    assert!(
+        cases.len() >= CLASSES.len() * PER_CLASS / 2,
+        "{} cases",
+        cases.len()
+    );
+    let mut tally: BTreeMap<&str, Tally> = BTreeMap::new();
+    for case in &cases {
+        let w = util::ws();
+        w.write("f", &case.old);
+        let reply = match &case.request {
+            Request::Patch(patch) => {
+                w.call("sneaky-patch", json!({"file_path": "f", "patch": patch}))
+            }
+            Request::Replace { old_str, new_str } => w.call(
+                "sneaky-replace",
+                json!({"file_path": "f", "old_str": old_str, "new_str": new_str}),
+            ),
+        };
+        let now = std::fs::read(w.root.join("f")).expect("read");
+        let t = tally.entry(case.class).or_default();
+        t.unique += usize::from(case.unique);
+        if reply.status != 0 {
+            if now == case.old.as_bytes() {
+                t.refused += 1;
+            } else {
+                t.wrong
+                    .push(format!("{} (changed the file, then failed)", case.name));
+            }
+        } else if case.expected.as_deref().map(str::as_bytes) == Some(now.as_slice()) {
+            t.correct += 1;
+            t.unique_correct += usize::from(case.unique);
+        } else {
+            t.wrong.push(format!(
+                "{}: {:?}\n{}",
+                case.name,
+                case.request,
+                String::from_utf8_lossy(&now)
+            ));
+        }
+    }
+    for (class, t) in &tally {
+        eprintln!(
+            "{class:24} correct {:3} refused {:3} wrong {:3} (pinned down: {} of {})",
+            t.correct,
+            t.refused,
+            t.wrong.len(),
+            t.unique_correct,
+            t.unique
+        );
+    }
+    let wrong: Vec<&String> = tally.values().flat_map(|t| &t.wrong).collect();
+    assert!(wrong.is_empty(), "wrong results:\n{wrong:#?}");
+    let (unique, recovered): (usize, usize) = tally
+        .values()
+        .fold((0, 0), |(u, c), t| (u + t.unique, c + t.unique_correct));
+    assert!(
+        recovered * 10 >= unique * 9,
+        "only {recovered} of {unique} pinned-down cases recovered: {tally:#?}"
+    );
+    for (class, t) in &tally {
+        assert!(
+            t.unique_correct * 2 >= t.unique,
+            "{class}: {} of {} pinned-down cases recovered: {t:?}",
+            t.unique_correct,
+            t.unique
+        );
+    }
+}

@@ -56,16 +56,18 @@ cd "$TREE"
 echo "tree: $TREE ($(find . -type f -not -path './.git/*' | wc -l) files, $(du -sm . | cut -f1) MB), $(nproc) cores"
 
 # compare NAME OURS REF: run both ROUNDS times, interleaved (the machine's load drifts; runs
-# taken in turns see the same drift), output to /dev/null; medians of wall time and of CPU time
-# (user + system), and ours / reference for each.
+# taken in turns see the same drift), output to a file (not /dev/null: rg stops at the first
+# match when it sees /dev/null); medians of wall time and of CPU time (user + system), and
+# ours / reference for each.
 ROUNDS=${ROUNDS:-9}
 compare() {
-  python3 - "$ROUNDS" "$@" <<'EOF'
+  python3 - "$ROUNDS" "$WORK/compare.out" "$@" <<'EOF'
 import os, shlex, statistics, subprocess, sys, time
-rounds, name, cmds = int(sys.argv[1]), sys.argv[2], sys.argv[3:5]
+rounds, out, name, cmds = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:6]
 def once(cmd):
     t0 = time.monotonic()
-    p = subprocess.Popen(shlex.split(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out, "wb") as sink:
+        p = subprocess.Popen(shlex.split(cmd), stdout=sink, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     return time.monotonic() - t0, ru.ru_utime + ru.ru_stime
 for cmd in cmds:

@@ -13,6 +13,7 @@
 # runs per command (default 9).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+exec < /dev/null # rg searches a piped stdin instead of the directory
 
 for tool in rg fdfind python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install ripgrep fd-find)"; exit 1; }
@@ -56,9 +57,8 @@ cd "$TREE"
 echo "tree: $TREE ($(find . -type f -not -path './.git/*' | wc -l) files, $(du -sm . | cut -f1) MB), $(nproc) cores"
 
 # compare NAME OURS REF: run both ROUNDS times, interleaved (the machine's load drifts; runs
-# taken in turns see the same drift), output to a file (not /dev/null: rg stops at the first
-# match when it sees /dev/null); medians of wall time and of CPU time (user + system), and
-# ours / reference for each.
+# taken in turns see the same drift), output to a file, stdin from /dev/null; medians of wall
+# time and of CPU time (user + system), and ours / reference for each.
 ROUNDS=${ROUNDS:-9}
 compare() {
   python3 - "$ROUNDS" "$WORK/compare.out" "$@" <<'EOF'
@@ -67,7 +67,9 @@ rounds, out, name, cmds = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4
 def once(cmd):
     t0 = time.monotonic()
     with open(out, "wb") as sink:
-        p = subprocess.Popen(shlex.split(cmd), stdout=sink, stderr=subprocess.DEVNULL)
+        # stdin from /dev/null: rg searches a piped stdin instead of the directory.
+        p = subprocess.Popen(shlex.split(cmd), stdin=subprocess.DEVNULL, stdout=sink,
+                             stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     return time.monotonic() - t0, ru.ru_utime + ru.ru_stime
 for cmd in cmds:
@@ -87,7 +89,7 @@ EOF
 # peak NAME CMD...: run once, print peak RSS and output size (and their ratio).
 peak() {
   local name=$1; shift
-  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" > "$WORK/out" 2>/dev/null || true
+  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" < /dev/null > "$WORK/out" 2>/dev/null || true
   python3 - "$name" "$(cat "$WORK/rss")" "$(stat -c %s "$WORK/out")" <<'EOF'
 import sys
 name, rss_kb, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -335,8 +335,10 @@ fn ours(root: &std::path::Path, bin: &str, args: &[&str]) -> serde_json::Value {
 
 /// A reference tool's output lines, run in `root`, sorted, "./" and trailing "/" removed.
 fn lines_of(root: &std::path::Path, tool: &str, args: &[&str]) -> Vec<String> {
+    // stdin from /dev/null: rg searches a piped stdin instead of the directory.
     let out = std::process::Command::new(tool)
         .current_dir(root)
+        .stdin(std::process::Stdio::null())
         .args(args)
         .output()
         .expect("run reference");

@@ -265,7 +265,29 @@ pub enum Found {
 
 /// Where a search hands its results, one file at a time, from the search threads as each file
 /// is done (so in no global order). The JSON result collects them sorted; a streaming output
-/// (e.g. `--format text`) can write each one at once and keep nothing.
+/// (e.g. `--format text`) can write each one at once and keep nothing:
+///
+/// ```no_run
+/// # use std::io::Write;
+/// # use sneaky::tools::grep::{Found, GrepSink, LineKind};
+/// struct Text(std::sync::Mutex<std::io::BufWriter<std::io::Stdout>>);
+/// impl GrepSink for Text {
+///     fn found(&self, found: Found) -> bool {
+///         let Ok(mut out) = self.0.lock() else { return false };
+///         let written = match &found {
+///             Found::Lines(file) => file.lines().try_for_each(|(n, kind, text)| match kind {
+///                 LineKind::Match => writeln!(out, "{}:{n}:{text}", file.path),
+///                 LineKind::Before | LineKind::After => writeln!(out, "{}-{n}-{text}", file.path),
+///                 LineKind::Break => writeln!(out, "--"),
+///             }),
+///             Found::Count(path, n) => writeln!(out, "{path}:{n}"),
+///             Found::File(path) => writeln!(out, "{path}"),
+///         };
+///         written.is_ok() // a closed pipe stops the search
+///     }
+/// }
+/// // grep::search(&args, &ctx, &Text(Mutex::new(BufWriter::new(std::io::stdout()))))?;
+/// ```
 pub trait GrepSink: Sync {
     /// One file's results (only files that match). Return false to stop the search.
     fn found(&self, found: Found) -> bool;

@@ -11,6 +11,7 @@
 # ~150 MB). Needs hyperfine, ripgrep and fd-find (apt-get install hyperfine ripgrep fd-find).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+exec < /dev/null # rg searches a piped stdin instead of the directory
 
 TREE=${1:-$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | head -n 1)}
 TREE=$(cd "$TREE" && pwd -P)

@@ -9,12 +9,14 @@
 #   - list_dir recursive over the whole tree, paged to the end with offset.
 #
 # Usage: benches/scale.sh [WORKDIR]   (default: a fresh mktemp -d, removed at the end)
-# Needs hyperfine, ripgrep and fd-find (apt-get install hyperfine ripgrep fd-find), python3.
+# Needs ripgrep and fd-find (apt-get install ripgrep fd-find) and python3. ROUNDS=N sets the
+# runs per command (default 9).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+exec < /dev/null # rg searches a piped stdin instead of the directory
 
-for tool in hyperfine rg fdfind python3; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install hyperfine ripgrep fd-find)"; exit 1; }
+for tool in rg fdfind python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install ripgrep fd-find)"; exit 1; }
 done
 cargo build --release --bins -q
 BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
@@ -54,20 +56,40 @@ fi
 cd "$TREE"
 echo "tree: $TREE ($(find . -type f -not -path './.git/*' | wc -l) files, $(du -sm . | cut -f1) MB), $(nproc) cores"
 
-ratio() { # ratio NAME JSON: mean of command 1 / mean of command 2
-  python3 - "$1" "$2" <<'EOF'
-import json, sys
-name, path = sys.argv[1], sys.argv[2]
-r = json.load(open(path))["results"]
-ours, ref = r[0]["mean"], r[1]["mean"]
-print(f"RATIO {name}: ours {ours*1000:.1f} ms ± {r[0]['stddev']*1000:.1f}, reference {ref*1000:.1f} ms ± {r[1]['stddev']*1000:.1f}, ratio {ours/ref:.2f}x")
+# compare NAME OURS REF: run both ROUNDS times, interleaved (the machine's load drifts; runs
+# taken in turns see the same drift), output to a file, stdin from /dev/null; medians of wall
+# time and of CPU time (user + system), and ours / reference for each.
+ROUNDS=${ROUNDS:-9}
+compare() {
+  python3 - "$ROUNDS" "$WORK/compare.out" "$@" <<'EOF'
+import os, shlex, statistics, subprocess, sys, time
+rounds, out, name, cmds = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:6]
+def once(cmd):
+    t0 = time.monotonic()
+    with open(out, "wb") as sink:
+        # stdin from /dev/null: rg searches a piped stdin instead of the directory.
+        p = subprocess.Popen(shlex.split(cmd), stdin=subprocess.DEVNULL, stdout=sink,
+                             stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime
+for cmd in cmds:
+    once(cmd)  # warm-up
+runs = [[], []]
+for _ in range(rounds):
+    for i, cmd in enumerate(cmds):
+        runs[i].append(once(cmd))
+wall = [statistics.median(w for w, _ in r) for r in runs]
+cpu = [statistics.median(c for _, c in r) for r in runs]
+print(f"RATIO {name}: wall ours {wall[0]*1000:.0f} ms, reference {wall[1]*1000:.0f} ms, "
+      f"ratio {wall[0]/wall[1]:.2f}x | cpu ours {cpu[0]*1000:.0f} ms, reference {cpu[1]*1000:.0f} ms, "
+      f"ratio {cpu[0]/cpu[1]:.2f}x")
 EOF
 }
 
 # peak NAME CMD...: run once, print peak RSS and output size (and their ratio).
 peak() {
   local name=$1; shift
-  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" > "$WORK/out" 2>/dev/null || true
+  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" < /dev/null > "$WORK/out" 2>/dev/null || true
   python3 - "$name" "$(cat "$WORK/rss")" "$(stat -c %s "$WORK/out")" <<'EOF'
 import sys
 name, rss_kb, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -85,10 +107,8 @@ for pattern in '*.txt' '*.rs'; do
     echo "find $pattern: sets differ from fd:"; diff "$WORK/ours_find.txt" "$WORK/fd.txt" | head -20; exit 1
   fi
   echo "find $pattern: identical sets ($(wc -l < "$WORK/fd.txt") paths)"
-  hyperfine -N -w 1 -r 8 --export-json "$WORK/find.json" \
-    -n sneaky-find "$BIN/sneaky-find --max-results 1000000 '$pattern'" \
-    -n "fdfind --glob" "fdfind --glob '$pattern'" >/dev/null
-  ratio "sneaky-find '$pattern' / fdfind --glob" "$WORK/find.json"
+  compare "sneaky-find '$pattern' / fdfind --glob" \
+    "$BIN/sneaky-find --max-results 1000000 '$pattern'" "fdfind --glob '$pattern'"
 done
 
 # --- grep vs rg -----------------------------------------------------------------------------
@@ -101,14 +121,10 @@ if ! cmp -s "$WORK/ours.txt" "$WORK/rg.txt"; then
   echo "grep: path:line sets differ from rg:"; diff "$WORK/ours.txt" "$WORK/rg.txt" | head -20; exit 1
 fi
 echo "grep $PATTERN: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
-hyperfine -N -w 1 -r 8 --export-json "$WORK/grep.json" \
-  -n sneaky-grep "$BIN/sneaky-grep --max-results 1000000 '$PATTERN'" \
-  -n "rg -n" "rg -n '$PATTERN'" >/dev/null
-ratio "sneaky-grep '$PATTERN' (100,000 matches) / rg -n" "$WORK/grep.json"
-hyperfine -N -w 1 -r 8 --export-json "$WORK/grep_l.json" \
-  -n "sneaky-grep -l" "$BIN/sneaky-grep -l --max-results 1000000 'let '" \
-  -n "rg -l" "rg -l 'let '" >/dev/null
-ratio "sneaky-grep -l 'let ' / rg -l" "$WORK/grep_l.json"
+compare "sneaky-grep $PATTERN (100,000 matches) / rg -n" \
+  "$BIN/sneaky-grep --max-results 1000000 $PATTERN" "rg -n $PATTERN"
+compare "sneaky-grep -l 'let v0' / rg -l" \
+  "$BIN/sneaky-grep -l --max-results 1000000 'let v0'" "rg -l 'let v0'"
 
 # --- memory ---------------------------------------------------------------------------------
 peak "grep JSON, 100,000 matches" "$BIN/sneaky-grep" --max-results 1000000 "$PATTERN"

@@ -13,7 +13,6 @@
 //! workspace root down; globs (`-g`) and file types (`-t`) on top. Ignore files are read
 //! through the same handles, and never above the workspace root.
 
-use std::collections::BinaryHeap;
 use std::ffi::{CStr, OsStr};
 use std::fs::File;
 use std::io::Read;
@@ -522,78 +521,129 @@ pub fn os_name(name: &CStr) -> &OsStr {
     OsStr::from_bytes(name.to_bytes())
 }
 
-/// Where a walking tool hands each path it finds, from the walk's threads as it finds it (so in
-/// no particular order). A sorted, capped result collects them (`TopN`); a streaming output
-/// writes each at once. Return false to stop the walk.
+/// Where a walking tool hands the paths it finds, a batch at a time, from the walk's threads
+/// as it finds them (so in no particular order). A sorted, capped result collects them
+/// (`TopN`); a streaming output writes them at once. Return false to stop the walk.
 pub trait PathSink: Sync {
-    fn found(&self, path: String) -> bool;
+    fn found(&self, paths: Vec<String>) -> bool;
 }
 
 impl PathSink for TopN<String> {
-    fn found(&self, path: String) -> bool {
-        self.extend([path]);
+    fn found(&self, paths: Vec<String>) -> bool {
+        self.extend(paths);
         true
     }
 }
 
-/// Keeps the `cap` smallest items seen (in their `Ord`), counting all of them: memory stays
-/// bounded and the kept set does not depend on the order threads deliver items in.
-pub struct TopN<T: Ord + Send> {
-    cap: usize,
-    inner: Mutex<(BinaryHeap<T>, u64)>,
+/// One walking thread's paths on their way to a sink: handed over 256 at a time (one lock per
+/// batch, not per path) and the rest when the thread is done.
+pub struct Batch<'a> {
+    sink: &'a dyn PathSink,
+    items: Vec<String>,
+    stopped: bool,
 }
 
-impl<T: Ord + Send> TopN<T> {
+impl<'a> Batch<'a> {
+    const SIZE: usize = 256;
+
+    pub fn new(sink: &'a dyn PathSink) -> Batch<'a> {
+        Batch {
+            sink,
+            items: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    /// Add a path; false once the sink wants no more.
+    pub fn push(&mut self, path: String) -> bool {
+        self.items.push(path);
+        if self.items.len() >= Self::SIZE {
+            self.flush();
+        }
+        !self.stopped
+    }
+
+    fn flush(&mut self) {
+        if !self.items.is_empty() && !self.stopped {
+            let items = std::mem::replace(&mut self.items, Vec::with_capacity(Self::SIZE));
+            self.stopped = !self.sink.found(items);
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Keeps the `cap` smallest items seen (in their `Ord`), counting all of them: memory stays
+/// bounded (at most twice the cap between prunes) and the kept set does not depend on the
+/// order threads deliver items in.
+pub struct TopN<T: Ord + Clone + Send> {
+    cap: usize,
+    inner: Mutex<Kept<T>>,
+}
+
+struct Kept<T> {
+    items: Vec<T>,
+    seen: u64,
+    /// After a prune that kept `cap` items: the largest kept. Nothing not smaller can enter.
+    bar: Option<T>,
+}
+
+impl<T: Ord + Clone + Send> TopN<T> {
     pub fn new(cap: usize) -> TopN<T> {
         TopN {
             cap,
-            inner: Mutex::new((BinaryHeap::new(), 0)),
+            inner: Mutex::new(Kept {
+                items: Vec::new(),
+                seen: 0,
+                bar: None,
+            }),
         }
     }
 
     pub fn extend(&self, items: impl IntoIterator<Item = T>) {
-        let Ok(mut guard) = self.inner.lock() else {
+        let Ok(mut kept) = self.inner.lock() else {
             return;
         };
-        let (heap, total) = &mut *guard;
+        let kept = &mut *kept;
         for item in items {
-            *total += 1;
-            if heap.len() >= self.cap {
-                match heap.peek() {
-                    Some(top) if item < *top => {
-                        heap.pop();
-                    }
-                    _ => continue,
+            kept.seen += 1;
+            if kept.bar.as_ref().is_some_and(|bar| item >= *bar) {
+                continue;
+            }
+            kept.items.push(item);
+            if kept.items.len() >= self.cap.saturating_mul(2).max(1024) {
+                kept.items.sort_unstable();
+                kept.items.truncate(self.cap);
+                if kept.items.len() == self.cap {
+                    kept.bar = kept.items.last().cloned();
                 }
             }
-            heap.push(item);
         }
     }
 
-    /// The largest item kept when the heap is full: anything not smaller cannot be kept.
-    pub fn bar(&self) -> Option<T>
-    where
-        T: Clone,
-    {
-        let guard = self.inner.lock().ok()?;
-        if guard.0.len() < self.cap {
-            return None;
-        }
-        guard.0.peek().cloned()
+    /// Once known: the largest item that can still be kept (anything not smaller cannot).
+    pub fn bar(&self) -> Option<T> {
+        self.inner.lock().ok()?.bar.clone()
     }
 
     /// How many items were seen so far.
     pub fn seen(&self) -> u64 {
-        self.inner.lock().map(|g| g.1).unwrap_or(0)
+        self.inner.lock().map(|k| k.seen).unwrap_or(0)
     }
 
     /// The kept items in order, and how many were seen in all.
     pub fn finish(self) -> (Vec<T>, u64) {
-        let (heap, total) = self
+        let mut kept = self
             .inner
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        (heap.into_sorted_vec(), total)
+        kept.items.sort_unstable();
+        kept.items.truncate(self.cap);
+        (kept.items, kept.seen)
     }
 }
 
@@ -612,6 +662,12 @@ mod tests {
         let t = TopN::new(5);
         t.extend([2, 1]);
         assert_eq!(t.finish(), (vec![1, 2], 2));
+        // Past the prune threshold the bar keeps later, larger items out.
+        let t = TopN::new(10);
+        t.extend((0..5000).rev());
+        assert!(t.bar().is_some_and(|bar| bar >= 9));
+        let (kept, total) = t.finish();
+        assert_eq!((kept, total), ((0..10).collect::<Vec<_>>(), 5000));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Short, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
-use crate::fs::walk::{self, Filters, Flow, PathSink, TopN};
+use crate::fs::walk::{self, Batch, Filters, Flow, PathSink, TopN};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -165,6 +165,7 @@ pub fn search(args: &FindArgs, ctx: &Context, sink: &dyn PathSink) -> Result<()>
     }
     let plan = &plan;
     walk::walk(&ctx.ws, start, &plan.opts, || {
+        let mut batch = Batch::new(sink);
         move |entry: &walk::Entry<'_>| {
             let wanted = match entry.kind {
                 Kind::File => plan.kinds[0],
@@ -188,7 +189,7 @@ pub fn search(args: &FindArgs, ctx: &Context, sink: &dyn PathSink) -> Result<()>
             if entry.kind == Kind::Dir {
                 shown.push('/');
             }
-            if sink.found(shown) {
+            if batch.push(shown) {
                 Flow::Continue
             } else {
                 Flow::Quit

@@ -19,7 +19,7 @@ use grep_searcher::{
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use schemars::JsonSchema;
-use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Short, Tool, ToolName};
@@ -162,6 +162,9 @@ pub enum LineKind {
     Break,
 }
 
+mod store;
+pub use store::MatchPage;
+
 #[derive(Debug, Clone, Copy)]
 struct LineRec {
     number: u64,
@@ -200,6 +203,11 @@ impl FileMatches {
         }
     }
 
+    /// Matches with their context as the JSON result groups them.
+    pub fn grouped(&self) -> Vec<store::MatchView<'_>> {
+        store::grouped(self.lines())
+    }
+
     /// Every line in file order: (line number, kind, text without its line ending).
     pub fn lines(&self) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
         let mut start = 0usize;
@@ -210,38 +218,6 @@ impl FileMatches {
             (rec.number, rec.kind, text)
         })
     }
-
-    /// Matches with their context as the JSON result groups them: context before a match
-    /// (since the last gap) and after it.
-    fn grouped(&self) -> Vec<MatchView<'_>> {
-        let mut out: Vec<MatchView<'_>> = Vec::new();
-        let mut before: Vec<&str> = Vec::new();
-        for (number, kind, text) in self.lines() {
-            match kind {
-                LineKind::Match => out.push(MatchView {
-                    line: number,
-                    text,
-                    before: std::mem::take(&mut before),
-                    after: Vec::new(),
-                }),
-                LineKind::After => {
-                    if let Some(last) = out.last_mut() {
-                        last.after.push(text);
-                    }
-                }
-                LineKind::Before => before.push(text),
-                LineKind::Break => before.clear(),
-            }
-        }
-        out
-    }
-}
-
-struct MatchView<'a> {
-    line: u64,
-    text: &'a str,
-    before: Vec<&'a str>,
-    after: Vec<&'a str>,
 }
 
 /// A line's text without its line ending, shortened when very long, appended to `out`.
@@ -260,63 +236,6 @@ fn push_line_text(out: &mut String, bytes: &[u8]) {
             out.push_str(&text[..cut]);
             out.push_str(&format!("… [{} more bytes]", text.len() - cut));
         }
-    }
-}
-
-/// The page of matches a JSON result returns: files in path order, `skip` matches left out
-/// at the front, at most `take` returned.
-#[derive(Debug)]
-pub struct MatchPage {
-    files: Vec<FileMatches>,
-    skip: u64,
-    take: u64,
-}
-
-impl Serialize for MatchPage {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(None)?;
-        let (mut index, end) = (0u64, self.skip.saturating_add(self.take));
-        'files: for file in &self.files {
-            if index + file.matched <= self.skip {
-                index += file.matched;
-                continue;
-            }
-            for m in file.grouped() {
-                if index >= end {
-                    break 'files;
-                }
-                if index >= self.skip {
-                    seq.serialize_element(&MatchOut {
-                        path: &file.path,
-                        m,
-                    })?;
-                }
-                index += 1;
-            }
-        }
-        seq.end()
-    }
-}
-
-struct MatchOut<'a> {
-    path: &'a str,
-    m: MatchView<'a>,
-}
-
-impl Serialize for MatchOut<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let extra = usize::from(!self.m.before.is_empty()) + usize::from(!self.m.after.is_empty());
-        let mut st = s.serialize_struct("Match", 3 + extra)?;
-        st.serialize_field("path", self.path)?;
-        st.serialize_field("line", &self.m.line)?;
-        st.serialize_field("text", self.m.text)?;
-        if !self.m.before.is_empty() {
-            st.serialize_field("before", &self.m.before)?;
-        }
-        if !self.m.after.is_empty() {
-            st.serialize_field("after", &self.m.after)?;
-        }
-        st.end()
     }
 }
 
@@ -346,7 +265,29 @@ pub enum Found {
 
 /// Where a search hands its results, one file at a time, from the search threads as each file
 /// is done (so in no global order). The JSON result collects them sorted; a streaming output
-/// (e.g. `--format text`) can write each one at once and keep nothing.
+/// (e.g. `--format text`) can write each one at once and keep nothing:
+///
+/// ```no_run
+/// # use std::io::Write;
+/// # use sneaky::tools::grep::{Found, GrepSink, LineKind};
+/// struct Text(std::sync::Mutex<std::io::BufWriter<std::io::Stdout>>);
+/// impl GrepSink for Text {
+///     fn found(&self, found: Found) -> bool {
+///         let Ok(mut out) = self.0.lock() else { return false };
+///         let written = match &found {
+///             Found::Lines(file) => file.lines().try_for_each(|(n, kind, text)| match kind {
+///                 LineKind::Match => writeln!(out, "{}:{n}:{text}", file.path),
+///                 LineKind::Before | LineKind::After => writeln!(out, "{}-{n}-{text}", file.path),
+///                 LineKind::Break => writeln!(out, "--"),
+///             }),
+///             Found::Count(path, n) => writeln!(out, "{path}:{n}"),
+///             Found::File(path) => writeln!(out, "{path}"),
+///         };
+///         written.is_ok() // a closed pipe stops the search
+///     }
+/// }
+/// // grep::search(&args, &ctx, &Text(Mutex::new(BufWriter::new(std::io::stdout()))))?;
+/// ```
 pub trait GrepSink: Sync {
     /// One file's results (only files that match). Return false to stop the search.
     fn found(&self, found: Found) -> bool;
@@ -583,9 +524,7 @@ struct Sorted {
 
 #[derive(Default)]
 struct SortedFiles {
-    by_path: BTreeMap<String, FileMatches>,
-    kept: u64,
-    total: u64,
+    arena: store::Arena,
 }
 
 impl Sorted {
@@ -601,11 +540,9 @@ impl Sorted {
     }
 
     fn last_kept(&self) -> Option<String> {
-        let files = self.files.lock().ok()?;
-        if let Some((path, _)) = files.by_path.last_key_value() {
-            return Some(path.clone());
+        if let Some(bar) = self.files.lock().ok()?.arena.bar.clone() {
+            return Some(bar);
         }
-        drop(files);
         self.names
             .bar()
             .or_else(|| self.counts.bar().map(|(path, _)| path))
@@ -619,19 +556,10 @@ impl GrepSink for Sorted {
                 let Ok(mut files) = self.files.lock() else {
                     return false;
                 };
-                files.total += file.matched;
-                files.kept += file.matched;
-                files.by_path.insert(file.path.clone(), file);
-                // Drop whole files from the end while the rest still fill the cap.
-                while let Some((_, last)) = files.by_path.last_key_value() {
-                    if files.kept - last.matched < self.cap {
-                        break;
-                    }
-                    let n = last.matched;
-                    files.by_path.pop_last();
-                    files.kept -= n;
-                }
-                if files.total > self.cap {
+                files.arena.add(&file, self.cap);
+                if files.arena.total > self.cap && !self.over.load(Ordering::Relaxed) {
+                    // From now on only paths before the last one kept matter.
+                    files.arena.prune(self.cap);
                     self.over.store(true, Ordering::Relaxed);
                 }
             }
@@ -725,12 +653,10 @@ impl Tool for GrepFiles {
         match args.output_mode {
             OutputMode::Content => {
                 let files = sink.files.into_inner().unwrap_or_else(|p| p.into_inner());
-                (result.truncated, result.next_offset) = page(files.total, files.kept);
-                result.matches = Some(MatchPage {
-                    files: files.by_path.into_values().collect(),
-                    skip: offset,
-                    take: limit,
-                });
+                let total = files.arena.total;
+                let page_of = MatchPage::new(files.arena, offset, limit);
+                (result.truncated, result.next_offset) = page(total, page_of.held());
+                result.matches = Some(page_of);
             }
             OutputMode::FilesWithMatches => {
                 let (names, total) = sink.names.finish();

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::jail::{Kind, RelPath, Workspace};
-use crate::fs::walk::{self, Flow, TopN};
+use crate::fs::jail::{Kind, Workspace};
+use crate::fs::walk::{self, Batch, Flow, PathSink, TopN};
 
 pub const DEFAULT_MAX_ENTRIES: u64 = 1000;
 pub const MAX_ENTRIES_BOUND: u64 = 100_000;
@@ -84,14 +84,12 @@ impl Tool for ListDir {
     fn run(args: ListArgs, ctx: &Context) -> Result<ListResult> {
         let limit = super::bounded_max(args.max_results, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_BOUND)?;
         let offset = args.offset.unwrap_or(0);
-        let rel = ctx.ws.relative(&args.directory_path)?;
         // Directories sort before files: (is_file, path).
-        let found: TopN<(bool, String)> =
-            TopN::new(usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX));
-        let start = list(ctx, &rel, args.recursive, &mut |is_dir, path| {
-            found.extend([(!is_dir, path)]);
-            true
-        })?;
+        let found = DirsFirst(TopN::new(
+            usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX),
+        ));
+        let start = search(&args, ctx, &found)?;
+        let found = found.0;
         let (kept, total) = found.finish();
         let skip = usize::try_from(offset).unwrap_or(usize::MAX);
         let entries: Vec<String> = kept.into_iter().skip(skip).map(|(_, p)| p).collect();
@@ -105,16 +103,23 @@ impl Tool for ListDir {
     }
 }
 
-/// List `rel`, handing each entry to `found` as (is a directory, root-relative path with "/"
-/// after a directory), in no particular order; `found` returns false to stop. Returns the
-/// listed directory's root-relative path.
-pub fn list(
-    ctx: &Context,
-    rel: &RelPath,
-    recursive: bool,
-    found: &mut (dyn FnMut(bool, String) -> bool + Send),
-) -> Result<String> {
-    let start = ctx.ws.walk_start(rel)?;
+/// The listing's order: directories (their paths end with "/") before files, each sorted.
+struct DirsFirst(TopN<(bool, String)>);
+
+impl PathSink for DirsFirst {
+    fn found(&self, paths: Vec<String>) -> bool {
+        self.0
+            .extend(paths.into_iter().map(|p| (!p.ends_with('/'), p)));
+        true
+    }
+}
+
+/// List a directory, handing each entry to `sink` as soon as it is read, in no particular
+/// order: root-relative paths, "/" after a directory (or a link to one inside the root).
+/// Returns the listed directory's root-relative path.
+pub fn search(args: &ListArgs, ctx: &Context, sink: &dyn PathSink) -> Result<String> {
+    let rel = ctx.ws.relative(&args.directory_path)?;
+    let start = ctx.ws.walk_start(&rel)?;
     if start.kind != Kind::Dir {
         return Err(Error::new(
             ErrorKind::NotADirectory,
@@ -128,13 +133,13 @@ pub fn list(
     };
     let opts = walk::Options {
         filters: None,
-        max_depth: if recursive { None } else { Some(1) },
-        threads: if recursive { walk::threads() } else { 1 },
+        max_depth: if args.recursive { None } else { Some(1) },
+        threads: if args.recursive { walk::threads() } else { 1 },
     };
-    let found = std::sync::Mutex::new(found);
     let ws = &ctx.ws;
     walk::walk(ws, start, &opts, || {
-        |entry: &walk::Entry<'_>| {
+        let mut batch = Batch::new(sink);
+        move |entry: &walk::Entry<'_>| {
             let is_dir = match entry.kind {
                 Kind::Dir => true,
                 Kind::Symlink => link_is_inside_dir(ws, entry.path),
@@ -144,11 +149,7 @@ pub fn list(
             if is_dir {
                 path.push('/');
             }
-            let go_on = match found.lock() {
-                Ok(mut f) => f(is_dir, path),
-                Err(_) => false,
-            };
-            if !go_on {
+            if !batch.push(path) {
                 Flow::Quit
             } else if entry.kind == Kind::Dir && entry.name == ".git" {
                 Flow::Prune

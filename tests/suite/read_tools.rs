@@ -335,8 +335,10 @@ fn ours(root: &std::path::Path, bin: &str, args: &[&str]) -> serde_json::Value {
 
 /// A reference tool's output lines, run in `root`, sorted, "./" and trailing "/" removed.
 fn lines_of(root: &std::path::Path, tool: &str, args: &[&str]) -> Vec<String> {
+    // stdin from /dev/null: rg searches a piped stdin instead of the directory.
     let out = std::process::Command::new(tool)
         .current_dir(root)
+        .stdin(std::process::Stdio::null())
         .args(args)
         .output()
         .expect("run reference");
@@ -487,4 +489,101 @@ fn ignore_rules_match_rg_and_fd() {
         fd.extend_from_slice(&args);
         assert_eq!(got, lines_of(&w.root, "fdfind", &fd), "find {extra:?}");
     }
+}
+
+/// Pages asked for with `offset` = the last page's `next_offset` add up to the whole result,
+/// in order, with nothing twice: for grep (each mode), find and list_dir.
+#[test]
+fn pages_cover_the_whole_result_in_order() {
+    let w = util::ws();
+    for i in 0..23 {
+        w.write(
+            &format!("d{}/f{i:02}.txt", i % 3),
+            "hit one\nmiss\nhit two\n",
+        );
+    }
+    let whole_and_pages = |bin: &str, base: serde_json::Value, key: &str| {
+        let mut all = base.clone();
+        all["max_results"] = json!(1000);
+        let whole = w.call(bin, all).ok()[key].clone();
+        let mut pages = Vec::new();
+        let mut offset = 0;
+        loop {
+            let mut req = base.clone();
+            req["max_results"] = json!(4);
+            req["offset"] = json!(offset);
+            let r = w.call(bin, req).ok().clone();
+            pages.push(r[key].clone());
+            if r["truncated"] == false {
+                assert!(r.get("next_offset").is_none(), "{r}");
+                break;
+            }
+            offset = r["next_offset"].as_u64().expect("next_offset");
+        }
+        (whole, pages)
+    };
+    for (bin, base, key) in [
+        ("sneaky-grep", json!({"pattern": "hit"}), "matches"),
+        (
+            "sneaky-grep",
+            json!({"pattern": "hit", "output_mode": "files_with_matches"}),
+            "files",
+        ),
+        ("sneaky-find", json!({"pattern": "*"}), "files"),
+        ("sneaky-ls", json!({"recursive": true}), "entries"),
+    ] {
+        let (whole, pages) = whole_and_pages(bin, base.clone(), key);
+        let joined: Vec<serde_json::Value> = pages
+            .iter()
+            .flat_map(|p| p.as_array().expect("array").clone())
+            .collect();
+        assert!(pages.len() > 2, "{bin} {base}: {} pages", pages.len());
+        assert_eq!(json!(joined), whole, "{bin} {base}");
+    }
+    // Counts page by file, as an object.
+    let r = w.call(
+        "sneaky-grep",
+        json!({"pattern": "hit", "output_mode": "count", "max_results": 2, "offset": 1}),
+    );
+    assert_eq!(r.ok()["counts"], json!({"d0/f03.txt": 2, "d0/f06.txt": 2}));
+    assert_eq!(r.ok()["next_offset"], 3);
+}
+
+/// rg's and fd's short flags, and repeated array flags, on the command line.
+#[test]
+fn short_and_repeated_flags_mean_what_rg_and_fd_mean() {
+    let w = util::ws();
+    w.write("src/a.rs", "Foo bar\nfoobar\n")
+        .write("src/b.py", "foo\n")
+        .write("docs/c.md", "foo\n")
+        .write(".hidden/d.rs", "foo\n");
+    let files = |r: &util::Reply| util::strings(&r.ok()["files"]);
+    let r = w.call_raw("sneaky-grep", &["-l", "-i", "-w", "foo"], b"");
+    assert_eq!(files(&r), ["docs/c.md", "src/a.rs", "src/b.py"]);
+    let r = w.call_raw(
+        "sneaky-grep",
+        &["-l", "-g", "*.rs", "-g", "*.md", "foo"],
+        b"",
+    );
+    assert_eq!(files(&r), ["docs/c.md", "src/a.rs"]);
+    let r = w.call_raw(
+        "sneaky-grep",
+        &["-c", "-t", "rust", "-F", "o", "--hidden"],
+        b"",
+    );
+    assert_eq!(r.ok()["counts"], json!({".hidden/d.rs": 1, "src/a.rs": 2}));
+    let r = w.call_raw("sneaky-grep", &["-C", "1", "^Foo", "src/a.rs"], b"");
+    assert_eq!(r.ok()["matches"][0]["after"], json!(["foobar"]));
+    let r = w.call_raw("sneaky-grep", &["-A", "0", "-B", "1", "foobar"], b"");
+    assert_eq!(r.ok()["matches"][0]["before"], json!(["Foo bar"]));
+    let r = w.call_raw("sneaky-find", &["-e", "rs", "-e", "md", "-H", "*"], b"");
+    assert_eq!(files(&r), [".hidden/d.rs", "docs/c.md", "src/a.rs"]);
+    let r = w.call_raw("sneaky-find", &["-t", "d", "-d", "1", "*"], b"");
+    assert_eq!(files(&r), ["docs/", "src/"]);
+    let r = w.call_raw("sneaky-find", &["-E", "src", "-t", "f", "*"], b"");
+    assert_eq!(files(&r), ["docs/c.md"]);
+    w.call_raw("sneaky-find", &["-t", "x", "*"], b"")
+        .err("invalid_args", 2);
+    w.call_raw("sneaky-grep", &["-t", "nosuchtype", "x"], b"")
+        .err("invalid_args", 2);
 }

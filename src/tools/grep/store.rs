@@ -1,0 +1,316 @@
+//! Where grep's JSON result keeps what it found until it is written: every file's path, line
+//! records and line text packed one after another in one buffer, with a small index entry per
+//! file, so a match costs about its own text and path once (a 100,000-match result takes a
+//! few bytes more than its JSON). The first `cap` matches in (path, line) order are kept:
+//! whenever twice as many have piled up, the index is sorted and the rest dropped.
+
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+use super::{FileMatches, LineKind};
+
+/// Bytes of one line record in the buffer: line number (8), end of its text (4), kind (1).
+const RECORD: usize = 13;
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: usize,
+    path_len: u32,
+    lines: u32,
+    text_len: u32,
+    matched: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Arena {
+    buf: Vec<u8>,
+    index: Vec<Slot>,
+    /// Matches held in the buffer.
+    kept: u64,
+    /// Matches seen in all.
+    pub total: u64,
+    /// After a prune that kept a full `cap`: the last path kept. A file after it cannot enter.
+    pub bar: Option<String>,
+}
+
+impl Arena {
+    /// Keep one file's lines; drop what can no longer be among the first `cap`.
+    pub fn add(&mut self, file: &FileMatches, cap: u64) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(file.path.as_bytes());
+        for rec in &file.lines {
+            self.buf.extend_from_slice(&rec.number.to_le_bytes());
+            self.buf.extend_from_slice(&rec.end.to_le_bytes());
+            self.buf.push(kind_byte(rec.kind));
+        }
+        self.buf.extend_from_slice(file.text.as_bytes());
+        self.index.push(Slot {
+            start,
+            path_len: len32(file.path.len()),
+            lines: len32(file.lines.len()),
+            text_len: len32(file.text.len()),
+            matched: file.matched,
+        });
+        self.kept += file.matched;
+        self.total += file.matched;
+        if self.kept > cap.saturating_mul(2).saturating_add(1024) {
+            self.prune(cap);
+        }
+    }
+
+    /// Sort by path and drop the files after the first `cap` matches, compacting the buffer.
+    pub fn prune(&mut self, cap: u64) {
+        let mut index = std::mem::take(&mut self.index);
+        index.sort_by(|a, b| self.path(a).cmp(self.path(b)));
+        let mut kept = 0u64;
+        let keep = index
+            .iter()
+            .position(|slot| {
+                let full = kept >= cap;
+                kept += slot.matched;
+                full
+            })
+            .unwrap_or(index.len());
+        index.truncate(keep);
+        if keep == 0 || self.index_bytes(&index) < self.buf.len() {
+            let mut buf = Vec::with_capacity(self.index_bytes(&index));
+            for slot in &mut index {
+                let end = slot.start + self.slot_bytes(slot);
+                let from = slot.start;
+                slot.start = buf.len();
+                buf.extend_from_slice(self.buf.get(from..end).unwrap_or(&[]));
+            }
+            self.buf = buf;
+        }
+        self.kept = index.iter().map(|s| s.matched).sum();
+        self.index = index;
+        if self.kept >= cap {
+            self.bar = self.index.last().map(|s| self.path(s).to_string());
+        }
+    }
+
+    fn slot_bytes(&self, slot: &Slot) -> usize {
+        slot.path_len as usize + slot.lines as usize * RECORD + slot.text_len as usize
+    }
+
+    fn index_bytes(&self, index: &[Slot]) -> usize {
+        index.iter().map(|s| self.slot_bytes(s)).sum()
+    }
+
+    fn path(&self, slot: &Slot) -> &str {
+        let bytes = self
+            .buf
+            .get(slot.start..slot.start + slot.path_len as usize)
+            .unwrap_or(&[]);
+        std::str::from_utf8(bytes).unwrap_or("")
+    }
+
+    /// One kept file's lines in order: (line number, kind, text).
+    fn lines(&self, slot: &Slot) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
+        let records_at = slot.start + slot.path_len as usize;
+        let text_at = records_at + slot.lines as usize * RECORD;
+        let records = self.buf.get(records_at..text_at).unwrap_or(&[]);
+        let text = self
+            .buf
+            .get(text_at..text_at + slot.text_len as usize)
+            .unwrap_or(&[]);
+        let mut from = 0usize;
+        records.chunks_exact(RECORD).map(move |r| {
+            let number = u64::from_le_bytes(r[0..8].try_into().unwrap_or([0; 8]));
+            let end = u32::from_le_bytes(r[8..12].try_into().unwrap_or([0; 4])) as usize;
+            let line = std::str::from_utf8(text.get(from..end).unwrap_or(&[])).unwrap_or("");
+            from = end;
+            (number, kind_of(r[12]), line)
+        })
+    }
+}
+
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn kind_byte(kind: LineKind) -> u8 {
+    match kind {
+        LineKind::Match => 0,
+        LineKind::Before => 1,
+        LineKind::After => 2,
+        LineKind::Break => 3,
+    }
+}
+
+fn kind_of(byte: u8) -> LineKind {
+    match byte {
+        0 => LineKind::Match,
+        1 => LineKind::Before,
+        2 => LineKind::After,
+        _ => LineKind::Break,
+    }
+}
+
+/// A match with its context as the JSON result groups it.
+pub struct MatchView<'a> {
+    pub line: u64,
+    pub text: &'a str,
+    pub before: Vec<&'a str>,
+    pub after: Vec<&'a str>,
+}
+
+/// Group a file's lines into matches: context before a match (since the last gap) and after.
+pub fn grouped<'a>(lines: impl Iterator<Item = (u64, LineKind, &'a str)>) -> Vec<MatchView<'a>> {
+    let mut out: Vec<MatchView<'a>> = Vec::new();
+    let mut before: Vec<&str> = Vec::new();
+    for (number, kind, text) in lines {
+        match kind {
+            LineKind::Match => out.push(MatchView {
+                line: number,
+                text,
+                before: std::mem::take(&mut before),
+                after: Vec::new(),
+            }),
+            LineKind::After => {
+                if let Some(last) = out.last_mut() {
+                    last.after.push(text);
+                }
+            }
+            LineKind::Before => before.push(text),
+            LineKind::Break => before.clear(),
+        }
+    }
+    out
+}
+
+/// The page of matches a JSON result returns: the kept files in path order, `skip` matches
+/// left out at the front, at most `take` returned.
+#[derive(Debug)]
+pub struct MatchPage {
+    arena: Arena,
+    skip: u64,
+    take: u64,
+}
+
+impl MatchPage {
+    /// The page of a finished search (sorted here).
+    pub fn new(mut arena: Arena, skip: u64, take: u64) -> MatchPage {
+        arena.prune(skip.saturating_add(take));
+        MatchPage { arena, skip, take }
+    }
+
+    /// Matches held (before paging).
+    pub fn held(&self) -> u64 {
+        self.arena.kept
+    }
+}
+
+impl Serialize for MatchPage {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let (mut index, end) = (0u64, self.skip.saturating_add(self.take));
+        'files: for slot in &self.arena.index {
+            if index + slot.matched <= self.skip {
+                index += slot.matched;
+                continue;
+            }
+            let path = self.arena.path(slot);
+            for m in grouped(self.arena.lines(slot)) {
+                if index >= end {
+                    break 'files;
+                }
+                if index >= self.skip {
+                    seq.serialize_element(&MatchOut { path, m })?;
+                }
+                index += 1;
+            }
+        }
+        seq.end()
+    }
+}
+
+struct MatchOut<'a> {
+    path: &'a str,
+    m: MatchView<'a>,
+}
+
+impl Serialize for MatchOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let extra = usize::from(!self.m.before.is_empty()) + usize::from(!self.m.after.is_empty());
+        let mut st = s.serialize_struct("Match", 3 + extra)?;
+        st.serialize_field("path", self.path)?;
+        st.serialize_field("line", &self.m.line)?;
+        st.serialize_field("text", self.m.text)?;
+        if !self.m.before.is_empty() {
+            st.serialize_field("before", &self.m.before)?;
+        }
+        if !self.m.after.is_empty() {
+            st.serialize_field("after", &self.m.after)?;
+        }
+        st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, lines: &[(u64, LineKind, &str)]) -> FileMatches {
+        let mut f = FileMatches::new(path);
+        for (n, kind, text) in lines {
+            f.push(*n, *kind, format!("{text}\n").as_bytes());
+        }
+        f
+    }
+
+    fn page_json(arena: Arena, skip: u64, take: u64) -> Vec<String> {
+        let page = MatchPage::new(arena, skip, take);
+        let v = serde_json::to_value(&page).expect("json");
+        v.as_array()
+            .expect("array")
+            .iter()
+            .map(|m| format!("{}:{}:{}", m["path"], m["line"], m["text"]).replace('"', ""))
+            .collect()
+    }
+
+    #[test]
+    fn keeps_the_first_matches_in_path_order_whatever_the_arrival_order() {
+        let mut arena = Arena::default();
+        // Many files in reverse order, so the prune inside `add` runs several times.
+        for i in (0..3000).rev() {
+            let path = format!("f{i:04}");
+            arena.add(
+                &file(
+                    &path,
+                    &[(1, LineKind::Match, "a"), (2, LineKind::Match, "b")],
+                ),
+                5,
+            );
+        }
+        assert_eq!(arena.total, 6000);
+        assert_eq!(
+            page_json(arena, 2, 3),
+            ["f0001:1:a", "f0001:2:b", "f0002:1:a"]
+        );
+    }
+
+    #[test]
+    fn groups_context_around_matches() {
+        use LineKind::*;
+        let mut arena = Arena::default();
+        let lines = [
+            (1, Before, "b1"),
+            (2, Match, "m2"),
+            (3, After, "a3"),
+            (0, Break, ""),
+            (9, Before, "b9"),
+            (10, Match, "m10"),
+        ];
+        arena.add(&file("x", &lines), 100);
+        let page = MatchPage::new(arena, 0, 100);
+        let v = serde_json::to_value(&page).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!([
+                {"path": "x", "line": 2, "text": "m2", "before": ["b1"], "after": ["a3"]},
+                {"path": "x", "line": 10, "text": "m10", "before": ["b9"]}
+            ])
+        );
+    }
+}

@@ -139,6 +139,8 @@ pub struct Workspace {
     given_root: PathBuf,
     /// Files no tool may write, replace or delete: (device, inode) of the active config.
     protected: Vec<(u64, u64)>,
+    /// The same files by path (for the command sandbox, which binds them read-only).
+    protected_paths: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -170,6 +172,7 @@ impl Workspace {
             root: canonical,
             given_root,
             protected: Vec::new(),
+            protected_paths: Vec::new(),
         })
     }
 
@@ -186,7 +189,13 @@ impl Workspace {
         if let Ok(meta) = std::fs::metadata(path) {
             use std::os::unix::fs::MetadataExt;
             self.protected.push((meta.dev(), meta.ino()));
+            self.protected_paths.push(path.to_path_buf());
         }
+    }
+
+    /// The files marked by `protect_file`, by path.
+    pub fn protected_paths(&self) -> &[PathBuf] {
+        &self.protected_paths
     }
 
     /// Check the form of a user path and make it relative to the root.

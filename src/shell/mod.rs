@@ -43,14 +43,23 @@ pub struct Outcome {
 }
 
 /// Run an approved command line in the workspace root, sandboxed as configured.
-pub fn run(command: &str, timeout: Duration, cap: usize, ctx: &Context) -> Result<Outcome> {
+pub fn run(
+    command: &str,
+    programs: &[String],
+    timeout: Duration,
+    cap: usize,
+    ctx: &Context,
+) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
     let root = ctx.ws.root().to_path_buf();
     let tmp = tempfile::Builder::new()
         .prefix("sneaky-run-")
         .tempdir()
         .map_err(|e| Error::io("creating the command's temporary directory", e))?;
-    let (env, env_removed) = env::command_env(shell, &root, tmp.path());
+    let (mut env, env_removed) = env::command_env(shell, &root, tmp.path());
+    if programs.iter().any(|p| p == "cargo") {
+        cargo_target_dir(&mut env, &root);
+    }
     let bash = env::find_bash(&env)?;
     let path_env = env
         .iter()
@@ -102,6 +111,22 @@ pub fn run(command: &str, timeout: Duration, cap: usize, ctx: &Context) -> Resul
         sandboxed,
         sandbox,
     })
+}
+
+/// cargo builds and runs build scripts and tests from its target directory, which must exist
+/// before the call for the sandbox to let it execute: the workspace's `target/` (shared by
+/// every crate in it) unless CARGO_TARGET_DIR says otherwise.
+fn cargo_target_dir(
+    env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    root: &std::path::Path,
+) {
+    if env.iter().any(|(k, _)| k == "CARGO_TARGET_DIR") {
+        return;
+    }
+    let target = root.join("target");
+    if std::fs::create_dir_all(&target).is_ok() {
+        env.push(("CARGO_TARGET_DIR".into(), target.into_os_string()));
+    }
 }
 
 /// Which layers were in force, in words, and whether the command counts as sandboxed

@@ -21,13 +21,19 @@ use std::path::{Path, PathBuf};
 use nix::mount::{mount, MsFlags};
 use nix::sched::{unshare, CloneFlags};
 
-use super::sys::{mount_setattr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
+use super::sys::{
+    mount_setattr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
+};
 
 /// What the launcher asks of this layer.
 pub struct Request<'a> {
     pub write: &'a [PathBuf],
     pub read_only: &'a [PathBuf],
     pub pin: &'a [PathBuf],
+    /// The only places where files may be mapped executable: the exec set and the library
+    /// directories (everything else is noexec, so the ELF loader cannot be used to run a
+    /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
+    pub exec: &'a [PathBuf],
     pub network: bool,
     pub cwd: &'a Path,
 }
@@ -112,10 +118,25 @@ fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
         none,
     )
     .map_err(|e| err("making mounts private at", root, &e))?;
-    mount_setattr(root, true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
-        .map_err(|e| err("read-only", root, &e))?;
+    mount_setattr(
+        root,
+        true,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+        0,
+    )
+    .map_err(|e| err("read-only", root, &e))?;
     for w in req.write {
         bind(w, false).map_err(|e| err("binding writable", w, &e))?;
+    }
+    for x in req.exec {
+        // A helper directory that does not exist yet, or a file that went away: skipped
+        // (then it cannot execute, which is the safe side).
+        if x.exists() {
+            let none: Option<&str> = None;
+            mount(Some(x), x, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
+                .map_err(|e| err("binding executable", x, &e))?;
+            mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
+        }
     }
     let shm = private_shm();
     for p in req.pin {

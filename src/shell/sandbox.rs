@@ -51,6 +51,9 @@ pub struct LaunchSpec {
     pub write: Vec<PathBuf>,
     /// Files and directories whose programs may execute.
     pub exec: Vec<PathBuf>,
+    /// Where shared libraries live: mapped executable, never executed (everything else is
+    /// mounted noexec).
+    pub map_exec: Vec<PathBuf>,
     /// Inside the writable places, bound read-only (.git config and hooks, configuration).
     pub read_only: Vec<PathBuf>,
     /// Directories made mount points so they cannot be renamed away (.git).
@@ -148,10 +151,13 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         });
         return exec_shell(spec, command);
     }
+    let mut exec = spec.exec.clone();
+    exec.extend(spec.map_exec.iter().cloned());
     let request = namespaces::Request {
         write: &spec.write,
         read_only: &spec.read_only,
         pin: &spec.pin,
+        exec: &exec,
         network: spec.network,
         cwd: &spec.cwd,
     };

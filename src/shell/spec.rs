@@ -47,6 +47,7 @@ pub fn launch_spec(
         read: read_paths(shell, root, tmp)?,
         write,
         exec,
+        map_exec: library_dirs(),
         read_only,
         pin,
         network: shell.network,
@@ -102,6 +103,28 @@ fn vcs_metadata(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     }
     (pin, read_only)
+}
+
+/// The shared-library directories (canonical, existing, without duplicates).
+fn library_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for d in [
+        "/lib",
+        "/lib64",
+        "/usr/lib",
+        "/usr/lib64",
+        "/usr/local/lib",
+        "/lib32",
+        "/usr/lib32",
+    ] {
+        if let Ok(c) = std::fs::canonicalize(d) {
+            if !dirs.iter().any(|x| c.starts_with(x)) {
+                dirs.retain(|x| !x.starts_with(&c));
+                dirs.push(c);
+            }
+        }
+    }
+    dirs
 }
 
 fn gitdir_target(file: &Path, root: &Path) -> Option<PathBuf> {

@@ -41,6 +41,7 @@ pub fn fork_single_threaded() -> std::io::Result<Forked> {
 pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
 pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
 pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
 #[repr(C)]
 struct MountAttr {

@@ -129,7 +129,13 @@ impl Tool for RunCommand {
         }
         let approved = policy::check(&command, shell, ctx.ws.root())?;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
-        let outcome = shell::run(&command, Duration::from_secs(timeout), cap, ctx)?;
+        let outcome = shell::run(
+            &command,
+            &approved.programs,
+            Duration::from_secs(timeout),
+            cap,
+            ctx,
+        )?;
         Ok(result(outcome, approved.programs))
     }
 }

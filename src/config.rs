@@ -188,6 +188,7 @@ impl Config {
             let text = read_config_file(&path)?;
             let config = Config::parse(&text, &path.display().to_string())?;
             ws.protect_file(&path);
+            ws.allow_vcs_writes(config.allow_vcs_writes);
             return Ok((config, Source::File(path)));
         }
         let in_root = ws.root().join(CONFIG_FILE_NAME);
@@ -209,12 +210,15 @@ impl Config {
             } else {
                 tighten_only(base, config)
             };
+            ws.allow_vcs_writes(config.allow_vcs_writes);
             return Ok((config, Source::File(in_root)));
         }
-        match user {
-            Some((config, path)) => Ok((config, Source::File(path))),
-            None => Ok((Config::default(), Source::Defaults)),
-        }
+        let (config, source) = match user {
+            Some((config, path)) => (config, Source::File(path)),
+            None => (Config::default(), Source::Defaults),
+        };
+        ws.allow_vcs_writes(config.allow_vcs_writes);
+        Ok((config, source))
     }
 
     /// Whether this (user) configuration lists `root` in `trusted_workspaces`.

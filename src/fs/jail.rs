@@ -141,6 +141,8 @@ pub struct Workspace {
     protected: Vec<(u64, u64)>,
     /// The same files by path (for the command sandbox, which binds them read-only).
     protected_paths: Vec<PathBuf>,
+    /// `allow_vcs_writes` in the configuration: the tools may write under `.git`.
+    vcs_writable: bool,
 }
 
 impl Workspace {
@@ -173,6 +175,7 @@ impl Workspace {
             given_root,
             protected: Vec::new(),
             protected_paths: Vec::new(),
+            vcs_writable: false,
         })
     }
 
@@ -417,6 +420,53 @@ impl Workspace {
     /// or None when it does not lie beneath the root.
     pub fn strip_root<'a>(&self, found: &'a Path) -> Option<&'a Path> {
         found.strip_prefix(&self.root).ok()
+    }
+
+    /// Let the tools write under `.git` (the configuration's `allow_vcs_writes`).
+    pub fn allow_vcs_writes(&mut self, allow: bool) {
+        self.vcs_writable = allow;
+    }
+
+    /// Whether the entry `name` in directory `dir` is version-control metadata the tools must
+    /// not change: it is named `.git`, or `dir` is (or lies beneath) a directory named `.git`,
+    /// however it was reached (links included: directories are compared by identity while
+    /// walking up to the root). Planted hooks and config keys run programs.
+    pub fn is_vcs_metadata(&self, dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+        if self.vcs_writable {
+            return false;
+        }
+        if name.eq_ignore_ascii_case(".git") {
+            return true;
+        }
+        let Ok(root) = fstat(self.root_fd()) else {
+            return true;
+        };
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let Ok(mut cur) = openat(dir, ".", flags, Mode::empty()) else {
+            return true;
+        };
+        for _ in 0..4096 {
+            let Ok(st) = fstat(cur.as_fd()) else {
+                return true;
+            };
+            if (st.st_dev, st.st_ino) == (root.st_dev, root.st_ino) {
+                return false;
+            }
+            let Ok(parent) = openat(cur.as_fd(), "..", flags, Mode::empty()) else {
+                return true;
+            };
+            let named_git = fstatat(
+                parent.as_fd(),
+                ".git",
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .is_ok_and(|g| (g.st_dev, g.st_ino) == (st.st_dev, st.st_ino));
+            if named_git {
+                return true;
+            }
+            cur = parent;
+        }
+        true
     }
 
     /// True when the object behind `fd` is the active config file.

@@ -159,7 +159,7 @@ const POLICY_CORPUS: &[(&str, &str)] = &[
     ("cp over outside", "cp f.txt ../outside.txt"),
     ("write outside temp", "echo x > /tmp/pwned-sneaky"),
     ("setsid hopper", "setsid sleep 1000"),
-    ("nohup in background", "nohup touch pwned &"),
+    ("nohup in background", "nohup sleep 424242 > /dev/null 2>&1 &"),
     ("python", "python3 -c 'open(\"pwned\",\"w\")'"),
     ("perl", "perl -e 'open F, \">pwned\"'"),
     ("env runs a denied program", "env perl -e 1"),
@@ -180,6 +180,8 @@ fn policy_corpus_has_no_effect() {
         let reply = w.call("sneaky-run", json!({"command": command, "timeout": 10}));
         assert_no_effect(&w, &before, class, &reply.json);
         assert!(!Path::new("/tmp/pwned-sneaky").exists(), "{class}");
+        let left = processes_with("424242");
+        assert!(left.is_empty(), "{class}: survivors {left:?}");
     }
 }
 
@@ -495,4 +497,200 @@ fn git_make_and_cargo_work_under_the_default_presets() {
     let r = run("cd hello && cargo run --quiet --offline", 300);
     assert_eq!(r["exit_code"], 0, "{r}");
     assert_eq!(r["stdout"], "hello from cargo\n", "{r}");
+}
+
+#[test]
+fn the_file_tools_never_write_under_dot_git() {
+    let w = attack_ws();
+    w.mkdir("sub");
+    w.link(".git", "gitlink");
+    let config_before = w.read(".git/config");
+    for (bin, request) in [
+        (
+            "sneaky-write",
+            json!({"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": ".git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": "gitlink/config", "content": "x"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": "sub/.git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": ".GIT/config", "content": "x"}),
+        ),
+        (
+            "sneaky-replace",
+            json!({"file_path": ".git/config", "old_str": "bare = false", "new_str": "bare = false\n\tfsmonitor = touch pwned"}),
+        ),
+        (
+            "sneaky-patch",
+            json!({"file_path": ".git/config", "patch": "@@ -1 +1,2 @@\n [core]\n+\tfsmonitor = touch pwned\n"}),
+        ),
+        ("sneaky-rm", json!({"file_path": ".git/config"})),
+        ("sneaky-rm", json!({"file_path": ".git/HEAD"})),
+        ("sneaky-mkdir", json!({"directory_path": "sub/.git/hooks"})),
+        ("sneaky-mkdir", json!({"directory_path": ".git/hooks/x"})),
+    ] {
+        let reply = w.call(bin, request.clone());
+        let message = reply.err("protected_path", 3);
+        assert!(message.contains(".git"), "{bin} {request}: {message}");
+    }
+    assert_eq!(w.read(".git/config"), config_before);
+    assert!(!w.root.join("sub/.git").exists());
+    assert!(!w.root.join(".git/hooks/pre-commit").exists());
+
+    // Unless the user's configuration allows it.
+    user_config(&w, "allow_vcs_writes = true\n");
+    w.call(
+        "sneaky-write",
+        json!({"file_path": ".git/description", "content": "mine\n"}),
+    )
+    .ok();
+    assert_eq!(w.read(".git/description"), "mine\n");
+}
+
+#[test]
+fn a_workspace_config_may_tighten_but_not_loosen() {
+    let w = attack_ws();
+    // The user's configuration: network off, a short list.
+    let dir = w.dir.path().join("xdg/sneaky");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("config.toml"),
+        "[tools.shell]\nnetwork = false\nallowed_commands = [\"echo\", \"cat\", \"ls\"]\n",
+    )
+    .expect("write");
+    // The cloned repository asks for more.
+    w.write(
+        "sneaky.toml",
+        "[tools.shell]\nsandbox = false\nnetwork = true\nallowed_commands = [\"echo\", \"perl\"]\nextra_allowed_commands = [\"python3\"]\ndenied_commands = []\n",
+    );
+    let r = w
+        .call("sneaky-run", json!({"command": "echo hi"}))
+        .ok()
+        .clone();
+    assert_eq!(r["stdout"], "hi\n", "{r}");
+    assert_ne!(
+        r["sandbox"].as_str().unwrap_or("").get(..3),
+        Some("off"),
+        "{r}"
+    );
+    assert!(
+        r["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("network denied"),
+        "{r}"
+    );
+    let m = w
+        .call("sneaky-run", json!({"command": "perl -e 1"}))
+        .err("command_denied", 3);
+    assert!(m.contains("trusted_workspaces"), "{m}");
+    w.call("sneaky-run", json!({"command": "python3 -c 1"}))
+        .err("command_denied", 3);
+    // It narrowed the list: cat is no longer allowed.
+    let m = w
+        .call("sneaky-run", json!({"command": "cat f.txt"}))
+        .err("command_denied", 3);
+    assert!(m.contains("cat"), "{m}");
+
+    // Trusted by the user, the workspace's file is taken as it is.
+    let root = std::fs::canonicalize(&w.root).expect("root");
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "trusted_workspaces = [{:?}]\n[tools.shell]\nnetwork = false\n",
+            root.display().to_string()
+        ),
+    )
+    .expect("write");
+    let r = w
+        .call("sneaky-run", json!({"command": "echo hi"}))
+        .ok()
+        .clone();
+    assert!(
+        r["sandbox"].as_str().unwrap_or("").starts_with("off"),
+        "{r}"
+    );
+}
+
+#[test]
+fn extra_allowed_commands_add_to_the_defaults_and_print_policy_says_where_from() {
+    let w = attack_ws();
+    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"npm\"]\n");
+    // ls and git stay allowed (the default list is still in force).
+    let r = w.call(
+        "sneaky-run",
+        json!({"command": "ls f.txt && git status --short"}),
+    );
+    assert_eq!(r.ok()["exit_code"], 0);
+    use assert_cmd::cargo::CommandCargoExt;
+    let out = Command::cargo_bin("sneaky-run")
+        .expect("binary")
+        .current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .args(["--print-policy", "--format", "json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let from = |name: &str| {
+        v["allowed_commands"]
+            .as_array()
+            .and_then(|a| a.iter().find(|e| e["name"] == name))
+            .map(|e| e["from"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        from("npm").as_deref(),
+        Some("tools.shell.extra_allowed_commands"),
+        "{v}"
+    );
+    assert_eq!(from("ls").as_deref(), Some("default"), "{v}");
+    assert!(
+        v["config"].as_str().unwrap_or("").ends_with("config.toml"),
+        "{v}"
+    );
+    // Refusals name the key that would change the answer.
+    let m = w
+        .call("sneaky-run", json!({"command": "perl -e 1"}))
+        .err("command_denied", 3);
+    assert!(m.contains("tools.shell.extra_allowed_commands"), "{m}");
+    let m = w
+        .call("sneaky-run", json!({"command": "rm f.txt"}))
+        .err("command_denied", 3);
+    assert!(
+        m.contains("default denied list") && m.contains("extra_allowed_commands"),
+        "{m}"
+    );
+}
+
+#[test]
+fn required_layers_refuse_rather_than_run_weaker() {
+    let w = util::ws();
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"all\"]\n");
+    let reply = w.call("sneaky-run", json!({"command": "echo ran"}));
+    if reply.status == 0 {
+        // Every layer is available here: the command ran with all of them.
+        let r = reply.ok();
+        assert_eq!(r["stdout"], "ran\n");
+        assert!(r["sandbox"].as_str().unwrap_or("").contains("mount"), "{r}");
+    } else {
+        let m = reply.err("io_error", 1);
+        assert!(m.contains("require_layers"), "{m}");
+    }
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"landlok\"]\n");
+    let m = w
+        .call("sneaky-run", json!({"command": "true"}))
+        .err("config_error", 2);
+    assert!(m.contains("landlok"), "{m}");
 }

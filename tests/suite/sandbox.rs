@@ -694,3 +694,29 @@ fn required_layers_refuse_rather_than_run_weaker() {
         .err("config_error", 2);
     assert!(m.contains("landlok"), "{m}");
 }
+
+#[test]
+fn docs_list_the_default_lists() {
+    use sneaky::shell::policy::{DEFAULT_ALLOWED, DEFAULT_DENIED};
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sandbox.md"))
+            .expect("docs/sandbox.md");
+    for (marker, list) in [
+        ("default-allowed", DEFAULT_ALLOWED),
+        ("default-denied", DEFAULT_DENIED),
+    ] {
+        let start = format!("<!-- {marker} -->\n");
+        let from = doc.find(&start).expect("start marker") + start.len();
+        let to = doc[from..].find("\n<!--").expect("end marker") + from;
+        let expected = list
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(
+            doc[from..to].trim(),
+            expected,
+            "docs/sandbox.md's {marker} list differs from src/shell/policy/lists.rs"
+        );
+    }
+}

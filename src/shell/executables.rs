@@ -28,26 +28,29 @@ pub struct Inputs<'a> {
     pub extra: &'a [String],
 }
 
-/// Files and directories to grant the execute right on (canonical paths).
+/// Files and directories to grant the execute right on. Paths are not canonicalized (that
+/// costs a readlink per component, on every call): Landlock and bind mounts both resolve
+/// links to the inode, which is what counts.
 pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
     let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
         .filter(|d| d.is_absolute())
         .collect();
     let mut set = BTreeSet::new();
     let add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
-        if let Ok(c) = std::fs::canonicalize(&p) {
-            set.insert(c);
+        if p.is_absolute() && p.exists() {
+            set.insert(p);
         }
     };
     add(inputs.shell.to_path_buf(), &mut set);
     // `sh` runs make recipes, git aliases' and hooks' shells, `system()`: it is the shell
     // too, and can do nothing bash cannot.
     add(PathBuf::from("/bin/sh"), &mut set);
+    let listing = PathListing::read(&dirs);
     for name in inputs.programs {
-        let Some(found) = resolve(name, &dirs, inputs.root) else {
+        let Some(found) = resolve(name, &listing, inputs.root) else {
             continue;
         };
-        for helper in helpers(name, &found, inputs, &dirs) {
+        for helper in helpers(name, &found, inputs, &listing) {
             add(helper, &mut set);
         }
         add(found, &mut set);
@@ -59,29 +62,80 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
     // program `env` names).
     let files: Vec<PathBuf> = set.iter().filter(|p| p.is_file()).cloned().collect();
     for file in files {
-        for interp in interpreters(&file, &dirs) {
+        for interp in interpreters(&file, &listing) {
             add(interp, &mut set);
         }
     }
     set.into_iter().collect()
 }
 
+/// The names in each PATH directory, read once (one directory listing per PATH entry is
+/// cheaper than a stat per program and directory).
+struct PathListing {
+    dirs: Vec<(PathBuf, std::collections::HashSet<std::ffi::OsString>)>,
+}
+
+impl PathListing {
+    fn read(dirs: &[PathBuf]) -> PathListing {
+        let dirs = dirs
+            .iter()
+            .map(|d| {
+                let names = std::fs::read_dir(d)
+                    .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+                    .unwrap_or_default();
+                (d.clone(), names)
+            })
+            .collect();
+        PathListing { dirs }
+    }
+
+    fn find(&self, name: &str) -> Option<PathBuf> {
+        self.dirs
+            .iter()
+            .filter(|(_, names)| names.contains(OsStr::new(name)))
+            .map(|(d, _)| d.join(name))
+            .find(|p| p.is_file())
+    }
+}
+
 /// A program name as bash would find it: a path (relative to the root) or the first match
 /// on PATH.
-fn resolve(name: &str, dirs: &[PathBuf], root: &Path) -> Option<PathBuf> {
+fn resolve(name: &str, listing: &PathListing, root: &Path) -> Option<PathBuf> {
     if name.contains('/') {
         let p = root.join(name);
         return p.is_file().then_some(p);
     }
-    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-fn on_path(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
-    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+    listing.find(name)
 }
 
 /// The helper table: what an allowed program itself executes to do its job.
-fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, dirs: &[PathBuf]) -> Vec<PathBuf> {
+fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, listing: &PathListing) -> Vec<PathBuf> {
+    const WITH_HELPERS: &[&str] = &[
+        "git",
+        "cargo",
+        "rustc",
+        "rustdoc",
+        "rustfmt",
+        "cargo-clippy",
+        "clippy-driver",
+        "cc",
+        "gcc",
+        "g++",
+        "c++",
+        "clang",
+        "clang++",
+        "ld",
+        "make",
+        "npm",
+        "npx",
+        "node",
+        "yarn",
+        "pnpm",
+        "go",
+    ];
+    if !WITH_HELPERS.contains(&name) {
+        return Vec::new();
+    }
     let real = std::fs::canonicalize(found).unwrap_or_else(|_| found.to_path_buf());
     // The installation prefix (`/usr/local` for `/usr/local/bin/git`).
     let prefix = real
@@ -99,17 +153,19 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, dirs: &[PathBuf]) -> V
         }
         "cargo" | "rustc" | "rustdoc" | "rustfmt" | "cargo-clippy" | "clippy-driver" => {
             out.extend(rust_toolchain(&real, found));
-            out.extend(c_toolchain(dirs));
+            out.extend(c_toolchain(listing));
             out.push(inputs.root.join("target"));
             if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
                 out.push(inputs.root.join(t));
             }
         }
-        "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "ld" => out.extend(c_toolchain(dirs)),
-        "make" => out.extend(["cc", "gcc", "ar"].iter().filter_map(|n| on_path(n, dirs))),
+        "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "ld" => {
+            out.extend(c_toolchain(listing))
+        }
+        "make" => out.extend(["cc", "gcc", "ar"].iter().filter_map(|n| listing.find(n))),
         "npm" | "npx" | "node" | "yarn" | "pnpm" => {
-            out.extend(on_path("node", dirs));
-            out.extend(on_path("env", dirs));
+            out.extend(listing.find("node"));
+            out.extend(listing.find("env"));
             // npm is a script inside its own package: the package's other scripts.
             if let Some(pkg) = real.parent().and_then(Path::parent) {
                 if pkg.join("package.json").is_file() {
@@ -121,7 +177,7 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, dirs: &[PathBuf]) -> V
         "go" => {
             out.extend(private_dir(&prefix));
             out.push(inputs.tmp.to_path_buf());
-            out.extend(c_toolchain(dirs));
+            out.extend(c_toolchain(listing));
         }
         _ => {}
     }
@@ -192,12 +248,12 @@ fn private_dir(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The C compiler driver, its internal programs and binutils (the linker of rustc and go).
-fn c_toolchain(dirs: &[PathBuf]) -> Vec<PathBuf> {
+fn c_toolchain(listing: &PathListing) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = [
         "cc", "gcc", "c++", "g++", "ld", "ld.bfd", "ld.gold", "as", "ar",
     ]
     .iter()
-    .filter_map(|n| on_path(n, dirs))
+    .filter_map(|n| listing.find(n))
     .collect();
     for dir in ["/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib/llvm"] {
         out.push(PathBuf::from(dir));
@@ -205,14 +261,14 @@ fn c_toolchain(dirs: &[PathBuf]) -> Vec<PathBuf> {
     // Cross-named binutils (x86_64-linux-gnu-ld …) that cc calls.
     let arch = std::env::consts::ARCH;
     for tool in ["ld", "ld.bfd", "as", "gcc"] {
-        out.extend(on_path(&format!("{arch}-linux-gnu-{tool}"), dirs));
+        out.extend(listing.find(&format!("{arch}-linux-gnu-{tool}")));
     }
     out
 }
 
 /// The ELF interpreter (PT_INTERP) of a binary, or the `#!` interpreter of a script (and the
 /// program `#!/usr/bin/env NAME` names).
-fn interpreters(file: &Path, dirs: &[PathBuf]) -> Vec<PathBuf> {
+fn interpreters(file: &Path, listing: &PathListing) -> Vec<PathBuf> {
     let mut head = [0u8; 4096];
     let n = match std::fs::File::open(file).and_then(|mut f| f.read(&mut head)) {
         Ok(n) => n,
@@ -230,7 +286,7 @@ fn interpreters(file: &Path, dirs: &[PathBuf]) -> Vec<PathBuf> {
         if interp.ends_with("/env") {
             if let Some(p) = words
                 .find(|w| !w.starts_with('-'))
-                .and_then(|w| on_path(w, dirs))
+                .and_then(|w| listing.find(w))
             {
                 out.push(p);
             }
@@ -297,7 +353,7 @@ mod tests {
         let set = executable_paths(&inputs);
         let bash = std::fs::canonicalize("/bin/bash").expect("bash");
         assert!(set.contains(&bash), "{set:?}");
-        if let Some(interp) = interpreters(&bash, &[]).first() {
+        if let Some(interp) = interpreters(&bash, &PathListing::read(&[])).first() {
             let loader = std::fs::canonicalize(interp).expect("loader");
             assert!(set.contains(&loader), "{set:?}");
         }

@@ -51,6 +51,12 @@ pub fn run(
     ctx: &Context,
 ) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
+    if !shell.sandbox && !shell.require_layers.is_empty() {
+        return Err(Error::new(
+            ErrorKind::ConfigError,
+            "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
+        ));
+    }
     let root = ctx.ws.root().to_path_buf();
     let tmp = tempfile::Builder::new()
         .prefix("sneaky-run-")

@@ -139,7 +139,7 @@ fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
         }
     }
     let shm = private_shm();
-    for p in req.pin {
+    for p in req.pin.iter().filter(|p| p.is_dir()) {
         mount(Some(p), p, none, MsFlags::MS_BIND, none).map_err(|e| err("pinning", p, &e))?;
     }
     for p in req.read_only {

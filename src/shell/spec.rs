@@ -42,6 +42,26 @@ pub fn launch_spec(
     let write = write_paths(shell, root, tmp)?;
     // Only what a command could otherwise write needs covering.
     read_only.retain(|p| write.iter().any(|w| p.starts_with(w)));
+    // A directory holding a protected file could be renamed away and replaced by one with a
+    // planted file of the same name: every directory between a writable root and a
+    // protected file becomes a mount point (which cannot be renamed or removed).
+    let mut pin = pin;
+    for p in &read_only {
+        let Some(w) = write.iter().find(|w| p.starts_with(w)) else {
+            continue;
+        };
+        for dir in p
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a != w && a.starts_with(w))
+        {
+            if !pin.iter().any(|x| x == dir) {
+                pin.push(dir.to_path_buf());
+            }
+        }
+    }
+    // Outer directories first: a pin inside another must be made after it.
+    pin.sort_by_key(|p| p.components().count());
     Ok(LaunchSpec {
         sandbox: shell.sandbox,
         read: read_paths(shell, root, tmp)?,

@@ -720,3 +720,39 @@ fn docs_list_the_default_lists() {
         );
     }
 }
+
+#[test]
+fn the_active_configuration_is_read_only_whatever_its_name() {
+    if !namespaces_or_skip("the_active_configuration_is_read_only_whatever_its_name") {
+        return;
+    }
+    let w = attack_ws();
+    w.write("conf/my.toml", "[tools.shell]\nnetwork = false\n");
+    w.write("loose.toml", "[tools.shell]\nsandbox = false\n");
+    let config = w.root.join("conf/my.toml");
+    let config = config.to_str().expect("utf-8");
+    for command in [
+        "cp loose.toml conf/my.toml",
+        "cat loose.toml > conf/my.toml",
+        "mv loose.toml conf/my.toml",
+        "mv conf old-conf",
+        "sed -i s/false/true/ conf/my.toml",
+    ] {
+        let reply = w.call_raw("sneaky-run", &["--config", config, command], b"");
+        assert_eq!(
+            w.read("conf/my.toml"),
+            "[tools.shell]\nnetwork = false\n",
+            "{command}: {:?}",
+            reply.json
+        );
+    }
+    let r = w.call_raw("sneaky-run", &["--config", config, "true"], b"");
+    assert!(
+        r.ok()["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("network denied"),
+        "{:?}",
+        r.json
+    );
+}

@@ -44,6 +44,8 @@ pub struct Entered {
     pub user: bool,
     pub pid: bool,
     pub net: bool,
+    /// The PID namespace's own /proc is mounted (else the host's is visible, read-only).
+    pub own_proc: bool,
     /// A private /dev/shm was mounted (writable for the command).
     pub shm: Option<PathBuf>,
 }
@@ -55,8 +57,10 @@ impl Entered {
             parts.push("user");
         }
         parts.push("mount (read-only world)");
-        if self.pid {
-            parts.push("pid");
+        if self.pid && self.own_proc {
+            parts.push("pid (own /proc)");
+        } else if self.pid {
+            parts.push("pid (host /proc visible)");
         }
         if self.net {
             parts.push("net (no network)");
@@ -91,6 +95,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     Ok(Entered {
         user,
         pid: true,
+        own_proc: true,
         net: !req.network,
         shm,
     })

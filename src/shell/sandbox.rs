@@ -23,7 +23,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use nix::sys::signal::Signal;
@@ -270,11 +270,10 @@ fn init_main(spec: &LaunchSpec, command: OsString, entered: &Entered, out: Owned
         return ExitCode::from(SETUP_FAILED as u8);
     }
     let mut entered = entered.clone();
-    if let Err(why) = namespaces::mount_proc() {
+    if namespaces::mount_proc().is_err() {
         // Without its own /proc the command would see the host's processes; go on with the
         // other layers but say so.
-        entered.pid = false;
-        let _ = why;
+        entered.own_proc = false;
     }
     if let Err(code) = confine_self(spec, Some(&entered), "") {
         return code;
@@ -349,9 +348,4 @@ pub fn launcher_path() -> Option<PathBuf> {
     }
     let sibling = exe.parent()?.join("sneaky-run");
     sibling.is_file().then_some(sibling)
-}
-
-/// Whether `path` is the launcher binary (for tests and diagnostics).
-pub fn is_launcher(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == "sneaky-run")
 }

@@ -66,6 +66,9 @@ pub struct LaunchSpec {
     pub shell: PathBuf,
     /// The working directory (the workspace root).
     pub cwd: PathBuf,
+    /// Do not enter namespaces (`SNEAKY_SANDBOX_SKIP=namespaces` in the runner's environment:
+    /// to see and test how the sandbox degrades; `require_layers` still refuses).
+    pub skip_namespaces: bool,
     /// The runner's pid: the launcher checks it is still its parent after arming the
     /// parent-death signal (else the runner died in between).
     pub parent: i32,
@@ -161,7 +164,12 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         network: spec.network,
         cwd: &spec.cwd,
     };
-    match namespaces::enter(&request) {
+    let entered = if spec.skip_namespaces {
+        Err("skipped: SNEAKY_SANDBOX_SKIP=namespaces".to_string())
+    } else {
+        namespaces::enter(&request)
+    };
+    match entered {
         Ok(entered) => run_as_init(spec, command, entered),
         Err(why) if required(spec, "namespaces") => fail(&format!(
             "namespaces are required by tools.shell.require_layers but unavailable: {why}"

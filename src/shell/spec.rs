@@ -79,6 +79,8 @@ pub fn launch_spec(
         require: shell.require_layers.clone(),
         shell: bash.to_path_buf(),
         cwd: root.to_path_buf(),
+        skip_namespaces: std::env::var("SNEAKY_SANDBOX_SKIP")
+            .is_ok_and(|v| v.split(',').any(|l| l.trim() == "namespaces")),
         parent: std::process::id() as i32,
     })
 }

@@ -756,3 +756,36 @@ fn the_active_configuration_is_read_only_whatever_its_name() {
         r.json
     );
 }
+
+#[test]
+fn without_namespaces_the_result_says_so_and_require_layers_refuses() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let w = attack_ws();
+    let call = |w: &Ws| {
+        let out = Command::cargo_bin("sneaky-run")
+            .expect("binary")
+            .current_dir(&w.root)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+            .env("SNEAKY_SANDBOX_SKIP", "namespaces")
+            .arg("echo ran; touch ../pwned")
+            .output()
+            .expect("run");
+        util::Reply::parse("sneaky-run", out)
+    };
+    let reply = call(&w);
+    let r = reply.ok();
+    let sandbox = r["sandbox"].as_str().unwrap_or("");
+    assert!(sandbox.contains("namespaces: unavailable (skipped"), "{r}");
+    assert_eq!(r["stdout"], "ran\n");
+    // Landlock still holds the writes.
+    assert!(!w.outside().join("pwned").exists(), "{r}");
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"namespaces\"]\n");
+    let m = call(&w).err("io_error", 1);
+    assert!(
+        m.contains("require_layers") && m.contains("nothing ran"),
+        "{m}"
+    );
+    assert!(!w.outside().join("pwned").exists());
+}

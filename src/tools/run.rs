@@ -101,10 +101,16 @@ impl Tool for RunCommand {
             "trusted_workspaces: workspaces whose own sneaky.toml may loosen your configuration",
             "allow_vcs_writes: let tools and commands change .git (config, hooks)",
         ],
-        env: &[(
-            "(credentials)",
-            "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands",
-        )],
+        env: &[
+            (
+                "(credentials)",
+                "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands",
+            ),
+            (
+                "SNEAKY_SANDBOX_SKIP",
+                "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses)",
+            ),
+        ],
     };
     const SCHEMA: &'static str = committed_schema!("run_command");
     type Args = RunArgs;

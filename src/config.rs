@@ -254,18 +254,26 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
     use crate::shell::policy::EffectiveLists;
     let base_lists = EffectiveLists::from_config(base);
     let base_runnable = base_lists.runnable();
-    let ws_lists = EffectiveLists::from_config(&ws);
-    let (kept, dropped): (Vec<String>, Vec<String>) = ws_lists
-        .allowed
+    // What the workspace asks to run: its own list when it sets one, else the user's.
+    let asked: Vec<String> = match &ws.allowed_commands {
+        Some(list) => list.clone(),
+        None => base_runnable.iter().map(|s| s.to_string()).collect(),
+    };
+    let (kept, dropped): (Vec<String>, Vec<String>) = union(&asked, &ws.extra_allowed_commands)
         .into_iter()
-        .map(|(n, _)| n)
         .partition(|n| base_runnable.contains(&n.as_str()));
-    let denied: Vec<String> = base_lists
+    // The user's denied entries (minus what the user allowed over the default denied list),
+    // plus whatever the workspace denies explicitly.
+    let base_denied: Vec<String> = base_lists
         .denied
         .iter()
-        .chain(ws_lists.denied.iter())
         .map(|(n, _)| n.clone())
+        .filter(|n| !base_runnable.contains(&n.as_str()))
         .collect();
+    let denied = union(
+        &base_denied,
+        ws.denied_commands.as_deref().unwrap_or_default(),
+    );
     let read_paths = match &base.read_paths {
         Some(list) => Some(list.clone()),
         None => ws.read_paths,
@@ -273,7 +281,7 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
     Shell {
         allowed_commands: Some(kept),
         extra_allowed_commands: Vec::new(),
-        denied_commands: Some(union(&denied, &[])),
+        denied_commands: Some(denied),
         default_timeout: ws.default_timeout,
         sandbox: base.sandbox || ws.sandbox,
         network: base.network && ws.network,
@@ -429,6 +437,34 @@ default_timeout  = 30
             c.tools.shell.allowed_commands.as_deref(),
             Some(&["git".to_string(), "cargo".into(), "ls".into()][..])
         );
+    }
+
+    #[test]
+    fn an_untrusted_workspace_only_tightens() {
+        let base = Config::parse(
+            "[tools.shell]\nallowed_commands = [\"bash\", \"echo\", \"ls\"]\nnetwork = false\n",
+            "user",
+        )
+        .expect("user");
+        // A workspace that asks for nothing about commands keeps the user's lists.
+        let ws = Config::parse("max_file_size_bytes = 10\n", "ws").expect("ws");
+        let merged = tighten_only(base.clone(), ws);
+        let lists = crate::shell::policy::EffectiveLists::from_config(&merged.tools.shell);
+        assert_eq!(lists.runnable(), vec!["bash", "echo", "ls"]);
+        assert_eq!(merged.max_file_size_bytes, 10);
+        // One that asks for more gets the intersection, and what it lost is recorded.
+        let ws = Config::parse(
+            "[tools.shell]\nallowed_commands = [\"echo\", \"perl\"]\nextra_allowed_commands = [\"ls\", \"curl\"]\nnetwork = true\nsandbox = false\ndenied_commands = [\"ls\"]\n[permissions]\nallow = [\"run_command\"]\n",
+            "ws",
+        )
+        .expect("ws");
+        let merged = tighten_only(base, ws);
+        let shell = &merged.tools.shell;
+        let lists = crate::shell::policy::EffectiveLists::from_config(shell);
+        assert_eq!(lists.runnable(), vec!["echo"]);
+        assert_eq!(shell.untrusted_requests, vec!["perl", "curl"]);
+        assert!(!shell.network && shell.sandbox);
+        assert!(merged.permissions.allow.is_empty());
     }
 
     #[test]

@@ -9,9 +9,9 @@
 //! so a command can neither signal nor talk to the agent.
 //!
 //! seccomp (`seccompiler`, as Firecracker and Codex use it), when `network = false`:
-//! `socket()` of AF_INET, AF_INET6 and AF_PACKET fails with EACCES (TCP, UDP, ICMP and raw
-//! alike; AF_UNIX stays), and io_uring cannot be set up (its socket operations bypass
-//! seccomp).
+//! `socket()` of AF_INET, AF_INET6, AF_PACKET and AF_VSOCK fails with EACCES (TCP, UDP, ICMP
+//! and raw alike, and the VM host's vsock; AF_UNIX stays), and io_uring cannot be set up (its
+//! socket operations bypass seccomp).
 
 use std::path::{Path, PathBuf};
 
@@ -51,7 +51,7 @@ pub fn apply(spec: &LaunchSpec, write: &[PathBuf]) -> Result<Confined, String> {
     } else {
         match seccomp_no_network() {
             Ok(()) => (
-                "AF_INET/AF_INET6/AF_PACKET sockets and io_uring refused".into(),
+                "AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets and io_uring refused".into(),
                 true,
             ),
             Err(e) => (format!("failed: {e}"), false),
@@ -165,6 +165,8 @@ fn seccomp_no_network() -> Result<(), String> {
         domain(libc::AF_INET)?,
         domain(libc::AF_INET6)?,
         domain(libc::AF_PACKET)?,
+        // Not network-namespaced: it reaches the hypervisor host of a VM.
+        domain(libc::AF_VSOCK)?,
     ];
     let rules = [
         (libc::SYS_socket, socket_rules),

@@ -396,6 +396,43 @@ fn killing_sneaky_run_takes_the_whole_tree_down() {
     }
 }
 
+/// Creates one socket of each family and says which the kernel refused.
+const SOCKETS_C: &str = r#"#include <stdio.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+static void try(const char *name, int family, int type, int proto) {
+    int s = socket(family, type, proto);
+    printf("%s %s\n", name, s >= 0 ? "ok" : "refused");
+}
+int main(void) {
+    int pair[2];
+    printf("unix %s\n", socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0 ? "ok" : "refused");
+    try("inet", AF_INET, SOCK_DGRAM, 0);
+    try("inet6", AF_INET6, SOCK_STREAM, 0);
+    try("packet", AF_PACKET, SOCK_RAW, 0);
+    return 0;
+}
+"#;
+
+/// Compile a C program into the workspace (outside the sandbox); false (and a loud skip
+/// message) without a C compiler.
+fn compile(w: &Ws, name: &str, source: &str) -> bool {
+    let src = w.dir.path().join(format!("{name}.c"));
+    std::fs::write(&src, source).expect("write");
+    let out = Command::new("cc")
+        .arg("-o")
+        .arg(w.root.join(name))
+        .arg(&src)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => true,
+        other => {
+            eprintln!("SKIPPED part of a sandbox test: cannot compile {name}.c ({other:?})");
+            false
+        }
+    }
+}
+
 #[test]
 fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
     if !namespaces_or_skip("network_false_stops_udp_and_tcp_but_not_unix_sockets") {
@@ -431,13 +468,21 @@ fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
     assert!(tcp.accept().is_err(), "a TCP connection got through: {r}");
     let sandbox = r["sandbox"].as_str().unwrap_or("");
     assert!(sandbox.contains("network denied"), "{r}");
-    // AF_UNIX stays: a local socket pair through a program that uses one (sort's temp
-    // files do not; git's daemon-less transport does not either): bash's own /dev/fd works.
-    let r = w
-        .call("sneaky-run", json!({"command": "echo ok | cat"}))
-        .ok()
-        .clone();
-    assert_eq!(r["stdout"], "ok\n", "{r}");
+    // AF_UNIX stays; AF_INET, AF_INET6 and AF_PACKET sockets cannot even be created.
+    if compile(&w, "sock", SOCKETS_C) {
+        user_config(
+            &w,
+            "[tools.shell]\nnetwork = false\nextra_allowed_commands = [\"./sock\"]\n",
+        );
+        let r = w
+            .call("sneaky-run", json!({"command": "./sock"}))
+            .ok()
+            .clone();
+        assert_eq!(
+            r["stdout"], "unix ok\ninet refused\ninet6 refused\npacket refused\n",
+            "{r}"
+        );
+    }
 
     // The control: with the network on, the same packet arrives.
     user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");

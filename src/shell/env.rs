@@ -1,7 +1,8 @@
 //! The environment of a command: the caller's, minus secret-looking variables (unless listed
 //! in `tools.shell.pass_env`) and minus everything that makes bash run code at start-up or
 //! changes how it reads the line; PATH without relative entries or entries inside the root;
-//! TMPDIR pointing at the command's private temporary directory.
+//! TMPDIR pointing at the command's private temporary directory, and the usual caches
+//! (XDG_CACHE_HOME, npm_config_cache, GOCACHE) there too unless set.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,18 @@ pub fn command_env(
     env.push(("PATH".into(), path));
     for name in ["TMPDIR", "TMP", "TEMP"] {
         env.push((name.into(), tmp.as_os_str().to_owned()));
+    }
+    // Outside the workspace everything is read-only: caches that tools write by default go to
+    // the private temporary directory unless the caller chose a place (add a lasting cache to
+    // tools.shell.write_paths and set its variable).
+    for (name, sub) in [
+        ("XDG_CACHE_HOME", "cache"),
+        ("npm_config_cache", "npm-cache"),
+        ("GOCACHE", "go-build"),
+    ] {
+        if !env.iter().any(|(k, _)| k == name) {
+            env.push((name.into(), tmp.join(sub).into_os_string()));
+        }
     }
     removed.sort();
     (env, removed)

@@ -834,3 +834,32 @@ fn without_namespaces_the_result_says_so_and_require_layers_refuses() {
     );
     assert!(!w.outside().join("pwned").exists());
 }
+
+#[test]
+fn npm_scripts_work_once_npm_is_allowed() {
+    if !namespaces_or_skip("npm_scripts_work_once_npm_is_allowed") {
+        return;
+    }
+    if Command::new("npm").arg("--version").output().is_err() {
+        eprintln!("SKIPPED npm_scripts_work_once_npm_is_allowed: npm is not installed");
+        return;
+    }
+    let w = util::ws();
+    w.write(
+        "package.json",
+        r#"{"name":"x","version":"1.0.0","scripts":{"hello":"echo hello from npm && node -e \"console.log(6*7)\""}}"#,
+    );
+    user_config(
+        &w,
+        "[tools.shell]\nextra_allowed_commands = [\"npm\", \"node\"]\n",
+    );
+    let r = w
+        .call(
+            "sneaky-run",
+            json!({"command": "npm run --silent hello", "timeout": 120}),
+        )
+        .ok()
+        .clone();
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["stdout"], "hello from npm\n42\n", "{r}");
+}

@@ -649,12 +649,14 @@ fn bash_expansion(text: &str) -> Option<usize> {
 }
 
 /// A restrictive configuration: a short allowed list (with a shell, so `sh -c` nesting is
-/// explored) and an explicit denied list.
+/// explored; with sort, tar and cp, whose options run programs or copy devices) and an
+/// explicit denied list.
 fn restrictive() -> Shell {
     Shell {
         allowed_commands: Some(
             [
-                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh",
+                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh", "sort",
+                "tar", "cp",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -683,7 +685,8 @@ pub fn command_policy(data: &[u8]) {
         (
             restrictive(),
             vec![
-                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh",
+                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh", "sort",
+                "tar", "cp",
             ],
             vec!["rm", "curl"],
         ),
@@ -703,6 +706,18 @@ pub fn command_policy(data: &[u8]) {
             assert!(
                 !NEVER.contains(&p.as_str()) && !OPAQUE_WRAPPERS.contains(&p.as_str()),
                 "{text:?} runs {p}"
+            );
+        }
+        // A line that runs only sort never hands it a compression program (any abbreviation
+        // of --compress-program, however quoted).
+        if !approved.programs.is_empty() && approved.programs.iter().all(|p| p == "sort") {
+            let unquoted: String = text
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                .collect();
+            assert!(
+                !unquoted.split_whitespace().any(|t| t.starts_with("--com")),
+                "{text:?} hands sort a compression program"
             );
         }
         if !text.contains("<<") && !text.ends_with('\\') {

@@ -20,6 +20,12 @@ pub const DEFAULT_MAX_OUTPUT: u64 = 64 * 1024;
 pub const DEFAULT_TIMEOUT: u64 = 30;
 /// Upper bound for any command timeout, whatever the config or the call asks.
 pub const MAX_TIMEOUT: u64 = 3600;
+/// Default RLIMIT_NPROC of commands (a build runs a few hundred at most).
+pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
+/// Default RLIMIT_FSIZE of commands: no single file larger than 16 GiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 30;
+/// The sandbox layers `tools.shell.require_layers` may name.
+pub const LAYERS: &[&str] = &["landlock", "namespaces", "seccomp", "all"];
 /// A config file larger than this is refused (it is certainly not a config).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -32,6 +38,12 @@ pub struct Config {
     pub max_output_bytes: u64,
     pub permissions: Permissions,
     pub tools: Tools,
+    /// Workspace roots whose own `sneaky.toml` may loosen this configuration (only read from
+    /// the user's configuration; a workspace cannot trust itself).
+    pub trusted_workspaces: Vec<PathBuf>,
+    /// Let the file tools and commands change `.git` (config, hooks …). Off by default:
+    /// planted hooks and config keys run programs.
+    pub allow_vcs_writes: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -51,8 +63,11 @@ pub struct Tools {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Shell {
-    /// Programs run_command may run; None means the built-in default list.
+    /// Programs run_command may run; None means the built-in default list. This is also the
+    /// set the kernel lets execute (with each program's helpers): transitive.
     pub allowed_commands: Option<Vec<String>>,
+    /// Programs added to the allowed list in force (the default one or `allowed_commands`).
+    pub extra_allowed_commands: Vec<String>,
     /// Programs run_command refuses; None means the built-in default list.
     pub denied_commands: Option<Vec<String>>,
     pub default_timeout: u64,
@@ -68,6 +83,21 @@ pub struct Shell {
     /// Extra places sandboxed commands may write, besides the root, a private temporary
     /// directory and /dev/null (e.g. a shared build cache). Absolute paths.
     pub write_paths: Vec<String>,
+    /// Extra files or directories whose programs may execute (helpers an allowed program
+    /// runs that the built-in helper table does not know). Absolute paths.
+    pub exec_paths: Vec<String>,
+    /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
+    /// "namespaces", "seccomp", or "all". Empty: run with what the kernel offers, and say so.
+    pub require_layers: Vec<String>,
+    /// rlimits of every command process: processes (RLIMIT_NPROC, counted in the command's
+    /// own user namespace), the largest file it may write, CPU seconds per process.
+    pub max_processes: u64,
+    pub max_file_bytes: u64,
+    pub max_cpu_seconds: u64,
+    /// Programs a workspace `sneaky.toml` asked for that were dropped because the workspace
+    /// is not trusted (not read from TOML; for messages).
+    #[serde(skip)]
+    pub untrusted_requests: Vec<String>,
 }
 
 impl Default for Config {
@@ -77,6 +107,8 @@ impl Default for Config {
             max_output_bytes: DEFAULT_MAX_OUTPUT,
             permissions: Permissions::default(),
             tools: Tools::default(),
+            trusted_workspaces: Vec::new(),
+            allow_vcs_writes: false,
         }
     }
 }
@@ -85,6 +117,7 @@ impl Default for Shell {
     fn default() -> Self {
         Shell {
             allowed_commands: None,
+            extra_allowed_commands: Vec::new(),
             denied_commands: None,
             default_timeout: DEFAULT_TIMEOUT,
             sandbox: true,
@@ -92,6 +125,12 @@ impl Default for Shell {
             pass_env: Vec::new(),
             read_paths: None,
             write_paths: Vec::new(),
+            exec_paths: Vec::new(),
+            require_layers: Vec::new(),
+            max_processes: DEFAULT_MAX_PROCESSES,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_cpu_seconds: MAX_TIMEOUT,
+            untrusted_requests: Vec::new(),
         }
     }
 }
@@ -135,7 +174,7 @@ impl Config {
                 "tools.shell.default_timeout must be between 1 and {MAX_TIMEOUT} seconds"
             ));
         }
-        Ok(())
+        self.tools.shell.validate(origin)
     }
 
     /// Find and load the configuration for a workspace. Marks the active file as protected
@@ -149,23 +188,166 @@ impl Config {
             let text = read_config_file(&path)?;
             let config = Config::parse(&text, &path.display().to_string())?;
             ws.protect_file(&path);
+            ws.allow_vcs_writes(config.allow_vcs_writes);
             return Ok((config, Source::File(path)));
         }
         let in_root = ws.root().join(CONFIG_FILE_NAME);
-        if let Some(text) = read_root_config(ws)? {
-            let config = Config::parse(&text, &in_root.display().to_string())?;
-            ws.protect_file(&in_root);
-            return Ok((config, Source::File(in_root)));
-        }
-        if let Some(path) = user_config_path() {
-            if path.exists() {
+        let user = match user_config_path().filter(|p| p.exists()) {
+            Some(path) => {
                 let text = read_config_file(&path)?;
                 let config = Config::parse(&text, &path.display().to_string())?;
                 ws.protect_file(&path);
-                return Ok((config, Source::File(path)));
+                Some((config, path))
+            }
+            None => None,
+        };
+        if let Some(text) = read_root_config(ws)? {
+            let config = Config::parse(&text, &in_root.display().to_string())?;
+            ws.protect_file(&in_root);
+            let base = user.map(|(c, _)| c).unwrap_or_default();
+            let config = if base.trusts(ws.root()) {
+                config
+            } else {
+                tighten_only(base, config)
+            };
+            ws.allow_vcs_writes(config.allow_vcs_writes);
+            return Ok((config, Source::File(in_root)));
+        }
+        let (config, source) = match user {
+            Some((config, path)) => (config, Source::File(path)),
+            None => (Config::default(), Source::Defaults),
+        };
+        ws.allow_vcs_writes(config.allow_vcs_writes);
+        Ok((config, source))
+    }
+
+    /// Whether this (user) configuration lists `root` in `trusted_workspaces`.
+    pub fn trusts(&self, root: &Path) -> bool {
+        self.trusted_workspaces
+            .iter()
+            .any(|t| t == root || std::fs::canonicalize(t).is_ok_and(|c| c == root))
+    }
+}
+
+/// An untrusted workspace's `sneaky.toml` over the user's configuration (or the defaults):
+/// it may tighten, never loosen. Kept from the workspace: what only narrows (denied tools and
+/// commands, confirmations, required layers, network or sandbox off → on is refused) and what is
+/// not about security (sizes, timeouts). Taken from the user: trust itself.
+pub fn tighten_only(base: Config, ws: Config) -> Config {
+    let permissions = Permissions {
+        deny: union(&base.permissions.deny, &ws.permissions.deny),
+        allow: intersection(&base.permissions.allow, &ws.permissions.allow),
+        confirm: union(&base.permissions.confirm, &ws.permissions.confirm),
+    };
+    let shell = tighten_shell(&base.tools.shell, ws.tools.shell);
+    Config {
+        max_file_size_bytes: ws.max_file_size_bytes,
+        max_output_bytes: ws.max_output_bytes,
+        permissions,
+        tools: Tools { shell },
+        trusted_workspaces: base.trusted_workspaces,
+        allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
+    }
+}
+
+fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
+    use crate::shell::policy::EffectiveLists;
+    let base_lists = EffectiveLists::from_config(base);
+    let base_runnable = base_lists.runnable();
+    // What the workspace asks to run: its own list when it sets one, else the user's.
+    let asked: Vec<String> = match &ws.allowed_commands {
+        Some(list) => list.clone(),
+        None => base_runnable.iter().map(|s| s.to_string()).collect(),
+    };
+    let (kept, dropped): (Vec<String>, Vec<String>) = union(&asked, &ws.extra_allowed_commands)
+        .into_iter()
+        .partition(|n| base_runnable.contains(&n.as_str()));
+    // The user's denied entries (minus what the user allowed over the default denied list),
+    // plus whatever the workspace denies explicitly.
+    let base_denied: Vec<String> = base_lists
+        .denied
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| !base_runnable.contains(&n.as_str()))
+        .collect();
+    let denied = union(
+        &base_denied,
+        ws.denied_commands.as_deref().unwrap_or_default(),
+    );
+    let read_paths = match &base.read_paths {
+        Some(list) => Some(list.clone()),
+        None => ws.read_paths,
+    };
+    Shell {
+        allowed_commands: Some(kept),
+        extra_allowed_commands: Vec::new(),
+        denied_commands: Some(denied),
+        default_timeout: ws.default_timeout,
+        sandbox: base.sandbox || ws.sandbox,
+        network: base.network && ws.network,
+        pass_env: intersection(&base.pass_env, &ws.pass_env),
+        read_paths,
+        write_paths: intersection(&base.write_paths, &ws.write_paths),
+        exec_paths: intersection(&base.exec_paths, &ws.exec_paths),
+        require_layers: union(&base.require_layers, &ws.require_layers),
+        max_processes: base.max_processes.min(ws.max_processes),
+        max_file_bytes: base.max_file_bytes.min(ws.max_file_bytes),
+        max_cpu_seconds: base.max_cpu_seconds.min(ws.max_cpu_seconds),
+        untrusted_requests: dropped,
+    }
+}
+
+fn union<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for x in a.iter().chain(b) {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
+fn intersection<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
+    b.iter().filter(|x| a.contains(x)).cloned().collect()
+}
+
+impl Shell {
+    fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |msg: String| {
+            Err(Error::new(
+                ErrorKind::ConfigError,
+                format!("{origin}: tools.shell.{msg}"),
+            ))
+        };
+        if let Some(l) = self
+            .require_layers
+            .iter()
+            .find(|l| !LAYERS.contains(&l.as_str()))
+        {
+            return bad(format!(
+                "require_layers: unknown layer {l:?} (known: {})",
+                LAYERS.join(", ")
+            ));
+        }
+        for (key, list) in [
+            ("write_paths", &self.write_paths),
+            ("exec_paths", &self.exec_paths),
+        ] {
+            if let Some(p) = list.iter().find(|p| !Path::new(p).is_absolute()) {
+                return bad(format!("{key}: {p} is not an absolute path"));
             }
         }
-        Ok((Config::default(), Source::Defaults))
+        if self.max_processes == 0 || self.max_file_bytes == 0 || self.max_cpu_seconds == 0 {
+            return bad(
+                "max_processes, max_file_bytes and max_cpu_seconds must be at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether a layer is required (directly or by "all").
+    pub fn requires(&self, layer: &str) -> bool {
+        self.require_layers.iter().any(|l| l == layer || l == "all")
     }
 }
 
@@ -255,6 +437,34 @@ default_timeout  = 30
             c.tools.shell.allowed_commands.as_deref(),
             Some(&["git".to_string(), "cargo".into(), "ls".into()][..])
         );
+    }
+
+    #[test]
+    fn an_untrusted_workspace_only_tightens() {
+        let base = Config::parse(
+            "[tools.shell]\nallowed_commands = [\"bash\", \"echo\", \"ls\"]\nnetwork = false\n",
+            "user",
+        )
+        .expect("user");
+        // A workspace that asks for nothing about commands keeps the user's lists.
+        let ws = Config::parse("max_file_size_bytes = 10\n", "ws").expect("ws");
+        let merged = tighten_only(base.clone(), ws);
+        let lists = crate::shell::policy::EffectiveLists::from_config(&merged.tools.shell);
+        assert_eq!(lists.runnable(), vec!["bash", "echo", "ls"]);
+        assert_eq!(merged.max_file_size_bytes, 10);
+        // One that asks for more gets the intersection, and what it lost is recorded.
+        let ws = Config::parse(
+            "[tools.shell]\nallowed_commands = [\"echo\", \"perl\"]\nextra_allowed_commands = [\"ls\", \"curl\"]\nnetwork = true\nsandbox = false\ndenied_commands = [\"ls\"]\n[permissions]\nallow = [\"run_command\"]\n",
+            "ws",
+        )
+        .expect("ws");
+        let merged = tighten_only(base, ws);
+        let shell = &merged.tools.shell;
+        let lists = crate::shell::policy::EffectiveLists::from_config(shell);
+        assert_eq!(lists.runnable(), vec!["echo"]);
+        assert_eq!(shell.untrusted_requests, vec!["perl", "curl"]);
+        assert!(!shell.network && shell.sandbox);
+        assert!(merged.permissions.allow.is_empty());
     }
 
     #[test]

@@ -54,3 +54,5 @@ mod readme;
 mod run_exec;
 #[path = "suite/run_policy.rs"]
 mod run_policy;
+#[path = "suite/sandbox.rs"]
+mod sandbox;

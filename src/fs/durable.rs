@@ -151,6 +151,7 @@ pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, 
             Ok(fd) => cur = fd,
             Err(Errno::ENOENT) if name != ".." => {
                 refuse_config_name(ws, &cur, name, &here)?;
+                refuse_vcs_metadata(ws, &cur, name, &here)?;
                 match mkdirat(&cur, name, Mode::from_bits_truncate(0o777)) {
                     Ok(()) => {
                         // The new entry must survive a crash along with what goes in it.
@@ -196,6 +197,17 @@ fn refuse_config_name(ws: &Workspace, dir: &OwnedFd, name: &OsStr, display: &str
         return Err(protected(display));
     }
     Ok(())
+}
+
+/// Refuse an entry under `.git` (or named `.git`) unless the configuration allows it.
+fn refuse_vcs_metadata(ws: &Workspace, dir: &OwnedFd, name: &OsStr, display: &str) -> Result<()> {
+    if !ws.is_vcs_metadata(dir.as_fd(), name) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::ProtectedPath,
+        format!("{display} is version-control metadata (.git), read-only to every tool; set allow_vcs_writes = true in the configuration to change it"),
+    ))
 }
 
 fn protected(display: &str) -> Error {
@@ -275,6 +287,7 @@ impl Target {
     /// Refuse the workspace's `sneaky.toml` and the active configuration file (by identity).
     pub fn refuse_protected(&self, ws: &Workspace, st: Option<&FileStat>) -> Result<()> {
         refuse_config_name(ws, &self.dir, &self.name, &self.display)?;
+        refuse_vcs_metadata(ws, &self.dir, &self.name, &self.display)?;
         if let Some(st) = st {
             if ws.is_protected(st.st_dev, st.st_ino) {
                 return Err(protected(&self.display));

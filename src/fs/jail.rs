@@ -140,6 +140,10 @@ pub struct Workspace {
     given_root: PathBuf,
     /// Files no tool may write, replace or delete: (device, inode) of the active config.
     protected: Vec<(u64, u64)>,
+    /// The same files by path (for the command sandbox, which binds them read-only).
+    protected_paths: Vec<PathBuf>,
+    /// `allow_vcs_writes` in the configuration: the tools may write under `.git`.
+    vcs_writable: bool,
 }
 
 impl Workspace {
@@ -171,6 +175,8 @@ impl Workspace {
             root: canonical,
             given_root,
             protected: Vec::new(),
+            protected_paths: Vec::new(),
+            vcs_writable: false,
         })
     }
 
@@ -187,7 +193,13 @@ impl Workspace {
         if let Ok(meta) = std::fs::metadata(path) {
             use std::os::unix::fs::MetadataExt;
             self.protected.push((meta.dev(), meta.ino()));
+            self.protected_paths.push(path.to_path_buf());
         }
+    }
+
+    /// The files marked by `protect_file`, by path.
+    pub fn protected_paths(&self) -> &[PathBuf] {
+        &self.protected_paths
     }
 
     /// Check the form of a user path and make it relative to the root.
@@ -507,6 +519,53 @@ impl Workspace {
             prefix.push_str(part);
         }
         out
+    }
+
+    /// Let the tools write under `.git` (the configuration's `allow_vcs_writes`).
+    pub fn allow_vcs_writes(&mut self, allow: bool) {
+        self.vcs_writable = allow;
+    }
+
+    /// Whether the entry `name` in directory `dir` is version-control metadata the tools must
+    /// not change: it is named `.git`, or `dir` is (or lies beneath) a directory named `.git`,
+    /// however it was reached (links included: directories are compared by identity while
+    /// walking up to the root). Planted hooks and config keys run programs.
+    pub fn is_vcs_metadata(&self, dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+        if self.vcs_writable {
+            return false;
+        }
+        if name.eq_ignore_ascii_case(".git") {
+            return true;
+        }
+        let Ok(root) = fstat(self.root_fd()) else {
+            return true;
+        };
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let Ok(mut cur) = openat(dir, ".", flags, Mode::empty()) else {
+            return true;
+        };
+        for _ in 0..4096 {
+            let Ok(st) = fstat(cur.as_fd()) else {
+                return true;
+            };
+            if (st.st_dev, st.st_ino) == (root.st_dev, root.st_ino) {
+                return false;
+            }
+            let Ok(parent) = openat(cur.as_fd(), "..", flags, Mode::empty()) else {
+                return true;
+            };
+            let named_git = fstatat(
+                parent.as_fd(),
+                ".git",
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .is_ok_and(|g| (g.st_dev, g.st_ino) == (st.st_dev, st.st_ino));
+            if named_git {
+                return true;
+            }
+            cur = parent;
+        }
+        true
     }
 
     /// True when the object behind `fd` is the active config file.

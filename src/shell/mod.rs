@@ -1,8 +1,163 @@
 //! Running commands for run_command: the policy that decides what may run (a friendly first
-//! layer with clear messages) and the sandbox that enforces it underneath.
+//! layer with clear messages) and the sandbox that enforces it underneath, whatever the
+//! policy missed.
 //!
-//! - `policy`: parsing the command line and checking programs and their arguments.
-//! - `sandbox`: the launcher that confines a command before it executes.
+//! - `policy`: parsing the command line and checking programs and their arguments;
+//! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
+//! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
+//!   `namespaces` and `confine` are those layers, `sys` the two raw system calls they need;
+//! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
+//! - `env`: the command's environment; `guard`: the workspace configuration put back;
+//! - `entry`: the process-wide setup of the `sneaky-run` program (never library state).
 
+pub mod capture;
+pub mod confine;
+pub mod entry;
+pub mod env;
+pub mod executables;
+pub mod guard;
+pub mod namespaces;
 pub mod policy;
 pub mod sandbox;
+pub mod spec;
+pub mod supervise;
+mod sys;
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::tools::Context;
+use sandbox::LaunchStatus;
+use supervise::Finished;
+
+/// A finished command and what surrounded it.
+pub struct Outcome {
+    pub finished: Finished,
+    pub env_removed: Vec<String>,
+    pub config_restored: bool,
+    /// Whether the sandbox layers were in force, and a description of them.
+    pub sandboxed: bool,
+    pub sandbox: String,
+}
+
+/// Run an approved command line in the workspace root, sandboxed as configured.
+pub fn run(
+    command: &str,
+    programs: &[String],
+    timeout: Duration,
+    cap: usize,
+    ctx: &Context,
+) -> Result<Outcome> {
+    let shell = &ctx.config.tools.shell;
+    if !shell.sandbox && !shell.require_layers.is_empty() {
+        return Err(Error::new(
+            ErrorKind::ConfigError,
+            "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
+        ));
+    }
+    let root = ctx.ws.root().to_path_buf();
+    let tmp = tempfile::Builder::new()
+        .prefix("sneaky-run-")
+        .tempdir()
+        .map_err(|e| Error::io("creating the command's temporary directory", e))?;
+    let (mut env, env_removed) = env::command_env(shell, &root, tmp.path());
+    if programs.iter().any(|p| p == "cargo") {
+        cargo_target_dir(&mut env, &root);
+    }
+    let bash = env::find_bash(&env)?;
+    let path_env = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let config_before = guard::ConfigSnapshot::take(&ctx.ws);
+    let launcher = sandbox::launcher_path();
+    let mut cmd = match &launcher {
+        Some(exe) => {
+            let spec = spec::launch_spec(&ctx.config, &ctx.ws, tmp.path(), &bash, &path_env)?;
+            let spec = serde_json::to_string(&spec)
+                .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
+            let mut c = Command::new(exe);
+            c.arg(sandbox::LAUNCH_FLAG).arg(spec).arg(command);
+            c
+        }
+        None if shell.sandbox => {
+            return Err(Error::new(
+                ErrorKind::IoError,
+                "the sandbox launcher (sneaky-run) was not found beside this program; \
+                 install all SneakyCode binaries together or set tools.shell.sandbox = false",
+            ))
+        }
+        None => {
+            let mut c = Command::new(&bash);
+            c.args(["--noprofile", "--norc", "-c", command])
+                .process_group(0);
+            c
+        }
+    };
+    cmd.current_dir(&root).env_clear().envs(env);
+    let finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
+    if let Some(LaunchStatus {
+        error: Some(why), ..
+    }) = &finished.launch
+    {
+        return Err(Error::new(
+            ErrorKind::IoError,
+            format!("the sandbox could not be set up, nothing ran: {why}"),
+        ));
+    }
+    let config_restored = config_before.restore_if_changed(&ctx.ws)?;
+    let (sandboxed, sandbox) = describe(shell, finished.launch.as_ref());
+    Ok(Outcome {
+        finished,
+        env_removed,
+        config_restored,
+        sandboxed,
+        sandbox,
+    })
+}
+
+/// cargo builds and runs build scripts and tests from its target directory, which must exist
+/// before the call for the sandbox to let it execute: the workspace's `target/` (shared by
+/// every crate in it) unless CARGO_TARGET_DIR says otherwise.
+fn cargo_target_dir(
+    env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    root: &std::path::Path,
+) {
+    if env.iter().any(|(k, _)| k == "CARGO_TARGET_DIR") {
+        return;
+    }
+    let target = root.join("target");
+    if std::fs::create_dir_all(&target).is_ok() {
+        env.push(("CARGO_TARGET_DIR".into(), target.into_os_string()));
+    }
+}
+
+/// Which layers were in force, in words, and whether the command counts as sandboxed
+/// (Landlock in force: writes confined, the exec allowlist applied).
+fn describe(shell: &crate::config::Shell, status: Option<&LaunchStatus>) -> (bool, String) {
+    if !shell.sandbox {
+        return (false, "off (tools.shell.sandbox = false)".into());
+    }
+    let Some(s) = status else {
+        return (false, "unknown: the launcher did not report".into());
+    };
+    let abi = s.abi.map(|a| format!(" ABI {a}")).unwrap_or_default();
+    let landlock = match s.landlock.as_str() {
+        "full" => format!("landlock{abi}: exec only allowed programs, writes only in the workspace and a private temp dir"),
+        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): exec only allowed programs, writes only in the workspace and a private temp dir"),
+        _ => "landlock unavailable (this kernel does not support it)".to_string(),
+    };
+    let net = if shell.network {
+        String::new()
+    } else {
+        format!("; network denied: TCP and UDP (seccomp: {})", s.seccomp)
+    };
+    let sandboxed = matches!(s.landlock.as_str(), "full" | "partial");
+    (
+        sandboxed,
+        format!("{landlock}; namespaces: {}{net}; rlimits", s.namespaces),
+    )
+}

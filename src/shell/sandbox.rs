@@ -1,33 +1,39 @@
-//! The sandbox behind the command policy: a tiny launcher step that restricts itself with
-//! Landlock and then becomes the shell.
+//! The launcher: the step between run_command and the command, where the kernel layers are
+//! put in place. `sneaky-run` starts itself again with a hidden first argument
+//! ([`LAUNCH_FLAG`]); that fresh, single-threaded process (the launcher):
 //!
-//! Why a re-exec rather than `CommandExt::pre_exec`: building a Landlock ruleset allocates and
-//! opens files, which is not async-signal-safe between `fork` and `exec` in a process that may
-//! have other threads (the MCP server, the driver), and `pre_exec` needs `unsafe`. Instead
-//! `sneaky-run` starts itself again with a hidden first argument ([`LAUNCH_FLAG`]); that fresh,
-//! single-threaded process calls `setsid` (its own session and process group, no controlling
-//! terminal), applies the ruleset with the safe `landlock` API, reports the outcome on one
-//! marker line of stderr (before anything the command prints), and `exec`s
-//! `bash --noprofile --norc -c COMMAND`. No `unsafe` anywhere; the cost is one extra exec
-//! (about a millisecond).
+//! 1. dies with its parent (PR_SET_PDEATHSIG), so killing `sneaky-run` takes everything down;
+//! 2. starts its own session (`setsid`: a process group to signal, no controlling terminal);
+//! 3. enters the namespaces (src/shell/namespaces.rs: user, mount with a read-only world, pid,
+//!    net when `network = false`) and forks the PID namespace's first process, which mounts a
+//!    fresh /proc, becomes the init that reaps everything, and on the shell's exit kills
+//!    whatever is left in the namespace;
+//! 4. confines itself (also when namespaces are unavailable): rlimits, every capability
+//!    dropped, Landlock (execute only on the exec set, write only in the workspace, the private
+//!    temp dir and configured paths, no device nodes, no TCP when `network = false`, signals and
+//!    abstract sockets scoped), seccomp (no AF_INET/AF_INET6/AF_PACKET sockets and no io_uring
+//!    when `network = false`);
+//! 5. reports what it applied on one marker line of stderr, then runs
+//!    `bash --noprofile --norc -c COMMAND`.
 //!
-//! The ruleset (best effort up to Landlock ABI 7): read and execute beneath the configured
-//! read paths (default `/`); every filesystem right beneath the workspace root, the private
-//! temporary directory and any configured extra write paths; read and write on `/dev/null`;
-//! no TCP bind/connect when `tools.shell.network = false`; signals and abstract UNIX sockets
-//! scoped to the sandbox (ABI 6+), so a command cannot signal or talk to the agent.
+//! Every layer that cannot be applied is named in the report; `tools.shell.require_layers`
+//! turns a missing layer into a refusal (nothing runs).
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use landlock::{
-    path_beneath_rules, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope, ABI,
-};
+use nix::sys::signal::Signal;
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
+
+use super::confine::{self, Confined};
+use super::namespaces::{self, Entered};
+use super::sys::{fork_single_threaded, Forked};
 
 /// The hidden first argument of `sneaky-run` that selects the launcher step.
 pub const LAUNCH_FLAG: &str = "--sneaky-sandbox-exec";
@@ -36,29 +42,59 @@ pub const STATUS_PREFIX: &[u8] = b"\x1esneaky-sandbox:";
 /// The launcher's exit status when it could not set up (nothing ran).
 pub const SETUP_FAILED: i32 = 125;
 
-/// The Landlock ABI the ruleset is written for (this kernel's; older kernels get less, newer
-/// ones the same).
-const TARGET_ABI: ABI = ABI::V7;
-
 /// What the launcher is told to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LaunchSpec {
-    /// Apply Landlock (false: only the new session).
-    pub landlock: bool,
+    /// Apply the sandbox layers (false: only the session and the parent-death signal).
+    pub sandbox: bool,
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
+    /// Files and directories whose programs may execute.
+    pub exec: Vec<PathBuf>,
+    /// Where shared libraries live: mapped executable, never executed (everything else is
+    /// mounted noexec).
+    pub map_exec: Vec<PathBuf>,
+    /// Inside the writable places, bound read-only (.git config and hooks, configuration).
+    pub read_only: Vec<PathBuf>,
+    /// Directories made mount points so they cannot be renamed away (.git).
+    pub pin: Vec<PathBuf>,
     pub network: bool,
-    /// The shell binary to exec, absolute.
+    pub limits: Limits,
+    /// tools.shell.require_layers.
+    pub require: Vec<String>,
+    /// The shell binary to run, absolute.
     pub shell: PathBuf,
+    /// The working directory (the workspace root).
+    pub cwd: PathBuf,
+    /// Do not enter namespaces (`SNEAKY_SANDBOX_SKIP=namespaces` in the runner's environment:
+    /// to see and test how the sandbox degrades; `require_layers` still refuses).
+    pub skip_namespaces: bool,
+    /// The runner's pid: the launcher checks it is still its parent after arming the
+    /// parent-death signal (else the runner died in between).
+    pub parent: i32,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Limits {
+    pub processes: u64,
+    pub file_bytes: u64,
+    pub cpu_seconds: u64,
 }
 
 /// The launcher's report, as JSON after [`STATUS_PREFIX`].
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LaunchStatus {
-    /// "full", "partial", "none" (kernel without Landlock) or "off" (not requested).
-    pub enforced: String,
+    /// Landlock: "full", "partial", "none" (kernel without Landlock) or "off".
+    pub landlock: String,
     /// The Landlock ABI the kernel offers, when known.
     pub abi: Option<i32>,
+    /// The namespaces entered (e.g. "user + mount (read-only world) + pid"), or why none.
+    pub namespaces: String,
+    pub namespaces_ok: bool,
+    /// The seccomp filter: "network sockets refused", "not needed (network allowed)", or why
+    /// it failed.
+    pub seccomp: String,
+    pub seccomp_ok: bool,
     /// Set when setup failed; then the command did not run.
     pub error: Option<String>,
 }
@@ -75,18 +111,17 @@ pub fn launcher_main() -> Option<ExitCode> {
         .and_then(|s| serde_json::from_str::<LaunchSpec>(&s.to_string_lossy()).ok());
     let command = args.next();
     let (Some(spec), Some(command)) = (spec, command) else {
-        report(&failed("the launcher was called with bad arguments"));
-        return Some(ExitCode::from(SETUP_FAILED as u8));
+        return Some(fail("the launcher was called with bad arguments"));
     };
     Some(launch(&spec, command))
 }
 
-fn failed(message: &str) -> LaunchStatus {
-    LaunchStatus {
-        enforced: "none".into(),
-        abi: None,
+fn fail(message: &str) -> ExitCode {
+    report(&LaunchStatus {
         error: Some(message.to_string()),
-    }
+        ..LaunchStatus::default()
+    });
+    ExitCode::from(SETUP_FAILED as u8)
 }
 
 fn report(status: &LaunchStatus) {
@@ -99,34 +134,109 @@ fn report(status: &LaunchStatus) {
 }
 
 fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
+    // Die with the runner; if it is already gone, the signal was missed: stop here.
+    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
+        || nix::unistd::getppid().as_raw() != spec.parent
+    {
+        return ExitCode::from(SETUP_FAILED as u8);
+    }
     // A new session: its own process group (the runner kills the whole group) and no
     // controlling terminal (nothing can prompt on the user's tty).
     if let Err(e) = nix::unistd::setsid() {
-        report(&failed(&format!("setsid: {e}")));
-        return ExitCode::from(SETUP_FAILED as u8);
+        return fail(&format!("setsid: {e}"));
     }
-    let status = if spec.landlock {
-        match restrict(spec) {
-            Ok(s) => s,
-            Err(e) => {
-                report(&failed(&format!("landlock: {e}")));
-                return ExitCode::from(SETUP_FAILED as u8);
-            }
-        }
-    } else {
-        LaunchStatus {
-            enforced: "off".into(),
-            abi: None,
-            error: None,
-        }
+    if !spec.sandbox {
+        report(&LaunchStatus {
+            landlock: "off".into(),
+            namespaces: "off".into(),
+            seccomp: "off".into(),
+            ..LaunchStatus::default()
+        });
+        return exec_shell(spec, command);
+    }
+    let mut exec = spec.exec.clone();
+    exec.extend(spec.map_exec.iter().cloned());
+    let request = namespaces::Request {
+        write: &spec.write,
+        read_only: &spec.read_only,
+        pin: &spec.pin,
+        exec: &exec,
+        network: spec.network,
+        cwd: &spec.cwd,
     };
+    let entered = if spec.skip_namespaces {
+        Err("skipped: SNEAKY_SANDBOX_SKIP=namespaces".to_string())
+    } else {
+        namespaces::enter(&request)
+    };
+    match entered {
+        Ok(entered) => run_as_init(spec, command, entered),
+        Err(why) if required(spec, "namespaces") => fail(&format!(
+            "namespaces are required by tools.shell.require_layers but unavailable: {why}"
+        )),
+        Err(why) => match confine_self(spec, None, &why) {
+            Ok(()) => exec_shell(spec, command),
+            Err(code) => code,
+        },
+    }
+}
+
+fn required(spec: &LaunchSpec, layer: &str) -> bool {
+    spec.require.iter().any(|l| l == layer || l == "all")
+}
+
+/// Apply the process-level layers to this process, check what is required, and report.
+fn confine_self(
+    spec: &LaunchSpec,
+    entered: Option<&Entered>,
+    ns_error: &str,
+) -> Result<(), ExitCode> {
+    let mut write = spec.write.clone();
+    write.extend(entered.and_then(|e| e.shm.clone()));
+    let confined = confine::apply(spec, &write).map_err(|why| fail(&why))?;
+    let status = status_of(&confined, entered, ns_error);
+    let missing = missing_layers(spec, &status);
+    if !missing.is_empty() {
+        return Err(fail(&format!(
+            "required by tools.shell.require_layers but not in force: {}",
+            missing.join(", ")
+        )));
+    }
     report(&status);
-    let err = Command::new(&spec.shell)
-        .arg("--noprofile")
-        .arg("--norc")
-        .arg("-c")
-        .arg(command)
-        .exec();
+    Ok(())
+}
+
+fn status_of(c: &Confined, entered: Option<&Entered>, ns_error: &str) -> LaunchStatus {
+    LaunchStatus {
+        landlock: c.landlock.clone(),
+        abi: c.abi,
+        namespaces: match entered {
+            Some(e) => e.describe(),
+            None => format!("unavailable ({ns_error})"),
+        },
+        namespaces_ok: entered.is_some(),
+        seccomp: c.seccomp.clone(),
+        seccomp_ok: c.seccomp_ok,
+        error: None,
+    }
+}
+
+fn missing_layers(spec: &LaunchSpec, s: &LaunchStatus) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    if required(spec, "landlock") && s.landlock != "full" {
+        missing.push("landlock");
+    }
+    if required(spec, "namespaces") && !s.namespaces_ok {
+        missing.push("namespaces");
+    }
+    if required(spec, "seccomp") && !s.seccomp_ok {
+        missing.push("seccomp");
+    }
+    missing
+}
+
+fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {
+    let err = shell_command(spec, command).exec();
     let _ = writeln!(
         std::io::stderr(),
         "sneaky-run: cannot run {}: {err}",
@@ -135,50 +245,106 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     ExitCode::from(127)
 }
 
-fn restrict(spec: &LaunchSpec) -> Result<LaunchStatus, String> {
-    let abi = TARGET_ABI;
-    let e = |err: landlock::RulesetError| err.to_string();
-    let mut ruleset = Ruleset::default()
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(e)?;
-    if !spec.network {
-        ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(e)?;
-    }
-    let ruleset = ruleset.scope(Scope::from_all(abi)).map_err(e)?;
-    let mut created = ruleset.create().map_err(e)?;
-    created = created
-        .add_rules(path_beneath_rules(&spec.read, AccessFs::from_read(abi)))
-        .map_err(e)?;
-    for path in &spec.write {
-        let fd = PathFd::new(path).map_err(|err| format!("{}: {err}", path.display()))?;
-        created = created
-            .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
-            .map_err(e)?;
-    }
-    created = created
-        .add_rules(path_beneath_rules(
-            [Path::new("/dev/null")],
-            AccessFs::from_file(abi),
-        ))
-        .map_err(e)?;
-    let status = created.restrict_self().map_err(e)?;
-    let abi_number = match status.landlock {
-        landlock::LandlockStatus::Available {
-            effective_abi,
-            kernel_abi,
-        } => Some(kernel_abi.unwrap_or(effective_abi as i32)),
-        _ => None,
+fn shell_command(spec: &LaunchSpec, command: OsString) -> Command {
+    let mut c = Command::new(&spec.shell);
+    c.arg("--noprofile").arg("--norc").arg("-c").arg(command);
+    c
+}
+
+/// Fork the PID namespace's first process; this process waits for it and leaves the way it
+/// left (same exit code, or the same signal).
+fn run_as_init(spec: &LaunchSpec, command: OsString, entered: Entered) -> ExitCode {
+    let (reader, writer) = match nix::unistd::pipe() {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("pipe: {e}")),
     };
-    let enforced = match status.ruleset {
-        RulesetStatus::FullyEnforced => "full",
-        RulesetStatus::PartiallyEnforced => "partial",
-        RulesetStatus::NotEnforced => "none",
+    match fork_single_threaded() {
+        Err(e) => fail(&format!("fork: {e}")),
+        Ok(Forked::Child) => {
+            drop(reader);
+            init_main(spec, command, &entered, writer)
+        }
+        Ok(Forked::Parent(child)) => {
+            drop(writer);
+            relay_exit(child, reader)
+        }
+    }
+}
+
+/// The init of the command's PID namespace: confine, run the shell, reap every process, and
+/// when the shell is gone kill the rest (returning kills the namespace too).
+fn init_main(spec: &LaunchSpec, command: OsString, entered: &Entered, out: OwnedFd) -> ExitCode {
+    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() {
+        return ExitCode::from(SETUP_FAILED as u8);
+    }
+    let mut entered = entered.clone();
+    if namespaces::mount_proc().is_err() {
+        // Without its own /proc the command would see the host's processes; go on with the
+        // other layers but say so.
+        entered.own_proc = false;
+    }
+    if let Err(code) = confine_self(spec, Some(&entered), "") {
+        return code;
+    }
+    let shell = match shell_command(spec, command).spawn() {
+        Ok(child) => Pid::from_raw(child.id() as i32),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "sneaky-run: cannot run bash: {e}");
+            return ExitCode::from(127);
+        }
     };
-    Ok(LaunchStatus {
-        enforced: enforced.into(),
-        abi: abi_number,
-        error: None,
+    let ended = reap_until(shell);
+    // Everything else in the namespace; the kernel also does this when we exit.
+    let _ = nix::sys::signal::kill(Pid::from_raw(-1), Signal::SIGKILL);
+    while waitpid(None::<Pid>, None).is_ok() {}
+    let mut out = std::fs::File::from(out);
+    let _ = out.write_all(&ended);
+    ExitCode::from(if ended[0] == 0 {
+        ended[1]
+    } else {
+        128 + ended[1]
     })
+}
+
+/// Reap children until `shell` ends; its end as [0, code] or [1, signal].
+fn reap_until(shell: Pid) -> [u8; 2] {
+    loop {
+        match waitpid(None::<Pid>, None) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == shell => return [0, code as u8],
+            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == shell => return [1, sig as i32 as u8],
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return [1, Signal::SIGKILL as i32 as u8],
+        }
+    }
+}
+
+/// Wait for the namespace's init and leave as its shell did.
+fn relay_exit(init: Pid, reader: OwnedFd) -> ExitCode {
+    let status = loop {
+        match waitpid(init, None) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            other => break other,
+        }
+    };
+    let mut ended = Vec::new();
+    let _ = std::fs::File::from(reader).read_to_end(&mut ended);
+    match (ended.as_slice(), status) {
+        ([0, code], _) => ExitCode::from(*code),
+        ([1, sig], _) => die_by(i32::from(*sig)),
+        (_, Ok(WaitStatus::Exited(_, code))) => ExitCode::from(code as u8),
+        (_, Ok(WaitStatus::Signaled(_, sig, _))) => die_by(sig as i32),
+        _ => ExitCode::from(SETUP_FAILED as u8),
+    }
+}
+
+/// End this process by `sig` (default disposition), so the runner sees the same signal.
+fn die_by(sig: i32) -> ExitCode {
+    if let Ok(s) = Signal::try_from(sig) {
+        let _ = nix::sys::signal::raise(s);
+        // A signal whose default is to be ignored: fall through.
+    }
+    ExitCode::from((128 + sig).clamp(0, 255) as u8)
 }
 
 /// The launcher binary: this program when it is `sneaky-run`, else `sneaky-run` beside it

@@ -7,6 +7,22 @@ use serde_json::{json, Value};
 
 use crate::util::{self, Reply, Ws};
 
+/// The user's own configuration (`$XDG_CONFIG_HOME/sneaky/config.toml`), trusting the
+/// workspace: what a workspace `sneaky.toml` may not loosen on its own.
+pub fn user_config(w: &Ws, toml: &str) {
+    let dir = w.dir.path().join("xdg/sneaky");
+    std::fs::create_dir_all(&dir).expect("mkdir xdg");
+    let trusted = format!(
+        "trusted_workspaces = [{:?}]\n",
+        std::fs::canonicalize(&w.root)
+            .expect("root")
+            .display()
+            .to_string()
+    );
+    // Top-level keys must come before any table.
+    std::fs::write(dir.join("config.toml"), format!("{trusted}{toml}")).expect("write");
+}
+
 fn run(w: &Ws, command: &str) -> Value {
     w.call("sneaky-run", json!({ "command": command }))
         .ok()
@@ -117,11 +133,9 @@ fn the_sandbox_stops_writes_outside_the_root() {
     let r = run(&w, "echo x > out/pwned");
     assert_eq!(r["sandboxed"], true, "{r}");
     assert_ne!(r["exit_code"], 0, "{r}");
+    let stderr = r["stderr"].as_str().unwrap_or("");
     assert!(
-        r["stderr"]
-            .as_str()
-            .unwrap_or("")
-            .contains("Permission denied"),
+        stderr.contains("Permission denied") || stderr.contains("Read-only file system"),
         "{r}"
     );
     assert!(!w.outside().join("ws_evil/pwned").exists());
@@ -145,7 +159,8 @@ fn the_sandbox_stops_writes_outside_the_root() {
     let r = run(&w, "cat ../secret.txt");
     assert_eq!(r["stdout"], "OUTSIDE SECRET\n");
 
-    // Switched off by configuration, the result says so.
+    // Switched off by the user's configuration, the result says so.
+    user_config(&w, "[tools.shell]\nsandbox = false\n");
     w.write("sneaky.toml", "[tools.shell]\nsandbox = false\n");
     let r = run(&w, "true");
     assert_eq!(r["sandboxed"], false);
@@ -171,7 +186,10 @@ fn network_false_denies_tcp() {
         .clone();
     assert_ne!(r["exit_code"], 0, "{r}");
     assert!(
-        r["sandbox"].as_str().unwrap_or("").contains("TCP denied"),
+        r["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("network denied"),
         "{r}"
     );
     assert!(listener.accept().is_err(), "a connection got through");
@@ -246,10 +264,7 @@ fn secrets_and_shell_hooks_are_not_passed() {
         );
     }
 
-    w.write(
-        "sneaky.toml",
-        "[tools.shell]\npass_env = [\"MY_API_KEY\"]\n",
-    );
+    user_config(&w, "[tools.shell]\npass_env = [\"MY_API_KEY\"]\n");
     let reply = call_with_env(&w, "env", &env);
     let out = reply.ok()["stdout"].as_str().unwrap_or("").to_string();
     assert!(out.contains("MY_API_KEY=k-123"));
@@ -280,22 +295,24 @@ fn the_config_file_is_put_back_if_a_command_changes_it() {
     let w = util::ws();
     w.write("sneaky.toml", "# the workspace config\n");
     w.write("new.txt", "[permissions]\nallow = [\"run_command\"]\n");
-    // A glob the policy cannot read as the config's name; the sandbox allows writes in the
-    // root; the snapshot puts the file back.
+    // A glob the policy cannot read as the config's name. With the mount layer the file is
+    // read-only (and a mount point: no rename over it, no removal); without it the snapshot
+    // puts it back. Either way it is unchanged afterwards.
+    let stopped = |r: &Value| r["exit_code"] != 0 || r["config_restored"] == true;
     let r = run(&w, "cp new.txt sneaky.tom?");
-    assert_eq!(r["exit_code"], 0, "{r}");
-    assert_eq!(r["config_restored"], true, "{r}");
+    assert!(stopped(&r), "{r}");
     assert_eq!(w.read("sneaky.toml"), "# the workspace config\n");
 
-    // Renamed over (a new inode with the same content) and removed: both put back.
+    // Renamed over (a new inode with the same content) and removed.
     w.write("same.txt", "# the workspace config\n");
     let r = run(&w, "mv same.txt sneaky.tom?");
-    assert_eq!(r["config_restored"], true, "{r}");
+    assert!(stopped(&r), "{r}");
     let r = run(&w, "mkdir -p old && mv sneaky.tom? old/");
-    assert_eq!(r["config_restored"], true, "{r}");
+    assert!(stopped(&r), "{r}");
     assert_eq!(w.read("sneaky.toml"), "# the workspace config\n");
+    assert!(!w.root.join("old/sneaky.toml").exists());
 
-    // Created where there was none.
+    // Created where there was none: nothing to bind over, the snapshot removes it.
     std::fs::remove_file(w.root.join("sneaky.toml")).expect("rm");
     let r = run(&w, "tee sneaky.{toml,x} < new.txt");
     assert_eq!(r["exit_code"], 0, "{r}");

@@ -165,8 +165,8 @@ fn refusals_name_the_offending_part() {
 #[test]
 fn configured_lists_replace_the_defaults() {
     let w = corpus_ws();
-    w.write(
-        "sneaky.toml",
+    crate::run_exec::user_config(
+        &w,
         "[tools.shell]\nallowed_commands = [\"echo\", \"bash\"]\ndenied_commands = [\"ls\"]\n",
     );
     // bash is allowed explicitly: `bash -c` runs, and its script is checked in turn.

@@ -1,0 +1,251 @@
+//! Capturing a command's output: a reader thread per stream fills a bounded head+tail buffer
+//! (`max_output_bytes` each), so memory stays bounded however much a command prints; the
+//! launcher's status line is split off the start of stderr.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::sandbox::{self, LaunchStatus};
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// One output stream: a reader thread filling a bounded capture.
+pub struct Stream {
+    shared: Arc<Mutex<Shared>>,
+    done: Option<mpsc::Receiver<()>>,
+}
+
+struct Shared {
+    capture: Capture,
+    status: Option<LaunchStatus>,
+}
+
+fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Stream {
+    pub fn start<R: Read + Send + 'static>(
+        pipe: Option<R>,
+        cap: usize,
+        launcher_status: bool,
+    ) -> Stream {
+        let shared = Arc::new(Mutex::new(Shared {
+            capture: Capture::new(cap),
+            status: None,
+        }));
+        let Some(mut pipe) = pipe else {
+            return Stream { shared, done: None };
+        };
+        let (tx, rx) = mpsc::channel();
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; READ_CHUNK];
+            // The launcher's status line comes first on stderr; collect it before the rest.
+            let mut pending: Option<Vec<u8>> = launcher_status.then(Vec::new);
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let mut shared = lock(&s);
+                match pending.as_mut() {
+                    None => shared.capture.push(&buf[..n]),
+                    Some(p) => {
+                        p.extend_from_slice(&buf[..n]);
+                        if let Some((status, rest)) = split_status(p) {
+                            shared.status = status;
+                            shared.capture.push(&rest);
+                            pending = None;
+                        }
+                    }
+                }
+            }
+            if let Some(p) = pending {
+                lock(&s).capture.push(&p);
+            }
+            let _ = tx.send(());
+        });
+        Stream {
+            shared,
+            done: Some(rx),
+        }
+    }
+
+    pub fn wait(&self, deadline: Instant) {
+        if let Some(rx) = &self.done {
+            let _ = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+        }
+    }
+
+    pub fn status(&self) -> Option<LaunchStatus> {
+        lock(&self.shared).status.clone()
+    }
+
+    pub fn finish(&self) -> Captured {
+        lock(&self.shared).capture.finish()
+    }
+}
+
+/// Split the launcher's status line off the start of stderr once it is complete (or once it
+/// is clear there is none). None while more bytes are needed.
+fn split_status(p: &[u8]) -> Option<(Option<LaunchStatus>, Vec<u8>)> {
+    let prefix = sandbox::STATUS_PREFIX;
+    let n = p.len().min(prefix.len());
+    if p[..n] != prefix[..n] {
+        return Some((None, p.to_vec()));
+    }
+    if p.len() < prefix.len() {
+        return None;
+    }
+    match p.iter().position(|&b| b == b'\n') {
+        Some(end) => {
+            let status = serde_json::from_slice(&p[prefix.len()..end]).ok();
+            Some((status, p[end + 1..].to_vec()))
+        }
+        None if p.len() > 4096 => Some((None, p.to_vec())),
+        None => None,
+    }
+}
+
+/// The first and last bytes of a stream, at most `cap` in all, and how many there were.
+struct Capture {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    total: u64,
+}
+
+pub struct Captured {
+    pub text: String,
+    pub truncated: bool,
+    pub lossy: bool,
+    pub total: u64,
+}
+
+impl Capture {
+    fn new(cap: usize) -> Capture {
+        let head_cap = cap / 2;
+        Capture {
+            head: Vec::new(),
+            head_cap,
+            tail: VecDeque::new(),
+            tail_cap: cap - head_cap,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        let room = self.head_cap - self.head.len();
+        let (to_head, rest) = data.split_at(room.min(data.len()));
+        self.head.extend_from_slice(to_head);
+        if rest.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&rest[rest.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + rest.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(rest);
+        }
+    }
+
+    fn finish(&self) -> Captured {
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let kept = (self.head.len() + tail.len()) as u64;
+        if kept == self.total {
+            let mut all = self.head.clone();
+            all.extend_from_slice(&tail);
+            let (text, lossy) = decode(&all);
+            return Captured {
+                text,
+                truncated: false,
+                lossy,
+                total: self.total,
+            };
+        }
+        // Cut at character boundaries so that the cuts themselves do not look like bad UTF-8.
+        let head = &self.head[..utf8_prefix_end(&self.head)];
+        let skip = tail
+            .iter()
+            .take(3)
+            .take_while(|b| (**b & 0xC0) == 0x80)
+            .count();
+        let tail = &tail[skip..];
+        let dropped = self.total - (head.len() + tail.len()) as u64;
+        let (h, hl) = decode(head);
+        let (t, tl) = decode(tail);
+        Captured {
+            text: format!(
+                "{h}\n[… {dropped} bytes dropped: output exceeded max_output_bytes …]\n{t}"
+            ),
+            truncated: true,
+            lossy: hl || tl,
+            total: self.total,
+        }
+    }
+}
+
+fn decode(bytes: &[u8]) -> (String, bool) {
+    match String::from_utf8_lossy(bytes) {
+        std::borrow::Cow::Borrowed(s) => (s.to_string(), false),
+        std::borrow::Cow::Owned(s) => (s, true),
+    }
+}
+
+/// Length of `b` without a trailing incomplete UTF-8 sequence.
+fn utf8_prefix_end(b: &[u8]) -> usize {
+    for back in 1..=3.min(b.len()) {
+        let byte = b[b.len() - back];
+        if byte & 0xC0 == 0x80 {
+            continue; // continuation byte: keep looking for the lead
+        }
+        let need = match byte {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => return b.len(),
+        };
+        return if need > back { b.len() - back } else { b.len() };
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Capture::new(10);
+        c.push(b"0123456789abcdef");
+        c.push(b"XYZ");
+        let out = c.finish();
+        assert!(out.truncated);
+        assert_eq!(out.total, 19);
+        assert!(out.text.starts_with("01234\n"), "{}", out.text);
+        assert!(out.text.ends_with("\nefXYZ"), "{}", out.text);
+        assert!(out.text.contains("9 bytes dropped"), "{}", out.text);
+        let mut small = Capture::new(10);
+        small.push(b"hello");
+        let out = small.finish();
+        assert_eq!((out.text.as_str(), out.truncated), ("hello", false));
+    }
+
+    #[test]
+    fn cuts_fall_on_characters() {
+        let mut c = Capture::new(6);
+        c.push("ééééééééé".as_bytes());
+        let out = c.finish();
+        assert!(!out.lossy, "{}", out.text);
+        let mut bad = Capture::new(100);
+        bad.push(b"ok\xff");
+        assert!(bad.finish().lossy);
+    }
+}

@@ -1,0 +1,189 @@
+//! The process-level layers the launcher applies to itself just before the shell runs (they
+//! hold for every descendant): rlimits, no capabilities, Landlock, seccomp.
+//!
+//! Landlock (best effort up to ABI 7): read beneath the read paths (default `/`) without the
+//! execute right; execute only on the exec set (src/shell/executables.rs); every right but
+//! execute and making device nodes beneath the workspace root, the private temporary
+//! directory and configured write paths; read and write on `/dev/null`; no TCP bind/connect
+//! when `network = false`; signals and abstract UNIX sockets scoped to the sandbox (ABI 6+),
+//! so a command can neither signal nor talk to the agent.
+//!
+//! seccomp (`seccompiler`, as Firecracker and Codex use it), when `network = false`:
+//! `socket()` of AF_INET, AF_INET6, AF_PACKET and AF_VSOCK fails with EACCES (TCP, UDP, ICMP
+//! and raw alike, and the VM host's vsock; AF_UNIX stays), and io_uring cannot be set up (its
+//! socket operations bypass seccomp).
+
+use std::path::{Path, PathBuf};
+
+use caps::CapSet;
+use landlock::{
+    path_beneath_rules, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+};
+use nix::sys::resource::{setrlimit, Resource};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+use super::sandbox::LaunchSpec;
+
+/// The Landlock ABI the ruleset is written for (this kernel's; older kernels get less, newer
+/// ones the same).
+const TARGET_ABI: ABI = ABI::V7;
+
+/// What was applied.
+pub struct Confined {
+    pub landlock: String,
+    pub abi: Option<i32>,
+    pub seccomp: String,
+    pub seccomp_ok: bool,
+}
+
+/// Apply every process-level layer to this process. `write` is the spec's write list plus
+/// what the namespace layer added (a private /dev/shm).
+pub fn apply(spec: &LaunchSpec, write: &[PathBuf]) -> Result<Confined, String> {
+    limits(spec)?;
+    drop_capabilities();
+    let (landlock, abi) = landlock(spec, write).map_err(|e| format!("landlock: {e}"))?;
+    let (seccomp, seccomp_ok) = if spec.network {
+        ("not needed (network allowed)".to_string(), true)
+    } else {
+        match seccomp_no_network() {
+            Ok(()) => (
+                "AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets and io_uring refused".into(),
+                true,
+            ),
+            Err(e) => (format!("failed: {e}"), false),
+        }
+    };
+    Ok(Confined {
+        landlock,
+        abi,
+        seccomp,
+        seccomp_ok,
+    })
+}
+
+fn limits(spec: &LaunchSpec) -> Result<(), String> {
+    let l = spec.limits;
+    for (resource, value, key) in [
+        (Resource::RLIMIT_NPROC, l.processes, "max_processes"),
+        (Resource::RLIMIT_FSIZE, l.file_bytes, "max_file_bytes"),
+        (Resource::RLIMIT_CPU, l.cpu_seconds, "max_cpu_seconds"),
+        // No core dumps of commands inside the workspace.
+        (Resource::RLIMIT_CORE, 0, "core"),
+    ] {
+        setrlimit(resource, value, value)
+            .map_err(|e| format!("setting tools.shell.{key} ({value}): {e}"))?;
+    }
+    Ok(())
+}
+
+/// Every capability gone (bounding, inheritable, ambient, then permitted and effective):
+/// as root, or as the user namespace's owner, the command would otherwise keep them.
+/// Failures are ignored: a process without capabilities cannot drop any, which is the goal.
+fn drop_capabilities() {
+    for cap in caps::all() {
+        let _ = caps::drop(None, CapSet::Bounding, cap);
+    }
+    let _ = caps::clear(None, CapSet::Ambient);
+    let _ = caps::clear(None, CapSet::Inheritable);
+    let _ = caps::clear(None, CapSet::Permitted);
+}
+
+fn landlock(spec: &LaunchSpec, write: &[PathBuf]) -> Result<(String, Option<i32>), String> {
+    let abi = TARGET_ABI;
+    let e = |err: landlock::RulesetError| err.to_string();
+    let read: BitFlags<AccessFs> = AccessFs::from_read(abi) & !AccessFs::Execute;
+    let writable: BitFlags<AccessFs> =
+        AccessFs::from_all(abi) & !(AccessFs::Execute | AccessFs::MakeChar | AccessFs::MakeBlock);
+    let exec_file: BitFlags<AccessFs> = AccessFs::Execute | AccessFs::ReadFile;
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(e)?;
+    if !spec.network {
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(e)?;
+    }
+    let mut created = ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(e)?
+        .create()
+        .map_err(e)?
+        .add_rules(path_beneath_rules(&spec.read, read))
+        .map_err(e)?;
+    for path in write {
+        created = created.add_rule(rule(path, writable)?).map_err(e)?;
+    }
+    for path in &spec.exec {
+        // A directory of helpers: read it and execute beneath it.
+        let rights = if path.is_dir() {
+            exec_file | AccessFs::ReadDir
+        } else {
+            exec_file
+        };
+        if let Ok(r) = rule(path, rights) {
+            created = created.add_rule(r).map_err(e)?;
+        }
+    }
+    created = created
+        .add_rules(path_beneath_rules(
+            [Path::new("/dev/null")],
+            AccessFs::from_file(abi) & !AccessFs::Execute,
+        ))
+        .map_err(e)?;
+    let status = created.restrict_self().map_err(e)?;
+    let abi_number = match status.landlock {
+        landlock::LandlockStatus::Available {
+            effective_abi,
+            kernel_abi,
+        } => Some(kernel_abi.unwrap_or(effective_abi as i32)),
+        _ => None,
+    };
+    let enforced = match status.ruleset {
+        RulesetStatus::FullyEnforced => "full",
+        RulesetStatus::PartiallyEnforced => "partial",
+        RulesetStatus::NotEnforced => "none",
+    };
+    Ok((enforced.into(), abi_number))
+}
+
+fn rule(path: &Path, rights: BitFlags<AccessFs>) -> Result<PathBeneath<PathFd>, String> {
+    let fd = PathFd::new(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    Ok(PathBeneath::new(fd, rights))
+}
+
+fn seccomp_no_network() -> Result<(), String> {
+    let e = |err: seccompiler::BackendError| err.to_string();
+    let domain = |family: i32| -> Result<SeccompRule, String> {
+        let cond =
+            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
+                .map_err(e)?;
+        SeccompRule::new(vec![cond]).map_err(e)
+    };
+    let socket_rules = vec![
+        domain(libc::AF_INET)?,
+        domain(libc::AF_INET6)?,
+        domain(libc::AF_PACKET)?,
+        // Not network-namespaced: it reaches the hypervisor host of a VM.
+        domain(libc::AF_VSOCK)?,
+    ];
+    let rules = [
+        (libc::SYS_socket, socket_rules),
+        (libc::SYS_io_uring_setup, vec![]),
+    ]
+    .into_iter()
+    .collect();
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|err: seccompiler::BackendError| err.to_string())?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(e)?;
+    let program: BpfProgram = filter.try_into().map_err(e)?;
+    seccompiler::apply_filter(&program).map_err(|err| err.to_string())
+}

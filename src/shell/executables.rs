@@ -1,0 +1,365 @@
+//! What the kernel lets a command execute: Landlock's execute right is granted only on the
+//! programs the allowed list resolves to, the shell, their ELF loaders and script
+//! interpreters, and each program's helpers (a small table: git's exec path, a compiler
+//! toolchain, npm's own files …), plus `tools.shell.exec_paths`. A program outside this set
+//! fails to exec (EACCES) however it is started: by an option of an allowed program, a planted
+//! hook or config key, a script, `find -exec`.
+//!
+//! Build tools run the project's own code by design: allowing `cargo` also lets the
+//! workspace's `target/` execute (build scripts, tests), `npm` its `node_modules`, `go` the
+//! private temporary directory where `go test` builds. That is the documented meaning of
+//! putting a build tool in the allowed list.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Where the exec set is computed from.
+pub struct Inputs<'a> {
+    /// The programs the lists allow (names or verbatim paths).
+    pub programs: &'a [&'a str],
+    /// The command's PATH.
+    pub path: &'a OsStr,
+    pub root: &'a Path,
+    pub tmp: &'a Path,
+    pub shell: &'a Path,
+    /// tools.shell.exec_paths.
+    pub extra: &'a [String],
+}
+
+/// Files and directories to grant the execute right on. Paths are not canonicalized (that
+/// costs a readlink per component, on every call): Landlock and bind mounts both resolve
+/// links to the inode, which is what counts.
+pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
+    let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
+        .filter(|d| d.is_absolute())
+        .collect();
+    let mut set = BTreeSet::new();
+    let add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
+        if p.is_absolute() && p.exists() {
+            set.insert(p);
+        }
+    };
+    add(inputs.shell.to_path_buf(), &mut set);
+    // `sh` runs make recipes, git aliases' and hooks' shells, `system()`: it is the shell
+    // too, and can do nothing bash cannot.
+    add(PathBuf::from("/bin/sh"), &mut set);
+    let listing = PathListing::read(&dirs);
+    for name in inputs.programs {
+        let Some(found) = resolve(name, &listing, inputs.root) else {
+            continue;
+        };
+        for helper in helpers(name, &found, inputs, &listing) {
+            add(helper, &mut set);
+        }
+        add(found, &mut set);
+    }
+    for extra in inputs.extra {
+        add(PathBuf::from(extra), &mut set);
+    }
+    // The loaders and interpreters of every granted file (one level of `#!`, plus the
+    // program `env` names).
+    let files: Vec<PathBuf> = set.iter().filter(|p| p.is_file()).cloned().collect();
+    for file in files {
+        for interp in interpreters(&file, &listing) {
+            add(interp, &mut set);
+        }
+    }
+    set.into_iter().collect()
+}
+
+/// The names in each PATH directory, read once (one directory listing per PATH entry is
+/// cheaper than a stat per program and directory).
+struct PathListing {
+    dirs: Vec<(PathBuf, std::collections::HashSet<std::ffi::OsString>)>,
+}
+
+impl PathListing {
+    fn read(dirs: &[PathBuf]) -> PathListing {
+        let dirs = dirs
+            .iter()
+            .map(|d| {
+                let names = std::fs::read_dir(d)
+                    .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+                    .unwrap_or_default();
+                (d.clone(), names)
+            })
+            .collect();
+        PathListing { dirs }
+    }
+
+    fn find(&self, name: &str) -> Option<PathBuf> {
+        self.dirs
+            .iter()
+            .filter(|(_, names)| names.contains(OsStr::new(name)))
+            .map(|(d, _)| d.join(name))
+            .find(|p| p.is_file())
+    }
+}
+
+/// A program name as bash would find it: a path (relative to the root) or the first match
+/// on PATH.
+fn resolve(name: &str, listing: &PathListing, root: &Path) -> Option<PathBuf> {
+    if name.contains('/') {
+        let p = root.join(name);
+        return p.is_file().then_some(p);
+    }
+    listing.find(name)
+}
+
+/// The helper table: what an allowed program itself executes to do its job.
+fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, listing: &PathListing) -> Vec<PathBuf> {
+    const WITH_HELPERS: &[&str] = &[
+        "git",
+        "cargo",
+        "rustc",
+        "rustdoc",
+        "rustfmt",
+        "cargo-clippy",
+        "clippy-driver",
+        "cc",
+        "gcc",
+        "g++",
+        "c++",
+        "clang",
+        "clang++",
+        "ld",
+        "make",
+        "npm",
+        "npx",
+        "node",
+        "yarn",
+        "pnpm",
+        "go",
+    ];
+    if !WITH_HELPERS.contains(&name) {
+        return Vec::new();
+    }
+    let real = std::fs::canonicalize(found).unwrap_or_else(|_| found.to_path_buf());
+    // The installation prefix (`/usr/local` for `/usr/local/bin/git`).
+    let prefix = real
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/usr"));
+    let mut out = Vec::new();
+    match name {
+        "git" => {
+            for p in [&prefix, Path::new("/usr")] {
+                out.push(p.join("libexec/git-core"));
+                out.push(p.join("lib/git-core"));
+            }
+        }
+        "cargo" | "rustc" | "rustdoc" | "rustfmt" | "cargo-clippy" | "clippy-driver" => {
+            out.extend(rust_toolchain(&real, found));
+            out.extend(c_toolchain(listing));
+            out.push(inputs.root.join("target"));
+            if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+                out.push(inputs.root.join(t));
+            }
+        }
+        "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "ld" => {
+            out.extend(c_toolchain(listing))
+        }
+        "make" => out.extend(["cc", "gcc", "ar"].iter().filter_map(|n| listing.find(n))),
+        "npm" | "npx" | "node" | "yarn" | "pnpm" => {
+            out.extend(listing.find("node"));
+            out.extend(listing.find("env"));
+            // npm is a script inside its own package: the package's other scripts.
+            if let Some(pkg) = real.parent().and_then(Path::parent) {
+                if pkg.join("package.json").is_file() {
+                    out.extend(private_dir(pkg));
+                }
+            }
+            out.push(inputs.root.join("node_modules"));
+        }
+        "go" => {
+            out.extend(private_dir(&prefix));
+            out.push(inputs.tmp.to_path_buf());
+            out.extend(c_toolchain(listing));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A rustup proxy runs the toolchains' binaries; a plain install has them beside cargo.
+fn rust_toolchain(real: &Path, found: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if real
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("rustup"))
+    {
+        let home = std::env::var_os("RUSTUP_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")));
+        if let Some(home) = home {
+            out.push(home.join("toolchains"));
+        }
+        // cargo's own subcommands (cargo-clippy, cargo-fmt) are proxies beside it.
+        if let Some(bin) = found.parent().and_then(private_dir) {
+            out.push(bin);
+        }
+    } else if let Some(bin) = real.parent() {
+        match private_dir(bin) {
+            Some(dir) => out.push(dir),
+            // A distribution's /usr/bin/cargo: its siblings one by one, not all of /usr/bin.
+            None => out.extend(
+                [
+                    "rustc",
+                    "rustdoc",
+                    "rustfmt",
+                    "cargo-clippy",
+                    "clippy-driver",
+                ]
+                .iter()
+                .map(|n| bin.join(n)),
+            ),
+        }
+        if let Some(lib) = bin.parent() {
+            out.push(lib.join("lib/rustlib"));
+        }
+    }
+    out
+}
+
+/// `dir` unless it is a shared system directory (granting all of /usr/bin would grant
+/// every program).
+fn private_dir(dir: &Path) -> Option<PathBuf> {
+    const SHARED: &[&str] = &[
+        "/",
+        "/usr",
+        "/usr/local",
+        "/bin",
+        "/sbin",
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/opt",
+        "/usr/lib",
+        "/lib",
+        "/usr/libexec",
+        "/home",
+        "/root",
+    ];
+    (!SHARED.iter().any(|s| dir == Path::new(s))).then(|| dir.to_path_buf())
+}
+
+/// The C compiler driver, its internal programs and binutils (the linker of rustc and go).
+fn c_toolchain(listing: &PathListing) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = [
+        "cc", "gcc", "c++", "g++", "ld", "ld.bfd", "ld.gold", "as", "ar",
+    ]
+    .iter()
+    .filter_map(|n| listing.find(n))
+    .collect();
+    for dir in ["/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib/llvm"] {
+        out.push(PathBuf::from(dir));
+    }
+    // Cross-named binutils (x86_64-linux-gnu-ld …) that cc calls.
+    let arch = std::env::consts::ARCH;
+    for tool in ["ld", "ld.bfd", "as", "gcc"] {
+        out.extend(listing.find(&format!("{arch}-linux-gnu-{tool}")));
+    }
+    out
+}
+
+/// The ELF interpreter (PT_INTERP) of a binary, or the `#!` interpreter of a script (and the
+/// program `#!/usr/bin/env NAME` names).
+fn interpreters(file: &Path, listing: &PathListing) -> Vec<PathBuf> {
+    let mut head = [0u8; 4096];
+    let n = match std::fs::File::open(file).and_then(|mut f| f.read(&mut head)) {
+        Ok(n) => n,
+        Err(_) => return Vec::new(),
+    };
+    let head = &head[..n];
+    if let Some(rest) = head.strip_prefix(b"#!") {
+        let line = rest.split(|b| *b == b'\n').next().unwrap_or(b"");
+        let text = String::from_utf8_lossy(line);
+        let mut words = text.split_whitespace();
+        let Some(interp) = words.next() else {
+            return Vec::new();
+        };
+        let mut out = vec![PathBuf::from(interp)];
+        if interp.ends_with("/env") {
+            if let Some(p) = words
+                .find(|w| !w.starts_with('-'))
+                .and_then(|w| listing.find(w))
+            {
+                out.push(p);
+            }
+        }
+        return out;
+    }
+    elf_interpreter(head).into_iter().collect()
+}
+
+/// PT_INTERP from a 64-bit little-endian ELF header read into `head`.
+fn elf_interpreter(head: &[u8]) -> Option<PathBuf> {
+    if head.len() < 64 || &head[..4] != b"\x7fELF" || head[4] != 2 || head[5] != 1 {
+        return None;
+    }
+    let u16_at = |o: usize| head.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u64_at = |o: usize| {
+        head.get(o..o + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+    };
+    let phoff = usize::try_from(u64_at(32)?).ok()?;
+    let phentsize = usize::from(u16_at(54)?);
+    let phnum = usize::from(u16_at(56)?);
+    for i in 0..phnum {
+        let ph = phoff + i * phentsize;
+        if head.get(ph..ph + 4)? != [3, 0, 0, 0] {
+            continue; // not PT_INTERP
+        }
+        let offset = usize::try_from(u64_at(ph + 8)?).ok()?;
+        let size = usize::try_from(u64_at(ph + 32)?).ok()?;
+        let bytes = head.get(offset..offset + size)?;
+        let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+        return Some(PathBuf::from(OsStr::from_bytes_compat(&bytes[..end])));
+    }
+    None
+}
+
+/// `OsStr::from_bytes` without importing the Unix extension at every call site.
+trait FromBytesCompat {
+    fn from_bytes_compat(b: &[u8]) -> &OsStr;
+}
+
+impl FromBytesCompat for OsStr {
+    fn from_bytes_compat(b: &[u8]) -> &OsStr {
+        std::os::unix::ffi::OsStrExt::from_bytes(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_its_loader_and_allowed_programs_are_executable() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let inputs = Inputs {
+            programs: &["ls", "git", "no-such-program-xyz"],
+            path: &path,
+            root: Path::new("/nonexistent-root"),
+            tmp: Path::new("/tmp"),
+            shell: Path::new("/bin/bash"),
+            extra: &[],
+        };
+        let set = executable_paths(&inputs);
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).map(|m| (m.dev(), m.ino())).ok();
+        let ids: Vec<_> = set.iter().filter_map(|p| id(p)).collect();
+        let has = |p: &Path| id(p).is_some_and(|i| ids.contains(&i));
+        assert!(has(Path::new("/bin/bash")), "{set:?}");
+        let bash = std::fs::canonicalize("/bin/bash").expect("bash");
+        if let Some(interp) = interpreters(&bash, &PathListing::read(&[])).first() {
+            assert!(has(interp), "{set:?}");
+        }
+        assert!(!has(Path::new("/bin/cat")), "cat was not allowed: {set:?}");
+    }
+}

@@ -1,0 +1,207 @@
+//! The namespace layer of the sandbox, set up by the launcher before the command exists:
+//!
+//! - a user namespace (also as root: capabilities then only count inside it, and no device
+//!   node can be made, since mknod of a device needs CAP_MKNOD in the initial namespace), with
+//!   the caller's own uid and gid mapped to themselves (files keep their owners);
+//! - a mount namespace where every mount is read-only and nosuid (so nothing outside can be
+//!   written, and no timestamp, mode, owner or xattr outside can change), the workspace, the
+//!   private temporary directory and configured write paths bound writable (nodev), and the
+//!   protected files inside them (.git's config and hooks, the workspace sneaky.toml, the
+//!   active configuration) bound read-only on top; `.git` itself becomes a mount point so it
+//!   cannot be renamed away and replaced;
+//! - a PID namespace, whose first process is the launcher's child: when it exits, the kernel
+//!   kills every process left in the namespace, setsid and double-fork hoppers included;
+//! - a network namespace when `network = false`: no interface but a loopback that is down.
+//!
+//! Mirrors what bubblewrap does for Codex (`--ro-bind / / --bind WS WS --unshare-all`),
+//! directly through nix, which saves bwrap's extra exec and keeps the layers in one report.
+
+use std::path::{Path, PathBuf};
+
+use nix::mount::{mount, MsFlags};
+use nix::sched::{unshare, CloneFlags};
+
+use super::sys::{
+    mount_setattr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
+};
+
+/// What the launcher asks of this layer.
+pub struct Request<'a> {
+    pub write: &'a [PathBuf],
+    pub read_only: &'a [PathBuf],
+    pub pin: &'a [PathBuf],
+    /// The only places where files may be mapped executable: the exec set and the library
+    /// directories (everything else is noexec, so the ELF loader cannot be used to run a
+    /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
+    pub exec: &'a [PathBuf],
+    pub network: bool,
+    pub cwd: &'a Path,
+}
+
+/// What was set up.
+#[derive(Debug, Clone, Default)]
+pub struct Entered {
+    pub user: bool,
+    pub pid: bool,
+    pub net: bool,
+    /// The PID namespace's own /proc is mounted (else the host's is visible, read-only).
+    pub own_proc: bool,
+    /// A private /dev/shm was mounted (writable for the command).
+    pub shm: Option<PathBuf>,
+}
+
+impl Entered {
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.user {
+            parts.push("user");
+        }
+        parts.push("mount (read-only world)");
+        if self.pid && self.own_proc {
+            parts.push("pid (own /proc)");
+        } else if self.pid {
+            parts.push("pid (host /proc visible)");
+        }
+        if self.net {
+            parts.push("net (no network)");
+        }
+        parts.join(" + ")
+    }
+}
+
+/// Enter the namespaces and build the mount view. On error the caller decides whether to go
+/// on without this layer (and say so) or refuse (tools.shell.require_layers).
+pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
+    let uid = nix::unistd::geteuid();
+    let gid = nix::unistd::getegid();
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    if !req.network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    let user = match unshare(flags | CloneFlags::CLONE_NEWUSER) {
+        Ok(()) => true,
+        // Root where user namespaces are off: the other namespaces still work; the launcher
+        // drops every capability before the command runs.
+        Err(_) if uid.is_root() => {
+            unshare(flags).map_err(|e| format!("unshare: {e}"))?;
+            false
+        }
+        Err(e) => return Err(format!("unshare (user namespaces unavailable?): {e}")),
+    };
+    if user {
+        map_ids(uid.as_raw(), gid.as_raw())?;
+    }
+    let shm = build_mounts(req)?;
+    Ok(Entered {
+        user,
+        pid: true,
+        own_proc: true,
+        net: !req.network,
+        shm,
+    })
+}
+
+fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
+    let write = |file: &str, text: String| {
+        std::fs::write(file, text).map_err(|e| format!("writing {file}: {e}"))
+    };
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
+}
+
+fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
+    let none: Option<&str> = None;
+    let err =
+        |what: &str, p: &Path, e: &dyn std::fmt::Display| format!("{what} {}: {e}", p.display());
+    let root = Path::new("/");
+    mount(
+        none,
+        root,
+        none,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        none,
+    )
+    .map_err(|e| err("making mounts private at", root, &e))?;
+    mount_setattr(
+        root,
+        true,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+        0,
+    )
+    .map_err(|e| err("read-only", root, &e))?;
+    for w in req.write {
+        bind(w, false).map_err(|e| err("binding writable", w, &e))?;
+    }
+    for x in req.exec {
+        // A helper directory that does not exist yet, or a file that went away: skipped
+        // (then it cannot execute, which is the safe side).
+        if x.exists() {
+            let none: Option<&str> = None;
+            mount(Some(x), x, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
+                .map_err(|e| err("binding executable", x, &e))?;
+            mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
+        }
+    }
+    let shm = private_shm();
+    for p in req.pin.iter().filter(|p| p.is_dir()) {
+        mount(Some(p), p, none, MsFlags::MS_BIND, none).map_err(|e| err("pinning", p, &e))?;
+    }
+    for p in req.read_only {
+        if p.exists() {
+            bind(p, true).map_err(|e| err("binding read-only", p, &e))?;
+        }
+    }
+    // The working directory still points into the mount that was there before the binds.
+    std::env::set_current_dir(req.cwd).map_err(|e| err("entering", req.cwd, &e))?;
+    Ok(shm)
+}
+
+/// Bind `path` onto itself, writable (nodev, nosuid) or read-only.
+fn bind(path: &Path, read_only: bool) -> std::io::Result<()> {
+    let none: Option<&str> = None;
+    mount(
+        Some(path),
+        path,
+        none,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        none,
+    )?;
+    let (set, clear) = if read_only {
+        (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)
+    } else {
+        (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY)
+    };
+    mount_setattr(path, true, set, clear)
+}
+
+/// A private, small /dev/shm (POSIX shared memory and semaphores keep working without the
+/// host's /dev/shm being writable). None when it cannot be mounted; then shm is read-only.
+fn private_shm() -> Option<PathBuf> {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return None;
+    }
+    mount(
+        Some("tmpfs"),
+        shm,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        Some("size=64m,mode=1777"),
+    )
+    .ok()
+    .map(|_| shm.to_path_buf())
+}
+
+/// Mount a /proc for the new PID namespace (called by its first process): the command sees
+/// only its own processes, not the host's (whose environments could hold secrets).
+pub fn mount_proc() -> Result<(), String> {
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|e| format!("mounting /proc: {e}"))
+}

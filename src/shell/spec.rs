@@ -1,0 +1,188 @@
+//! What the sandbox is told for one command, from the configuration and the workspace:
+//! where it may read, write and execute, and which files inside the writable places stay
+//! read-only (the repository's metadata where programs hide, the configuration).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use super::executables::{executable_paths, Inputs};
+use super::policy::EffectiveLists;
+use super::sandbox::{LaunchSpec, Limits};
+use crate::config::{Config, Shell};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
+
+/// Build the launcher's instructions.
+pub fn launch_spec(
+    config: &Config,
+    ws: &Workspace,
+    tmp: &Path,
+    bash: &Path,
+    path_env: &OsStr,
+) -> Result<LaunchSpec> {
+    let shell = &config.tools.shell;
+    let root = ws.root();
+    let lists = EffectiveLists::from_config(shell);
+    let programs = lists.runnable();
+    let exec = executable_paths(&Inputs {
+        programs: &programs,
+        path: path_env,
+        root,
+        tmp,
+        shell: bash,
+        extra: &shell.exec_paths,
+    });
+    let (pin, mut read_only) = if config.allow_vcs_writes {
+        (Vec::new(), Vec::new())
+    } else {
+        vcs_metadata(root)
+    };
+    read_only.push(root.join(CONFIG_FILE_NAME));
+    read_only.extend(ws.protected_paths().iter().cloned());
+    let write = write_paths(shell, root, tmp)?;
+    // Only what a command could otherwise write needs covering.
+    read_only.retain(|p| write.iter().any(|w| p.starts_with(w)));
+    // A directory holding a protected file could be renamed away and replaced by one with a
+    // planted file of the same name: every directory between a writable root and a
+    // protected file becomes a mount point (which cannot be renamed or removed).
+    let mut pin = pin;
+    for p in &read_only {
+        let Some(w) = write.iter().find(|w| p.starts_with(w)) else {
+            continue;
+        };
+        for dir in p
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a != w && a.starts_with(w))
+        {
+            if !pin.iter().any(|x| x == dir) {
+                pin.push(dir.to_path_buf());
+            }
+        }
+    }
+    // Outer directories first: a pin inside another must be made after it.
+    pin.sort_by_key(|p| p.components().count());
+    Ok(LaunchSpec {
+        sandbox: shell.sandbox,
+        read: read_paths(shell, root, tmp)?,
+        write,
+        exec,
+        map_exec: library_dirs(),
+        read_only,
+        pin,
+        network: shell.network,
+        limits: Limits {
+            processes: shell.max_processes,
+            file_bytes: shell.max_file_bytes,
+            cpu_seconds: shell.max_cpu_seconds,
+        },
+        require: shell.require_layers.clone(),
+        shell: bash.to_path_buf(),
+        cwd: root.to_path_buf(),
+        skip_namespaces: std::env::var("SNEAKY_SANDBOX_SKIP")
+            .is_ok_and(|v| v.split(',').any(|l| l.trim() == "namespaces")),
+        parent: std::process::id() as i32,
+    })
+}
+
+/// The repository's metadata that runs programs: `.git/config` (aliases, core.fsmonitor,
+/// core.pager, filters …), hooks, per-worktree config, submodules' repositories, info. The
+/// objects, refs, index and logs stay writable so that `git add` and `git commit` work; `.git`
+/// itself is pinned (a mount point cannot be renamed away and replaced by a planted one).
+/// With a `.git` file (`gitdir: …`), the file and the target's metadata.
+/// Returns (directories to pin, paths to bind read-only).
+fn vcs_metadata(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let dot_git = root.join(".git");
+    let mut pin = Vec::new();
+    let mut read_only = Vec::new();
+    let git_dir = if dot_git.is_dir() {
+        pin.push(dot_git.clone());
+        Some(dot_git)
+    } else if dot_git.is_file() {
+        read_only.push(dot_git.clone());
+        gitdir_target(&dot_git, root)
+    } else {
+        None
+    };
+    let Some(git_dir) = git_dir else {
+        return (pin, read_only);
+    };
+    for name in [
+        "config",
+        "config.worktree",
+        "hooks",
+        "info",
+        "modules",
+        "commondir",
+    ] {
+        read_only.push(git_dir.join(name));
+    }
+    // A linked worktree's shared repository.
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        let common = git_dir.join(common.trim());
+        for name in ["config", "hooks"] {
+            read_only.push(common.join(name));
+        }
+    }
+    (pin, read_only)
+}
+
+/// The shared-library directories (canonical, existing, without duplicates).
+fn library_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for d in [
+        "/lib",
+        "/lib64",
+        "/usr/lib",
+        "/usr/lib64",
+        "/usr/local/lib",
+        "/lib32",
+        "/usr/lib32",
+    ] {
+        if let Ok(c) = std::fs::canonicalize(d) {
+            if !dirs.iter().any(|x| c.starts_with(x)) {
+                dirs.retain(|x| !x.starts_with(&c));
+                dirs.push(c);
+            }
+        }
+    }
+    dirs
+}
+
+fn gitdir_target(file: &Path, root: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let target = text.strip_prefix("gitdir:")?.trim();
+    Some(root.join(target))
+}
+
+fn absolute_paths(list: &[String], key: &str) -> Result<Vec<PathBuf>> {
+    list.iter()
+        .map(|p| {
+            let path = PathBuf::from(p);
+            if path.is_absolute() {
+                Ok(path)
+            } else {
+                Err(Error::new(
+                    ErrorKind::ConfigError,
+                    format!("tools.shell.{key}: {p} is not an absolute path"),
+                ))
+            }
+        })
+        .collect()
+}
+
+fn read_paths(shell: &Shell, root: &Path, tmp: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = match &shell.read_paths {
+        None => vec![PathBuf::from("/")],
+        Some(list) => absolute_paths(list, "read_paths")?,
+    };
+    paths.push(root.to_path_buf());
+    paths.push(tmp.to_path_buf());
+    Ok(paths)
+}
+
+fn write_paths(shell: &Shell, root: &Path, tmp: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = vec![root.to_path_buf(), tmp.to_path_buf()];
+    paths.extend(absolute_paths(&shell.write_paths, "write_paths")?);
+    Ok(paths)
+}

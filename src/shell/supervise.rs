@@ -1,0 +1,245 @@
+//! Supervising a running command from run_command's side: start the launcher, read its
+//! output, wait with a timeout, and make sure nothing it started is left.
+//!
+//! On timeout the launcher's process group gets SIGTERM, then SIGKILL after a grace period.
+//! With the PID namespace in place, the launcher's death takes the namespace down (its init
+//! dies with it: PR_SET_PDEATHSIG) and nothing can hide. Without it (degraded), every process
+//! left in the command's session or group is killed, and, when this process is a child
+//! subreaper (set by sneaky-run's entry point, never by library code), every orphan that was
+//! re-parented to us.
+
+use std::collections::HashSet;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+
+use super::capture::{Captured, Stream};
+use super::sandbox::LaunchStatus;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Between SIGTERM and SIGKILL on timeout.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long to hunt for left-over processes, and to wait for the output pipes to close.
+const CLEANUP_LIMIT: Duration = Duration::from_secs(3);
+
+/// How a command ended, with its output.
+pub struct Finished {
+    pub status: ExitStatus,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// The launcher's report (None when no launcher ran or it said nothing).
+    pub launch: Option<LaunchStatus>,
+}
+
+impl Finished {
+    pub fn signal(&self) -> Option<String> {
+        self.status.signal().map(signal_name)
+    }
+}
+
+/// Start `cmd` (the launcher, or bash itself when there is none) with stdin from /dev/null and
+/// both outputs captured, wait for it at most `timeout`, and clean up after it.
+pub fn supervise(
+    mut cmd: Command,
+    own_session: bool,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Finished> {
+    let children_before = our_children();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::io("starting the command", e))?;
+    let pid = Pid::from_raw(child.id() as i32);
+    let stdout = Stream::start(child.stdout.take(), cap, false);
+    let stderr = Stream::start(child.stderr.take(), cap, own_session);
+    let (status, timed_out) =
+        wait_with_timeout(child, pid, own_session, &children_before, timeout)?;
+    kill_leftovers(pid, own_session, &children_before);
+    let deadline = Instant::now() + CLEANUP_LIMIT;
+    stdout.wait(deadline);
+    stderr.wait(deadline);
+    Ok(Finished {
+        status,
+        timed_out,
+        duration_ms: started.elapsed().as_millis() as u64,
+        launch: stderr.status(),
+        stdout: stdout.finish(),
+        stderr: stderr.finish(),
+    })
+}
+
+fn is_subreaper() -> bool {
+    nix::sys::prctl::get_child_subreaper().unwrap_or(false)
+}
+
+/// Wait for the command; on timeout SIGTERM to everything it started, then SIGKILL.
+fn wait_with_timeout(
+    mut child: Child,
+    pid: Pid,
+    own_session: bool,
+    children_before: &HashSet<i32>,
+    timeout: Duration,
+) -> Result<(ExitStatus, bool)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let gone = |e: RecvTimeoutError| {
+        Error::new(
+            ErrorKind::Internal,
+            format!("lost the command's exit status: {e}"),
+        )
+    };
+    let status = match rx.recv_timeout(timeout) {
+        Ok(s) => {
+            return s
+                .map(|s| (s, false))
+                .map_err(|e| Error::io("waiting for the command", e))
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            signal_everything(pid, own_session, children_before, Signal::SIGTERM);
+            match rx.recv_timeout(KILL_GRACE) {
+                Ok(s) => s,
+                Err(RecvTimeoutError::Timeout) => {
+                    signal_everything(pid, own_session, children_before, Signal::SIGKILL);
+                    rx.recv_timeout(CLEANUP_LIMIT).map_err(gone)?
+                }
+                Err(e) => return Err(gone(e)),
+            }
+        }
+        Err(e) => return Err(gone(e)),
+    };
+    status
+        .map(|s| (s, true))
+        .map_err(|e| Error::io("waiting for the command", e))
+}
+
+/// Send a signal to the command's process group and to every process that belongs to it.
+fn signal_everything(pid: Pid, own_session: bool, children_before: &HashSet<i32>, sig: Signal) {
+    let _ = killpg(pid, sig);
+    for p in members(pid, own_session, children_before) {
+        let _ = kill(Pid::from_raw(p), sig);
+    }
+}
+
+/// Kill whatever the command left behind (background jobs, daemons that changed their group
+/// or session) and reap the orphans that were re-parented to us.
+fn kill_leftovers(pid: Pid, own_session: bool, children_before: &HashSet<i32>) {
+    let deadline = Instant::now() + CLEANUP_LIMIT;
+    loop {
+        let _ = killpg(pid, Signal::SIGKILL);
+        let left = members(pid, own_session, children_before);
+        for p in &left {
+            let _ = kill(Pid::from_raw(*p), Signal::SIGKILL);
+        }
+        reap_orphans(children_before);
+        if left.is_empty() || Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn reap_orphans(children_before: &HashSet<i32>) {
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    if !is_subreaper() {
+        return;
+    }
+    for p in our_children() {
+        if !children_before.contains(&p) {
+            let _ = waitpid(Pid::from_raw(p), Some(WaitPidFlag::WNOHANG));
+        }
+    }
+}
+
+/// (pid, state, ppid, pgrp, session) of every process, from /proc.
+fn processes() -> Vec<(i32, char, i32, i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name may hold spaces and parentheses: fields start after the last ')'.
+        let rest = stat.get(stat.rfind(')')? + 2..)?;
+        let mut f = rest.split(' ');
+        let state = f.next()?.chars().next()?;
+        let ppid = f.next()?.parse().ok()?;
+        let pgrp = f.next()?.parse().ok()?;
+        let session = f.next()?.parse().ok()?;
+        Some((pid, state, ppid, pgrp, session))
+    })
+    .collect()
+}
+
+/// Our child processes, from /proc/self/task/*/children (cheaper than a scan of /proc);
+/// falls back to the scan where that file does not exist.
+fn our_children() -> HashSet<i32> {
+    let me = std::process::id() as i32;
+    let from_tasks = std::fs::read_dir("/proc/self/task").ok().map(|tasks| {
+        tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+            .flat_map(|text| {
+                text.split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect::<Vec<i32>>()
+            })
+            .collect::<HashSet<i32>>()
+    });
+    match from_tasks {
+        Some(set) if std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists() => {
+            set
+        }
+        _ => processes()
+            .into_iter()
+            .filter(|p| p.2 == me)
+            .map(|p| p.0)
+            .collect(),
+    }
+}
+
+/// Live processes that belong to the command: its group, its session (when it has its own),
+/// and orphans re-parented to us since it started.
+fn members(pid: Pid, own_session: bool, children_before: &HashSet<i32>) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let id = pid.as_raw();
+    // Orphans re-parented to us count only when we are a subreaper, which only sneaky-run's
+    // entry point sets (one command per process: no other command's orphans to confuse).
+    let subreaper = is_subreaper();
+    processes()
+        .into_iter()
+        .filter(|&(p, state, ppid, pgrp, session)| {
+            let orphan = subreaper && ppid == me && !children_before.contains(&p);
+            p != me && state != 'Z' && (pgrp == id || (own_session && session == id) || orphan)
+        })
+        .map(|p| p.0)
+        .collect()
+}
+
+fn signal_name(n: i32) -> String {
+    Signal::try_from(n)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {n}"))
+}
+
+/// Kill every child of this process with its process group and session, and whatever is
+/// re-parented to us (for the termination-signal watcher of sneaky-run's entry point).
+pub fn kill_children_trees() {
+    let none = HashSet::new();
+    for child in our_children() {
+        kill_leftovers(Pid::from_raw(child), true, &none);
+        let _ = kill(Pid::from_raw(child), Signal::SIGKILL);
+    }
+}

@@ -1,0 +1,82 @@
+//! The two system calls the sandbox needs that no safe crate offers; the only `unsafe` code
+//! in SneakyCode.
+//!
+//! - `fork`: the launcher becomes the first process (init) of the command's new PID namespace
+//!   by forking after `unshare(CLONE_NEWPID)`. A re-exec would be safe Rust but costs a
+//!   millisecond per call and loses the capabilities the init needs to mount `/proc`.
+//!   Forking is sound here because the launcher is a freshly exec'd, single-threaded process
+//!   (it never starts a thread), so no lock can be held by a thread that does not exist in
+//!   the child.
+//! - `mount_setattr(2)` with `AT_RECURSIVE` (Linux 5.12): makes a whole mount tree read-only
+//!   in one call (nix and rustix do not wrap it).
+
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use nix::unistd::Pid;
+
+/// Which side of a fork this is.
+pub enum Forked {
+    Parent(Pid),
+    Child,
+}
+
+/// Fork the calling process. Only call from a single-threaded process (the launcher).
+pub fn fork_single_threaded() -> std::io::Result<Forked> {
+    // SAFETY: the launcher has exactly one thread (it is a fresh exec of sneaky-run that
+    // starts none), so the child gets a consistent copy of the whole address space; the
+    // child only calls async-signal-safe system calls and allocates afterwards, which is
+    // fine in a single-threaded child.
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Parent { child }) => Ok(Forked::Parent(child)),
+        Ok(nix::unistd::ForkResult::Child) => Ok(Forked::Child),
+        Err(e) => Err(std::io::Error::from(e)),
+    }
+}
+
+/// `MOUNT_ATTR_*` flags of mount_setattr(2).
+pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
+pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// Set and clear mount attributes on `path` and, with `recursive`, every mount beneath it.
+pub fn mount_setattr(path: &Path, recursive: bool, set: u64, clear: u64) -> std::io::Result<()> {
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { libc::AT_RECURSIVE } else { 0 };
+    // SAFETY: `c_path` is a valid NUL-terminated string and `attr` a valid `struct
+    // mount_attr` whose size is passed; both outlive the call, which only reads them.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            flags as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,865 @@
+//! The kernel is the boundary: every promise of run_command holds when the command policy is
+//! fooled. Two corpora, each entry asserting that its effect did not happen (the file, the
+//! device node, the metadata, the process, the packet):
+//!
+//! - `POLICY_CORPUS`: command lines through the real policy with the default configuration
+//!   (refused, or run without effect);
+//! - `PAYLOADS`: what a fooled policy would let run — a workspace script listed verbatim in
+//!   `extra_allowed_commands` stands in for any bypass, and runs the attack directly.
+//!
+//! Tests that need user namespaces skip loudly when the kernel does not offer them.
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::run_exec::user_config;
+use crate::util::{self, Ws};
+
+/// Whether the namespace layer is in force here; prints why not.
+pub fn namespaces_or_skip(test: &str) -> bool {
+    let w = util::ws();
+    let r = w
+        .call("sneaky-run", json!({"command": "true"}))
+        .ok()
+        .clone();
+    let sandbox = r["sandbox"].as_str().unwrap_or("").to_string();
+    if sandbox.contains("mount (read-only world)") {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: the namespace layer is unavailable here ({sandbox})");
+    false
+}
+
+fn git(w: &Ws, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(&w.root)
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A workspace that is a git repository with one commit, a payload script, an outside file,
+/// and a file whose name is a sed option with a script in it.
+fn attack_ws() -> Ws {
+    let w = util::ws();
+    w.write("f.txt", "a line\n");
+    w.write("evil", "[core]\n\tfsmonitor = touch pwned\n");
+    w.write("hook", "#!/bin/sh\ntouch pwned\n");
+    w.write("-e1e touch pwned", "");
+    std::fs::write(w.outside().join("outside.txt"), "untouched\n").expect("write");
+    git(&w, &["init", "-q"]);
+    git(&w, &["config", "user.name", "T"]);
+    git(&w, &["config", "user.email", "t@example.com"]);
+    git(&w, &["add", "f.txt"]);
+    git(&w, &["commit", "-qm", "one"]);
+    w
+}
+
+/// Everything an attack could have changed, to compare before and after.
+#[derive(Debug, PartialEq)]
+struct World {
+    files: Vec<(String, Option<String>)>,
+    outside_meta: (i64, i64, u32),
+    hooks: Vec<String>,
+}
+
+fn world(w: &Ws) -> World {
+    let read = |p: &Path| std::fs::read_to_string(p).ok();
+    let files = [
+        ("f.txt", w.root.join("f.txt")),
+        ("sneaky.toml", w.root.join("sneaky.toml")),
+        (".git/config", w.root.join(".git/config")),
+        ("outside.txt", w.outside().join("outside.txt")),
+        ("../pwned", w.outside().join("pwned")),
+        ("pwned", w.root.join("pwned")),
+    ]
+    .into_iter()
+    .map(|(n, p)| (n.to_string(), read(&p)))
+    .collect();
+    let m = std::fs::metadata(w.outside().join("outside.txt")).expect("outside");
+    let mut hooks: Vec<String> = std::fs::read_dir(w.root.join(".git/hooks"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    hooks.sort();
+    World {
+        files,
+        outside_meta: (m.mtime(), m.ctime(), m.mode()),
+        hooks,
+    }
+}
+
+/// Device nodes anywhere in the workspace.
+fn device_nodes(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_char_device() || ft.is_block_device() {
+            found.push(e.path().display().to_string());
+        } else if ft.is_dir() && !ft.is_symlink() {
+            found.extend(device_nodes(&e.path()));
+        }
+    }
+    found
+}
+
+fn assert_no_effect(w: &Ws, before: &World, label: &str, reply: &Value) {
+    let after = world(w);
+    assert_eq!(&after, before, "{label}: the world changed; reply: {reply}");
+    let nodes = device_nodes(&w.root);
+    assert!(
+        nodes.is_empty(),
+        "{label}: device nodes {nodes:?}; reply: {reply}"
+    );
+    assert!(!w.root.join(".git/hooks/pre-commit").exists(), "{label}");
+}
+
+/// (class, command line) through the real policy, default configuration. Each would create
+/// `pwned`, change a protected file, make a device node or touch something outside if it ran
+/// as the attacker means.
+const POLICY_CORPUS: &[(&str, &str)] = &[
+    ("sort compress program", "sort -S 1 --compress-program=sh f.txt"),
+    ("sort compress abbreviated", "sort -S 1 --compress-prog=touch f.txt"),
+    ("sort compress shortest", "sort --com=rm f.txt"),
+    ("sort compress through xargs", "echo f.txt | xargs sort --compress-program=sh"),
+    ("tar checkpoint action", "tar --checkpoint=1 --checkpoint-action=exec='touch pwned' -cf x.tar f.txt"),
+    ("tar to-command", "tar -cf x.tar --to-command='touch pwned' f.txt"),
+    ("tar compress program", "tar -cIsh -f x.tar f.txt"),
+    ("sed script from a file name", "sed -n 1p *"),
+    ("sed script from a glob", "sed -n 1p ?e*"),
+    ("sed script from braces", "sed {-n,1e\\ touch\\ pwned} f.txt"),
+    ("sed script from a range glob", "sed -s -n 1p [-]e*"),
+    ("git safe key then rename", "git config user.x.fsmonitor 'touch pwned'; git config --rename-section user.x core; git status"),
+    ("git rename-section subcommand", "git config rename-section user.x core"),
+    ("git include", "git config include.path ../evil"),
+    ("git config file", "git config --file .git/config core.fsmonitor 'touch pwned'"),
+    ("git abbreviated upload-pack", "git fetch --upload-p='touch pwned' ."),
+    ("redirect into .git/config", "cat evil >> .git/config"),
+    ("cp into hooks", "cp hook .git/hooks/pre-commit"),
+    ("cd into .git then cp", "cd .git && cp ../hook hooks/pre-commit"),
+    ("cd into .git then redirect", "cd .git && cat ../evil > config"),
+    ("tee into .git", "tee -a .git/config < evil"),
+    ("mv .git away", "mv .git old-git"),
+    ("glob into .git", "cp evil .gi?/config"),
+    ("cp -R a device", "cp -R /dev/null devnode"),
+    ("cp -a a device dir", "cp -a /dev/zero zero"),
+    ("cp -r /dev", "mkdir d && cp -r /dev/null d/"),
+    ("touch outside mtime", "touch -d 2000-01-01 ../outside.txt"),
+    ("touch outside by reference", "touch -r f.txt ../outside.txt"),
+    ("touch outside through a link", "mkdir -p l && cp -P ../outside.txt l/ ; touch -m ../outside.txt"),
+    ("mv outside", "mv ../outside.txt ../moved.txt"),
+    ("cp over outside", "cp f.txt ../outside.txt"),
+    ("write outside temp", "echo x > /tmp/pwned-sneaky"),
+    ("setsid hopper", "setsid sleep 1000"),
+    ("nohup in background", "nohup sleep 424242 > /dev/null 2>&1 &"),
+    ("python", "python3 -c 'open(\"pwned\",\"w\")'"),
+    ("perl", "perl -e 'open F, \">pwned\"'"),
+    ("env runs a denied program", "env perl -e 1"),
+    ("timeout runs a denied program", "timeout 5 rm f.txt"),
+    ("find exec", "find . -maxdepth 0 -exec touch pwned ;"),
+    ("xargs runs a shell", "echo 'touch pwned' | xargs sh -c"),
+];
+
+#[test]
+fn policy_corpus_has_no_effect() {
+    if !namespaces_or_skip("policy_corpus_has_no_effect") {
+        return;
+    }
+    let w = attack_ws();
+    let before = world(&w);
+    let _ = std::fs::remove_file("/tmp/pwned-sneaky");
+    for (class, command) in POLICY_CORPUS {
+        let reply = w.call("sneaky-run", json!({"command": command, "timeout": 10}));
+        assert_no_effect(&w, &before, class, &reply.json);
+        assert!(!Path::new("/tmp/pwned-sneaky").exists(), "{class}");
+        let left = processes_with("424242");
+        assert!(left.is_empty(), "{class}: survivors {left:?}");
+    }
+}
+
+/// (class, payload script body): what would run if the policy were fooled. The script is
+/// run as `./p.sh` (listed in extra_allowed_commands), so nothing in it is checked by the
+/// policy; only the kernel stands between it and its effect.
+const PAYLOADS: &[(&str, &str)] = &[
+    ("denied program by name", "python3 -c 'open(\"pwned\",\"w\")'"),
+    ("denied program by path", "/usr/bin/perl -e 'open F, \">pwned\"'"),
+    ("denied rm", "/usr/bin/rm -f f.txt; /bin/rm -f f.txt"),
+    ("copied program", "cp /usr/bin/rm ./myrm && ./myrm -f f.txt"),
+    ("loader runs a denied program", "/lib64/ld-linux-x86-64.so.2 /usr/bin/rm -f f.txt"),
+    ("sort compress program", "printf 'x\\n' > big; sort -S 1 --compress-program=/usr/bin/rm big"),
+    ("find exec denied", "find . -maxdepth 0 -exec /usr/bin/rm -f f.txt \\;"),
+    ("git alias runs a denied program", "git -c alias.x='!perl -e 1 && touch pwned' x"),
+    ("git fsmonitor runs a denied program", "git -c core.fsmonitor='rm -f f.txt' status"),
+    ("plant .git/config", "cat evil >> .git/config"),
+    ("replace .git/config", "cp evil new && mv new .git/config"),
+    ("remove .git/config", "rm -f .git/config; unlink .git/config"),
+    ("plant a hook", "cp hook .git/hooks/pre-commit"),
+    ("move .git away", "mv .git gone && mkdir .git && cp evil .git/config"),
+    ("git config writes", "git config core.fsmonitor 'touch pwned'"),
+    ("rewrite sneaky.toml", "printf '[tools.shell]\\nsandbox = false\\n' > sneaky.toml"),
+    ("write outside", "echo x > ../pwned; touch ../outside.txt; echo y >> ../outside.txt"),
+    ("write real /tmp", "echo x > /tmp/pwned-sneaky"),
+    ("mknod", "mknod devnode c 1 3; mkfifo fifo; rm -f fifo"),
+    ("cp -R a device", "cp -R /dev/null devnode; cp -a /dev/zero zero"),
+    ("metadata outside", "touch -d 2000-01-01 ../outside.txt; touch -h ../outside.txt; chmod 777 ../outside.txt"),
+    ("xattr outside", "setfattr -n user.x -v 1 ../outside.txt"),
+    ("read a disk", "head -c 512 /dev/vda > disk.bin; head -c 512 /dev/sda >> disk.bin; test -s disk.bin && touch pwned"),
+    ("remount rw", "mount -o remount,rw / && touch /pwned-sneaky"),
+    ("escape with unshare", "unshare -r sh -c 'touch ../pwned'"),
+];
+
+#[test]
+fn payloads_of_a_fooled_policy_have_no_effect() {
+    if !namespaces_or_skip("payloads_of_a_fooled_policy_have_no_effect") {
+        return;
+    }
+    let w = attack_ws();
+    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");
+    let _ = std::fs::remove_file("/tmp/pwned-sneaky");
+    for (class, body) in PAYLOADS {
+        let script = w.root.join("p.sh");
+        std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let before = world(&w);
+        let reply = w.call("sneaky-run", json!({"command": "./p.sh", "timeout": 10}));
+        let r = reply.ok().clone();
+        assert_eq!(r["sandboxed"], true, "{class}: {r}");
+        assert_no_effect(&w, &before, class, &r);
+        assert!(!Path::new("/tmp/pwned-sneaky").exists(), "{class}: {r}");
+        assert!(!Path::new("/pwned-sneaky").exists(), "{class}: {r}");
+        let disk = std::fs::metadata(w.root.join("disk.bin"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert_eq!(disk, 0, "{class}: read a disk: {r}");
+    }
+    assert!(POLICY_CORPUS.len() + PAYLOADS.len() >= 40);
+}
+
+/// Processes whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        if entry.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) && !text.contains("sneaky-run") {
+                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// A C program that calls setsid and forks in a tight loop, each child renaming itself with
+/// the marker (so survivors can be found), compiled outside the sandbox.
+fn build_hopper(w: &Ws, marker: &str) -> bool {
+    let src = w.dir.path().join("hopper.c");
+    std::fs::write(
+        &src,
+        format!(
+            r#"#include <unistd.h>
+#include <string.h>
+#include <sys/prctl.h>
+int main(int argc, char **argv) {{
+    prctl(PR_SET_NAME, "{marker}");
+    for (;;) {{
+        pid_t p = fork();
+        if (p > 0) _exit(0);
+        if (p == 0) {{ setsid(); strncpy(argv[0], "{marker}", strlen(argv[0])); }}
+    }}
+}}
+"#
+        ),
+    )
+    .expect("write");
+    let out = Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(w.root.join("hopper"))
+        .arg(&src)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => true,
+        other => {
+            eprintln!("SKIPPED the fork-hopper test: no C compiler ({other:?})");
+            false
+        }
+    }
+}
+
+fn survivors(marker: &str) -> Vec<String> {
+    // The hoppers rename themselves; /proc/PID/comm holds the marker.
+    let mut found = processes_with(marker);
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        if let Ok(comm) = std::fs::read_to_string(entry.path().join("comm")) {
+            if comm.trim() == marker {
+                found.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn setsid_fork_hoppers_do_not_survive_the_call() {
+    if !namespaces_or_skip("setsid_fork_hoppers_do_not_survive_the_call") {
+        return;
+    }
+    let w = util::ws();
+    let marker = format!("hop{}", std::process::id() % 100000);
+    if !build_hopper(&w, &marker) {
+        return;
+    }
+    user_config(
+        &w,
+        "[tools.shell]\nextra_allowed_commands = [\"./hopper\"]\n",
+    );
+    // In the background, finishing at once; and in the foreground until the timeout.
+    for (command, timeout) in [("./hopper & echo started", 10), ("./hopper; sleep 30", 1)] {
+        let r = w
+            .call(
+                "sneaky-run",
+                json!({"command": command, "timeout": timeout}),
+            )
+            .ok()
+            .clone();
+        assert_eq!(r["sandboxed"], true, "{r}");
+        std::thread::sleep(Duration::from_millis(200));
+        let left = survivors(&marker);
+        assert!(left.is_empty(), "{command}: hoppers survived: {left:?}");
+    }
+}
+
+/// Start `sneaky-run COMMAND` in the background, wait until `marker` processes run, kill it
+/// with `signal`, and return how long until none was left.
+fn kill_and_time(w: &Ws, command: &str, marker: &str, signal: &str) -> Duration {
+    use assert_cmd::cargo::CommandCargoExt;
+    let mut child = Command::cargo_bin("sneaky-run")
+        .expect("binary")
+        .current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .arg(command)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while processes_with(marker).len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        processes_with(marker).len() >= 2,
+        "the command did not start"
+    );
+    let killed = Instant::now();
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let _ = child.wait();
+    while !processes_with(marker).is_empty() && killed.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let took = killed.elapsed();
+    let left = processes_with(marker);
+    assert!(left.is_empty(), "{signal}: survivors {left:?}");
+    took
+}
+
+#[test]
+fn killing_sneaky_run_takes_the_whole_tree_down() {
+    if !namespaces_or_skip("killing_sneaky_run_takes_the_whole_tree_down") {
+        return;
+    }
+    let w = util::ws();
+    for signal in ["KILL", "TERM"] {
+        let marker = format!("{}.{}", 6000 + std::process::id() % 1000, signal.len());
+        let command = format!("sleep {marker}1 & (sleep {marker}2 &) ; sleep {marker}3");
+        let took = kill_and_time(&w, &command, &marker, signal);
+        // The interface MCP cancellation relies on: well under 100 ms (a loaded machine gets
+        // some slack; the figure is printed).
+        eprintln!("SIG{signal}: the command tree was gone after {took:?}");
+        assert!(took < Duration::from_millis(1000), "SIG{signal}: {took:?}");
+    }
+}
+
+/// Creates one socket of each family and says which the kernel refused.
+const SOCKETS_C: &str = r#"#include <stdio.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+static void try(const char *name, int family, int type, int proto) {
+    int s = socket(family, type, proto);
+    printf("%s %s\n", name, s >= 0 ? "ok" : "refused");
+}
+int main(void) {
+    int pair[2];
+    printf("unix %s\n", socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0 ? "ok" : "refused");
+    try("inet", AF_INET, SOCK_DGRAM, 0);
+    try("inet6", AF_INET6, SOCK_STREAM, 0);
+    try("packet", AF_PACKET, SOCK_RAW, 0);
+    return 0;
+}
+"#;
+
+/// Compile a C program into the workspace (outside the sandbox); false (and a loud skip
+/// message) without a C compiler.
+fn compile(w: &Ws, name: &str, source: &str) -> bool {
+    let src = w.dir.path().join(format!("{name}.c"));
+    std::fs::write(&src, source).expect("write");
+    let out = Command::new("cc")
+        .arg("-o")
+        .arg(w.root.join(name))
+        .arg(&src)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => true,
+        other => {
+            eprintln!("SKIPPED part of a sandbox test: cannot compile {name}.c ({other:?})");
+            false
+        }
+    }
+}
+
+#[test]
+fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
+    if !namespaces_or_skip("network_false_stops_udp_and_tcp_but_not_unix_sockets") {
+        return;
+    }
+    let w = util::ws();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .expect("timeout");
+    let port = udp.local_addr().expect("addr").port();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    tcp.set_nonblocking(true).expect("nonblocking");
+    let tcp_port = tcp.local_addr().expect("addr").port();
+    let payload = format!(
+        "echo hello > /dev/udp/127.0.0.1/{port}\necho hello > /dev/tcp/127.0.0.1/{tcp_port}\n"
+    );
+    std::fs::write(w.root.join("p.sh"), format!("#!/bin/bash\n{payload}")).expect("write");
+    std::fs::set_permissions(w.root.join("p.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let mut buf = [0u8; 64];
+    user_config(
+        &w,
+        "[tools.shell]\nnetwork = false\nextra_allowed_commands = [\"./p.sh\"]\n",
+    );
+    let r = w
+        .call("sneaky-run", json!({"command": "./p.sh"}))
+        .ok()
+        .clone();
+    assert!(
+        udp.recv_from(&mut buf).is_err(),
+        "a UDP packet got through: {r}"
+    );
+    assert!(tcp.accept().is_err(), "a TCP connection got through: {r}");
+    let sandbox = r["sandbox"].as_str().unwrap_or("");
+    assert!(sandbox.contains("network denied"), "{r}");
+    // AF_UNIX stays; AF_INET, AF_INET6 and AF_PACKET sockets cannot even be created.
+    if compile(&w, "sock", SOCKETS_C) {
+        user_config(
+            &w,
+            "[tools.shell]\nnetwork = false\nextra_allowed_commands = [\"./sock\"]\n",
+        );
+        let r = w
+            .call("sneaky-run", json!({"command": "./sock"}))
+            .ok()
+            .clone();
+        assert_eq!(
+            r["stdout"], "unix ok\ninet refused\ninet6 refused\npacket refused\n",
+            "{r}"
+        );
+    }
+
+    // The control: with the network on, the same packet arrives.
+    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");
+    let r = w
+        .call("sneaky-run", json!({"command": "./p.sh"}))
+        .ok()
+        .clone();
+    let got = udp.recv_from(&mut buf);
+    assert!(got.is_ok(), "no packet with the network on: {r}");
+}
+
+#[test]
+fn git_make_and_cargo_work_under_the_default_presets() {
+    if !namespaces_or_skip("git_make_and_cargo_work_under_the_default_presets") {
+        return;
+    }
+    let w = attack_ws();
+    let run = |command: &str, timeout: u64| {
+        w.call(
+            "sneaky-run",
+            json!({"command": command, "timeout": timeout}),
+        )
+        .ok()
+        .clone()
+    };
+    w.write("f.txt", "a changed line\n");
+    let r = run("git status --short && git diff --stat", 30);
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(r["stdout"].as_str().unwrap_or("").contains("f.txt"), "{r}");
+    let r = run(
+        "git add f.txt && git commit -qm two && git log --oneline | wc -l",
+        30,
+    );
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["stdout"].as_str().unwrap_or("").trim(), "2", "{r}");
+
+    w.write(
+        "Makefile",
+        "all:\n\techo built > out.txt && sh -c 'cat out.txt'\n",
+    );
+    let r = run("make", 30);
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(r["stdout"].as_str().unwrap_or("").contains("built"), "{r}");
+
+    w.write(
+        "hello/Cargo.toml",
+        "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    w.write(
+        "hello/build.rs",
+        "fn main() { println!(\"cargo:rerun-if-changed=build.rs\"); }\n",
+    );
+    w.write(
+        "hello/src/main.rs",
+        "fn main() { println!(\"hello from cargo\"); }\n",
+    );
+    let r = run("cd hello && cargo run --quiet --offline", 300);
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["stdout"], "hello from cargo\n", "{r}");
+}
+
+#[test]
+fn the_file_tools_never_write_under_dot_git() {
+    let w = attack_ws();
+    w.mkdir("sub");
+    w.link(".git", "gitlink");
+    let config_before = w.read(".git/config");
+    for (bin, request) in [
+        (
+            "sneaky-write",
+            json!({"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": ".git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": "gitlink/config", "content": "x"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": "sub/.git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": ".GIT/config", "content": "x"}),
+        ),
+        (
+            "sneaky-replace",
+            json!({"file_path": ".git/config", "old_str": "bare = false", "new_str": "bare = false\n\tfsmonitor = touch pwned"}),
+        ),
+        (
+            "sneaky-patch",
+            json!({"file_path": ".git/config", "patch": "@@ -1 +1,2 @@\n [core]\n+\tfsmonitor = touch pwned\n"}),
+        ),
+        ("sneaky-rm", json!({"file_path": ".git/config"})),
+        ("sneaky-rm", json!({"file_path": ".git/HEAD"})),
+        ("sneaky-mkdir", json!({"directory_path": "sub/.git/hooks"})),
+        ("sneaky-mkdir", json!({"directory_path": ".git/hooks/x"})),
+    ] {
+        let reply = w.call(bin, request.clone());
+        let message = reply.err("protected_path", 3);
+        assert!(message.contains(".git"), "{bin} {request}: {message}");
+    }
+    assert_eq!(w.read(".git/config"), config_before);
+    assert!(!w.root.join("sub/.git").exists());
+    assert!(!w.root.join(".git/hooks/pre-commit").exists());
+
+    // Unless the user's configuration allows it.
+    user_config(&w, "allow_vcs_writes = true\n");
+    w.call(
+        "sneaky-write",
+        json!({"file_path": ".git/description", "content": "mine\n"}),
+    )
+    .ok();
+    assert_eq!(w.read(".git/description"), "mine\n");
+}
+
+#[test]
+fn a_workspace_config_may_tighten_but_not_loosen() {
+    let w = attack_ws();
+    // The user's configuration: network off, a short list.
+    let dir = w.dir.path().join("xdg/sneaky");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("config.toml"),
+        "[tools.shell]\nnetwork = false\nallowed_commands = [\"echo\", \"cat\", \"ls\"]\n",
+    )
+    .expect("write");
+    // The cloned repository asks for more.
+    w.write(
+        "sneaky.toml",
+        "[tools.shell]\nsandbox = false\nnetwork = true\nallowed_commands = [\"echo\", \"perl\"]\nextra_allowed_commands = [\"python3\"]\ndenied_commands = []\n",
+    );
+    let r = w
+        .call("sneaky-run", json!({"command": "echo hi"}))
+        .ok()
+        .clone();
+    assert_eq!(r["stdout"], "hi\n", "{r}");
+    assert_ne!(
+        r["sandbox"].as_str().unwrap_or("").get(..3),
+        Some("off"),
+        "{r}"
+    );
+    assert!(
+        r["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("network denied"),
+        "{r}"
+    );
+    let m = w
+        .call("sneaky-run", json!({"command": "perl -e 1"}))
+        .err("command_denied", 3);
+    assert!(m.contains("trusted_workspaces"), "{m}");
+    w.call("sneaky-run", json!({"command": "python3 -c 1"}))
+        .err("command_denied", 3);
+    // It narrowed the list: cat is no longer allowed.
+    let m = w
+        .call("sneaky-run", json!({"command": "cat f.txt"}))
+        .err("command_denied", 3);
+    assert!(m.contains("cat"), "{m}");
+
+    // Trusted by the user, the workspace's file is taken as it is.
+    let root = std::fs::canonicalize(&w.root).expect("root");
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "trusted_workspaces = [{:?}]\n[tools.shell]\nnetwork = false\n",
+            root.display().to_string()
+        ),
+    )
+    .expect("write");
+    let r = w
+        .call("sneaky-run", json!({"command": "echo hi"}))
+        .ok()
+        .clone();
+    assert!(
+        r["sandbox"].as_str().unwrap_or("").starts_with("off"),
+        "{r}"
+    );
+}
+
+#[test]
+fn extra_allowed_commands_add_to_the_defaults_and_print_policy_says_where_from() {
+    let w = attack_ws();
+    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"npm\"]\n");
+    // ls and git stay allowed (the default list is still in force).
+    let r = w.call(
+        "sneaky-run",
+        json!({"command": "ls f.txt && git status --short"}),
+    );
+    assert_eq!(r.ok()["exit_code"], 0);
+    use assert_cmd::cargo::CommandCargoExt;
+    let out = Command::cargo_bin("sneaky-run")
+        .expect("binary")
+        .current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .args(["--print-policy", "--format", "json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let from = |name: &str| {
+        v["allowed_commands"]
+            .as_array()
+            .and_then(|a| a.iter().find(|e| e["name"] == name))
+            .map(|e| e["from"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        from("npm").as_deref(),
+        Some("tools.shell.extra_allowed_commands"),
+        "{v}"
+    );
+    assert_eq!(from("ls").as_deref(), Some("default"), "{v}");
+    assert!(
+        v["config"].as_str().unwrap_or("").ends_with("config.toml"),
+        "{v}"
+    );
+    // Refusals name the key that would change the answer.
+    let m = w
+        .call("sneaky-run", json!({"command": "perl -e 1"}))
+        .err("command_denied", 3);
+    assert!(m.contains("tools.shell.extra_allowed_commands"), "{m}");
+    let m = w
+        .call("sneaky-run", json!({"command": "rm f.txt"}))
+        .err("command_denied", 3);
+    assert!(
+        m.contains("default denied list") && m.contains("extra_allowed_commands"),
+        "{m}"
+    );
+}
+
+#[test]
+fn required_layers_refuse_rather_than_run_weaker() {
+    let w = util::ws();
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"all\"]\n");
+    let reply = w.call("sneaky-run", json!({"command": "echo ran"}));
+    if reply.status == 0 {
+        // Every layer is available here: the command ran with all of them.
+        let r = reply.ok();
+        assert_eq!(r["stdout"], "ran\n");
+        assert!(r["sandbox"].as_str().unwrap_or("").contains("mount"), "{r}");
+    } else {
+        let m = reply.err("io_error", 1);
+        assert!(m.contains("require_layers"), "{m}");
+    }
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"landlok\"]\n");
+    let m = w
+        .call("sneaky-run", json!({"command": "true"}))
+        .err("config_error", 2);
+    assert!(m.contains("landlok"), "{m}");
+}
+
+#[test]
+fn docs_list_the_default_lists() {
+    use sneaky::shell::policy::{DEFAULT_ALLOWED, DEFAULT_DENIED};
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sandbox.md"))
+            .expect("docs/sandbox.md");
+    for (marker, list) in [
+        ("default-allowed", DEFAULT_ALLOWED),
+        ("default-denied", DEFAULT_DENIED),
+    ] {
+        let start = format!("<!-- {marker} -->\n");
+        let from = doc.find(&start).expect("start marker") + start.len();
+        let to = doc[from..].find("\n<!--").expect("end marker") + from;
+        let expected = list
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(
+            doc[from..to].trim(),
+            expected,
+            "docs/sandbox.md's {marker} list differs from src/shell/policy/lists.rs"
+        );
+    }
+}
+
+#[test]
+fn the_active_configuration_is_read_only_whatever_its_name() {
+    if !namespaces_or_skip("the_active_configuration_is_read_only_whatever_its_name") {
+        return;
+    }
+    let w = attack_ws();
+    w.write("conf/my.toml", "[tools.shell]\nnetwork = false\n");
+    w.write("loose.toml", "[tools.shell]\nsandbox = false\n");
+    let config = w.root.join("conf/my.toml");
+    let config = config.to_str().expect("utf-8");
+    for command in [
+        "cp loose.toml conf/my.toml",
+        "cat loose.toml > conf/my.toml",
+        "mv loose.toml conf/my.toml",
+        "mv conf old-conf",
+        "sed -i s/false/true/ conf/my.toml",
+    ] {
+        let reply = w.call_raw("sneaky-run", &["--config", config, command], b"");
+        assert_eq!(
+            w.read("conf/my.toml"),
+            "[tools.shell]\nnetwork = false\n",
+            "{command}: {:?}",
+            reply.json
+        );
+    }
+    let r = w.call_raw("sneaky-run", &["--config", config, "true"], b"");
+    assert!(
+        r.ok()["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("network denied"),
+        "{:?}",
+        r.json
+    );
+}
+
+#[test]
+fn without_namespaces_the_result_says_so_and_require_layers_refuses() {
+    use assert_cmd::cargo::CommandCargoExt;
+    let w = attack_ws();
+    let call = |w: &Ws| {
+        let out = Command::cargo_bin("sneaky-run")
+            .expect("binary")
+            .current_dir(&w.root)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+            .env("SNEAKY_SANDBOX_SKIP", "namespaces")
+            .arg("echo ran; touch ../pwned")
+            .output()
+            .expect("run");
+        util::Reply::parse("sneaky-run", out)
+    };
+    let reply = call(&w);
+    let r = reply.ok();
+    let sandbox = r["sandbox"].as_str().unwrap_or("");
+    assert!(sandbox.contains("namespaces: unavailable (skipped"), "{r}");
+    assert_eq!(r["stdout"], "ran\n");
+    // Landlock still holds the writes.
+    assert!(!w.outside().join("pwned").exists(), "{r}");
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"namespaces\"]\n");
+    let m = call(&w).err("io_error", 1);
+    assert!(
+        m.contains("require_layers") && m.contains("nothing ran"),
+        "{m}"
+    );
+    assert!(!w.outside().join("pwned").exists());
+}
+
+#[test]
+fn npm_scripts_work_once_npm_is_allowed() {
+    if !namespaces_or_skip("npm_scripts_work_once_npm_is_allowed") {
+        return;
+    }
+    if Command::new("npm").arg("--version").output().is_err() {
+        eprintln!("SKIPPED npm_scripts_work_once_npm_is_allowed: npm is not installed");
+        return;
+    }
+    let w = util::ws();
+    w.write(
+        "package.json",
+        r#"{"name":"x","version":"1.0.0","scripts":{"hello":"echo hello from npm && node -e \"console.log(6*7)\""}}"#,
+    );
+    user_config(
+        &w,
+        "[tools.shell]\nextra_allowed_commands = [\"npm\", \"node\"]\n",
+    );
+    let r = w
+        .call(
+            "sneaky-run",
+            json!({"command": "npm run --silent hello", "timeout": 120}),
+        )
+        .ok()
+        .clone();
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["stdout"], "hello from npm\n42\n", "{r}");
+}

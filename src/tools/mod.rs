@@ -293,7 +293,12 @@ fn nullable_optionals(schema: &mut Value) {
     let required: Vec<String> = schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let Some(Value::Object(properties)) = schema.get_mut("properties") else {
         return;

@@ -209,9 +209,10 @@ fn invalid_requests_and_bad_params_are_protocol_errors() {
     // Bad arguments to a real tool are the tool's failure, not a protocol error.
     let result = s.call(16, "read_file", json!({"file_path": 3}));
     assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["structuredContent"]["error"]["code"], "invalid_args");
+    assert_eq!(failure_code(&result), "invalid_args");
     let result = s.call(17, "read_file", json!({"file_path": "a.txt"}));
     assert_eq!(result["structuredContent"]["content"], "a\n");
+    assert_eq!(result["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
     let (rest, status, _) = s.finish();
     assert!(rest.is_empty(), "{rest:?}");
     assert_eq!(status, 0);
@@ -251,9 +252,8 @@ fn version_negotiation_and_shapes_per_version() {
         assert_eq!(call.get("structuredContent").is_some(), modern, "{offered}");
         assert_eq!(read.get("annotations").is_some(), answered >= "2025-03-26");
         assert_eq!(call["content"][0]["type"], "text");
-        let text: Value =
-            serde_json::from_str(call["content"][0]["text"].as_str().expect("text")).expect("json");
-        assert_eq!(text["content"], "a\n");
+        // Every version's text is what the model reads, not the JSON result.
+        assert_eq!(call["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
         let (_, status, _) = s.finish();
         assert_eq!(status, 0);
     }
@@ -303,7 +303,7 @@ fn tools_list_follows_the_table_and_the_config() {
     }
     let denied = s.call(2, "grep_files", json!({"pattern": "x"}));
     assert_eq!(denied["isError"], true);
-    assert_eq!(denied["structuredContent"]["error"]["code"], "tool_denied");
+    assert_eq!(failure_code(&denied), "tool_denied");
     let (_, status, _) = s.finish();
     assert_eq!(status, 0);
 }
@@ -560,6 +560,21 @@ fn read_only_offers_only_auto_read_tools() {
     assert!(names.contains(&"read_file"));
     let refused = s.call(2, "find_files", json!({"pattern": "*"}));
     assert_eq!(refused["isError"], true);
-    assert_eq!(refused["structuredContent"]["error"]["code"], "tool_denied");
+    assert_eq!(failure_code(&refused), "tool_denied");
     s.finish();
+}
+
+/// The code of a failed call: `isError`, text `CODE: message`, and no `structuredContent`
+/// (which hosts would validate against the tool's `outputSchema`).
+fn failure_code(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    let text = result["content"][0]["text"].as_str().expect("a text part");
+    let (code, message) = text.split_once(": ").expect("CODE: message");
+    assert!(!message.is_empty(), "{text}");
+    assert!(
+        code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+        "{text}"
+    );
+    code.to_string()
 }

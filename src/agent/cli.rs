@@ -15,8 +15,9 @@ Environment: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY
 ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (with --provider anthropic), SNEAKY_ROOT, SNEAKY_CONFIG,
 NO_COLOR.
 Exit status: 0 the model called finish (run) or every call succeeded (pipe); 1 a failure
-(the model server, --max-turns reached, a call failed in pipe mode); 2 bad usage or
-configuration; 130 stopped by Ctrl-C or by answering quit.";
+(the model server, --max-turns reached, a call failed in pipe mode, calls refused because
+nobody could approve them); 2 bad usage or configuration (a malformed base URL too); 130
+stopped by Ctrl-C or by answering quit.";
 
 /// The clap command of `sneaky-agent` (also used to generate its man page and completions).
 pub fn command() -> Command {
@@ -94,8 +95,10 @@ fn run_command() -> Command {
              none), OPENAI_BASE_URL, ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (--provider \
              anthropic), SNEAKY_MODEL, SNEAKY_ROOT, SNEAKY_CONFIG, NO_COLOR.\n\
              Exit status: 0 the model called finish; 1 the model server failed, --max-turns was \
-             reached or the model stopped without finish; 2 bad usage or configuration; 130 \
-             Ctrl-C or quit at the prompt.",
+             reached, the model stopped without finish, or calls were refused because nobody \
+             could approve them (no terminal, no --yes); 2 bad usage or configuration, a \
+             malformed base URL included (checked before any request); 130 Ctrl-C or quit at \
+             the prompt.",
         )
         .long_about(
             "Give the model TASK and run its tool calls until it calls finish. Reads and \

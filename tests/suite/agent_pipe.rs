@@ -366,3 +366,22 @@ fn tools_rejects_an_unknown_format() {
     assert_eq!(r.status, 2);
     assert!(r.stderr.contains("gemini"));
 }
+
+#[test]
+fn pipe_says_when_calls_were_refused_for_want_of_approval() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[permissions]\nconfirm = [\"read_file\"]\n");
+    w.write("a.txt", "alpha\n");
+    let call = json!({"name": "read_file", "arguments": {"file_path": "a.txt"}});
+    let (status, out, stderr) = pipe(&w, &[], std::slice::from_ref(&call));
+    assert_eq!(status, 1);
+    assert_eq!(out[0]["error"]["code"], "not_approved", "{}", out[0]);
+    assert!(
+        stderr.contains("calls to read_file were refused") && stderr.contains("--yes"),
+        "{stderr}"
+    );
+    let (status, out, stderr) = pipe(&w, &["--yes"], &[call]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(out[0]["result"]["content"], "alpha\n");
+    assert!(!stderr.contains("refused"), "{stderr}");
+}

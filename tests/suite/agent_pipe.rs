@@ -385,3 +385,48 @@ fn pipe_says_when_calls_were_refused_for_want_of_approval() {
     assert_eq!(out[0]["result"]["content"], "alpha\n");
     assert!(!stderr.contains("refused"), "{stderr}");
 }
+
+/// The OpenAI SDK takes the strict export through `chat.completions.parse` and the Responses
+/// export as `FunctionToolParam`s, the Anthropic SDK takes the anthropic export, each against a
+/// mock of its API on 127.0.0.1 that applies the API's rules; the calls made from them run
+/// through `sneaky-agent pipe`, null optional arguments included (tests/hosts/sdk_test.py).
+#[test]
+fn openai_and_anthropic_sdks_take_the_exports() {
+    let test = "openai_and_anthropic_sdks_take_the_exports";
+    let python = crate::mcp_client::target_dir().join("hosts-venv/bin/python");
+    if !python.exists() {
+        crate::mcp_client::skip(
+            test,
+            &format!(
+                "{} is missing (run `bash .ci/setup-hosts.sh`: it makes the venv with the \
+                 openai and anthropic SDKs)",
+                python.display()
+            ),
+        );
+        return;
+    }
+    let w = util::ws();
+    w.write("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    let exports = w.outside().join("exports.json");
+    crate::mcp_client::write_exports(&w, &exports);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/sdk_test.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(crate::agent::bin_path("sneaky-agent"))
+        .arg(&w.root)
+        .arg(&exports)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .output()
+        .expect("run the SDK test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all SDK checks passed"),
+        "the SDK test failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+}

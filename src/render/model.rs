@@ -216,6 +216,10 @@ fn grep_files(r: &Value) -> String {
             lines.entry(line + 1 + i as u64).or_insert((false, t));
         }
     }
+    // Without context, rg puts no `--` between distant matches; with it, between runs.
+    let with_context = matches
+        .iter()
+        .any(|m| !strings(m, "before").is_empty() || !strings(m, "after").is_empty());
     let mut out = String::new();
     for (i, (path, lines)) in files.iter().enumerate() {
         if i > 0 {
@@ -225,7 +229,7 @@ fn grep_files(r: &Value) -> String {
         out.push('\n');
         let mut previous: Option<u64> = None;
         for (n, (is_match, t)) in lines {
-            if previous.is_some_and(|p| p + 1 < *n) {
+            if with_context && previous.is_some_and(|p| p + 1 < *n) {
                 out.push_str("--\n");
             }
             let separator = if *is_match { ':' } else { '-' };
@@ -432,6 +436,13 @@ mod tests {
             {"path": "a.rs", "line": 9, "text": "nine"},
             {"path": "b.rs", "line": 1, "text": "x:y"},
         ]});
+        let plain = json!({"truncated": false, "matches": [
+            {"path": "a.rs", "line": 2, "text": "two"}, {"path": "a.rs", "line": 9, "text": "nine"},
+        ]});
+        assert_eq!(
+            result_text(ToolName::GrepFiles, &plain),
+            "a.rs\n2:two\n9:nine"
+        );
         assert_eq!(
             result_text(ToolName::GrepFiles, &r),
             "a.rs\n1-one\n2:two\n3:three\n4-four\n--\n9:nine\n\nb.rs\n1:x:y"

@@ -578,3 +578,67 @@ fn failure_code(result: &Value) -> String {
     );
     code.to_string()
 }
+
+/// What a model reads is what the plain tools print: `cat` under a one-line header, and rg's
+/// own `--heading -n` and `--files` output (compared with rg itself when it is installed).
+#[test]
+fn model_text_reads_like_the_plain_tools() {
+    let w = util::ws();
+    let lib = "//! doc\nuse std::io;\n\npub fn answer() -> u32 {\n    42\n}\n\nfn helper() {}\n";
+    w.write("src/lib.rs", lib)
+        .write("src/bin/main.rs", "fn main() {\n    let answer = 42;\n}\n")
+        .write("README.md", "The answer is 42.\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-11-25", json!({}));
+    let text = |s: &mut Session, id: i64, tool: &str, args: Value| -> String {
+        let result = s.call(id, tool, args);
+        assert_eq!(result["isError"], false, "{result}");
+        result["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_string()
+    };
+    let read = text(&mut s, 1, "read_file", json!({"file_path": "src/lib.rs"}));
+    assert_eq!(read, format!("src/lib.rs (lines 1-8 of 8)\n{lib}"));
+    let range = json!({"file_path": "src/lib.rs", "offset": 4, "limit": 2});
+    let read = text(&mut s, 2, "read_file", range);
+    assert_eq!(
+        read,
+        "src/lib.rs (lines 4-5 of 8)\npub fn answer() -> u32 {\n    42\n"
+    );
+
+    let calls: [(Value, &[&str]); 4] = [
+        (json!({"pattern": "answer"}), &["--heading", "-n", "answer"]),
+        (
+            json!({"pattern": "fn", "context": 1}),
+            &["--heading", "-n", "-C1", "fn"],
+        ),
+        (
+            json!({"pattern": "42", "path": "src"}),
+            &["--heading", "-n", "42", "src"],
+        ),
+        (json!({"pattern": "*.rs"}), &["--files", "-g", "*.rs"]),
+    ];
+    let rg = std::process::Command::new("rg").arg("--version").output();
+    for (i, (args, rg_args)) in calls.into_iter().enumerate() {
+        let tool = if rg_args[0] == "--files" {
+            "find_files"
+        } else {
+            "grep_files"
+        };
+        let ours = text(&mut s, 10 + i as i64, tool, args);
+        if rg.is_err() {
+            eprintln!("rg is not installed: {tool} text not compared with rg");
+            continue;
+        }
+        let out = std::process::Command::new("rg")
+            .args(["--sort", "path", "--color", "never"])
+            .args(rg_args)
+            .current_dir(&w.root)
+            .output()
+            .expect("rg");
+        let theirs = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(ours, theirs.trim_end(), "rg {rg_args:?}");
+    }
+    s.finish();
+}

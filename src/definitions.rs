@@ -196,3 +196,60 @@ pub fn mcp_annotations(spec: &ToolSpec) -> Value {
         "openWorldHint": false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_form_closes_objects_requires_all_and_drops_defaults() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "x"},
+                "mode": {"oneOf": [{"const": "a"}, {"const": "b"}], "description": "how"},
+                "inner": {"type": "object", "properties": {"n": {"type": "integer"}},
+                          "required": []},
+                "default": {"type": "boolean"},
+            },
+            "required": ["default"],
+        });
+        make_strict(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": ["string", "null"]},
+                    "mode": {"anyOf": [{"anyOf": [{"const": "a"}, {"const": "b"}]},
+                                       {"type": "null"}], "description": "how"},
+                    "inner": {"type": ["object", "null"],
+                              "properties": {"n": {"type": ["integer", "null"]}},
+                              "required": ["n"], "additionalProperties": false},
+                    "default": {"type": "boolean"},
+                },
+                "required": ["name", "mode", "inner", "default"],
+                "additionalProperties": false,
+            })
+        );
+    }
+
+    #[test]
+    fn every_format_is_an_array_of_every_tool() {
+        let specs: Vec<&ToolSpec> = tools::all().collect();
+        for format in [
+            Format::OpenAi,
+            Format::OpenAiStrict,
+            Format::OpenAiResponses,
+            Format::Anthropic,
+            Format::Mcp,
+        ] {
+            let doc = definitions(&specs, format);
+            assert_eq!(
+                doc.as_array().map(Vec::len),
+                Some(specs.len()),
+                "{format:?}"
+            );
+        }
+    }
+}

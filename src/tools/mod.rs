@@ -326,17 +326,17 @@ pub fn make_nullable(schema: &mut Value) {
         }
         Some(_) => {}
         None => {
-            let null = serde_json::json!({"type": "null"});
+            let null_branch = serde_json::json!({"type": "null"});
             if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-                if !branches.contains(&null) {
-                    branches.push(null);
+                if !branches.contains(&null_branch) {
+                    branches.push(null_branch);
                 }
                 return;
             }
-            // The whole schema (with its description) becomes the first branch.
+            // The schema becomes the first branch; its description stays outside, once.
+            let description = map.shift_remove("description");
             let inner = Value::Object(std::mem::take(map));
-            let description = inner.get("description").cloned();
-            map.insert("anyOf".into(), serde_json::json!([inner, null]));
+            map.insert("anyOf".into(), Value::Array(vec![inner, null_branch]));
             if let Some(description) = description {
                 map.insert("description".into(), description);
             }

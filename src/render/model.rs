@@ -117,7 +117,10 @@ fn read_file(r: &Value) -> String {
     let header = if total == 0 {
         format!("{path} (empty file)")
     } else if end < start {
-        format!("{path} (no lines from line {start}: the file has {total})")
+        format!(
+            "{path} (nothing there: the file has {})",
+            plural(total, "line", "lines")
+        )
     } else {
         format!("{path} (lines {start}-{end} of {total})")
     };
@@ -268,11 +271,12 @@ fn with_diff(mut head: String, r: &Value) -> String {
     head
 }
 
-fn dry_run_prefix(r: &Value) -> &'static str {
+/// "wrote x" for a change made, "dry run, nothing changed: would have written x" for one shown.
+fn change(r: &Value, past: &str, participle: &str) -> String {
     if flag(r, "dry_run") {
-        "dry run, nothing changed: would have "
+        format!("dry run, nothing changed: would have {participle}")
     } else {
-        ""
+        past.to_string()
     }
 }
 
@@ -280,10 +284,13 @@ fn dry_run_prefix(r: &Value) -> &'static str {
 /// shows what was there before.
 fn write_file(r: &Value) -> String {
     let created = flag(r, "created");
+    let verb = if created {
+        change(r, "created", "created")
+    } else {
+        change(r, "wrote", "written")
+    };
     let mut out = format!(
-        "{}{} {} ({})",
-        dry_run_prefix(r),
-        if created { "created" } else { "written" },
+        "{verb} {} ({})",
         text(r, "path"),
         plural(number(r, "bytes_written"), "byte", "bytes")
     );
@@ -321,8 +328,8 @@ fn delete_file(r: &Value) -> String {
 fn str_replace(r: &Value) -> String {
     let n = number(r, "replacements").max(1);
     let mut out = format!(
-        "{}replaced {} in {} at line {}",
-        dry_run_prefix(r),
+        "{} {} in {} at line {}",
+        change(r, "replaced", "replaced"),
         plural(n, "occurrence", "occurrences"),
         text(r, "path"),
         number(r, "line")
@@ -336,11 +343,11 @@ fn str_replace(r: &Value) -> String {
 fn patch_apply(r: &Value) -> String {
     let hunks = plural(number(r, "hunks_applied"), "hunk", "hunks");
     let verb = if flag(r, "created") {
-        "created"
+        change(r, "created", "created")
     } else {
-        "patched"
+        change(r, "patched", "patched")
     };
-    let mut out = format!("{}{verb} {} ({hunks})", dry_run_prefix(r), text(r, "path"));
+    let mut out = format!("{verb} {} ({hunks})", text(r, "path"));
     edit_notes(r, &mut out);
     for a in r
         .get("adjustments")
@@ -458,6 +465,24 @@ mod tests {
         assert!(t.starts_with("a\nb/c\n[only the first 2 shown"), "{t}");
         let r = json!({"path": "src", "entries": [], "truncated": false});
         assert_eq!(result_text(ToolName::ListDir, &r), "src/ is empty");
+    }
+
+    #[test]
+    fn edits_say_what_changed_and_dry_runs_what_would_have() {
+        let r = json!({"path": "a", "bytes_written": 2, "created": false, "dry_run": false,
+                       "diff": "--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n"});
+        assert_eq!(
+            result_text(ToolName::WriteFile, &r),
+            "wrote a (2 bytes)\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y"
+        );
+        let r = json!({"path": "a", "bytes_written": 1, "created": true, "dry_run": false,
+                       "diff": "+x\n"});
+        assert_eq!(result_text(ToolName::WriteFile, &r), "created a (1 byte)");
+        let r = json!({"path": "a", "line": 3, "replacements": 2, "dry_run": true, "diff": ""});
+        assert_eq!(
+            result_text(ToolName::StrReplace, &r),
+            "dry run, nothing changed: would have replaced 2 occurrences in a at line 3"
+        );
     }
 
     #[test]

@@ -138,7 +138,7 @@ fn yes_runs_once_and_always_stops_asking_for_that_tool() {
     assert_eq!(results.len(), 3);
     for (id, text) in &results {
         let done = if c.has_write {
-            "written a.txt"
+            "wrote a.txt"
         } else {
             "a.txt (lines"
         };

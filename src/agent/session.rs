@@ -1,6 +1,7 @@
 //! The agent loop of `sneaky-agent run`: send the conversation, print the model's text, run
 //! its tool calls in order (each through the checks, the permission gate and its binary),
-//! send every result back under its call's id, until the model calls `finish`.
+//! send every result back under its call's id, as text written for a model
+//! (`render::model`), until the model calls `finish`. The transcript keeps the JSON envelopes.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};

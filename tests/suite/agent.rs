@@ -299,7 +299,34 @@ fn openai_conversation_runs_parallel_calls_and_feeds_every_result_back() {
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let first = &requests[0];
+    check_openai_first_request(&requests[0], &w);
+
+    // Every call answered, in order, under its own id.
+    let results = openai_results(&requests[1]);
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5", "c7"]);
+    assert_eq!(results[0].1, "notes/a.txt (lines 1-1 of 1)\nhello from a\n");
+    assert_eq!(code(&results[1].1), "outside_workspace", "{}", results[1].1);
+    assert!(!results[1].1.contains("OUTSIDE SECRET"));
+    assert_eq!(code(&results[2].1), "tool_denied", "{}", results[2].1);
+    assert_eq!(code(&results[3].1), "invalid_json", "{}", results[3].1);
+    assert_eq!(code(&results[4].1), "unknown_tool", "{}", results[4].1);
+    assert!(results[4].1.contains("read_file"));
+    assert_eq!(code(&results[5].1), "invalid_args", "{}", results[5].1);
+    assert!(results[5].1.contains("depth"));
+    // The assistant message with its calls is sent back before the results.
+    let sent = requests[1].body["messages"].as_array().unwrap();
+    let assistant = &sent[2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 6);
+    assert_eq!(assistant["tool_calls"][0]["id"], "c1");
+
+    check_transcript(&transcript);
+}
+
+/// The first request of the OpenAI conversation test: endpoint, key, model, the system prompt
+/// naming the root, the task, and the offered tools (the denied one left out).
+fn check_openai_first_request(first: &Request, w: &Ws) {
     assert_eq!(first.path, "/v1/chat/completions");
     assert_eq!(first.header("authorization"), Some("Bearer test-key"));
     assert_eq!(first.body["model"], "test-model");
@@ -322,29 +349,11 @@ fn openai_conversation_runs_parallel_calls_and_feeds_every_result_back() {
             "{name} offered: {names:?}"
         );
     }
+}
 
-    // Every call answered, in order, under its own id.
-    let results = openai_results(&requests[1]);
-    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5", "c7"]);
-    assert_eq!(results[0].1, "notes/a.txt (lines 1-1 of 1)\nhello from a\n");
-    assert_eq!(code(&results[1].1), "outside_workspace", "{}", results[1].1);
-    assert!(!results[1].1.contains("OUTSIDE SECRET"));
-    assert_eq!(code(&results[2].1), "tool_denied", "{}", results[2].1);
-    assert_eq!(code(&results[3].1), "invalid_json", "{}", results[3].1);
-    assert_eq!(code(&results[4].1), "unknown_tool", "{}", results[4].1);
-    assert!(results[4].1.contains("read_file"));
-    assert_eq!(code(&results[5].1), "invalid_args", "{}", results[5].1);
-    assert!(results[5].1.contains("depth"));
-    // The assistant message with its calls is sent back before the results.
-    let sent = requests[1].body["messages"].as_array().unwrap();
-    let assistant = &sent[2];
-    assert_eq!(assistant["role"], "assistant");
-    assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 6);
-    assert_eq!(assistant["tool_calls"][0]["id"], "c1");
-
-    // The transcript has every request, reply, call and result as JSON lines.
-    let text = std::fs::read_to_string(&transcript).unwrap();
+/// The transcript has every request, reply, call and result as JSON lines, and no key.
+fn check_transcript(transcript: &std::path::Path) {
+    let text = std::fs::read_to_string(transcript).unwrap();
     let events: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -361,12 +370,9 @@ fn openai_conversation_runs_parallel_calls_and_feeds_every_result_back() {
     );
 }
 
-#[test]
-fn anthropic_conversation_pairs_results_with_tool_use_ids() {
-    let w = util::ws();
-    w.write("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
-    config(&w, "[permissions]\ndeny = [\"find_files\"]\n");
-    let server = serve(vec![
+/// The Anthropic model of the conversation test: three tool_use blocks, then finish.
+fn anthropic_script() -> Vec<Answer> {
+    vec![
         ok(json!({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
             "stop_reason": "tool_use",
@@ -385,7 +391,15 @@ fn anthropic_conversation_pairs_results_with_tool_use_ids() {
             "content": [{"type": "tool_use", "id": "toolu_d", "name": "finish",
                          "input": {"message": "answer() returns 42."}}]
         })),
-    ]);
+    ]
+}
+
+#[test]
+fn anthropic_conversation_pairs_results_with_tool_use_ids() {
+    let w = util::ws();
+    w.write("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+    config(&w, "[permissions]\ndeny = [\"find_files\"]\n");
+    let server = serve(anthropic_script());
     let mut cmd = agent_command(
         &w,
         &[

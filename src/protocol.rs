@@ -136,11 +136,28 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
         let _ = out.flush();
         return Step::Exit(ExitCode::SUCCESS);
     }
-    let outcome = run_with_matches(spec, &schema, &matches);
-    Step::Done { outcome, pretty }
+    match run_with_matches(spec, &schema, &matches, pretty) {
+        // Already written (a compact success envelope, straight from the result).
+        Ok(None) => Step::Exit(ExitCode::SUCCESS),
+        Ok(Some(result)) => Step::Done {
+            outcome: Ok(result),
+            pretty,
+        },
+        Err(e) => Step::Done {
+            outcome: Err(e),
+            pretty,
+        },
+    }
 }
 
-fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Result<Value> {
+/// Run the call; a compact success envelope is written directly (None), without an
+/// intermediate JSON value, so a large result costs its own size once.
+fn run_with_matches(
+    spec: &ToolSpec,
+    schema: &Value,
+    matches: &ArgMatches,
+    pretty: bool,
+) -> Result<Option<Value>> {
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
     let ctx = open_context(root, config)?;
@@ -164,7 +181,12 @@ fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Re
         }
         None => args_from_stdin(limit)?,
     };
-    tools::call(spec, args, &ctx)
+    if pretty {
+        return tools::call(spec, args, &ctx).map(Some);
+    }
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    (spec.write_ok)(args, &ctx, &mut out)?;
+    Ok(None)
 }
 
 /// Stdin is bounded: a request can hold at most a whole file's content, JSON-escaped.
@@ -337,8 +359,19 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
             .long(flag_name(&name))
             .help(help)
             .long_help(desc);
+        if let Some((c, _, _)) = spec
+            .short
+            .iter()
+            .find(|(_, p, v)| *p == name && v.is_none())
+        {
+            arg = arg.short(*c);
+        }
         arg = match ty.as_str() {
             "boolean" => arg.action(ArgAction::SetTrue),
+            "array" => arg
+                .value_name(name.to_uppercase())
+                .action(ArgAction::Append)
+                .allow_hyphen_values(true),
             "integer" => arg
                 .value_name("N")
                 .allow_negative_numbers(true)
@@ -348,6 +381,16 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
                 .allow_hyphen_values(true),
         };
         cmd = cmd.arg(arg);
+    }
+    for (c, param, value) in spec.short {
+        if let Some(value) = value {
+            cmd = cmd.arg(
+                Arg::new(format!("short:{c}"))
+                    .short(*c)
+                    .action(ArgAction::SetTrue)
+                    .help(format!("Same as --{} {value}", flag_name(param))),
+            );
+        }
     }
     cmd
 }
@@ -363,12 +406,22 @@ fn args_from_flags(
         let value = match ty.as_str() {
             "boolean" => matches.get_flag(&name).then_some(Value::Bool(true)),
             "integer" => matches.get_one::<i64>(&name).map(|n| Value::from(*n)),
+            "array" => matches
+                .get_many::<String>(&name)
+                .map(|vs| Value::Array(vs.map(|v| Value::String(v.clone())).collect())),
             _ => matches
                 .get_one::<String>(&name)
                 .map(|s| Value::String(s.clone())),
         };
         if let Some(v) = value {
             args.insert(name, v);
+        }
+    }
+    for (c, param, value) in spec.short {
+        if let Some(value) = value {
+            if matches.get_flag(&format!("short:{c}")) && !args.contains_key(*param) {
+                args.insert(param.to_string(), Value::String(value.to_string()));
+            }
         }
     }
     for param in spec.cli.positional {

@@ -131,29 +131,32 @@ fn read_file(r: &Value) -> String {
 }
 
 /// One path a line, with a closing note when the list was cut.
-fn path_lines(paths: &[&str], truncated: bool, what: &str, empty: &str) -> String {
+fn path_lines(r: &Value, paths: &[&str], what: &str, empty: &str) -> String {
     if paths.is_empty() {
         return empty.to_string();
     }
     let mut out = paths.join("\n");
-    if truncated {
-        let _ = write!(
-            out,
-            "\n[only the first {} shown; narrow the {what} or raise max_results]",
-            paths.len()
-        );
-    }
+    out.push_str(&cut_note(r, paths.len(), what));
     out
+}
+
+/// When a result was cut: how much is shown and how to get the rest (the next page's
+/// `offset` when the tool pages).
+fn cut_note(r: &Value, shown: usize, what: &str) -> String {
+    if !flag(r, "truncated") {
+        return String::new();
+    }
+    match r.get("next_offset").and_then(Value::as_u64) {
+        Some(next) => format!(
+            "\n[{shown} shown, more follow: call again with offset {next}, or narrow the {what}]"
+        ),
+        None => format!("\n[only {shown} shown; narrow the {what} or raise max_results]"),
+    }
 }
 
 fn list_dir(r: &Value) -> String {
     let empty = format!("{} is empty", display_dir(text(r, "path")));
-    path_lines(
-        &strings(r, "entries"),
-        flag(r, "truncated"),
-        "directory",
-        &empty,
-    )
+    path_lines(r, &strings(r, "entries"), "listing", &empty)
 }
 
 fn display_dir(path: &str) -> String {
@@ -165,12 +168,7 @@ fn display_dir(path: &str) -> String {
 }
 
 fn find_files(r: &Value) -> String {
-    path_lines(
-        &strings(r, "files"),
-        flag(r, "truncated"),
-        "pattern",
-        "no files match",
-    )
+    path_lines(r, &strings(r, "files"), "pattern", "no files match")
 }
 
 /// The lines shown for one file: line number → (is a match, text).
@@ -180,14 +178,13 @@ type FileLines<'a> = BTreeMap<u64, (bool, &'a str)>;
 /// (context), `--` between runs of lines that do not touch, a blank line between files.
 /// Results in another output mode (`files`, `counts`) are listed as rg lists them.
 fn grep_files(r: &Value) -> String {
-    let truncated = flag(r, "truncated");
     if let Some(counts) = r.get("counts").and_then(Value::as_object) {
         let lines: Vec<String> = counts.iter().map(|(p, n)| format!("{p}:{n}")).collect();
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        return path_lines(&lines, truncated, "search", "no matches");
+        return path_lines(r, &lines, "search", "no matches");
     }
     if r.get("files").is_some_and(Value::is_array) {
-        return path_lines(&strings(r, "files"), truncated, "search", "no matches");
+        return path_lines(r, &strings(r, "files"), "search", "no matches");
     }
     let matches = r
         .get("matches")
@@ -240,15 +237,13 @@ fn grep_files(r: &Value) -> String {
             previous = Some(*n);
         }
     }
-    if truncated {
-        let _ = write!(
-            out,
-            "\n[only the first {} matches shown; narrow the pattern or path, or raise \
-             max_results]",
-            matches.len()
-        );
-    }
-    out.trim_end_matches('\n').to_string()
+    let mut out = out.trim_end_matches('\n').to_string();
+    out.push_str(&cut_note(
+        r,
+        matches.len(),
+        "pattern or path (counting matches)",
+    ));
+    out
 }
 
 /// Notes every edit tool shares: the link that was followed, a diff cut short.
@@ -338,17 +333,57 @@ fn str_replace(r: &Value) -> String {
     with_diff(out, r)
 }
 
-/// The hunks applied, where they landed when not where their headers said, the warnings;
-/// the diff only for a dry run (the model wrote the patch).
+/// The hunks applied (per file for a multi-file patch), where they landed when not exactly
+/// where their headers said, the warnings; the diff only for a dry run (the model wrote the
+/// patch).
 fn patch_apply(r: &Value) -> String {
-    let hunks = plural(number(r, "hunks_applied"), "hunk", "hunks");
-    let verb = if flag(r, "created") {
-        change(r, "created", "created")
+    let files = r
+        .get("files")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut out = if files.is_empty() {
+        let hunks = plural(number(r, "hunks_applied"), "hunk", "hunks");
+        let verb = if flag(r, "created") {
+            change(r, "created", "created")
+        } else {
+            change(r, "patched", "patched")
+        };
+        let mut out = format!("{verb} {} ({hunks})", text(r, "path"));
+        edit_notes(r, &mut out);
+        adjustments(r, &mut out);
+        out
     } else {
-        change(r, "patched", "patched")
+        let mut out = format!(
+            "{} {}:",
+            change(r, "patched", "patched"),
+            plural(files.len() as u64, "file", "files")
+        );
+        for file in files {
+            let _ = write!(out, "\n{} {}", text(file, "action"), text(file, "path"));
+            let from = text(file, "from");
+            if !from.is_empty() {
+                let _ = write!(out, " (from {from})");
+            }
+            let hunks = number(file, "hunks_applied");
+            if hunks > 0 {
+                let _ = write!(out, " ({})", plural(hunks, "hunk", "hunks"));
+            }
+            adjustments(file, &mut out);
+        }
+        out
     };
-    let mut out = format!("{verb} {} ({hunks})", text(r, "path"));
-    edit_notes(r, &mut out);
+    for w in strings(r, "warnings") {
+        let _ = write!(out, "\nwarning: {w}");
+    }
+    if flag(r, "dry_run") {
+        return with_diff(out, r);
+    }
+    out
+}
+
+/// Hunks placed other than exactly where their headers said: where, and by which rung.
+fn adjustments(r: &Value, out: &mut String) {
     for a in r
         .get("adjustments")
         .and_then(Value::as_array)
@@ -357,29 +392,26 @@ fn patch_apply(r: &Value) -> String {
     {
         let _ = write!(
             out,
-            "\nhunk {} applied at line {}",
+            "\n  hunk {} applied at line {}",
             number(a, "hunk"),
             number(a, "applied_line")
         );
         if let Some(expected) = a.get("expected_line").and_then(Value::as_u64) {
             let _ = write!(out, " (its header said {expected})");
         }
+        let rung = text(a, "rung");
+        if !matches!(rung, "" | "exact" | "offset") {
+            let _ = write!(out, ", matched by {}", rung.replace('_', " "));
+        }
         let fuzz = number(a, "fuzz");
         if fuzz > 0 {
             let _ = write!(
                 out,
-                " ignoring {} of context at each end: check it",
+                ", ignoring {} of context at each end: check it",
                 plural(fuzz, "line", "lines")
             );
         }
     }
-    for w in strings(r, "warnings") {
-        let _ = write!(out, "\nwarning: {w}");
-    }
-    if flag(r, "dry_run") {
-        return with_diff(out, r);
-    }
-    out
 }
 
 /// The status line, then stdout and stderr, each under a marker when there is any.
@@ -462,7 +494,13 @@ mod tests {
     fn paths_one_a_line_and_a_note_when_cut() {
         let r = json!({"files": ["a", "b/c"], "truncated": true});
         let t = result_text(ToolName::FindFiles, &r);
-        assert!(t.starts_with("a\nb/c\n[only the first 2 shown"), "{t}");
+        assert!(t.starts_with("a\nb/c\n[only 2 shown"), "{t}");
+        let r = json!({"files": ["a"], "truncated": true, "next_offset": 1});
+        let t = result_text(ToolName::FindFiles, &r);
+        assert!(
+            t.starts_with("a\n[1 shown, more follow: call again with offset 1"),
+            "{t}"
+        );
         let r = json!({"path": "src", "entries": [], "truncated": false});
         assert_eq!(result_text(ToolName::ListDir, &r), "src/ is empty");
     }
@@ -482,6 +520,24 @@ mod tests {
         assert_eq!(
             result_text(ToolName::StrReplace, &r),
             "dry run, nothing changed: would have replaced 2 occurrences in a at line 3"
+        );
+    }
+
+    #[test]
+    fn multi_file_patches_list_each_file() {
+        let r = json!({"path": "", "hunks_applied": 3, "dry_run": false, "diff": "…",
+        "files": [
+            {"path": "a.rs", "action": "modified", "hunks_applied": 2, "adjustments": [
+                {"hunk": 2, "expected_line": 10, "applied_line": 14, "offset": 4,
+                 "fuzz": 0, "rung": "indentation"}]},
+            {"path": "b.rs", "action": "renamed", "from": "old.rs", "hunks_applied": 1},
+            {"path": "c.rs", "action": "deleted", "hunks_applied": 0},
+        ]});
+        assert_eq!(
+            result_text(ToolName::PatchApply, &r),
+            "patched 3 files:\nmodified a.rs (2 hunks)\n  hunk 2 applied at line 14 (its \
+             header said 10), matched by indentation\nrenamed b.rs (from old.rs) (1 hunk)\n\
+             deleted c.rs"
         );
     }
 

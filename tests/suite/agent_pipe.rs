@@ -392,17 +392,10 @@ fn pipe_says_when_calls_were_refused_for_want_of_approval() {
 /// through `sneaky-agent pipe`, null optional arguments included (tests/hosts/sdk_test.py).
 #[test]
 fn openai_and_anthropic_sdks_take_the_exports() {
-    let test = "openai_and_anthropic_sdks_take_the_exports";
     let python = crate::mcp_client::target_dir().join("hosts-venv/bin/python");
-    if !python.exists() {
-        crate::mcp_client::skip(
-            test,
-            &format!(
-                "{} is missing (run `bash .ci/setup-hosts.sh`: it makes the venv with the \
-                 openai and anthropic SDKs)",
-                python.display()
-            ),
-        );
+    if !util::require_python_pkg(&python, "openai", ".ci/setup-hosts.sh")
+        || !util::require_python_pkg(&python, "anthropic", ".ci/setup-hosts.sh")
+    {
         return;
     }
     let w = util::ws();

@@ -4,10 +4,9 @@
 //!
 //! They need packages from PyPI and npm, which `.ci/setup-mcp.sh` and `.ci/setup-hosts.sh`
 //! install under the target directory (CI runs them before the tests). Without them a test
-//! skips and says so on the terminal (not in captured output), so that `cargo test` works for
-//! a contributor who has not run the set-up scripts.
+//! skips loudly (`util::skip`), so that `cargo test` works for a contributor who has not run
+//! the set-up scripts, and fails in CI, where SNEAKY_REQUIRE_ALL=1.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,38 +24,21 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
-/// Say loudly that a test did not run and why: straight to the terminal's stderr, which the
-/// test harness does not capture.
-pub fn skip(test: &str, why: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "\nSKIPPED {test}: {why}");
-}
-
 /// Where `.ci/setup-hosts.sh` puts the npm packages, when they are there (and node is).
-pub fn node_modules(test: &str) -> Option<PathBuf> {
+pub fn node_modules() -> Option<PathBuf> {
     let dir = target_dir().join("hosts-npm/node_modules");
     let wanted = ["@modelcontextprotocol/sdk", "ajv", "gpt-tokenizer"];
     if let Some(missing) = wanted
         .iter()
         .find(|p| !dir.join(p).join("package.json").is_file())
     {
-        skip(
-            test,
-            &format!(
-                "the npm package {missing} is not in {} (run `bash .ci/setup-hosts.sh`)",
-                dir.display()
-            ),
-        );
+        util::skip(&format!(
+            "needs the npm package {missing} in {} (run `bash .ci/setup-hosts.sh`)",
+            dir.display()
+        ));
         return None;
     }
-    if Command::new("node").arg("--version").output().is_err() {
-        skip(
-            test,
-            "node is not installed (run `bash .ci/setup-hosts.sh`)",
-        );
-        return None;
-    }
-    Some(dir)
+    util::require_cmd("node").then_some(dir)
 }
 
 /// Every `sneaky-agent tools` export of the workspace, as one JSON file
@@ -106,15 +88,7 @@ fn sample_workspace() -> util::Ws {
 #[test]
 fn official_python_client_drives_the_server() {
     let python = target_dir().join("mcp-venv/bin/python");
-    if !python.exists() {
-        skip(
-            "official_python_client_drives_the_server",
-            &format!(
-                "{} is missing (run `bash .ci/setup-mcp.sh`: it makes the venv with the \
-                 official `mcp` SDK)",
-                python.display()
-            ),
-        );
+    if !util::require_python_pkg(&python, "mcp", ".ci/setup-mcp.sh") {
         return;
     }
     let w = sample_workspace();
@@ -134,8 +108,7 @@ fn official_python_client_drives_the_server() {
 
 #[test]
 fn official_typescript_client_calls_every_tool_and_gets_results() {
-    let test = "official_typescript_client_calls_every_tool_and_gets_results";
-    let Some(node_modules) = node_modules(test) else {
+    let Some(node_modules) = node_modules() else {
         return;
     };
     let w = sample_workspace();

@@ -50,10 +50,15 @@ const CALLS = [
     ['rg', ['--heading', '-n', '--sort', 'path', 'Error::syntax', 'src']]],
   ['grep -C2 "fn peek" src', 'grep_files', { pattern: 'fn peek', path: 'src', context: 2 },
     ['rg', ['--heading', '-n', '--sort', 'path', '-C2', 'fn peek', 'src']]],
+  ['grep -l "impl" src', 'grep_files', { pattern: 'impl', path: 'src', output_mode: 'files_with_matches' },
+    ['rg', ['-l', '--sort', 'path', 'impl', 'src']]],
+  ['grep -c "impl" src', 'grep_files', { pattern: 'impl', path: 'src', output_mode: 'count' },
+    ['rg', ['-c', '--sort', 'path', 'impl', 'src']]],
   ['find *.rs', 'find_files', { pattern: '*.rs' },
     ['rg', ['--files', '--sort', 'path', '-g', '*.rs']]],
   ['list src', 'list_dir', { directory_path: 'src' }, ['ls', ['-1pA', 'src']]],
   ['list .', 'list_dir', { directory_path: '.' }, ['ls', ['-1pA']]],
+  ['list -R src', 'list_dir', { directory_path: 'src', recursive: true }, ['ls', ['-1pAR', 'src']]],
 ];
 
 const tokens = (text) => encode(text).length;

@@ -6,7 +6,8 @@
 //! - read_file: a one-line header (path, lines a-b of N), then the content as it is;
 //! - grep_files: matches grouped under each file as `line:text`, context lines `line-text`,
 //!   `--` between groups that do not touch, a blank line between files (`rg --heading -n`);
-//! - find_files, list_dir: one path a line;
+//! - find_files: one path a line; list_dir: one entry a line under a heading per directory
+//!   (`ls -1pR`);
 //! - the edit tools: one line saying what changed, and the diff where it tells something;
 //! - run_command: the exit status, then stdout and stderr;
 //! - a failure: `CODE: message`.
@@ -154,14 +155,46 @@ fn cut_note(r: &Value, shown: usize, what: &str) -> String {
     }
 }
 
+/// `ls -1pR`: entries grouped under their directory, each directory once as a heading
+/// (`src/:`) and its entries by name beneath, in the result's order (directories first); the
+/// workspace root's own entries need no heading. The result's paths are relative to the root;
+/// naming each directory once instead of on every line is what keeps this at `ls`'s cost.
 fn list_dir(r: &Value) -> String {
-    let empty = format!("{} is empty", display_dir(text(r, "path")));
-    path_lines(r, &strings(r, "entries"), "listing", &empty)
+    let entries = strings(r, "entries");
+    if entries.is_empty() {
+        return format!("{} is empty", display_dir(text(r, "path")));
+    }
+    let mut groups: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for entry in &entries {
+        let bare = entry.strip_suffix('/').unwrap_or(entry);
+        let split = bare.rfind('/').map_or(0, |i| i + 1);
+        groups
+            .entry(&entry[..split])
+            .or_default()
+            .push(&entry[split..]);
+    }
+    let mut out = String::new();
+    for (dir, names) in &groups {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        if !dir.is_empty() {
+            out.push_str(dir);
+            out.push_str(":\n");
+        }
+        out.push_str(&names.join("\n"));
+    }
+    out.push_str(&cut_note(r, entries.len(), "listing"));
+    out
+}
+
+fn is_root(path: &str) -> bool {
+    matches!(path, "" | "." | "./")
 }
 
 fn display_dir(path: &str) -> String {
     match path {
-        "" | "." => "the workspace root".to_string(),
+        p if is_root(p) => "the workspace root".to_string(),
         p if p.ends_with('/') => p.to_string(),
         p => format!("{p}/"),
     }
@@ -503,6 +536,14 @@ mod tests {
         );
         let r = json!({"path": "src", "entries": [], "truncated": false});
         assert_eq!(result_text(ToolName::ListDir, &r), "src/ is empty");
+        let r = json!({"path": "src", "entries": ["src/a/", "src/b.rs", "src/a/c.rs"],
+                       "truncated": false});
+        assert_eq!(
+            result_text(ToolName::ListDir, &r),
+            "src/:\na/\nb.rs\n\nsrc/a/:\nc.rs"
+        );
+        let r = json!({"path": ".", "entries": ["a/", "b.rs"], "truncated": false});
+        assert_eq!(result_text(ToolName::ListDir, &r), "a/\nb.rs");
     }
 
     #[test]

@@ -126,9 +126,8 @@ impl Gate {
 
     /// Check a call (known tool, not denied, valid arguments, and what the tool would refuse
     /// anyway, such as a command the policy denies: nobody is asked about a call that cannot
-    /// run), gate it and run it: the envelope
-    /// the model gets back, and whether the person asked to stop. Both `run` and `pipe` call
-    /// tools through here.
+    /// run), gate it and run it: the envelope the model gets back, and whether the person asked
+    /// to stop. Both `run` and `pipe` call tools through here.
     pub fn run(&mut self, runner: &Runner, name: &str, args: &Value) -> (Value, bool) {
         let spec = match runner.check(name, args) {
             Ok(spec) => spec,

@@ -131,6 +131,27 @@ mod tests {
     }
 
     #[test]
+    fn failures_are_code_and_message_without_structured_content() {
+        let failed = Err(Error::new(ErrorKind::NotFound, "a.txt does not exist"));
+        for version in [Version::LATEST, Version::V2024_11_05] {
+            let result = call_result("read_file", &failed, version);
+            assert_eq!(
+                result,
+                json!({"content": [{"type": "text", "text": "not_found: a.txt does not exist"}],
+                       "isError": true})
+            );
+        }
+        let ok = Ok(json!({"path": "a.txt", "content": "a\n", "total_lines": 1,
+                           "start_line": 1, "end_line": 1, "truncated": false}));
+        let result = call_result("read_file", &ok, Version::LATEST);
+        assert_eq!(result["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
+        assert_eq!(result["structuredContent"]["content"], "a\n");
+        assert_eq!(result["isError"], false);
+        let old = call_result("read_file", &ok, Version::V2024_11_05);
+        assert!(old.get("structuredContent").is_none());
+    }
+
+    #[test]
     fn older_versions_get_older_shapes() {
         let Some(spec) = find("read_file") else {
             panic!("read_file is in the table");

@@ -195,14 +195,14 @@ _sneaky__agent() {
             return 0
             ;;
         sneaky__subcmd__agent__subcmd__tools)
-            opts="-h --format --root --config --help"
+            opts="-h --format --strict --root --config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "openai anthropic mcp" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai openai-responses anthropic mcp" -- "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -42,10 +42,12 @@ complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -s y -l y
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -s q -l quiet -d 'Print only the final message and errors'
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l format -d 'The API shape' -r -f -a "openai\t''
+openai-responses\t''
 anthropic\t''
 mcp\t''"
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
+complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l strict -d 'With --format openai: strict function calling (strict: true); openai-responses is always strict'
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F

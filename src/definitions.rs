@@ -1,7 +1,13 @@
 //! Tool definitions for models and hosts, derived from the tools' self-descriptions
-//! (`tools::spec`) and their committed schemas, in the shape each consumer expects: OpenAI and
-//! Anthropic tool lists for `sneaky-agent`, and MCP tool objects for `sneaky-mcp` (and
-//! `sneaky-agent tools --format mcp`). One builder per shape, used by every surface.
+//! (`tools::spec`) and their committed schemas, in the shape each consumer expects: OpenAI Chat
+//! Completions (plain or strict), OpenAI Responses and Anthropic tool lists for `sneaky-agent`,
+//! and MCP tool objects for `sneaky-mcp` (and `sneaky-agent tools --format mcp`). One builder
+//! per shape, used by every surface; every format is a JSON array of tools.
+//!
+//! Strict function calling (OpenAI's Structured Outputs) accepts a subset of JSON Schema: every
+//! object closed (`additionalProperties: false`) with every property in `required`, optional
+//! ones nullable instead, and no `default`. `strict_parameters` makes that form from the
+//! committed schema; the tools read `null` as "not given", so it works end to end.
 
 use serde_json::{json, Map, Value};
 
@@ -11,8 +17,16 @@ use crate::tools::{self, ToolSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Chat Completions `tools`: `{"type":"function","function":{name, description, parameters}}`.
     OpenAi,
+    /// The same with `strict: true` and strict parameters.
+    OpenAiStrict,
+    /// Responses API `tools`: `{"type":"function", name, description, parameters, strict}`,
+    /// strict (the API's default).
+    OpenAiResponses,
+    /// Messages API `tools`: `{name, description, input_schema}`.
     Anthropic,
+    /// MCP tool objects, as `tools/list` lists them.
     Mcp,
 }
 
@@ -51,19 +65,16 @@ pub fn parameters(spec: &ToolSpec) -> Value {
     schema
 }
 
-/// The definitions of `specs` as one JSON document in `format`.
+/// The definitions of `specs` as one JSON array in `format`.
 pub fn definitions(specs: &[&ToolSpec], format: Format) -> Value {
-    match format {
-        Format::OpenAi => specs.iter().map(|spec| openai_tool(spec)).collect(),
-        Format::Anthropic => specs.iter().map(|spec| anthropic_tool(spec)).collect(),
-        Format::Mcp => {
-            let tools: Vec<Value> = specs
-                .iter()
-                .map(|spec| mcp_tool(spec, McpFields::LATEST))
-                .collect();
-            json!({ "tools": tools })
-        }
-    }
+    let tool: fn(&ToolSpec) -> Value = match format {
+        Format::OpenAi => openai_tool,
+        Format::OpenAiStrict => openai_strict_tool,
+        Format::OpenAiResponses => openai_responses_tool,
+        Format::Anthropic => anthropic_tool,
+        Format::Mcp => |spec| mcp_tool(spec, McpFields::LATEST),
+    };
+    specs.iter().map(|spec| tool(spec)).collect()
 }
 
 pub fn openai_tool(spec: &ToolSpec) -> Value {
@@ -77,12 +88,82 @@ pub fn openai_tool(spec: &ToolSpec) -> Value {
     })
 }
 
+pub fn openai_strict_tool(spec: &ToolSpec) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": spec.name(),
+            "description": spec.description(),
+            "parameters": strict_parameters(spec),
+            "strict": true,
+        }
+    })
+}
+
+pub fn openai_responses_tool(spec: &ToolSpec) -> Value {
+    json!({
+        "type": "function",
+        "name": spec.name(),
+        "description": spec.description(),
+        "parameters": strict_parameters(spec),
+        "strict": true,
+    })
+}
+
 pub fn anthropic_tool(spec: &ToolSpec) -> Value {
     json!({
         "name": spec.name(),
         "description": spec.description(),
         "input_schema": parameters(spec),
     })
+}
+
+/// The parameter list in the form strict function calling accepts.
+pub fn strict_parameters(spec: &ToolSpec) -> Value {
+    let mut schema = parameters(spec);
+    make_strict(&mut schema);
+    schema
+}
+
+/// Close every object schema, require all its properties (the optional ones made nullable),
+/// drop `default`, and turn `oneOf` into `anyOf` (the only combinator strict mode takes; the
+/// branches our schemas make are disjoint, so the two accept the same).
+fn make_strict(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            map.shift_remove("default");
+            if let Some(branches) = map.shift_remove("oneOf") {
+                map.insert("anyOf".into(), branches);
+            }
+            let required: Vec<String> = match map.get("required") {
+                Some(Value::Array(r)) => r
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                let mut all = Vec::new();
+                for (name, property) in properties.iter_mut() {
+                    if !required.contains(name) {
+                        tools::make_nullable(property);
+                    }
+                    make_strict(property);
+                    all.push(Value::String(name.clone()));
+                }
+                map.insert("required".into(), Value::Array(all));
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            for (key, value) in map.iter_mut() {
+                if key != "properties" {
+                    make_strict(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(make_strict),
+        _ => {}
+    }
 }
 
 /// One MCP tool object.
@@ -114,4 +195,61 @@ pub fn mcp_annotations(spec: &ToolSpec) -> Value {
         "idempotentHint": spec.hints.idempotent,
         "openWorldHint": false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_form_closes_objects_requires_all_and_drops_defaults() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "x"},
+                "mode": {"oneOf": [{"const": "a"}, {"const": "b"}], "description": "how"},
+                "inner": {"type": "object", "properties": {"n": {"type": "integer"}},
+                          "required": []},
+                "default": {"type": "boolean"},
+            },
+            "required": ["default"],
+        });
+        make_strict(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": ["string", "null"]},
+                    "mode": {"anyOf": [{"anyOf": [{"const": "a"}, {"const": "b"}]},
+                                       {"type": "null"}], "description": "how"},
+                    "inner": {"type": ["object", "null"],
+                              "properties": {"n": {"type": ["integer", "null"]}},
+                              "required": ["n"], "additionalProperties": false},
+                    "default": {"type": "boolean"},
+                },
+                "required": ["name", "mode", "inner", "default"],
+                "additionalProperties": false,
+            })
+        );
+    }
+
+    #[test]
+    fn every_format_is_an_array_of_every_tool() {
+        let specs: Vec<&ToolSpec> = tools::all().collect();
+        for format in [
+            Format::OpenAi,
+            Format::OpenAiStrict,
+            Format::OpenAiResponses,
+            Format::Anthropic,
+            Format::Mcp,
+        ] {
+            let doc = definitions(&specs, format);
+            assert_eq!(
+                doc.as_array().map(Vec::len),
+                Some(specs.len()),
+                "{format:?}"
+            );
+        }
+    }
 }

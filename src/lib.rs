@@ -7,6 +7,7 @@
 //! - `config`: finding and reading `sneaky.toml`; `permissions`: tiers (auto / confirm / deny).
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
 //! - `error`: the error type with its stable codes and exit statuses.
+//! - `render`: results as text; `render::model` is what a model reads.
 //! - `tools`: one module per tool.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 
@@ -20,5 +21,6 @@ pub mod fs;
 pub mod mcp;
 pub mod permissions;
 pub mod protocol;
+pub mod render;
 pub mod shell;
 pub mod tools;

@@ -91,6 +91,8 @@ pub struct Gate {
     yes: bool,
     always: HashSet<ToolName>,
     tty: TtyState,
+    /// Tools of the calls refused because nobody could be asked, in call order.
+    unapproved: Vec<String>,
 }
 
 impl Gate {
@@ -99,7 +101,14 @@ impl Gate {
             yes,
             always: HashSet::new(),
             tty: TtyState::Unopened,
+            unapproved: Vec::new(),
         }
+    }
+
+    /// The tools of the calls refused because nobody could approve them (no terminal, no
+    /// --yes), each named once, in the order first refused.
+    pub fn unapproved(&self) -> &[String] {
+        &self.unapproved
     }
 
     fn tty(&mut self) -> Option<&mut Tty> {
@@ -115,9 +124,10 @@ impl Gate {
         }
     }
 
-    /// Check a call (known tool, not denied, valid arguments), gate it and run it: the envelope
-    /// the model gets back, and whether the person asked to stop. Both `run` and `pipe` call
-    /// tools through here.
+    /// Check a call (known tool, not denied, valid arguments, and what the tool would refuse
+    /// anyway, such as a command the policy denies: nobody is asked about a call that cannot
+    /// run), gate it and run it: the envelope the model gets back, and whether the person asked
+    /// to stop. Both `run` and `pipe` call tools through here.
     pub fn run(&mut self, runner: &Runner, name: &str, args: &Value) -> (Value, bool) {
         let spec = match runner.check(name, args) {
             Ok(spec) => spec,
@@ -138,6 +148,9 @@ impl Gate {
             return Decision::Run;
         }
         if self.tty().is_none() {
+            if !self.unapproved.iter().any(|t| t == name) {
+                self.unapproved.push(name.to_string());
+            }
             return Decision::Refuse(error_envelope(
                 name,
                 NOT_APPROVED,

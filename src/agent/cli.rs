@@ -15,8 +15,9 @@ Environment: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY
 ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (with --provider anthropic), SNEAKY_ROOT, SNEAKY_CONFIG,
 NO_COLOR.
 Exit status: 0 the model called finish (run) or every call succeeded (pipe); 1 a failure
-(the model server, --max-turns reached, a call failed in pipe mode); 2 bad usage or
-configuration; 130 stopped by Ctrl-C or by answering quit.";
+(the model server, --max-turns reached, a call failed in pipe mode, calls refused because
+nobody could approve them); 2 bad usage or configuration (a malformed base URL too); 130
+stopped by Ctrl-C or by answering quit.";
 
 /// The clap command of `sneaky-agent` (also used to generate its man page and completions).
 pub fn command() -> Command {
@@ -39,17 +40,29 @@ pub fn command() -> Command {
                 .about("Print the tool definitions as an API expects them")
                 .long_about(
                     "Print the definitions of the tools the configuration allows (denied tools \
-                     are left out), generated from the tool schemas, as one JSON document: an \
-                     OpenAI `tools` array, an Anthropic `tools` array, or an MCP tools/list \
-                     result.",
+                     are left out), generated from the tool schemas, as one JSON array: the \
+                     `tools` of an OpenAI Chat Completions request (with --strict, in the form \
+                     strict function calling accepts: every property required, optional ones \
+                     nullable, objects closed, no defaults; the tools read null as not given), \
+                     of an OpenAI Responses request (strict), of an Anthropic Messages request, \
+                     or the tools of an MCP tools/list result.",
                 )
                 .arg(
                     Arg::new("format")
                         .long("format")
                         .value_name("FORMAT")
-                        .value_parser(["openai", "anthropic", "mcp"])
+                        .value_parser(["openai", "openai-responses", "anthropic", "mcp"])
                         .default_value("openai")
                         .help("The API shape"),
+                )
+                .arg(
+                    Arg::new("strict")
+                        .long("strict")
+                        .action(ArgAction::SetTrue)
+                        .help(
+                            "With --format openai: strict function calling (strict: true); \
+                             openai-responses is always strict",
+                        ),
                 )
                 .arg(root_arg())
                 .arg(crate::protocol::config_arg()),
@@ -82,8 +95,10 @@ fn run_command() -> Command {
              none), OPENAI_BASE_URL, ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (--provider \
              anthropic), SNEAKY_MODEL, SNEAKY_ROOT, SNEAKY_CONFIG, NO_COLOR.\n\
              Exit status: 0 the model called finish; 1 the model server failed, --max-turns was \
-             reached or the model stopped without finish; 2 bad usage or configuration; 130 \
-             Ctrl-C or quit at the prompt.",
+             reached, the model stopped without finish, or calls were refused because nobody \
+             could approve them (no terminal, no --yes); 2 bad usage or configuration, a \
+             malformed base URL included (checked before any request); 130 Ctrl-C or quit at \
+             the prompt.",
         )
         .long_about(
             "Give the model TASK and run its tool calls until it calls finish. Reads and \
@@ -182,8 +197,16 @@ pub struct RunOptions {
 
 pub enum Invocation {
     Run(RunOptions),
-    Tools { format: Format, place: Place },
-    Pipe { yes: bool, place: Place },
+    Tools {
+        format: Format,
+        place: Place,
+    },
+    /// A combination of options that means nothing, with why.
+    Usage(String),
+    Pipe {
+        yes: bool,
+        place: Place,
+    },
 }
 
 fn place(m: &ArgMatches) -> Place {
@@ -195,6 +218,26 @@ fn place(m: &ArgMatches) -> Place {
 
 fn string(m: &ArgMatches, id: &str) -> Option<String> {
     m.get_one::<String>(id).cloned()
+}
+
+fn tools_invocation(m: &ArgMatches) -> Invocation {
+    let strict = m.get_flag("strict");
+    let format = match (m.get_one::<String>("format").map(String::as_str), strict) {
+        (Some("openai-responses"), _) => Format::OpenAiResponses,
+        (Some("anthropic"), true) | (Some("mcp"), true) => {
+            return Invocation::Usage(
+                "--strict applies to --format openai (openai-responses is always strict)".into(),
+            )
+        }
+        (Some("anthropic"), false) => Format::Anthropic,
+        (Some("mcp"), false) => Format::Mcp,
+        (_, true) => Format::OpenAiStrict,
+        (_, false) => Format::OpenAi,
+    };
+    Invocation::Tools {
+        format,
+        place: place(m),
+    }
 }
 
 /// Turn parsed matches into what to do.
@@ -217,14 +260,7 @@ pub fn invocation(matches: &ArgMatches) -> Option<Invocation> {
             transcript: m.get_one::<PathBuf>("transcript").cloned(),
             quiet: m.get_flag("quiet"),
         })),
-        ("tools", m) => Some(Invocation::Tools {
-            format: match m.get_one::<String>("format").map(String::as_str) {
-                Some("anthropic") => Format::Anthropic,
-                Some("mcp") => Format::Mcp,
-                _ => Format::OpenAi,
-            },
-            place: place(m),
-        }),
+        ("tools", m) => Some(tools_invocation(m)),
         ("pipe", m) => Some(Invocation::Pipe {
             yes: m.get_flag("yes"),
             place: place(m),

@@ -17,6 +17,7 @@ use crate::definitions;
 use crate::error::{Error, ErrorKind, Result};
 use crate::permissions::{self, Tier};
 use crate::protocol::Envelope;
+use crate::shell::policy;
 use crate::tools::{self, Context, ToolSpec};
 
 use super::cli::Place;
@@ -94,7 +95,20 @@ impl Runner {
         permissions::check_not_denied(&self.ctx.config, tool)?;
         let spec = tools::spec(tool);
         (spec.check_args)(args)?;
+        self.precheck(tool, args)?;
         Ok(spec)
+    }
+
+    /// What a tool would refuse before doing anything, checked before anyone is asked to
+    /// approve the call (the tool checks it again when it runs).
+    fn precheck(&self, tool: ToolName, args: &Value) -> Result<()> {
+        match tool {
+            ToolName::RunCommand => {
+                let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+                policy::check(command, &self.ctx.config.tools.shell, self.ctx.ws.root()).map(drop)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Run a checked call and return its envelope.

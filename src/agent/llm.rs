@@ -268,6 +268,26 @@ fn excerpt(value: &Value) -> String {
     crate::tools::shorten(&value.to_string(), 300)
 }
 
+/// Whether `base` can be a model server's base URL: http or https, with a host. Checked before
+/// any request, so that a typo is bad input (exit 2), not a network failure.
+pub fn check_base_url(base: &str) -> Result<(), String> {
+    let uri: ureq::http::Uri = base
+        .parse()
+        .map_err(|e| format!("not a URL ({e}); expected e.g. http://localhost:11434/v1"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        Some(other) => return Err(format!("scheme {other:?}: only http and https are spoken")),
+        None => return Err("no scheme: expected http://HOST… or https://HOST…".into()),
+    }
+    if uri.host().map_or(true, str::is_empty) {
+        return Err("no host".into());
+    }
+    if uri.query().is_some() {
+        return Err("a base URL takes no query (?…); the path is appended to it".into());
+    }
+    Ok(())
+}
+
 pub struct Client {
     provider: Provider,
     url: String,
@@ -568,6 +588,27 @@ mod tests {
             "model not found"
         );
         assert_eq!(server_message("<html>502</html>"), "<html>502</html>");
+    }
+
+    #[test]
+    fn base_urls_are_checked_before_any_request() {
+        for good in [
+            "http://localhost:11434/v1",
+            "https://api.openai.com/v1",
+            "http://[::1]:8/",
+        ] {
+            assert_eq!(check_base_url(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "localhost:11434",
+            "ftp://h/v1",
+            "http://",
+            "not a url",
+            "",
+            "http://h/v1?x=1",
+        ] {
+            assert!(check_base_url(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

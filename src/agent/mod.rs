@@ -50,6 +50,10 @@ pub fn main() -> ExitCode {
         Some(Invocation::Run(options)) => session::run(options),
         Some(Invocation::Tools { format, place }) => print_tools(format, &place),
         Some(Invocation::Pipe { yes, place }) => pipe::pipe(yes, &place),
+        Some(Invocation::Usage(why)) => {
+            eprintln!("sneaky-agent: {why}");
+            ExitCode::from(EXIT_USAGE)
+        }
         None => ExitCode::from(EXIT_USAGE),
     }
 }

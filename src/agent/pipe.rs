@@ -133,6 +133,12 @@ pub fn pipe(yes: bool, place: &Place) -> ExitCode {
             return ExitCode::from(EXIT_INTERRUPTED);
         }
     }
+    if !gate.unapproved().is_empty() {
+        eprintln!(
+            "sneaky-agent: {}",
+            super::session::unapproved_note(gate.unapproved())
+        );
+    }
     if all_ok {
         ExitCode::SUCCESS
     } else {

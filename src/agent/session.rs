@@ -1,6 +1,7 @@
 //! The agent loop of `sneaky-agent run`: send the conversation, print the model's text, run
 //! its tool calls in order (each through the checks, the permission gate and its binary),
-//! send every result back under its call's id, until the model calls `finish`.
+//! send every result back under its call's id, as text written for a model
+//! (`render::model`), until the model calls `finish`. The transcript keeps the JSON envelopes.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
@@ -19,10 +20,11 @@ use crate::tools::ToolSpec;
 use super::approve::Gate;
 use super::cli::RunOptions;
 use super::exec::{error_envelope, error_line, is_ok, Runner};
-use super::llm::{self, Client, Conversation, Provider, ToolCall, ToolResult};
+use super::llm::{self, Client, Conversation, Provider, Reply, ToolCall, ToolResult};
 use super::ui::{self, Paint, Waited, EXIT_INTERRUPTED};
 use super::{prepare, EXIT_FAILED, EXIT_USAGE};
 use crate::definitions::{self, Format};
+use crate::render::model;
 
 const NUDGE: &str = "You replied without calling a tool. Continue the task with tool calls, \
                      or call finish with a summary for the person if it is done.";
@@ -143,9 +145,8 @@ fn system_prompt(root: &Path, offered: &[&ToolSpec]) -> String {
          through these tools:\n{tools}\n\
          - Every path is relative to the workspace root; nothing outside it can be reached.\n\
          - Look before you change: list, search and read before you edit.\n\
-         - Each tool returns a JSON envelope: {{\"ok\":true,\"result\":{{…}}}} or \
-         {{\"ok\":false,\"error\":{{\"code\",\"message\"}}}}. An error is information, not the \
-         end: read its code and message and adapt (outside_workspace: use a path inside the \
+         - A failed call returns `code: message` (for example `not_found: …`). An error is \
+         information, not the end: read its code and message and adapt (outside_workspace: use a path inside the \
          workspace; tool_denied, command_denied or not_approved: the person does not allow \
          that call, so do not retry it unchanged).\n\
          - Tools that change files or run commands may need the person's approval, and the \
@@ -176,178 +177,265 @@ enum After {
     Quit,
 }
 
+/// Where the model is, how to reach it, and the tool-definition shape its API takes.
+struct Endpoint {
+    base_url: String,
+    key: Option<String>,
+    format: Format,
+}
+
+/// The base URL, key and tool format of the provider, from the options and the environment;
+/// a malformed base URL is bad input, refused before any request.
+fn endpoint(options: &RunOptions) -> Result<Endpoint, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let (url_var, key_var, default_base, format) = match options.provider {
+        Provider::OpenAi => (
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            llm::OPENAI_DEFAULT_BASE,
+            Format::OpenAi,
+        ),
+        Provider::Anthropic => (
+            "ANTHROPIC_BASE_URL",
+            "ANTHROPIC_API_KEY",
+            llm::ANTHROPIC_DEFAULT_BASE,
+            Format::Anthropic,
+        ),
+    };
+    let (base_url, source) = match (&options.base_url, env(url_var)) {
+        (Some(url), _) => (url.clone(), "--base-url".to_string()),
+        (None, Some(url)) => (url, url_var.to_string()),
+        (None, None) => (default_base.to_string(), "the default base URL".to_string()),
+    };
+    llm::check_base_url(&base_url).map_err(|why| format!("{source} {base_url:?}: {why}"))?;
+    Ok(Endpoint {
+        base_url,
+        key: env(key_var),
+        format,
+    })
+}
+
+/// Everything a running session holds.
+struct Session<'a> {
+    options: &'a RunOptions,
+    console: &'a Console,
+    runner: Runner,
+    client: Arc<Client>,
+    conversation: Conversation,
+    transcript: Transcript,
+    gate: Gate,
+    spinner: bool,
+}
+
 pub fn run(options: RunOptions) -> ExitCode {
     let console = Console {
         quiet: options.quiet,
         err: Paint::stderr(),
     };
-    let usage = |e: String| {
-        console.error(&e);
-        ExitCode::from(EXIT_USAGE)
-    };
-    let runner = match prepare(&options.place) {
-        Ok(r) => r,
-        Err(e) => return usage(e),
-    };
-    let model = match options
-        .model
-        .clone()
-        .or_else(|| std::env::var("SNEAKY_MODEL").ok().filter(|m| !m.is_empty()))
-    {
-        Some(m) => m,
-        None => return usage("no model: pass --model NAME or set SNEAKY_MODEL".into()),
-    };
-    let task = match read_task(&options.task) {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let (base_url, key, format) = match options.provider {
-        Provider::OpenAi => (
-            options
-                .base_url
-                .clone()
-                .or_else(|| env("OPENAI_BASE_URL"))
-                .unwrap_or_else(|| llm::OPENAI_DEFAULT_BASE.to_string()),
-            env("OPENAI_API_KEY"),
-            Format::OpenAi,
-        ),
-        Provider::Anthropic => (
-            options
-                .base_url
-                .clone()
-                .or_else(|| env("ANTHROPIC_BASE_URL"))
-                .unwrap_or_else(|| llm::ANTHROPIC_DEFAULT_BASE.to_string()),
-            env("ANTHROPIC_API_KEY"),
-            Format::Anthropic,
-        ),
-    };
-    let mut transcript = match Transcript::open(options.transcript.as_deref()) {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
-    ui::install_interrupt_handler();
-    let client = Arc::new(Client::new(options.provider, &base_url, model, key));
-    let offered = definitions::offered(runner.config());
-    let tools = definitions::definitions(&offered, format);
-    let mut conversation = Conversation::new(
-        options.provider,
-        system_prompt(runner.root(), &offered),
-        &task,
-        tools,
-    );
-    transcript.log(
-        "start",
-        json!({"task": task, "model": client.model(), "url": client.url(),
-               "root": runner.root().display().to_string()}),
-    );
-    let mut gate = Gate::new(options.yes);
-    let spinner = !options.quiet && std::io::stderr().is_terminal();
-    let mut idle_replies = 0;
-    let interrupted = |transcript: &mut Transcript| {
-        console.error("interrupted; stopping");
-        transcript.log("end", json!({"reason": "interrupted"}));
-        ExitCode::from(EXIT_INTERRUPTED)
-    };
-
-    for turn in 1..=options.max_turns {
-        if ui::interrupted() {
-            return interrupted(&mut transcript);
+    match Session::start(&options, &console) {
+        Ok(mut session) => session.drive(),
+        Err(why) => {
+            console.error(&why);
+            ExitCode::from(EXIT_USAGE)
         }
-        let body = conversation.request_body(client.model());
-        transcript.log("request", json!({"turn": turn, "body": body}));
-        let reply_body = {
-            let client = Arc::clone(&client);
-            let quiet = options.quiet;
-            let body = body.clone();
-            ui::wait_for("waiting for the model", spinner, move || {
-                client.send(&body, &|note: &str| {
-                    if spinner {
-                        eprintln!("\r\x1b[K{note}");
-                    } else if !quiet {
-                        eprintln!("{note}");
-                    }
-                })
+    }
+}
+
+impl<'a> Session<'a> {
+    /// Check the options and open what the session needs; every Err is bad usage or
+    /// configuration, found before the model is asked anything.
+    fn start(options: &'a RunOptions, console: &'a Console) -> Result<Session<'a>, String> {
+        let runner = prepare(&options.place)?;
+        let model = options
+            .model
+            .clone()
+            .or_else(|| std::env::var("SNEAKY_MODEL").ok().filter(|m| !m.is_empty()))
+            .ok_or("no model: pass --model NAME or set SNEAKY_MODEL")?;
+        let task = read_task(&options.task)?;
+        let endpoint = endpoint(options)?;
+        let mut transcript = Transcript::open(options.transcript.as_deref())?;
+        ui::install_interrupt_handler();
+        let client = Arc::new(Client::new(
+            options.provider,
+            &endpoint.base_url,
+            model,
+            endpoint.key,
+        ));
+        let offered = definitions::offered(runner.config());
+        let tools = definitions::definitions(&offered, endpoint.format);
+        let conversation = Conversation::new(
+            options.provider,
+            system_prompt(runner.root(), &offered),
+            &task,
+            tools,
+        );
+        transcript.log(
+            "start",
+            json!({"task": task, "model": client.model(), "url": client.url(),
+                   "root": runner.root().display().to_string()}),
+        );
+        Ok(Session {
+            options,
+            console,
+            runner,
+            client,
+            conversation,
+            transcript,
+            gate: Gate::new(options.yes),
+            spinner: !options.quiet && std::io::stderr().is_terminal(),
+        })
+    }
+
+    /// The loop: ask the model, run its calls, send the results, until it calls finish.
+    fn drive(&mut self) -> ExitCode {
+        let mut idle_replies = 0;
+        for turn in 1..=self.options.max_turns {
+            if ui::interrupted() {
+                return self.interrupted();
+            }
+            let reply = match self.ask_model(turn) {
+                Ok(reply) => reply,
+                Err(exit) => return exit,
+            };
+            self.console.text(&reply.text);
+            self.conversation.push_assistant(&reply);
+            if reply.calls.is_empty() {
+                idle_replies += 1;
+                if idle_replies >= 2 {
+                    self.console
+                        .error("the model stopped calling tools without calling finish");
+                    return self.end("no_tool_calls", None, EXIT_FAILED);
+                }
+                self.conversation.push_user_text(NUDGE);
+                continue;
+            }
+            idle_replies = 0;
+            if let Some(exit) = self.run_calls(&reply.calls) {
+                return exit;
+            }
+        }
+        self.console.error(&format!(
+            "stopped after {} model replies without the model calling finish (--max-turns {}); \
+             raise --max-turns or make the task smaller",
+            self.options.max_turns, self.options.max_turns
+        ));
+        self.end("max_turns", None, EXIT_FAILED)
+    }
+
+    /// Send the conversation and read the reply; Err is how the session ends instead.
+    fn ask_model(&mut self, turn: u32) -> Result<Reply, ExitCode> {
+        let body = self.conversation.request_body(self.client.model());
+        self.transcript
+            .log("request", json!({"turn": turn, "body": body}));
+        let (client, spinner, quiet) = (Arc::clone(&self.client), self.spinner, self.options.quiet);
+        let waited = ui::wait_for("waiting for the model", spinner, move || {
+            client.send(&body, &|note: &str| {
+                if spinner {
+                    eprintln!("\r\x1b[K{note}");
+                } else if !quiet {
+                    eprintln!("{note}");
+                }
             })
-        };
-        let reply_body = match reply_body {
+        });
+        let reply_body = match waited {
             Waited::Done(Ok(body)) => body,
             Waited::Done(Err(e)) => {
-                console.error(&e);
-                transcript.log("end", json!({"reason": "model_error", "message": e}));
-                return ExitCode::from(EXIT_FAILED);
+                self.console.error(&e);
+                return Err(self.end("model_error", Some(e), EXIT_FAILED));
             }
-            Waited::Interrupted => return interrupted(&mut transcript),
+            Waited::Interrupted => return Err(self.interrupted()),
             Waited::Lost => {
-                console.error("the request to the model failed unexpectedly");
-                return ExitCode::from(EXIT_FAILED);
+                let why = "the request to the model failed unexpectedly".to_string();
+                self.console.error(&why);
+                return Err(self.end("model_error", Some(why), EXIT_FAILED));
             }
         };
-        transcript.log("reply", json!({"turn": turn, "body": reply_body}));
-        let reply = match llm::parse_reply(options.provider, &reply_body) {
-            Ok(r) => r,
-            Err(e) => {
-                console.error(&format!("the model server's reply cannot be read: {e}"));
-                transcript.log("end", json!({"reason": "bad_reply", "message": e}));
-                return ExitCode::from(EXIT_FAILED);
-            }
-        };
-        console.text(&reply.text);
-        conversation.push_assistant(&reply);
-        if reply.calls.is_empty() {
-            idle_replies += 1;
-            if idle_replies >= 2 {
-                console.error("the model stopped calling tools without calling finish");
-                transcript.log("end", json!({"reason": "no_tool_calls"}));
-                return ExitCode::from(EXIT_FAILED);
-            }
-            conversation.push_user_text(NUDGE);
-            continue;
-        }
-        idle_replies = 0;
+        self.transcript
+            .log("reply", json!({"turn": turn, "body": reply_body}));
+        llm::parse_reply(self.options.provider, &reply_body).map_err(|e| {
+            self.console
+                .error(&format!("the model server's reply cannot be read: {e}"));
+            self.end("bad_reply", Some(e), EXIT_FAILED)
+        })
+    }
+
+    /// Run a reply's calls in order and send their results back; Some is how the session ends.
+    fn run_calls(&mut self, calls: &[ToolCall]) -> Option<ExitCode> {
         let mut results = Vec::new();
-        for call in &reply.calls {
+        for call in calls {
             if ui::interrupted() {
-                return interrupted(&mut transcript);
+                return Some(self.interrupted());
             }
-            console.call(call);
-            let (envelope, after) = handle_call(&runner, &mut gate, call);
-            console.result(&envelope);
-            transcript.log(
+            self.console.call(call);
+            let (envelope, after) = handle_call(&self.runner, &mut self.gate, call);
+            self.console.result(&envelope);
+            self.transcript.log(
                 "call",
                 json!({"id": call.id, "name": call.name, "arguments": call.raw_arguments}),
             );
-            transcript.log("result", json!({"id": call.id, "envelope": envelope}));
+            self.transcript
+                .log("result", json!({"id": call.id, "envelope": envelope}));
             match after {
                 After::Continue => {}
-                After::Finish(message) => {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{message}");
-                    let _ = out.flush();
-                    transcript.log("end", json!({"reason": "finish", "message": message}));
-                    return ExitCode::SUCCESS;
-                }
+                After::Finish(message) => return Some(self.finish(&message)),
                 After::Quit => {
-                    console.error("stopped: the person answered quit");
-                    transcript.log("end", json!({"reason": "quit"}));
-                    return ExitCode::from(EXIT_INTERRUPTED);
+                    self.console.error("stopped: the person answered quit");
+                    return Some(self.end("quit", None, EXIT_INTERRUPTED));
                 }
             }
             results.push(ToolResult {
                 id: call.id.clone(),
                 is_error: !is_ok(&envelope),
-                content: envelope.to_string(),
+                // What the model reads; the envelope stays in the transcript.
+                content: model::envelope_text(&envelope),
             });
         }
-        conversation.push_results(results);
+        self.conversation.push_results(results);
+        None
     }
-    console.error(&format!(
-        "stopped after {} model replies without the model calling finish (--max-turns {}); \
-         raise --max-turns or make the task smaller",
-        options.max_turns, options.max_turns
-    ));
-    transcript.log("end", json!({"reason": "max_turns"}));
-    ExitCode::from(EXIT_FAILED)
+
+    /// The model called finish: its message on stdout.
+    fn finish(&mut self, message: &str) -> ExitCode {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{message}");
+        let _ = out.flush();
+        self.end("finish", Some(message.to_string()), 0)
+    }
+
+    fn interrupted(&mut self) -> ExitCode {
+        self.console.error("interrupted; stopping");
+        self.end("interrupted", None, EXIT_INTERRUPTED)
+    }
+
+    /// Log the end and give the exit status. Calls refused because nobody could approve them
+    /// make any ending a failure, and the person is told which.
+    fn end(&mut self, reason: &str, message: Option<String>, status: u8) -> ExitCode {
+        let mut fields = json!({"reason": reason});
+        if let Some(message) = message {
+            fields["message"] = message.into();
+        }
+        let unapproved = self.gate.unapproved();
+        let mut status = status;
+        if !unapproved.is_empty() {
+            self.console.error(&unapproved_note(unapproved));
+            fields["unapproved"] = json!(unapproved);
+            if status == 0 {
+                status = EXIT_FAILED;
+            }
+        }
+        self.transcript.log("end", fields);
+        ExitCode::from(status)
+    }
+}
+
+/// What the person is told when calls were refused for lack of approval.
+pub fn unapproved_note(tools: &[String]) -> String {
+    format!(
+        "calls to {} were refused: they need the person's approval, and there was no terminal \
+         to ask on and no --yes. Run on a terminal, pass --yes, or move the tools to \
+         permissions.allow",
+        tools.join(", ")
+    )
 }
 
 /// Check, gate and run one call; the envelope is what the model gets back.

@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::definitions::{self, McpFields};
 use crate::error::{Error, ErrorKind};
 use crate::permissions::{self, Tier};
-use crate::protocol::Envelope;
+use crate::render::model;
 use crate::tools::{self, ToolSpec};
 
 /// Tools of the driver loop that mean nothing to an MCP host.
@@ -75,24 +75,24 @@ pub fn describe(spec: &ToolSpec, version: Version) -> Value {
     )
 }
 
-/// The `tools/call` result for a tool's outcome: success carries the result object as
-/// structured content and as JSON text; failure is a result with `isError`, the error message as
-/// text and the failure envelope (code and message) as structured content.
+/// The `tools/call` result for a tool's outcome. Its text is what the model reads
+/// (`render::model`): the result written for a model, or `CODE: message` for a failure. A
+/// success also carries the result object as `structuredContent` (described by `outputSchema`);
+/// a failure is `isError: true` with no `structuredContent`, because hosts validate
+/// `structuredContent` against `outputSchema` even on errors (the TypeScript SDK does, and
+/// throws on a mismatch).
 pub fn call_result(tool: &str, outcome: &crate::error::Result<Value>, version: Version) -> Value {
-    let (text, structured, is_error) = match outcome {
-        Ok(result) => (result.to_string(), result.clone(), false),
-        Err(e) => {
-            let envelope = Envelope::from_outcome(tool, outcome);
-            let structured = serde_json::to_value(&envelope).unwrap_or(Value::Null);
-            (e.message.clone(), structured, true)
-        }
+    let text = match (ToolName::from_name(tool), outcome) {
+        (Some(name), _) => model::outcome_text(name, outcome),
+        (None, Ok(result)) => result.to_string(),
+        (None, Err(e)) => model::error_text(e.code(), &e.message),
     };
     let mut result = Map::new();
     result.insert("content".into(), json!([{"type": "text", "text": text}]));
-    if version.has_structured_output() {
-        result.insert("structuredContent".into(), structured);
+    if let (Ok(structured), true) = (outcome, version.has_structured_output()) {
+        result.insert("structuredContent".into(), structured.clone());
     }
-    result.insert("isError".into(), is_error.into());
+    result.insert("isError".into(), outcome.is_err().into());
     Value::Object(result)
 }
 
@@ -128,6 +128,27 @@ mod tests {
         assert!(!all.contains(&"\"finish\"".to_string()));
         assert!(!ro.contains(&"\"grep_files\"".to_string()));
         assert!(ro.contains(&"\"read_file\"".to_string()));
+    }
+
+    #[test]
+    fn failures_are_code_and_message_without_structured_content() {
+        let failed = Err(Error::new(ErrorKind::NotFound, "a.txt does not exist"));
+        for version in [Version::LATEST, Version::V2024_11_05] {
+            let result = call_result("read_file", &failed, version);
+            assert_eq!(
+                result,
+                json!({"content": [{"type": "text", "text": "not_found: a.txt does not exist"}],
+                       "isError": true})
+            );
+        }
+        let ok = Ok(json!({"path": "a.txt", "content": "a\n", "total_lines": 1,
+                           "start_line": 1, "end_line": 1, "truncated": false}));
+        let result = call_result("read_file", &ok, Version::LATEST);
+        assert_eq!(result["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
+        assert_eq!(result["structuredContent"]["content"], "a\n");
+        assert_eq!(result["isError"], false);
+        let old = call_result("read_file", &ok, Version::V2024_11_05);
+        assert!(old.get("structuredContent").is_none());
     }
 
     #[test]

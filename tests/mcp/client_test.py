@@ -10,7 +10,6 @@ check passed and exits non-zero on the first failure.
 """
 
 import asyncio
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -33,6 +32,15 @@ def check(condition, message):
 
 def text_of(result):
     return "".join(c.text for c in result.content if c.type == "text")
+
+
+def failure_code(result):
+    """The code of a failed call: isError, text "CODE: message", no structuredContent (hosts
+    validate structuredContent against the tool's outputSchema, even on errors)."""
+    if not result.is_error or result.structured_content is not None:
+        return None
+    code, _, message = text_of(result).partition(": ")
+    return code if message else None
 
 
 async def main_session(binary, root):
@@ -78,12 +86,15 @@ async def main_session(binary, root):
         r = await client.call_tool("read_file", {"file_path": "hello.txt"})
         check(not r.is_error, "read_file succeeds")
         check(r.structured_content["content"] == "hello world\n", "read_file structured content")
-        check(json.loads(text_of(r))["content"] == "hello world\n", "read_file text is its JSON")
+        check(text_of(r) == "hello.txt (lines 1-1 of 1)\nhello world\n",
+              f"read_file text is the file under a one-line header: {text_of(r)!r}")
 
         r = await client.call_tool("grep_files", {"pattern": "fn answer"})
         check(not r.is_error, "grep_files succeeds")
         matches = r.structured_content["matches"]
         check([m["path"] for m in matches] == ["src/lib.rs"], f"grep_files finds src/lib.rs: {matches}")
+        check(text_of(r) == "src/lib.rs\n1:pub fn answer() -> u32 {",
+              f"grep_files text is grouped by file: {text_of(r)!r}")
 
         if "write_file" in tools:
             r = await client.call_tool("write_file", {"file_path": "out/new.txt", "content": "made by mcp\n"})
@@ -98,24 +109,24 @@ async def main_session(binary, root):
         r = await client.call_tool("read_file", {"file_path": "../secret.txt"})
         check(r.is_error, "a path outside the workspace comes back as isError")
         check("SECRET" not in text_of(r), "the outside secret is not leaked")
-        check(r.structured_content["error"]["code"] == "outside_workspace",
-              f"its code is outside_workspace: {r.structured_content}")
+        check(failure_code(r) == "outside_workspace",
+              f"its text is outside_workspace: message, without structuredContent: {r}")
         r = await client.call_tool("read_file", {"file_path": str(Path(root).parent / "secret.txt")})
-        check(r.is_error and r.structured_content["error"]["code"] == "outside_workspace",
+        check(failure_code(r) == "outside_workspace",
               "an absolute path outside is refused too")
 
         r = await client.call_tool("read_file", {"file_path": "hello.txt", "no_such_arg": 1})
-        check(r.is_error and r.structured_content["error"]["code"] == "invalid_args",
+        check(failure_code(r) == "invalid_args",
               f"an unknown argument is an invalid_args error result: {text_of(r)}")
         check("no_such_arg" in text_of(r), "the message names the field")
         r = await client.call_tool("read_file", {})
-        check(r.is_error and r.structured_content["error"]["code"] == "invalid_args",
+        check(failure_code(r) == "invalid_args",
               "a missing argument is an invalid_args error result")
         r = await client.call_tool("read_file", {"file_path": 42})
-        check(r.is_error and r.structured_content["error"]["code"] == "invalid_args",
+        check(failure_code(r) == "invalid_args",
               "a wrong type is an invalid_args error result")
         r = await client.call_tool("read_file", {"file_path": "missing.txt"})
-        check(r.is_error and r.structured_content["error"]["code"] == "not_found",
+        check(failure_code(r) == "not_found",
               "a missing file is a not_found error result")
 
         try:
@@ -154,7 +165,7 @@ async def roots_session(binary, root, elsewhere, all_tools):
               f"the workspace came from the client's roots: {text_of(r)}")
         if "write_file" in all_tools:
             r = await client.call_tool("write_file", {"file_path": "x.txt", "content": "x"})
-            check(r.is_error and r.structured_content["error"]["code"] == "tool_denied",
+            check(failure_code(r) == "tool_denied",
                   "write_file under --read-only is a tool_denied error result")
             check(not (Path(root) / "x.txt").exists(), "and wrote nothing")
 

@@ -219,8 +219,9 @@ pub fn run_openai(w: &Ws, base: &str, extra: &[&str]) -> Ran {
     ran(run(cmd, b""))
 }
 
-/// The tool results (role "tool") the driver sent in a request, as (id, envelope).
-pub fn openai_results(request: &Request) -> Vec<(String, Value)> {
+/// The tool results (role "tool") the driver sent in a request, as (id, text): what the model
+/// reads (src/render/model.rs), not the JSON envelope.
+pub fn openai_results(request: &Request) -> Vec<(String, String)> {
     request.body["messages"]
         .as_array()
         .unwrap()
@@ -229,10 +230,20 @@ pub fn openai_results(request: &Request) -> Vec<(String, Value)> {
         .map(|m| {
             (
                 m["tool_call_id"].as_str().unwrap().to_string(),
-                serde_json::from_str(m["content"].as_str().unwrap()).unwrap(),
+                m["content"].as_str().unwrap().to_string(),
             )
         })
         .collect()
+}
+
+/// The code of a failed call's text `CODE: message`.
+pub fn code(text: &str) -> &str {
+    let (code, message) = text.split_once(": ").unwrap_or(("", ""));
+    assert!(
+        !message.is_empty() && code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+        "not CODE: message: {text}"
+    );
+    code
 }
 
 fn tool_names(request: &Request) -> Vec<String> {
@@ -288,7 +299,34 @@ fn openai_conversation_runs_parallel_calls_and_feeds_every_result_back() {
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let first = &requests[0];
+    check_openai_first_request(&requests[0], &w);
+
+    // Every call answered, in order, under its own id.
+    let results = openai_results(&requests[1]);
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5", "c7"]);
+    assert_eq!(results[0].1, "notes/a.txt (lines 1-1 of 1)\nhello from a\n");
+    assert_eq!(code(&results[1].1), "outside_workspace", "{}", results[1].1);
+    assert!(!results[1].1.contains("OUTSIDE SECRET"));
+    assert_eq!(code(&results[2].1), "tool_denied", "{}", results[2].1);
+    assert_eq!(code(&results[3].1), "invalid_json", "{}", results[3].1);
+    assert_eq!(code(&results[4].1), "unknown_tool", "{}", results[4].1);
+    assert!(results[4].1.contains("read_file"));
+    assert_eq!(code(&results[5].1), "invalid_args", "{}", results[5].1);
+    assert!(results[5].1.contains("depth"));
+    // The assistant message with its calls is sent back before the results.
+    let sent = requests[1].body["messages"].as_array().unwrap();
+    let assistant = &sent[2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 6);
+    assert_eq!(assistant["tool_calls"][0]["id"], "c1");
+
+    check_transcript(&transcript);
+}
+
+/// The first request of the OpenAI conversation test: endpoint, key, model, the system prompt
+/// naming the root, the task, and the offered tools (the denied one left out).
+fn check_openai_first_request(first: &Request, w: &Ws) {
     assert_eq!(first.path, "/v1/chat/completions");
     assert_eq!(first.header("authorization"), Some("Bearer test-key"));
     assert_eq!(first.body["model"], "test-model");
@@ -311,56 +349,11 @@ fn openai_conversation_runs_parallel_calls_and_feeds_every_result_back() {
             "{name} offered: {names:?}"
         );
     }
+}
 
-    // Every call answered, in order, under its own id.
-    let results = openai_results(&requests[1]);
-    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5", "c7"]);
-    assert_eq!(results[0].1["ok"], true);
-    assert_eq!(results[0].1["result"]["content"], "hello from a\n");
-    assert_eq!(
-        results[1].1["error"]["code"], "outside_workspace",
-        "{}",
-        results[1].1
-    );
-    assert!(!results[1].1.to_string().contains("OUTSIDE SECRET"));
-    assert_eq!(
-        results[2].1["error"]["code"], "tool_denied",
-        "{}",
-        results[2].1
-    );
-    assert_eq!(
-        results[3].1["error"]["code"], "invalid_json",
-        "{}",
-        results[3].1
-    );
-    assert_eq!(
-        results[4].1["error"]["code"], "unknown_tool",
-        "{}",
-        results[4].1
-    );
-    assert!(results[4].1["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("read_file"));
-    assert_eq!(
-        results[5].1["error"]["code"], "invalid_args",
-        "{}",
-        results[5].1
-    );
-    assert!(results[5].1["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("depth"));
-    // The assistant message with its calls is sent back before the results.
-    let sent = requests[1].body["messages"].as_array().unwrap();
-    let assistant = &sent[2];
-    assert_eq!(assistant["role"], "assistant");
-    assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 6);
-    assert_eq!(assistant["tool_calls"][0]["id"], "c1");
-
-    // The transcript has every request, reply, call and result as JSON lines.
-    let text = std::fs::read_to_string(&transcript).unwrap();
+/// The transcript has every request, reply, call and result as JSON lines, and no key.
+fn check_transcript(transcript: &std::path::Path) {
+    let text = std::fs::read_to_string(transcript).unwrap();
     let events: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -377,12 +370,9 @@ fn openai_conversation_runs_parallel_calls_and_feeds_every_result_back() {
     );
 }
 
-#[test]
-fn anthropic_conversation_pairs_results_with_tool_use_ids() {
-    let w = util::ws();
-    w.write("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
-    config(&w, "[permissions]\ndeny = [\"find_files\"]\n");
-    let server = serve(vec![
+/// The Anthropic model of the conversation test: three tool_use blocks, then finish.
+fn anthropic_script() -> Vec<Answer> {
+    vec![
         ok(json!({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
             "stop_reason": "tool_use",
@@ -401,7 +391,15 @@ fn anthropic_conversation_pairs_results_with_tool_use_ids() {
             "content": [{"type": "tool_use", "id": "toolu_d", "name": "finish",
                          "input": {"message": "answer() returns 42."}}]
         })),
-    ]);
+    ]
+}
+
+#[test]
+fn anthropic_conversation_pairs_results_with_tool_use_ids() {
+    let w = util::ws();
+    w.write("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+    config(&w, "[permissions]\ndeny = [\"find_files\"]\n");
+    let server = serve(anthropic_script());
     let mut cmd = agent_command(
         &w,
         &[
@@ -453,18 +451,16 @@ fn anthropic_conversation_pairs_results_with_tool_use_ids() {
         })
         .collect();
     assert_eq!(ids, ["toolu_a", "toolu_b", "toolu_c"]);
-    let envelope = |i: usize| -> Value {
-        serde_json::from_str(blocks[i]["content"].as_str().unwrap()).unwrap()
-    };
+    let text = |i: usize| blocks[i]["content"].as_str().unwrap();
     assert_eq!(blocks[0]["is_error"], false);
     assert_eq!(
-        envelope(0)["result"]["content"],
-        "pub fn answer() -> u32 { 42 }\n"
+        text(0),
+        "src/lib.rs (lines 1-1 of 1)\npub fn answer() -> u32 { 42 }\n"
     );
     assert_eq!(blocks[1]["is_error"], true);
-    assert_eq!(envelope(1)["error"]["code"], "tool_denied");
+    assert_eq!(code(text(1)), "tool_denied");
     assert_eq!(blocks[2]["is_error"], true);
-    assert_eq!(envelope(2)["error"]["code"], "outside_workspace");
+    assert_eq!(code(text(2)), "outside_workspace");
 }
 
 #[test]
@@ -597,10 +593,17 @@ fn confirm_tier_calls_without_a_terminal_are_refused_and_the_model_told() {
         openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
     ]);
     let r = run_openai(&w, &server.base, &["read a"]);
-    assert_eq!(r.status, 0, "{}", r.stderr);
+    // The model finished, but a call was refused for want of approval: a failure, and said.
+    assert_eq!(r.status, 1, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "gave up");
+    assert!(
+        r.stderr.contains("calls to read_file were refused") && r.stderr.contains("--yes"),
+        "{}",
+        r.stderr
+    );
     let results = openai_results(&server.requests()[1]);
-    assert_eq!(results[0].1["error"]["code"], "not_approved");
-    let message = results[0].1["error"]["message"].as_str().unwrap();
+    assert_eq!(code(&results[0].1), "not_approved");
+    let message = &results[0].1;
     assert!(
         message.contains("no terminal") && message.contains("--yes"),
         "{message}"
@@ -614,7 +617,7 @@ fn confirm_tier_calls_without_a_terminal_are_refused_and_the_model_told() {
     let r = run_openai(&w, &server.base, &["--yes", "read a"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     let results = openai_results(&server.requests()[1]);
-    assert_eq!(results[0].1["result"]["content"], "confirm me\n");
+    assert_eq!(results[0].1, "a.txt (lines 1-1 of 1)\nconfirm me\n");
 }
 
 #[test]
@@ -670,6 +673,56 @@ fn usage_errors() {
     let r = ran(run(cmd, b""));
     assert_eq!(r.status, 2);
     assert!(r.stderr.contains("/no/such/dir"), "{}", r.stderr);
+}
+
+#[test]
+fn a_malformed_base_url_is_bad_input_before_any_request() {
+    let w = util::ws();
+    // A server that would record a request if one were sent.
+    let server = serve(vec![ok(json!({}))]);
+    let port = server.base.trim_start_matches("http://").to_string();
+    let with_query = format!("{}/v1?key=1", server.base);
+    for (flag, env) in [
+        (Some(port.as_str()), None),
+        (Some("ftp://127.0.0.1/v1"), None),
+        (None, Some("http://")),
+        (None, Some(with_query.as_str())),
+    ] {
+        let mut args = vec!["run", "--model", "m"];
+        if let Some(url) = flag {
+            args.extend(["--base-url", url]);
+        }
+        args.push("go");
+        let mut cmd = agent_command(&w, &args);
+        if let Some(url) = env {
+            cmd.env("OPENAI_BASE_URL", url);
+        }
+        let r = ran(run(cmd, b""));
+        assert_eq!(r.status, 2, "{flag:?} {env:?}: {}", r.stderr);
+        let named = if flag.is_some() {
+            "--base-url"
+        } else {
+            "OPENAI_BASE_URL"
+        };
+        assert!(r.stderr.contains(named), "{}", r.stderr);
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_command_the_policy_denies_is_refused_before_anyone_is_asked() {
+    let w = util::ws();
+    let finish = finish_call("f", "done");
+    let server = serve(vec![
+        openai_reply(None, &[("r1", "run_command", r#"{"command":"sudo ls"}"#)]),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    // No terminal and no --yes: had the gate come first, the call would be not_approved.
+    let r = run_openai(&w, &server.base, &["list"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("were refused"), "{}", r.stderr);
+    let results = openai_results(&server.requests()[1]);
+    assert_eq!(code(&results[0].1), "command_denied", "{}", results[0].1);
 }
 
 #[test]

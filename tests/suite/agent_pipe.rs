@@ -194,7 +194,7 @@ fn tools_in_every_format_cover_the_table_less_denied_tools() {
     assert_eq!(names, expected);
 
     let mcp = tools(&w, "mcp");
-    let names: Vec<&str> = mcp["tools"]
+    let names: Vec<&str> = mcp
         .as_array()
         .unwrap()
         .iter()
@@ -229,6 +229,136 @@ fn tools_in_every_format_cover_the_table_less_denied_tools() {
     }
 }
 
+/// Keys anywhere in a schema (not property names).
+fn keywords(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                out.push(key.clone());
+                if key == "properties" {
+                    value
+                        .as_object()
+                        .into_iter()
+                        .flat_map(|p| p.values())
+                        .for_each(|v| keywords(v, out));
+                } else {
+                    keywords(value, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keywords(v, out)),
+        _ => {}
+    }
+}
+
+/// The rules of OpenAI's strict function calling (Structured Outputs): closed objects, every
+/// property required (optional ones nullable), no `default`; the tool's arguments with every
+/// optional property null are valid and mean the same as without them.
+fn check_strict(name: &str, parameters: &Value) {
+    assert_eq!(parameters["additionalProperties"], false, "{name}");
+    let properties = parameters["properties"].as_object().expect("properties");
+    let required: Vec<&str> = parameters["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+    assert_eq!(required, names, "{name}: every property is required");
+    let mut used = Vec::new();
+    keywords(parameters, &mut used);
+    assert!(
+        !used.iter().any(|k| k == "default" || k == "format"),
+        "{name}: {used:?}"
+    );
+    let spec = sneaky::tools::find(name).unwrap();
+    let committed: Value = serde_json::from_str(spec.schema).unwrap();
+    let originally: Vec<&str> = committed["required"]
+        .as_array()
+        .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
+        .unwrap_or_default();
+    let validator = jsonschema::validator_for(parameters).expect("strict parameters compile");
+    assert_eq!(
+        validator.is_valid(&json!({})),
+        properties.is_empty(),
+        "{name}: nothing may be left out"
+    );
+    let mut all_null = serde_json::Map::new();
+    for (property, schema) in properties {
+        let optional = !originally.contains(&property.as_str());
+        let types = schema["type"].as_array();
+        let nullable = types.is_some_and(|t| t.contains(&json!("null")));
+        assert_eq!(nullable, optional, "{name}.{property}: {schema}");
+        all_null.insert(
+            property.clone(),
+            if optional { Value::Null } else { json!("x") },
+        );
+    }
+    let args = Value::Object(all_null);
+    assert!(validator.is_valid(&args), "{name}: {args}");
+    // The tool takes null as "not given": the arguments are accepted (whatever the call then
+    // finds in the workspace).
+    if let Err(e) = (spec.check_args)(&args) {
+        panic!("{name}: {args} refused: {}", e.message);
+    }
+}
+
+#[test]
+fn tools_strict_and_responses_formats_follow_strict_function_calling() {
+    let w = util::ws();
+    let plain = tools(&w, "openai");
+    let r = ran(run(
+        agent_command(&w, &["tools", "--format", "openai", "--strict"]),
+        b"",
+    ));
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let strict: Value = serde_json::from_str(&r.stdout).unwrap();
+    let responses = tools(&w, "openai-responses");
+    let (strict, responses) = (strict.as_array().unwrap(), responses.as_array().unwrap());
+    assert_eq!(strict.len(), plain.as_array().unwrap().len());
+    assert_eq!(strict.len(), responses.len());
+    for (chat, flat) in strict.iter().zip(responses) {
+        let f = &chat["function"];
+        let name = f["name"].as_str().unwrap();
+        assert_eq!(chat["type"], "function");
+        assert_eq!(f["strict"], true, "{name}");
+        check_strict(name, &f["parameters"]);
+        // Responses tools are flat: the function's fields beside "type".
+        let mut expected = f.as_object().unwrap().clone();
+        expected.insert("type".into(), json!("function"));
+        assert_eq!(flat.as_object().unwrap(), &expected, "{name}");
+    }
+    for format in ["anthropic", "mcp"] {
+        let r = ran(run(
+            agent_command(&w, &["tools", "--format", format, "--strict"]),
+            b"",
+        ));
+        assert_eq!(r.status, 2, "--strict with {format}");
+        assert!(r.stderr.contains("--strict"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn pipe_takes_null_for_optional_arguments() {
+    let w = util::ws();
+    w.write("a.txt", "alpha\nbeta\n");
+    let args = json!({"file_path": "a.txt", "offset": null, "limit": null}).to_string();
+    let grep = json!({"pattern": "beta", "path": null, "file_pattern": null,
+                      "case_insensitive": null, "context": null, "max_results": null});
+    let (status, out, stderr) = pipe(
+        &w,
+        &[],
+        &[
+            json!({"id": "c1", "type": "function",
+                   "function": {"name": "read_file", "arguments": args}}),
+            json!({"name": "grep_files", "arguments": grep}),
+        ],
+    );
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(content(&out[0])["result"]["content"], "alpha\nbeta\n");
+    assert_eq!(out[1]["result"]["matches"][0]["line"], 2, "{}", out[1]);
+}
+
 #[test]
 fn tools_rejects_an_unknown_format() {
     let w = util::ws();
@@ -238,4 +368,61 @@ fn tools_rejects_an_unknown_format() {
     ));
     assert_eq!(r.status, 2);
     assert!(r.stderr.contains("gemini"));
+}
+
+#[test]
+fn pipe_says_when_calls_were_refused_for_want_of_approval() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[permissions]\nconfirm = [\"read_file\"]\n");
+    w.write("a.txt", "alpha\n");
+    let call = json!({"name": "read_file", "arguments": {"file_path": "a.txt"}});
+    let (status, out, stderr) = pipe(&w, &[], std::slice::from_ref(&call));
+    assert_eq!(status, 1);
+    assert_eq!(out[0]["error"]["code"], "not_approved", "{}", out[0]);
+    assert!(
+        stderr.contains("calls to read_file were refused") && stderr.contains("--yes"),
+        "{stderr}"
+    );
+    let (status, out, stderr) = pipe(&w, &["--yes"], &[call]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(out[0]["result"]["content"], "alpha\n");
+    assert!(!stderr.contains("refused"), "{stderr}");
+}
+
+/// The OpenAI SDK takes the strict export through `chat.completions.parse` and the Responses
+/// export as `FunctionToolParam`s, the Anthropic SDK takes the anthropic export, each against a
+/// mock of its API on 127.0.0.1 that applies the API's rules; the calls made from them run
+/// through `sneaky-agent pipe`, null optional arguments included (tests/hosts/sdk_test.py).
+#[test]
+fn openai_and_anthropic_sdks_take_the_exports() {
+    let python = crate::mcp_client::target_dir().join("hosts-venv/bin/python");
+    if !util::require_python_pkg(&python, "openai", ".ci/setup-hosts.sh")
+        || !util::require_python_pkg(&python, "anthropic", ".ci/setup-hosts.sh")
+    {
+        return;
+    }
+    let w = util::ws();
+    w.write("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    let exports = w.outside().join("exports.json");
+    crate::mcp_client::write_exports(&w, &exports);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/sdk_test.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(crate::agent::bin_path("sneaky-agent"))
+        .arg(&w.root)
+        .arg(&exports)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .output()
+        .expect("run the SDK test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all SDK checks passed"),
+        "the SDK test failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
 }

@@ -209,9 +209,10 @@ fn invalid_requests_and_bad_params_are_protocol_errors() {
     // Bad arguments to a real tool are the tool's failure, not a protocol error.
     let result = s.call(16, "read_file", json!({"file_path": 3}));
     assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["structuredContent"]["error"]["code"], "invalid_args");
+    assert_eq!(failure_code(&result), "invalid_args");
     let result = s.call(17, "read_file", json!({"file_path": "a.txt"}));
     assert_eq!(result["structuredContent"]["content"], "a\n");
+    assert_eq!(result["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
     let (rest, status, _) = s.finish();
     assert!(rest.is_empty(), "{rest:?}");
     assert_eq!(status, 0);
@@ -251,9 +252,8 @@ fn version_negotiation_and_shapes_per_version() {
         assert_eq!(call.get("structuredContent").is_some(), modern, "{offered}");
         assert_eq!(read.get("annotations").is_some(), answered >= "2025-03-26");
         assert_eq!(call["content"][0]["type"], "text");
-        let text: Value =
-            serde_json::from_str(call["content"][0]["text"].as_str().expect("text")).expect("json");
-        assert_eq!(text["content"], "a\n");
+        // Every version's text is what the model reads, not the JSON result.
+        assert_eq!(call["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
         let (_, status, _) = s.finish();
         assert_eq!(status, 0);
     }
@@ -303,7 +303,7 @@ fn tools_list_follows_the_table_and_the_config() {
     }
     let denied = s.call(2, "grep_files", json!({"pattern": "x"}));
     assert_eq!(denied["isError"], true);
-    assert_eq!(denied["structuredContent"]["error"]["code"], "tool_denied");
+    assert_eq!(failure_code(&denied), "tool_denied");
     let (_, status, _) = s.finish();
     assert_eq!(status, 0);
 }
@@ -560,6 +560,85 @@ fn read_only_offers_only_auto_read_tools() {
     assert!(names.contains(&"read_file"));
     let refused = s.call(2, "find_files", json!({"pattern": "*"}));
     assert_eq!(refused["isError"], true);
-    assert_eq!(refused["structuredContent"]["error"]["code"], "tool_denied");
+    assert_eq!(failure_code(&refused), "tool_denied");
+    s.finish();
+}
+
+/// The code of a failed call: `isError`, text `CODE: message`, and no `structuredContent`
+/// (which hosts would validate against the tool's `outputSchema`).
+fn failure_code(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    let text = result["content"][0]["text"].as_str().expect("a text part");
+    let (code, message) = text.split_once(": ").expect("CODE: message");
+    assert!(!message.is_empty(), "{text}");
+    assert!(
+        code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+        "{text}"
+    );
+    code.to_string()
+}
+
+/// What a model reads is what the plain tools print: `cat` under a one-line header, and rg's
+/// own `--heading -n` and `--files` output (compared with rg itself when it is installed).
+#[test]
+fn model_text_reads_like_the_plain_tools() {
+    let w = util::ws();
+    let lib = "//! doc\nuse std::io;\n\npub fn answer() -> u32 {\n    42\n}\n\nfn helper() {}\n";
+    w.write("src/lib.rs", lib)
+        .write("src/bin/main.rs", "fn main() {\n    let answer = 42;\n}\n")
+        .write("README.md", "The answer is 42.\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-11-25", json!({}));
+    let text = |s: &mut Session, id: i64, tool: &str, args: Value| -> String {
+        let result = s.call(id, tool, args);
+        assert_eq!(result["isError"], false, "{result}");
+        result["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_string()
+    };
+    let read = text(&mut s, 1, "read_file", json!({"file_path": "src/lib.rs"}));
+    assert_eq!(read, format!("src/lib.rs (lines 1-8 of 8)\n{lib}"));
+    let range = json!({"file_path": "src/lib.rs", "offset": 4, "limit": 2});
+    let read = text(&mut s, 2, "read_file", range);
+    assert_eq!(
+        read,
+        "src/lib.rs (lines 4-5 of 8)\npub fn answer() -> u32 {\n    42\n"
+    );
+
+    let calls: [(Value, &[&str]); 4] = [
+        (json!({"pattern": "answer"}), &["--heading", "-n", "answer"]),
+        (
+            json!({"pattern": "fn", "context": 1}),
+            &["--heading", "-n", "-C1", "fn"],
+        ),
+        (
+            json!({"pattern": "42", "path": "src"}),
+            &["--heading", "-n", "42", "src"],
+        ),
+        (json!({"pattern": "*.rs"}), &["--files", "-g", "*.rs"]),
+    ];
+    let rg = std::process::Command::new("rg").arg("--version").output();
+    for (i, (args, rg_args)) in calls.into_iter().enumerate() {
+        let tool = if rg_args[0] == "--files" {
+            "find_files"
+        } else {
+            "grep_files"
+        };
+        let ours = text(&mut s, 10 + i as i64, tool, args);
+        if rg.is_err() {
+            eprintln!("rg is not installed: {tool} text not compared with rg");
+            continue;
+        }
+        let out = std::process::Command::new("rg")
+            .args(["--sort", "path", "--color", "never"])
+            .args(rg_args)
+            .current_dir(&w.root)
+            .output()
+            .expect("rg");
+        let theirs = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(ours, theirs.trim_end(), "rg {rg_args:?}");
+    }
     s.finish();
 }

@@ -1,53 +1,132 @@
-//! The official Python MCP SDK's stdio client drives sneaky-mcp (tests/mcp/client_test.py).
-//! Needs the virtual environment that `.ci/setup-mcp.sh` makes; without it this test skips
-//! loudly (and fails in CI, where SNEAKY_REQUIRE_ALL=1).
+//! The official MCP clients drive sneaky-mcp: the Python SDK's stdio client
+//! (tests/mcp/client_test.py) and the TypeScript SDK's (tests/mcp/ts_client_test.cjs, which also
+//! compiles every schema with ajv in strict mode).
+//!
+//! They need packages from PyPI and npm, which `.ci/setup-mcp.sh` and `.ci/setup-hosts.sh`
+//! install under the target directory (CI runs them before the tests). Without them a test
+//! skips loudly (`util::skip`), so that `cargo test` works for a contributor who has not run
+//! the set-up scripts, and fails in CI, where SNEAKY_REQUIRE_ALL=1.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::util;
 
-fn venv_python() -> PathBuf {
+/// The target directory, as the set-up scripts find it.
+pub fn target_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("target"));
-    let target = if target.is_absolute() {
+    if target.is_absolute() {
         target
     } else {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(target)
-    };
-    target.join("mcp-venv/bin/python")
+    }
+}
+
+/// Where `.ci/setup-hosts.sh` puts the npm packages, when they are there (and node is).
+pub fn node_modules() -> Option<PathBuf> {
+    let dir = target_dir().join("hosts-npm/node_modules");
+    let wanted = ["@modelcontextprotocol/sdk", "ajv", "gpt-tokenizer"];
+    if let Some(missing) = wanted
+        .iter()
+        .find(|p| !dir.join(p).join("package.json").is_file())
+    {
+        util::skip(&format!(
+            "needs the npm package {missing} in {} (run `bash .ci/setup-hosts.sh`)",
+            dir.display()
+        ));
+        return None;
+    }
+    util::require_cmd("node").then_some(dir)
+}
+
+/// Every `sneaky-agent tools` export of the workspace, as one JSON file
+/// `{"mcp": […], "openai": […], "openai-strict": […], "openai-responses": […], "anthropic": […]}`.
+pub fn write_exports(w: &util::Ws, file: &Path) {
+    let mut all = serde_json::Map::new();
+    for (key, args) in [
+        ("mcp", &["--format", "mcp"][..]),
+        ("openai", &["--format", "openai"][..]),
+        ("openai-strict", &["--format", "openai", "--strict"][..]),
+        ("openai-responses", &["--format", "openai-responses"][..]),
+        ("anthropic", &["--format", "anthropic"][..]),
+    ] {
+        let mut full = vec!["tools"];
+        full.extend_from_slice(args);
+        let out = crate::agent::agent_command(w, &full)
+            .output()
+            .expect("run sneaky-agent tools");
+        assert!(out.status.success(), "tools {args:?}: {out:?}");
+        let export: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        all.insert(key.into(), export);
+    }
+    std::fs::write(file, serde_json::Value::Object(all).to_string()).expect("write exports");
+}
+
+fn run_client(what: &str, mut cmd: Command, done: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("run the {what}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(done),
+        "the {what} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn sample_workspace() -> util::Ws {
+    let w = util::ws();
+    w.write("hello.txt", "hello world\n")
+        .write("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    w
 }
 
 #[test]
 fn official_python_client_drives_the_server() {
-    let python = venv_python();
+    let python = target_dir().join("mcp-venv/bin/python");
     if !util::require_python_pkg(&python, "mcp", ".ci/setup-mcp.sh") {
         return;
     }
-    let w = util::ws();
-    w.write("hello.txt", "hello world\n")
-        .write("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    let w = sample_workspace();
     let elsewhere = w.outside().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).expect("mkdir");
-    let binary = assert_cmd::cargo::cargo_bin("sneaky-mcp");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client_test.py");
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg(&binary)
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script)
+        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
         .arg(&w.root)
         .arg(&elsewhere)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-        .output()
-        .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("all MCP client checks passed"),
-        "the Python MCP client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"));
+    run_client("Python MCP client", cmd, "all MCP client checks passed");
+}
+
+#[test]
+fn official_typescript_client_calls_every_tool_and_gets_results() {
+    let Some(node_modules) = node_modules() else {
+        return;
+    };
+    let w = sample_workspace();
+    let exports = w.outside().join("exports.json");
+    write_exports(&w, &exports);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_client_test.cjs");
+    let mut cmd = Command::new("node");
+    cmd.arg(&script)
+        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+        .arg(&w.root)
+        .arg(&exports)
+        .env("NODE_PATH", &node_modules)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"));
+    run_client(
+        "TypeScript MCP client",
+        cmd,
+        "all TypeScript MCP client checks passed",
     );
-    assert!(!stderr.contains("panicked"), "{stderr}");
 }

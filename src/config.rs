@@ -20,6 +20,9 @@ pub const DEFAULT_MAX_OUTPUT: u64 = 64 * 1024;
 pub const DEFAULT_TIMEOUT: u64 = 30;
 /// Upper bound for any command timeout, whatever the config or the call asks.
 pub const MAX_TIMEOUT: u64 = 3600;
+/// Tool calls sneaky-mcp runs at the same time unless `[mcp] workers` says otherwise.
+pub const DEFAULT_MCP_WORKERS: usize = 8;
+pub const MAX_MCP_WORKERS: usize = 256;
 /// A config file larger than this is refused (it is certainly not a config).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -32,6 +35,7 @@ pub struct Config {
     pub max_output_bytes: u64,
     pub permissions: Permissions,
     pub tools: Tools,
+    pub mcp: Mcp,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -40,6 +44,22 @@ pub struct Permissions {
     pub deny: Vec<ToolName>,
     pub allow: Vec<ToolName>,
     pub confirm: Vec<ToolName>,
+}
+
+/// `[mcp]`: the MCP server (sneaky-mcp).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mcp {
+    /// Tool calls run at the same time (the rest wait their turn); 1 to MAX_MCP_WORKERS.
+    pub workers: usize,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Mcp {
+            workers: DEFAULT_MCP_WORKERS,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -77,6 +97,7 @@ impl Default for Config {
             max_output_bytes: DEFAULT_MAX_OUTPUT,
             permissions: Permissions::default(),
             tools: Tools::default(),
+            mcp: Mcp::default(),
         }
     }
 }
@@ -133,6 +154,11 @@ impl Config {
         if timeout == 0 || timeout > MAX_TIMEOUT {
             return bad(format!(
                 "tools.shell.default_timeout must be between 1 and {MAX_TIMEOUT} seconds"
+            ));
+        }
+        if self.mcp.workers == 0 || self.mcp.workers > MAX_MCP_WORKERS {
+            return bad(format!(
+                "mcp.workers must be between 1 and {MAX_MCP_WORKERS}"
             ));
         }
         Ok(())

@@ -1,10 +1,8 @@
 //! JSON-RPC 2.0 framing for MCP's stdio transport: one message per line, read with a bound on
 //! the line's length by a reader thread, classified into requests, notifications and responses.
 //!
-//! Parsing happens on the reader thread, so the serving thread can look ahead at messages that
-//! have already arrived (a `notifications/cancelled` for a request still waiting its turn).
+//! Parsing happens on the reader thread, beside the thread that routes the messages.
 
-use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -58,20 +56,6 @@ pub enum Incoming {
     Eof,
     /// Reading stdin failed (not EOF): serving cannot go on.
     Failed(io::Error),
-}
-
-impl Incoming {
-    /// The request id a `notifications/cancelled` names, if this is one.
-    pub fn cancelled_request(&self) -> Option<&Value> {
-        match self {
-            Incoming::Message(Message::Notification { method, params })
-                if method == "notifications/cancelled" =>
-            {
-                params.as_ref()?.get("requestId")
-            }
-            _ => None,
-        }
-    }
 }
 
 /// A key that tells request ids apart exactly (`1` and `"1"` are different ids).
@@ -264,43 +248,6 @@ pub fn read_bounded_line<R: BufRead>(
                 Line::Complete
             });
         }
-    }
-}
-
-/// Messages taken from the reader ahead of their turn, with the cancellations seen among them.
-#[derive(Default)]
-pub struct Inbox {
-    queue: VecDeque<Incoming>,
-    cancelled: std::collections::HashSet<String>,
-}
-
-impl Inbox {
-    pub fn pop(&mut self) -> Option<Incoming> {
-        self.queue.pop_front()
-    }
-
-    pub fn push(&mut self, incoming: Incoming) {
-        if let Some(id) = incoming.cancelled_request() {
-            self.cancelled.insert(id_key(id));
-        }
-        self.queue.push_back(incoming);
-    }
-
-    /// Take in everything that has already arrived, without waiting.
-    pub fn drain(&mut self, rx: &Receiver<Incoming>) {
-        while let Ok(incoming) = rx.try_recv() {
-            self.push(incoming);
-        }
-    }
-
-    /// True (once) when a cancellation for this request arrived before it was served.
-    pub fn take_cancelled(&mut self, id: &Value) -> bool {
-        self.cancelled.remove(&id_key(id))
-    }
-
-    /// The cancellation itself was reached: nothing is waiting for it any more.
-    pub fn forget_cancelled(&mut self, id: &Value) {
-        self.cancelled.remove(&id_key(id));
     }
 }
 

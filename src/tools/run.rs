@@ -240,9 +240,15 @@ fn run_approved(
     let own_session = launcher.is_some();
     let stdout = Stream::start(child.stdout.take(), cap, false);
     let stderr = Stream::start(child.stderr.take(), cap, own_session);
+    // Progress lines for a host that asked for them (sneaky-mcp; see crate::isolate).
+    let progress = crate::isolate::ProgressReporter::from_env({
+        let (out, err) = (Arc::clone(&stdout.shared), Arc::clone(&stderr.shared));
+        move || lock(&out).capture.total + lock(&err).capture.total
+    });
 
     let (status, timed_out) =
         wait_with_timeout(child, pid, own_session, &children_before, timeout)?;
+    drop(progress);
     kill_leftovers(pid, own_session, &children_before);
     if let Ok(mut r) = RUNNING.lock() {
         r.retain(|p| *p != pid.as_raw());

@@ -402,46 +402,26 @@ fn kill_tree(child: &mut Child) -> CancelReport {
     let tool = Pid::from_raw(pid);
     let _ = kill(tool, Signal::SIGSTOP);
     wait_until_stopped(pid, started + Duration::from_millis(50));
-    let ours = own_groups();
-    let mut groups = HashSet::new();
-    let mut left_behind = 0;
     let deadline = started + SWEEP_LIMIT;
-    loop {
-        let table = processes();
-        let beneath = descendants(&table, pid);
-        for p in &beneath {
-            for g in [p.pgrp, p.session] {
-                if !ours.contains(&g) && g != pid && g > 1 {
-                    groups.insert(g);
-                }
-            }
-        }
-        let alive: Vec<i32> = beneath
-            .iter()
-            .filter(|p| p.state != 'Z')
-            .map(|p| p.pid)
-            .chain(
-                table
-                    .iter()
-                    .filter(|p| p.state != 'Z' && p.pid != pid)
-                    .filter(|p| groups.contains(&p.pgrp) || groups.contains(&p.session))
-                    .map(|p| p.pid),
-            )
-            .collect();
-        if alive.is_empty() {
-            break;
-        }
-        if Instant::now() > deadline {
-            left_behind = alive.len();
-            break;
-        }
-        for g in &groups {
-            let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
-        }
-        for p in alive {
-            let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
-        }
-        std::thread::sleep(Duration::from_millis(1));
+    let mut groups = HashSet::new();
+    // Beneath the stopped tool (a subreaper: orphans stay beneath it), through the cheap
+    // per-process children lists.
+    let mut left_behind = sweep(pid, deadline, &mut groups, || {
+        descendants(pid)
+            .into_iter()
+            .filter(|p| p.pid != pid)
+            .collect()
+    });
+    // Then anyone else in the command's process groups and sessions (one full scan a round).
+    if !groups.is_empty() {
+        let in_groups = groups.clone();
+        left_behind += sweep(pid, deadline, &mut groups, || {
+            processes()
+                .into_iter()
+                .filter(|p| p.pid != pid)
+                .filter(|p| in_groups.contains(&p.pgrp) || in_groups.contains(&p.session))
+                .collect()
+        });
     }
     let tree_gone_after = started.elapsed();
     let _ = kill(tool, Signal::SIGTERM);
@@ -462,6 +442,47 @@ fn kill_tree(child: &mut Child) -> CancelReport {
         tree_gone_after,
         tool_gone_after: started.elapsed(),
         left_behind,
+    }
+}
+
+/// SIGKILL what `find` lists (and its groups) until it lists nothing alive or time is up;
+/// the number still alive then.
+fn sweep(
+    tool: i32,
+    deadline: Instant,
+    groups: &mut HashSet<i32>,
+    find: impl Fn() -> Vec<Proc>,
+) -> usize {
+    // Never our own group or session, nor the tool's (it is left to tidy up).
+    let mut ours = own_groups();
+    ours.insert(tool);
+    loop {
+        let found = find();
+        for p in &found {
+            for g in [p.pgrp, p.session] {
+                if !ours.contains(&g) {
+                    groups.insert(g);
+                }
+            }
+        }
+        let alive: Vec<i32> = found
+            .iter()
+            .filter(|p| p.state != 'Z')
+            .map(|p| p.pid)
+            .collect();
+        if alive.is_empty() {
+            return 0;
+        }
+        if Instant::now() > deadline {
+            return alive.len();
+        }
+        for g in groups.iter() {
+            let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
+        }
+        for p in alive {
+            let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -518,8 +539,48 @@ fn processes() -> Vec<Proc> {
     .collect()
 }
 
-/// Every process beneath `pid` (not `pid` itself).
-fn descendants(table: &[Proc], pid: i32) -> Vec<Proc> {
+/// Every process beneath `pid` (not `pid` itself), from the kernel's per-thread children
+/// lists; from a full scan of /proc where those lists do not exist.
+fn descendants(pid: i32) -> Vec<Proc> {
+    if !Path::new(&format!("/proc/{pid}/task/{pid}/children")).exists() {
+        return descendants_in(&processes(), pid);
+    }
+    let mut found: Vec<Proc> = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for child in children(parent) {
+            if found.iter().any(|f| f.pid == child) {
+                continue;
+            }
+            let Some(p) = std::fs::read_to_string(format!("/proc/{child}/stat"))
+                .ok()
+                .and_then(|s| parse_stat(child, &s))
+            else {
+                continue; // gone meanwhile
+            };
+            found.push(p);
+            parents.push(child);
+        }
+    }
+    found
+}
+
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<i32>>()
+        })
+        .collect()
+}
+
+fn descendants_in(table: &[Proc], pid: i32) -> Vec<Proc> {
     let mut found: Vec<Proc> = Vec::new();
     let mut parents = vec![pid];
     while let Some(parent) = parents.pop() {

@@ -297,8 +297,19 @@ async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Http
         }
     };
     if let Message::Request { id, method, params } = &message {
-        if method == "initialize" {
-            return initialize(id, params.as_ref(), shared);
+        match method.as_str() {
+            "initialize" => return initialize(id, params.as_ref(), shared),
+            "ping" | "tools/list" | "tools/call" => {}
+            // Outside a session too (e.g. a newer client's `server/discover` probe, which
+            // must learn that this server speaks the initialize handshake).
+            _ => {
+                let reply = jsonrpc::error_response(
+                    id,
+                    jsonrpc::METHOD_NOT_FOUND,
+                    format!("method not found: {method}"),
+                );
+                return json_response(StatusCode::OK, &reply);
+            }
         }
     }
     let session = match session_id {

@@ -335,14 +335,19 @@ fn start_http(w: &Ws, token: Option<&str>, extra: &[&str]) -> HttpServer {
     if let Some(token) = token {
         cmd.env("SNEAKY_MCP_TOKEN", token);
     }
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
     let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().expect("stderr");
+    let mut server = HttpServer {
+        child,
+        port: 0,
+        stderr: rx,
+    };
+    let stderr = server.child.stderr.take().expect("stderr");
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
             if tx.send(line).is_err() {
@@ -351,22 +356,18 @@ fn start_http(w: &Ws, token: Option<&str>, extra: &[&str]) -> HttpServer {
         }
     });
     let mut seen = Vec::new();
-    loop {
-        let line = rx
+    while server.port == 0 {
+        let line = server
+            .stderr
             .recv_timeout(WAIT)
             .expect("the server says where it listens");
         if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
-            let port = rest.trim_end_matches("/mcp").parse().expect("port");
-            seen.push(line);
-            return HttpServer {
-                child,
-                port,
-                stderr: rx,
-            };
+            server.port = rest.trim_end_matches("/mcp").parse().expect("port");
         }
         seen.push(line);
         assert!(seen.len() < 20, "{seen:?}");
     }
+    server
 }
 
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
@@ -591,7 +592,7 @@ fn target_dir() -> PathBuf {
 }
 
 /// False (after saying why) when an outside client is not installed; under CI a failure.
-fn installed(what: &PathBuf, setup: &str) -> bool {
+fn installed(what: &std::path::Path, setup: &str) -> bool {
     if what.exists() {
         return true;
     }

@@ -108,23 +108,31 @@ fn stdio(args: &[String]) -> Res<()> {
             *s += 1;
         }
     }
-    stdin.write_all(batch.as_bytes()).map_err(|e| e.to_string())?;
+    stdin
+        .write_all(batch.as_bytes())
+        .map_err(|e| e.to_string())?;
     stdin.flush().map_err(|e| e.to_string())?;
     while done < total {
         line.clear();
         if stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
             return Err(format!("the server closed stdout after {done} answers"));
         }
-        let id = id_of(&line).ok_or_else(|| format!("no id in {}", &line[..line.len().min(200)]))?;
+        let id =
+            id_of(&line).ok_or_else(|| format!("no id in {}", &line[..line.len().min(200)]))?;
         if !line.contains("\"isError\":false") {
-            return Err(format!("call {id} failed: {}", &line[..line.len().min(300)]));
+            return Err(format!(
+                "call {id} failed: {}",
+                &line[..line.len().min(300)]
+            ));
         }
         done += 1;
         let c = id / 1_000_000;
         if sent[c] < calls {
             let next = call(c * 1_000_000 + sent[c], tool, tool_args) + "\n";
             sent[c] += 1;
-            stdin.write_all(next.as_bytes()).map_err(|e| e.to_string())?;
+            stdin
+                .write_all(next.as_bytes())
+                .map_err(|e| e.to_string())?;
             stdin.flush().map_err(|e| e.to_string())?;
         }
     }
@@ -152,7 +160,10 @@ impl Conn {
         let stream = TcpStream::connect(host).map_err(|e| e.to_string())?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         Ok(Conn {
-            reader: BufReader::with_capacity(1 << 20, stream.try_clone().map_err(|e| e.to_string())?),
+            reader: BufReader::with_capacity(
+                1 << 20,
+                stream.try_clone().map_err(|e| e.to_string())?,
+            ),
             writer: stream,
             host: host.to_string(),
             path: format!("/{path}"),
@@ -173,13 +184,19 @@ impl Conn {
             body.len()
         );
         if let Some(s) = &self.session {
-            req.push_str(&format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"));
+            req.push_str(&format!(
+                "Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+            ));
         }
         req.push_str("\r\n");
         req.push_str(body);
-        self.writer.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
+        self.writer
+            .write_all(req.as_bytes())
+            .map_err(|e| e.to_string())?;
         let mut status = String::new();
-        self.reader.read_line(&mut status).map_err(|e| e.to_string())?;
+        self.reader
+            .read_line(&mut status)
+            .map_err(|e| e.to_string())?;
         let mut headers = HashMap::new();
         loop {
             let mut h = String::new();
@@ -193,16 +210,28 @@ impl Conn {
             }
         }
         let mut body = Vec::new();
-        if let Some(len) = headers.get("content-length").and_then(|l| l.parse::<usize>().ok()) {
+        if let Some(len) = headers
+            .get("content-length")
+            .and_then(|l| l.parse::<usize>().ok())
+        {
             body.resize(len, 0);
-            self.reader.read_exact(&mut body).map_err(|e| e.to_string())?;
-        } else if headers.get("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+            self.reader
+                .read_exact(&mut body)
+                .map_err(|e| e.to_string())?;
+        } else if headers
+            .get("transfer-encoding")
+            .is_some_and(|t| t.contains("chunked"))
+        {
             loop {
                 let mut size = String::new();
-                self.reader.read_line(&mut size).map_err(|e| e.to_string())?;
+                self.reader
+                    .read_line(&mut size)
+                    .map_err(|e| e.to_string())?;
                 let n = usize::from_str_radix(size.trim(), 16).map_err(|e| e.to_string())?;
                 let mut chunk = vec![0; n + 2];
-                self.reader.read_exact(&mut chunk).map_err(|e| e.to_string())?;
+                self.reader
+                    .read_exact(&mut chunk)
+                    .map_err(|e| e.to_string())?;
                 if n == 0 {
                     break;
                 }
@@ -227,7 +256,12 @@ fn http(args: &[String]) -> Res<()> {
     for _ in 0..clients {
         let mut conn = Conn::open(&url, &token)?;
         let (headers, _) = conn.post(INIT)?;
-        conn.session = Some(headers.get("mcp-session-id").ok_or("no session id")?.clone());
+        conn.session = Some(
+            headers
+                .get("mcp-session-id")
+                .ok_or("no session id")?
+                .clone(),
+        );
         conn.post(INITIALIZED)?;
         conns.push(conn);
     }
@@ -311,7 +345,11 @@ fn cancel(args: &[String]) -> Res<()> {
     stdout.read_line(&mut line).map_err(|e| e.to_string())?;
     let mut times = Vec::new();
     for round in 1..=rounds {
-        let req = call(round, "run_command", r#"{"command":"sleep 1000 | sleep 1000"}"#);
+        let req = call(
+            round,
+            "run_command",
+            r#"{"command":"sleep 1000 | sleep 1000"}"#,
+        );
         writeln!(stdin, "{req}").map_err(|e| e.to_string())?;
         stdin.flush().map_err(|e| e.to_string())?;
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -334,7 +372,9 @@ fn cancel(args: &[String]) -> Res<()> {
         stdin.flush().map_err(|e| e.to_string())?;
         while alive(&pids) > 0 {
             if sent.elapsed() > Duration::from_secs(10) {
-                return Err(format!("round {round}: processes left after 10 s: {tree:?}"));
+                return Err(format!(
+                    "round {round}: processes left after 10 s: {tree:?}"
+                ));
             }
             std::thread::sleep(Duration::from_micros(100));
         }

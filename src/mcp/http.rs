@@ -41,7 +41,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
@@ -63,6 +63,8 @@ pub const DEFAULT_PORT: u16 = 8765;
 const MAX_SESSIONS: usize = 256;
 /// A session unused this long is forgotten.
 const SESSION_IDLE: Duration = Duration::from_secs(3600);
+/// A client has this long to send a request's headers (no slow-drip connections held open).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// A token shorter than this is refused (it would be guessable).
 const MIN_TOKEN_LEN: usize = 16;
 
@@ -170,6 +172,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             });
             // A client that goes away mid-request is not the server's problem.
             let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });

@@ -5,7 +5,6 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -15,10 +14,6 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
-
-/// Messages parsed ahead of the serving thread; small, so a flood of input waits in the pipe
-/// rather than in memory.
-const LOOKAHEAD: usize = 16;
 
 /// One classified incoming message.
 #[derive(Debug)]
@@ -143,26 +138,31 @@ pub fn classify(value: Value) -> Result<Message, Fault> {
     }
 }
 
-/// Read lines on a thread of their own and hand them over parsed. `limit` is read before each
-/// line, so the bound follows the configuration once the workspace is known.
-pub fn spawn_reader<R: Read + Send + 'static>(
-    input: R,
-    limit: Arc<AtomicU64>,
-) -> io::Result<Receiver<Incoming>> {
-    let (tx, rx) = mpsc::sync_channel(LOOKAHEAD);
+/// Read lines on a thread of their own and hand each over parsed to `deliver`, which returns
+/// false once nobody listens any more. `limit` is read before each line, so the bound follows
+/// the configuration once the workspace is known.
+pub fn spawn_reader<R, D>(input: R, limit: Arc<AtomicU64>, deliver: D) -> io::Result<()>
+where
+    R: Read + Send + 'static,
+    D: FnMut(Incoming) -> bool + Send + 'static,
+{
     std::thread::Builder::new()
         .name("mcp-stdin".into())
-        .spawn(move || read_loop(BufReader::with_capacity(64 * 1024, input), &limit, &tx))?;
-    Ok(rx)
+        .spawn(move || read_loop(BufReader::with_capacity(64 * 1024, input), &limit, deliver))?;
+    Ok(())
 }
 
-fn read_loop<R: BufRead>(mut input: R, limit: &AtomicU64, tx: &SyncSender<Incoming>) {
+fn read_loop<R: BufRead>(
+    mut input: R,
+    limit: &AtomicU64,
+    mut deliver: impl FnMut(Incoming) -> bool,
+) {
     let mut line = Vec::new();
     loop {
         let max = usize::try_from(limit.load(Ordering::Relaxed)).unwrap_or(usize::MAX);
         let incoming = match read_bounded_line(&mut input, max, &mut line) {
             Ok(Line::Eof) => {
-                let _ = tx.send(Incoming::Eof);
+                deliver(Incoming::Eof);
                 return;
             }
             Ok(Line::TooLong) => Incoming::Fault(Fault {
@@ -183,11 +183,11 @@ fn read_loop<R: BufRead>(mut input: R, limit: &AtomicU64, tx: &SyncSender<Incomi
                 }
             }
             Err(e) => {
-                let _ = tx.send(Incoming::Failed(e));
+                deliver(Incoming::Failed(e));
                 return;
             }
         };
-        if tx.send(incoming).is_err() {
+        if !deliver(incoming) {
             return; // the server has stopped
         }
     }

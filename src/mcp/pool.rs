@@ -77,6 +77,12 @@ impl Pool {
         }
     }
 
+    /// No job queued or running.
+    pub fn is_idle(&self) -> bool {
+        let state = lock(&self.shared.state);
+        state.jobs.is_empty() && state.running == 0
+    }
+
     /// Wait until every queued and running job has ended.
     pub fn wait_idle(&self) {
         let mut state = lock(&self.shared.state);

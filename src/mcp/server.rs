@@ -14,7 +14,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -37,8 +37,9 @@ const ROOTS_TIMEOUT: Duration = Duration::from_secs(10);
 /// Room for the JSON-RPC envelope around a file's worth of escaped content.
 const LINE_SLACK: u64 = 64 * 1024;
 
-/// Answers waiting for the writer thread; beyond this the workers wait for the client to read.
-const OUTBOX: usize = 1024;
+/// Messages read and answers not yet written; beyond this the reader and the workers wait
+/// (a flood of input stays in the pipe, answers wait for the client to read).
+const EVENTS: usize = 256;
 
 pub struct Options {
     pub root: Option<PathBuf>,
@@ -60,9 +61,15 @@ enum Workspace {
     Failed(Error),
 }
 
-struct Server {
+struct Server<W: Write> {
     opts: Options,
+    /// stdout: only this thread writes it; answers from workers come through `events`.
+    output: BufWriter<W>,
     out: Arc<StdioOut>,
+    /// Messages from the reader and answers from the workers, in arrival order.
+    events: Receiver<Event>,
+    /// An event taken while looking ahead, to be handled next.
+    next_event: Option<Event>,
     workspace: Workspace,
     version: Version,
     client_has_roots: bool,
@@ -73,6 +80,14 @@ struct Server {
     /// Started once the workspace (and so `[mcp] workers`) is known.
     pool: Option<Pool>,
     in_flight: InFlight,
+    /// Writing stdout failed; serving stops at the next turn.
+    write_failed: Option<io::Error>,
+}
+
+/// What the serving thread waits for: a message read from stdin, or a line to write.
+enum Event {
+    In(Incoming),
+    Out(Vec<u8>),
 }
 
 /// Why serving ended early (EOF is a normal end, not an error).
@@ -82,58 +97,27 @@ enum Stop {
     Io(io::Error),
 }
 
-/// The sending side of the writer thread; the writer ends when the last one is dropped.
-struct StdioOut {
-    tx: SyncSender<Vec<u8>>,
-    failed: Arc<WriteFailure>,
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Stop {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Stop::OutputClosed
+        } else {
+            Stop::Io(e)
+        }
+    }
 }
 
-/// Set by the writer when stdout failed; the kind tells a closed pipe from an error.
-#[derive(Default)]
-struct WriteFailure(Mutex<Option<io::Error>>);
+/// How workers hand over messages for stdout (to the serving thread, which writes them).
+struct StdioOut {
+    tx: SyncSender<Event>,
+}
 
 impl Outbound for StdioOut {
     fn send(&self, message: &Value) {
         if let Ok(mut line) = serde_json::to_vec(message) {
             line.push(b'\n');
-            // An error means the writer has stopped: the client is gone, nothing to tell.
-            let _ = self.tx.send(line);
-        }
-    }
-}
-
-impl WriteFailure {
-    fn set(&self, e: io::Error) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-    }
-
-    fn stop(&self) -> Option<Stop> {
-        let failed = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        failed.as_ref().map(|e| {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                Stop::OutputClosed
-            } else {
-                Stop::Io(io::Error::new(e.kind(), e.to_string()))
-            }
-        })
-    }
-}
-
-/// Write lines as they come, flushing whenever no more are waiting (so a burst of answers
-/// costs one write, and a lone answer is not held back).
-fn write_loop<W: Write>(out: W, rx: Receiver<Vec<u8>>, failure: &WriteFailure) {
-    let mut out = BufWriter::with_capacity(64 * 1024, out);
-    while let Ok(line) = rx.recv() {
-        let mut written = out.write_all(&line);
-        while written.is_ok() {
-            match rx.try_recv() {
-                Ok(line) => written = out.write_all(&line),
-                Err(_) => break,
-            }
-        }
-        if let Err(e) = written.and_then(|()| out.flush()) {
-            failure.set(e);
-            return;
+            // An error means serving has stopped: the client is gone, nothing to tell.
+            let _ = self.tx.send(Event::Out(line));
         }
     }
 }
@@ -144,17 +128,16 @@ fn write_loop<W: Write>(out: W, rx: Receiver<Vec<u8>>, failure: &WriteFailure) {
 pub fn serve<R, W>(opts: Options, input: R, output: W) -> Result<()>
 where
     R: io::Read + Send + 'static,
-    W: Write + Send,
+    W: Write,
 {
     let line_limit = Arc::new(AtomicU64::new(line_limit_for(DEFAULT_MAX_FILE_SIZE)));
-    let (tx, rx) = mpsc::sync_channel(OUTBOX);
-    let failure = Arc::new(WriteFailure::default());
+    let (tx, events) = mpsc::sync_channel(EVENTS);
     let mut server = Server {
         opts,
-        out: Arc::new(StdioOut {
-            tx,
-            failed: Arc::clone(&failure),
-        }),
+        output: BufWriter::with_capacity(64 * 1024, output),
+        out: Arc::new(StdioOut { tx: tx.clone() }),
+        events,
+        next_event: None,
         workspace: Workspace::Undecided,
         version: Version::LATEST,
         client_has_roots: false,
@@ -163,6 +146,7 @@ where
         line_limit: Arc::clone(&line_limit),
         pool: None,
         in_flight: InFlight::default(),
+        write_failed: None,
     };
     let named_root = server.opts.root.clone().map(|r| (r, "--root")).or_else(|| {
         std::env::var_os("SNEAKY_ROOT")
@@ -173,23 +157,14 @@ where
         let ctx = protocol::open_context(Some(root), server.opts.config.clone())?;
         server.set_open(ctx, origin);
     }
-    let lines = jsonrpc::spawn_reader(input, line_limit)
-        .map_err(|e| Error::io("starting the stdin reader", e))?;
-    let stopped = std::thread::scope(|scope| {
-        let writer_failure = Arc::clone(&failure);
-        scope.spawn(move || write_loop(output, rx, &writer_failure));
-        let stopped = server.run(&lines);
-        // Let running calls answer, then close the writer's channel so that it ends.
-        if let Some(pool) = server.pool.take() {
-            pool.wait_idle();
-        }
-        drop(server);
-        stopped
-    });
-    let stopped = stopped.err().or_else(|| failure.stop());
-    match stopped {
-        None | Some(Stop::OutputClosed) => Ok(()),
-        Some(Stop::Io(e)) => Err(Error::io("serving MCP", e)),
+    jsonrpc::spawn_reader(input, line_limit, move |incoming| {
+        tx.send(Event::In(incoming)).is_ok()
+    })
+    .map_err(|e| Error::io("starting the stdin reader", e))?;
+    let stopped = server.run();
+    match server.finish(stopped) {
+        Ok(()) | Err(Stop::OutputClosed) => Ok(()),
+        Err(Stop::Io(e)) => Err(Error::io("serving MCP", e)),
     }
 }
 
@@ -201,14 +176,21 @@ pub fn log(message: impl std::fmt::Display) {
     let _ = writeln!(io::stderr(), "sneaky-mcp: {message}");
 }
 
-impl Server {
-    fn run(&mut self, rx: &Receiver<Incoming>) -> std::result::Result<(), Stop> {
+impl<W: Write> Server<W> {
+    fn run(&mut self) -> std::result::Result<(), Stop> {
         loop {
-            if let Some(stop) = self.out.failed.stop() {
-                return Err(stop);
+            if let Some(e) = self.write_failed.take() {
+                return Err(e.into());
             }
-            let Some(incoming) = self.wait(rx) else {
+            let Some(event) = self.wait()? else {
                 continue; // the roots answer timed out and was dealt with
+            };
+            let incoming = match event {
+                Event::Out(line) => {
+                    self.output.write_all(&line)?;
+                    continue;
+                }
+                Event::In(incoming) => incoming,
             };
             match incoming {
                 Incoming::Message(Message::Request { id, method, params }) => {
@@ -243,25 +225,99 @@ impl Server {
         }
     }
 
-    /// The next message from the reader; None when waiting for roots timed out.
-    fn wait(&mut self, rx: &Receiver<Incoming>) -> Option<Incoming> {
+    /// After the end of input (or of output): let running calls end and write their answers;
+    /// when stdout no longer works, cancel them instead (nobody would read them).
+    fn finish(&mut self, stopped: std::result::Result<(), Stop>) -> std::result::Result<(), Stop> {
+        let mut result = match self.write_failed.take() {
+            Some(e) if stopped.is_ok() => Err(e.into()),
+            _ => stopped,
+        };
+        if result.is_err() {
+            self.in_flight.cancel_all();
+        }
+        loop {
+            let idle = self.pool.as_ref().map_or(true, Pool::is_idle);
+            let event = match self.next_event.take() {
+                Some(event) => Some(event),
+                // Every job has ended, so every answer is already in the channel.
+                None if idle => self.events.try_recv().ok(),
+                None => self.events.recv_timeout(Duration::from_millis(5)).ok(),
+            };
+            match event {
+                Some(Event::Out(line)) if result.is_ok() => {
+                    if let Err(e) = self.output.write_all(&line) {
+                        self.in_flight.cancel_all();
+                        result = Err(e.into());
+                    }
+                }
+                Some(_) => {} // input after its end, or output nobody can read
+                None if idle => break,
+                None => {}
+            }
+        }
+        if result.is_ok() {
+            self.output.flush()?;
+        }
+        result
+    }
+
+    /// The next event: one already waiting, else (after flushing what was written) the next to
+    /// come. None when waiting for roots timed out.
+    fn wait(&mut self) -> std::result::Result<Option<Event>, Stop> {
+        if let Some(event) = self.next_event.take() {
+            return Ok(Some(event));
+        }
+        if let Ok(event) = self.events.try_recv() {
+            return Ok(Some(event));
+        }
+        self.output.flush()?;
         let Workspace::AwaitingRoots { since, .. } = &self.workspace else {
-            return Some(rx.recv().unwrap_or(Incoming::Eof));
+            // The channel cannot close while this server holds a sender; were it to, that ends
+            // the input too.
+            return Ok(Some(self.events.recv().unwrap_or(Event::In(Incoming::Eof))));
         };
         let left = ROOTS_TIMEOUT.saturating_sub(since.elapsed());
-        match rx.recv_timeout(left) {
-            Ok(incoming) => Some(incoming),
-            Err(RecvTimeoutError::Disconnected) => Some(Incoming::Eof),
+        match self.events.recv_timeout(left) {
+            Ok(event) => Ok(Some(event)),
+            Err(RecvTimeoutError::Disconnected) => Ok(Some(Event::In(Incoming::Eof))),
             Err(RecvTimeoutError::Timeout) => {
                 log("the client did not answer roots/list in time");
                 self.open_fallback();
-                None
+                Ok(None)
             }
         }
     }
 
-    fn send(&self, message: &Value) {
-        self.out.send(message);
+    /// True when nothing else has arrived to be handled (a quick call may then run right here,
+    /// without the hand-over to a worker).
+    fn nothing_waiting(&mut self) -> bool {
+        if self.next_event.is_some() {
+            return false;
+        }
+        match self.events.try_recv() {
+            Ok(event) => {
+                self.next_event = Some(event);
+                false
+            }
+            Err(_) => true,
+        }
+    }
+
+    /// Write a message of this thread's own (never through the channel, which only this thread
+    /// drains). A write error stops serving at the next turn of the loop.
+    fn send(&mut self, message: &Value) {
+        if self.write_failed.is_some() {
+            return;
+        }
+        let written = serde_json::to_vec(message)
+            .map_err(io::Error::other)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                self.output.write_all(&line)
+            });
+        if let Err(e) = written {
+            self.write_failed = Some(e);
+        }
     }
 
     fn request(&mut self, id: Value, method: String, params: Option<Value>) {
@@ -427,6 +483,12 @@ impl Server {
     /// `tools/list` or `tools/call`, once the workspace is open (or known to have failed): the
     /// answer, or None when a worker took the call and will answer.
     fn tool_request(&mut self, id: Value, method: &str, params: Option<Value>) -> Option<Value> {
+        // With nothing else running or waiting, a call that runs in this process is run right
+        // here: a host calling one tool at a time pays no hand-over to a worker.
+        let here = method == "tools/call"
+            && self.in_flight.len() == 0
+            && !needs_isolation(params.as_ref())
+            && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,
             Workspace::Failed(e) if method == "tools/list" => {
@@ -466,7 +528,8 @@ impl Server {
                 format!("invalid request: request {id} is still running; ids must be unique"),
             ));
         };
-        let call = ToolCall {
+        let tools = Arc::clone(tools);
+        let mut call = ToolCall {
             id,
             params,
             version: self.version,
@@ -474,13 +537,47 @@ impl Server {
             out: Arc::clone(&self.out) as Arc<dyn Outbound>,
             in_flight: self.in_flight.clone(),
         };
-        let tools = Arc::clone(tools);
         match &self.pool {
-            Some(pool) => pool.submit(move || calls::run(call, &tools)),
-            None => calls::run(call, &tools),
+            Some(pool) if !here => pool.submit(move || calls::run(call, &tools)),
+            _ => {
+                let collected = Arc::new(Collected::default());
+                call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
+                calls::run(call, &tools);
+                for message in collected.take() {
+                    self.send(&message);
+                }
+            }
         }
         None
     }
+}
+
+/// The messages of a call run on the serving thread, written once it returns.
+#[derive(Default)]
+struct Collected(std::sync::Mutex<Vec<Value>>);
+
+impl Collected {
+    fn take(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Outbound for Collected {
+    fn send(&self, message: &Value) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(message.clone());
+    }
+}
+
+/// Whether a `tools/call` names a tool that runs in its own process (and may run long).
+fn needs_isolation(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .and_then(catalog::find)
+        .is_some_and(|spec| spec.hints.isolated)
 }
 
 /// What an accepted `initialize` settles for the session.

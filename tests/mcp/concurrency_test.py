@@ -76,7 +76,7 @@ async def exercise(client, label, root):
 
     # A long command does not hold up pings, lists and reads.
     marker = f"{3000 + secrets.randbelow(999)}.{secrets.randbelow(10**6):06d}"
-    long_call = asyncio.create_task(client.call_tool("run_command", {"command": f"sleep 2.5 && echo {marker}"}))
+    long_call = asyncio.create_task(client.call_tool("run_command", {"command": f"sleep 6 && echo {marker}"}))
     await anyio.sleep(0.3)
     t0 = time.monotonic()
     await client.send_ping()
@@ -85,7 +85,7 @@ async def exercise(client, label, root):
     quick = time.monotonic() - t0
     check(r.structured_content["content"] == "hello world\n" and not long_call.done(),
           f"{label}: ping, tools/list and read_file answered while a command runs")
-    check(quick < 1.5, f"{label}: ... within {quick:.3f} s, not after the command")
+    check(quick < 4, f"{label}: ... within {quick:.3f} s, not after the command")
     r = await long_call
     check(not r.is_error and marker in r.structured_content["stdout"], f"{label}: the long command finished")
 

@@ -154,11 +154,7 @@ fn answers_leave_as_calls_end_each_with_its_id() {
     let w = util::ws();
     w.write("hello.txt", "hello\n");
     let mut s = Stdio_::start(&w);
-    s.call(
-        1,
-        "run_command",
-        json!({"command": "sleep 1.5 && echo slow"}),
-    );
+    s.call(1, "run_command", json!({"command": "sleep 3 && echo slow"}));
     s.call(2, "read_file", json!({"file_path": "hello.txt"}));
     s.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     s.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));

@@ -1,72 +1,207 @@
 #!/usr/bin/env bash
-# 1,000 sequential tools/call of read_file through one sneaky-mcp process, against running
-# sneaky-read 1,000 times; prints calls per second for both. Each MCP call waits for its reply
-# before the next is sent, as a host does. Both are driven from the same Python loop (standard
-# library only), so the difference is the server against one process per call.
+# sneaky-mcp throughput and cancellation latency, side by side in one run:
 #
-#   benches/mcp_bench.sh            # N=1000
-#   N=5000 benches/mcp_bench.sh
+#   - CLIENTS (8) concurrent clients × N (500) read_file calls of a 4 KB file, driven by a minimal
+#     pipelining JSON-RPC client (benches/mcp_load.rs, std only, built with rustc -O) so that
+#     the server, not the client, is measured:
+#       ours over stdio · ours over Streamable HTTP · today's serial server over stdio (main at
+#       commit BASELINE, b01ccd0, built into a separate target dir) · the reference MCP server,
+#       npm @modelcontextprotocol/server-filesystem (`read_text_file`) over stdio;
+#     over stdio the clients share the server's stdin/stdout, each with one request in flight
+#     (ids say whose); over HTTP each has its own session and keep-alive connection.
+#   - the same with one client keeping 8 requests in flight (the issue's "one client" figure);
+#   - the official Python SDK client (mcp, from .ci/setup-mcp.sh's venv), one client, N
+#     sequential calls: ours (stdio and HTTP), the baseline and the reference;
+#   - cancellation latency: a `sleep 1000 | sleep 1000` run_command is cancelled with
+#     notifications/cancelled once both sleeps run; the time from sending the cancellation until
+#     every process beneath the server (sneaky-run, bash, the sleeps) is gone, ROUNDS (10) times.
 #
-# Builds the two binaries in release once (respects CARGO_TARGET_DIR).
+# Then it prints a table with the ratios the issue asks for (ours/baseline ≥ 1.5 with 8 clients,
+# ours/reference ≥ 10, HTTP within 2× of stdio, cancellation ≤ 100 ms).
+#
+#   benches/mcp_bench.sh                 # N=500 CLIENTS=8 ROUNDS=10
+#   N=2000 benches/mcp_bench.sh
+#
+# Builds release binaries (respects CARGO_TARGET_DIR); installs the reference server with npm
+# into $target/mcp-node when missing. Needs network for that first npm install only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo="$PWD"
 target="${CARGO_TARGET_DIR:-target}"
-n="${N:-1000}"
+case "$target" in /*) ;; *) target="$repo/$target" ;; esac
+n="${N:-500}"
+clients="${CLIENTS:-8}"
+rounds="${ROUNDS:-10}"
+baseline_rev="${BASELINE:-b01ccd0}"
+bench="$target/bench"
+mkdir -p "$bench"
 
-cargo build --release --quiet --bin sneaky-mcp --bin sneaky-read
-bin="$target/release"
-ws="$(mktemp -d)"
-trap 'rm -rf "$ws"' EXIT
+echo "== building (release): ours, then the baseline at $baseline_rev, then the load client" >&2
+cargo build --release --quiet --bin sneaky-mcp --bin sneaky-run
+ours="$bench/ours"
+mkdir -p "$ours"
+cp "$target/release/sneaky-mcp" "$target/release/sneaky-run" "$ours/"
+baseline="$bench/baseline-$baseline_rev"
+if [ ! -x "$baseline/sneaky-mcp" ]; then
+  src="$(mktemp -d /tmp/mcp-bench-src.XXXXXX)"
+  git archive "$baseline_rev" | tar -x -C "$src"
+  # A target dir of its own (so target/release stays ours), seeded with our compiled
+  # dependencies so that only the baseline's own crate is compiled.
+  btarget="$bench/baseline-target"
+  if [ ! -d "$btarget/release/deps" ]; then
+    mkdir -p "$btarget/release"
+    cp -a "$target/release/deps" "$target/release/build" "$target/release/.fingerprint" "$btarget/release/"
+  fi
+  (cd "$src" && CARGO_TARGET_DIR="$btarget" cargo build --release --quiet --bin sneaky-mcp)
+  mkdir -p "$baseline"
+  cp "$btarget/release/sneaky-mcp" "$baseline/"
+  rm -rf "$src"
+fi
+load="$bench/mcp_load"
+if [ ! -x "$load" ] || [ benches/mcp_load.rs -nt "$load" ]; then
+  rustc -O --edition 2021 benches/mcp_load.rs -o "$load"
+fi
+node_dir="$target/mcp-node"
+reference="$node_dir/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+if [ ! -f "$reference" ]; then
+  mkdir -p "$node_dir"
+  [ -f "$node_dir/package.json" ] || echo '{"name":"sneaky-mcp-test-clients","private":true}' > "$node_dir/package.json"
+  npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-filesystem >&2
+fi
+ref_version="$(node -p "require('$node_dir/node_modules/@modelcontextprotocol/server-filesystem/package.json').version")"
+python="$target/mcp-venv/bin/python"
 
-python3 - "$bin" "$ws" "$n" <<'PY'
-import json, os, subprocess, sys, time
+ws="$(mktemp -d /tmp/mcp-bench-ws.XXXXXX)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$ws"
+}
+trap cleanup EXIT
+mkdir -p "$ws/xdg"
+python3 -c "
+import random, string
+random.seed(16)
+lines = []
+size = 0
+while size < 4096 - 81:
+    line = ''.join(random.choice(string.ascii_letters + ' ') for _ in range(79))
+    lines.append(line); size += 80
+tail = 4096 - size - 1
+lines.append('x' * tail)
+open('$ws/sample.txt', 'w').write('\n'.join(lines) + '\n')
+"
+export XDG_CONFIG_HOME="$ws/xdg"
+unset SNEAKY_ROOT SNEAKY_CONFIG
+read_args='{"file_path":"sample.txt"}'
+ref_args="{\"path\":\"$ws/sample.txt\"}"
 
-bin_dir, ws, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with open(os.path.join(ws, "sample.rs"), "w") as f:
-    for i in range(100):
-        f.write(f"fn function_{i}(x: u32) -> u32 {{ x * {i} + 1 }}\n")
-env = {k: v for k, v in os.environ.items() if k not in ("SNEAKY_ROOT", "SNEAKY_CONFIG")}
-env["XDG_CONFIG_HOME"] = os.path.join(ws, ".xdg")
+results="$bench/results.txt"
+: > "$results"
+record() { echo "$1|$2" >> "$results"; }
+rate() { sed -n 's/^calls_per_second=//p'; }
 
-# MCP: one server, n sequential calls.
-t0 = time.perf_counter()
-server = subprocess.Popen([os.path.join(bin_dir, "sneaky-mcp"), "--root", ws], env=env,
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-def rpc(message):
-    server.stdin.write((json.dumps(message) + "\n").encode())
-    server.stdin.flush()
-    return json.loads(server.stdout.readline())
-rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "1"}}})
-server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-ready = time.perf_counter() - t0
-call = {"jsonrpc": "2.0", "method": "tools/call",
-        "params": {"name": "read_file", "arguments": {"file_path": "sample.rs"}}}
-t0 = time.perf_counter()
-for i in range(1, n + 1):
-    call["id"] = i
-    reply = rpc(call)
-    if reply.get("id") != i or reply["result"]["isError"]:
-        sys.exit(f"MCP call {i} failed: {reply}")
-mcp_s = time.perf_counter() - t0
-server.stdin.close()
-server.wait()
+stdio_run() { # label clients depth tool args cmd...
+  local label="$1" c="$2" depth="$3" tool="$4" args="$5"
+  shift 5
+  local calls=$(( n * clients / c ))
+  echo "== $label" >&2
+  record "$label" "$("$load" stdio "$c" "$calls" "$depth" "$tool" "$args" -- "$@" | rate)"
+}
 
-# One sneaky-read process per call.
-read = os.path.join(bin_dir, "sneaky-read")
-t0 = time.perf_counter()
-for i in range(n):
-    out = subprocess.run([read, "--root", ws, "sample.rs"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    if out.returncode != 0 or not out.stdout.startswith(b'{"ok":true'):
-        sys.exit(f"sneaky-read run {i} failed: {out.stdout[:200]!r}")
-read_s = time.perf_counter() - t0
+start_http() {
+  local token
+  token="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  SNEAKY_MCP_TOKEN="$token" "$ours/sneaky-mcp" --root "$ws" --http 127.0.0.1:0 2> "$ws/http.log" &
+  server_pid=$!
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$ws/http.log" 2>/dev/null && break
+    sleep 0.05
+  done
+  url="$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$ws/http.log")"
+  http_token="$token"
+}
 
-print(f"sample: {os.path.getsize(os.path.join(ws, 'sample.rs'))} bytes, {n} calls each")
-print(f"sneaky-mcp  start + initialize: {ready * 1000:.1f} ms")
-print(f"sneaky-mcp  tools/call read_file: {n / mcp_s:9.0f} calls/s  ({mcp_s * 1e6 / n:7.1f} µs/call)")
-print(f"sneaky-read process per call:     {n / read_s:9.0f} calls/s  ({read_s * 1e6 / n:7.1f} µs/call)")
-print(f"speed-up: {read_s / mcp_s:.1f}×")
+stop_http() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
+
+nproc_now="$(nproc)"
+echo "== workspace $ws, sample 4096 bytes, $clients clients × $n calls, $nproc_now cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+stdio_run "ours stdio, $clients clients" "$clients" 1 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws"
+start_http
+echo "== ours HTTP, $clients clients" >&2
+record "ours HTTP, $clients clients" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" | rate)"
+stop_http
+stdio_run "baseline $baseline_rev stdio, $clients clients" "$clients" 1 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws"
+stdio_run "reference server-filesystem $ref_version stdio, $clients clients" "$clients" 1 read_text_file "$ref_args" node "$reference" "$ws"
+
+stdio_run "ours stdio, 1 client × 8 in flight" 1 8 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws"
+stdio_run "baseline stdio, 1 client × 8 in flight" 1 8 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws"
+stdio_run "reference stdio, 1 client × 8 in flight" 1 8 read_text_file "$ref_args" node "$reference" "$ws"
+
+if [ -x "$python" ] && "$python" -c 'import mcp' 2>/dev/null; then
+  start_http
+  echo "== the official Python SDK client, 1 client × $n sequential calls" >&2
+  "$python" - "$n" "$ws" "$ours/sneaky-mcp" "$baseline/sneaky-mcp" "$reference" "$url" "$http_token" >> "$results" <<'PY'
+import asyncio, sys, time, warnings
+warnings.filterwarnings("ignore")
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+n, ws, ours, baseline, reference, url, token = sys.argv[1:]
+n = int(n)
+
+async def measure(server, tool, args):
+    async with Client(server, mode="legacy") as client:
+        await client.call_tool(tool, args)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            r = await client.call_tool(tool, args)
+            assert not r.is_error, r
+        return n / (time.perf_counter() - t0)
+
+async def main():
+    read = ("read_file", {"file_path": "sample.txt"})
+    rows = [
+        ("Python SDK: ours stdio", StdioServerParameters(command=ours, args=["--root", ws]), read),
+        ("Python SDK: baseline stdio", StdioServerParameters(command=baseline, args=["--root", ws]), read),
+        ("Python SDK: reference stdio", StdioServerParameters(command="node", args=[reference, ws]),
+         ("read_text_file", {"path": f"{ws}/sample.txt"})),
+    ]
+    for label, server, (tool, args) in rows:
+        print(f"{label}|{await measure(server, tool, args):.0f}")
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    async with http:
+        print(f"Python SDK: ours HTTP|{await measure(streamable_http_client(url, http_client=http), *read):.0f}")
+
+asyncio.run(main())
 PY
-ls -l "$bin/sneaky-mcp" "$bin/sneaky-read" | awk '{print $5, $9}'
+  stop_http
+else
+  echo "== skipped the Python SDK figures: $python has no mcp (run .ci/setup-mcp.sh)" >&2
+fi
+
+echo "== cancellation latency, $rounds rounds" >&2
+cancel="$("$load" cancel "$rounds" -- "$ours/sneaky-mcp" --root "$ws")"
+
+echo
+echo "sneaky-mcp bench: read_file of a 4096-byte file; $clients clients × $n calls; $nproc_now cores; release builds"
+echo
+printf '| %-58s | %12s |\n' "server, transport, clients" "calls/s"
+printf '|%s|%s|\n' "$(printf -- '-%.0s' $(seq 60))" "$(printf -- '-%.0s' $(seq 14))"
+while IFS='|' read -r label value; do
+  printf '| %-58s | %12s |\n' "$label" "$value"
+done < "$results"
+get() { grep -F "$1|" "$results" | head -1 | cut -d'|' -f2; }
+ratio() { python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); print(f'{a / b:.2f}' if b else 'n/a')" "$1" "$2"; }
+ours8="$(get "ours stdio, $clients clients")"
+http8="$(get "ours HTTP, $clients clients")"
+base8="$(get "baseline $baseline_rev stdio, $clients clients")"
+ref8="$(get "reference server-filesystem $ref_version stdio, $clients clients")"
+echo
+echo "ours stdio / baseline stdio ($clients clients): $(ratio "$ours8" "$base8")×   (target ≥ 1.5)"
+echo "ours stdio / reference stdio ($clients clients): $(ratio "$ours8" "$ref8")×   (target ≥ 10)"
+echo "ours stdio / ours HTTP ($clients clients):       $(ratio "$ours8" "$http8")×   (target ≤ 2)"
+echo "cancellation (cancel sent → process tree gone): $cancel   (target ≤ 100 ms)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

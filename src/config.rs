@@ -26,6 +26,9 @@ pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 30;
 /// The sandbox layers `tools.shell.require_layers` may name.
 pub const LAYERS: &[&str] = &["landlock", "namespaces", "seccomp", "all"];
+/// Tool calls sneaky-mcp runs at the same time unless `[mcp] workers` says otherwise.
+pub const DEFAULT_MCP_WORKERS: usize = 8;
+pub const MAX_MCP_WORKERS: usize = 256;
 /// A config file larger than this is refused (it is certainly not a config).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -44,6 +47,7 @@ pub struct Config {
     /// Let the file tools and commands change `.git` (config, hooks …). Off by default:
     /// planted hooks and config keys run programs.
     pub allow_vcs_writes: bool,
+    pub mcp: Mcp,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -52,6 +56,22 @@ pub struct Permissions {
     pub deny: Vec<ToolName>,
     pub allow: Vec<ToolName>,
     pub confirm: Vec<ToolName>,
+}
+
+/// `[mcp]`: the MCP server (sneaky-mcp).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mcp {
+    /// Tool calls run at the same time (the rest wait their turn); 1 to MAX_MCP_WORKERS.
+    pub workers: usize,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Mcp {
+            workers: DEFAULT_MCP_WORKERS,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -109,6 +129,7 @@ impl Default for Config {
             tools: Tools::default(),
             trusted_workspaces: Vec::new(),
             allow_vcs_writes: false,
+            mcp: Mcp::default(),
         }
     }
 }
@@ -172,6 +193,11 @@ impl Config {
         if timeout == 0 || timeout > MAX_TIMEOUT {
             return bad(format!(
                 "tools.shell.default_timeout must be between 1 and {MAX_TIMEOUT} seconds"
+            ));
+        }
+        if self.mcp.workers == 0 || self.mcp.workers > MAX_MCP_WORKERS {
+            return bad(format!(
+                "mcp.workers must be between 1 and {MAX_MCP_WORKERS}"
             ));
         }
         self.tools.shell.validate(origin)
@@ -247,6 +273,7 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         tools: Tools { shell },
         trusted_workspaces: base.trusted_workspaces,
         allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
+        mcp: ws.mcp,
     }
 }
 

@@ -10,6 +10,8 @@
 //! - `render`: results as text; `render::model` is what a model reads.
 //! - `tools`: one module per tool.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
+//! - `isolate`: running a tool in its own binary for a long-lived host, cancellable, with
+//!   progress.
 
 pub mod agent;
 pub mod catalog;
@@ -18,6 +20,7 @@ pub mod definitions;
 pub mod edit;
 pub mod error;
 pub mod fs;
+pub mod isolate;
 pub mod mcp;
 pub mod permissions;
 pub mod protocol;

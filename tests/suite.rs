@@ -40,6 +40,8 @@ mod load;
 mod mcp;
 #[path = "suite/mcp_client.rs"]
 mod mcp_client;
+#[path = "suite/mcp_concurrency.rs"]
+mod mcp_concurrency;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/props_edit.rs"]

@@ -1,13 +1,10 @@
 //! JSON-RPC 2.0 framing for MCP's stdio transport: one message per line, read with a bound on
 //! the line's length by a reader thread, classified into requests, notifications and responses.
 //!
-//! Parsing happens on the reader thread, so the serving thread can look ahead at messages that
-//! have already arrived (a `notifications/cancelled` for a request still waiting its turn).
+//! Parsing happens on the reader thread, beside the thread that routes the messages.
 
-use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -17,10 +14,6 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
-
-/// Messages parsed ahead of the serving thread; small, so a flood of input waits in the pipe
-/// rather than in memory.
-const LOOKAHEAD: usize = 16;
 
 /// One classified incoming message.
 #[derive(Debug)]
@@ -58,20 +51,6 @@ pub enum Incoming {
     Eof,
     /// Reading stdin failed (not EOF): serving cannot go on.
     Failed(io::Error),
-}
-
-impl Incoming {
-    /// The request id a `notifications/cancelled` names, if this is one.
-    pub fn cancelled_request(&self) -> Option<&Value> {
-        match self {
-            Incoming::Message(Message::Notification { method, params })
-                if method == "notifications/cancelled" =>
-            {
-                params.as_ref()?.get("requestId")
-            }
-            _ => None,
-        }
-    }
 }
 
 /// A key that tells request ids apart exactly (`1` and `"1"` are different ids).
@@ -159,26 +138,31 @@ pub fn classify(value: Value) -> Result<Message, Fault> {
     }
 }
 
-/// Read lines on a thread of their own and hand them over parsed. `limit` is read before each
-/// line, so the bound follows the configuration once the workspace is known.
-pub fn spawn_reader<R: Read + Send + 'static>(
-    input: R,
-    limit: Arc<AtomicU64>,
-) -> io::Result<Receiver<Incoming>> {
-    let (tx, rx) = mpsc::sync_channel(LOOKAHEAD);
+/// Read lines on a thread of their own and hand each over parsed to `deliver`, which returns
+/// false once nobody listens any more. `limit` is read before each line, so the bound follows
+/// the configuration once the workspace is known.
+pub fn spawn_reader<R, D>(input: R, limit: Arc<AtomicU64>, deliver: D) -> io::Result<()>
+where
+    R: Read + Send + 'static,
+    D: FnMut(Incoming) -> bool + Send + 'static,
+{
     std::thread::Builder::new()
         .name("mcp-stdin".into())
-        .spawn(move || read_loop(BufReader::with_capacity(64 * 1024, input), &limit, &tx))?;
-    Ok(rx)
+        .spawn(move || read_loop(BufReader::with_capacity(64 * 1024, input), &limit, deliver))?;
+    Ok(())
 }
 
-fn read_loop<R: BufRead>(mut input: R, limit: &AtomicU64, tx: &SyncSender<Incoming>) {
+fn read_loop<R: BufRead>(
+    mut input: R,
+    limit: &AtomicU64,
+    mut deliver: impl FnMut(Incoming) -> bool,
+) {
     let mut line = Vec::new();
     loop {
         let max = usize::try_from(limit.load(Ordering::Relaxed)).unwrap_or(usize::MAX);
         let incoming = match read_bounded_line(&mut input, max, &mut line) {
             Ok(Line::Eof) => {
-                let _ = tx.send(Incoming::Eof);
+                deliver(Incoming::Eof);
                 return;
             }
             Ok(Line::TooLong) => Incoming::Fault(Fault {
@@ -199,11 +183,11 @@ fn read_loop<R: BufRead>(mut input: R, limit: &AtomicU64, tx: &SyncSender<Incomi
                 }
             }
             Err(e) => {
-                let _ = tx.send(Incoming::Failed(e));
+                deliver(Incoming::Failed(e));
                 return;
             }
         };
-        if tx.send(incoming).is_err() {
+        if !deliver(incoming) {
             return; // the server has stopped
         }
     }
@@ -264,43 +248,6 @@ pub fn read_bounded_line<R: BufRead>(
                 Line::Complete
             });
         }
-    }
-}
-
-/// Messages taken from the reader ahead of their turn, with the cancellations seen among them.
-#[derive(Default)]
-pub struct Inbox {
-    queue: VecDeque<Incoming>,
-    cancelled: std::collections::HashSet<String>,
-}
-
-impl Inbox {
-    pub fn pop(&mut self) -> Option<Incoming> {
-        self.queue.pop_front()
-    }
-
-    pub fn push(&mut self, incoming: Incoming) {
-        if let Some(id) = incoming.cancelled_request() {
-            self.cancelled.insert(id_key(id));
-        }
-        self.queue.push_back(incoming);
-    }
-
-    /// Take in everything that has already arrived, without waiting.
-    pub fn drain(&mut self, rx: &Receiver<Incoming>) {
-        while let Ok(incoming) = rx.try_recv() {
-            self.push(incoming);
-        }
-    }
-
-    /// True (once) when a cancellation for this request arrived before it was served.
-    pub fn take_cancelled(&mut self, id: &Value) -> bool {
-        self.cancelled.remove(&id_key(id))
-    }
-
-    /// The cancellation itself was reached: nothing is waiting for it any more.
-    pub fn forget_cancelled(&mut self, id: &Value) {
-        self.cancelled.remove(&id_key(id));
     }
 }
 

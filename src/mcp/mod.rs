@@ -1,22 +1,30 @@
 //! sneaky-mcp: the tools over the Model Context Protocol, so that any MCP host (Claude Desktop,
 //! Claude Code, Codex, Cursor, VS Code …) can use SneakyCode's jailed, policy-checked tools.
 //!
-//! Transport: stdio, one JSON-RPC 2.0 message per line. Methods: `initialize`, `ping`,
+//! Transports: stdio, one JSON-RPC 2.0 message per line (`server.rs`), and Streamable HTTP with
+//! sessions, a bearer token and SSE (`http.rs`, `--http ADDR`). Methods: `initialize`, `ping`,
 //! `tools/list`, `tools/call`; notifications `notifications/initialized` and
-//! `notifications/cancelled`; the server itself may ask the client `roots/list`.
+//! `notifications/cancelled`; the server sends `notifications/progress` for long calls that ask
+//! for it and, over stdio, may ask the client `roots/list`. Tool calls run side by side on a
+//! bounded worker pool (`pool.rs`, `calls.rs`); run_command runs in its own `sneaky-run`
+//! process (`crate::isolate`), so that cancelling it kills its whole process tree.
 //!
 //! Why not the official Rust SDK (`rmcp`): it needs tokio and an async runtime around tools that
 //! are synchronous, and costs ~122 s of clean build and ~3 MB (FIELD-NOTES.md) for a protocol
 //! that, over stdio, is a handful of methods on newline-delimited JSON. This module is a few
-//! hundred lines over serde_json and runs each call through `protocol::call`, the code path
-//! the tool binaries use (same jail, policy and limits); the official Python client drives it in
-//! the test suite (tests/mcp/client_test.py).
+//! hundred lines over serde_json and runs each call through `tools::call`, the code path the
+//! tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio
+//! (only when `--http` is given: the stdio path starts no runtime). The official Python and
+//! TypeScript clients drive both transports in the test suite (tests/mcp/).
 //!
 //! stdout carries protocol messages only; logs go to stderr. EOF on stdin ends the server with
 //! status 0, and so does a closed stdout.
 
+mod calls;
 mod catalog;
+mod http;
 mod jsonrpc;
+mod pool;
 mod roots;
 mod server;
 mod version;
@@ -26,6 +34,7 @@ use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, Command};
 
+pub use http::HttpOptions;
 pub use server::{serve, Options};
 pub use version::Version;
 
@@ -33,19 +42,26 @@ pub use version::Version;
 pub fn command() -> Command {
     Command::new("sneaky-mcp")
         .version(env!("CARGO_PKG_VERSION"))
-        .about("Serve SneakyCode's tools over the Model Context Protocol (stdio)")
+        .about("Serve SneakyCode's tools over the Model Context Protocol (stdio or HTTP)")
         .long_about(
             "Serve SneakyCode's tools over the Model Context Protocol: JSON-RPC 2.0, one message \
              per line on stdin and stdout. Add it to an MCP host's configuration as a stdio \
-             server; the host starts it.",
+             server; the host starts it. With --http, serve the Streamable HTTP transport at \
+             http://ADDR/mcp instead, for hosts in another container or machine: every request \
+             needs Authorization: Bearer TOKEN.",
         )
         .after_help(
             "Workspace: --root, else SNEAKY_ROOT, else the client's first root (when the client \
-             offers roots), else the current directory.\n\
+             offers roots; stdio only), else the current directory.\n\
+             Tool calls run side by side, at most `[mcp] workers` at once (default 8); \
+             notifications/cancelled kills a running command's whole process tree.\n\
+             HTTP token: --token-file, else SNEAKY_MCP_TOKEN, else a random one printed once \
+             on stderr.\n\
              Tools denied by the configuration are not offered. Logs go to stderr.\n\
-             Exit status: 0 at the end of input (or when the client closes stdout), 1 when \
-             stdin cannot be read, 2 on bad flags or a workspace or configuration that cannot \
-             be opened.",
+             Exit status: 0 at the end of input (or when the client closes stdout; with --http, \
+             on SIGINT or SIGTERM, which cancel running calls first), 1 when stdin cannot be \
+             read or the address cannot be listened on, 2 on bad flags, a bad token or a \
+             workspace or configuration that cannot be opened.",
         )
         .arg(crate::protocol::root_arg(
             "Workspace root (else SNEAKY_ROOT, else the client's first root, else the current directory)",
@@ -56,6 +72,28 @@ pub fn command() -> Command {
                 .long("read-only")
                 .action(ArgAction::SetTrue)
                 .help("Offer only the auto-approved read tools (read_file, list_dir, grep_files, find_files)"),
+        )
+        .arg(
+            Arg::new("http")
+                .long("http")
+                .value_name("ADDR")
+                .help("Serve Streamable HTTP at http://ADDR/mcp instead of stdio (HOST:PORT, :PORT or PORT; the host defaults to 127.0.0.1)"),
+        )
+        .arg(
+            Arg::new("token-file")
+                .long("token-file")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .requires("http")
+                .help("With --http: read the bearer token from FILE (else SNEAKY_MCP_TOKEN, else a random one)"),
+        )
+        .arg(
+            Arg::new("allow-origin")
+                .long("allow-origin")
+                .value_name("ORIGIN")
+                .action(ArgAction::Append)
+                .requires("http")
+                .help("With --http: also accept requests from this browser Origin (loopback origins always are); repeatable"),
         )
 }
 
@@ -77,7 +115,21 @@ pub fn main() -> ExitCode {
         config: matches.get_one::<PathBuf>("config").cloned(),
         read_only: matches.get_flag("read-only"),
     };
-    match serve(opts, std::io::stdin(), std::io::stdout().lock()) {
+    let served = match matches.get_one::<String>("http") {
+        Some(addr) => http::serve(
+            opts,
+            HttpOptions {
+                addr: addr.clone(),
+                token_file: matches.get_one::<PathBuf>("token-file").cloned(),
+                allowed_origins: matches
+                    .get_many::<String>("allow-origin")
+                    .map(|v| v.cloned().collect())
+                    .unwrap_or_default(),
+            },
+        ),
+        None => serve(opts, std::io::stdin(), std::io::stdout()),
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             server::log(&e);

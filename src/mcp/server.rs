@@ -1,5 +1,8 @@
-//! The serving loop: one message at a time, in order, on the calling thread; the tools run
-//! synchronously exactly as the binaries run them (`tools::call`).
+//! The stdio server: a reader thread parses lines, this thread routes them, a pool of workers
+//! runs tool calls side by side (`[mcp] workers`), and a writer thread puts every answer on
+//! stdout as soon as it is ready, in whatever order calls end, each with its request's id.
+//! Pings, `initialize`, `tools/list` and cancellations are answered here at once, so they never
+//! wait behind a long command.
 //!
 //! The workspace is opened once. With `--root` or `SNEAKY_ROOT` that happens before serving;
 //! otherwise, when the client offers roots, the server asks for them (`roots/list`) after the
@@ -7,22 +10,23 @@
 //! rest are served meanwhile); without roots, the current directory is the workspace.
 
 use std::collections::VecDeque;
-use std::io::{self, Write};
-use std::panic::AssertUnwindSafe;
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
 use super::catalog;
-use super::jsonrpc::{self, Inbox, Incoming, Message};
+use super::jsonrpc::{self, Incoming, Message};
+use super::pool::Pool;
 use super::roots;
 use super::version::Version;
-use crate::config::DEFAULT_MAX_FILE_SIZE;
-use crate::error::{Error, ErrorKind, Result};
+use crate::config::{DEFAULT_MAX_FILE_SIZE, DEFAULT_MCP_WORKERS};
+use crate::error::{Error, Result};
 use crate::protocol;
 use crate::tools::Context;
 
@@ -32,6 +36,10 @@ const ROOTS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Room for the JSON-RPC envelope around a file's worth of escaped content.
 const LINE_SLACK: u64 = 64 * 1024;
+
+/// Messages read and answers not yet written; beyond this the reader and the workers wait
+/// (a flood of input stays in the pipe, answers wait for the client to read).
+const EVENTS: usize = 256;
 
 pub struct Options {
     pub root: Option<PathBuf>,
@@ -48,23 +56,38 @@ enum Workspace {
         request_id: Value,
         since: Instant,
     },
-    Open(Box<Context>),
+    Open(Arc<Tools>),
     /// Opening failed; every tool call reports why.
     Failed(Error),
 }
 
 struct Server<W: Write> {
     opts: Options,
-    out: W,
+    /// stdout: only this thread writes it; answers from workers come through `events`.
+    output: BufWriter<W>,
+    out: Arc<StdioOut>,
+    /// Messages from the reader and answers from the workers, in arrival order.
+    events: Receiver<Event>,
+    /// An event taken while looking ahead, to be handled next.
+    next_event: Option<Event>,
     workspace: Workspace,
     version: Version,
     client_has_roots: bool,
     next_request_id: u64,
     /// Tool requests held back until the workspace is known.
     waiting: VecDeque<(Value, String, Option<Value>)>,
-    /// Messages read ahead of their turn.
-    inbox: Inbox,
     line_limit: Arc<AtomicU64>,
+    /// Started once the workspace (and so `[mcp] workers`) is known.
+    pool: Option<Pool>,
+    in_flight: InFlight,
+    /// Writing stdout failed; serving stops at the next turn.
+    write_failed: Option<io::Error>,
+}
+
+/// What the serving thread waits for: a message read from stdin, or a line to write.
+enum Event {
+    In(Incoming),
+    Out(Vec<u8>),
 }
 
 /// Why serving ended early (EOF is a normal end, not an error).
@@ -84,25 +107,46 @@ impl From<io::Error> for Stop {
     }
 }
 
+/// How workers hand over messages for stdout (to the serving thread, which writes them).
+struct StdioOut {
+    tx: SyncSender<Event>,
+}
+
+impl Outbound for StdioOut {
+    fn send(&self, message: &Value) {
+        if let Ok(mut line) = serde_json::to_vec(message) {
+            line.push(b'\n');
+            // An error means serving has stopped: the client is gone, nothing to tell.
+            let _ = self.tx.send(Event::Out(line));
+        }
+    }
+}
+
 /// Serve MCP on `input`/`output` until EOF. Fails before serving if a workspace named by
 /// `--root`/`SNEAKY_ROOT` cannot be opened, and later only if stdin cannot be read or stdout
-/// fails other than by being closed.
+/// fails other than by being closed. Calls still running at EOF are answered before it returns.
 pub fn serve<R, W>(opts: Options, input: R, output: W) -> Result<()>
 where
     R: io::Read + Send + 'static,
     W: Write,
 {
     let line_limit = Arc::new(AtomicU64::new(line_limit_for(DEFAULT_MAX_FILE_SIZE)));
+    let (tx, events) = mpsc::sync_channel(EVENTS);
     let mut server = Server {
         opts,
-        out: output,
+        output: BufWriter::with_capacity(64 * 1024, output),
+        out: Arc::new(StdioOut { tx: tx.clone() }),
+        events,
+        next_event: None,
         workspace: Workspace::Undecided,
         version: Version::LATEST,
         client_has_roots: false,
         next_request_id: 1,
         waiting: VecDeque::new(),
-        inbox: Inbox::default(),
         line_limit: Arc::clone(&line_limit),
+        pool: None,
+        in_flight: InFlight::default(),
+        write_failed: None,
     };
     let named_root = server.opts.root.clone().map(|r| (r, "--root")).or_else(|| {
         std::env::var_os("SNEAKY_ROOT")
@@ -113,9 +157,12 @@ where
         let ctx = protocol::open_context(Some(root), server.opts.config.clone())?;
         server.set_open(ctx, origin);
     }
-    let rx = jsonrpc::spawn_reader(input, line_limit)
-        .map_err(|e| Error::io("starting the stdin reader", e))?;
-    match server.run(&rx) {
+    jsonrpc::spawn_reader(input, line_limit, move |incoming| {
+        tx.send(Event::In(incoming)).is_ok()
+    })
+    .map_err(|e| Error::io("starting the stdin reader", e))?;
+    let stopped = server.run();
+    match server.finish(stopped) {
         Ok(()) | Err(Stop::OutputClosed) => Ok(()),
         Err(Stop::Io(e)) => Err(Error::io("serving MCP", e)),
     }
@@ -130,33 +177,30 @@ pub fn log(message: impl std::fmt::Display) {
 }
 
 impl<W: Write> Server<W> {
-    fn run(&mut self, rx: &Receiver<Incoming>) -> std::result::Result<(), Stop> {
+    fn run(&mut self) -> std::result::Result<(), Stop> {
         loop {
-            let incoming = match self.inbox.pop() {
-                Some(incoming) => incoming,
-                None => match self.wait(rx)? {
-                    Some(incoming) => incoming,
-                    None => continue, // the roots answer timed out and was dealt with
-                },
+            if let Some(e) = self.write_failed.take() {
+                return Err(e.into());
+            }
+            let Some(event) = self.wait()? else {
+                continue; // the roots answer timed out and was dealt with
+            };
+            let incoming = match event {
+                Event::Out(line) => {
+                    self.output.write_all(&line)?;
+                    continue;
+                }
+                Event::In(incoming) => incoming,
             };
             match incoming {
                 Incoming::Message(Message::Request { id, method, params }) => {
-                    // Look ahead: a cancellation may already be waiting behind this request.
-                    self.inbox.drain(rx);
-                    if self.inbox.take_cancelled(&id) {
-                        log(format!(
-                            "request {id} ({method}) was cancelled before it ran"
-                        ));
-                        continue;
-                    }
-                    self.request(id, method, params)?;
+                    self.request(id, method, params);
                 }
                 Incoming::Message(Message::Notification { method, params }) => {
-                    self.notification(&method, params.as_ref())?;
+                    self.notification(&method, params.as_ref());
                 }
                 Incoming::Message(Message::Response { id, outcome }) => {
-                    self.inbox.drain(rx);
-                    self.response(id, outcome)?;
+                    self.response(id, outcome);
                 }
                 Incoming::Fault(fault) => {
                     log(&fault.message);
@@ -164,12 +208,12 @@ impl<W: Write> Server<W> {
                         &fault.id,
                         fault.code,
                         fault.message,
-                    ))?;
+                    ));
                 }
                 Incoming::Eof => {
                     if matches!(self.workspace, Workspace::AwaitingRoots { .. }) {
                         log("stdin closed before the client listed its roots");
-                        self.open_fallback()?;
+                        self.open_fallback();
                     }
                     return Ok(());
                 }
@@ -181,46 +225,121 @@ impl<W: Write> Server<W> {
         }
     }
 
-    /// The next message from the reader; None when waiting for roots timed out.
-    fn wait(&mut self, rx: &Receiver<Incoming>) -> std::result::Result<Option<Incoming>, Stop> {
+    /// After the end of input (or of output): let running calls end and write their answers;
+    /// when stdout no longer works, cancel them instead (nobody would read them).
+    fn finish(&mut self, stopped: std::result::Result<(), Stop>) -> std::result::Result<(), Stop> {
+        let mut result = match self.write_failed.take() {
+            Some(e) if stopped.is_ok() => Err(e.into()),
+            _ => stopped,
+        };
+        if result.is_err() {
+            self.in_flight.cancel_all();
+        }
+        loop {
+            let idle = self.pool.as_ref().map_or(true, Pool::is_idle);
+            let event = match self.next_event.take() {
+                Some(event) => Some(event),
+                // Every job has ended, so every answer is already in the channel.
+                None if idle => self.events.try_recv().ok(),
+                None => self.events.recv_timeout(Duration::from_millis(5)).ok(),
+            };
+            match event {
+                Some(Event::Out(line)) if result.is_ok() => {
+                    if let Err(e) = self.output.write_all(&line) {
+                        self.in_flight.cancel_all();
+                        result = Err(e.into());
+                    }
+                }
+                Some(_) => {} // input after its end, or output nobody can read
+                None if idle => break,
+                None => {}
+            }
+        }
+        if result.is_ok() {
+            self.output.flush()?;
+        }
+        result
+    }
+
+    /// The next event: one already waiting, else (after flushing what was written) the next to
+    /// come. None when waiting for roots timed out.
+    fn wait(&mut self) -> std::result::Result<Option<Event>, Stop> {
+        if let Some(event) = self.next_event.take() {
+            return Ok(Some(event));
+        }
+        if let Ok(event) = self.events.try_recv() {
+            return Ok(Some(event));
+        }
+        self.output.flush()?;
         let Workspace::AwaitingRoots { since, .. } = &self.workspace else {
-            return Ok(Some(rx.recv().unwrap_or(Incoming::Eof)));
+            // The channel cannot close while this server holds a sender; were it to, that ends
+            // the input too.
+            return Ok(Some(self.events.recv().unwrap_or(Event::In(Incoming::Eof))));
         };
         let left = ROOTS_TIMEOUT.saturating_sub(since.elapsed());
-        match rx.recv_timeout(left) {
-            Ok(incoming) => Ok(Some(incoming)),
-            Err(RecvTimeoutError::Disconnected) => Ok(Some(Incoming::Eof)),
+        match self.events.recv_timeout(left) {
+            Ok(event) => Ok(Some(event)),
+            Err(RecvTimeoutError::Disconnected) => Ok(Some(Event::In(Incoming::Eof))),
             Err(RecvTimeoutError::Timeout) => {
                 log("the client did not answer roots/list in time");
-                self.inbox.drain(rx);
-                self.open_fallback()?;
+                self.open_fallback();
                 Ok(None)
             }
         }
     }
 
-    fn send(&mut self, message: &Value) -> io::Result<()> {
-        let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.out.write_all(&line)?;
-        self.out.flush()
+    /// True when nothing else has arrived to be handled (a quick call may then run right here,
+    /// without the hand-over to a worker).
+    fn nothing_waiting(&mut self) -> bool {
+        if self.next_event.is_some() {
+            return false;
+        }
+        match self.events.try_recv() {
+            Ok(event) => {
+                self.next_event = Some(event);
+                false
+            }
+            Err(_) => true,
+        }
     }
 
-    fn request(
-        &mut self,
-        id: Value,
-        method: String,
-        params: Option<Value>,
-    ) -> std::result::Result<(), Stop> {
+    /// Write a message of this thread's own (never through the channel, which only this thread
+    /// drains). A write error stops serving at the next turn of the loop.
+    fn send(&mut self, message: &Value) {
+        if self.write_failed.is_some() {
+            return;
+        }
+        let written = serde_json::to_vec(message)
+            .map_err(io::Error::other)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                self.output.write_all(&line)
+            });
+        if let Err(e) = written {
+            self.write_failed = Some(e);
+        }
+    }
+
+    fn request(&mut self, id: Value, method: String, params: Option<Value>) {
         let reply = match method.as_str() {
-            "initialize" => self.initialize(&id, params),
+            "initialize" => {
+                let (reply, accepted) = initialize(&id, params.as_ref());
+                if let Some(accepted) = accepted {
+                    self.version = accepted.version;
+                    self.client_has_roots = accepted.client_has_roots;
+                }
+                reply
+            }
             "ping" => jsonrpc::response(&id, json!({})),
             "tools/list" | "tools/call" => {
-                if !self.workspace_ready()? {
+                if !self.workspace_ready() {
                     self.waiting.push_back((id, method, params));
-                    return Ok(());
+                    return;
                 }
-                self.tool_request(&id, &method, params)
+                match self.tool_request(id, &method, params) {
+                    Some(reply) => reply,
+                    None => return, // running on a worker, which answers
+                }
             }
             _ => jsonrpc::error_response(
                 &id,
@@ -228,79 +347,40 @@ impl<W: Write> Server<W> {
                 format!("method not found: {method}"),
             ),
         };
-        Ok(self.send(&reply)?)
+        self.send(&reply);
     }
 
-    fn initialize(&mut self, id: &Value, params: Option<Value>) -> Value {
-        let Some(Value::Object(params)) = params else {
-            return invalid_params(id, "initialize: params must be an object");
-        };
-        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
-            return invalid_params(id, "initialize: params.protocolVersion must be a string");
-        };
-        self.version = Version::negotiate(requested);
-        self.client_has_roots = params
-            .get("capabilities")
-            .and_then(|c| c.get("roots"))
-            .is_some_and(Value::is_object);
-        let mut server_info = json!({
-            "name": "sneaky-mcp",
-            "version": env!("CARGO_PKG_VERSION"),
-        });
-        if self.version.has_structured_output() {
-            server_info["title"] = json!("SneakyCode");
-        }
-        jsonrpc::response(
-            id,
-            json!({
-                "protocolVersion": self.version.as_str(),
-                "capabilities": { "tools": { "listChanged": false } },
-                "serverInfo": server_info,
-                "instructions": INSTRUCTIONS,
-            }),
-        )
-    }
-
-    fn notification(
-        &mut self,
-        method: &str,
-        params: Option<&Value>,
-    ) -> std::result::Result<(), Stop> {
+    fn notification(&mut self, method: &str, params: Option<&Value>) {
         match method {
             "notifications/initialized"
                 if matches!(self.workspace, Workspace::Undecided) && self.client_has_roots =>
             {
-                self.ask_for_roots()?;
+                self.ask_for_roots();
             }
             "notifications/cancelled" => {
                 let Some(id) = params.and_then(|p| p.get("requestId")) else {
-                    return Ok(());
+                    return;
                 };
-                self.inbox.forget_cancelled(id);
                 let before = self.waiting.len();
                 self.waiting.retain(|(waiting_id, _, _)| waiting_id != id);
                 if self.waiting.len() < before {
                     log(format!("request {id} was cancelled before it ran"));
                 }
+                self.in_flight.cancel(id);
             }
             _ => {} // other notifications need nothing from a tools server
         }
-        Ok(())
     }
 
     /// A response to the server's own request: only `roots/list` is ever asked.
-    fn response(
-        &mut self,
-        id: Value,
-        outcome: std::result::Result<Value, Value>,
-    ) -> std::result::Result<(), Stop> {
+    fn response(&mut self, id: Value, outcome: std::result::Result<Value, Value>) {
         let Workspace::AwaitingRoots { request_id, .. } = &self.workspace else {
             log(format!("ignoring a response to unknown request {id}"));
-            return Ok(());
+            return;
         };
         if *request_id != id {
             log(format!("ignoring a response to unknown request {id}"));
-            return Ok(());
+            return;
         }
         match outcome {
             Ok(result) => match roots::first_local_root(&result) {
@@ -309,7 +389,7 @@ impl<W: Write> Server<W> {
                         Ok(ctx) => self.set_open(ctx, "the client's first root"),
                         Err(e) => {
                             log(format!("workspace {}: {}", root.display(), e.message));
-                            self.workspace = Workspace::Failed(e);
+                            self.set_failed(e);
                         }
                     }
                 }
@@ -323,39 +403,38 @@ impl<W: Write> Server<W> {
                 self.open_fallback_context();
             }
         }
-        self.serve_waiting()
+        self.serve_waiting();
     }
 
-    fn ask_for_roots(&mut self) -> io::Result<()> {
+    fn ask_for_roots(&mut self) {
         let request_id = json!(format!("sneaky-roots-{}", self.next_request_id));
         self.next_request_id += 1;
-        self.send(&jsonrpc::request(&request_id, "roots/list", None))?;
+        self.send(&jsonrpc::request(&request_id, "roots/list", None));
         self.workspace = Workspace::AwaitingRoots {
             request_id,
             since: Instant::now(),
         };
-        Ok(())
     }
 
     /// True when tool requests can be served now; may start the roots round trip.
-    fn workspace_ready(&mut self) -> io::Result<bool> {
+    fn workspace_ready(&mut self) -> bool {
         match self.workspace {
-            Workspace::Open(_) | Workspace::Failed(_) => Ok(true),
-            Workspace::AwaitingRoots { .. } => Ok(false),
+            Workspace::Open(_) | Workspace::Failed(_) => true,
+            Workspace::AwaitingRoots { .. } => false,
             Workspace::Undecided if self.client_has_roots => {
-                self.ask_for_roots()?;
-                Ok(false)
+                self.ask_for_roots();
+                false
             }
             Workspace::Undecided => {
                 self.open_fallback_context();
-                Ok(true)
+                true
             }
         }
     }
 
-    fn open_fallback(&mut self) -> std::result::Result<(), Stop> {
+    fn open_fallback(&mut self) {
         self.open_fallback_context();
-        self.serve_waiting()
+        self.serve_waiting();
     }
 
     /// The current directory, as for the binaries.
@@ -364,7 +443,7 @@ impl<W: Write> Server<W> {
             Ok(ctx) => self.set_open(ctx, "the current directory"),
             Err(e) => {
                 log(format!("workspace: {}", e.message));
-                self.workspace = Workspace::Failed(e);
+                self.set_failed(e);
             }
         }
     }
@@ -383,33 +462,41 @@ impl<W: Write> Server<W> {
             line_limit_for(ctx.config.max_file_size_bytes),
             Ordering::Relaxed,
         );
-        self.workspace = Workspace::Open(Box::new(ctx));
+        self.pool = Some(Pool::new(ctx.config.mcp.workers));
+        let tools = Tools::new(ctx, self.opts.config.clone(), self.opts.read_only);
+        self.workspace = Workspace::Open(Arc::new(tools));
     }
 
-    fn serve_waiting(&mut self) -> std::result::Result<(), Stop> {
+    fn set_failed(&mut self, e: Error) {
+        self.pool = Some(Pool::new(DEFAULT_MCP_WORKERS));
+        self.workspace = Workspace::Failed(e);
+    }
+
+    fn serve_waiting(&mut self) {
         while let Some((id, method, params)) = self.waiting.pop_front() {
-            if self.inbox.take_cancelled(&id) {
-                log(format!(
-                    "request {id} ({method}) was cancelled before it ran"
-                ));
-                continue;
+            if let Some(reply) = self.tool_request(id, &method, params) {
+                self.send(&reply);
             }
-            let reply = self.tool_request(&id, &method, params);
-            self.send(&reply)?;
         }
-        Ok(())
     }
 
-    /// `tools/list` or `tools/call`, once the workspace is open (or known to have failed).
-    fn tool_request(&mut self, id: &Value, method: &str, params: Option<Value>) -> Value {
-        let ctx = match &self.workspace {
-            Workspace::Open(ctx) => ctx,
+    /// `tools/list` or `tools/call`, once the workspace is open (or known to have failed): the
+    /// answer, or None when a worker took the call and will answer.
+    fn tool_request(&mut self, id: Value, method: &str, params: Option<Value>) -> Option<Value> {
+        // With nothing else running or waiting, a call that runs in this process is run right
+        // here: a host calling one tool at a time pays no hand-over to a worker.
+        let here = method == "tools/call"
+            && self.in_flight.len() == 0
+            && !needs_isolation(params.as_ref())
+            && self.nothing_waiting();
+        let tools = match &self.workspace {
+            Workspace::Open(tools) => tools,
             Workspace::Failed(e) if method == "tools/list" => {
-                return jsonrpc::error_response(
-                    id,
+                return Some(jsonrpc::error_response(
+                    &id,
                     jsonrpc::INTERNAL_ERROR,
                     format!("the workspace could not be opened: {}", e.message),
-                );
+                ));
             }
             Workspace::Failed(e) => {
                 let outcome = Err(e.clone());
@@ -418,75 +505,140 @@ impl<W: Write> Server<W> {
                     .and_then(|p| p.get("name"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                return jsonrpc::response(id, catalog::call_result(tool, &outcome, self.version));
+                return Some(jsonrpc::response(
+                    &id,
+                    catalog::call_result(tool, &outcome, self.version),
+                ));
             }
             Workspace::Undecided | Workspace::AwaitingRoots { .. } => {
-                return jsonrpc::error_response(
-                    id,
+                return Some(jsonrpc::error_response(
+                    &id,
                     jsonrpc::INTERNAL_ERROR,
                     "the workspace is not open yet",
-                );
+                ));
             }
         };
         if method == "tools/list" {
-            if params.as_ref().is_some_and(|p| !p.is_object()) {
-                return invalid_params(id, "tools/list: params must be an object");
+            return Some(list_tools(&id, params.as_ref(), tools, self.version));
+        }
+        let Some(cancel) = self.in_flight.start(&id) else {
+            return Some(jsonrpc::error_response(
+                &id,
+                jsonrpc::INVALID_REQUEST,
+                format!("invalid request: request {id} is still running; ids must be unique"),
+            ));
+        };
+        let tools = Arc::clone(tools);
+        let mut call = ToolCall {
+            id,
+            params,
+            version: self.version,
+            cancel,
+            out: Arc::clone(&self.out) as Arc<dyn Outbound>,
+            in_flight: self.in_flight.clone(),
+        };
+        match &self.pool {
+            Some(pool) if !here => pool.submit(move || calls::run(call, &tools)),
+            _ => {
+                let collected = Arc::new(Collected::default());
+                call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
+                calls::run(call, &tools);
+                for message in collected.take() {
+                    self.send(&message);
+                }
             }
-            return jsonrpc::response(
-                id,
-                catalog::list(&ctx.config, self.opts.read_only, self.version),
-            );
         }
-        call_tool(id, params, ctx, self.opts.read_only, self.version)
+        None
     }
 }
 
-fn call_tool(
-    id: &Value,
-    params: Option<Value>,
-    ctx: &Context,
-    read_only: bool,
-    version: Version,
-) -> Value {
-    let Some(Value::Object(mut params)) = params else {
-        return invalid_params(id, "tools/call: params must be an object");
-    };
-    let Some(Value::String(name)) = params.remove("name") else {
-        return invalid_params(id, "tools/call: params.name must be a string");
-    };
-    let arguments = match params.remove("arguments") {
-        None | Some(Value::Null) => json!({}),
-        Some(args @ Value::Object(_)) => args,
-        Some(_) => return invalid_params(id, "tools/call: params.arguments must be an object"),
-    };
-    let Some(spec) = catalog::find(&name) else {
-        return invalid_params(id, format!("unknown tool: {name}"));
-    };
-    let outcome = if catalog::exposed(spec, &ctx.config, read_only) {
-        run_guarded(|| crate::tools::call(spec, arguments, ctx))
-    } else {
-        Err(catalog::refusal(spec, &ctx.config))
-    };
-    if let Err(e) = &outcome {
-        if e.kind == ErrorKind::Internal {
-            log(format!("{name}: {}", e.message));
-        }
+/// The messages of a call run on the serving thread, written once it returns.
+#[derive(Default)]
+struct Collected(std::sync::Mutex<Vec<Value>>);
+
+impl Collected {
+    fn take(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
-    jsonrpc::response(id, catalog::call_result(spec.name(), &outcome, version))
 }
 
-/// A panicking tool is a bug; the server reports it as that call's failure and goes on.
-fn run_guarded(f: impl FnOnce() -> Result<Value>) -> Result<Value> {
-    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        Err(Error::new(
-            ErrorKind::Internal,
-            "the tool panicked; this is a bug in SneakyCode",
-        ))
-    })
+impl Outbound for Collected {
+    fn send(&self, message: &Value) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(message.clone());
+    }
 }
 
-fn invalid_params(id: &Value, message: impl Into<String>) -> Value {
-    jsonrpc::error_response(id, jsonrpc::INVALID_PARAMS, message)
+/// Whether a `tools/call` names a tool that runs in its own process (and may run long).
+fn needs_isolation(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .and_then(catalog::find)
+        .is_some_and(|spec| spec.hints.isolated)
+}
+
+/// What an accepted `initialize` settles for the session.
+pub struct Accepted {
+    pub version: Version,
+    pub client_has_roots: bool,
+}
+
+/// The answer to `initialize`, and what it settles when the request was well formed.
+pub fn initialize(id: &Value, params: Option<&Value>) -> (Value, Option<Accepted>) {
+    let Some(Value::Object(params)) = params else {
+        return (
+            calls::invalid_params(id, "initialize: params must be an object"),
+            None,
+        );
+    };
+    let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+        return (
+            calls::invalid_params(id, "initialize: params.protocolVersion must be a string"),
+            None,
+        );
+    };
+    let version = Version::negotiate(requested);
+    let client_has_roots = params
+        .get("capabilities")
+        .and_then(|c| c.get("roots"))
+        .is_some_and(Value::is_object);
+    let mut server_info = json!({
+        "name": "sneaky-mcp",
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    if version.has_structured_output() {
+        server_info["title"] = json!("SneakyCode");
+    }
+    let reply = jsonrpc::response(
+        id,
+        json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": { "tools": { "listChanged": false } },
+            "serverInfo": server_info,
+            "instructions": INSTRUCTIONS,
+        }),
+    );
+    (
+        reply,
+        Some(Accepted {
+            version,
+            client_has_roots,
+        }),
+    )
+}
+
+/// The answer to `tools/list`.
+pub fn list_tools(id: &Value, params: Option<&Value>, tools: &Tools, version: Version) -> Value {
+    if params.is_some_and(|p| !p.is_object()) {
+        return calls::invalid_params(id, "tools/list: params must be an object");
+    }
+    jsonrpc::response(
+        id,
+        catalog::list(&tools.ctx.config, tools.read_only, version),
+    )
 }
 
 const INSTRUCTIONS: &str = "SneakyCode's tools work inside one workspace directory: paths are \

@@ -31,6 +31,11 @@ impl Version {
         }
     }
 
+    /// The version of that name, if this server speaks it.
+    pub fn parse(name: &str) -> Option<Version> {
+        Version::ALL.into_iter().find(|v| v.as_str() == name)
+    }
+
     /// The version to answer a client that proposed `requested`.
     pub fn negotiate(requested: &str) -> Version {
         Version::ALL
@@ -41,6 +46,11 @@ impl Version {
 
     /// Tool annotations arrived in 2025-03-26.
     pub fn has_annotations(self) -> bool {
+        self >= Version::V2025_03_26
+    }
+
+    /// A `message` in `notifications/progress` arrived in 2025-03-26.
+    pub fn has_progress_message(self) -> bool {
         self >= Version::V2025_03_26
     }
 

@@ -28,6 +28,12 @@ fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 impl Stream {
+    /// A reading of how many bytes the stream has carried so far (for progress reports).
+    pub fn byte_counter(&self) -> impl Fn() -> u64 + Send + 'static {
+        let shared = Arc::clone(&self.shared);
+        move || lock(&shared).capture.total
+    }
+
     pub fn start<R: Read + Send + 'static>(
         pipe: Option<R>,
         cap: usize,

@@ -62,8 +62,14 @@ pub fn supervise(
     let pid = Pid::from_raw(child.id() as i32);
     let stdout = Stream::start(child.stdout.take(), cap, false);
     let stderr = Stream::start(child.stderr.take(), cap, own_session);
+    // Progress lines for a host that asked for them (sneaky-mcp; see crate::isolate).
+    let progress = crate::isolate::ProgressReporter::from_env({
+        let (out, err) = (stdout.byte_counter(), stderr.byte_counter());
+        move || out() + err()
+    });
     let (status, timed_out) =
         wait_with_timeout(child, pid, own_session, &children_before, timeout)?;
+    drop(progress);
     kill_leftovers(pid, own_session, &children_before);
     let deadline = Instant::now() + CLEANUP_LIMIT;
     stdout.wait(deadline);

@@ -1,0 +1,279 @@
+//! One `tools/call`, on a worker thread: check the request, run the tool — in this process
+//! through the one dispatch (`tools::call`), or in its own binary when its hints ask for
+//! isolation (run_command: `crate::isolate`) — and answer. A cancelled call gets no answer (the
+//! spec: no response for a cancelled request); its command's process tree is killed. When the
+//! request carries `_meta.progressToken`, an isolated call reports `notifications/progress`
+//! (elapsed seconds, bytes of output so far) every [`PROGRESS_EVERY`].
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::catalog;
+use super::jsonrpc;
+use super::server::log;
+use super::version::Version;
+use crate::error::{Error, ErrorKind, Result};
+use crate::isolate::{CancelToken, Control, Ended, Isolation, Progress};
+use crate::tools::{Context, ToolSpec};
+
+/// How often a long call reports progress.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// Where a session's messages to the client go (stdout, an SSE stream …). Implementations
+/// serialize; `send` never blocks for long and drops the message when the client is gone.
+pub trait Outbound: Send + Sync {
+    fn send(&self, message: &Value);
+}
+
+/// What every call of a server shares: the open workspace and how to run isolated tools.
+pub struct Tools {
+    pub ctx: Context,
+    pub isolation: Isolation,
+    pub read_only: bool,
+}
+
+impl Tools {
+    pub fn new(ctx: Context, config_path: Option<std::path::PathBuf>, read_only: bool) -> Tools {
+        let isolation = Isolation::new(ctx.ws.root().to_path_buf(), config_path, "sneaky-mcp");
+        Tools {
+            ctx,
+            isolation,
+            read_only,
+        }
+    }
+}
+
+/// One call as the reading thread hands it over.
+pub struct ToolCall {
+    pub id: Value,
+    pub params: Option<Value>,
+    pub version: Version,
+    pub cancel: CancelToken,
+    pub out: Arc<dyn Outbound>,
+    /// The session's running calls; this one leaves it just before it answers.
+    pub in_flight: InFlight,
+}
+
+/// The calls of a session that are queued or running, by request id, so that a
+/// `notifications/cancelled` reaches the right one.
+#[derive(Clone, Default)]
+pub struct InFlight(Arc<Mutex<HashMap<String, CancelToken>>>);
+
+impl InFlight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, CancelToken>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new call's cancellation token; None when a call with that id is still running.
+    pub fn start(&self, id: &Value) -> Option<CancelToken> {
+        let mut map = self.lock();
+        let key = jsonrpc::id_key(id);
+        if map.contains_key(&key) {
+            return None;
+        }
+        let token = CancelToken::new();
+        map.insert(key, token.clone());
+        Some(token)
+    }
+
+    pub fn finish(&self, id: &Value) {
+        self.lock().remove(&jsonrpc::id_key(id));
+    }
+
+    /// Cancel the call with that id, if it is still queued or running.
+    pub fn cancel(&self, id: &Value) -> bool {
+        let token = self.lock().get(&jsonrpc::id_key(id)).cloned();
+        match token {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancel every call (the session ends).
+    pub fn cancel_all(&self) {
+        let tokens: Vec<CancelToken> = self.lock().values().cloned().collect();
+        for token in tokens {
+            token.cancel();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// Run the call and send its answer, unless it was cancelled.
+pub fn run(call: ToolCall, tools: &Tools) {
+    if call.cancel.is_cancelled() {
+        call.in_flight.finish(&call.id);
+        log(format!("request {} was cancelled before it ran", call.id));
+        return;
+    }
+    let reply = answer(&call, tools);
+    // Before the answer goes out: the client may reuse the id as soon as it has it.
+    call.in_flight.finish(&call.id);
+    match reply {
+        Some(reply) if !call.cancel.is_cancelled() => call.out.send(&reply),
+        Some(_) => log(format!(
+            "request {} was cancelled; its result is dropped",
+            call.id
+        )),
+        None => {}
+    }
+}
+
+/// The response to send, or None when the call was cancelled while it ran.
+fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
+    let id = &call.id;
+    let Some(Value::Object(params)) = &call.params else {
+        return Some(invalid_params(id, "tools/call: params must be an object"));
+    };
+    let Some(Value::String(name)) = params.get("name") else {
+        return Some(invalid_params(
+            id,
+            "tools/call: params.name must be a string",
+        ));
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(args @ Value::Object(_)) => args.clone(),
+        Some(_) => {
+            return Some(invalid_params(
+                id,
+                "tools/call: params.arguments must be an object",
+            ))
+        }
+    };
+    let Some(spec) = catalog::find(name) else {
+        return Some(invalid_params(id, format!("unknown tool: {name}")));
+    };
+    let outcome = if !catalog::exposed(spec, &tools.ctx.config, tools.read_only) {
+        Err(catalog::refusal(spec, &tools.ctx.config))
+    } else if spec.hints.isolated {
+        run_isolated(call, spec, &arguments, tools)?
+    } else {
+        run_guarded(|| crate::tools::call(spec, arguments, &tools.ctx))
+    };
+    if let Err(e) = &outcome {
+        if e.kind == ErrorKind::Internal {
+            log(format!("{name}: {}", e.message));
+        }
+    }
+    Some(jsonrpc::response(
+        id,
+        catalog::call_result(spec.name(), &outcome, call.version),
+    ))
+}
+
+/// The outcome of a tool run in its own binary, or None when cancelled.
+fn run_isolated(
+    call: &ToolCall,
+    spec: &ToolSpec,
+    arguments: &Value,
+    tools: &Tools,
+) -> Option<Result<Value>> {
+    // Refuse what the binary would refuse before starting it.
+    if let Err(e) = (spec.check_args)(arguments) {
+        return Some(Err(e));
+    }
+    let token = progress_token(call.params.as_ref());
+    let wants_progress = token.is_some();
+    let out = Arc::clone(&call.out);
+    let version = call.version;
+    let report = move |p: Progress| {
+        if let Some(token) = &token {
+            out.send(&progress_notification(token, p, version));
+        }
+    };
+    let control = Control {
+        cancel: Some(&call.cancel),
+        progress: wants_progress.then_some((&report as &(dyn Fn(Progress) + Sync), PROGRESS_EVERY)),
+    };
+    match tools.isolation.run(spec, arguments, control) {
+        Ended::Finished(outcome) => Some(outcome),
+        Ended::Cancelled(r) => {
+            log(format!(
+                "request {} ({}) cancelled: the process tree was gone after {:.1} ms{}",
+                call.id,
+                spec.name(),
+                r.tree_gone_after.as_secs_f64() * 1000.0,
+                if r.left_behind > 0 {
+                    format!(", {} processes could not be killed", r.left_behind)
+                } else {
+                    String::new()
+                }
+            ));
+            None
+        }
+    }
+}
+
+/// `params._meta.progressToken`, when it is a string or an integer as the spec requires.
+pub fn progress_token(params: Option<&Value>) -> Option<Value> {
+    let token = params?.get("_meta")?.get("progressToken")?;
+    (token.is_string() || token.is_i64() || token.is_u64()).then(|| token.clone())
+}
+
+fn progress_notification(token: &Value, p: Progress, version: Version) -> Value {
+    let seconds = (p.elapsed.as_millis() as f64) / 1000.0;
+    let mut params = json!({"progressToken": token, "progress": seconds});
+    if version.has_progress_message() {
+        params["message"] = json!(format!(
+            "{seconds:.1} s, {} bytes of output so far",
+            p.output_bytes
+        ));
+    }
+    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+}
+
+/// A panicking tool is a bug; the server reports it as that call's failure and goes on.
+fn run_guarded(f: impl FnOnce() -> Result<Value>) -> Result<Value> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(Error::new(
+            ErrorKind::Internal,
+            "the tool panicked; this is a bug in SneakyCode",
+        ))
+    })
+}
+
+pub fn invalid_params(id: &Value, message: impl Into<String>) -> Value {
+    jsonrpc::error_response(id, jsonrpc::INVALID_PARAMS, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_tokens() {
+        let p = json!({"_meta": {"progressToken": "t1"}});
+        assert_eq!(progress_token(Some(&p)), Some(json!("t1")));
+        let p = json!({"_meta": {"progressToken": 7}});
+        assert_eq!(progress_token(Some(&p)), Some(json!(7)));
+        let p = json!({"_meta": {"progressToken": 1.5}});
+        assert_eq!(progress_token(Some(&p)), None);
+        assert_eq!(progress_token(Some(&json!({}))), None);
+    }
+
+    #[test]
+    fn progress_shapes() {
+        let p = Progress {
+            elapsed: Duration::from_millis(1500),
+            output_bytes: 42,
+        };
+        let n = progress_notification(&json!("t"), p, Version::LATEST);
+        assert_eq!(n["params"]["progress"], 1.5);
+        assert!(n["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("42 bytes")));
+        let old = progress_notification(&json!("t"), p, Version::V2024_11_05);
+        assert!(old["params"].get("message").is_none());
+    }
+}

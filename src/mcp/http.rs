@@ -1,0 +1,760 @@
+//! The Streamable HTTP transport (MCP 2025-03-26 and later): `sneaky-mcp --http ADDR` serves
+//! the same tools at `http://ADDR/mcp`, so that an agent in another container or machine, or a
+//! hosted API, can reach one workspace's tools.
+//!
+//! - `POST /mcp` carries one JSON-RPC message. `initialize` opens a session and its answer
+//!   carries `Mcp-Session-Id`, which every later request must send back (unknown: 404).
+//!   Notifications and responses get `202 Accepted`. `ping` and `tools/list` are answered as
+//!   `application/json`; `tools/call` as a `text/event-stream` (SSE) that carries the call's
+//!   `notifications/progress` and then its answer, and ends without an answer when the call is
+//!   cancelled (`notifications/cancelled` in a POST of its own).
+//! - `DELETE /mcp` ends a session and cancels its running calls. `GET /mcp` (a stream for
+//!   messages the server starts on its own) gets `405`: this server asks the client nothing
+//!   over HTTP, as the workspace is fixed when it starts (roots name the client's directories,
+//!   which a remote server cannot see).
+//!
+//! Security: bound to 127.0.0.1 unless ADDR names another address; every request needs
+//! `Authorization: Bearer TOKEN` (`--token-file`, else `SNEAKY_MCP_TOKEN`, else a random token
+//! printed once on stderr), checked before the body is read: without it, 401 and nothing runs.
+//! A request whose `Origin` is not a loopback origin or one given with `--allow-origin` gets 403
+//! (DNS-rebinding protection). Bodies are bounded like stdio lines (4 × max_file_size_bytes +
+//! 64 KiB: 413 beyond). Sessions are bounded in number and expire when idle.
+//!
+//! Tokio and hyper run only here: the stdio server never starts a runtime. Tool calls run on
+//! the same worker pool as over stdio; the async side only moves bytes.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Read;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Body, Frame, Incoming as IncomingBody};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::{json, Value};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
+use super::jsonrpc::{self, Message};
+use super::pool::Pool;
+use super::server::{self, log, Options};
+use super::version::Version;
+use crate::error::{Error, ErrorKind, Result};
+use crate::protocol;
+
+/// The one endpoint.
+pub const ENDPOINT: &str = "/mcp";
+/// The environment variable holding the bearer token.
+pub const TOKEN_ENV: &str = "SNEAKY_MCP_TOKEN";
+/// Default port when ADDR names none.
+pub const DEFAULT_PORT: u16 = 8765;
+/// Sessions kept at once; beyond this the longest idle one without running calls goes.
+const MAX_SESSIONS: usize = 256;
+/// A session unused this long is forgotten.
+const SESSION_IDLE: Duration = Duration::from_secs(3600);
+/// A client has this long to send a request's headers (no slow-drip connections held open).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// A token shorter than this is refused (it would be guessable).
+const MIN_TOKEN_LEN: usize = 16;
+
+/// What `--http` and its companions say.
+pub struct HttpOptions {
+    /// `HOST:PORT`, `:PORT` or `PORT`; the host defaults to 127.0.0.1.
+    pub addr: String,
+    pub token_file: Option<PathBuf>,
+    /// Origins accepted besides loopback ones, e.g. `https://agent.example.com`.
+    pub allowed_origins: Vec<String>,
+}
+
+struct Session {
+    version: Version,
+    in_flight: InFlight,
+    last_used: Mutex<Instant>,
+}
+
+struct Shared {
+    tools: Arc<Tools>,
+    pool: Pool,
+    token: String,
+    allowed_origins: Vec<String>,
+    body_limit: usize,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+type HttpBody = BoxBody<Bytes, Infallible>;
+
+/// Serve until killed (SIGINT/SIGTERM cancel running calls first). Fails when the workspace,
+/// the token or the address is unusable.
+pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
+    let addr = parse_addr(&http.addr)?;
+    let token = load_token(http.token_file.as_deref())?;
+    let ctx = protocol::open_context(opts.root.clone(), opts.config.clone())?;
+    let body_limit = usize::try_from(
+        ctx.config
+            .max_file_size_bytes
+            .saturating_mul(4)
+            .saturating_add(64 * 1024),
+    )
+    .unwrap_or(usize::MAX);
+    let workers = ctx.config.mcp.workers;
+    log(format!(
+        "workspace {}{}",
+        ctx.ws.root().display(),
+        if opts.read_only { ", read-only" } else { "" }
+    ));
+    let shared = Arc::new(Shared {
+        tools: Arc::new(Tools::new(ctx, opts.config.clone(), opts.read_only)),
+        pool: Pool::new(workers),
+        token: token.value,
+        allowed_origins: http.allowed_origins,
+        body_limit,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("mcp-http")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the HTTP runtime", e))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::new(ErrorKind::IoError, format!("cannot listen on {addr}: {e}")))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| Error::io("reading the bound address", e))?;
+        if !bound.ip().is_loopback() {
+            log(format!(
+                "listening on {bound}, beyond this machine: anyone who can reach it and holds \
+                 the token can use the tools; put TLS in front (see docs/mcp.md)"
+            ));
+        }
+        if token.generated {
+            log(format!(
+                "bearer token (printed once; set {TOKEN_ENV} or --token-file to choose one): {}",
+                shared.token
+            ));
+        }
+        log(format!("listening on http://{bound}{ENDPOINT}"));
+        tokio::spawn(cancel_on_signal(Arc::clone(&shared)));
+        accept_loop(listener, shared).await;
+        Ok(())
+    })
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors and the like: wait a little rather than spin.
+                log(format!("accepting a connection: {e}"));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let shared = Arc::clone(&shared);
+                async move { Ok::<_, Infallible>(handle(req, &shared).await) }
+            });
+            // A client that goes away mid-request is not the server's problem.
+            let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// On SIGINT or SIGTERM: cancel every running call (their command trees go), then exit.
+async fn cancel_on_signal(shared: Arc<Shared>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    let (tx, mut rx) = unbounded_channel::<()>();
+    let tx2 = tx.clone();
+    tokio::spawn(async move {
+        int.recv().await;
+        let _ = tx.send(());
+    });
+    tokio::spawn(async move {
+        term.recv().await;
+        let _ = tx2.send(());
+    });
+    rx.recv().await;
+    log("stopping: cancelling running calls");
+    let sessions: Vec<Arc<Session>> = lock(&shared.sessions).values().cloned().collect();
+    for s in sessions {
+        s.in_flight.cancel_all();
+    }
+    let pool_done = tokio::task::spawn_blocking(move || shared.pool.wait_idle());
+    let _ = tokio::time::timeout(Duration::from_secs(5), pool_done).await;
+    std::process::exit(0);
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<HttpBody> {
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        if !origin_allowed(origin, &shared.allowed_origins) {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "forbidden: this Origin is not allowed",
+            );
+        }
+    }
+    if !authorized(req.headers(), &shared.token) {
+        let mut resp = plain(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: send Authorization: Bearer TOKEN",
+        );
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"sneaky-mcp\""),
+        );
+        return resp;
+    }
+    if req.uri().path() != ENDPOINT {
+        return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+    }
+    match *req.method() {
+        Method::POST => post(req, shared).await,
+        Method::DELETE => delete(req.headers(), shared),
+        _ => {
+            let mut resp = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed: POST a JSON-RPC message, DELETE to end a session",
+            );
+            resp.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+            resp
+        }
+    }
+}
+
+async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<HttpBody> {
+    let headers = req.headers();
+    if !accepts_json_and_sse(headers) {
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "not acceptable: Accept must list application/json and text/event-stream",
+        );
+    }
+    if !header_str(headers, header::CONTENT_TYPE.as_str())
+        .is_some_and(|t| t.trim().starts_with("application/json"))
+    {
+        return plain(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported media type: the body must be application/json",
+        );
+    }
+    if let Some(version) = header_str(headers, "mcp-protocol-version") {
+        if Version::parse(version).is_none() {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                &format!("bad request: unsupported MCP-Protocol-Version {version}"),
+            );
+        }
+    }
+    let session_id = header_str(headers, "mcp-session-id").map(str::to_string);
+    let body = match Limited::new(req.into_body(), shared.body_limit)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<LengthLimitError>() => {
+            return plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "payload too large: at most {} bytes (4 × max_file_size_bytes + 64 KiB)",
+                    shared.body_limit
+                ),
+            )
+        }
+        Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("bad request: {e}")),
+    };
+    let message = match jsonrpc::parse_line(&body) {
+        Ok(message) => message,
+        Err(fault) => {
+            let reply = jsonrpc::error_response(&fault.id, fault.code, fault.message);
+            return json_response(StatusCode::BAD_REQUEST, &reply);
+        }
+    };
+    if let Message::Request { id, method, params } = &message {
+        match method.as_str() {
+            "initialize" => return initialize(id, params.as_ref(), shared),
+            "ping" | "tools/list" | "tools/call" => {}
+            // Outside a session too (e.g. a newer client's `server/discover` probe, which
+            // must learn that this server speaks the initialize handshake).
+            _ => {
+                let reply = jsonrpc::error_response(
+                    id,
+                    jsonrpc::METHOD_NOT_FOUND,
+                    format!("method not found: {method}"),
+                );
+                return json_response(StatusCode::OK, &reply);
+            }
+        }
+    }
+    let session = match session_id {
+        None => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "bad request: Mcp-Session-Id header required (initialize first)",
+            )
+        }
+        Some(sid) => match lock(&shared.sessions).get(&sid) {
+            Some(session) => Arc::clone(session),
+            None => return plain(StatusCode::NOT_FOUND, "not found: unknown or ended session"),
+        },
+    };
+    *lock(&session.last_used) = Instant::now();
+    match message {
+        Message::Notification { method, params } => {
+            if method == "notifications/cancelled" {
+                if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
+                    session.in_flight.cancel(id);
+                }
+            }
+            accepted()
+        }
+        Message::Response { .. } => accepted(), // the server asks nothing over HTTP
+        Message::Request { id, method, params } => request(id, &method, params, &session, shared),
+    }
+}
+
+fn request(
+    id: Value,
+    method: &str,
+    params: Option<Value>,
+    session: &Arc<Session>,
+    shared: &Arc<Shared>,
+) -> Response<HttpBody> {
+    let reply = match method {
+        "ping" => jsonrpc::response(&id, json!({})),
+        "tools/list" => server::list_tools(&id, params.as_ref(), &shared.tools, session.version),
+        "tools/call" => return tool_call(id, params, session, shared),
+        _ => jsonrpc::error_response(
+            &id,
+            jsonrpc::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        ),
+    };
+    json_response(StatusCode::OK, &reply)
+}
+
+/// A call runs on the worker pool; its progress and answer come as server-sent events.
+fn tool_call(
+    id: Value,
+    params: Option<Value>,
+    session: &Arc<Session>,
+    shared: &Arc<Shared>,
+) -> Response<HttpBody> {
+    let Some(cancel) = session.in_flight.start(&id) else {
+        let reply = jsonrpc::error_response(
+            &id,
+            jsonrpc::INVALID_REQUEST,
+            format!("invalid request: request {id} is still running; ids must be unique"),
+        );
+        return json_response(StatusCode::OK, &reply);
+    };
+    let (tx, rx) = unbounded_channel();
+    let call = ToolCall {
+        id,
+        params,
+        version: session.version,
+        cancel,
+        out: Arc::new(SseOut { tx }),
+        in_flight: session.in_flight.clone(),
+    };
+    let tools = Arc::clone(&shared.tools);
+    shared.pool.submit(move || calls::run(call, &tools));
+    let mut resp = Response::new(SseBody { rx }.boxed());
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    resp
+}
+
+fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Response<HttpBody> {
+    let (reply, accepted) = server::initialize(id, params);
+    let Some(accepted) = accepted else {
+        return json_response(StatusCode::OK, &reply);
+    };
+    let session_id = match random_hex(16) {
+        Ok(sid) => sid,
+        Err(e) => {
+            log(format!("making a session id: {e}"));
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot make a session id",
+            );
+        }
+    };
+    {
+        let mut sessions = lock(&shared.sessions);
+        if !make_room(&mut sessions) {
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many sessions with running calls; try again later",
+            );
+        }
+        sessions.insert(
+            session_id.clone(),
+            Arc::new(Session {
+                version: accepted.version,
+                in_flight: InFlight::default(),
+                last_used: Mutex::new(Instant::now()),
+            }),
+        );
+    }
+    let mut resp = json_response(StatusCode::OK, &reply);
+    if let Ok(value) = HeaderValue::from_str(&session_id) {
+        resp.headers_mut().insert("mcp-session-id", value);
+    }
+    resp
+}
+
+/// Drop expired sessions, and the longest idle one when full; false when all are busy.
+fn make_room(sessions: &mut HashMap<String, Arc<Session>>) -> bool {
+    sessions.retain(|_, s| s.in_flight.len() > 0 || lock(&s.last_used).elapsed() < SESSION_IDLE);
+    if sessions.len() < MAX_SESSIONS {
+        return true;
+    }
+    let idle = sessions
+        .iter()
+        .filter(|(_, s)| s.in_flight.len() == 0)
+        .min_by_key(|(_, s)| *lock(&s.last_used))
+        .map(|(k, _)| k.clone());
+    match idle {
+        Some(key) => {
+            sessions.remove(&key);
+            true
+        }
+        None => false,
+    }
+}
+
+fn delete(headers: &HeaderMap, shared: &Arc<Shared>) -> Response<HttpBody> {
+    let Some(sid) = header_str(headers, "mcp-session-id") else {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "bad request: Mcp-Session-Id header required",
+        );
+    };
+    match lock(&shared.sessions).remove(sid) {
+        Some(session) => {
+            session.in_flight.cancel_all();
+            Response::builder()
+                .status(StatusCode::NO_CONTENT)
+                .body(Full::new(Bytes::new()).boxed())
+                .unwrap_or_else(|_| plain(StatusCode::NO_CONTENT, ""))
+        }
+        None => plain(StatusCode::NOT_FOUND, "not found: unknown or ended session"),
+    }
+}
+
+/// Messages of one call, as SSE events on its POST's response.
+struct SseOut {
+    tx: UnboundedSender<Bytes>,
+}
+
+impl Outbound for SseOut {
+    fn send(&self, message: &Value) {
+        // serde_json escapes newlines inside strings: the JSON is one `data:` line.
+        let mut event = b"event: message\ndata: ".to_vec();
+        if serde_json::to_writer(&mut event, message).is_err() {
+            return;
+        }
+        event.extend_from_slice(b"\n\n");
+        let _ = self.tx.send(Bytes::from(event));
+    }
+}
+
+/// The response body of an SSE stream: ends when the call's sender is dropped.
+struct SseBody {
+    rx: UnboundedReceiver<Bytes>,
+}
+
+impl Body for SseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+    }
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<HttpBody> {
+    let mut resp = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+fn accepted() -> Response<HttpBody> {
+    let mut resp = Response::new(Full::new(Bytes::new()).boxed());
+    *resp.status_mut() = StatusCode::ACCEPTED;
+    resp
+}
+
+fn json_response(status: StatusCode, message: &Value) -> Response<HttpBody> {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut resp = Response::new(Full::new(Bytes::from(body)).boxed());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let accept: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.split(';').next().unwrap_or("").trim())
+        .collect();
+    accept.contains(&"*/*")
+        || (accept.contains(&"application/json") && accept.contains(&"text/event-stream"))
+}
+
+/// `Authorization: Bearer TOKEN`, compared in constant time.
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    let Some(value) = header_str(headers, header::AUTHORIZATION.as_str()) else {
+        return false;
+    };
+    let Some((scheme, given)) = value.trim().split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer") && same_secret(given.trim().as_bytes(), token.as_bytes())
+}
+
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Loopback origins (any scheme and port) and the ones allowed explicitly.
+fn origin_allowed(origin: &HeaderValue, allowed: &[String]) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let origin = origin.trim().trim_end_matches('/');
+    if allowed
+        .iter()
+        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin))
+    {
+        return true;
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false; // "null" and other opaque origins
+    };
+    if !matches!(scheme, "http" | "https") {
+        return false;
+    }
+    let host = if let Some(v6) = rest.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        rest.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<IpAddr>()
+            .is_ok_and(|ip: IpAddr| ip.is_loopback())
+}
+
+/// `HOST:PORT`, `[V6]:PORT`, `:PORT`, `PORT` or `HOST`; the host defaults to 127.0.0.1 and the
+/// port to [`DEFAULT_PORT`].
+pub fn parse_addr(text: &str) -> Result<SocketAddr> {
+    let bad = || {
+        Error::invalid_args(format!(
+            "--http {text}: expected HOST:PORT, :PORT or PORT (e.g. 127.0.0.1:{DEFAULT_PORT})"
+        ))
+    };
+    let text = text.trim();
+    if let Ok(port) = text.trim_start_matches(':').parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(ip) = text
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<IpAddr>()
+    {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse::<u16>().map_err(|_| bad())?),
+        None => (text, DEFAULT_PORT),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    Err(bad())
+}
+
+struct Token {
+    value: String,
+    generated: bool,
+}
+
+/// `--token-file`, else `SNEAKY_MCP_TOKEN`, else a fresh random one.
+fn load_token(file: Option<&std::path::Path>) -> Result<Token> {
+    let given = match file {
+        Some(path) => Some((
+            std::fs::read_to_string(path).map_err(|e| {
+                Error::new(
+                    ErrorKind::ConfigError,
+                    format!("--token-file {}: {e}", path.display()),
+                )
+            })?,
+            format!("--token-file {}", path.display()),
+        )),
+        None => std::env::var(TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| (t, TOKEN_ENV.to_string())),
+    };
+    match given {
+        Some((text, origin)) => {
+            let value = text.trim().to_string();
+            if value.len() < MIN_TOKEN_LEN || value.chars().any(|c| c.is_whitespace()) {
+                return Err(Error::new(
+                    ErrorKind::ConfigError,
+                    format!(
+                        "{origin}: the token must be at least {MIN_TOKEN_LEN} characters \
+                         without spaces"
+                    ),
+                ));
+            }
+            Ok(Token {
+                value,
+                generated: false,
+            })
+        }
+        None => Ok(Token {
+            value: random_hex(32).map_err(|e| Error::io("making a token", e))?,
+            generated: true,
+        }),
+    }
+}
+
+fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        let a = |s: &str| parse_addr(s).map(|a| a.to_string()).ok();
+        assert_eq!(a("8080").as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(a(":9000").as_deref(), Some("127.0.0.1:9000"));
+        assert_eq!(a("0.0.0.0:1").as_deref(), Some("0.0.0.0:1"));
+        assert_eq!(a("[::1]:7").as_deref(), Some("[::1]:7"));
+        assert_eq!(a("localhost:5").as_deref(), Some("127.0.0.1:5"));
+        assert_eq!(a("127.0.0.1").as_deref(), Some("127.0.0.1:8765"));
+        assert_eq!(a("example.com:80"), None);
+        assert_eq!(a("1.2.3.4:99999"), None);
+    }
+
+    #[test]
+    fn origins() {
+        let ok = |o: &str, allowed: &[&str]| {
+            let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+            origin_allowed(&HeaderValue::from_str(o).expect("header"), &allowed)
+        };
+        assert!(ok("http://localhost:3000", &[]));
+        assert!(ok("http://127.0.0.1", &[]));
+        assert!(ok("https://[::1]:8443", &[]));
+        assert!(!ok("http://evil.example", &[]));
+        assert!(!ok("http://localhost.evil.example", &[]));
+        assert!(!ok("null", &[]));
+        assert!(!ok("file://", &[]));
+        assert!(ok(
+            "https://agent.example.com",
+            &["https://agent.example.com/"]
+        ));
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        let mut h = HeaderMap::new();
+        let token = "0123456789abcdef0123";
+        assert!(!authorized(&h, token));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer 0123456789abcdef0123"),
+        );
+        assert!(authorized(&h, token));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer 0123456789abcdef0124"),
+        );
+        assert!(!authorized(&h, token));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Basic 0123456789abcdef0123"),
+        );
+        assert!(!authorized(&h, token));
+    }
+
+    #[test]
+    fn accept_headers() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        assert!(accepts_json_and_sse(&h));
+        h.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts_json_and_sse(&h));
+        h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+        assert!(accepts_json_and_sse(&h));
+    }
+}

@@ -1,0 +1,650 @@
+//! sneaky-mcp runs calls side by side, cancels them (taking the command's process tree down),
+//! reports progress, and serves Streamable HTTP behind a bearer token: at the protocol level
+//! over pipes and raw HTTP here, then through the official Python and TypeScript clients
+//! (tests/mcp/concurrency_test.py, tests/mcp/concurrency_test.mjs). The client tests need the
+//! packages `.ci/setup-mcp.sh` and `.ci/setup-mcp16.sh` install; without them they say so and
+//! skip, except under CI (`CI` set), where they fail.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{json, Value};
+
+use crate::util::{self, Ws};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Stdio_ {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+fn sneaky_mcp(w: &Ws, args: &[&str]) -> Command {
+    let mut cmd = Command::cargo_bin("sneaky-mcp").expect("binary");
+    cmd.current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("SNEAKY_MCP_TOKEN")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .arg("--root")
+        .arg(&w.root)
+        .args(args);
+    cmd
+}
+
+impl Stdio_ {
+    fn start(w: &Ws) -> Stdio_ {
+        let mut child = sneaky_mcp(w, &[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn sneaky-mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut s = Stdio_ {
+            child,
+            stdin,
+            lines,
+        };
+        s.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "suite", "version": "1"}}}),
+        );
+        assert_eq!(s.recv()["id"], 0);
+        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(WAIT)
+            .expect("a message within 30 s");
+        serde_json::from_str(&line).expect("a JSON line")
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": tool, "arguments": arguments}}));
+    }
+
+    /// Close stdin; the messages still to come and stderr.
+    fn finish(mut self) -> (Vec<Value>, String) {
+        drop(self.stdin.take());
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(WAIT) {
+            rest.push(serde_json::from_str(&line).expect("JSON"));
+        }
+        let status = self.child.wait().expect("wait");
+        let mut stderr = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            e.read_to_string(&mut stderr).expect("stderr");
+        }
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (rest, stderr)
+    }
+}
+
+/// Live processes whose command line contains `marker`.
+fn running(marker: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'));
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            cmdline.contains(marker) && !zombie
+        })
+        .collect()
+}
+
+fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}.{:06}",
+        5000 + std::process::id() % 1000,
+        nanos % 1_000_000
+    )
+}
+
+#[test]
+fn answers_leave_as_calls_end_each_with_its_id() {
+    let w = util::ws();
+    w.write("hello.txt", "hello\n");
+    let mut s = Stdio_::start(&w);
+    s.call(1, "run_command", json!({"command": "sleep 3 && echo slow"}));
+    s.call(2, "read_file", json!({"file_path": "hello.txt"}));
+    s.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    s.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
+    let order: Vec<Value> = (0..4).map(|_| s.recv()).collect();
+    let ids: Vec<&Value> = order.iter().map(|m| &m["id"]).collect();
+    assert_eq!(
+        ids.last(),
+        Some(&&json!(1)),
+        "the long command answers last: {ids:?}"
+    );
+    let read = order.iter().find(|m| m["id"] == 2).expect("read answered");
+    assert_eq!(read["result"]["structuredContent"]["content"], "hello\n");
+    let run = order.iter().find(|m| m["id"] == 1).expect("run answered");
+    assert_eq!(
+        run["result"]["structuredContent"]["stdout"], "slow\n",
+        "{run}"
+    );
+    // An id still running cannot be used again.
+    s.call(5, "run_command", json!({"command": "sleep 1"}));
+    s.call(5, "read_file", json!({"file_path": "hello.txt"}));
+    let dup = s.recv();
+    assert_eq!(dup["error"]["code"], -32600, "{dup}");
+    assert_eq!(s.recv()["id"], 5);
+    let (rest, _) = s.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+#[test]
+fn a_cancelled_command_leaves_no_process_and_gets_no_answer() {
+    let w = util::ws();
+    let mut s = Stdio_::start(&w);
+    let mark = marker();
+    s.call(
+        1,
+        "run_command",
+        json!({"command": format!("sleep {mark} | sleep {mark} && echo never")}),
+    );
+    wait_until("the command's sleeps", WAIT, || {
+        running(&format!("sleep {mark}")).len() >= 2
+    });
+    s.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 1, "reason": "test"}}),
+    );
+    let cancelled = Instant::now();
+    wait_until("the process tree to go", Duration::from_secs(5), || {
+        running(&format!("sleep {mark}")).is_empty()
+    });
+    eprintln!(
+        "process tree gone {:?} after the cancellation",
+        cancelled.elapsed()
+    );
+    s.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(
+        s.recv()["id"],
+        2,
+        "the server goes on, and the cancelled call is not answered"
+    );
+    let (rest, stderr) = s.finish();
+    assert!(
+        rest.is_empty(),
+        "no answer for the cancelled request: {rest:?}"
+    );
+    assert!(
+        stderr.contains("cancelled: the process tree was gone"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cancelling_queued_calls_and_reads() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[mcp]\nworkers = 1\n")
+        .write("a.txt", "a\n");
+    let mut s = Stdio_::start(&w);
+    // One worker: the second call waits behind the first and is cancelled before it runs.
+    s.call(1, "run_command", json!({"command": "sleep 1"}));
+    s.call(2, "read_file", json!({"file_path": "a.txt"}));
+    s.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 2}}),
+    );
+    s.call(3, "read_file", json!({"file_path": "a.txt"}));
+    assert_eq!(s.recv()["id"], 1);
+    assert_eq!(s.recv()["id"], 3);
+    let (rest, stderr) = s.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(
+        stderr.contains("request 2 was cancelled before it ran"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn progress_notifications_carry_elapsed_time_and_bytes() {
+    let w = util::ws();
+    let mut s = Stdio_::start(&w);
+    s.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "seq 1 5000 && sleep 1.2"},
+        "_meta": {"progressToken": "tok"}}}),
+    );
+    let mut progress = Vec::new();
+    let answer = loop {
+        let m = s.recv();
+        if m["method"] == "notifications/progress" {
+            progress.push(m["params"].clone());
+        } else {
+            break m;
+        }
+    };
+    assert_eq!(answer["id"], 1);
+    assert!(!progress.is_empty(), "no progress notifications");
+    for p in &progress {
+        assert_eq!(p["progressToken"], "tok");
+        let message = p["message"].as_str().expect("message");
+        assert!(message.contains("23893 bytes of output"), "{message}");
+    }
+    let values: Vec<f64> = progress
+        .iter()
+        .filter_map(|p| p["progress"].as_f64())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    // Without a token, no notifications.
+    s.call(2, "run_command", json!({"command": "sleep 0.8"}));
+    assert_eq!(s.recv()["id"], 2);
+    s.finish();
+}
+
+/// One raw HTTP/1.1 request; the status and the body.
+fn http(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).expect("send");
+    stream.write_all(body.as_bytes()).expect("send body");
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+struct HttpServer {
+    child: Child,
+    port: u16,
+    stderr: Receiver<String>,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_http(w: &Ws, token: Option<&str>, extra: &[&str]) -> HttpServer {
+    let mut args = vec!["--http", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut cmd = sneaky_mcp(w, &args);
+    if let Some(token) = token {
+        cmd.env("SNEAKY_MCP_TOKEN", token);
+    }
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let (tx, rx) = mpsc::channel();
+    let mut server = HttpServer {
+        child,
+        port: 0,
+        stderr: rx,
+    };
+    let stderr = server.child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    while server.port == 0 {
+        let line = server
+            .stderr
+            .recv_timeout(WAIT)
+            .expect("the server says where it listens");
+        if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+            server.port = rest.trim_end_matches("/mcp").parse().expect("port");
+        }
+        seen.push(line);
+        assert!(seen.len() < 20, "{seen:?}");
+    }
+    server
+}
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+fn initialize(port: u16, auth: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, head, body) = http(
+        port,
+        "POST",
+        &[ACCEPT, JSON, ("Authorization", auth)],
+        &init.to_string(),
+    );
+    assert_eq!(status, 200, "{head}{body}");
+    head.lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn http_refuses_without_the_token_or_from_a_foreign_origin_and_runs_nothing() {
+    let w = util::ws();
+    w.write("hello.txt", "hi\n");
+    let token = "t0ken-for-the-suite-0123456789";
+    let server = start_http(
+        &w,
+        Some(token),
+        &["--allow-origin", "https://agent.example"],
+    );
+    let port = server.port;
+    let auth = format!("Bearer {token}");
+    let session = initialize(port, &auth);
+    let touch = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "touch ran.txt"}}})
+    .to_string();
+    let sid = ("Mcp-Session-Id", session.as_str());
+    for auth in [
+        None,
+        Some("Bearer wrong-token-0123456789abc"),
+        Some("Basic x"),
+    ] {
+        let mut headers = vec![ACCEPT, JSON, sid];
+        if let Some(a) = auth {
+            headers.push(("Authorization", a));
+        }
+        let (status, head, _) = http(port, "POST", &headers, &touch);
+        assert_eq!(status, 401, "{auth:?}");
+        assert!(head.contains("www-authenticate: bearer"), "{head}");
+    }
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut h = vec![ACCEPT, JSON, sid, ("Authorization", auth.as_str())];
+        h.extend_from_slice(extra);
+        h
+    };
+    let (status, _, _) = http(
+        port,
+        "POST",
+        &with(&[("Origin", "http://evil.example")]),
+        &touch,
+    );
+    assert_eq!(status, 403);
+    let (status, _, _) = http(port, "POST", &with(&[("Origin", "null")]), &touch);
+    assert_eq!(status, 403);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!w.root.join("ran.txt").exists(), "a refused request ran");
+
+    // The allowed origins, a known session: it runs, as an SSE stream.
+    let read = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "read_file", "arguments": {"file_path": "hello.txt"}}})
+    .to_string();
+    for origin in ["http://localhost:3000", "https://agent.example"] {
+        let (status, head, body) = http(port, "POST", &with(&[("Origin", origin)]), &read);
+        assert_eq!(status, 200, "{origin}: {head}");
+        assert!(head.contains("content-type: text/event-stream"), "{head}");
+        assert!(
+            body.contains("event: message") && body.contains(r#"\"content\":\"hi\\n\""#),
+            "{body}"
+        );
+    }
+    // Bodies are bounded; sessions must exist; GET has no stream; the path is /mcp.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "x".repeat(5 * 1024 * 1024)
+    );
+    assert_eq!(http(port, "POST", &with(&[]), &big).0, 413);
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let unknown = [
+        ACCEPT,
+        JSON,
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", "nope"),
+    ];
+    assert_eq!(http(port, "POST", &unknown, ping).0, 404);
+    let none = [ACCEPT, JSON, ("Authorization", auth.as_str())];
+    assert_eq!(http(port, "POST", &none, ping).0, 400);
+    assert_eq!(http(port, "GET", &with(&[]), "").0, 405);
+    assert_eq!(
+        http(port, "POST", &[JSON, sid, ("Authorization", &auth)], ping).0,
+        406
+    );
+    let (status, _, body) = http(port, "POST", &with(&[]), ping);
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#)
+    );
+    assert_eq!(http(port, "DELETE", &with(&[]), "").0, 204);
+    assert_eq!(
+        http(port, "POST", &with(&[]), ping).0,
+        404,
+        "the session ended"
+    );
+}
+
+#[test]
+fn http_token_is_generated_and_printed_once_when_none_is_given() {
+    let w = util::ws();
+    let mut child = sneaky_mcp(&w, &["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut token = None;
+    let mut port = 0u16;
+    for line in lines.by_ref().map_while(|l| l.ok()) {
+        if let Some(t) = line.split("bearer token").nth(1) {
+            token = t.rsplit(' ').next().map(str::to_string);
+        }
+        if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+            port = rest.trim_end_matches("/mcp").parse().expect("port");
+            break;
+        }
+    }
+    let token = token.expect("a generated token on stderr");
+    assert_eq!(token.len(), 64, "{token}");
+    initialize(port, &format!("Bearer {token}"));
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // A short token is refused before serving.
+    let out = sneaky_mcp(&w, &["--http", "127.0.0.1:0"])
+        .env("SNEAKY_MCP_TOKEN", "short")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16"));
+}
+
+#[test]
+fn http_cancellation_ends_the_stream_and_the_tree() {
+    let w = util::ws();
+    let token = "another-suite-token-0123456789";
+    let server = start_http(&w, Some(token), &[]);
+    let port = server.port;
+    let auth = format!("Bearer {token}");
+    let session = initialize(port, &auth);
+    let mark = marker();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": format!("sleep {mark}")}}})
+    .to_string();
+    let (s2, a2) = (session.clone(), auth.clone());
+    let stream = std::thread::spawn(move || {
+        http(
+            port,
+            "POST",
+            &[
+                ACCEPT,
+                JSON,
+                ("Authorization", &a2),
+                ("Mcp-Session-Id", &s2),
+            ],
+            &call,
+        )
+    });
+    wait_until("the sleep", WAIT, || {
+        !running(&format!("sleep {mark}")).is_empty()
+    });
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 7}})
+    .to_string();
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", &session),
+    ];
+    assert_eq!(http(port, "POST", &headers, &cancel).0, 202);
+    wait_until("the tree to go", Duration::from_secs(5), || {
+        running(&format!("sleep {mark}")).is_empty()
+    });
+    let (status, _, body) = stream.join().expect("stream");
+    assert_eq!(status, 200);
+    assert!(
+        !body.contains("\"id\":7"),
+        "a cancelled call is not answered: {body}"
+    );
+    let mut logged = Vec::new();
+    while let Ok(line) = server.stderr.recv_timeout(Duration::from_secs(5)) {
+        if line.contains("cancelled: the process tree was gone") {
+            return;
+        }
+        logged.push(line);
+    }
+    panic!("the cancellation was not logged: {logged:?}");
+}
+
+/// Where the packages of `.ci/setup-mcp.sh` and `.ci/setup-mcp16.sh` live.
+fn target_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    if target.is_absolute() {
+        target
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(target)
+    }
+}
+
+/// False (after saying why) when an outside client is not installed; under CI a failure.
+fn installed(what: &std::path::Path, setup: &str) -> bool {
+    if what.exists() {
+        return true;
+    }
+    let message = format!(
+        "{} is missing: run `{setup}` to install the official client this test drives",
+        what.display()
+    );
+    assert!(std::env::var_os("CI").is_none(), "{message}");
+    eprintln!("SKIPPED (loudly): {message}");
+    false
+}
+
+fn run_client(mut cmd: Command, name: &str) {
+    let w = util::ws();
+    w.write("hello.txt", "hello world\n");
+    let out = cmd
+        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+        .arg(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("SNEAKY_MCP_TOKEN")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .output()
+        .expect("run the client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all concurrency checks passed"),
+        "the {name} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn official_python_client_parallel_cancel_progress_and_http() {
+    let python = target_dir().join("mcp-venv/bin/python");
+    if !installed(&python, ".ci/setup-mcp.sh") {
+        return;
+    }
+    let mut cmd = Command::new(python);
+    cmd.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/concurrency_test.py"));
+    run_client(cmd, "Python MCP client");
+}
+
+#[test]
+fn official_typescript_client_parallel_cancel_progress_and_http() {
+    let modules = target_dir().join("mcp-node/node_modules/@modelcontextprotocol/sdk");
+    if !installed(&modules, ".ci/setup-mcp16.sh") {
+        return;
+    }
+    let mut cmd = Command::new("node");
+    cmd.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/concurrency_test.mjs"))
+        .env(
+            "SNEAKY_NODE_MODULES",
+            target_dir().join("mcp-node/node_modules"),
+        );
+    run_client(cmd, "TypeScript MCP client");
+}

@@ -1,4 +1,4 @@
-complete -c sneaky-mcp -l root -d 'Workspace root (else SNEAKY_ROOT, else the client\'s first root, else the current directory)' -r -F
+complete -c sneaky-mcp -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the client\'s first root, else the project around the current directory)' -r -F
 complete -c sneaky-mcp -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
 complete -c sneaky-mcp -l read-only -d 'Offer only the auto-approved read tools (read_file, list_dir, grep_files, find_files)'
 complete -c sneaky-mcp -s h -l help -d 'Print help (see more with \'--help\')'

@@ -4,8 +4,10 @@
 //!   writes and the walkers.
 //! - `edit`: unified diffs over bytes: parse, place, apply like GNU patch, explain, render.
 //! - `shell`: what run_command may run (the command policy) and how it is confined (sandbox).
+//! - `discover`: where the workspace root comes from (flag, variable, config, project marker).
 //! - `config`: finding and reading `sneaky.toml`; `permissions`: tiers (auto / confirm / deny).
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
+//! - `render`: outcomes as text (`--format text` for people).
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `tools`: one module per tool.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
@@ -14,11 +16,13 @@ pub mod agent;
 pub mod catalog;
 pub mod config;
 pub mod definitions;
+pub mod discover;
 pub mod edit;
 pub mod error;
 pub mod fs;
 pub mod mcp;
 pub mod permissions;
 pub mod protocol;
+pub mod render;
 pub mod shell;
 pub mod tools;

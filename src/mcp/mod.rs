@@ -40,15 +40,16 @@ pub fn command() -> Command {
              server; the host starts it.",
         )
         .after_help(
-            "Workspace: --root, else SNEAKY_ROOT, else the client's first root (when the client \
-             offers roots), else the current directory.\n\
+            "Workspace: --root, else SNEAKY_ROOT, else workspace_root in the configuration, else \
+             the client's first root (when the client offers roots), else the nearest directory \
+             at or above the current one holding sneaky.toml or .git.\n\
              Tools denied by the configuration are not offered. Logs go to stderr.\n\
              Exit status: 0 at the end of input (or when the client closes stdout), 1 when \
              stdin cannot be read, 2 on bad flags or a workspace or configuration that cannot \
              be opened.",
         )
         .arg(crate::protocol::root_arg(
-            "Workspace root (else SNEAKY_ROOT, else the client's first root, else the current directory)",
+            "Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the client's first root, else the project around the current directory)",
         ))
         .arg(crate::protocol::config_arg())
         .arg(

@@ -209,7 +209,8 @@ pub fn dispatch(name: ToolName, args: Value, ctx: &Context) -> Result<Value> {
 /// `dispatch` for a description already in hand (a binary holds only its own tool's).
 pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
-    (spec.run)(args, ctx)
+    let paths = crate::fs::suggest::path_args(&args);
+    (spec.run)(args, ctx).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
 /// Deserialize arguments strictly; every message names the offending field.

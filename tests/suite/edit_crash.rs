@@ -33,7 +33,7 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
     let spawn = |request: &[u8]| {
         let mut child = Command::new(&bin)
             .current_dir(&w.root)
-            .env_remove("SNEAKY_ROOT")
+            .env("SNEAKY_ROOT", &w.root)
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
             .stdin(Stdio::piped())

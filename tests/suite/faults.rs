@@ -90,7 +90,7 @@ fn is_root() -> bool {
 fn call(root: &Path, bin: &str, request: &Value, uid: Option<u32>) -> Reply {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(bin));
     cmd.current_dir(root)
-        .env_remove("SNEAKY_ROOT")
+        .env("SNEAKY_ROOT", root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", root.join(".no-xdg"));
     if let Some(uid) = uid {

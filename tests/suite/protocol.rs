@@ -130,6 +130,7 @@ fn pretty_prints_one_object() {
     let out = std::process::Command::cargo_bin("sneaky-read")
         .expect("bin")
         .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
         .args(["a", "--pretty"])
         .output()
         .expect("run");
@@ -235,6 +236,7 @@ fn a_closed_stdout_pipe_is_not_an_error() {
     let mut child = std::process::Command::cargo_bin("sneaky-grep")
         .expect("bin")
         .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
         .args(["needle", "--max-results", "100000"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

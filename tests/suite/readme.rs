@@ -1,6 +1,6 @@
 //! Every shell command in README.md runs here, so the README cannot rot. Each ```sh block runs
-//! with `bash -euo pipefail` in a small demo project, with the freshly built binaries first on
-//! PATH. Two blocks are the set-up commands themselves: `cargo install --path .` is replaced by
+//! with `bash -euo pipefail` in a small demo project (a git repository, with HOME elsewhere, as
+//! a newcomer's checkout is), with the freshly built binaries first on PATH. Two blocks are the set-up commands themselves: `cargo install --path .` is replaced by
 //! the binaries already on PATH (CI runs the real install, see .ci/run), and `bash .ci/test` is
 //! the command that runs this very test.
 
@@ -66,6 +66,13 @@ fn demo_project(root: &Path) {
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(p, content).expect("write");
     }
+    // A project as a newcomer has one: a git repository, found from any directory inside it.
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(root)
+        .status()
+        .expect("git init");
+    assert!(git.success(), "git init failed");
 }
 
 #[test]
@@ -89,23 +96,38 @@ fn every_readme_command_runs() {
         }
         let script = block.replace("cargo install --path . && ", "");
         let dir = tempfile::tempdir().expect("tmp");
-        demo_project(dir.path());
+        let project = dir.path().join("project");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).expect("mkdir home");
+        demo_project(&project);
         let out = std::process::Command::new("bash")
             .args(["-euo", "pipefail", "-c", &script])
-            .current_dir(dir.path())
+            .current_dir(&project)
             .env("PATH", &path)
             .env_remove("SNEAKY_ROOT")
             .env_remove("SNEAKY_CONFIG")
-            .env("HOME", dir.path())
-            .env("XDG_CONFIG_HOME", dir.path().join(".config"))
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
             .output()
             .expect("bash");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             out.status.success(),
-            "README block failed:\n{script}\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            "README block failed:\n{script}\nstdout: {stdout}\nstderr: {stderr}"
         );
+        // A comment that shows a tool's message (`# sneaky-read: not_found: …`) is what the
+        // block prints: the README may not promise a message the tools do not give.
+        for shown in script
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("# sneaky-"))
+        {
+            let line = format!("sneaky-{shown}");
+            assert!(
+                stdout.contains(&line) || stderr.contains(&line),
+                "README shows `{line}`, but the block printed:\n{stdout}{stderr}"
+            );
+        }
     }
 }
 

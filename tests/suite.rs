@@ -50,3 +50,5 @@ mod readme;
 mod run_exec;
 #[path = "suite/run_policy.rs"]
 mod run_policy;
+#[path = "suite/shell_habits.rs"]
+mod shell_habits;

@@ -292,11 +292,22 @@ fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Re
         None => args_from_stdin(limit)?,
     };
     let outcome = tools::call(spec, args, &ctx);
-    if by_flags {
-        outcome.map_err(|e| Error::new(e.kind, in_flag_language(spec, schema, &e.message)))
-    } else {
-        outcome
+    match outcome {
+        Err(e) if by_flags && speaks_of_arguments(e.kind) => Err(Error::new(
+            e.kind,
+            in_flag_language(spec, schema, &e.message),
+        )),
+        other => other,
     }
+}
+
+/// The failures whose messages talk about the arguments by name (others talk about paths,
+/// where a file that happens to be called `old_str` must keep its name).
+fn speaks_of_arguments(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::InvalidArgs | ErrorKind::MultipleMatches | ErrorKind::NoMatch
+    )
 }
 
 /// `--patch change.patch` hands over a file name where the diff's text belongs: a unified diff
@@ -519,6 +530,8 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
                 .value_name("FORMAT")
                 .value_parser(["json", "text"])
                 .default_value("json")
+                // Listed in the help text: clap_mangen's list of values does not pass mandoc's lint.
+                .hide_possible_values(true)
                 .help("json: one JSON envelope (default); text: for people (raw content, path:line:text, the command's own output, diffs)"),
         )
         .arg(

@@ -73,6 +73,29 @@ pub fn render(tool: ToolName, outcome: &Result<Value, Error>) -> Text {
     text
 }
 
+/// What `--format text` prints for a tool, in a sentence (for its man page and help).
+pub fn describe(tool: ToolName) -> &'static str {
+    match tool {
+        ToolName::ReadFile => "the file's content, as is",
+        ToolName::ListDir => "one entry a line, directories suffixed with /",
+        ToolName::GrepFiles => {
+            "rg's lines: path:line:text for a match, path-line-text for a context line, -- \
+             between groups; one path a line for files_with_matches, path:count for count"
+        }
+        ToolName::FindFiles => "one path a line",
+        ToolName::WriteFile | ToolName::StrReplace | ToolName::PatchApply => {
+            "the unified diff of the edit (of the edit that would be made, with --dry-run)"
+        }
+        ToolName::MakeDir => "each directory created, one a line (nothing when it existed)",
+        ToolName::DeleteFile => "the path deleted",
+        ToolName::RunCommand => {
+            "the command's stdout on stdout and its stderr on stderr; then, on stderr, its exit \
+             status, signal or timeout when it did not succeed"
+        }
+        ToolName::Finish => "the message",
+    }
+}
+
 /// Write both streams; a closed pipe is not an error.
 pub fn print(text: &Text) {
     let mut out = std::io::stdout().lock();

@@ -142,6 +142,14 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     for (name, ty, desc, _) in described_properties(&output) {
         roff_item(&mut r, &format!("{name} ({ty})"), &desc);
     }
+    roff_section(&mut r, "TEXT FORMAT");
+    r.text([roff::roman(format!(
+        "With --format text the tool prints, for people, {}. A failure is one line \
+         {}: CODE: message on stderr, and a result that was cut says so on stderr. The exit \
+         status is the same as with JSON.",
+        sneaky::render::human::describe(spec.name),
+        spec.binary()
+    ))]);
     roff_section(&mut r, "EXIT STATUS");
     for (code, meaning) in [
         ("0", "success"),

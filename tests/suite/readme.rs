@@ -1,4 +1,4 @@
-//! Every shell command in README.md runs here, so the README cannot rot. Each ```sh block runs
+//! Every shell command in README.md (and docs/agent.md) runs here, so the docs cannot rot. Each ```sh block runs
 //! with `bash -euo pipefail` in a small demo project (a git repository, with HOME elsewhere, as
 //! a newcomer's checkout is), with the freshly built binaries first on PATH. Two blocks are the set-up commands themselves: `cargo install --path .` is replaced by
 //! the binaries already on PATH (CI runs the real install, see .ci/run), and `bash .ci/test` is
@@ -85,59 +85,82 @@ fn every_readme_command_runs() {
         blocks.iter().any(|b| b.contains("cargo install --path .")),
         "README must show the install command"
     );
+    for block in blocks {
+        if block.trim() == "bash .ci/test" {
+            continue;
+        }
+        run_block(&block.replace("cargo install --path . && ", ""), "README");
+    }
+}
+
+/// The shell examples of docs/agent.md run too (docs/mcp.md's need an MCP host's own CLI).
+#[test]
+fn every_agent_doc_command_runs() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agent.md"))
+        .expect("docs/agent.md");
+    let blocks = sh_blocks(&doc);
+    assert!(!blocks.is_empty(), "docs/agent.md has no shell example");
+    for block in blocks {
+        run_block(&block, "docs/agent.md");
+    }
+}
+
+/// Run one block in a fresh demo project, as a newcomer would, and check what it shows.
+fn run_block(script: &str, origin: &str) {
     let path = format!(
         "{}:{}",
         bin_dir().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for block in blocks {
-        if block.trim() == "bash .ci/test" {
-            continue;
-        }
-        let script = block.replace("cargo install --path . && ", "");
-        let dir = tempfile::tempdir().expect("tmp");
-        let project = dir.path().join("project");
-        let home = dir.path().join("home");
-        std::fs::create_dir_all(&home).expect("mkdir home");
-        demo_project(&project);
-        let out = std::process::Command::new("bash")
-            .args(["-euo", "pipefail", "-c", &script])
-            .current_dir(&project)
-            .env("PATH", &path)
-            .env_remove("SNEAKY_ROOT")
-            .env_remove("SNEAKY_CONFIG")
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .output()
-            .expect("bash");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("project");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir home");
+    demo_project(&project);
+    let out = std::process::Command::new("bash")
+        .args(["-euo", "pipefail", "-c", script])
+        .current_dir(&project)
+        .env("PATH", &path)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .output()
+        .expect("bash");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{origin} block failed:\n{script}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    // A comment that shows a tool's message (`# sneaky-read: not_found: …`) is what the
+    // block prints: the docs may not promise a message the tools do not give.
+    for shown in script
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("# sneaky-"))
+    {
+        let line = format!("sneaky-{shown}");
         assert!(
-            out.status.success(),
-            "README block failed:\n{script}\nstdout: {stdout}\nstderr: {stderr}"
+            stdout.contains(&line) || stderr.contains(&line),
+            "{origin} shows `{line}`, but the block printed:\n{stdout}{stderr}"
         );
-        // A comment that shows a tool's message (`# sneaky-read: not_found: …`) is what the
-        // block prints: the README may not promise a message the tools do not give.
-        for shown in script
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("# sneaky-"))
-        {
-            let line = format!("sneaky-{shown}");
-            assert!(
-                stdout.contains(&line) || stderr.contains(&line),
-                "README shows `{line}`, but the block printed:\n{stdout}{stderr}"
-            );
-        }
     }
 }
 
 /// The JSON and TOML examples (envelopes, host snippets, the config file) parse.
 #[test]
 fn readme_json_and_toml_examples_parse() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let json = fenced_blocks(&readme, &["json"]);
     assert!(json.len() >= 3, "README has too few JSON examples");
+    for doc in ["docs/agent.md", "docs/mcp.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).expect(doc);
+        for block in fenced_blocks(&text, &["json"]) {
+            serde_json::from_str::<serde_json::Value>(&block)
+                .unwrap_or_else(|e| panic!("{doc}: JSON example does not parse: {e}\n{block}"));
+        }
+    }
     for block in json {
         serde_json::from_str::<serde_json::Value>(&block)
             .unwrap_or_else(|e| panic!("README JSON example does not parse: {e}\n{block}"));

@@ -1,6 +1,7 @@
-//! Every shell command in README.md (and docs/agent.md) runs here, so the docs cannot rot. Each ```sh block runs
-//! with `bash -euo pipefail` in a small demo project (a git repository, with HOME elsewhere, as
-//! a newcomer's checkout is), with the freshly built binaries first on PATH. Two blocks are the set-up commands themselves: `cargo install --path .` is replaced by
+//! Every shell command in README.md and docs/agent.md runs here, so the docs cannot rot. Each
+//! ```sh block runs with `bash -euo pipefail` in a small demo project (a git repository, with
+//! HOME elsewhere, as a newcomer's checkout is), with the freshly built binaries first on PATH.
+//! Two README blocks are the set-up commands themselves: `cargo install --path .` is replaced by
 //! the binaries already on PATH (CI runs the real install, see .ci/run), and `bash .ci/test` is
 //! the command that runs this very test.
 

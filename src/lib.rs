@@ -7,8 +7,8 @@
 //! - `discover`: where the workspace root comes from (flag, variable, config, project marker).
 //! - `config`: finding and reading `sneaky.toml`; `permissions`: tiers (auto / confirm / deny).
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
-//! - `render`: outcomes as text (`--format text` for people).
 //! - `error`: the error type with its stable codes and exit statuses.
+//! - `render`: results as text; `render::human` is the binaries' `--format text`.
 //! - `tools`: one module per tool.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 

@@ -23,7 +23,7 @@ _sneaky__ls() {
 
     case "${cmd}" in
         sneaky__ls)
-            opts="-h -V --root --config --format --pretty --schema --directory-path --recursive --max-results --help --version"
+            opts="-h -V --root --config --format --pretty --schema --directory-path --recursive --max-results --offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -46,6 +46,10 @@ _sneaky__ls() {
                     return 0
                     ;;
                 --max-results)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --offset)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

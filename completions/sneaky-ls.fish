@@ -4,6 +4,7 @@ complete -c sneaky-ls -l format -d 'json: one JSON envelope (default); text: for
 text\t''"
 complete -c sneaky-ls -l directory-path -d 'Directory to list, relative to the workspace root. Default: "." (the root).' -r
 complete -c sneaky-ls -l max-results -d 'Most entries to return. Default: 1000.' -r
+complete -c sneaky-ls -l offset -d 'Entries to skip, for the next page after a truncated one (see next_offset). Default: 0.' -r
 complete -c sneaky-ls -l pretty -d 'Pretty-print the JSON result'
 complete -c sneaky-ls -l schema -d 'Print the JSON Schema of the input and exit'
 complete -c sneaky-ls -l recursive -d 'List subdirectories too. Default: false.'

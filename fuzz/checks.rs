@@ -13,6 +13,7 @@ use nix::sys::stat::Mode;
 use sneaky::config::Shell;
 use sneaky::edit::{self, Edit, Hunk, Lines};
 use sneaky::fs::jail::Workspace;
+use sneaky::fs::walk;
 use sneaky::protocol::parse_request;
 use sneaky::shell::policy::{self, DEFAULT_ALLOWED, DEFAULT_DENIED, NEVER, OPAQUE_WRAPPERS};
 use sneaky::tools::replace::{self, Refusal};
@@ -93,6 +94,33 @@ pub fn jail_paths(data: &[u8]) {
                 "{text:?} opened {real:?}, outside {root:?}"
             );
         }
+    }
+    // A walk started there reaches only paths that resolve beneath the root.
+    let Ok(start) = ws.walk_start(&rel) else {
+        return;
+    };
+    let opts = walk::Options {
+        filters: None,
+        max_depth: Some(3),
+        threads: 1,
+    };
+    let seen = std::sync::Mutex::new(Vec::new());
+    walk::walk(ws, start, &opts, || {
+        |entry: &walk::Entry<'_>| {
+            if let Ok(mut seen) = seen.lock() {
+                seen.push(entry.path.to_string());
+            }
+            walk::Flow::Continue
+        }
+    });
+    for path in seen.into_inner().expect("lock") {
+        let rel = ws.relative(&path).expect("walked path is relative");
+        let fd = ws
+            .open(&rel, OFlag::O_PATH | OFlag::O_NOFOLLOW, Mode::empty())
+            .unwrap_or_else(|e| panic!("{text:?}: walked {path:?}, which does not resolve: {e}"));
+        let real =
+            std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("readlink");
+        assert!(real.starts_with(root), "{text:?}: walked {real:?}");
     }
 }
 

@@ -238,8 +238,18 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
         let _ = out.flush();
         return Step::Exit(ExitCode::SUCCESS);
     }
-    let outcome = run_with_matches(spec, &schema, &matches);
-    Step::Done { outcome, shown }
+    match run_with_matches(spec, &schema, &matches, shown) {
+        // Already written (a compact success envelope, straight from the result).
+        Ok(None) => Step::Exit(ExitCode::SUCCESS),
+        Ok(Some(result)) => Step::Done {
+            outcome: Ok(result),
+            shown,
+        },
+        Err(e) => Step::Done {
+            outcome: Err(e),
+            shown,
+        },
+    }
 }
 
 /// clap's error in one line, with its "did you mean" tip: "unexpected argument '--prety' found;
@@ -263,7 +273,14 @@ fn clap_message(e: &clap::Error) -> String {
     format!("{message} (see --help)")
 }
 
-fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Result<Value> {
+/// Run the call; a compact success envelope is written directly (None), without an
+/// intermediate JSON value, so a large result costs its own size once.
+fn run_with_matches(
+    spec: &ToolSpec,
+    schema: &Value,
+    matches: &ArgMatches,
+    shown: Shown,
+) -> Result<Option<Value>> {
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
     let ctx = open_context(root, config)?;
@@ -291,7 +308,15 @@ fn run_with_matches(spec: &ToolSpec, schema: &Value, matches: &ArgMatches) -> Re
         }
         None => args_from_stdin(limit)?,
     };
-    let outcome = tools::call(spec, args, &ctx);
+    // A compact JSON success is written straight from the result; run_command's result is
+    // needed for the exit status (and is small: its output is capped), text needs the value.
+    let direct = shown.format == Format::Json && !shown.pretty && spec.name != ToolName::RunCommand;
+    let outcome = if direct {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        tools::call_writing(spec, args, &ctx, &mut out).map(|()| None)
+    } else {
+        tools::call(spec, args, &ctx).map(Some)
+    };
     match outcome {
         Err(e) if by_flags && speaks_of_arguments(e.kind) => Err(Error::new(
             e.kind,
@@ -561,8 +586,19 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
             .long(flag_name(&name))
             .help(help)
             .long_help(desc);
+        if let Some((c, _, _)) = spec
+            .short
+            .iter()
+            .find(|(_, p, v)| *p == name && v.is_none())
+        {
+            arg = arg.short(*c);
+        }
         arg = match ty.as_str() {
             "boolean" => arg.action(ArgAction::SetTrue),
+            "array" => arg
+                .value_name(name.to_uppercase())
+                .action(ArgAction::Append)
+                .allow_hyphen_values(true),
             "integer" => arg
                 .value_name("N")
                 .allow_negative_numbers(true)
@@ -572,6 +608,16 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
                 .allow_hyphen_values(true),
         };
         cmd = cmd.arg(arg);
+    }
+    for (c, param, value) in spec.short {
+        if let Some(value) = value {
+            cmd = cmd.arg(
+                Arg::new(format!("short:{c}"))
+                    .short(*c)
+                    .action(ArgAction::SetTrue)
+                    .help(format!("Same as --{} {value}", flag_name(param))),
+            );
+        }
     }
     cmd
 }
@@ -587,12 +633,22 @@ fn args_from_flags(
         let value = match ty.as_str() {
             "boolean" => matches.get_flag(&name).then_some(Value::Bool(true)),
             "integer" => matches.get_one::<i64>(&name).map(|n| Value::from(*n)),
+            "array" => matches
+                .get_many::<String>(&name)
+                .map(|vs| Value::Array(vs.map(|v| Value::String(v.clone())).collect())),
             _ => matches
                 .get_one::<String>(&name)
                 .map(|s| Value::String(s.clone())),
         };
         if let Some(v) = value {
             args.insert(name, v);
+        }
+    }
+    for (c, param, value) in spec.short {
+        if let Some(value) = value {
+            if matches.get_flag(&format!("short:{c}")) && !args.contains_key(*param) {
+                args.insert(param.to_string(), Value::String(value.to_string()));
+            }
         }
     }
     for param in spec.cli.positional {

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -27,7 +27,8 @@ use crate::error::{Error, ErrorKind, Result};
 /// Name of the per-workspace configuration file; never written by any tool.
 pub const CONFIG_FILE_NAME: &str = "sneaky.toml";
 
-const MAX_LINK_HOPS: usize = 40;
+/// The one limit on links followed in one resolution, for every follower (the kernel's is 40).
+pub const MAX_LINK_HOPS: usize = 40;
 const EAGAIN_RETRIES: usize = 8;
 
 /// Whether `openat2` works in this process: 0 unknown, 1 yes, 2 no (use the fallback).
@@ -349,10 +350,7 @@ impl Workspace {
         let target_path = Path::new(&target);
         let mut rest = VecDeque::new();
         if target_path.is_absolute() {
-            let inside = target_path
-                .strip_prefix(&self.root)
-                .or_else(|_| target_path.strip_prefix(&self.given_root))
-                .map_err(|_| Errno::EXDEV)?;
+            let inside = self.inside_root(target_path).ok_or(Errno::EXDEV)?;
             push_components(&mut rest, inside.as_os_str());
             let root = self.root_fd.try_clone().map_err(io_to_errno)?;
             stack.clear();
@@ -364,6 +362,45 @@ impl Workspace {
             queue.push_front(c);
         }
         Ok(())
+    }
+
+    /// An absolute path as a root-relative one, when it names a place inside the root.
+    fn inside_root<'a>(&self, absolute: &'a Path) -> Option<&'a Path> {
+        absolute
+            .strip_prefix(&self.root)
+            .or_else(|_| absolute.strip_prefix(&self.given_root))
+            .ok()
+    }
+
+    /// Where a link found in the root-relative directory `parent` leads, as a root-relative
+    /// path (not yet resolved: it may hold `..` and further links, which the jail checks when
+    /// it is opened). An absolute target is accepted only when it names a place inside the
+    /// root: EXDEV otherwise. With `MAX_LINK_HOPS`, the rule every link follower uses.
+    pub fn link_destination(
+        &self,
+        parent: &Path,
+        target: &OsStr,
+    ) -> std::result::Result<PathBuf, Errno> {
+        let target = Path::new(target);
+        if target.is_absolute() {
+            return self
+                .inside_root(target)
+                .map(Path::to_path_buf)
+                .ok_or(Errno::EXDEV);
+        }
+        Ok(parent.join(target))
+    }
+
+    /// A handle on the root directory itself, for `*at` operations on its entries.
+    pub fn root_dir(&self) -> Result<DirHandle> {
+        let fd = openat(
+            self.root_fd.as_fd(),
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| map_errno(e, "."))?;
+        Ok(DirHandle { fd })
     }
 
     /// Open a regular file for reading.
@@ -410,9 +447,208 @@ impl Workspace {
         found.strip_prefix(&self.root).ok()
     }
 
+    /// A handle on a directory beneath the root, for walking it (see `DirHandle`).
+    pub fn dir_handle(&self, rel: &RelPath) -> Result<DirHandle> {
+        Ok(DirHandle {
+            fd: self.open_dir(rel)?,
+        })
+    }
+
+    /// What a path names, opened through the jail, with its real root-relative location
+    /// (no `..`, no links in between): where a walk starts.
+    pub fn walk_start(&self, rel: &RelPath) -> Result<WalkStart> {
+        // Readable whatever it is (O_RDONLY opens directories too); O_NONBLOCK: a FIFO must
+        // not wait for a writer.
+        let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
+        let fd = self.open(rel, flags, Mode::empty())?;
+        let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+        let kind = Kind::from_mode(st.st_mode);
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .map_err(|e| Error::io(rel.display(), e))?;
+        let Some(inside) = self.strip_root(&real) else {
+            return Err(outside(rel.display()));
+        };
+        Ok(WalkStart {
+            path: inside.to_string_lossy().into_owned(),
+            kind,
+            handle: DirHandle { fd },
+        })
+    }
+
+    /// Handles on the directories from the root down to `path` (root-relative, real), each
+    /// opened from the one before without following links: the walk's ancestors, whose
+    /// ignore files apply below them.
+    pub fn ancestors(&self, path: &str) -> Vec<(String, DirHandle)> {
+        let mut out = Vec::new();
+        let Ok(root) = openat(
+            self.root_fd.as_fd(),
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return out;
+        };
+        let mut cur = DirHandle { fd: root };
+        let mut prefix = String::new();
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let next = cur.open_subdir(OsStr::new(part));
+            out.push((prefix.clone(), cur));
+            if i + 1 == parts.len() {
+                return out;
+            }
+            let Ok(next) = next else {
+                return out;
+            };
+            cur = next;
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+        }
+        out
+    }
+
     /// True when the object behind `fd` is the active config file.
     pub fn is_protected(&self, dev: u64, ino: u64) -> bool {
         self.protected.contains(&(dev, ino))
+    }
+}
+
+/// Where a walk starts: the real root-relative path ("" for the root), what it is, and a handle
+/// on it (a readable directory, or the file itself).
+pub struct WalkStart {
+    pub path: String,
+    pub kind: Kind,
+    pub handle: DirHandle,
+}
+
+/// One entry of a directory as `readdir` reports it (links not followed).
+pub struct DirEntry {
+    pub name: std::ffi::CString,
+    pub kind: Kind,
+}
+
+/// An open directory beneath the root. Only `Workspace` hands the first one out; every other
+/// comes from its parent by `openat` with `O_NOFOLLOW`, so whatever is reached through a
+/// handle is beneath the root because of how it was reached: a directory swapped for a link
+/// while a walk runs makes the open fail, never leads out.
+#[derive(Debug)]
+pub struct DirHandle {
+    fd: OwnedFd,
+}
+
+impl DirHandle {
+    /// The child directory `name` (a link there is refused: ELOOP / ENOTDIR).
+    pub fn open_subdir(&self, name: &OsStr) -> std::result::Result<DirHandle, Errno> {
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty())?;
+        Ok(DirHandle { fd })
+    }
+
+    /// The child `name` if it is a regular file (not a link, FIFO or device), opened for
+    /// reading without blocking on special files.
+    pub fn open_file(&self, name: &OsStr) -> std::result::Result<File, Errno> {
+        let flags = OFlag::O_RDONLY
+            | OFlag::O_NOCTTY
+            | OFlag::O_NONBLOCK
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_CLOEXEC;
+        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty())?;
+        match Kind::from_mode(fstat(fd.as_fd())?.st_mode) {
+            Kind::File => Ok(File::from(fd)),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// This handle as a file, when it was opened on one (a walk that starts at a file).
+    pub fn as_file(&self) -> std::result::Result<File, Errno> {
+        let fd = self.fd.try_clone().map_err(io_to_errno)?;
+        match Kind::from_mode(fstat(fd.as_fd())?.st_mode) {
+            Kind::File => Ok(File::from(fd)),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// The type of the child `name`, links not followed.
+    pub fn kind_of(&self, name: &OsStr) -> Kind {
+        fstatat(
+            self.fd.as_fd(),
+            name,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map(|st| Kind::from_mode(st.st_mode))
+        .unwrap_or(Kind::Other)
+    }
+
+    /// The status of the child `name`, links not followed; None when there is none.
+    pub fn stat(
+        &self,
+        name: &OsStr,
+    ) -> std::result::Result<Option<nix::sys::stat::FileStat>, Errno> {
+        match fstatat(
+            self.fd.as_fd(),
+            name,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) => Ok(Some(st)),
+            Err(Errno::ENOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The target text of the link `name`.
+    pub fn read_link(&self, name: &OsStr) -> std::result::Result<OsString, Errno> {
+        readlinkat(self.fd.as_fd(), name)
+    }
+
+    /// Create the file `name`, which must not exist yet (a link there is not followed).
+    pub fn create_new(&self, name: &OsStr, mode: Mode) -> std::result::Result<File, Errno> {
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        openat(self.fd.as_fd(), name, flags, mode).map(File::from)
+    }
+
+    /// Remove the entry `name` (a directory only when `dir`; a link itself, never its target).
+    pub fn remove(&self, name: &OsStr, dir: bool) -> std::result::Result<(), Errno> {
+        let how = if dir {
+            nix::unistd::UnlinkatFlags::RemoveDir
+        } else {
+            nix::unistd::UnlinkatFlags::NoRemoveDir
+        };
+        nix::unistd::unlinkat(self.fd.as_fd(), name, how)
+    }
+
+    /// Make a link `name` with this target text.
+    pub fn symlink(&self, target: &OsStr, name: &OsStr) -> std::result::Result<(), Errno> {
+        nix::unistd::symlinkat(target, self.fd.as_fd(), name)
+    }
+
+    /// Every entry but "." and "..", in the order the file system gives them.
+    pub fn entries(&self) -> std::result::Result<Vec<DirEntry>, Errno> {
+        let own = self.fd.try_clone().map_err(io_to_errno)?;
+        let mut dir = nix::dir::Dir::from_fd(own)?;
+        let mut out = Vec::new();
+        for item in dir.iter() {
+            let item = item?;
+            let name = item.file_name();
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let kind = match item.file_type() {
+                Some(nix::dir::Type::Directory) => Kind::Dir,
+                Some(nix::dir::Type::Symlink) => Kind::Symlink,
+                Some(nix::dir::Type::File) => Kind::File,
+                Some(_) => Kind::Other,
+                None => self.kind_of(OsStr::from_bytes(bytes)),
+            };
+            out.push(DirEntry {
+                name: name.to_owned(),
+                kind,
+            });
+        }
+        Ok(out)
     }
 }
 

@@ -1,55 +1,153 @@
-//! Shared machinery of the walking tools (grep_files, find_files): where a walk starts, the
-//! gitignore-aware parallel walker configured as ripgrep and fd configure it, and a bounded,
-//! deterministic collection of results.
+//! The walk shared by list_dir, grep_files and find_files: one pass over a directory tree,
+//! in parallel, through directory handles.
 //!
-//! The walker (`ignore`) reports plain paths beneath the root's canonical path. It does not
-//! follow links, so it does not leave the root through one; and whatever it reports is only
-//! a name: every file is then opened, or checked, through the jail's handle before anything of
-//! it is read or returned, so a directory swapped for a link mid-walk yields nothing.
+//! Every directory is opened from its parent's handle with `openat(…, O_NOFOLLOW)` and every
+//! file is opened from its directory's handle the same way (`DirHandle`), so whatever the walk
+//! reaches is beneath the root because of how it was reached; nothing is looked up again from
+//! the root by name. A directory swapped for a link while the walk runs makes that open fail
+//! and the subtree is skipped; it is never followed. Links are reported, never entered.
+//!
+//! Filtering is ripgrep's and fd's (the `ignore` crate's rules, applied to names here rather
+//! than through its walker): hidden entries skipped; `.gitignore` (inside a git repository),
+//! `.ignore`, the tool's own ignore file and `.git/info/exclude` of every directory from the
+//! workspace root down; globs (`-g`) and file types (`-t`) on top. Ignore files are read
+//! through the same handles, and never above the workspace root.
 
 use std::collections::BinaryHeap;
-use std::os::fd::{AsFd, AsRawFd};
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::ffi::{CStr, OsStr};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use ignore::WalkBuilder;
-use nix::fcntl::OFlag;
-use nix::sys::stat::{fstat, Mode};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::overrides::Override;
+use ignore::types::Types;
+use ignore::Match;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::fs::jail::{map_errno, Kind, RelPath, Workspace};
+use crate::fs::jail::{DirEntry, DirHandle, Kind, WalkStart, Workspace};
 
-/// Where a walk starts: the real path of the place the user named, checked through the jail.
-pub struct Start {
-    pub path: PathBuf,
-    pub kind: Kind,
+/// Ignore files larger than this are not read (a generated file is not a list of rules).
+const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Which entries a walk reports, as ripgrep and fd decide by default.
+pub struct Filters {
+    /// Report hidden entries (names starting with ".") too.
+    pub hidden: bool,
+    /// Read ignore files (.gitignore, .ignore, the tool's own, .git/info/exclude, git's
+    /// global excludes) and skip what they exclude.
+    pub ignore_files: bool,
+    /// The tool's own ignore file name (".rgignore", ".fdignore").
+    pub custom_ignore: &'static str,
+    /// Globs that include or (with "!") exclude paths; matched against root-relative paths.
+    pub overrides: Override,
+    /// File types to search (rg's `-t`); directories are not subject to them.
+    pub types: Types,
 }
 
-pub fn start(ws: &Workspace, rel: &RelPath) -> Result<Start> {
-    let fd = ws.open(rel, OFlag::O_PATH, Mode::empty())?;
-    let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
-    let kind = Kind::from_mode(st.st_mode);
-    // The real location of what the handle refers to (no `..`, no links in between).
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-        .map_err(|e| Error::io(rel.display(), e))?;
-    if ws.strip_root(&real).is_none() {
-        return Err(Error::new(
-            ErrorKind::OutsideWorkspace,
-            format!("{} is outside the workspace root", rel.display()),
-        ));
+impl Filters {
+    /// ripgrep's / fd's defaults with the given custom ignore file.
+    pub fn standard(custom_ignore: &'static str) -> Filters {
+        Filters {
+            hidden: false,
+            ignore_files: true,
+            custom_ignore,
+            overrides: Override::empty(),
+            types: Types::empty(),
+        }
     }
-    Ok(Start { path: real, kind })
 }
 
-/// A walker with the default filters of ripgrep and fd: hidden files and gitignored paths
-/// skipped, links not followed; `custom_ignore` is the tool's own ignore file name.
-pub fn builder(start: &Start, custom_ignore: &str) -> WalkBuilder {
-    let mut b = WalkBuilder::new(&start.path);
-    b.standard_filters(true)
-        .follow_links(false)
-        .add_custom_ignore_filename(custom_ignore)
-        .threads(threads());
-    b
+pub struct Options {
+    /// None: report every entry (list_dir).
+    pub filters: Option<Filters>,
+    /// Entries deeper than this are not reported (1: the start's own entries).
+    pub max_depth: Option<usize>,
+    pub threads: usize,
+}
+
+/// What a visitor tells the walk after seeing an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Do not descend into this directory.
+    Prune,
+    /// Stop the whole walk.
+    Quit,
+}
+
+/// One entry the walk reached.
+pub struct Entry<'a> {
+    /// Root-relative, `/`-separated.
+    pub path: &'a str,
+    pub name: &'a OsStr,
+    /// What the directory listing says it is (links not followed).
+    pub kind: Kind,
+    /// 1 for the start's own entries; 0 for the start itself when it is a file.
+    pub depth: usize,
+    dir: &'a DirHandle,
+    is_start: bool,
+}
+
+impl Entry<'_> {
+    /// Open a regular file for reading through its directory's handle; None when it is not
+    /// one (any more): a link, FIFO or device swapped in is not opened.
+    pub fn open_file(&self) -> Option<File> {
+        if self.is_start {
+            return self.dir.as_file().ok();
+        }
+        self.dir.open_file(self.name).ok()
+    }
+}
+
+/// Walk from `start`, calling a visitor for each entry that passes the filters. `make` builds
+/// one visitor per thread (each may hold its own buffers); entries arrive in no global order.
+pub fn walk<F, V>(ws: &Workspace, start: WalkStart, opts: &Options, make: F)
+where
+    F: Fn() -> V + Sync,
+    V: FnMut(&Entry<'_>) -> Flow,
+{
+    let _ = ws;
+    if start.kind != Kind::Dir {
+        let name = start.path.rsplit('/').next().unwrap_or("").to_string();
+        let mut visit = make();
+        visit(&Entry {
+            path: &start.path,
+            name: OsStr::new(&name),
+            kind: start.kind,
+            depth: 0,
+            dir: &start.handle,
+            is_start: true,
+        });
+        return;
+    }
+    let rules = match &opts.filters {
+        Some(f) if f.ignore_files => Some(ancestor_rules(ws, &start.path, f.custom_ignore)),
+        _ => None,
+    };
+    let shared = Shared {
+        queue: Mutex::new(Queue {
+            jobs: vec![Job {
+                dir: JobDir::Open(start.handle),
+                path: start.path,
+                depth: 0,
+                rules,
+            }],
+            active: 0,
+        }),
+        wake: Condvar::new(),
+        quit: AtomicBool::new(false),
+        global: OnceLock::new(),
+    };
+    let threads = opts.threads.max(1);
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(|| worker(&shared, opts, make()));
+        }
+        worker(&shared, opts, make());
+    });
 }
 
 pub fn threads() -> usize {
@@ -58,20 +156,394 @@ pub fn threads() -> usize {
         .unwrap_or(1)
 }
 
-/// Root-relative display form of a path a walker found, or None when it is not beneath the root.
-pub fn display(ws: &Workspace, found: &std::path::Path) -> Option<String> {
-    let rel = ws.strip_root(found)?;
-    Some(rel.to_string_lossy().into_owned())
+enum JobDir {
+    Open(DirHandle),
+    Child(Arc<DirHandle>, std::ffi::CString),
+}
+
+struct Job {
+    dir: JobDir,
+    /// Root-relative path of the directory ("" for the root).
+    path: String,
+    depth: usize,
+    rules: Option<Arc<Rules>>,
+}
+
+struct Queue {
+    jobs: Vec<Job>,
+    /// Workers holding a job (which may add more).
+    active: usize,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    quit: AtomicBool,
+    /// git's global excludes file, read the first time a repository is seen.
+    global: OnceLock<Gitignore>,
+}
+
+impl Shared {
+    /// The next directory to read, or None when there is no work left (or the walk quit).
+    fn next(&self) -> Option<Job> {
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if self.quit.load(Ordering::Relaxed) {
+                self.wake.notify_all();
+                return None;
+            }
+            if let Some(job) = q.jobs.pop() {
+                q.active += 1;
+                return Some(job);
+            }
+            if q.active == 0 {
+                self.wake.notify_all();
+                return None;
+            }
+            q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn done(&self, children: Vec<Job>) {
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        q.active -= 1;
+        let added = children.len();
+        q.jobs.extend(children);
+        if added > 1 || q.active == 0 {
+            self.wake.notify_all();
+        } else if added == 1 {
+            self.wake.notify_one();
+        }
+    }
+}
+
+fn worker<V>(shared: &Shared, opts: &Options, mut visit: V)
+where
+    V: FnMut(&Entry<'_>) -> Flow,
+{
+    while let Some(job) = shared.next() {
+        let children = read_dir(shared, opts, job, &mut visit);
+        shared.done(children);
+    }
+}
+
+/// Read one directory: report its entries, return its subdirectories to walk.
+fn read_dir<V>(shared: &Shared, opts: &Options, job: Job, visit: &mut V) -> Vec<Job>
+where
+    V: FnMut(&Entry<'_>) -> Flow,
+{
+    let handle = match job.dir {
+        JobDir::Open(h) => h,
+        JobDir::Child(parent, name) => match parent.open_subdir(OsStr::from_bytes(name.to_bytes()))
+        {
+            Ok(h) => h,
+            // Gone, unreadable, or swapped for a link since it was listed: skip it.
+            Err(_) => return Vec::new(),
+        },
+    };
+    let Ok(entries) = handle.entries() else {
+        return Vec::new();
+    };
+    let rules = match (&opts.filters, job.rules) {
+        (Some(f), Some(parent)) => Some(Rules::child(
+            parent,
+            &job.path,
+            &handle,
+            &entries,
+            f.custom_ignore,
+        )),
+        _ => None,
+    };
+    let handle = Arc::new(handle);
+    let depth = job.depth + 1;
+    let descend = opts.max_depth.map_or(true, |max| depth < max);
+    let mut children = Vec::new();
+    let mut path = String::with_capacity(job.path.len() + 64);
+    for entry in &entries {
+        if shared.quit.load(Ordering::Relaxed) {
+            break;
+        }
+        let name = OsStr::from_bytes(entry.name.to_bytes());
+        path.clear();
+        if !job.path.is_empty() {
+            path.push_str(&job.path);
+            path.push('/');
+        }
+        path.push_str(&name.to_string_lossy());
+        let is_dir = entry.kind == Kind::Dir;
+        if let Some(f) = &opts.filters {
+            if skip(shared, f, rules.as_deref(), &path, name, is_dir) {
+                continue;
+            }
+        }
+        let flow = visit(&Entry {
+            path: &path,
+            name,
+            kind: entry.kind,
+            depth,
+            dir: &handle,
+            is_start: false,
+        });
+        match flow {
+            Flow::Quit => {
+                shared.quit.store(true, Ordering::Relaxed);
+                break;
+            }
+            Flow::Continue if is_dir && descend => children.push(Job {
+                dir: JobDir::Child(handle.clone(), entry.name.clone()),
+                path: path.clone(),
+                depth,
+                rules: rules.clone(),
+            }),
+            _ => {}
+        }
+    }
+    children
+}
+
+/// ripgrep's order of precedence: globs, then ignore files, then types; hidden entries are
+/// skipped unless a rule explicitly included them.
+fn skip(
+    shared: &Shared,
+    f: &Filters,
+    rules: Option<&Rules>,
+    path: &str,
+    name: &OsStr,
+    is_dir: bool,
+) -> bool {
+    let m = f.overrides.matched(path, is_dir);
+    if !m.is_none() {
+        return m.is_ignore();
+    }
+    let mut whitelisted = false;
+    if let Some(rules) = rules {
+        match rules.matched(shared, path, is_dir) {
+            Match::Ignore(()) => return true,
+            Match::Whitelist(()) => whitelisted = true,
+            Match::None => {}
+        }
+    }
+    let m = f.types.matched(path, is_dir);
+    if m.is_ignore() {
+        return true;
+    }
+    whitelisted |= m.is_whitelist();
+    !whitelisted && !f.hidden && name.as_bytes().first() == Some(&b'.')
+}
+
+/// The ignore files of one directory, linked to its parent's.
+struct Rules {
+    parent: Option<Arc<Rules>>,
+    /// Root-relative path of the directory ("" for the root).
+    dir: String,
+    custom: Gitignore,
+    ignore: Gitignore,
+    git: Gitignore,
+    exclude: Gitignore,
+    /// The directory holds `.git`: the root of a repository.
+    has_git: bool,
+    /// This directory or one above (within the workspace) is in a repository.
+    any_git: bool,
+}
+
+impl Rules {
+    fn root() -> Arc<Rules> {
+        Arc::new(Rules {
+            parent: None,
+            dir: String::new(),
+            custom: Gitignore::empty(),
+            ignore: Gitignore::empty(),
+            git: Gitignore::empty(),
+            exclude: Gitignore::empty(),
+            has_git: false,
+            any_git: false,
+        })
+    }
+
+    /// The rules below `dir`: its parent's when it has no ignore files of its own.
+    fn child(
+        parent: Arc<Rules>,
+        dir: &str,
+        handle: &DirHandle,
+        entries: &[DirEntry],
+        custom_name: &str,
+    ) -> Arc<Rules> {
+        let has = |n: &str| entries.iter().any(|e| e.name.to_bytes() == n.as_bytes());
+        let git_kind = entries
+            .iter()
+            .find(|e| e.name.to_bytes() == b".git")
+            .map(|e| e.kind);
+        let (has_custom, has_ignore, has_gitignore) =
+            (has(custom_name), has(".ignore"), has(".gitignore"));
+        if !has_custom && !has_ignore && !has_gitignore && git_kind.is_none() {
+            return parent;
+        }
+        let load = |present: bool, name: &str| {
+            if present {
+                read_rules(handle, Path::new(name))
+            } else {
+                Gitignore::empty()
+            }
+        };
+        let exclude = match git_kind {
+            Some(Kind::Dir) => read_rules(handle, Path::new(".git/info/exclude")),
+            _ => Gitignore::empty(),
+        };
+        let has_git = git_kind.is_some();
+        Arc::new(Rules {
+            any_git: parent.any_git || has_git,
+            parent: Some(parent),
+            dir: dir.to_string(),
+            custom: load(has_custom, custom_name),
+            ignore: load(has_ignore, ".ignore"),
+            git: load(has_gitignore, ".gitignore"),
+            exclude,
+            has_git,
+        })
+    }
+
+    /// The first rule that decides, as the `ignore` crate orders them: per kind, the deepest
+    /// directory's file wins; the tool's own file beats .ignore, which beats .gitignore, which
+    /// beats .git/info/exclude, which beats git's global excludes. Git's files count only
+    /// inside a repository, and not above its root.
+    fn matched(&self, shared: &Shared, path: &str, is_dir: bool) -> Match<()> {
+        let any_git = self.any_git;
+        let (mut custom, mut ignore, mut git, mut exclude) =
+            (Match::None, Match::None, Match::None, Match::None);
+        let mut saw_git = false;
+        let mut level = Some(self);
+        while let Some(rules) = level {
+            let rel = relative_to(path, &rules.dir);
+            if custom.is_none() {
+                custom = rules.custom.matched(rel, is_dir).map(|_| ());
+            }
+            if ignore.is_none() {
+                ignore = rules.ignore.matched(rel, is_dir).map(|_| ());
+            }
+            if any_git && !saw_git {
+                if git.is_none() {
+                    git = rules.git.matched(rel, is_dir).map(|_| ());
+                }
+                if exclude.is_none() {
+                    exclude = rules.exclude.matched(rel, is_dir).map(|_| ());
+                }
+            }
+            saw_git |= rules.has_git;
+            level = rules.parent.as_deref();
+        }
+        let global = if any_git {
+            shared
+                .global
+                .get_or_init(|| GitignoreBuilder::new("").build_global().0)
+                .matched(path, is_dir)
+                .map(|_| ())
+        } else {
+            Match::None
+        };
+        custom.or(ignore).or(git).or(exclude).or(global)
+    }
+}
+
+/// `path` relative to the directory `dir` it lies beneath ("" is the root).
+fn relative_to<'a>(path: &'a str, dir: &str) -> &'a str {
+    if dir.is_empty() {
+        return path;
+    }
+    path.strip_prefix(dir)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(path)
+}
+
+/// The rules of the directories above the start (the root down to its parent), whose ignore
+/// files apply below them as ripgrep's do.
+fn ancestor_rules(ws: &Workspace, start: &str, custom_name: &str) -> Arc<Rules> {
+    let mut rules = Rules::root();
+    for (dir, handle) in ws.ancestors(start) {
+        let Ok(entries) = handle.entries() else {
+            break;
+        };
+        rules = Rules::child(rules, &dir, &handle, &entries, custom_name);
+    }
+    rules
+}
+
+/// A gitignore-format file read through a directory handle (not followed if it is a link);
+/// unreadable or malformed lines are skipped, as git and ripgrep skip them.
+fn read_rules(dir: &DirHandle, name: &Path) -> Gitignore {
+    let mut parts = name.iter();
+    let mut cur: Option<DirHandle> = None;
+    let mut last = None;
+    for part in parts.by_ref() {
+        if let Some(prev) = last.take() {
+            let next = match &cur {
+                Some(c) => c.open_subdir(prev),
+                None => dir.open_subdir(prev),
+            };
+            match next {
+                Ok(h) => cur = Some(h),
+                Err(_) => return Gitignore::empty(),
+            }
+        }
+        last = Some(part);
+    }
+    let Some(file_name) = last else {
+        return Gitignore::empty();
+    };
+    let file = match &cur {
+        Some(c) => c.open_file(file_name),
+        None => dir.open_file(file_name),
+    };
+    let Ok(file) = file else {
+        return Gitignore::empty();
+    };
+    let mut bytes = Vec::new();
+    if file
+        .take(MAX_IGNORE_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return Gitignore::empty();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut builder = GitignoreBuilder::new("");
+    for (i, line) in text.lines().enumerate() {
+        let line = if i == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+/// A C string's bytes as an OsStr.
+pub fn os_name(name: &CStr) -> &OsStr {
+    OsStr::from_bytes(name.to_bytes())
+}
+
+/// Where a walking tool hands each path it finds, from the walk's threads as it finds it (so in
+/// no particular order). A sorted, capped result collects them (`TopN`); a streaming output
+/// writes each at once. Return false to stop the walk.
+pub trait PathSink: Sync {
+    fn found(&self, path: String) -> bool;
+}
+
+impl PathSink for TopN<String> {
+    fn found(&self, path: String) -> bool {
+        self.extend([path]);
+        true
+    }
 }
 
 /// Keeps the `cap` smallest items seen (in their `Ord`), counting all of them: memory stays
 /// bounded and the kept set does not depend on the order threads deliver items in.
-pub struct TopN<T: Ord> {
+pub struct TopN<T: Ord + Send> {
     cap: usize,
     inner: Mutex<(BinaryHeap<T>, u64)>,
 }
 
-impl<T: Ord> TopN<T> {
+impl<T: Ord + Send> TopN<T> {
     pub fn new(cap: usize) -> TopN<T> {
         TopN {
             cap,
@@ -98,15 +570,30 @@ impl<T: Ord> TopN<T> {
         }
     }
 
-    /// The kept items in order, and whether any were dropped.
-    pub fn finish(self) -> (Vec<T>, bool) {
+    /// The largest item kept when the heap is full: anything not smaller cannot be kept.
+    pub fn bar(&self) -> Option<T>
+    where
+        T: Clone,
+    {
+        let guard = self.inner.lock().ok()?;
+        if guard.0.len() < self.cap {
+            return None;
+        }
+        guard.0.peek().cloned()
+    }
+
+    /// How many items were seen so far.
+    pub fn seen(&self) -> u64 {
+        self.inner.lock().map(|g| g.1).unwrap_or(0)
+    }
+
+    /// The kept items in order, and how many were seen in all.
+    pub fn finish(self) -> (Vec<T>, u64) {
         let (heap, total) = self
             .inner
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let kept = heap.into_sorted_vec();
-        let truncated = total > kept.len() as u64;
-        (kept, truncated)
+        (heap.into_sorted_vec(), total)
     }
 }
 
@@ -119,11 +606,18 @@ mod tests {
         let t = TopN::new(3);
         t.extend([9, 1, 7]);
         t.extend([3, 8, 2]);
-        let (kept, truncated) = t.finish();
+        let (kept, total) = t.finish();
         assert_eq!(kept, vec![1, 2, 3]);
-        assert!(truncated);
+        assert_eq!(total, 6);
         let t = TopN::new(5);
         t.extend([2, 1]);
-        assert_eq!(t.finish(), (vec![1, 2], false));
+        assert_eq!(t.finish(), (vec![1, 2], 2));
+    }
+
+    #[test]
+    fn relative_paths_strip_whole_components() {
+        assert_eq!(relative_to("a/b/c", "a"), "b/c");
+        assert_eq!(relative_to("a/b/c", ""), "a/b/c");
+        assert_eq!(relative_to("ab/c", "a"), "ab/c");
     }
 }

@@ -1,18 +1,18 @@
 //! find_files: glob search over names, with fd's defaults (hidden and gitignored paths skipped,
 //! links not followed, smart case: a pattern without capitals ignores case). A pattern
 //! without `/` matches the entry's name; one with `/` matches its path relative to the root,
-//! where `**` crosses directories. Every hit is confirmed through the jail before it is returned.
+//! where `**` crosses directories. The walk reaches every entry through its directory's handle,
+//! so a hit is inside the root by construction; fd's filters (type, extension, depth,
+//! excludes, hidden, no-ignore) come on top.
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkState;
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
-use crate::error::{Error, Result};
-use crate::fs::walk::{self, TopN};
+use super::{committed_schema, Cli, Context, Doc, Hints, Short, Tool, ToolName};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::jail::Kind;
+use crate::fs::walk::{self, Filters, Flow, PathSink, TopN};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -29,10 +29,32 @@ pub struct FindArgs {
     /// Directory to search in, relative to the workspace root. Default: ".".
     #[serde(default = "default_path")]
     pub path: String,
+    /// Only entries of these types (fd's -t): "f" (file), "d" (directory), "l" (symlink).
+    #[serde(default, rename = "type")]
+    pub entry_type: Vec<String>,
+    /// Only entries with one of these extensions (fd's -e), e.g. ["rs", "toml"]; case is ignored.
+    #[serde(default)]
+    pub extension: Vec<String>,
+    /// Descend at most this many levels (fd's -d); 1 lists only the directory's own entries.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_depth: Option<u64>,
+    /// Leave out entries matching these globs, and what is below them (fd's -E).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Include hidden files and directories (fd's -H). Default: false.
+    #[serde(default)]
+    pub hidden: bool,
+    /// Do not skip what .gitignore, .ignore and .fdignore files exclude (fd's -I). Default: false.
+    #[serde(default)]
+    pub no_ignore: bool,
     /// Most paths to return. Default: 1000.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000000))]
     pub max_results: Option<u64>,
+    /// Paths to skip, for the next page after a truncated one (see next_offset). Default: 0.
+    #[serde(default)]
+    pub offset: Option<u64>,
 }
 
 fn default_path() -> String {
@@ -43,8 +65,11 @@ fn default_path() -> String {
 pub struct FindResult {
     /// Sorted paths relative to the workspace root; directories end with "/".
     pub files: Vec<String>,
-    /// True when more paths matched than `max_results`.
+    /// True when more paths matched than were returned.
     pub truncated: bool,
+    /// With truncated: the offset that asks for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
 }
 
 pub struct FindFiles;
@@ -65,6 +90,124 @@ pub fn compile(pattern: &str) -> Result<(GlobMatcher, bool)> {
     Ok((glob.compile_matcher(), full_path))
 }
 
+/// The entry kinds asked for: (files, directories, symlinks); all when none is named.
+fn kinds(types: &[String]) -> Result<[bool; 3]> {
+    if types.is_empty() {
+        return Ok([true; 3]);
+    }
+    let mut want = [false; 3];
+    for t in types {
+        match t.as_str() {
+            "f" | "file" => want[0] = true,
+            "d" | "dir" | "directory" => want[1] = true,
+            "l" | "symlink" => want[2] = true,
+            other => {
+                return Err(Error::invalid_args(format!(
+                    "type: {other:?} is not one of f (file), d (directory), l (symlink)"
+                )))
+            }
+        }
+    }
+    Ok(want)
+}
+
+/// The validated search.
+pub struct Plan {
+    matcher: GlobMatcher,
+    full_path: bool,
+    kinds: [bool; 3],
+    /// Lower-cased ".ext" suffixes.
+    extensions: Vec<String>,
+    opts: walk::Options,
+}
+
+pub fn plan(args: &FindArgs) -> Result<Plan> {
+    let (matcher, full_path) = compile(&args.pattern)?;
+    let mut filters = Filters::standard(".fdignore");
+    filters.hidden = args.hidden;
+    filters.ignore_files = !args.no_ignore;
+    let excludes: Vec<String> = args.exclude.iter().map(|g| format!("!{g}")).collect();
+    let globs: Vec<(&str, &str)> = excludes.iter().map(|g| ("exclude", g.as_str())).collect();
+    filters.overrides = super::grep::overrides(&globs)?;
+    let max_depth = match args.max_depth {
+        Some(0) => return Err(Error::invalid_args("max_depth: must be at least 1")),
+        d => d.map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
+    };
+    let extensions = args
+        .extension
+        .iter()
+        .map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase()))
+        .collect();
+    Ok(Plan {
+        matcher,
+        full_path,
+        kinds: kinds(&args.entry_type)?,
+        extensions,
+        opts: walk::Options {
+            filters: Some(filters),
+            max_depth,
+            threads: walk::threads(),
+        },
+    })
+}
+
+/// Run a search, handing each path found to `sink` as soon as it is found (directories with a
+/// trailing "/"), in no particular order.
+pub fn search(args: &FindArgs, ctx: &Context, sink: &dyn PathSink) -> Result<()> {
+    let plan = plan(args)?;
+    let rel = ctx.ws.relative(&args.path)?;
+    let start = ctx.ws.walk_start(&rel)?;
+    if start.kind != Kind::Dir {
+        return Err(Error::new(
+            ErrorKind::NotADirectory,
+            format!("{} is not a directory", rel.display()),
+        ));
+    }
+    let plan = &plan;
+    walk::walk(&ctx.ws, start, &plan.opts, || {
+        move |entry: &walk::Entry<'_>| {
+            let wanted = match entry.kind {
+                Kind::File => plan.kinds[0],
+                Kind::Dir => plan.kinds[1],
+                Kind::Symlink => plan.kinds[2],
+                Kind::Other => plan.kinds == [true; 3],
+            };
+            if !wanted {
+                return Flow::Continue;
+            }
+            let hit = if plan.full_path {
+                plan.matcher.is_match(entry.path)
+            } else {
+                plan.matcher.is_match(entry.name)
+            };
+            if !hit || !has_extension(&plan.extensions, entry.name) {
+                return Flow::Continue;
+            }
+            let mut shown = String::with_capacity(entry.path.len() + 1);
+            shown.push_str(entry.path);
+            if entry.kind == Kind::Dir {
+                shown.push('/');
+            }
+            if sink.found(shown) {
+                Flow::Continue
+            } else {
+                Flow::Quit
+            }
+        }
+    });
+    Ok(())
+}
+
+fn has_extension(extensions: &[String], name: &std::ffi::OsStr) -> bool {
+    if extensions.is_empty() {
+        return true;
+    }
+    let name = name.to_string_lossy().to_lowercase();
+    extensions
+        .iter()
+        .any(|e| name.len() > e.len() && name.ends_with(e.as_str()))
+}
+
 impl Tool for FindFiles {
     const NAME: ToolName = ToolName::FindFiles;
     const TITLE: &'static str = "Find files by name";
@@ -78,6 +221,14 @@ impl Tool for FindFiles {
         positional: &["pattern", "path"],
         stdin_param: None,
     };
+    const SHORT: &'static [Short] = &[
+        ('t', "type", None),
+        ('e', "extension", None),
+        ('d', "max_depth", None),
+        ('E', "exclude", None),
+        ('H', "hidden", None),
+        ('I', "no_ignore", None),
+    ];
     const DOC: Doc = Doc {
         example: r#"{"pattern": "*.toml", "path": "."}"#,
         pipeline: "sneaky-find 'src/**/*.rs' | jq -r '.result.files[]' | xargs wc -l",
@@ -89,54 +240,19 @@ impl Tool for FindFiles {
     type Output = FindResult;
 
     fn run(args: FindArgs, ctx: &Context) -> Result<FindResult> {
-        let cap = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
-        let (matcher, full_path) = compile(&args.pattern)?;
-        let rel = ctx.ws.relative(&args.path)?;
-        let start = walk::start(&ctx.ws, &rel)?;
-        if start.kind != crate::fs::jail::Kind::Dir {
-            return Err(Error::new(
-                crate::error::ErrorKind::NotADirectory,
-                format!("{} is not a directory", rel.display()),
-            ));
-        }
-        let found = TopN::new(cap as usize);
-        walk::builder(&start, ".fdignore").build_parallel().run(|| {
-            let matcher = matcher.clone();
-            let found = &found;
-            let ws = &ctx.ws;
-            Box::new(move |entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if entry.depth() == 0 {
-                    return WalkState::Continue;
-                }
-                let Some(rel) = ws.strip_root(entry.path()) else {
-                    return WalkState::Continue;
-                };
-                let hit = if full_path {
-                    matcher.is_match(rel)
-                } else {
-                    matcher.is_match(entry.file_name())
-                };
-                if !hit {
-                    return WalkState::Continue;
-                }
-                // Confirm the name through the jail: a parent swapped for a link yields nothing.
-                let check = OFlag::O_PATH | OFlag::O_NOFOLLOW;
-                if ws.open_at(ws.root_fd(), rel, check, Mode::empty()).is_err() {
-                    return WalkState::Continue;
-                }
-                let mut shown = rel.to_string_lossy().into_owned();
-                if entry.file_type().is_some_and(|t| t.is_dir()) {
-                    shown.push('/');
-                }
-                found.extend([shown]);
-                WalkState::Continue
-            })
-        });
-        let (files, truncated) = found.finish();
-        Ok(FindResult { files, truncated })
+        let limit = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
+        let offset = args.offset.unwrap_or(0);
+        let found = TopN::new(usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX));
+        search(&args, ctx, &found)?;
+        let (kept, total) = found.finish();
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+        let files: Vec<String> = kept.into_iter().skip(skip).collect();
+        let truncated = total > offset + files.len() as u64;
+        Ok(FindResult {
+            next_offset: truncated.then_some(offset + files.len() as u64),
+            files,
+            truncated,
+        })
     }
 }
 

@@ -1,26 +1,31 @@
-//! grep_files: ripgrep's engine (grep-searcher + grep-regex over the `ignore` walker), set up
-//! as `rg` is by default: gitignore and hidden files skipped, binary files (a NUL byte) left
+//! grep_files: ripgrep's engine (grep-searcher + grep-regex) over the shared walk, set up as
+//! `rg` is by default: gitignore and hidden files skipped, binary files (a NUL byte) left
 //! after the first one is seen, `^`/`$` at line boundaries. Files are searched in parallel,
-//! each opened through the jail; results are the first `max_results` in (path, line) order.
+//! each opened through its directory's handle.
+//!
+//! What is found goes to a `GrepSink` one file at a time, as soon as the file is searched:
+//! the JSON result keeps the first `max_results` (after `offset`) in (path, line) order in
+//! compact per-file storage; a streaming output (text) can print each file as it comes.
 
+use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::overrides::OverrideBuilder;
-use ignore::WalkState;
-use nix::fcntl::OFlag;
-use nix::sys::stat::{fstat, Mode};
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::types::{Types, TypesBuilder};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+use serde::{Deserialize, Serialize, Serializer};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Short, Tool, ToolName};
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
-use crate::fs::walk::{self, TopN};
+use crate::fs::walk::{self, Filters, Flow, TopN};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -29,8 +34,9 @@ pub const MAX_LINE_CHARS: usize = 500;
 pub const MAX_CONTEXT: u64 = 20;
 
 /// Search file contents for a regular expression (Rust regex syntax, as ripgrep). Returns
-/// matching lines with their path and 1-based line number, sorted by path then line. Like
-/// ripgrep, skips hidden files, gitignored files and binary files.
+/// matching lines with their path and 1-based line number, sorted by path then line (or, with
+/// output_mode, the files that match or a count per file). Like ripgrep, skips hidden files,
+/// gitignored files and binary files.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepArgs {
@@ -43,24 +49,72 @@ pub struct GrepArgs {
     /// leading "!" excludes).
     #[serde(default)]
     pub file_pattern: Option<String>,
+    /// More globs like file_pattern (rg's -g), e.g. ["*.rs", "!tests/**"]; a glob with "/"
+    /// matches the path from the workspace root.
+    #[serde(default)]
+    pub glob: Vec<String>,
+    /// Only search files of these types (rg's -t), e.g. ["rust", "py"].
+    #[serde(default, rename = "type")]
+    pub file_type: Vec<String>,
+    /// Do not search files of these types (rg's -T).
+    #[serde(default)]
+    pub type_not: Vec<String>,
     /// Match without regard to case. Default: false.
     #[serde(default)]
     pub case_insensitive: bool,
+    /// Treat the pattern as a literal string, not a regular expression. Default: false.
+    #[serde(default)]
+    pub fixed_strings: bool,
+    /// Only match whole words. Default: false.
+    #[serde(default)]
+    pub word_regexp: bool,
+    /// "content" (matching lines, the default), "files_with_matches" (the paths of files that
+    /// match) or "count" (matching lines per file).
+    #[serde(default)]
+    pub output_mode: OutputMode,
     /// Lines of context to return before and after each match. Default: 0.
     #[serde(default)]
     #[schemars(range(max = 20))]
     pub context: Option<u64>,
-    /// Most matches to return. Default: 1000.
+    /// Lines of context before each match (overrides context).
+    #[serde(default)]
+    #[schemars(range(max = 20))]
+    pub before_context: Option<u64>,
+    /// Lines of context after each match (overrides context).
+    #[serde(default)]
+    #[schemars(range(max = 20))]
+    pub after_context: Option<u64>,
+    /// Search hidden files and directories too. Default: false.
+    #[serde(default)]
+    pub hidden: bool,
+    /// Do not skip what .gitignore, .ignore and .rgignore files exclude. Default: false.
+    #[serde(default)]
+    pub no_ignore: bool,
+    /// Most results (matches, files or counts) to return. Default: 1000.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000000))]
     pub max_results: Option<u64>,
+    /// Results to skip, for the next page after a truncated one (see next_offset). Default: 0.
+    #[serde(default)]
+    pub offset: Option<u64>,
 }
 
 fn default_path() -> String {
     ".".to_string()
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(inline)]
+pub enum OutputMode {
+    #[default]
+    Content,
+    FilesWithMatches,
+    Count,
+}
+
+/// One match as the JSON result shows it (the schema of `matches`).
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct Match {
     /// File path relative to the workspace root.
     pub path: String,
@@ -78,10 +132,537 @@ pub struct Match {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GrepResult {
-    /// Matches sorted by path, then line.
-    pub matches: Vec<Match>,
-    /// True when more matches exist than `max_results`.
+    /// Matches sorted by path, then line (output_mode "content").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<Match>>")]
+    pub matches: Option<MatchPage>,
+    /// Sorted paths of the files that match (output_mode "files_with_matches").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    /// Matching lines per file, by path (output_mode "count").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<BTreeMap<String, u64>>")]
+    pub counts: Option<Counts>,
+    /// True when more results exist than were returned.
     pub truncated: bool,
+    /// With truncated: the offset that asks for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+}
+
+/// What a line of a file's result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Match,
+    /// Context before a match.
+    Before,
+    /// Context after a match.
+    After,
+    /// A gap between groups of context (rg prints "--").
+    Break,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LineRec {
+    number: u64,
+    /// End of the line's text in `FileMatches::text`; it starts where the previous one ended.
+    end: u32,
+    kind: LineKind,
+}
+
+/// One file's matching (and context) lines, compactly: one path, one text buffer, a small
+/// record per line.
+#[derive(Debug)]
+pub struct FileMatches {
+    pub path: String,
+    lines: Vec<LineRec>,
+    text: String,
+    /// Number of matching lines held.
+    pub matched: u64,
+}
+
+impl FileMatches {
+    fn new(path: &str) -> FileMatches {
+        FileMatches {
+            path: path.to_string(),
+            lines: Vec::new(),
+            text: String::new(),
+            matched: 0,
+        }
+    }
+
+    fn push(&mut self, number: u64, kind: LineKind, bytes: &[u8]) {
+        push_line_text(&mut self.text, bytes);
+        let end = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
+        self.lines.push(LineRec { number, end, kind });
+        if kind == LineKind::Match {
+            self.matched += 1;
+        }
+    }
+
+    /// Every line in file order: (line number, kind, text without its line ending).
+    pub fn lines(&self) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
+        let mut start = 0usize;
+        self.lines.iter().map(move |rec| {
+            let end = rec.end as usize;
+            let text = self.text.get(start..end).unwrap_or("");
+            start = end;
+            (rec.number, rec.kind, text)
+        })
+    }
+
+    /// Matches with their context as the JSON result groups them: context before a match
+    /// (since the last gap) and after it.
+    fn grouped(&self) -> Vec<MatchView<'_>> {
+        let mut out: Vec<MatchView<'_>> = Vec::new();
+        let mut before: Vec<&str> = Vec::new();
+        for (number, kind, text) in self.lines() {
+            match kind {
+                LineKind::Match => out.push(MatchView {
+                    line: number,
+                    text,
+                    before: std::mem::take(&mut before),
+                    after: Vec::new(),
+                }),
+                LineKind::After => {
+                    if let Some(last) = out.last_mut() {
+                        last.after.push(text);
+                    }
+                }
+                LineKind::Before => before.push(text),
+                LineKind::Break => before.clear(),
+            }
+        }
+        out
+    }
+}
+
+struct MatchView<'a> {
+    line: u64,
+    text: &'a str,
+    before: Vec<&'a str>,
+    after: Vec<&'a str>,
+}
+
+/// A line's text without its line ending, shortened when very long, appended to `out`.
+fn push_line_text(out: &mut String, bytes: &[u8]) {
+    let mut end = bytes.len();
+    if end > 0 && bytes[end - 1] == b'\n' {
+        end -= 1;
+        if end > 0 && bytes[end - 1] == b'\r' {
+            end -= 1;
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes[..end]);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        None => out.push_str(&text),
+        Some((cut, _)) => {
+            out.push_str(&text[..cut]);
+            out.push_str(&format!("… [{} more bytes]", text.len() - cut));
+        }
+    }
+}
+
+/// The page of matches a JSON result returns: files in path order, `skip` matches left out
+/// at the front, at most `take` returned.
+#[derive(Debug)]
+pub struct MatchPage {
+    files: Vec<FileMatches>,
+    skip: u64,
+    take: u64,
+}
+
+impl Serialize for MatchPage {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let (mut index, end) = (0u64, self.skip.saturating_add(self.take));
+        'files: for file in &self.files {
+            if index + file.matched <= self.skip {
+                index += file.matched;
+                continue;
+            }
+            for m in file.grouped() {
+                if index >= end {
+                    break 'files;
+                }
+                if index >= self.skip {
+                    seq.serialize_element(&MatchOut {
+                        path: &file.path,
+                        m,
+                    })?;
+                }
+                index += 1;
+            }
+        }
+        seq.end()
+    }
+}
+
+struct MatchOut<'a> {
+    path: &'a str,
+    m: MatchView<'a>,
+}
+
+impl Serialize for MatchOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let extra = usize::from(!self.m.before.is_empty()) + usize::from(!self.m.after.is_empty());
+        let mut st = s.serialize_struct("Match", 3 + extra)?;
+        st.serialize_field("path", self.path)?;
+        st.serialize_field("line", &self.m.line)?;
+        st.serialize_field("text", self.m.text)?;
+        if !self.m.before.is_empty() {
+            st.serialize_field("before", &self.m.before)?;
+        }
+        if !self.m.after.is_empty() {
+            st.serialize_field("after", &self.m.after)?;
+        }
+        st.end()
+    }
+}
+
+/// Counts per file in path order, serialized as a JSON object.
+#[derive(Debug)]
+pub struct Counts(pub Vec<(String, u64)>);
+
+impl Serialize for Counts {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (path, n) in &self.0 {
+            map.serialize_entry(path, n)?;
+        }
+        map.end()
+    }
+}
+
+/// What one searched file yielded.
+pub enum Found {
+    /// Output mode "content": its matching and context lines.
+    Lines(FileMatches),
+    /// Output mode "count": its number of matching lines.
+    Count(String, u64),
+    /// Output mode "files_with_matches": it matches.
+    File(String),
+}
+
+/// Where a search hands its results, one file at a time, from the search threads as each file
+/// is done (so in no global order). The JSON result collects them sorted; a streaming output
+/// (e.g. `--format text`) can write each one at once and keep nothing.
+pub trait GrepSink: Sync {
+    /// One file's results (only files that match). Return false to stop the search.
+    fn found(&self, found: Found) -> bool;
+    /// Whether a file at `path` could still change the result: a sorted, capped collection
+    /// that already knows it is truncated says no for paths after all it keeps.
+    fn wants(&self, _path: &str) -> bool {
+        true
+    }
+    /// Most matching lines one file needs to report (content mode).
+    fn per_file_limit(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The validated search: the matcher, the searcher, the walk.
+struct Plan {
+    matcher: RegexMatcher,
+    searcher: SearcherBuilder,
+    mode: OutputMode,
+    filters: Filters,
+}
+
+fn plan(args: &GrepArgs) -> Result<Plan> {
+    let context = |given: Option<u64>, what: &str| -> Result<usize> {
+        let n = given.or(args.context).unwrap_or(0);
+        if n > MAX_CONTEXT {
+            return Err(Error::invalid_args(format!(
+                "{what}: at most {MAX_CONTEXT} lines"
+            )));
+        }
+        Ok(n as usize)
+    };
+    let (before, after) = (
+        context(args.before_context, "before_context")?,
+        context(args.after_context, "after_context")?,
+    );
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(args.case_insensitive)
+        .fixed_strings(args.fixed_strings)
+        .word(args.word_regexp)
+        .multi_line(true)
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|e| Error::invalid_args(format!("pattern: {e}")))?;
+    let content = args.output_mode == OutputMode::Content;
+    let mut searcher = SearcherBuilder::new();
+    searcher
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(if content { before } else { 0 })
+        .after_context(if content { after } else { 0 });
+    let mut filters = Filters::standard(".rgignore");
+    filters.hidden = args.hidden;
+    filters.ignore_files = !args.no_ignore;
+    let mut globs: Vec<(&str, &str)> = args.glob.iter().map(|g| ("glob", g.as_str())).collect();
+    if let Some(g) = &args.file_pattern {
+        globs.insert(0, ("file_pattern", g.as_str()));
+    }
+    filters.overrides = overrides(&globs)?;
+    filters.types = types(&args.file_type, &args.type_not)?;
+    Ok(Plan {
+        matcher,
+        searcher,
+        mode: args.output_mode,
+        filters,
+    })
+}
+
+/// rg's `-g` globs, matched against root-relative paths (a glob without "/" against names).
+pub fn overrides(globs: &[(&str, &str)]) -> Result<Override> {
+    if globs.is_empty() {
+        return Ok(Override::empty());
+    }
+    let mut ob = OverrideBuilder::new("");
+    for (what, glob) in globs {
+        ob.add(glob)
+            .map_err(|e| Error::invalid_args(format!("{what}: {e}")))?;
+    }
+    ob.build()
+        .map_err(|e| Error::invalid_args(format!("glob: {e}")))
+}
+
+/// rg's file types (`rg --type-list`).
+fn types(select: &[String], negate: &[String]) -> Result<Types> {
+    if select.is_empty() && negate.is_empty() {
+        return Ok(Types::empty());
+    }
+    let mut tb = TypesBuilder::new();
+    tb.add_defaults();
+    let known: Vec<String> = tb
+        .definitions()
+        .iter()
+        .map(|d| d.name().to_string())
+        .collect();
+    for (what, names) in [("type", select), ("type_not", negate)] {
+        for name in names {
+            if !known.iter().any(|k| k == name) {
+                return Err(Error::invalid_args(format!(
+                    "{what}: unknown file type {name:?} (rg --type-list shows them; e.g. rust, py, js, md)"
+                )));
+            }
+            if what == "type" {
+                tb.select(name);
+            } else {
+                tb.negate(name);
+            }
+        }
+    }
+    tb.build()
+        .map_err(|e| Error::invalid_args(format!("type: {e}")))
+}
+
+/// Run a search, handing each matching file's results to `sink` as soon as it is searched.
+pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()> {
+    let plan = plan(args)?;
+    let rel = ctx.ws.relative(&args.path)?;
+    let start = ctx.ws.walk_start(&rel)?;
+    let opts = walk::Options {
+        filters: Some(plan.filters),
+        max_depth: None,
+        threads: walk::threads(),
+    };
+    let (matcher, searcher, mode) = (&plan.matcher, &plan.searcher, plan.mode);
+    let limit = sink.per_file_limit();
+    walk::walk(&ctx.ws, start, &opts, || {
+        let mut searcher = searcher.build();
+        move |entry: &walk::Entry<'_>| {
+            if !matches!(entry.kind, Kind::File) {
+                return Flow::Continue;
+            }
+            if !sink.wants(entry.path) {
+                return Flow::Continue;
+            }
+            let Some(file) = entry.open_file() else {
+                return Flow::Continue;
+            };
+            let found = search_file(entry.path, &file, matcher, &mut searcher, mode, limit);
+            match found.map(|found| sink.found(found)) {
+                Some(false) => Flow::Quit,
+                _ => Flow::Continue,
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Search one open file; None when nothing matches (unreadable files are skipped as rg does).
+fn search_file(
+    path: &str,
+    file: &std::fs::File,
+    matcher: &RegexMatcher,
+    searcher: &mut Searcher,
+    mode: OutputMode,
+    limit: Option<u64>,
+) -> Option<Found> {
+    let mut sink = Collect {
+        mode,
+        limit: limit.unwrap_or(u64::MAX),
+        file: (mode == OutputMode::Content).then(|| FileMatches::new(path)),
+        count: 0,
+    };
+    let _ = searcher.search_file(matcher, file, &mut sink);
+    if sink.count == 0 {
+        return None;
+    }
+    Some(match (mode, sink.file) {
+        (OutputMode::Content, Some(file)) => Found::Lines(file),
+        (OutputMode::Count, _) => Found::Count(path.to_string(), sink.count),
+        _ => Found::File(path.to_string()),
+    })
+}
+
+struct Collect {
+    mode: OutputMode,
+    limit: u64,
+    file: Option<FileMatches>,
+    count: u64,
+}
+
+impl Sink for Collect {
+    type Error = io::Error;
+
+    fn matched(
+        &mut self,
+        _s: &Searcher,
+        mat: &SinkMatch<'_>,
+    ) -> std::result::Result<bool, io::Error> {
+        self.count += 1;
+        match self.mode {
+            OutputMode::FilesWithMatches => Ok(false),
+            OutputMode::Count => Ok(true),
+            OutputMode::Content => {
+                if let Some(file) = &mut self.file {
+                    file.push(mat.line_number().unwrap_or(0), LineKind::Match, mat.bytes());
+                }
+                Ok(self.count < self.limit)
+            }
+        }
+    }
+
+    fn context(
+        &mut self,
+        _s: &Searcher,
+        ctx: &SinkContext<'_>,
+    ) -> std::result::Result<bool, io::Error> {
+        if let Some(file) = &mut self.file {
+            let kind = match ctx.kind() {
+                SinkContextKind::After => LineKind::After,
+                SinkContextKind::Before | SinkContextKind::Other => LineKind::Before,
+            };
+            file.push(ctx.line_number().unwrap_or(0), kind, ctx.bytes());
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _s: &Searcher) -> std::result::Result<bool, io::Error> {
+        if let Some(file) = &mut self.file {
+            file.push(0, LineKind::Break, b"");
+        }
+        Ok(true)
+    }
+}
+
+/// The JSON result's sink: keeps the first `cap` results in path order, whole files at a time
+/// (compact storage), counting everything seen.
+struct Sorted {
+    cap: u64,
+    files: Mutex<SortedFiles>,
+    names: TopN<String>,
+    counts: TopN<(String, u64)>,
+    /// More results exist than `cap`: later paths no longer matter once past the bar.
+    over: AtomicBool,
+}
+
+#[derive(Default)]
+struct SortedFiles {
+    by_path: BTreeMap<String, FileMatches>,
+    kept: u64,
+    total: u64,
+}
+
+impl Sorted {
+    fn new(cap: u64) -> Sorted {
+        let n = usize::try_from(cap).unwrap_or(usize::MAX);
+        Sorted {
+            cap,
+            files: Mutex::new(SortedFiles::default()),
+            names: TopN::new(n),
+            counts: TopN::new(n),
+            over: AtomicBool::new(false),
+        }
+    }
+
+    fn last_kept(&self) -> Option<String> {
+        let files = self.files.lock().ok()?;
+        if let Some((path, _)) = files.by_path.last_key_value() {
+            return Some(path.clone());
+        }
+        drop(files);
+        self.names
+            .bar()
+            .or_else(|| self.counts.bar().map(|(path, _)| path))
+    }
+}
+
+impl GrepSink for Sorted {
+    fn found(&self, found: Found) -> bool {
+        match found {
+            Found::Lines(file) => {
+                let Ok(mut files) = self.files.lock() else {
+                    return false;
+                };
+                files.total += file.matched;
+                files.kept += file.matched;
+                files.by_path.insert(file.path.clone(), file);
+                // Drop whole files from the end while the rest still fill the cap.
+                while let Some((_, last)) = files.by_path.last_key_value() {
+                    if files.kept - last.matched < self.cap {
+                        break;
+                    }
+                    let n = last.matched;
+                    files.by_path.pop_last();
+                    files.kept -= n;
+                }
+                if files.total > self.cap {
+                    self.over.store(true, Ordering::Relaxed);
+                }
+            }
+            Found::File(path) => {
+                self.names.extend([path]);
+                if self.names.seen() > self.cap {
+                    self.over.store(true, Ordering::Relaxed);
+                }
+            }
+            Found::Count(path, n) => {
+                self.counts.extend([(path, n)]);
+                if self.counts.seen() > self.cap {
+                    self.over.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        true
+    }
+
+    fn wants(&self, path: &str) -> bool {
+        if !self.over.load(Ordering::Relaxed) {
+            return true;
+        }
+        self.last_kept().map_or(true, |bar| path < bar.as_str())
+    }
+
+    fn per_file_limit(&self) -> Option<u64> {
+        // Later lines of a file sort after its earlier ones: one more than the cap tells
+        // that there are more.
+        Some(self.cap.saturating_add(1))
+    }
 }
 
 pub struct GrepFiles;
@@ -99,6 +680,19 @@ impl Tool for GrepFiles {
         positional: &["pattern", "path"],
         stdin_param: None,
     };
+    const SHORT: &'static [Short] = &[
+        ('i', "case_insensitive", None),
+        ('F', "fixed_strings", None),
+        ('w', "word_regexp", None),
+        ('l', "output_mode", Some("files_with_matches")),
+        ('c', "output_mode", Some("count")),
+        ('g', "glob", None),
+        ('t', "type", None),
+        ('T', "type_not", None),
+        ('A', "after_context", None),
+        ('B', "before_context", None),
+        ('C', "context", None),
+    ];
     const DOC: Doc = Doc {
         example: r#"{"pattern": "fn main", "path": "src", "file_pattern": "*.rs"}"#,
         pipeline:
@@ -111,159 +705,44 @@ impl Tool for GrepFiles {
     type Output = GrepResult;
 
     fn run(args: GrepArgs, ctx: &Context) -> Result<GrepResult> {
-        let cap = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
-        let context = args.context.unwrap_or(0);
-        if context > MAX_CONTEXT {
-            return Err(Error::invalid_args(format!(
-                "context: at most {MAX_CONTEXT} lines"
-            )));
-        }
-        let matcher = RegexMatcherBuilder::new()
-            .case_insensitive(args.case_insensitive)
-            .multi_line(true)
-            .line_terminator(Some(b'\n'))
-            .build(&args.pattern)
-            .map_err(|e| Error::invalid_args(format!("pattern: {e}")))?;
-        let rel = ctx.ws.relative(&args.path)?;
-        let start = walk::start(&ctx.ws, &rel)?;
-        let mut builder = walk::builder(&start, ".rgignore");
-        if let Some(glob) = &args.file_pattern {
-            let base = if start.kind == Kind::Dir {
-                start.path.clone()
-            } else {
-                start
-                    .path
-                    .parent()
-                    .map(|p| p.to_path_buf())
-                    .unwrap_or_default()
-            };
-            let mut ob = OverrideBuilder::new(base);
-            ob.add(glob)
-                .map_err(|e| Error::invalid_args(format!("file_pattern: {e}")))?;
-            let overrides = ob
-                .build()
-                .map_err(|e| Error::invalid_args(format!("file_pattern: {e}")))?;
-            builder.overrides(overrides);
-        }
-        let found = TopN::new(cap as usize);
-        let searcher = SearcherBuilder::new()
-            .line_number(true)
-            .binary_detection(BinaryDetection::quit(0))
-            .before_context(context as usize)
-            .after_context(context as usize)
-            .build();
-        builder.build_parallel().run(|| {
-            let matcher = matcher.clone();
-            let mut searcher = searcher.clone();
-            let found = &found;
-            let ws = &ctx.ws;
-            Box::new(move |entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                let Some(rel) = ws.strip_root(entry.path()) else {
-                    return WalkState::Continue;
-                };
-                let hits = search_file(ws, rel, &matcher, &mut searcher, cap);
-                if !hits.is_empty() {
-                    found.extend(hits);
-                }
-                WalkState::Continue
-            })
-        });
-        let (matches, truncated) = found.finish();
-        Ok(GrepResult { matches, truncated })
-    }
-}
-
-/// Search one file, opened through the jail; unreadable files are skipped as rg skips them.
-fn search_file(
-    ws: &crate::fs::jail::Workspace,
-    rel: &std::path::Path,
-    matcher: &RegexMatcher,
-    searcher: &mut Searcher,
-    cap: u64,
-) -> Vec<Match> {
-    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
-    let Ok(fd) = ws.open_at(ws.root_fd(), rel, flags, Mode::empty()) else {
-        return Vec::new();
-    };
-    match fstat(fd.as_fd()) {
-        Ok(st) if Kind::from_mode(st.st_mode) == Kind::File => {}
-        _ => return Vec::new(),
-    }
-    let file = std::fs::File::from(fd);
-    let path = rel.to_string_lossy();
-    let mut sink = Collect {
-        path: &path,
-        cap,
-        hits: Vec::new(),
-        pending_before: Vec::new(),
-    };
-    let _ = searcher.search_file(matcher, &file, &mut sink);
-    sink.hits
-}
-
-struct Collect<'a> {
-    path: &'a str,
-    cap: u64,
-    hits: Vec<Match>,
-    pending_before: Vec<String>,
-}
-
-/// A line's text without its line ending, shortened when very long.
-fn line_text(bytes: &[u8]) -> String {
-    let mut end = bytes.len();
-    if end > 0 && bytes[end - 1] == b'\n' {
-        end -= 1;
-        if end > 0 && bytes[end - 1] == b'\r' {
-            end -= 1;
-        }
-    }
-    super::shorten(&String::from_utf8_lossy(&bytes[..end]), MAX_LINE_CHARS)
-}
-
-impl Sink for Collect<'_> {
-    type Error = io::Error;
-
-    fn matched(
-        &mut self,
-        _s: &Searcher,
-        mat: &SinkMatch<'_>,
-    ) -> std::result::Result<bool, io::Error> {
-        self.hits.push(Match {
-            path: self.path.to_string(),
-            line: mat.line_number().unwrap_or(0),
-            text: line_text(mat.bytes()),
-            before: std::mem::take(&mut self.pending_before),
-            after: Vec::new(),
-        });
-        // Later lines of this file sort after these: no need to read further once over the cap.
-        Ok((self.hits.len() as u64) <= self.cap)
-    }
-
-    fn context(
-        &mut self,
-        _s: &Searcher,
-        ctx: &SinkContext<'_>,
-    ) -> std::result::Result<bool, io::Error> {
-        let text = line_text(ctx.bytes());
-        match ctx.kind() {
-            SinkContextKind::After => {
-                if let Some(last) = self.hits.last_mut() {
-                    last.after.push(text);
-                }
+        let limit = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
+        let offset = args.offset.unwrap_or(0);
+        let sink = Sorted::new(offset.saturating_add(limit));
+        search(&args, ctx, &sink)?;
+        let page = |total: u64, kept: u64| {
+            let returned = kept.saturating_sub(offset).min(limit);
+            let truncated = total > offset.saturating_add(returned);
+            (truncated, truncated.then_some(offset + returned))
+        };
+        let mut result = GrepResult {
+            matches: None,
+            files: None,
+            counts: None,
+            truncated: false,
+            next_offset: None,
+        };
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+        match args.output_mode {
+            OutputMode::Content => {
+                let files = sink.files.into_inner().unwrap_or_else(|p| p.into_inner());
+                (result.truncated, result.next_offset) = page(files.total, files.kept);
+                result.matches = Some(MatchPage {
+                    files: files.by_path.into_values().collect(),
+                    skip: offset,
+                    take: limit,
+                });
             }
-            SinkContextKind::Before | SinkContextKind::Other => self.pending_before.push(text),
+            OutputMode::FilesWithMatches => {
+                let (names, total) = sink.names.finish();
+                (result.truncated, result.next_offset) = page(total, names.len() as u64);
+                result.files = Some(names.into_iter().skip(skip).collect());
+            }
+            OutputMode::Count => {
+                let (counts, total) = sink.counts.finish();
+                (result.truncated, result.next_offset) = page(total, counts.len() as u64);
+                result.counts = Some(Counts(counts.into_iter().skip(skip).collect()));
+            }
         }
-        Ok(true)
-    }
-
-    fn context_break(&mut self, _s: &Searcher) -> std::result::Result<bool, io::Error> {
-        self.pending_before.clear();
-        Ok(true)
+        Ok(result)
     }
 }

@@ -1,30 +1,25 @@
 //! list_dir: a directory's entries, directories first (suffixed with `/`), then files, each
-//! group sorted. The recursive walk reads directories through handles (`openat` with
-//! `O_NOFOLLOW` from the parent's handle), never descends through a link, so it can neither
-//! leave the root nor loop, and stops at a cap with `truncated`.
+//! group sorted; every entry is a path relative to the workspace root, so it can be handed to
+//! another tool. The recursive listing uses the shared walk (directory handles, `O_NOFOLLOW`
+//! from the parent's handle), so it can neither leave the root nor loop; it does not enter
+//! links or `.git`, and returns pages of `max_results` entries (`offset` for the next one).
 
-use std::collections::VecDeque;
-use std::ffi::OsStr;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-
-use nix::dir::{Dir, Type};
-use nix::fcntl::{openat, AtFlags, OFlag};
-use nix::sys::stat::{fstatat, Mode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
-use crate::error::{Error, Result};
-use crate::fs::jail::{map_errno, Kind, RelPath, Workspace};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::jail::{Kind, RelPath, Workspace};
+use crate::fs::walk::{self, Flow, TopN};
 
 pub const DEFAULT_MAX_ENTRIES: u64 = 1000;
 pub const MAX_ENTRIES_BOUND: u64 = 100_000;
 
-/// List the entries of a directory in the workspace. Directories are suffixed with `/` and come
-/// first, then files; each group is sorted by name. With `recursive`, paths are relative to the
-/// listed directory (links are listed but not entered, `.git` is not entered) and the listing
-/// stops at `max_results` entries with `truncated: true`.
+/// List the entries of a directory in the workspace as paths relative to the workspace root.
+/// Directories are suffixed with `/` and come first, then files; each group is sorted by path.
+/// With `recursive`, subdirectories are listed too (links are listed but not entered, `.git`
+/// is not entered). At most `max_results` entries are returned, with `truncated: true` and
+/// `next_offset` when there are more.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
@@ -38,6 +33,9 @@ pub struct ListArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
     pub max_results: Option<u64>,
+    /// Entries to skip, for the next page after a truncated one (see next_offset). Default: 0.
+    #[serde(default)]
+    pub offset: Option<u64>,
 }
 
 fn default_dir() -> String {
@@ -48,11 +46,14 @@ fn default_dir() -> String {
 pub struct ListResult {
     /// The listed directory, relative to the workspace root.
     pub path: String,
-    /// Directories (suffixed with "/") first, then files, each group sorted; with `recursive`,
-    /// paths relative to the listed directory.
+    /// Paths relative to the workspace root: directories (suffixed with "/") first, then files,
+    /// each group sorted.
     pub entries: Vec<String>,
-    /// True when the listing stopped at `max_results` entries.
+    /// True when more entries exist than were returned.
     pub truncated: bool,
+    /// With truncated: the offset that asks for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
 }
 
 pub struct ListDir;
@@ -81,113 +82,87 @@ impl Tool for ListDir {
     type Output = ListResult;
 
     fn run(args: ListArgs, ctx: &Context) -> Result<ListResult> {
-        let cap = super::bounded_max(args.max_results, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_BOUND)?;
+        let limit = super::bounded_max(args.max_results, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_BOUND)?;
+        let offset = args.offset.unwrap_or(0);
         let rel = ctx.ws.relative(&args.directory_path)?;
-        let fd = ctx.ws.open_dir(&rel)?;
-        let mut dirs = Vec::new();
-        let mut files = Vec::new();
-        let mut truncated = false;
-        // Breadth first, each directory's entries in name order, so the cap cuts predictably.
-        let mut queue: VecDeque<(OwnedFd, String)> = VecDeque::new();
-        queue.push_back((fd, String::new()));
-        'walk: while let Some((dir_fd, prefix)) = queue.pop_front() {
-            let entries = read_entries(&ctx.ws, &rel, dir_fd.as_fd(), &prefix)?;
-            for entry in entries {
-                if (dirs.len() + files.len()) as u64 >= cap {
-                    truncated = true;
-                    break 'walk;
-                }
-                let path = format!("{prefix}{}", entry.name);
-                if entry.is_dir {
-                    dirs.push(format!("{path}/"));
-                    let enter = args.recursive && !entry.is_link && entry.name != ".git";
-                    if enter {
-                        if let Ok(sub) = openat(
-                            dir_fd.as_fd(),
-                            OsStr::from_bytes(&entry.raw_name),
-                            OFlag::O_RDONLY
-                                | OFlag::O_DIRECTORY
-                                | OFlag::O_NOFOLLOW
-                                | OFlag::O_CLOEXEC,
-                            Mode::empty(),
-                        ) {
-                            queue.push_back((sub, format!("{path}/")));
-                        }
-                    }
-                } else {
-                    files.push(path);
-                }
-            }
-        }
-        dirs.sort();
-        files.sort();
-        dirs.extend(files);
+        // Directories sort before files: (is_file, path).
+        let found: TopN<(bool, String)> =
+            TopN::new(usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX));
+        let start = list(ctx, &rel, args.recursive, &mut |is_dir, path| {
+            found.extend([(!is_dir, path)]);
+            true
+        })?;
+        let (kept, total) = found.finish();
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+        let entries: Vec<String> = kept.into_iter().skip(skip).map(|(_, p)| p).collect();
+        let truncated = total > offset + entries.len() as u64;
         Ok(ListResult {
-            path: rel.display().to_string(),
-            entries: dirs,
+            path: start,
+            next_offset: truncated.then_some(offset + entries.len() as u64),
+            entries,
             truncated,
         })
     }
 }
 
-struct Entry {
-    name: String,
-    raw_name: Vec<u8>,
-    is_dir: bool,
-    is_link: bool,
-}
-
-/// Entries of one open directory, sorted by name. A link counts as a directory when it leads
-/// to one inside the root.
-fn read_entries(
-    ws: &Workspace,
-    listed: &RelPath,
-    dir_fd: std::os::fd::BorrowedFd<'_>,
-    prefix: &str,
-) -> Result<Vec<Entry>> {
-    let own = dir_fd
-        .try_clone_to_owned()
-        .map_err(|e| Error::io(listed.display(), e))?;
-    let mut dir = Dir::from_fd(own).map_err(|e| map_errno(e, listed.display()))?;
-    let mut out = Vec::new();
-    for item in dir.iter() {
-        let item = item.map_err(|e| map_errno(e, listed.display()))?;
-        let raw = item.file_name().to_bytes();
-        if raw == b"." || raw == b".." {
-            continue;
-        }
-        let name_os = OsStr::from_bytes(raw);
-        let ty = match item.file_type() {
-            Some(Type::Directory) => Kind::Dir,
-            Some(Type::Symlink) => Kind::Symlink,
-            Some(Type::File) => Kind::File,
-            Some(_) => Kind::Other,
-            None => fstatat(dir_fd, name_os, AtFlags::AT_SYMLINK_NOFOLLOW)
-                .map(|st| Kind::from_mode(st.st_mode))
-                .unwrap_or(Kind::Other),
-        };
-        let name = name_os.to_string_lossy().into_owned();
-        let is_link = ty == Kind::Symlink;
-        let is_dir = match ty {
-            Kind::Dir => true,
-            Kind::Symlink => link_is_inside_dir(ws, listed, prefix, &name),
-            _ => false,
-        };
-        out.push(Entry {
-            name,
-            raw_name: raw.to_vec(),
-            is_dir,
-            is_link,
-        });
+/// List `rel`, handing each entry to `found` as (is a directory, root-relative path with "/"
+/// after a directory), in no particular order; `found` returns false to stop. Returns the
+/// listed directory's root-relative path.
+pub fn list(
+    ctx: &Context,
+    rel: &RelPath,
+    recursive: bool,
+    found: &mut (dyn FnMut(bool, String) -> bool + Send),
+) -> Result<String> {
+    let start = ctx.ws.walk_start(rel)?;
+    if start.kind != Kind::Dir {
+        return Err(Error::new(
+            ErrorKind::NotADirectory,
+            format!("{} is not a directory", rel.display()),
+        ));
     }
-    out.sort_by(|a, b| a.raw_name.cmp(&b.raw_name));
-    Ok(out)
+    let shown = if start.path.is_empty() {
+        ".".to_string()
+    } else {
+        start.path.clone()
+    };
+    let opts = walk::Options {
+        filters: None,
+        max_depth: if recursive { None } else { Some(1) },
+        threads: if recursive { walk::threads() } else { 1 },
+    };
+    let found = std::sync::Mutex::new(found);
+    let ws = &ctx.ws;
+    walk::walk(ws, start, &opts, || {
+        |entry: &walk::Entry<'_>| {
+            let is_dir = match entry.kind {
+                Kind::Dir => true,
+                Kind::Symlink => link_is_inside_dir(ws, entry.path),
+                _ => false,
+            };
+            let mut path = entry.path.to_string();
+            if is_dir {
+                path.push('/');
+            }
+            let go_on = match found.lock() {
+                Ok(mut f) => f(is_dir, path),
+                Err(_) => false,
+            };
+            if !go_on {
+                Flow::Quit
+            } else if entry.kind == Kind::Dir && entry.name == ".git" {
+                Flow::Prune
+            } else {
+                Flow::Continue
+            }
+        }
+    });
+    Ok(shown)
 }
 
-fn link_is_inside_dir(ws: &Workspace, listed: &RelPath, prefix: &str, name: &str) -> bool {
-    let Ok(rel) = ws.relative(&listed.join_display(&format!("{prefix}{name}"))) else {
-        return false;
-    };
-    ws.open(&rel, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty())
+/// A link is shown as a directory when it leads to one inside the root (it is not entered).
+fn link_is_inside_dir(ws: &Workspace, path: &str) -> bool {
+    ws.relative(path)
+        .and_then(|rel| ws.dir_handle(&rel))
         .is_ok()
 }

@@ -56,6 +56,11 @@ pub struct Cli {
     pub stdin_param: Option<&'static str>,
 }
 
+/// A short flag, as rg and fd spell it: (letter, parameter, value). Without a value the letter
+/// is another name for the parameter's flag (`-i` = `--case-insensitive`); with one it sets the
+/// parameter to that value (`-l` = `--output-mode files_with_matches`).
+pub type Short = (char, &'static str, Option<&'static str>);
+
 /// What a tool's man page says beyond its flags.
 #[derive(Debug, Clone, Copy)]
 pub struct Doc {
@@ -78,6 +83,8 @@ pub trait Tool {
     const TITLE: &'static str;
     const HINTS: Hints;
     const CLI: Cli;
+    /// Short flags beyond the long ones made from the schema (none unless a tool says so).
+    const SHORT: &'static [Short] = &[];
     const DOC: Doc;
     /// The committed schema, `schemas/<name>.json` (`committed_schema!`).
     const SCHEMA: &'static str;
@@ -100,6 +107,7 @@ pub struct ToolSpec {
     pub title: &'static str,
     pub hints: Hints,
     pub cli: Cli,
+    pub short: &'static [Short],
     pub doc: Doc,
     /// The committed schema text.
     pub schema: &'static str,
@@ -111,6 +119,10 @@ pub struct ToolSpec {
     pub check_args: fn(&Value) -> Result<()>,
     /// Validate JSON arguments and run.
     pub run: fn(Value, &Context) -> Result<Value>,
+    /// Validate, run, and write the success envelope straight to `out` without building a
+    /// JSON value first, so a large result costs its own size once (grep's 100,000 matches).
+    /// Nothing is written when the call fails.
+    pub write_ok: fn(Value, &Context, &mut dyn std::io::Write) -> Result<()>,
 }
 
 impl ToolSpec {
@@ -120,12 +132,14 @@ impl ToolSpec {
             title: T::TITLE,
             hints: T::HINTS,
             cli: T::CLI,
+            short: T::SHORT,
             doc: T::DOC,
             schema: T::SCHEMA,
             generate_schema: generate_schema::<T>,
             output_schema: output_schema::<T>,
             check_args: check_json::<T>,
             run: run_json::<T>,
+            write_ok: write_ok::<T>,
         }
     }
 
@@ -213,6 +227,19 @@ pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
     (spec.run)(args, ctx).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
+/// `call` for a binary printing compact JSON: the success envelope is written to `out` straight
+/// from the result (nothing is written on failure, which gets the same explanation as `call`).
+pub fn call_writing(
+    spec: &ToolSpec,
+    args: Value,
+    ctx: &Context,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    crate::permissions::check_not_denied(&ctx.config, spec.name)?;
+    let paths = crate::fs::suggest::path_args(&args);
+    (spec.write_ok)(args, ctx, out).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
+}
+
 /// Deserialize arguments strictly; every message names the offending field.
 pub fn parse_args<A: DeserializeOwned>(value: Value) -> Result<A> {
     if !value.is_object() {
@@ -253,6 +280,28 @@ fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
     let out = T::run(args, ctx)?;
     serde_json::to_value(out)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
+}
+
+fn write_ok<T: Tool>(args: Value, ctx: &Context, out: &mut dyn std::io::Write) -> Result<()> {
+    #[derive(Serialize)]
+    struct Success<'a, R> {
+        ok: bool,
+        tool: &'a str,
+        result: &'a R,
+    }
+    let args = parse_args::<T::Args>(args)?;
+    let result = T::run(args, ctx)?;
+    let envelope = Success {
+        ok: true,
+        tool: T::NAME.as_str(),
+        result: &result,
+    };
+    // A closed pipe is not an error (the protocol's rule).
+    if serde_json::to_writer(&mut *out, &envelope).is_ok() {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+    Ok(())
 }
 
 fn generate_schema<T: Tool>() -> Value {

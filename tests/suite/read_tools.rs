@@ -110,7 +110,8 @@ fn list_orders_directories_first_and_caps() {
         "sneaky-ls",
         json!({"directory_path": "z", "recursive": true}),
     );
-    assert_eq!(util::strings(&r.ok()["entries"]), ["inner.txt"]);
+    // Root-relative, so each entry can be handed to another tool.
+    assert_eq!(util::strings(&r.ok()["entries"]), ["z/inner.txt"]);
     for i in 0..30 {
         w.write(&format!("many/d{i:02}/f.txt"), "");
     }
@@ -122,8 +123,10 @@ fn list_orders_directories_first_and_caps() {
     assert_eq!(res["truncated"], true);
     let entries = util::strings(&res["entries"]);
     assert_eq!(entries.len(), 40);
-    // Breadth first: every directory of the first level before any file below them.
+    // Directories first: every directory before any file.
     assert_eq!(entries.iter().filter(|e| e.ends_with('/')).count(), 30);
+    assert_eq!(entries[0], "many/d00/");
+    assert_eq!(entries[30], "many/d00/f.txt");
 }
 
 #[test]
@@ -280,4 +283,208 @@ fn finish_returns_its_message() {
     assert_eq!(r.ok()["message"], "Created the module.");
     let r = w.call("sneaky-finish", json!({}));
     assert_eq!(r.ok()["message"], "Task complete.");
+}
+
+// --- against the real rg and fd ------------------------------------------------------------
+
+/// A reference tool on PATH, or None with a loud note (`.ci/setup-scale.sh` installs them).
+fn reference(tool: &str, test: &str) -> Option<()> {
+    let found = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("SKIPPED {test}: `{tool}` is not installed (apt-get install ripgrep fd-find, or run .ci/setup-scale.sh)");
+    }
+    found.then_some(())
+}
+
+/// The cargo registry sources: a real tree of a few thousand crates' files.
+fn registry(test: &str) -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))?;
+    let found = std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir());
+    if found.is_none() {
+        eprintln!(
+            "SKIPPED {test}: no cargo registry sources under {}",
+            home.display()
+        );
+    }
+    found
+}
+
+/// Run one of our binaries on `root` with flags; the JSON result.
+fn ours(root: &std::path::Path, bin: &str, args: &[&str]) -> serde_json::Value {
+    let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
+    cmd.current_dir(root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .arg("--root")
+        .arg(root)
+        .args(args);
+    let out = cmd.output().expect("run");
+    let reply = util::Reply::parse(bin, out);
+    reply.ok().clone()
+}
+
+/// A reference tool's output lines, run in `root`, sorted, "./" and trailing "/" removed.
+fn lines_of(root: &std::path::Path, tool: &str, args: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new(tool)
+        .current_dir(root)
+        .args(args)
+        .output()
+        .expect("run reference");
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim_start_matches("./").trim_end_matches('/').to_string())
+        .collect();
+    lines.sort();
+    lines
+}
+
+fn sorted_strings(v: &serde_json::Value) -> Vec<String> {
+    let mut s: Vec<String> = util::strings(v)
+        .into_iter()
+        .map(|p| p.trim_end_matches('/').to_string())
+        .collect();
+    s.sort();
+    s
+}
+
+use assert_cmd::cargo::CommandCargoExt;
+
+#[test]
+fn grep_file_sets_match_rg_on_the_registry() {
+    let test = "grep_file_sets_match_rg_on_the_registry";
+    let (Some(tree), Some(())) = (registry(test), reference("rg", test)) else {
+        return;
+    };
+    // The same flags mean the same to both (rg's short flags).
+    let cases: [&[&str]; 4] = [
+        &["-i", "-w", "todo"],
+        &["-F", "Vec::new()", "-t", "rust"],
+        &["-g", "*.md", "-g", "!README*", "rust"],
+        &["--hidden", "--no-ignore", "-g", "*.json", "github"],
+    ];
+    for our_args in cases {
+        let rg_args = our_args;
+        let mut args = vec!["-l", "--max-results", "1000000"];
+        args.extend_from_slice(our_args);
+        let got = sorted_strings(&ours(&tree, "sneaky-grep", &args)["files"]);
+        let mut rg = vec!["-l"];
+        rg.extend_from_slice(rg_args);
+        let want = lines_of(&tree, "rg", &rg);
+        assert!(!want.is_empty(), "rg {rg:?} found nothing");
+        assert_eq!(
+            got, want,
+            "files_with_matches {our_args:?} differs from rg -l"
+        );
+        let mut args = vec!["-c", "--max-results", "1000000"];
+        args.extend_from_slice(our_args);
+        let counts = ours(&tree, "sneaky-grep", &args)["counts"].clone();
+        let mut got: Vec<String> = counts
+            .as_object()
+            .expect("counts")
+            .iter()
+            .map(|(p, n)| format!("{p}:{n}"))
+            .collect();
+        got.sort();
+        let mut rg = vec!["-c"];
+        rg.extend_from_slice(rg_args);
+        assert_eq!(
+            got,
+            lines_of(&tree, "rg", &rg),
+            "count {our_args:?} differs from rg -c"
+        );
+    }
+}
+
+#[test]
+fn find_filters_match_fd_on_the_registry() {
+    let test = "find_filters_match_fd_on_the_registry";
+    let (Some(tree), Some(())) = (registry(test), reference("fdfind", test)) else {
+        return;
+    };
+    let cases: [&[&str]; 7] = [
+        &["*.rs"],
+        &["-t", "f", "-e", "toml", "*"],
+        &["-t", "d", "-d", "2", "*"],
+        &["-E", "*test*", "-E", "benches", "*.rs"],
+        &["-H", "*.json"],
+        &["-I", "-H", "-t", "f", "*.yml"],
+        &["-e", "md", "-e", "txt", "*"],
+    ];
+    for args in cases {
+        let mut ours_args = vec!["--max-results", "1000000"];
+        ours_args.extend_from_slice(args);
+        let got = sorted_strings(&ours(&tree, "sneaky-find", &ours_args)["files"]);
+        let mut fd = vec!["--glob"];
+        fd.extend_from_slice(args);
+        let want = lines_of(&tree, "fdfind", &fd);
+        assert!(!want.is_empty(), "fd {fd:?} found nothing");
+        assert_eq!(got, want, "find {args:?} differs from fd");
+    }
+}
+
+/// Nested ignore files of every kind in a git repository, against rg and fd themselves.
+#[test]
+fn ignore_rules_match_rg_and_fd() {
+    let test = "ignore_rules_match_rg_and_fd";
+    let (Some(()), Some(())) = (reference("rg", test), reference("fdfind", test)) else {
+        return;
+    };
+    let w = util::ws();
+    w.mkdir(".git/info");
+    w.write(".git/info/exclude", "excluded.txt\n");
+    w.write(".gitignore", "*.log\nbuild/\n/top_only.txt\n!keep.log\n");
+    w.write("sub/.gitignore", "*.tmp\n!important.tmp\nnested/deep/\n");
+    w.write("sub/.ignore", "secret*\n");
+    w.write(".rgignore", "rg_only.txt\n");
+    w.write(".fdignore", "fd_only.txt\n");
+    for f in [
+        "a.txt",
+        "a.log",
+        "keep.log",
+        "build/out.txt",
+        "top_only.txt",
+        "sub/top_only.txt",
+        "excluded.txt",
+        "sub/excluded.txt",
+        "sub/x.tmp",
+        "sub/important.tmp",
+        "sub/secret1.txt",
+        "sub/nested/deep/d.txt",
+        "sub/nested/shallow.txt",
+        "rg_only.txt",
+        "fd_only.txt",
+        ".hidden/h.txt",
+        "sub/.h.txt",
+        "other/build/b.txt",
+    ] {
+        w.write(f, "word\n");
+    }
+    for extra in [&[][..], &["--hidden"][..], &["--no-ignore"][..]] {
+        let mut args = vec!["-l"];
+        args.extend_from_slice(extra);
+        args.push("word");
+        let got = sorted_strings(&ours(&w.root, "sneaky-grep", &args)["files"]);
+        assert_eq!(got, lines_of(&w.root, "rg", &args), "grep {extra:?}");
+        let mut args = vec!["-t", "f"];
+        args.extend(
+            extra
+                .iter()
+                .map(|f| if *f == "--hidden" { "-H" } else { "-I" }),
+        );
+        args.push("*");
+        let got = sorted_strings(&ours(&w.root, "sneaky-find", &args)["files"]);
+        let mut fd = vec!["--glob"];
+        fd.extend_from_slice(&args);
+        assert_eq!(got, lines_of(&w.root, "fdfind", &fd), "find {extra:?}");
+    }
 }

@@ -129,23 +129,30 @@ fn lines(out: &mut String, result: &Value, key: &str) {
     }
 }
 
-/// "sneaky-find: only the first 1000 paths are shown (raise --max-results)".
+/// "sneaky-find: the result was cut: only the first 1000 paths are shown (the next page:
+/// --offset 1000)". `what` names the unit of a content result; file lists and counts are files.
 fn cut_note(text: &mut Text, binary: &str, result: &Value, what: &str) {
     if !bool_field(result, "truncated") {
         return;
     }
-    let shown = ["entries", "matches", "files", "counts"]
-        .iter()
-        .find_map(|key| match result.get(*key) {
-            Some(Value::Array(items)) => Some(items.len()),
-            Some(Value::Object(items)) => Some(items.len()),
-            _ => None,
-        })
-        .unwrap_or(0);
+    let (shown, what) = match (result.get("files"), result.get("counts")) {
+        (Some(Value::Array(files)), _) if what != "paths" => (files.len(), "files"),
+        (_, Some(Value::Object(counts))) => (counts.len(), "files"),
+        _ => {
+            let shown = ["entries", "matches", "files"]
+                .iter()
+                .find_map(|key| result.get(*key).and_then(Value::as_array).map(Vec::len))
+                .unwrap_or(0);
+            (shown, what)
+        }
+    };
+    let next = match result.get("next_offset").and_then(Value::as_u64) {
+        Some(offset) => format!("the next page: --offset {offset}; or raise --max-results"),
+        None => "raise --max-results, or narrow the search".to_string(),
+    };
     let _ = writeln!(
         text.stderr,
-        "{binary}: the result was cut: only the first {shown} {what} are shown \
-         (raise --max-results, or narrow the search)"
+        "{binary}: the result was cut: only the first {shown} {what} are shown ({next})"
     );
 }
 
@@ -286,6 +293,11 @@ mod tests {
         let t = render(ToolName::GrepFiles, &Ok(result));
         assert_eq!(t.stdout, "a:2:x\nb:7:y\n");
         assert!(t.stderr.contains("first 2 matches"), "{}", t.stderr);
+        let result = json!({"files": ["a", "b"], "truncated": true, "next_offset": 2});
+        let t = render(ToolName::GrepFiles, &Ok(result));
+        assert_eq!(t.stdout, "a\nb\n");
+        assert!(t.stderr.contains("first 2 files"), "{}", t.stderr);
+        assert!(t.stderr.contains("--offset 2"), "{}", t.stderr);
     }
 
     #[test]

@@ -526,6 +526,33 @@ pub fn config_arg() -> Arg {
         .help("Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)")
 }
 
+/// The flags every tool binary takes besides its parameters (README, "The tools").
+fn common_args() -> [Arg; 5] {
+    [
+        root_arg(ROOT_HELP),
+        config_arg(),
+        Arg::new("output-format")
+            .long("format")
+            .value_name("FORMAT")
+            .value_parser(["json", "text"])
+            .default_value("json")
+            // Listed in the help text: clap_mangen's list of values does not pass mandoc's lint.
+            .hide_possible_values(true)
+            .help(
+                "json: one JSON envelope (default); text: for people (raw content, \
+                 path:line:text, the command's own output, diffs)",
+            ),
+        Arg::new("pretty")
+            .long("pretty")
+            .action(ArgAction::SetTrue)
+            .help("Pretty-print the JSON result"),
+        Arg::new("schema")
+            .long("schema")
+            .action(ArgAction::SetTrue)
+            .help("Print the JSON Schema of the input and exit"),
+    ]
+}
+
 /// The clap command of a tool binary, built from its schema so that flags, help, man pages and
 /// completions cannot drift from the JSON interface.
 pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
@@ -547,30 +574,7 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
              Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused \
              (sneaky-run: 1 also when the command ran but did not succeed).",
         )
-        .arg(root_arg(ROOT_HELP))
-        .arg(config_arg())
-        .arg(
-            Arg::new("output-format")
-                .long("format")
-                .value_name("FORMAT")
-                .value_parser(["json", "text"])
-                .default_value("json")
-                // Listed in the help text: clap_mangen's list of values does not pass mandoc's lint.
-                .hide_possible_values(true)
-                .help("json: one JSON envelope (default); text: for people (raw content, path:line:text, the command's own output, diffs)"),
-        )
-        .arg(
-            Arg::new("pretty")
-                .long("pretty")
-                .action(ArgAction::SetTrue)
-                .help("Pretty-print the JSON result"),
-        )
-        .arg(
-            Arg::new("schema")
-                .long("schema")
-                .action(ArgAction::SetTrue)
-                .help("Print the JSON Schema of the input and exit"),
-        );
+        .args(common_args());
     for (i, param) in spec.cli.positional.iter().enumerate() {
         cmd = cmd.arg(
             Arg::new(format!("pos:{param}"))

@@ -97,6 +97,54 @@ fn every_readme_command_runs() {
     }
 }
 
+/// The README's examples also work in this repository itself, as a newcomer tries them after
+/// cloning it (its tracked files but the fuzz corpus, in a fresh git repository). The messages
+/// the README shows are those of the demo project, so only success is checked here.
+#[test]
+fn every_readme_command_runs_in_this_repository() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listed = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(repo)
+        .output()
+        .expect("git ls-files");
+    if !listed.status.success() {
+        crate::util::skip("the checkout is not a git repository");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let clone = dir.path().join("sneakycode");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir home");
+    for rel in listed.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let rel = std::str::from_utf8(rel).expect("utf-8 path");
+        if rel.starts_with("fuzz/") {
+            continue;
+        }
+        let to = clone.join(rel);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        // A file deleted but not yet committed is simply not there.
+        let _ = std::fs::copy(repo.join(rel), &to);
+    }
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&clone)
+        .status()
+        .expect("git init");
+    assert!(git.success());
+    let readme = std::fs::read_to_string(repo.join("README.md")).expect("README.md");
+    for block in sh_blocks(&readme) {
+        if block.trim() == "bash .ci/test" {
+            continue;
+        }
+        let script = block.replace("cargo install --path . && ", "");
+        // As a person types it: no pipefail (`| head` closing jq's pipe early is no failure
+        // here, where the README is longer than the demo's).
+        let out = bash_in(&script, &clone, &home, "-eu");
+        check_block(&script, "README (in this repository)", &out, false);
+    }
+}
+
 /// The shell examples of docs/agent.md run too (docs/mcp.md's need an MCP host's own CLI).
 #[test]
 fn every_agent_doc_command_runs() {
@@ -111,32 +159,47 @@ fn every_agent_doc_command_runs() {
 
 /// Run one block in a fresh demo project, as a newcomer would, and check what it shows.
 fn run_block(script: &str, origin: &str) {
-    let path = format!(
-        "{}:{}",
-        bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let dir = tempfile::tempdir().expect("tmp");
     let project = dir.path().join("project");
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("mkdir home");
     demo_project(&project);
-    let out = std::process::Command::new("bash")
-        .args(["-euo", "pipefail", "-c", script])
-        .current_dir(&project)
+    let out = bash_in(script, &project, &home, "-euo pipefail");
+    check_block(script, origin, &out, true);
+}
+
+/// `bash <options> -c script` in `dir`, with the fresh binaries first on PATH and nothing
+/// naming the workspace: the tools find it as they would for a person.
+fn bash_in(script: &str, dir: &Path, home: &Path, options: &str) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("bash")
+        .args(options.split(' '))
+        .args(["-c", script])
+        .current_dir(dir)
         .env("PATH", &path)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .output()
-        .expect("bash");
+        .expect("bash")
+}
+
+/// The block succeeded, and (with `shown`) printed each `# sneaky-…` message it promises.
+fn check_block(script: &str, origin: &str, out: &std::process::Output, shown: bool) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
         "{origin} block failed:\n{script}\nstdout: {stdout}\nstderr: {stderr}"
     );
+    if !shown {
+        return;
+    }
     // A comment that shows a tool's message (`# sneaky-read: not_found: …`) is what the
     // block prints: the docs may not promise a message the tools do not give.
     for shown in script

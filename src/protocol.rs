@@ -306,7 +306,7 @@ fn run_with_matches(
             }
             Value::Object(args)
         }
-        None => args_from_stdin(limit)?,
+        None => args_from_stdin(spec, schema, limit)?,
     };
     // A compact JSON success is written straight from the result; run_command's result is
     // needed for the exit status (and is small: its output is capped), text needs the value.
@@ -423,12 +423,44 @@ fn read_stdin(limit: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn args_from_stdin(limit: u64) -> Result<Value> {
+fn args_from_stdin(spec: &ToolSpec, schema: &Value, limit: u64) -> Result<Value> {
     if std::io::stdin().is_terminal() {
         return Ok(Value::Object(Map::new()));
     }
     let bytes = read_stdin(limit)?;
-    parse_request(&bytes)
+    parse_request(&bytes).map_err(|e| match spec.cli.stdin_param {
+        Some(param) if e.kind == ErrorKind::InvalidJson && !looks_like_json(&bytes) => {
+            Error::new(e.kind, plain_text_hint(spec, schema, param, &e.message))
+        }
+        _ => e,
+    })
+}
+
+fn looks_like_json(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| matches!(b, b'{' | b'[' | b'"'))
+}
+
+/// `sneaky-patch < change.patch`: plain text on stdin where JSON was expected, because no
+/// argument was given on the command line. Say how to hand it over.
+fn plain_text_hint(spec: &ToolSpec, schema: &Value, param: &str, message: &str) -> String {
+    let binary = spec.binary();
+    let only_required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.len() == 1 && r[0] == param);
+    let wrap = if only_required {
+        format!(", or wrap it as JSON: jq -Rs '{{{param}: .}}' < FILE | {binary}")
+    } else {
+        String::new()
+    };
+    format!(
+        "{message}; without arguments on the command line stdin holds the JSON arguments. To \
+         give {param} as plain text on stdin, name the other arguments as flags ({binary} \
+         --help){wrap}"
+    )
 }
 
 /// Parse the JSON request text: one object (empty input means no arguments).

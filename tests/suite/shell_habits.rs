@@ -487,11 +487,19 @@ fn a_patch_file_name_given_to_patch_is_named_as_such() {
     assert!(message.contains("not a file name"), "{message}");
     assert!(message.contains("< change.patch"), "{message}");
     assert_eq!(w.read("f.txt"), "x\n");
-    // The diff on stdin, as the hint says, applies.
+    // A diff on stdin with no argument at all is not JSON: the message says how to hand it over.
     let patch = w.read("change.patch");
-    w.call_raw("sneaky-patch", &["f.txt"], patch.as_bytes())
-        .ok();
+    let message = w
+        .call_raw("sneaky-patch", &[], patch.as_bytes())
+        .err("invalid_json", 2);
+    assert!(message.contains("jq -Rs '{patch: .}'"), "{message}");
+    assert_eq!(w.read("f.txt"), "x\n");
+    // Either way the hints say, it applies.
+    w.call("sneaky-patch", json!({ "patch": patch })).ok();
     assert_eq!(w.read("f.txt"), "y\n");
+    let back = patch.replace("-x\n+y", "-y\n+x");
+    w.call_raw("sneaky-patch", &["f.txt"], back.as_bytes()).ok();
+    assert_eq!(w.read("f.txt"), "x\n");
 }
 
 #[test]

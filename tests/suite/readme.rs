@@ -237,3 +237,60 @@ fn readme_json_and_toml_examples_parse() {
             .unwrap_or_else(|e| panic!("README config example is refused: {e}\n{block}"));
     }
 }
+
+/// The keys the configuration loader knows in one table, read from its own "unknown field"
+/// message (the loader is the one source of truth; its types derive no listing).
+fn known_keys(table: &str) -> Vec<String> {
+    let probe = format!("{table}\nzz_not_a_key = 1\n");
+    let err = sneaky::config::Config::parse(&probe, "probe").expect_err("unknown key refused");
+    let listed = err
+        .message
+        .split("expected ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no key list in: {}", err.message));
+    listed
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The README's configuration example shows every key the loader accepts, so that no setting
+/// is documented nowhere (five `tools.shell` keys once were).
+#[test]
+fn every_config_key_is_in_the_readme() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let blocks = fenced_blocks(&readme, &["toml"]);
+    let example: toml::Table = blocks
+        .iter()
+        .find(|b| b.contains("[tools.shell]"))
+        .expect("README has a configuration example")
+        .parse()
+        .expect("the example is TOML");
+    let shell = &example["tools"]["shell"];
+    for (header, shown) in [
+        ("", Some(&toml::Value::Table(example.clone()))),
+        ("[permissions]", example.get("permissions")),
+        ("[tools.shell]", Some(shell)),
+    ] {
+        let shown = shown
+            .and_then(toml::Value::as_table)
+            .unwrap_or_else(|| panic!("README example lacks {header}"));
+        for key in known_keys(header) {
+            assert!(
+                shown.contains_key(&key),
+                "the README's configuration example does not show `{key}` ({}); add it with \
+                 its default and what it does",
+                if header.is_empty() {
+                    "top level"
+                } else {
+                    header
+                }
+            );
+        }
+    }
+    // And no table beyond these three: a new section must be added here and to the README.
+    assert_eq!(known_keys("[tools]"), ["shell"]);
+}

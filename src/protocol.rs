@@ -311,6 +311,7 @@ fn run_with_matches(
     // A compact JSON success is written straight from the result; run_command's result is
     // needed for the exit status (and is small: its output is capped), text needs the value.
     let direct = shown.format == Format::Json && !shown.pretty && spec.name != ToolName::RunCommand;
+    let paths = crate::fs::suggest::path_args(&args);
     let outcome = if direct {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
         tools::call_writing(spec, args, &ctx, &mut out).map(|()| None)
@@ -322,6 +323,15 @@ fn run_with_matches(
             e.kind,
             in_flag_language(spec, schema, &e.message),
         )),
+        // A path typed relative to the current directory below the root: say which it meant.
+        Err(e) if matches!(e.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) => {
+            match std::env::current_dir() {
+                Ok(cwd) => Err(crate::fs::suggest::relative_to_cwd(
+                    e, &ctx.ws, &paths, &cwd,
+                )),
+                Err(_) => Err(e),
+            }
+        }
         other => other,
     }
 }

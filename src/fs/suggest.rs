@@ -64,6 +64,72 @@ pub fn explain(mut err: Error, ws: &Workspace, paths: &[String]) -> Error {
     err
 }
 
+/// A shell user below the root who typed a path relative to the current directory
+/// (`sneaky-read main.rs` from `src/`): when that path exists there, say so, as the better
+/// guess. `cwd` is the process's current directory; only the binaries have a meaningful one.
+pub fn relative_to_cwd(mut err: Error, ws: &Workspace, paths: &[String], cwd: &Path) -> Error {
+    if !matches!(err.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) {
+        return err;
+    }
+    let Ok(below) = cwd.strip_prefix(ws.root()) else {
+        return err;
+    };
+    if below.as_os_str().is_empty() {
+        return err;
+    }
+    let found = paths.iter().find_map(|user| {
+        let rel = ws.relative(user).ok()?;
+        if !err.message.starts_with(rel.display()) || Path::new(user).is_absolute() {
+            return None;
+        }
+        // `../x` from src/deep is src/x, not outside: resolve against the current directory.
+        let candidate = lexically_inside(&below.join(rel.as_path()))?;
+        if exists(ws, &candidate) {
+            return Some(candidate.to_string_lossy().into_owned());
+        }
+        // A typo as well (`mian.rs` from src/) when the root itself offers nothing alike.
+        if err.message.contains("; did you mean ") {
+            return None;
+        }
+        nearest_existing(ws, &candidate)
+    });
+    if let Some(candidate) = found {
+        let plain = match err.message.find("; did you mean ") {
+            Some(at) => err.message[..at].to_string(),
+            None => err.message.clone(),
+        };
+        let root = ws.root().display().to_string();
+        let root = if plain.contains(&root) {
+            String::new()
+        } else {
+            format!(" {root}")
+        };
+        err.message = format!(
+            "{plain}; paths are relative to the workspace root{root}, not to the current \
+             directory: did you mean {candidate}?"
+        );
+    }
+    err
+}
+
+/// `a/b/../c` → `a/c`; None when the path climbs above its start (or is empty).
+fn lexically_inside(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::Normal(name) => out.push(name),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
 /// The existing path nearest to `missing`, replacing each missing component by the most
 /// similar name in its directory; None when some component has no close name.
 pub fn nearest_existing(ws: &Workspace, missing: &Path) -> Option<String> {
@@ -178,6 +244,21 @@ mod tests {
         );
         assert!(
             e.message.ends_with("did you mean src/main.rs?"),
+            "{}",
+            e.message
+        );
+        let e = relative_to_cwd(
+            Error::new(
+                ErrorKind::NotFound,
+                "main.rs does not exist; did you mean x?",
+            ),
+            &ws,
+            &["main.rs".to_string()],
+            &ws.root().join("src"),
+        );
+        assert!(
+            e.message
+                .ends_with("not to the current directory: did you mean src/main.rs?"),
             "{}",
             e.message
         );

@@ -110,6 +110,28 @@ fn without_a_marker_the_tools_refuse_to_guess() {
     reply_in("sneaky-ls", Path::new("/"), &p.home, &["--root", home]).ok();
 }
 
+/// From src/, `main.rs` or `../notes.txt` are what a shell user types; paths are root-relative,
+/// so these fail, and the message names the path that was meant.
+#[test]
+fn a_path_typed_from_the_current_directory_is_pointed_out() {
+    let p = project();
+    let src = p.proj.join("src");
+    let message = reply_in("sneaky-read", &src, &p.home, &["main.rs"]).err("not_found", 1);
+    assert!(
+        message.ends_with("not to the current directory: did you mean src/main.rs?"),
+        "{message}"
+    );
+    let deep = p.proj.join("src/deep");
+    let message =
+        reply_in("sneaky-read", &deep, &p.home, &["../mian.rs"]).err("outside_workspace", 3);
+    assert!(message.ends_with("did you mean src/main.rs?"), "{message}");
+    // Nothing is read outside, whatever the hint says, and a path that leaves the root from
+    // the current directory too gets no hint.
+    let message =
+        reply_in("sneaky-read", &deep, &p.home, &["../../../x"]).err("outside_workspace", 3);
+    assert!(!message.contains("did you mean"), "{message}");
+}
+
 #[test]
 fn flag_variable_and_configuration_come_before_markers() {
     let p = project();

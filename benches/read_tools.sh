@@ -49,6 +49,8 @@ fi
 echo "grep: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
 
 cd "$TREE"
+# The tree is no project (no sneaky.toml or .git above it): name it, as --root would.
+export SNEAKY_ROOT="$TREE"
 hyperfine -N -w 2 -r 10 --export-json "$WORK/grep.json" \
   -n sneaky-grep "$BIN/sneaky-grep --max-results 1000000 '$PATTERN'" \
   -n "rg -n" "rg -n '$PATTERN'" >/dev/null
@@ -76,6 +78,7 @@ ratio "sneaky-find / fdfind --glob" "$WORK/find.json"
 mkdir -p "$WORK/ws"
 printf 'fn main() {\n    println!("hello");\n}\n' > "$WORK/ws/small.rs"
 cd "$WORK/ws"
+export SNEAKY_ROOT="$WORK/ws"
 hyperfine -N -w 20 -r 300 --export-json "$WORK/read.json" \
   -n sneaky-read "$BIN/sneaky-read small.rs" \
   -n cat "cat small.rs" >/dev/null

@@ -60,7 +60,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__help)
+        sneaky__agent__subcmd__help)
             opts="run tools pipe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -74,7 +74,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__help__subcmd__help)
+        sneaky__agent__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -88,7 +88,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__help__subcmd__pipe)
+        sneaky__agent__subcmd__help__subcmd__pipe)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -102,7 +102,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__help__subcmd__run)
+        sneaky__agent__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -116,7 +116,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__help__subcmd__tools)
+        sneaky__agent__subcmd__help__subcmd__tools)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -130,7 +130,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__pipe)
+        sneaky__agent__subcmd__pipe)
             opts="-y -h --yes --root --config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -152,7 +152,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__run)
+        sneaky__agent__subcmd__run)
             opts="-y -q -h --provider --base-url --model --yes --max-turns --root --config --transcript --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -194,7 +194,7 @@ _sneaky__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        sneaky__subcmd__agent__subcmd__tools)
+        sneaky__agent__subcmd__tools)
             opts="-h --format --strict --root --config --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -35,7 +35,7 @@ anthropic\t''"
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l base-url -d 'API base URL (else OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider\'s)' -r
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l model -d 'Model name (else SNEAKY_MODEL)' -r
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l max-turns -d 'Stop with an error after N model replies without finish' -r
-complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -l transcript -d 'Append every request, reply, call and result to FILE as JSON lines' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -s y -l yes -d 'Approve every confirm-tier call without asking (denied tools stay denied)'
@@ -45,11 +45,11 @@ complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l form
 openai-responses\t''
 anthropic\t''
 mcp\t''"
-complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l strict -d 'With --format openai: strict function calling (strict: true); openai-responses is always strict'
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -s y -l yes -d 'Approve every confirm-tier call without asking (denied tools stay denied)'
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand pipe" -s h -l help -d 'Print help (see more with \'--help\')'

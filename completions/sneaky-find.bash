@@ -23,7 +23,7 @@ _sneaky__find() {
 
     case "${cmd}" in
         sneaky__find)
-            opts="-t -e -d -E -H -I -h -V --root --config --pretty --schema --pattern --path --type --extension --max-depth --exclude --hidden --no-ignore --max-results --offset --help --version"
+            opts="-t -e -d -E -H -I -h -V --root --config --format --pretty --schema --pattern --path --type --extension --max-depth --exclude --hidden --no-ignore --max-results --offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _sneaky__find() {
                     ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --pattern)

@@ -1,5 +1,7 @@
-complete -c sneaky-find -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-find -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-find -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
+complete -c sneaky-find -l format -d 'json: one JSON envelope (default); text: for people (raw content, path:line:text, the command\'s own output, diffs)' -r -f -a "json\t''
+text\t''"
 complete -c sneaky-find -l pattern -d 'Glob pattern: "*" and "?" within a name, "**" across directories, "{a,b}" alternatives.' -r
 complete -c sneaky-find -l path -d 'Directory to search in, relative to the workspace root. Default: ".".' -r
 complete -c sneaky-find -s t -l type -d 'Only entries of these types (fd\'s -t): "f" (file), "d" (directory), "l" (symlink).' -r

@@ -23,7 +23,7 @@ _sneaky__grep() {
 
     case "${cmd}" in
         sneaky__grep)
-            opts="-g -t -T -i -F -w -C -B -A -l -c -h -V --root --config --pretty --schema --pattern --path --file-pattern --glob --type --type-not --case-insensitive --fixed-strings --word-regexp --output-mode --context --before-context --after-context --hidden --no-ignore --max-results --offset --help --version"
+            opts="-g -t -T -i -F -w -C -B -A -l -c -h -V --root --config --format --pretty --schema --pattern --path --file-pattern --glob --type --type-not --case-insensitive --fixed-strings --word-regexp --output-mode --context --before-context --after-context --hidden --no-ignore --max-results --offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _sneaky__grep() {
                     ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --pattern)

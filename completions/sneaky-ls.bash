@@ -23,7 +23,7 @@ _sneaky__ls() {
 
     case "${cmd}" in
         sneaky__ls)
-            opts="-h -V --root --config --pretty --schema --directory-path --recursive --max-results --offset --help --version"
+            opts="-h -V --root --config --format --pretty --schema --directory-path --recursive --max-results --offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _sneaky__ls() {
                     ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --directory-path)

@@ -1,4 +1,4 @@
-complete -c sneaky-mcp -l root -d 'Workspace root (else SNEAKY_ROOT, else the client\'s first root, else the current directory)' -r -F
+complete -c sneaky-mcp -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the client\'s first root, else the project around the current directory)' -r -F
 complete -c sneaky-mcp -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
 complete -c sneaky-mcp -l http -d 'Serve Streamable HTTP at http://ADDR/mcp instead of stdio (HOST:PORT, :PORT or PORT; the host defaults to 127.0.0.1)' -r
 complete -c sneaky-mcp -l token-file -d 'With --http: read the bearer token from FILE (else SNEAKY_MCP_TOKEN, else a random one)' -r -F

@@ -23,7 +23,7 @@ _sneaky__read() {
 
     case "${cmd}" in
         sneaky__read)
-            opts="-h -V --root --config --pretty --schema --file-path --offset --limit --help --version"
+            opts="-h -V --root --config --format --pretty --schema --file-path --offset --limit --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _sneaky__read() {
                     ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --file-path)

@@ -1,5 +1,7 @@
-complete -c sneaky-replace -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-replace -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-replace -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
+complete -c sneaky-replace -l format -d 'json: one JSON envelope (default); text: for people (raw content, path:line:text, the command\'s own output, diffs)' -r -f -a "json\t''
+text\t''"
 complete -c sneaky-replace -l file-path -d 'Path of the file to edit, relative to the workspace root.' -r
 complete -c sneaky-replace -l old-str -d 'The exact text to replace, including whitespace and indentation; must occur exactly once unless replace_all is set. Line endings may be written as \\n even in a CRLF file.' -r
 complete -c sneaky-replace -l new-str -d 'The text to put in its place (may be empty to delete old_str).' -r

@@ -1,5 +1,7 @@
-complete -c sneaky-rm -l root -d 'Workspace root (else SNEAKY_ROOT, else the current directory)' -r -F
+complete -c sneaky-rm -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-rm -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
+complete -c sneaky-rm -l format -d 'json: one JSON envelope (default); text: for people (raw content, path:line:text, the command\'s own output, diffs)' -r -f -a "json\t''
+text\t''"
 complete -c sneaky-rm -l file-path -d 'Path of the file to delete, relative to the workspace root.' -r
 complete -c sneaky-rm -l pretty -d 'Pretty-print the JSON result'
 complete -c sneaky-rm -l schema -d 'Print the JSON Schema of the input and exit'

@@ -23,7 +23,7 @@ _sneaky__write() {
 
     case "${cmd}" in
         sneaky__write)
-            opts="-h -V --root --config --pretty --schema --file-path --content --dry-run --help --version"
+            opts="-h -V --root --config --format --pretty --schema --file-path --content --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _sneaky__write() {
                     ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
                     return 0
                     ;;
                 --file-path)

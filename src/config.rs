@@ -39,6 +39,9 @@ pub struct Config {
     pub max_file_size_bytes: u64,
     /// run_command output cap, in bytes, per stream.
     pub max_output_bytes: u64,
+    /// The workspace when neither --root nor SNEAKY_ROOT is given (the seed's key); read from
+    /// the user's configuration (`discover`), relative to the file's directory.
+    pub workspace_root: Option<PathBuf>,
     pub permissions: Permissions,
     pub tools: Tools,
     /// Workspace roots whose own `sneaky.toml` may loosen this configuration (only read from
@@ -125,6 +128,7 @@ impl Default for Config {
         Config {
             max_file_size_bytes: DEFAULT_MAX_FILE_SIZE,
             max_output_bytes: DEFAULT_MAX_OUTPUT,
+            workspace_root: None,
             permissions: Permissions::default(),
             tools: Tools::default(),
             trusted_workspaces: Vec::new(),
@@ -167,9 +171,15 @@ impl Config {
     /// Parse TOML text; `origin` names the file in messages.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
         let config: Config = toml::from_str(text).map_err(|e| {
+            let text = e.to_string();
+            let hint = if text.contains("unknown field `workspace_root`") {
+                "\n(workspace_root is a top-level key: put it above the first [section])"
+            } else {
+                ""
+            };
             Error::new(
                 ErrorKind::ConfigError,
-                format!("{origin}: {}", e.to_string().trim_end()),
+                format!("{origin}: {}{hint}", text.trim_end()),
             )
         })?;
         config.validate(origin)?;
@@ -274,6 +284,7 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         trusted_workspaces: base.trusted_workspaces,
         allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
         mcp: ws.mcp,
+        workspace_root: base.workspace_root,
     }
 }
 

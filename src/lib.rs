@@ -4,10 +4,12 @@
 //!   writes and the walkers.
 //! - `edit`: unified diffs over bytes: parse, place, apply like GNU patch, explain, render.
 //! - `shell`: what run_command may run (the command policy) and how it is confined (sandbox).
+//! - `discover`: where the workspace root comes from (flag, variable, config, project marker).
 //! - `config`: finding and reading `sneaky.toml`; `permissions`: tiers (auto / confirm / deny).
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
 //! - `error`: the error type with its stable codes and exit statuses.
-//! - `render`: results as text; `render::model` is what a model reads.
+//! - `render`: results as text; `render::model` is what a model reads, `render::human` the
+//!   binaries' `--format text`.
 //! - `tools`: one module per tool.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 //! - `isolate`: running a tool in its own binary for a long-lived host, cancellable, with
@@ -17,6 +19,7 @@ pub mod agent;
 pub mod catalog;
 pub mod config;
 pub mod definitions;
+pub mod discover;
 pub mod edit;
 pub mod error;
 pub mod fs;

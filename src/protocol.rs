@@ -1,9 +1,14 @@
 //! The process protocol shared by every tool binary: arguments from one JSON object on stdin
 //! or from flags → validated arguments → exactly one JSON envelope on stdout → exit status.
 //!
-//! Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused. Nothing else is
-//! ever written to stdout, a closed stdout pipe is not an error, and a panic becomes an
-//! `internal_error` envelope rather than a backtrace.
+//! Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused; and for shell use,
+//! `sneaky-run` exits 1 when the command ran but did not succeed, its envelope still `ok:true`
+//! (CONTRACT.md, "Output"). Nothing else is ever written to stdout, a closed stdout pipe is not
+//! an error, and a panic becomes an `internal_error` envelope rather than a backtrace.
+//! `--format text` prints the same outcome for people instead (`render::human`).
+//!
+//! Arguments given as flags get errors in the language of flags (`--new-str is required`,
+//! did-you-mean for a mistyped flag); JSON arguments get them in the language of JSON.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -14,10 +19,13 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::config::Config;
+use crate::catalog::ToolName;
+use crate::config::{Config, Source};
+use crate::discover::{self, Found, Origin};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::jail::Workspace;
+use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 use crate::permissions;
+use crate::render::human;
 use crate::tools::{self, Context, Tool, ToolSpec};
 
 /// The success or failure envelope (CONTRACT.md, "Output").
@@ -59,18 +67,82 @@ impl<'a> Envelope<'a> {
     }
 }
 
-/// Open the workspace and load its configuration, as every entry point does.
+/// Open the workspace and load its configuration, as every entry point does. Without `root`
+/// the workspace is found as `discover` says (SNEAKY_ROOT, workspace_root, project markers).
 pub fn open_context(root: Option<PathBuf>, config: Option<PathBuf>) -> Result<Context> {
-    let root = match root {
-        Some(r) => r,
-        None => match std::env::var_os("SNEAKY_ROOT").filter(|v| !v.is_empty()) {
-            Some(r) => PathBuf::from(r),
-            None => std::env::current_dir().map_err(|e| Error::io("current directory", e))?,
+    let found = match root {
+        Some(root) => Found {
+            root,
+            origin: Origin::Flag,
         },
+        None => discover::find_root(None, config.as_deref())?,
     };
-    let mut ws = Workspace::open_root(&root)?;
-    let (config, _) = Config::load(config.as_deref(), &mut ws)?;
+    open_found(&found, config)
+}
+
+/// Open a root already chosen (by `discover`, or by an MCP client's roots).
+pub fn open_found(found: &Found, config: Option<PathBuf>) -> Result<Context> {
+    let mut ws = Workspace::open_root(&found.root)?;
+    let (config, source) = Config::load(config.as_deref(), &mut ws)?;
+    refuse_moved_root(&config, &source, &ws)?;
     Ok(Context { ws, config })
+}
+
+/// A project's own `sneaky.toml` may not send the tools elsewhere: `workspace_root` there must
+/// name the project itself (a cloned repository cannot point its tools at `~`).
+fn refuse_moved_root(config: &Config, source: &Source, ws: &Workspace) -> Result<()> {
+    let (Some(wanted), Source::File(file)) = (&config.workspace_root, source) else {
+        return Ok(());
+    };
+    let own = ws.root().join(CONFIG_FILE_NAME);
+    if file != &own {
+        return Ok(());
+    }
+    let wanted = discover::resolve_configured(wanted, file);
+    if wanted.canonicalize().ok().as_deref() == Some(ws.root()) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::ConfigError,
+        format!(
+            "{}: workspace_root = {:?}: a project's own sneaky.toml cannot move the workspace \
+             (it is {}); set workspace_root in your user configuration, or pass --root",
+            own.display(),
+            wanted.display().to_string(),
+            ws.root().display()
+        ),
+    ))
+}
+
+/// How the outcome is shown: `--format json|text`, `--pretty`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Text,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    format: Format,
+    pretty: bool,
+}
+
+/// The exit status of an outcome: the error's, or for `run_command` 1 when the command ran but
+/// did not succeed (non-zero exit, signal, timeout), so that `sneaky-run 'make test' && echo
+/// pass` means what it says.
+pub fn exit_status(tool: ToolName, outcome: &Result<Value>) -> u8 {
+    match outcome {
+        Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
+        Ok(result) => match tool {
+            ToolName::RunCommand if !command_succeeded(result) => 1,
+            _ => 0,
+        },
+    }
+}
+
+fn command_succeeded(result: &Value) -> bool {
+    result.get("exit_code").and_then(Value::as_i64) == Some(0)
+        && result.get("timed_out").and_then(Value::as_bool) != Some(true)
 }
 
 /// Entry point of a tool binary: `fn main() -> ExitCode { protocol::main::<ReadFile>() }`.
@@ -81,23 +153,27 @@ pub fn main<T: Tool>() -> ExitCode {
     }));
     let spec = &ToolSpec::of::<T>();
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let (outcome, pretty) = match std::panic::catch_unwind(|| run_process(spec, argv)) {
+    let fallback = Shown {
+        format: format_in_argv(&argv),
+        pretty: false,
+    };
+    let (outcome, shown) = match std::panic::catch_unwind(|| run_process(spec, argv)) {
         Ok(Step::Exit(code)) => return code,
-        Ok(Step::Done { outcome, pretty }) => (outcome, pretty),
+        Ok(Step::Done { outcome, shown }) => (outcome, shown),
         Err(_) => (
             Err(Error::new(
                 ErrorKind::Internal,
                 "the tool panicked; this is a bug in SneakyCode",
             )),
-            false,
+            fallback,
         ),
     };
-    let status = match &outcome {
-        Ok(_) => 0,
-        Err(e) => e.exit_status(),
-    };
-    emit(&Envelope::from_outcome(spec.name(), &outcome), pretty);
-    ExitCode::from(status as u8)
+    let status = exit_status(spec.name, &outcome);
+    match shown.format {
+        Format::Json => emit(&Envelope::from_outcome(spec.name(), &outcome), shown.pretty),
+        Format::Text => human::print(&human::render(spec.name, &outcome)),
+    }
+    ExitCode::from(status)
 }
 
 enum Step {
@@ -105,12 +181,32 @@ enum Step {
     Exit(ExitCode),
     Done {
         outcome: Result<Value>,
-        pretty: bool,
+        shown: Shown,
     },
+}
+
+/// `--format text` (or `--format=text`) among raw arguments, for flags clap could not parse.
+fn format_in_argv(argv: &[OsString]) -> Format {
+    let mut prev_was_flag = false;
+    for arg in argv.iter().skip(1) {
+        let arg = arg.to_string_lossy();
+        if arg == "--" {
+            break;
+        }
+        if arg == "--format=text" || (prev_was_flag && arg == "text") {
+            return Format::Text;
+        }
+        prev_was_flag = arg == "--format";
+    }
+    Format::Json
 }
 
 fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
     let schema: Value = serde_json::from_str(spec.schema).unwrap_or(Value::Null);
+    let fallback = Shown {
+        format: format_in_argv(&argv),
+        pretty: false,
+    };
     let command = build_command(spec, &schema);
     let matches = match command.try_get_matches_from(argv) {
         Ok(m) => m,
@@ -120,34 +216,61 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
                 let _ = e.print();
                 return Step::Exit(ExitCode::SUCCESS);
             }
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("bad flags");
-            let message = first.trim_start_matches("error: ").to_string();
             return Step::Done {
-                outcome: Err(Error::invalid_args(format!("{message} (see --help)"))),
-                pretty: false,
+                outcome: Err(Error::invalid_args(clap_message(&e))),
+                shown: fallback,
             };
         }
     };
-    let pretty = matches.get_flag("pretty");
+    let shown = Shown {
+        format: match matches
+            .get_one::<String>("output-format")
+            .map(String::as_str)
+        {
+            Some("text") => Format::Text,
+            _ => Format::Json,
+        },
+        pretty: matches.get_flag("pretty"),
+    };
     if matches.get_flag("schema") {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(spec.schema.as_bytes());
         let _ = out.flush();
         return Step::Exit(ExitCode::SUCCESS);
     }
-    match run_with_matches(spec, &schema, &matches, pretty) {
+    match run_with_matches(spec, &schema, &matches, shown) {
         // Already written (a compact success envelope, straight from the result).
         Ok(None) => Step::Exit(ExitCode::SUCCESS),
         Ok(Some(result)) => Step::Done {
             outcome: Ok(result),
-            pretty,
+            shown,
         },
         Err(e) => Step::Done {
             outcome: Err(e),
-            pretty,
+            shown,
         },
     }
+}
+
+/// clap's error in one line, with its "did you mean" tip: "unexpected argument '--prety' found;
+/// did you mean '--pretty'? (see --help)".
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad flags");
+    let mut message = first.trim_start_matches("error: ").to_string();
+    for line in lines {
+        if let Some(tip) = line.strip_prefix("tip: ") {
+            let similar = tip
+                .strip_prefix("a similar argument exists: ")
+                .or_else(|| tip.strip_prefix("a similar value exists: "));
+            match similar {
+                Some(name) => message.push_str(&format!("; did you mean {name}?")),
+                None => message.push_str(&format!("; {tip}")),
+            }
+        }
+    }
+    format!("{message} (see --help)")
 }
 
 /// Run the call; a compact success envelope is written directly (None), without an
@@ -156,15 +279,19 @@ fn run_with_matches(
     spec: &ToolSpec,
     schema: &Value,
     matches: &ArgMatches,
-    pretty: bool,
+    shown: Shown,
 ) -> Result<Option<Value>> {
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
     let ctx = open_context(root, config)?;
     permissions::check_not_denied(&ctx.config, spec.name)?;
     let limit = input_limit(&ctx.config);
-    let args = match args_from_flags(spec, schema, matches)? {
+    let flags = args_from_flags(spec, schema, matches)?;
+    // No arguments at all, typed at a terminal: the person meant flags, not JSON.
+    let by_flags = flags.is_some() || std::io::stdin().is_terminal();
+    let args = match flags {
         Some(mut args) => {
+            check_patch_flag(spec, &args)?;
             if let Some(param) = spec.cli.stdin_param {
                 if !args.contains_key(param) && !std::io::stdin().is_terminal() {
                     let text = read_stdin(limit)?;
@@ -179,14 +306,110 @@ fn run_with_matches(
             }
             Value::Object(args)
         }
-        None => args_from_stdin(limit)?,
+        None => args_from_stdin(spec, schema, limit)?,
     };
-    if pretty {
-        return tools::call(spec, args, &ctx).map(Some);
+    // A compact JSON success is written straight from the result; run_command's result is
+    // needed for the exit status (and is small: its output is capped), text needs the value.
+    let direct = shown.format == Format::Json && !shown.pretty && spec.name != ToolName::RunCommand;
+    let paths = crate::fs::suggest::path_args(&args);
+    let outcome = if direct {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        tools::call_writing(spec, args, &ctx, &mut out).map(|()| None)
+    } else {
+        tools::call(spec, args, &ctx).map(Some)
+    };
+    match outcome {
+        Err(e) if by_flags && speaks_of_arguments(e.kind) => Err(Error::new(
+            e.kind,
+            in_flag_language(spec, schema, &e.message),
+        )),
+        // A path typed relative to the current directory below the root: say which it meant.
+        Err(e) if matches!(e.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) => {
+            match std::env::current_dir() {
+                Ok(cwd) => Err(crate::fs::suggest::relative_to_cwd(
+                    e, &ctx.ws, &paths, &cwd,
+                )),
+                Err(_) => Err(e),
+            }
+        }
+        other => other,
     }
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    (spec.write_ok)(args, &ctx, &mut out)?;
-    Ok(None)
+}
+
+/// The failures whose messages talk about the arguments by name (others talk about paths,
+/// where a file that happens to be called `old_str` must keep its name).
+fn speaks_of_arguments(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::InvalidArgs | ErrorKind::MultipleMatches | ErrorKind::NoMatch
+    )
+}
+
+/// `--patch change.patch` hands over a file name where the diff's text belongs: a unified diff
+/// always has several lines, so a one-line value is a mistake worth naming.
+fn check_patch_flag(spec: &ToolSpec, args: &Map<String, Value>) -> Result<()> {
+    let Some(Value::String(value)) = args.get("patch") else {
+        return Ok(());
+    };
+    if value.contains('\n') {
+        return Ok(());
+    }
+    let file = spec
+        .cli
+        .positional
+        .first()
+        .map(|p| p.to_uppercase())
+        .unwrap_or_else(|| "FILE".to_string());
+    Err(Error::invalid_args(format!(
+        "--patch takes the text of a diff, not a file name ({value:?}); give the diff on \
+         stdin instead: {} {file} < {value}",
+        spec.binary()
+    )))
+}
+
+/// An error message about JSON fields, said in flags: `missing field `new_str`` becomes
+/// `--new-str is required`, `limit: …` becomes `--limit: …`, and a parameter named in prose
+/// (`set replace_all`) becomes its flag.
+pub fn in_flag_language(spec: &ToolSpec, schema: &Value, message: &str) -> String {
+    let mut out = message.replace("expected u64", "expected a non-negative integer");
+    for (name, _, _) in schema_properties(schema) {
+        let flag = format!("--{}", flag_name(&name));
+        let required = if spec.cli.positional.contains(&name.as_str()) {
+            format!("{} (or {flag}) is required", name.to_uppercase())
+        } else if spec.cli.stdin_param == Some(name.as_str()) {
+            format!("{flag} is required (or give it on stdin)")
+        } else {
+            format!("{flag} is required")
+        };
+        out = out.replace(&format!("missing field `{name}`"), &required);
+        out = out.replace(&format!("`{name}`"), &flag);
+        if let Some(rest) = out.strip_prefix(&format!("{name}: ")) {
+            out = format!("{flag}: {rest}");
+        }
+        if name.contains('_') {
+            out = replace_word(&out, &name, &flag);
+        }
+    }
+    out
+}
+
+/// Replace `word` where it stands alone (not part of a longer name or path).
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let joins = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + word.len()..].chars().next();
+        let before_ok = !matches!(before, Some(c) if joins(c));
+        // A word may end a sentence: a '.' after it is punctuation, not part of a path.
+        let after_ok = !matches!(after, Some(c) if joins(c) && c != '.');
+        out.push_str(&rest[..at]);
+        out.push_str(if before_ok && after_ok { with } else { word });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Stdin is bounded: a request can hold at most a whole file's content, JSON-escaped.
@@ -210,12 +433,44 @@ fn read_stdin(limit: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn args_from_stdin(limit: u64) -> Result<Value> {
+fn args_from_stdin(spec: &ToolSpec, schema: &Value, limit: u64) -> Result<Value> {
     if std::io::stdin().is_terminal() {
         return Ok(Value::Object(Map::new()));
     }
     let bytes = read_stdin(limit)?;
-    parse_request(&bytes)
+    parse_request(&bytes).map_err(|e| match spec.cli.stdin_param {
+        Some(param) if e.kind == ErrorKind::InvalidJson && !looks_like_json(&bytes) => {
+            Error::new(e.kind, plain_text_hint(spec, schema, param, &e.message))
+        }
+        _ => e,
+    })
+}
+
+fn looks_like_json(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| matches!(b, b'{' | b'[' | b'"'))
+}
+
+/// `sneaky-patch < change.patch`: plain text on stdin where JSON was expected, because no
+/// argument was given on the command line. Say how to hand it over.
+fn plain_text_hint(spec: &ToolSpec, schema: &Value, param: &str, message: &str) -> String {
+    let binary = spec.binary();
+    let only_required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.len() == 1 && r[0] == param);
+    let wrap = if only_required {
+        format!(", or wrap it as JSON: jq -Rs '{{{param}: .}}' < FILE | {binary}")
+    } else {
+        String::new()
+    };
+    format!(
+        "{message}; without arguments on the command line stdin holds the JSON arguments. To \
+         give {param} as plain text on stdin, name the other arguments as flags ({binary} \
+         --help){wrap}"
+    )
 }
 
 /// Parse the JSON request text: one object (empty input means no arguments).
@@ -290,6 +545,11 @@ fn flag_name(param: &str) -> String {
     param.replace('_', "-")
 }
 
+/// Where the root comes from without `--root`, for help texts.
+pub const ROOT_HELP: &str = "Workspace root (else SNEAKY_ROOT, else workspace_root in the \
+     configuration, else the nearest directory at or above the current one holding sneaky.toml \
+     or .git)";
+
 /// `--root DIR`, as every program takes it; `help` says where the root comes from otherwise.
 pub fn root_arg(help: &'static str) -> Arg {
     Arg::new("root")
@@ -306,6 +566,33 @@ pub fn config_arg() -> Arg {
         .value_name("FILE")
         .value_parser(clap::value_parser!(PathBuf))
         .help("Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)")
+}
+
+/// The flags every tool binary takes besides its parameters (README, "The tools").
+fn common_args() -> [Arg; 5] {
+    [
+        root_arg(ROOT_HELP),
+        config_arg(),
+        Arg::new("output-format")
+            .long("format")
+            .value_name("FORMAT")
+            .value_parser(["json", "text"])
+            .default_value("json")
+            // Listed in the help text: clap_mangen's list of values does not pass mandoc's lint.
+            .hide_possible_values(true)
+            .help(
+                "json: one JSON envelope (default); text: for people (raw content, \
+                 path:line:text, the command's own output, diffs)",
+            ),
+        Arg::new("pretty")
+            .long("pretty")
+            .action(ArgAction::SetTrue)
+            .help("Pretty-print the JSON result"),
+        Arg::new("schema")
+            .long("schema")
+            .action(ArgAction::SetTrue)
+            .help("Print the JSON Schema of the input and exit"),
+    ]
 }
 
 /// The clap command of a tool binary, built from its schema so that flags, help, man pages and
@@ -326,24 +613,10 @@ pub fn build_command(spec: &ToolSpec, schema: &Value) -> Command {
              (then stdin is not parsed as JSON).\n\
              Output: one JSON object on stdout, {\"ok\":true,\"tool\":…,\"result\":{…}} or \
              {\"ok\":false,\"tool\":…,\"error\":{\"code\":…,\"message\":…}}.\n\
-             Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused.",
+             Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused \
+             (sneaky-run: 1 also when the command ran but did not succeed).",
         )
-        .arg(root_arg(
-            "Workspace root (else SNEAKY_ROOT, else the current directory)",
-        ))
-        .arg(config_arg())
-        .arg(
-            Arg::new("pretty")
-                .long("pretty")
-                .action(ArgAction::SetTrue)
-                .help("Pretty-print the JSON result"),
-        )
-        .arg(
-            Arg::new("schema")
-                .long("schema")
-                .action(ArgAction::SetTrue)
-                .help("Print the JSON Schema of the input and exit"),
-        );
+        .args(common_args());
     for (i, param) in spec.cli.positional.iter().enumerate() {
         cmd = cmd.arg(
             Arg::new(format!("pos:{param}"))

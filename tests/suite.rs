@@ -58,3 +58,5 @@ mod run_exec;
 mod run_policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/shell_habits.rs"]
+mod shell_habits;

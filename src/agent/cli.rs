@@ -172,7 +172,7 @@ fn yes_arg() -> Arg {
 }
 
 fn root_arg() -> Arg {
-    crate::protocol::root_arg("Workspace root (else SNEAKY_ROOT, else the current directory)")
+    crate::protocol::root_arg(crate::protocol::ROOT_HELP)
 }
 
 /// Where the workspace and its configuration come from (passed through to every tool binary).

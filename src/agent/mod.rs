@@ -19,7 +19,6 @@ mod pipe;
 mod session;
 mod ui;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use cli::command;
@@ -61,14 +60,10 @@ pub fn main() -> ExitCode {
 /// Open the workspace and its configuration as the tools will, with the root made absolute so
 /// that every binary gets the same one.
 fn prepare(place: &Place) -> Result<Runner, String> {
-    let root = match &place.root {
-        Some(root) => root.clone(),
-        None => match std::env::var_os("SNEAKY_ROOT").filter(|v| !v.is_empty()) {
-            Some(root) => PathBuf::from(root),
-            None => std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?,
-        },
-    };
+    // The same discovery as the tool binaries (--root, SNEAKY_ROOT, workspace_root, markers).
+    let root = crate::discover::find_root(place.root.as_deref(), place.config.as_deref())
+        .map_err(|e| format!("{}: {}", e.code(), e.message))?
+        .root;
     let root = root
         .canonicalize()
         .map_err(|e| format!("workspace root {}: {e}", root.display()))?;

@@ -51,8 +51,9 @@ pub fn command() -> Command {
              needs Authorization: Bearer TOKEN.",
         )
         .after_help(
-            "Workspace: --root, else SNEAKY_ROOT, else the client's first root (when the client \
-             offers roots; stdio only), else the current directory.\n\
+            "Workspace: --root, else SNEAKY_ROOT, else workspace_root in the configuration, else \
+             the client's first root (when the client offers roots; stdio only), else the nearest \
+             directory at or above the current one holding sneaky.toml or .git.\n\
              Tool calls run side by side, at most `[mcp] workers` at once (default 8); \
              notifications/cancelled kills a running command's whole process tree.\n\
              HTTP token: --token-file, else SNEAKY_MCP_TOKEN, else a random one printed once \
@@ -64,7 +65,7 @@ pub fn command() -> Command {
              workspace or configuration that cannot be opened.",
         )
         .arg(crate::protocol::root_arg(
-            "Workspace root (else SNEAKY_ROOT, else the client's first root, else the current directory)",
+            "Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the client's first root, else the project around the current directory)",
         ))
         .arg(crate::protocol::config_arg())
         .arg(

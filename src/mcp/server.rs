@@ -7,7 +7,8 @@
 //! The workspace is opened once. With `--root` or `SNEAKY_ROOT` that happens before serving;
 //! otherwise, when the client offers roots, the server asks for them (`roots/list`) after the
 //! handshake and holds back `tools/list` and `tools/call` until the answer comes (pings and the
-//! rest are served meanwhile); without roots, the current directory is the workspace.
+//! rest are served meanwhile); without roots, the project around the current directory (its
+//! `sneaky.toml` or `.git`, as for the binaries: `discover`).
 
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
@@ -26,12 +27,13 @@ use super::pool::Pool;
 use super::roots;
 use super::version::Version;
 use crate::config::{DEFAULT_MAX_FILE_SIZE, DEFAULT_MCP_WORKERS};
+use crate::discover;
 use crate::error::{Error, Result};
 use crate::protocol;
 use crate::tools::Context;
 
 /// How long the server waits for the client's answer to `roots/list` before it falls back to
-/// the current directory.
+/// the project around the current directory.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Room for the JSON-RPC envelope around a file's worth of escaped content.
@@ -49,7 +51,8 @@ pub struct Options {
 
 /// Where the workspace stands.
 enum Workspace {
-    /// To be chosen: the client's roots if it offers them, else the current directory.
+    /// To be chosen: the client's roots if it offers them, else the project around the current
+    /// directory.
     Undecided,
     /// `roots/list` was sent; tool requests wait for its answer.
     AwaitingRoots {
@@ -148,14 +151,12 @@ where
         in_flight: InFlight::default(),
         write_failed: None,
     };
-    let named_root = server.opts.root.clone().map(|r| (r, "--root")).or_else(|| {
-        std::env::var_os("SNEAKY_ROOT")
-            .filter(|v| !v.is_empty())
-            .map(|r| (PathBuf::from(r), "SNEAKY_ROOT"))
-    });
-    if let Some((root, origin)) = named_root {
-        let ctx = protocol::open_context(Some(root), server.opts.config.clone())?;
-        server.set_open(ctx, origin);
+    // --root, SNEAKY_ROOT or workspace_root in the configuration, as for the tool binaries.
+    let named_root =
+        discover::named_root(server.opts.root.as_deref(), server.opts.config.as_deref())?;
+    if let Some(found) = named_root {
+        let ctx = protocol::open_found(&found, server.opts.config.clone())?;
+        server.set_open(ctx, &found.origin.describe());
     }
     jsonrpc::spawn_reader(input, line_limit, move |incoming| {
         tx.send(Event::In(incoming)).is_ok()
@@ -437,10 +438,13 @@ impl<W: Write> Server<W> {
         self.serve_waiting();
     }
 
-    /// The current directory, as for the binaries.
+    /// The project around the current directory (its sneaky.toml or .git), as for the binaries.
     fn open_fallback_context(&mut self) {
-        match protocol::open_context(None, self.opts.config.clone()) {
-            Ok(ctx) => self.set_open(ctx, "the current directory"),
+        let opened = discover::find_root(None, self.opts.config.as_deref()).and_then(|found| {
+            protocol::open_found(&found, self.opts.config.clone()).map(|ctx| (ctx, found))
+        });
+        match opened {
+            Ok((ctx, found)) => self.set_open(ctx, &found.origin.describe()),
             Err(e) => {
                 log(format!("workspace: {}", e.message));
                 self.set_failed(e);

@@ -3,5 +3,8 @@
 //! - `model`: what a model reads as a tool's result (MCP `content`, the tool messages
 //!   `sneaky-agent run` sends back): compact, unescaped, in the shapes models know from the
 //!   plain tools (`cat`, `rg --heading -n`, `ls`).
+//! - `human`: `--format text` of the tool binaries, for people at a shell (raw content, rg's
+//!   `path:line:text`, one path a line, the command's own streams, diffs).
 
+pub mod human;
 pub mod model;

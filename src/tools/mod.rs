@@ -223,7 +223,21 @@ pub fn dispatch(name: ToolName, args: Value, ctx: &Context) -> Result<Value> {
 /// `dispatch` for a description already in hand (a binary holds only its own tool's).
 pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
-    (spec.run)(args, ctx)
+    let paths = crate::fs::suggest::path_args(&args);
+    (spec.run)(args, ctx).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
+}
+
+/// `call` for a binary printing compact JSON: the success envelope is written to `out` straight
+/// from the result (nothing is written on failure, which gets the same explanation as `call`).
+pub fn call_writing(
+    spec: &ToolSpec,
+    args: Value,
+    ctx: &Context,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    crate::permissions::check_not_denied(&ctx.config, spec.name)?;
+    let paths = crate::fs::suggest::path_args(&args);
+    (spec.write_ok)(args, ctx, out).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
 /// Deserialize arguments strictly; every message names the offending field. A property given as

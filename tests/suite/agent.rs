@@ -179,7 +179,9 @@ pub fn scrub(cmd: &mut std::process::Command, w: &Ws) {
     ] {
         cmd.env_remove(var);
     }
+    // The temporary workspace is no project (no sneaky.toml, no .git): name it.
     cmd.current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
         .env("SNEAKY_RETRY_BASE_MS", "10")
         .env("NO_COLOR", "1");

@@ -16,7 +16,7 @@ fn spawn_tool(
 ) -> (std::process::Child, std::thread::JoinHandle<()>) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin(name))
         .current_dir(&w.root)
-        .env_remove("SNEAKY_ROOT")
+        .env("SNEAKY_ROOT", &w.root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
         .stdin(Stdio::piped())

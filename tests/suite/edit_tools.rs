@@ -454,7 +454,7 @@ fn concurrent_writers_never_interleave() {
         .map(|c| {
             let mut child = std::process::Command::new(&bin)
                 .current_dir(&w.root)
-                .env_remove("SNEAKY_ROOT")
+                .env("SNEAKY_ROOT", &w.root)
                 .env_remove("SNEAKY_CONFIG")
                 .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
                 .stdin(std::process::Stdio::piped())

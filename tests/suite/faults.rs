@@ -96,7 +96,7 @@ fn call_at(exe: &Path, root: &Path, request: &Value, uid: Option<u32>) -> Reply 
         .unwrap_or_default();
     let mut cmd = Command::new(exe);
     cmd.current_dir(root)
-        .env_remove("SNEAKY_ROOT")
+        .env("SNEAKY_ROOT", root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", root.join(".no-xdg"));
     if let Some(uid) = uid {

@@ -46,8 +46,11 @@ fn schemas_match_the_argument_types() {
 /// The date the man pages carry; bump it with the version.
 const MAN_DATE: &str = "2026-11-29";
 
-const COMMON_CONFIG: &[&str] =
-    &["permissions.deny, permissions.allow, permissions.confirm: the tool's tier"];
+const COMMON_CONFIG: &[&str] = &[
+    "workspace_root: the workspace when neither --root nor SNEAKY_ROOT is given (top-level key; \
+     relative to the configuration file's directory; a project's own sneaky.toml cannot move it)",
+    "permissions.deny, permissions.allow, permissions.confirm: the tool's tier",
+];
 
 fn roff_section(r: &mut roff::Roff, title: &str) {
     r.control("SH", [title]);
@@ -139,12 +142,25 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     for (name, ty, desc, _) in described_properties(&output) {
         roff_item(&mut r, &format!("{name} ({ty})"), &desc);
     }
+    roff_section(&mut r, "TEXT FORMAT");
+    r.text([roff::roman(format!(
+        "With --format text the tool prints, for people, {}. A failure is one line \
+         {}: CODE: message on stderr, and a result that was cut says so on stderr. The exit \
+         status is the same as with JSON.",
+        sneaky::render::human::describe(spec.name),
+        spec.binary()
+    ))]);
     roff_section(&mut r, "EXIT STATUS");
     for (code, meaning) in [
         ("0", "success"),
         (
             "1",
-            "the operation failed (not found, no match, patch rejected ...)",
+            if spec.name == sneaky::catalog::ToolName::RunCommand {
+                "the command ran but did not succeed (non-zero exit, signal, timeout; the result \
+                 is still ok:true with the full output), or the operation failed"
+            } else {
+                "the operation failed (not found, no match, patch rejected ...)"
+            },
         ),
         (
             "2",
@@ -170,7 +186,9 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     let mut env = vec![
         (
             "SNEAKY_ROOT",
-            "workspace root when --root is not given (else the current directory)",
+            "workspace root when --root is not given (else workspace_root in the configuration, \
+             else the nearest directory at or above the current one holding sneaky.toml or .git; \
+             with none of these the tool refuses to guess, exit 2)",
         ),
         (
             "SNEAKY_CONFIG",
@@ -236,11 +254,12 @@ fn program_doc(name: &str) -> ProgramDoc {
                 ("2", "bad flags, or a workspace or configuration that cannot be opened"),
             ],
             env: &[
-                ("SNEAKY_ROOT", "workspace root when --root is not given (else the client's first root, else the current directory)"),
+                ("SNEAKY_ROOT", "workspace root when --root is not given (else workspace_root in the configuration, else the client's first root, else the nearest directory at or above the current one holding sneaky.toml or .git)"),
                 ("SNEAKY_CONFIG", "configuration file when --config is not given"),
                 ("XDG_CONFIG_HOME", "where the user configuration sneaky/config.toml is looked for (else ~/.config)"),
             ],
             config: &[
+                "workspace_root: the workspace when neither --root nor SNEAKY_ROOT is given",
                 "permissions.deny: tools not offered at all",
                 "permissions.allow, permissions.confirm: tiers (--read-only offers only auto-tier read tools)",
                 "max_file_size_bytes, max_output_bytes, tools.shell.*: as for the tool binaries",
@@ -272,11 +291,12 @@ fn program_doc(name: &str) -> ProgramDoc {
                 ("ANTHROPIC_API_KEY", "key for --provider anthropic"),
                 ("ANTHROPIC_BASE_URL", "base URL for --provider anthropic when --base-url is not given"),
                 ("SNEAKY_MODEL", "model when --model is not given"),
-                ("SNEAKY_ROOT", "workspace root when --root is not given"),
+                ("SNEAKY_ROOT", "workspace root when --root is not given (else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)"),
                 ("SNEAKY_CONFIG", "configuration file when --config is not given"),
                 ("NO_COLOR", "turns colours off"),
             ],
             config: &[
+                "workspace_root: the workspace when neither --root nor SNEAKY_ROOT is given",
                 "permissions.deny: tools never offered, and refused if called",
                 "permissions.allow: tools run without asking",
                 "permissions.confirm: tools that ask first",
@@ -341,9 +361,23 @@ fn completions(cmd: &mut clap::Command, name: &str) -> Vec<(String, String)> {
     .map(|(shell, file)| {
         let mut buf = Vec::new();
         clap_complete::generate(shell, cmd, name, &mut buf);
-        (file, String::from_utf8(buf).expect("utf8"))
+        let mut text = String::from_utf8(buf).expect("utf8");
+        if shell == Shell::Bash {
+            text = fix_bash_state_names(&text, name);
+        }
+        (file, text)
     })
     .collect()
+}
+
+/// clap_complete's bash script spells a hyphenated program's subcommand states two ways: its
+/// loop sets `sneaky__agent__subcmd__run`, its case arms test `sneaky__subcmd__agent__subcmd__run`,
+/// so no subcommand flag ever completes (clap-rs/clap#6421, #6529, unfixed in 4.6.12). Spell the
+/// arms as the loop does; `bash_completion_completes_subcommand_flags` checks the result.
+fn fix_bash_state_names(script: &str, name: &str) -> String {
+    let wrong = format!("{}__subcmd__", name.replace('-', "__subcmd__"));
+    let right = format!("{}__subcmd__", name.replace('-', "__"));
+    script.replace(&wrong, &right)
 }
 
 #[test]
@@ -368,6 +402,131 @@ fn man_pages_and_completions_match_the_commands() {
         );
         for (file, text) in completions(&mut cmd, &name) {
             check_or_write(&root.join("completions").join(file), &text);
+        }
+    }
+}
+
+/// Every command of the program (itself and its subcommands, recursively) with the words that
+/// lead to it: `[]`, `["run"]` …
+fn command_paths(cmd: &clap::Command) -> Vec<(Vec<String>, clap::Command)> {
+    let mut out = vec![(Vec::new(), cmd.clone())];
+    for sub in cmd.get_subcommands() {
+        for (mut words, c) in command_paths(sub) {
+            words.insert(0, sub.get_name().to_string());
+            out.push((words, c));
+        }
+    }
+    out
+}
+
+/// Every program's clap command with its name.
+fn every_command() -> Vec<(String, clap::Command)> {
+    let mut out: Vec<(String, clap::Command)> = all()
+        .map(|spec| {
+            let schema: serde_json::Value = serde_json::from_str(spec.schema).expect("schema");
+            (
+                spec.binary().to_string(),
+                sneaky::protocol::build_command(spec, &schema),
+            )
+        })
+        .collect();
+    out.extend(
+        programs()
+            .into_iter()
+            .map(|c| (c.get_name().to_string(), c)),
+    );
+    out
+}
+
+/// The committed bash scripts complete as a person types: every long flag of every
+/// (sub)command from a prefix, every subcommand name, and `--format`'s values. Each script is
+/// sourced in a real bash and its function called with COMP_WORDS, as bash-completion does.
+#[test]
+fn bash_completion_completes_subcommand_flags() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+    for (name, cmd) in every_command() {
+        let mut checks = String::new();
+        for (words, sub) in command_paths(&cmd) {
+            let lead = std::iter::once(name.clone())
+                .chain(words.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" ");
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let flag = format!("--{long}");
+                let prefix = &flag[..flag.len() - 1];
+                checks.push_str(&format!("check {flag} {lead} {prefix}\n"));
+            }
+            for s in sub.get_subcommands() {
+                let s = s.get_name();
+                checks.push_str(&format!("check {s} {lead} {}\n", &s[..s.len() - 1]));
+            }
+            if sub.get_arguments().any(|a| a.get_long() == Some("format")) {
+                let value = if name == "sneaky-agent" {
+                    "mcp"
+                } else {
+                    "text"
+                };
+                checks.push_str(&format!("check {value} {lead} --format ''\n"));
+            }
+        }
+        let script = format!(
+            r#"source "$1"
+func=$(complete -p {name} | sed -E 's/.*-F ([^ ]+).*/\1/')
+check() {{
+  local expect="$1"; shift
+  COMP_WORDS=("$@"); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+  COMP_LINE="$*"; COMP_POINT=${{#COMP_LINE}}; COMPREPLY=()
+  "$func" "${{COMP_WORDS[0]}}" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+  local r; for r in "${{COMPREPLY[@]}}"; do [[ "$r" == "$expect" ]] && {{ n=$((n+1)); return 0; }}; done
+  echo "'$*' does not complete to $expect (got: ${{COMPREPLY[*]}})"
+}}
+n=0
+{checks}echo "checked $n"
+"#
+        );
+        let file = dir.join(format!("{name}.bash"));
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script, "bash"])
+            .arg(&file)
+            .output()
+            .expect("bash");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let expected = checks.lines().count();
+        assert!(
+            out.status.success() && stdout.trim() == format!("checked {expected}"),
+            "{}: {stdout}{}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// The zsh and fish scripts parse (`zsh -n`, `fish -n`); .ci/setup-shelluser.sh installs both.
+#[test]
+fn zsh_and_fish_completions_parse() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+    for (shell, file_of) in [
+        ("zsh", (|n: &str| format!("_{n}")) as fn(&str) -> String),
+        ("fish", |n: &str| format!("{n}.fish")),
+    ] {
+        // .ci/setup-shelluser.sh installs both; without them the check skips loudly.
+        if !crate::util::require_cmd(shell) {
+            continue;
+        }
+        for (name, _) in every_command() {
+            let file = dir.join(file_of(&name));
+            let out = std::process::Command::new(shell)
+                .arg("-n")
+                .arg(&file)
+                .output()
+                .expect(shell);
+            assert!(
+                out.status.success() && out.stderr.is_empty(),
+                "{shell} -n {}: {}",
+                file.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 }

@@ -98,7 +98,7 @@ fn bin_path(bin: &str) -> PathBuf {
 fn call(root: &Path, bin: &str, request: &Value) -> Result<Reply, String> {
     let mut child = Command::new(bin_path(bin))
         .current_dir(root)
-        .env_remove("SNEAKY_ROOT")
+        .env("SNEAKY_ROOT", root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", root.join(".no-xdg"))
         .stdin(Stdio::piped())

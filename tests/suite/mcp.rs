@@ -417,6 +417,8 @@ fn workspace_from_the_clients_roots_and_cancelling_a_waiting_request() {
 fn roots_refused_by_the_client_fall_back_to_the_current_directory() {
     let w = util::ws();
     w.write("here.txt", "cwd\n");
+    // The project around the current directory, found by its marker as the binaries find it.
+    w.mkdir(".git");
     let mut s = Session::spawn(command(&w, &[], &w.root));
     s.initialize("2025-06-18", json!({"roots": {}}));
     let ask = s.recv();
@@ -444,8 +446,9 @@ fn sneaky_root_and_the_current_directory() {
     assert_eq!(result["structuredContent"]["content"], "root file\n");
     s.finish();
 
-    // No root anywhere and no roots offered: the current directory.
-    let mut s = Session::spawn(command(&w, &[], &w.root));
+    // No root named and no roots offered: the project around the current directory.
+    w.mkdir(".git").mkdir("sub");
+    let mut s = Session::spawn(command(&w, &[], &w.root.join("sub")));
     s.initialize("2024-11-05", json!({}));
     let result = s.call(1, "read_file", json!({"file_path": "r.txt"}));
     assert_eq!(result["isError"], false, "{result}");

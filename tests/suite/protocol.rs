@@ -123,6 +123,49 @@ fn schema_help_and_version() {
     }
 }
 
+/// The README's list of common flags is what each program takes: every tool binary the five,
+/// sneaky-agent's subcommands and sneaky-mcp only --root and --config.
+#[test]
+fn common_flags_are_what_the_readme_says() {
+    let longs = |cmd: &clap::Command| -> Vec<String> {
+        cmd.get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect()
+    };
+    let tool_common = ["root", "config", "format", "pretty", "schema"];
+    for spec in sneaky::tools::all() {
+        let schema: Value = serde_json::from_str(spec.schema).expect("schema");
+        let flags = longs(&sneaky::protocol::build_command(spec, &schema));
+        for flag in tool_common {
+            assert!(
+                flags.iter().any(|f| f == flag),
+                "{} lacks --{flag}",
+                spec.binary()
+            );
+        }
+    }
+    let agent = sneaky::agent::command();
+    let mut programs: Vec<(String, clap::Command)> = agent
+        .get_subcommands()
+        .map(|c| (format!("sneaky-agent {}", c.get_name()), c.clone()))
+        .collect();
+    programs.push(("sneaky-mcp".into(), sneaky::mcp::command()));
+    for (name, cmd) in programs {
+        let flags = longs(&cmd);
+        for flag in ["root", "config"] {
+            assert!(flags.iter().any(|f| f == flag), "{name} lacks --{flag}");
+        }
+        for flag in ["pretty", "schema"] {
+            assert!(!flags.iter().any(|f| f == flag), "{name} has --{flag}");
+        }
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    assert!(readme.contains(
+        "Every tool binary also takes `--root DIR`, `--config FILE`, `--format json|text`, `--pretty`,"
+    ));
+}
+
 #[test]
 fn pretty_prints_one_object() {
     let w = util::ws();
@@ -130,6 +173,7 @@ fn pretty_prints_one_object() {
     let out = std::process::Command::cargo_bin("sneaky-read")
         .expect("bin")
         .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
         .args(["a", "--pretty"])
         .output()
         .expect("run");
@@ -235,6 +279,7 @@ fn a_closed_stdout_pipe_is_not_an_error() {
     let mut child = std::process::Command::cargo_bin("sneaky-grep")
         .expect("bin")
         .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
         .args(["needle", "--max-results", "100000"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -25,7 +25,7 @@ pub fn user_config(w: &Ws, toml: &str) {
 
 fn run(w: &Ws, command: &str) -> Value {
     w.call("sneaky-run", json!({ "command": command }))
-        .ok()
+        .command_ran()
         .clone()
 }
 
@@ -86,7 +86,7 @@ fn pipelines_and_lists_report_output_and_exit_codes() {
 
     // Flags and the positional form.
     let reply = w.call_raw("sneaky-run", &["echo positional"], b"");
-    assert_eq!(reply.ok()["stdout"], "positional\n");
+    assert_eq!(reply.command_ran()["stdout"], "positional\n");
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn timeout_kills_the_whole_group_and_its_background_children() {
     );
     let started = Instant::now();
     let reply = w.call("sneaky-run", json!({ "command": command, "timeout": 1 }));
-    let r = reply.ok();
+    let r = reply.command_ran();
     assert_eq!(r["timed_out"], true, "{r}");
     assert!(r["exit_code"].is_null(), "{r}");
     assert!(r["signal"] == "SIGTERM" || r["signal"] == "SIGKILL", "{r}");
@@ -182,7 +182,7 @@ fn network_false_denies_tcp() {
     w.write("sneaky.toml", "[tools.shell]\nnetwork = false\n");
     let r = w
         .call("sneaky-run", json!({"command": command, "timeout": 5}))
-        .ok()
+        .command_ran()
         .clone();
     assert_ne!(r["exit_code"], 0, "{r}");
     assert!(
@@ -208,7 +208,7 @@ fn network_false_denies_tcp() {
     });
     let r = w
         .call("sneaky-run", json!({"command": command, "timeout": 5}))
-        .ok()
+        .command_ran()
         .clone();
     assert_eq!(r["exit_code"], 0, "{r}");
     assert!(
@@ -221,7 +221,7 @@ fn call_with_env(w: &Ws, command: &str, env: &[(&str, &str)]) -> Reply {
     use assert_cmd::cargo::CommandCargoExt;
     let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");
     cmd.current_dir(&w.root)
-        .env_remove("SNEAKY_ROOT")
+        .env("SNEAKY_ROOT", &w.root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
         .arg(command);
@@ -244,7 +244,7 @@ fn secrets_and_shell_hooks_are_not_passed() {
         ("BASH_ENV", "./hook.sh"),
     ];
     let reply = call_with_env(&w, "env", &env);
-    let r = reply.ok();
+    let r = reply.command_ran();
     let out = r["stdout"].as_str().unwrap_or("");
     for secret in ["k-123", "t-456", "a-789", "HOOK RAN"] {
         assert!(!out.contains(secret), "{secret} leaked: {out}");
@@ -266,7 +266,10 @@ fn secrets_and_shell_hooks_are_not_passed() {
 
     user_config(&w, "[tools.shell]\npass_env = [\"MY_API_KEY\"]\n");
     let reply = call_with_env(&w, "env", &env);
-    let out = reply.ok()["stdout"].as_str().unwrap_or("").to_string();
+    let out = reply.command_ran()["stdout"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     assert!(out.contains("MY_API_KEY=k-123"));
     assert!(!out.contains("t-456"));
 }

@@ -171,7 +171,7 @@ fn configured_lists_replace_the_defaults() {
     );
     // bash is allowed explicitly: `bash -c` runs, and its script is checked in turn.
     let r = w.call("sneaky-run", json!({"command": "bash -c 'echo inner'"}));
-    assert_eq!(r.ok()["stdout"], "inner\n");
+    assert_eq!(r.command_ran()["stdout"], "inner\n");
     let m = w
         .call("sneaky-run", json!({"command": "bash -c 'touch pwned'"}))
         .err("command_denied", 3);

@@ -65,7 +65,7 @@ impl Ws {
     pub fn call_raw(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Reply {
         let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
         cmd.current_dir(&self.root)
-            .env_remove("SNEAKY_ROOT")
+            .env("SNEAKY_ROOT", &self.root)
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
             .args(args);
@@ -119,6 +119,21 @@ impl Reply {
     pub fn ok(&self) -> &Value {
         assert_eq!(self.status, 0, "expected success: {}", self.json);
         &self.json["result"]
+    }
+
+    /// A run_command result (`ok:true`) whose exit status follows the command's: 0 when it
+    /// exited 0, else 1 (CONTRACT.md, "Output": `sneaky-run 'make test' && echo pass`).
+    pub fn command_ran(&self) -> &Value {
+        assert_eq!(self.json["ok"], true, "expected a result: {}", self.json);
+        let result = &self.json["result"];
+        let succeeded = result["exit_code"] == 0 && result["timed_out"] != true;
+        assert_eq!(
+            self.status,
+            if succeeded { 0 } else { 1 },
+            "sneaky-run's status must follow the command's: {}",
+            self.json
+        );
+        result
     }
 
     /// Assert a failure with this code and exit status; returns the message.

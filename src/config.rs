@@ -284,7 +284,8 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         trusted_workspaces: base.trusted_workspaces,
         allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
         mcp: ws.mcp,
-        workspace_root: base.workspace_root,
+        // Checked by the caller: a project may only name itself (protocol::refuse_moved_root).
+        workspace_root: ws.workspace_root,
     }
 }
 

@@ -24,7 +24,7 @@ pub fn namespaces_or_skip(test: &str) -> bool {
     let w = util::ws();
     let r = w
         .call("sneaky-run", json!({"command": "true"}))
-        .ok()
+        .command_ran()
         .clone();
     let sandbox = r["sandbox"].as_str().unwrap_or("").to_string();
     if sandbox.contains("mount (read-only world)") {
@@ -230,7 +230,7 @@ fn payloads_of_a_fooled_policy_have_no_effect() {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         let before = world(&w);
         let reply = w.call("sneaky-run", json!({"command": "./p.sh", "timeout": 10}));
-        let r = reply.ok().clone();
+        let r = reply.command_ran().clone();
         assert_eq!(r["sandboxed"], true, "{class}: {r}");
         assert_no_effect(&w, &before, class, &r);
         assert!(!Path::new("/tmp/pwned-sneaky").exists(), "{class}: {r}");
@@ -331,7 +331,7 @@ fn setsid_fork_hoppers_do_not_survive_the_call() {
                 "sneaky-run",
                 json!({"command": command, "timeout": timeout}),
             )
-            .ok()
+            .command_ran()
             .clone();
         assert_eq!(r["sandboxed"], true, "{r}");
         std::thread::sleep(Duration::from_millis(200));
@@ -347,7 +347,7 @@ fn kill_and_time(w: &Ws, command: &str, marker: &str, signal: &str) -> Duration 
     let mut child = Command::cargo_bin("sneaky-run")
         .expect("binary")
         .current_dir(&w.root)
-        .env_remove("SNEAKY_ROOT")
+        .env("SNEAKY_ROOT", &w.root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
         .arg(command)
@@ -459,7 +459,7 @@ fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
     );
     let r = w
         .call("sneaky-run", json!({"command": "./p.sh"}))
-        .ok()
+        .command_ran()
         .clone();
     assert!(
         udp.recv_from(&mut buf).is_err(),
@@ -476,7 +476,7 @@ fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
         );
         let r = w
             .call("sneaky-run", json!({"command": "./sock"}))
-            .ok()
+            .command_ran()
             .clone();
         assert_eq!(
             r["stdout"], "unix ok\ninet refused\ninet6 refused\npacket refused\n",
@@ -488,7 +488,7 @@ fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
     user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");
     let r = w
         .call("sneaky-run", json!({"command": "./p.sh"}))
-        .ok()
+        .command_ran()
         .clone();
     let got = udp.recv_from(&mut buf);
     assert!(got.is_ok(), "no packet with the network on: {r}");
@@ -505,7 +505,7 @@ fn git_make_and_cargo_work_under_the_default_presets() {
             "sneaky-run",
             json!({"command": command, "timeout": timeout}),
         )
-        .ok()
+        .command_ran()
         .clone()
     };
     w.write("f.txt", "a changed line\n");
@@ -620,7 +620,7 @@ fn a_workspace_config_may_tighten_but_not_loosen() {
     );
     let r = w
         .call("sneaky-run", json!({"command": "echo hi"}))
-        .ok()
+        .command_ran()
         .clone();
     assert_eq!(r["stdout"], "hi\n", "{r}");
     assert_ne!(
@@ -659,7 +659,7 @@ fn a_workspace_config_may_tighten_but_not_loosen() {
     .expect("write");
     let r = w
         .call("sneaky-run", json!({"command": "echo hi"}))
-        .ok()
+        .command_ran()
         .clone();
     assert!(
         r["sandbox"].as_str().unwrap_or("").starts_with("off"),
@@ -676,7 +676,7 @@ fn extra_allowed_commands_add_to_the_defaults_and_print_policy_says_where_from()
         "sneaky-run",
         json!({"command": "ls f.txt && git status --short"}),
     );
-    assert_eq!(r.ok()["exit_code"], 0);
+    assert_eq!(r.command_ran()["exit_code"], 0);
     use assert_cmd::cargo::CommandCargoExt;
     let out = Command::cargo_bin("sneaky-run")
         .expect("binary")
@@ -726,7 +726,7 @@ fn required_layers_refuse_rather_than_run_weaker() {
     let reply = w.call("sneaky-run", json!({"command": "echo ran"}));
     if reply.status == 0 {
         // Every layer is available here: the command ran with all of them.
-        let r = reply.ok();
+        let r = reply.command_ran();
         assert_eq!(r["stdout"], "ran\n");
         assert!(r["sandbox"].as_str().unwrap_or("").contains("mount"), "{r}");
     } else {
@@ -793,7 +793,7 @@ fn the_active_configuration_is_read_only_whatever_its_name() {
     }
     let r = w.call_raw("sneaky-run", &["--config", config, "true"], b"");
     assert!(
-        r.ok()["sandbox"]
+        r.command_ran()["sandbox"]
             .as_str()
             .unwrap_or("")
             .contains("network denied"),
@@ -820,7 +820,7 @@ fn without_namespaces_the_result_says_so_and_require_layers_refuses() {
         util::Reply::parse("sneaky-run", out)
     };
     let reply = call(&w);
-    let r = reply.ok();
+    let r = reply.command_ran();
     let sandbox = r["sandbox"].as_str().unwrap_or("");
     assert!(sandbox.contains("namespaces: unavailable (skipped"), "{r}");
     assert_eq!(r["stdout"], "ran\n");
@@ -858,7 +858,7 @@ fn npm_scripts_work_once_npm_is_allowed() {
             "sneaky-run",
             json!({"command": "npm run --silent hello", "timeout": 120}),
         )
-        .ok()
+        .command_ran()
         .clone();
     assert_eq!(r["exit_code"], 0, "{r}");
     assert_eq!(r["stdout"], "hello from npm\n42\n", "{r}");

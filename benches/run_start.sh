@@ -44,14 +44,19 @@ hyperfine "${runs[@]}" --export-json "$WORK/h.json" "${args[@]}"
 python3 - "$WORK/h.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-bash = r["bash"]["mean"] * 1000
-print(f"\n{'':28} {'mean ms':>8} {'± ms':>6} {'× bash':>7}")
+ms = lambda v: v * 1000
+# On a busy machine the mean wall time mostly measures waiting for a CPU: the minimum and the
+# CPU time (user + system) are printed too.
+print(f"\n{'':28} {'mean ms':>8} {'± ms':>6} {'min ms':>7} {'cpu ms':>7} {'× bash':>7}")
 for name, x in r.items():
-    m = x["mean"] * 1000
-    print(f"{name:28} {m:8.2f} {x['stddev']*1000:6.2f} {m/bash:7.2f}")
-off = r["sandbox off"]["mean"] * 1000
+    cpu = ms(x["user"] + x["system"])
+    print(f"{name:28} {ms(x['mean']):8.2f} {ms(x['stddev']):6.2f} {ms(x['min']):7.2f} {cpu:7.2f} "
+          f"{x['mean'] / r['bash']['mean']:7.2f}")
+def delta(a, b):
+    return (f"mean {ms(r[a]['mean'] - r[b]['mean']):.2f} ms, min {ms(r[a]['min'] - r[b]['min']):.2f} ms, "
+            f"cpu {ms(r[a]['user'] + r[a]['system'] - r[b]['user'] - r[b]['system']):.2f} ms")
 for name in ("sandboxed", "sandboxed, network = false"):
-    print(f"layers added ({name} − sandbox off): {r[name]['mean']*1000 - off:.2f} ms")
+    print(f"layers added ({name} − sandbox off): {delta(name, 'sandbox off')}")
 if "baseline" in r:
-    print(f"sandboxed − baseline: {r['sandboxed']['mean']*1000 - r['baseline']['mean']*1000:.2f} ms")
+    print(f"sandboxed − baseline: {delta('sandboxed', 'baseline')}")
 PY

@@ -15,6 +15,8 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::policy::DEFAULT_ALLOWED;
+
 /// Where the exec set is computed from.
 pub struct Inputs<'a> {
     /// The programs the lists allow (names or verbatim paths).
@@ -58,10 +60,20 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
     for extra in inputs.extra {
         add(PathBuf::from(extra), &mut set);
     }
-    // The loaders and interpreters of every granted file (one level of `#!`, plus the
-    // program `env` names).
-    let files: Vec<PathBuf> = set.iter().filter(|p| p.is_file()).cloned().collect();
-    for file in files {
+    // The loaders and interpreters (one level of `#!`, plus the program `env` names): the
+    // shell's loader, and those of the programs that are not in the default list (the
+    // default ones are ELF binaries with the shell's loader or `sh` scripts; reading every
+    // header would cost a file read per program on every call).
+    let mut inspect: Vec<PathBuf> = vec![inputs.shell.to_path_buf()];
+    inspect.extend(
+        set.iter()
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                !DEFAULT_ALLOWED.contains(&name) && p.is_file()
+            })
+            .cloned(),
+    );
+    for file in inspect {
         for interp in interpreters(&file, &listing) {
             add(interp, &mut set);
         }

@@ -76,7 +76,11 @@ pub fn run(
     let launcher = sandbox::launcher_path();
     let mut cmd = match &launcher {
         Some(exe) => {
-            let spec = spec::launch_spec(&ctx.config, &ctx.ws, tmp.path(), &bash, &path_env)?;
+            let spec = if shell.sandbox {
+                spec::launch_spec(&ctx.config, &ctx.ws, tmp.path(), &bash, &path_env)?
+            } else {
+                spec::unsandboxed_spec(&ctx.ws, &bash)
+            };
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
             let mut c = Command::new(exe);

@@ -3,12 +3,14 @@
 //! - a user namespace (also as root: capabilities then only count inside it, and no device
 //!   node can be made, since mknod of a device needs CAP_MKNOD in the initial namespace), with
 //!   the caller's own uid and gid mapped to themselves (files keep their owners);
-//! - a mount namespace where every mount is read-only and nosuid (so nothing outside can be
-//!   written, and no timestamp, mode, owner or xattr outside can change), the workspace, the
-//!   private temporary directory and configured write paths bound writable (nodev), and the
-//!   protected files inside them (.git's config and hooks, the workspace sneaky.toml, the
-//!   active configuration) bound read-only on top; `.git` itself becomes a mount point so it
-//!   cannot be renamed away and replaced;
+//! - a mount namespace where every mount is read-only, nosuid, noexec and nodev (so nothing
+//!   outside can be written, no timestamp, mode, owner or xattr outside can change, no disk
+//!   can be opened, and only the exec set and the library directories can be mapped
+//!   executable), the workspace, the private temporary directory and configured write paths
+//!   bound writable, and the protected files inside them (.git's config and hooks, the
+//!   workspace sneaky.toml, the active configuration) bound read-only on top; `.git` and the
+//!   directories holding protected files become mount points, so they cannot be renamed away
+//!   and replaced;
 //! - a PID namespace, whose first process is the launcher's child: when it exits, the kernel
 //!   kills every process left in the namespace, setsid and double-fork hoppers included;
 //! - a network namespace when `network = false`: no interface but a loopback that is down.
@@ -24,6 +26,15 @@ use nix::sched::{unshare, CloneFlags};
 use super::sys::{
     mount_setattr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
 };
+
+/// Device nodes that stay usable: they reach no disk, no terminal, no other process.
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
 
 /// What the launcher asks of this layer.
 pub struct Request<'a> {
@@ -126,10 +137,20 @@ fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
     mount_setattr(
         root,
         true,
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NODEV,
         0,
     )
     .map_err(|e| err("read-only", root, &e))?;
+    // Every device node is unusable (a disk cannot be opened, whatever its permissions),
+    // except the harmless ones programs expect.
+    for dev in HARMLESS_DEVICES
+        .iter()
+        .map(Path::new)
+        .filter(|d| d.exists())
+    {
+        mount(Some(dev), dev, none, MsFlags::MS_BIND, none).map_err(|e| err("binding", dev, &e))?;
+        mount_setattr(dev, false, 0, MOUNT_ATTR_NODEV).map_err(|e| err("device", dev, &e))?;
+    }
     for w in req.write {
         bind(w, false).map_err(|e| err("binding writable", w, &e))?;
     }

@@ -85,6 +85,30 @@ pub fn launch_spec(
     })
 }
 
+/// With `tools.shell.sandbox = false`: only the session and the parent-death signal.
+pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
+    LaunchSpec {
+        sandbox: false,
+        read: Vec::new(),
+        write: Vec::new(),
+        exec: Vec::new(),
+        map_exec: Vec::new(),
+        read_only: Vec::new(),
+        pin: Vec::new(),
+        network: true,
+        limits: Limits {
+            processes: 0,
+            file_bytes: 0,
+            cpu_seconds: 0,
+        },
+        require: Vec::new(),
+        shell: bash.to_path_buf(),
+        cwd: ws.root().to_path_buf(),
+        skip_namespaces: true,
+        parent: std::process::id() as i32,
+    }
+}
+
 /// The repository's metadata that runs programs: `.git/config` (aliases, core.fsmonitor,
 /// core.pager, filters …), hooks, per-worktree config, submodules' repositories, info. The
 /// objects, refs, index and logs stay writable so that `git add` and `git commit` work; `.git`

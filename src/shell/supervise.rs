@@ -70,7 +70,11 @@ pub fn supervise(
     let (status, timed_out) =
         wait_with_timeout(child, pid, own_session, &children_before, timeout)?;
     drop(progress);
-    kill_leftovers(pid, own_session, &children_before);
+    // With the PID namespace in force the launcher waited for the namespace's init, whose
+    // exit killed everything in it: there is nothing to hunt for.
+    if !stderr.status().is_some_and(|s| s.namespaces_ok) {
+        kill_leftovers(pid, own_session, &children_before);
+    }
     let deadline = Instant::now() + CLEANUP_LIMIT;
     stdout.wait(deadline);
     stderr.wait(deadline);

@@ -863,3 +863,54 @@ fn npm_scripts_work_once_npm_is_allowed() {
     assert_eq!(r["exit_code"], 0, "{r}");
     assert_eq!(r["stdout"], "hello from npm\n42\n", "{r}");
 }
+
+#[test]
+fn existing_device_nodes_cannot_be_opened() {
+    if !namespaces_or_skip("existing_device_nodes_cannot_be_opened") {
+        return;
+    }
+    let w = util::ws();
+    // A random-number device outside the workspace and one inside it (as if planted before):
+    // readable outside the sandbox, unusable inside (nodev), whatever the permissions.
+    let outside = w.outside().join("urand");
+    let inside = w.root.join("urand");
+    let made = Command::new("mknod")
+        .arg(&outside)
+        .args(["c", "1", "9"])
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("mknod")
+            .arg(&inside)
+            .args(["c", "1", "9"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("SKIPPED existing_device_nodes_cannot_be_opened: mknod needs root");
+        return;
+    }
+    let _ = Command::new("chmod")
+        .arg("666")
+        .arg(&outside)
+        .arg(&inside)
+        .status();
+    std::fs::write(
+        w.root.join("p.sh"),
+        "#!/bin/sh\nhead -c 16 ../urand > a; head -c 16 urand > b; head -c 16 /dev/urandom > c\n",
+    )
+    .expect("write");
+    std::fs::set_permissions(w.root.join("p.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");
+    let r = w
+        .call("sneaky-run", json!({"command": "./p.sh"}))
+        .ok()
+        .clone();
+    let size = |n: &str| {
+        std::fs::metadata(w.root.join(n))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
+    assert_eq!(size("a"), 0, "read a device outside: {r}");
+    assert_eq!(size("b"), 0, "read a device inside: {r}");
+    assert_eq!(size("c"), 16, "/dev/urandom stays usable: {r}");
+}

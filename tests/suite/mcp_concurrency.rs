@@ -225,6 +225,28 @@ fn a_cancelled_command_leaves_no_process_and_gets_no_answer() {
 }
 
 #[test]
+fn sigterm_takes_running_commands_down_and_ends_with_status_0() {
+    let w = util::ws();
+    let mut s = Stdio_::start(&w);
+    let mark = marker();
+    s.call(
+        1,
+        "run_command",
+        json!({"command": format!("sleep {mark} | sleep {mark}")}),
+    );
+    wait_until("the command's sleeps", WAIT, || {
+        running(&format!("sleep {mark}")).len() >= 2
+    });
+    let pid = nix::unistd::Pid::from_raw(s.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal");
+    let status = s.child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    wait_until("the process tree to go", Duration::from_secs(5), || {
+        running(&format!("sleep {mark}")).is_empty()
+    });
+}
+
+#[test]
 fn cancelling_queued_calls_and_reads() {
     let w = util::ws();
     w.write("sneaky.toml", "[mcp]\nworkers = 1\n")

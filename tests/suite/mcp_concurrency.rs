@@ -456,19 +456,25 @@ fn http_refuses_without_the_token_or_from_a_foreign_origin_and_runs_nothing() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(!w.root.join("ran.txt").exists(), "a refused request ran");
 
-    // The allowed origins, a known session: it runs, as an SSE stream.
+    // The allowed origins, a known session: it runs; an in-process tool answers as JSON, a
+    // command as an event stream.
     let read = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "read_file", "arguments": {"file_path": "hello.txt"}}})
     .to_string();
     for origin in ["http://localhost:3000", "https://agent.example"] {
         let (status, head, body) = http(port, "POST", &with(&[("Origin", origin)]), &read);
         assert_eq!(status, 200, "{origin}: {head}");
-        assert!(head.contains("content-type: text/event-stream"), "{head}");
-        assert!(
-            body.contains("event: message") && body.contains(r#"\"content\":\"hi\\n\""#),
-            "{body}"
-        );
+        assert!(head.contains("content-type: application/json"), "{head}");
+        assert!(body.contains(r#""content":"hi\n""#), "{body}");
     }
+    let echo = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "echo hi"}}})
+    .to_string();
+    let (status, head, body) = http(port, "POST", &with(&[]), &echo);
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(body.contains("event: message\ndata: {"), "{body}");
+    assert!(body.contains(r#"\"stdout\":\"hi\\n\""#), "{body}");
     // Bodies are bounded; sessions must exist; GET has no stream; the path is /mcp.
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":4,"method":"ping","params":{{"x":"{}"}}}}"#,

@@ -8,7 +8,8 @@
 #       commit BASELINE, b01ccd0, built into a separate target dir) · the reference MCP server,
 #       npm @modelcontextprotocol/server-filesystem (`read_text_file`) over stdio;
 #     over stdio the clients share the server's stdin/stdout, each with one request in flight
-#     (ids say whose); over HTTP each has its own session and keep-alive connection.
+#     (ids say whose); over HTTP each has its own session and keep-alive connection; both also
+#     with 4 requests in flight per client (HTTP/1.1 pipelining);
 #   - the same with one client keeping 8 requests in flight (the issue's "one client" figure);
 #   - the official Python SDK client (mcp, from .ci/setup-mcp.sh's venv), one client, N
 #     sequential calls: ours (stdio and HTTP), the baseline and the reference;
@@ -131,7 +132,10 @@ stdio_run "ours stdio, $clients clients" "$clients" 1 read_file "$read_args" "$o
 start_http
 echo "== ours HTTP, $clients clients" >&2
 record "ours HTTP, $clients clients" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" | rate)"
+echo "== ours HTTP, $clients clients × 4 pipelined" >&2
+record "ours HTTP, $clients clients × 4 pipelined" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" 4 | rate)"
 stop_http
+stdio_run "ours stdio, $clients clients × 4 in flight" "$clients" 4 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws"
 stdio_run "baseline $baseline_rev stdio, $clients clients" "$clients" 1 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws"
 stdio_run "reference server-filesystem $ref_version stdio, $clients clients" "$clients" 1 read_text_file "$ref_args" node "$reference" "$ws"
 

@@ -177,6 +177,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             // A client that goes away mid-request is not the server's problem.
             let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
+                // A client that pipelines gets its answers in one write where they are ready.
+                .pipeline_flush(true)
                 .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;

@@ -2,7 +2,7 @@
 # sneaky-mcp throughput and cancellation latency, side by side in one run:
 #
 #   - CLIENTS (8) concurrent clients × N (500) read_file calls of a 4 KB file, driven by a minimal
-#     pipelining JSON-RPC client (benches/mcp_load.rs, std only, built with rustc -O) so that
+#     pipelining JSON-RPC client (benches/clients/mcp_load.rs, std only, built with rustc -O) so that
 #     the server, not the client, is measured:
 #       ours over stdio · ours over Streamable HTTP · today's serial server over stdio (main at
 #       commit BASELINE, b01ccd0, built into a separate target dir) · the reference MCP server,
@@ -61,8 +61,8 @@ if [ ! -x "$baseline/sneaky-mcp" ]; then
   rm -rf "$src"
 fi
 load="$bench/mcp_load"
-if [ ! -x "$load" ] || [ benches/mcp_load.rs -nt "$load" ]; then
-  rustc -O --edition 2021 benches/mcp_load.rs -o "$load"
+if [ ! -x "$load" ] || [ benches/clients/mcp_load.rs -nt "$load" ]; then
+  rustc -O --edition 2021 benches/clients/mcp_load.rs -o "$load"
 fi
 node_dir="$target/mcp-node"
 reference="$node_dir/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"

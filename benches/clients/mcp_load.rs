@@ -1,5 +1,5 @@
-//! A minimal pipelining MCP load client for benches/mcp_bench.sh (std only, built with rustc
-//! by the script), so that the server, not the client, is measured.
+//! A minimal pipelining MCP load client for benches/mcp_bench.sh (std only, built with rustc -O
+//! by the script; not a cargo bench target), so that the server, not the client, is measured.
 //!
 //!   mcp_load stdio CLIENTS CALLS DEPTH TOOL ARGS_JSON -- SERVER_CMD...
 //!   mcp_load http  CLIENTS CALLS URL TOKEN TOOL ARGS_JSON [DEPTH]

@@ -399,8 +399,34 @@ pub fn outcome_of(envelope: &Value) -> Option<Result<Value>> {
 fn kill_tree(child: &mut Child) -> CancelReport {
     let started = Instant::now();
     let pid = child.id() as i32;
+    let left_behind = stop_and_clear_beneath(pid, started);
+    let tree_gone_after = started.elapsed();
     let tool = Pid::from_raw(pid);
-    let _ = kill(tool, Signal::SIGSTOP);
+    let _ = kill(tool, Signal::SIGTERM);
+    let _ = kill(tool, Signal::SIGCONT);
+    let term_deadline = Instant::now() + TERM_GRACE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => break,
+            Ok(None) if Instant::now() > term_deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    CancelReport {
+        tree_gone_after,
+        tool_gone_after: started.elapsed(),
+        left_behind,
+    }
+}
+
+/// Stop the tool process `pid` and kill everything beneath it and in its command's process
+/// groups and sessions; the number of processes still alive when the sweep gave up.
+fn stop_and_clear_beneath(pid: i32, started: Instant) -> usize {
+    let _ = kill(Pid::from_raw(pid), Signal::SIGSTOP);
     wait_until_stopped(pid, started + Duration::from_millis(50));
     let deadline = started + SWEEP_LIMIT;
     let mut groups = HashSet::new();
@@ -423,25 +449,32 @@ fn kill_tree(child: &mut Child) -> CancelReport {
                 .collect()
         });
     }
-    let tree_gone_after = started.elapsed();
-    let _ = kill(tool, Signal::SIGTERM);
-    let _ = kill(tool, Signal::SIGCONT);
-    let term_deadline = Instant::now() + TERM_GRACE;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) | Err(_) => break,
-            Ok(None) if Instant::now() > term_deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(1)),
-        }
+    left_behind
+}
+
+/// When a host is told to stop: take down every tool process it started (its children) with
+/// everything beneath them, as a cancellation does. For a host's signal handler.
+pub fn kill_all_children_trees() {
+    let me = std::process::id() as i32;
+    let started = Instant::now();
+    let tools = children(me);
+    for &pid in &tools {
+        stop_and_clear_beneath(pid, Instant::now());
+        let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
     }
-    CancelReport {
-        tree_gone_after,
-        tool_gone_after: started.elapsed(),
-        left_behind,
+    let deadline = started + TERM_GRACE;
+    while Instant::now() < deadline
+        && tools
+            .iter()
+            .any(|&p| !matches!(process_state(p), None | Some('Z')))
+    {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for &pid in &tools {
+        if !matches!(process_state(pid), None | Some('Z')) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
     }
 }
 

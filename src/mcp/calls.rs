@@ -215,6 +215,34 @@ fn run_isolated(
     }
 }
 
+/// The messages of a call run on the thread that handles its request, sent once it returns.
+#[derive(Default)]
+pub struct Collected(std::sync::Mutex<Vec<Value>>);
+
+impl Collected {
+    pub fn take(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Outbound for Collected {
+    fn send(&self, message: &Value) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(message.clone());
+    }
+}
+
+/// Whether a `tools/call` names a tool that runs in its own process (and may run long).
+pub fn needs_isolation(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .and_then(catalog::find)
+        .is_some_and(|spec| spec.hints.isolated)
+}
+
 /// `params._meta.progressToken`, when it is a string or an integer as the spec requires.
 pub fn progress_token(params: Option<&Value>) -> Option<Value> {
     let token = params?.get("_meta")?.get("progressToken")?;

@@ -4,10 +4,11 @@
 //!
 //! - `POST /mcp` carries one JSON-RPC message. `initialize` opens a session and its answer
 //!   carries `Mcp-Session-Id`, which every later request must send back (unknown: 404).
-//!   Notifications and responses get `202 Accepted`. `ping` and `tools/list` are answered as
-//!   `application/json`; `tools/call` as a `text/event-stream` (SSE) that carries the call's
-//!   `notifications/progress` and then its answer, and ends without an answer when the call is
-//!   cancelled (`notifications/cancelled` in a POST of its own).
+//!   Notifications and responses get `202 Accepted`. `ping`, `tools/list` and calls of tools
+//!   that run in this process (reads, searches, edits: milliseconds) are answered as
+//!   `application/json`; a call of an isolated tool (run_command) as a `text/event-stream` (SSE)
+//!   that carries the call's `notifications/progress` and then its answer, and ends without an
+//!   answer when the call is cancelled (`notifications/cancelled` in a POST of its own).
 //! - `DELETE /mcp` ends a session and cancels its running calls. `GET /mcp` (a stream for
 //!   messages the server starts on its own) gets `405`: this server asks the client nothing
 //!   over HTTP, as the workspace is fixed when it starts (roots name the client's directories,
@@ -20,8 +21,9 @@
 //! (DNS-rebinding protection). Bodies are bounded like stdio lines (4 × max_file_size_bytes +
 //! 64 KiB: 413 beyond). Sessions are bounded in number and expire when idle.
 //!
-//! Tokio and hyper run only here: the stdio server never starts a runtime. Tool calls run on
-//! the same worker pool as over stdio; the async side only moves bytes.
+//! Tokio and hyper run only here: the stdio server never starts a runtime. Isolated calls run
+//! on the same worker pool as over stdio; in-process calls on the runtime's `[mcp] workers`
+//! threads.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -121,7 +123,9 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         body_limit,
         sessions: Mutex::new(HashMap::new()),
     });
+    // Calls of in-process tools run on the runtime's threads: as many as `[mcp] workers`.
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers.max(2))
         .thread_name("mcp-http")
         .enable_all()
         .build()
@@ -173,6 +177,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             // A client that goes away mid-request is not the server's problem.
             let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
+                // A client that pipelines gets its answers in one write where they are ready.
+                .pipeline_flush(true)
                 .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
@@ -379,7 +385,7 @@ fn tool_call(
         return json_response(StatusCode::OK, &reply);
     };
     let (tx, rx) = unbounded_channel();
-    let call = ToolCall {
+    let mut call = ToolCall {
         id,
         params,
         version: session.version,
@@ -387,8 +393,19 @@ fn tool_call(
         out: Arc::new(SseOut { tx }),
         in_flight: session.in_flight.clone(),
     };
-    let tools = Arc::clone(&shared.tools);
-    shared.pool.submit(move || calls::run(call, &tools));
+    if !calls::needs_isolation(call.params.as_ref()) {
+        // A tool of this process (milliseconds): run on this runtime thread, answer as JSON.
+        let collected = Arc::new(calls::Collected::default());
+        call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
+        calls::run(call, &shared.tools);
+        if let Some(reply) = collected.take().pop() {
+            return json_response(StatusCode::OK, &reply);
+        }
+        // Cancelled meanwhile: an event stream that ends without an answer.
+    } else {
+        let tools = Arc::clone(&shared.tools);
+        shared.pool.submit(move || calls::run(call, &tools));
+    }
     let mut resp = Response::new(SseBody { rx }.boxed());
     let h = resp.headers_mut();
     h.insert(

@@ -59,10 +59,10 @@ pub fn command() -> Command {
              HTTP token: --token-file, else SNEAKY_MCP_TOKEN, else a random one printed once \
              on stderr.\n\
              Tools denied by the configuration are not offered. Logs go to stderr.\n\
-             Exit status: 0 at the end of input (or when the client closes stdout; with --http, \
-             on SIGINT or SIGTERM, which cancel running calls first), 1 when stdin cannot be \
-             read or the address cannot be listened on, 2 on bad flags, a bad token or a \
-             workspace or configuration that cannot be opened.",
+             Exit status: 0 at the end of input, when the client closes stdout, or on SIGINT \
+             or SIGTERM (which first kill running commands' process trees), 1 when stdin \
+             cannot be read or the address cannot be listened on, 2 on bad flags, a bad token \
+             or a workspace or configuration that cannot be opened.",
         )
         .arg(crate::protocol::root_arg(
             "Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the client's first root, else the project around the current directory)",
@@ -128,7 +128,10 @@ pub fn main() -> ExitCode {
                     .unwrap_or_default(),
             },
         ),
-        None => serve(opts, std::io::stdin(), std::io::stdout()),
+        None => {
+            stop_on_signal();
+            serve(opts, std::io::stdin(), std::io::stdout())
+        }
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
@@ -137,4 +140,29 @@ pub fn main() -> ExitCode {
             ExitCode::from(e.exit_status().max(1) as u8)
         }
     }
+}
+
+/// SIGINT or SIGTERM (a host shutting the server down): take every running command's process
+/// tree down, then end with status 0. Process-wide, so here at the entry point; signal-hook
+/// installs handlers (a caught signal is reset to its default in programs we start, and no
+/// signal mask is inherited) and one thread waits on them.
+fn stop_on_signal() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("mcp-signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let name = if signal == SIGINT {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                };
+                server::log(format!("{name}: stopping, killing running commands"));
+                crate::isolate::kill_all_children_trees();
+                std::process::exit(0);
+            }
+        });
 }

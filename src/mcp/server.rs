@@ -491,7 +491,7 @@ impl<W: Write> Server<W> {
         // here: a host calling one tool at a time pays no hand-over to a worker.
         let here = method == "tools/call"
             && self.in_flight.len() == 0
-            && !needs_isolation(params.as_ref())
+            && !calls::needs_isolation(params.as_ref())
             && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,
@@ -544,7 +544,7 @@ impl<W: Write> Server<W> {
         match &self.pool {
             Some(pool) if !here => pool.submit(move || calls::run(call, &tools)),
             _ => {
-                let collected = Arc::new(Collected::default());
+                let collected = Arc::new(calls::Collected::default());
                 call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
                 calls::run(call, &tools);
                 for message in collected.take() {
@@ -554,34 +554,6 @@ impl<W: Write> Server<W> {
         }
         None
     }
-}
-
-/// The messages of a call run on the serving thread, written once it returns.
-#[derive(Default)]
-struct Collected(std::sync::Mutex<Vec<Value>>);
-
-impl Collected {
-    fn take(&self) -> Vec<Value> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-impl Outbound for Collected {
-    fn send(&self, message: &Value) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(message.clone());
-    }
-}
-
-/// Whether a `tools/call` names a tool that runs in its own process (and may run long).
-fn needs_isolation(params: Option<&Value>) -> bool {
-    params
-        .and_then(|p| p.get("name"))
-        .and_then(Value::as_str)
-        .and_then(catalog::find)
-        .is_some_and(|spec| spec.hints.isolated)
 }
 
 /// What an accepted `initialize` settles for the session.

@@ -225,6 +225,28 @@ fn a_cancelled_command_leaves_no_process_and_gets_no_answer() {
 }
 
 #[test]
+fn sigterm_takes_running_commands_down_and_ends_with_status_0() {
+    let w = util::ws();
+    let mut s = Stdio_::start(&w);
+    let mark = marker();
+    s.call(
+        1,
+        "run_command",
+        json!({"command": format!("sleep {mark} | sleep {mark}")}),
+    );
+    wait_until("the command's sleeps", WAIT, || {
+        running(&format!("sleep {mark}")).len() >= 2
+    });
+    let pid = nix::unistd::Pid::from_raw(s.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal");
+    let status = s.child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    wait_until("the process tree to go", Duration::from_secs(5), || {
+        running(&format!("sleep {mark}")).is_empty()
+    });
+}
+
+#[test]
 fn cancelling_queued_calls_and_reads() {
     let w = util::ws();
     w.write("sneaky.toml", "[mcp]\nworkers = 1\n")
@@ -434,19 +456,25 @@ fn http_refuses_without_the_token_or_from_a_foreign_origin_and_runs_nothing() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(!w.root.join("ran.txt").exists(), "a refused request ran");
 
-    // The allowed origins, a known session: it runs, as an SSE stream.
+    // The allowed origins, a known session: it runs; an in-process tool answers as JSON, a
+    // command as an event stream.
     let read = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "read_file", "arguments": {"file_path": "hello.txt"}}})
     .to_string();
     for origin in ["http://localhost:3000", "https://agent.example"] {
         let (status, head, body) = http(port, "POST", &with(&[("Origin", origin)]), &read);
         assert_eq!(status, 200, "{origin}: {head}");
-        assert!(head.contains("content-type: text/event-stream"), "{head}");
-        assert!(
-            body.contains("event: message") && body.contains(r#""content":"hi\n""#),
-            "{body}"
-        );
+        assert!(head.contains("content-type: application/json"), "{head}");
+        assert!(body.contains(r#""content":"hi\n""#), "{body}");
     }
+    let echo = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "echo hi"}}})
+    .to_string();
+    let (status, head, body) = http(port, "POST", &with(&[]), &echo);
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(body.contains("event: message\ndata: {"), "{body}");
+    assert!(body.contains(r#""stdout":"hi\n""#), "{body}");
     // Bodies are bounded; sessions must exist; GET has no stream; the path is /mcp.
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":4,"method":"ping","params":{{"x":"{}"}}}}"#,

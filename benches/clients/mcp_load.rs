@@ -1,14 +1,14 @@
-//! A minimal pipelining MCP load client for benches/mcp_bench.sh (std only, built with rustc
-//! by the script), so that the server, not the client, is measured.
+//! A minimal pipelining MCP load client for benches/mcp_bench.sh (std only, built with rustc -O
+//! by the script; not a cargo bench target), so that the server, not the client, is measured.
 //!
 //!   mcp_load stdio CLIENTS CALLS DEPTH TOOL ARGS_JSON -- SERVER_CMD...
-//!   mcp_load http  CLIENTS CALLS URL TOKEN TOOL ARGS_JSON
+//!   mcp_load http  CLIENTS CALLS URL TOKEN TOOL ARGS_JSON [DEPTH]
 //!   mcp_load cancel ROUNDS -- SERVER_CMD...
 //!
 //! stdio: one server process; CLIENTS logical clients share its stdin/stdout, each keeping DEPTH
 //! requests in flight (ids say whose), CALLS calls each. http: CLIENTS threads, each with its
-//! own session and keep-alive connection, one request at a time. Every answer is checked for
-//! its id and `"isError":false`. Prints `calls_per_second=N`.
+//! own session and keep-alive connection, DEPTH (1) requests pipelined. Every answer is checked for
+//! its id and a result that is not `"isError":true`. Prints `calls_per_second=N`.
 //! cancel: a `sleep | sleep` run_command, then `notifications/cancelled` once both sleeps run;
 //! the time from sending the cancellation until every process beneath the server is gone
 //! (polled in /proc every 100 µs). Prints the median and the worst of ROUNDS.
@@ -81,6 +81,11 @@ fn id_of(line: &str) -> Option<usize> {
     None
 }
 
+/// A result that is not a tool error (servers may leave out `"isError":false`).
+fn answered_ok(response: &str) -> bool {
+    response.contains("\"result\":") && !response.contains("\"isError\":true")
+}
+
 fn stdio(args: &[String]) -> Res<()> {
     let clients = num(args.first(), "CLIENTS")?;
     let calls = num(args.get(1), "CALLS")?;
@@ -119,7 +124,7 @@ fn stdio(args: &[String]) -> Res<()> {
         }
         let id =
             id_of(&line).ok_or_else(|| format!("no id in {}", &line[..line.len().min(200)]))?;
-        if !line.contains("\"isError\":false") {
+        if !answered_ok(&line) {
             return Err(format!(
                 "call {id} failed: {}",
                 &line[..line.len().min(300)]
@@ -174,6 +179,11 @@ impl Conn {
 
     /// POST one message; the response's headers (lower-cased) and body.
     fn post(&mut self, body: &str) -> Res<(HashMap<String, String>, String)> {
+        self.send(body)?;
+        self.receive()
+    }
+
+    fn send(&mut self, body: &str) -> Res<()> {
         let mut req = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
              Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
@@ -192,7 +202,11 @@ impl Conn {
         req.push_str(body);
         self.writer
             .write_all(req.as_bytes())
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())
+    }
+
+    /// The next response on the connection (responses come in request order).
+    fn receive(&mut self) -> Res<(HashMap<String, String>, String)> {
         let mut status = String::new();
         self.reader
             .read_line(&mut status)
@@ -252,6 +266,7 @@ fn http(args: &[String]) -> Res<()> {
     let token = args.get(3).ok_or("TOKEN")?.clone();
     let tool = args.get(4).ok_or("TOOL")?.clone();
     let tool_args = args.get(5).ok_or("ARGS_JSON")?.clone();
+    let depth = args.get(6).map_or(Ok(1), |d| num(Some(d), "DEPTH"))?.max(1);
     let mut conns = Vec::new();
     for _ in 0..clients {
         let mut conn = Conn::open(&url, &token)?;
@@ -271,9 +286,15 @@ fn http(args: &[String]) -> Res<()> {
         .map(|mut conn| {
             let (tool, tool_args) = (tool.clone(), tool_args.clone());
             std::thread::spawn(move || -> Res<()> {
+                // HTTP/1.1 pipelining: up to `depth` requests written ahead of their answers.
+                let mut sent = 0;
                 for i in 0..calls {
-                    let (_, body) = conn.post(&call(i, &tool, &tool_args))?;
-                    if id_of(&body) != Some(i) || !body.contains("\"isError\":false") {
+                    while sent < calls && sent < i + depth {
+                        conn.send(&call(sent, &tool, &tool_args))?;
+                        sent += 1;
+                    }
+                    let (_, body) = conn.receive()?;
+                    if id_of(&body) != Some(i) || !answered_ok(&body) {
                         return Err(format!("call {i} failed: {}", &body[..body.len().min(300)]));
                     }
                 }

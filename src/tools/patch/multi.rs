@@ -315,6 +315,7 @@ fn changes_of(
                     target,
                     content: after,
                     prior: Some(prior),
+                    mode: None,
                 });
             }
         }
@@ -325,6 +326,7 @@ fn changes_of(
                     target: t,
                     content: after,
                     prior: None,
+                    mode: Some(prior.mode),
                 });
             }
             out.push(Change::Delete { target, prior });
@@ -335,6 +337,7 @@ fn changes_of(
                     target: t,
                     content: after,
                     prior: None,
+                    mode: None,
                 });
             }
         }

@@ -193,39 +193,31 @@ fn placement(w: &Want<'_, '_>, p: &Placed) -> Placement {
     }
 }
 
-/// A hunk placed on its own evidence: its exact lines at its stated line, or its exact lines
-/// occurring once in the whole file.
+/// A hunk placed on its own evidence: its exact lines occurring once in the whole file (or,
+/// without line numbers, an insertion that its anchor or the file's end places). A hunk that
+/// matches at its stated line but also elsewhere waits for the others: the file may have
+/// shifted, and they tell by how much.
 fn anchor(file: &Lines<'_>, w: &Want<'_, '_>) -> Option<Placed> {
     if w.old_side.is_empty() {
         return match (w.stated, &w.anchors, w.end) {
-            (Some(s), _, _) => Some(Placed::new(s.min(file.len()), Rung::Exact)),
+            (Some(_), _, _) => None,
             (None, _, Some(n)) => Some(Placed::new(n, Rung::NumbersIgnored)),
             (None, Some(a), _) if a.len() == 1 => Some(Placed::new(a[0] + 1, Rung::NumbersIgnored)),
             (None, _, _) if file.is_empty() => Some(Placed::new(0, Rung::Exact)),
             (None, _, _) => None,
         };
     }
-    if let Some(s) = w.stated {
-        if seek::exact_at(file, &w.old_side, s) && w.fits(s, 0, 0) {
-            return Some(Placed::new(s, Rung::Exact));
-        }
-    }
     let mut all = seek::candidates(file, &w.old_side, 0..file.len() + 1, Rung::Exact);
     all.retain(|&p| w.fits(p, 0, 0));
-    match all.as_slice() {
-        [only] => {
-            let near = w.stated.is_some_and(|s| only.abs_diff(s) <= WINDOW);
-            Some(Placed::new(
-                *only,
-                if near {
-                    Rung::Offset
-                } else {
-                    Rung::NumbersIgnored
-                },
-            ))
-        }
-        _ => None,
-    }
+    let [only] = all.as_slice() else {
+        return None;
+    };
+    let rung = match w.stated {
+        Some(s) if s == *only => Rung::Exact,
+        Some(s) if only.abs_diff(s) <= WINDOW => Rung::Offset,
+        _ => Rung::NumbersIgnored,
+    };
+    Some(Placed::new(*only, rung))
 }
 
 /// Anchors that claim the same lines are both unproven: take them back and say so.
@@ -251,15 +243,9 @@ fn overlapping(wants: &[Want<'_, '_>], placed: &mut [Option<Placed>]) -> Vec<(us
     misses
 }
 
-/// Where a hunk is expected: its stated line moved by the offset of the placed hunk whose
-/// stated line is nearest (the file may have shifted since the patch was written).
-pub(super) fn expected_line(
-    wants: &[Want<'_, '_>],
-    placed: &[Option<Placed>],
-    i: usize,
-) -> Option<usize> {
-    let stated = wants[i].stated?;
-    let shift = wants
+/// The shift (found line − stated line) of each placed hunk, with its stated line.
+fn shifts(wants: &[Want<'_, '_>], placed: &[Option<Placed>], i: usize) -> Vec<(usize, isize)> {
+    wants
         .iter()
         .zip(placed)
         .enumerate()
@@ -267,14 +253,47 @@ pub(super) fn expected_line(
         .filter_map(|(_, (w, p))| {
             let s = w.stated?;
             let p = p.as_ref()?;
-            Some((
-                s.abs_diff(stated),
-                p.at as isize - p.front as isize - s as isize,
-            ))
+            Some((s, p.at as isize - p.front as isize - s as isize))
         })
-        .min_by_key(|(d, _)| *d)
+        .collect()
+}
+
+/// Where a hunk is expected: its stated line moved by the shift of the placed hunk whose
+/// stated line is nearest (the file may have shifted since the patch was written).
+pub(super) fn expected_line(
+    wants: &[Want<'_, '_>],
+    placed: &[Option<Placed>],
+    i: usize,
+) -> Option<usize> {
+    let stated = wants[i].stated?;
+    let shift = shifts(wants, placed, i)
+        .into_iter()
+        .min_by_key(|(s, _)| s.abs_diff(stated))
         .map_or(0, |(_, shift)| shift);
     Some((stated as isize + shift).max(0) as usize)
+}
+
+/// The lines where the hunk's numbers put it, given the placed hunks around it: between its
+/// stated line moved by the shift of the nearest placed hunk above and of the nearest below
+/// (one of them when only one side has any; the stated line itself when none is placed).
+fn plausible(wants: &[Want<'_, '_>], placed: &[Option<Placed>], i: usize) -> Option<Range<usize>> {
+    let stated = wants[i].stated?;
+    let all = shifts(wants, placed, i);
+    let above = all
+        .iter()
+        .filter(|(s, _)| *s <= stated)
+        .max_by_key(|(s, _)| *s);
+    let below = all
+        .iter()
+        .filter(|(s, _)| *s >= stated)
+        .min_by_key(|(s, _)| *s);
+    let (lo, hi) = match (above, below) {
+        (Some(a), Some(b)) => (a.1.min(b.1), a.1.max(b.1)),
+        (Some(x), None) | (None, Some(x)) => (x.1, x.1),
+        (None, None) => (0, 0),
+    };
+    let at = |d: isize| (stated as isize + d).max(0) as usize;
+    Some(at(lo)..at(hi) + 1)
 }
 
 /// Exactly one candidate, or the one at the line the numbers say: that one; none: None (try
@@ -320,7 +339,7 @@ fn seek_hunk(
 ) -> Result<Placed, Miss> {
     let w = &wants[i];
     if w.old_side.is_empty() {
-        return Err(Miss::AddOnlyUnnumbered);
+        return insertion(file, wants, placed, i, expected);
     }
     let len = w.old_side.len();
     let free = |found: Vec<usize>, front: usize, back: usize| -> Vec<usize> {
@@ -330,9 +349,17 @@ fn seek_hunk(
             .filter(|p| !collides(&(*p..*p + len - front - back), wants, placed))
             .collect()
     };
-    if let Some(e) = expected {
-        if seek::exact_at(file, &w.old_side, e) && !free(vec![e], 0, 0).is_empty() {
-            return Ok(Placed::new(e, Rung::Exact));
+    if let Some(range) = plausible(wants, placed, i) {
+        let at_numbers = free(
+            seek::candidates(file, &w.old_side, range, Rung::Exact),
+            0,
+            0,
+        );
+        match at_numbers.as_slice() {
+            [] => {}
+            [at] if Some(*at) == w.stated => return Ok(Placed::new(*at, Rung::Exact)),
+            [at] => return Ok(Placed::new(*at, Rung::Offset)),
+            _ => return Err(Miss::Ambiguous(Rung::Offset, at_numbers)),
         }
     }
     let window = search_range(expected, file.len());
@@ -368,6 +395,29 @@ fn seek_hunk(
         }
     }
     Err(Miss::NotFound)
+}
+
+/// A hunk that only adds lines, at its stated line moved as the hunks around it were.
+fn insertion(
+    file: &Lines<'_>,
+    wants: &[Want<'_, '_>],
+    placed: &[Option<Placed>],
+    i: usize,
+    expected: Option<usize>,
+) -> Result<Placed, Miss> {
+    let (Some(e), Some(s)) = (expected, wants[i].stated) else {
+        return Err(Miss::AddOnlyUnnumbered);
+    };
+    let at = e.min(file.len());
+    let claimed = wants.iter().zip(placed).find_map(|(w, p)| {
+        let span = p.as_ref()?.span(w);
+        clash(&(at..at), &span).then_some((w.hunk.number, span.start + 1))
+    });
+    if let Some((other, line)) = claimed {
+        return Err(Miss::Overlap(other, line));
+    }
+    let rung = if at == s { Rung::Exact } else { Rung::Offset };
+    Ok(Placed::new(at, rung))
 }
 
 /// A placement at a whitespace rung, with the added lines re-indented for the indentation one.

@@ -449,3 +449,25 @@ fn hints_name_the_real_cause() {
     let err = apply_text(&file, patch).expect_err("elided");
     assert!(err.contains("stand for lines left out"), "{err}");
 }
+
+/// Found by the corpus: a file shifted by exactly the period of its repeated blocks. The
+/// second hunk's lines are at its stated line too, but the first hunk (unique) shows the file
+/// moved by 4 lines: the numbers, corrected by that shift, place it.
+#[test]
+fn a_shift_shown_by_a_unique_hunk_beats_a_repeat_at_the_stated_line() {
+    let mut file = String::from("// unique head\nx\n");
+    for _ in 0..6 {
+        file.push_str("fn f0() {\n    a();\n    b();\n}\n");
+    }
+    let shifted = format!("s1\ns2\ns3\ns4\n{file}");
+    // Hunk 2 is stated at line 8 (in the second block) — in the shifted file that line starts
+    // another, identical block.
+    let patch = "@@ -1,2 +1,2 @@\n-// unique head\n+// HEAD\n x\n@@ -8,3 +8,3 @@\n     a();\n-    b();\n+    c();\n }\n";
+    let out = apply_text(&shifted, patch).expect("applies");
+    let want = shifted.replacen("// unique head", "// HEAD", 1).replacen(
+        "    b();\n}\nfn f0() {\n    a();\n    b();",
+        "    b();\n}\nfn f0() {\n    a();\n    c();",
+        1,
+    );
+    assert_eq!(out, want);
+}

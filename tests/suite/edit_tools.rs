@@ -642,3 +642,26 @@ fn multi_file_patch_result_and_dry_run() {
     assert_ne!(r.status, 0);
     assert_eq!(w.read("a.txt"), "one\nTWO\n");
 }
+
+/// A renamed file keeps its permission bits (an executable stays executable).
+#[test]
+fn multi_file_rename_keeps_the_mode() {
+    let w = util::ws();
+    w.write("run.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(
+        w.root.join("run.sh"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .expect("chmod");
+    let patch = "diff --git a/run.sh b/bin/run.sh\nsimilarity index 80%\nrename from run.sh\nrename to bin/run.sh\n--- a/run.sh\n+++ b/bin/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo hi\n+echo hello\n";
+    let r = w.call("sneaky-patch", json!({ "patch": patch }));
+    assert_eq!(r.ok()["files"][0]["action"], "renamed", "{}", r.json);
+    assert_eq!(r.ok()["files"][0]["from"], "run.sh");
+    assert_eq!(w.read("bin/run.sh"), "#!/bin/sh\necho hello\n");
+    assert!(!w.root.join("run.sh").exists());
+    let mode = std::fs::metadata(w.root.join("bin/run.sh"))
+        .expect("meta")
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o750);
+}

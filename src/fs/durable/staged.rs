@@ -40,6 +40,9 @@ pub enum Change {
         target: Target,
         content: Vec<u8>,
         prior: Option<Existing>,
+        /// Permission bits for a new file (a renamed one keeps its old bits); None: 0666 less
+        /// the umask, as for any new file.
+        mode: Option<u32>,
     },
     /// Remove the target, which must still be the file as read.
     Delete { target: Target, prior: Existing },
@@ -109,13 +112,22 @@ pub fn commit_all(ws: &Workspace, changes: &[Change]) -> Result<()> {
 fn stage(change: &Change) -> Result<Staged<'_>> {
     let target = change.target();
     let (temp, ino) = match change {
-        Change::Write { content, prior, .. } => {
+        Change::Write {
+            content,
+            prior,
+            mode,
+            ..
+        } => {
             if prior.is_some() {
                 target.refuse_unwritable()?;
             }
             let mut temp = TempFile::create(target, prior.is_none())?;
             temp.fill(content, prior.as_ref())
                 .map_err(|e| Error::io(format!("writing {}", target.display), e))?;
+            if let (None, Some(bits)) = (prior, mode) {
+                nix::sys::stat::fchmod(temp.file.as_fd(), Mode::from_bits_truncate(*bits))
+                    .map_err(|e| map_errno(e, &target.display))?;
+            }
             let ino = fstat(temp.file.as_fd()).ok().map(|st| st.st_ino);
             (Some(temp), ino)
         }
@@ -432,6 +444,7 @@ mod tests {
             target,
             content: content.as_bytes().to_vec(),
             prior,
+            mode: None,
         }
     }
 

@@ -315,6 +315,7 @@ fn changes_of(
                     target,
                     content: after,
                     prior: Some(prior),
+                    mode: None,
                 });
             }
         }
@@ -325,6 +326,7 @@ fn changes_of(
                     target: t,
                     content: after,
                     prior: None,
+                    mode: Some(prior.mode),
                 });
             }
             out.push(Change::Delete { target, prior });
@@ -335,6 +337,7 @@ fn changes_of(
                     target: t,
                     content: after,
                     prior: None,
+                    mode: None,
                 });
             }
         }
@@ -370,6 +373,23 @@ fn section_diff(p: &Plan<'_, '_>, before: &[u8], after: &[u8], cap: usize) -> St
     text
 }
 
+/// `diff -ruN` writes a new file as a change of an empty one (`--- old/x <epoch>`, one
+/// `@@ -0,0 +1,N @@` hunk): when that file does not exist, the section creates it.
+fn creation_by_hunk(ctx: &Context, p: &mut Plan<'_, '_>) {
+    if p.action != Action::Modify || !super::creates_file(&p.section.hunks) {
+        return;
+    }
+    let Some(path) = p.old.as_deref() else { return };
+    let missing = match durable::locate(&ctx.ws, path, false, false) {
+        Ok(t) => t.stat().is_ok_and(|st| st.is_none()),
+        Err(e) => e.kind == ErrorKind::NotFound,
+    };
+    if missing {
+        p.action = Action::Create;
+        p.old = None;
+    }
+}
+
 fn work_all(ctx: &Context, plans: &[Plan<'_, '_>], dry_run: bool) -> Result<Vec<Worked>> {
     let mut seen = HashSet::new();
     plans
@@ -390,6 +410,7 @@ pub(super) fn apply_all(
         let mut p = plan(section, &mut warnings)?;
         p.old = p.old.as_deref().map(|n| checked(ctx, n)).transpose()?;
         p.new = p.new.as_deref().map(|n| checked(ctx, n)).transpose()?;
+        creation_by_hunk(ctx, &mut p);
         plans.push(p);
     }
     // Everything is checked once without touching the workspace (no directory made for a new

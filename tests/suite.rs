@@ -18,8 +18,6 @@ mod checks;
 mod edit_crash;
 #[path = "suite/edit_history.rs"]
 mod edit_history;
-#[path = "suite/edit_scenarios.rs"]
-mod edit_scenarios;
 #[path = "suite/edit_tools.rs"]
 mod edit_tools;
 #[path = "suite/faults.rs"]
@@ -30,6 +28,8 @@ mod fuzz_replay;
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/lean.rs"]
+mod lean;
 #[path = "suite/load.rs"]
 mod load;
 #[path = "suite/mcp.rs"]

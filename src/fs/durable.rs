@@ -30,6 +30,9 @@ use nix::unistd::{faccessat, fsync, linkat, unlinkat, AccessFlags, UnlinkatFlags
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
 
+mod staged;
+pub use staged::{commit_all, recover, Change};
+
 /// Links followed from one user path before giving up (as the kernel's own limit).
 const MAX_LINK_HOPS: usize = 40;
 
@@ -53,6 +56,14 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// The same file, unchanged, not counting its ctime (which a hard link to it changes).
+    fn same_but_ctime(&self, other: &Stamp) -> bool {
+        Stamp {
+            ctime: other.ctime,
+            ..*self
+        } == *other
+    }
+
     fn of(st: &FileStat) -> Stamp {
         Stamp {
             dev: st.st_dev,
@@ -199,6 +210,8 @@ fn protected(display: &str) -> Error {
 /// `outside_workspace`. Without `follow` the final component itself is the target (delete).
 pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) -> Result<Target> {
     let rel = ws.relative(user)?;
+    // A multi-file edit killed halfway is put back before anything else is edited.
+    staged::recover(ws);
     let mut path = rel.as_path().to_path_buf();
     for _ in 0..=MAX_LINK_HOPS {
         let Some((parent, name)) = split(&path) else {
@@ -327,15 +340,11 @@ impl Target {
     /// Give the target `content` atomically. `prior` is the file as read (None: it must not
     /// exist yet). Fails with `conflict` when the target is no longer what was read.
     pub fn replace_with(&self, content: &[u8], prior: Option<&Existing>) -> Result<()> {
-        let mode = match prior {
-            Some(p) => p.mode,
-            None => 0o666 & !current_umask(),
-        };
         if prior.is_some() {
             self.refuse_unwritable()?;
         }
-        let written = TempFile::create(self).and_then(|mut temp| {
-            temp.fill(content, mode, prior)
+        let written = TempFile::create(self, prior.is_none()).and_then(|mut temp| {
+            temp.fill(content, prior)
                 .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
             match prior {
                 None => temp.link_new(self),
@@ -423,13 +432,6 @@ pub fn not_a_file(display: &str, kind: Kind) -> Error {
     )
 }
 
-fn current_umask() -> u32 {
-    // Single-threaded tools: reading the umask means setting it and putting it back.
-    let old = nix::sys::stat::umask(Mode::from_bits_truncate(0o022));
-    nix::sys::stat::umask(old);
-    old.bits()
-}
-
 /// Creating the new version beside the target failed: a refusal names the directory.
 fn temp_error(e: Errno, display: &str) -> Error {
     match e {
@@ -476,24 +478,30 @@ fn temp_name(final_name: &OsStr) -> OsString {
 }
 
 impl TempFile {
-    fn create(t: &Target) -> Result<TempFile> {
+    /// A temporary beside the target. For a new file (`fresh`) it is created with mode 0666 so
+    /// that the kernel applies the umask (or the directory's default ACL) as for any new file:
+    /// the process-wide umask is never read by setting it, which would race with other threads
+    /// (sneaky-mcp runs the edit tools in-process, concurrently). A rewrite starts at 0600 and
+    /// is then given the old file's mode.
+    fn create(t: &Target, fresh: bool) -> Result<TempFile> {
+        let mode = Mode::from_bits_truncate(if fresh { 0o666 } else { 0o600 });
         let dir = t
             .dir
             .try_clone()
             .map_err(|e| Error::io(format!("directory of {}", t.display), e))?;
         #[cfg(test)]
         if FORCE_NAMED_TEMP.load(Ordering::Relaxed) {
-            return Self::create_named(t, dir);
+            return Self::create_named(t, dir, mode);
         }
         if !Path::new("/proc/self/fd").is_dir() {
             // Naming an unnamed file goes through /proc; without it use a named temporary.
-            return Self::create_named(t, dir);
+            return Self::create_named(t, dir, mode);
         }
         let unnamed = openat(
             &t.dir,
             ".",
             OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC,
-            Mode::from_bits_truncate(0o600),
+            mode,
         );
         match unnamed {
             Ok(fd) => {
@@ -510,10 +518,10 @@ impl TempFile {
             // Unsupported here (or a directory removed meanwhile: the named route tells).
             Err(_) => {}
         }
-        Self::create_named(t, dir)
+        Self::create_named(t, dir, mode)
     }
 
-    fn create_named(t: &Target, dir: OwnedFd) -> Result<TempFile> {
+    fn create_named(t: &Target, dir: OwnedFd, mode: Mode) -> Result<TempFile> {
         for _ in 0..16 {
             let name = temp_name(&t.name);
             let flags = OFlag::O_WRONLY
@@ -521,12 +529,7 @@ impl TempFile {
                 | OFlag::O_EXCL
                 | OFlag::O_NOFOLLOW
                 | OFlag::O_CLOEXEC;
-            match openat(
-                &dir,
-                name.as_os_str(),
-                flags,
-                Mode::from_bits_truncate(0o600),
-            ) {
+            match openat(&dir, name.as_os_str(), flags, mode) {
                 Ok(fd) => {
                     return Ok(TempFile {
                         file: File::from(fd),
@@ -544,7 +547,7 @@ impl TempFile {
         ))
     }
 
-    fn fill(&mut self, content: &[u8], mode: u32, prior: Option<&Existing>) -> std::io::Result<()> {
+    fn fill(&mut self, content: &[u8], prior: Option<&Existing>) -> std::io::Result<()> {
         self.file.write_all(content)?;
         if let Some(p) = prior {
             // Keep the owner and group where allowed (root, or a group the user is in); chown
@@ -554,8 +557,9 @@ impl TempFile {
                 let _ = std::os::unix::fs::fchown(&self.file, Some(p.uid), Some(p.gid))
                     .or_else(|_| std::os::unix::fs::fchown(&self.file, None, Some(p.gid)));
             }
+            fchmod(self.file.as_fd(), Mode::from_bits_truncate(p.mode))
+                .map_err(std::io::Error::from)?;
         }
-        fchmod(self.file.as_fd(), Mode::from_bits_truncate(mode)).map_err(std::io::Error::from)?;
         self.file.sync_all()
     }
 

@@ -1,26 +1,37 @@
-//! patch_apply: apply a unified diff to one file, all hunks or none. The patch is read by
-//! `unidiff` (git's preamble, several hunks and "\ No newline at end of file" are understood);
-//! hunks whose line numbers are off are found by their context, like GNU patch, and any offset
-//! or fuzz is reported. The file is `file_path`: names in the patch headers are never used to
-//! open anything.
+//! patch_apply: apply a unified diff (or Codex's `*** Begin Patch` envelope), all hunks or none.
+//! With `file_path`, the hunks go to that one file and the names in the patch are not used to
+//! open anything. Without it, every file the patch names is changed — created, deleted,
+//! renamed and patched as its headers say — all files or none (see `multi`).
+//!
+//! Each hunk is placed by the diff engine's ladder (exact, offset, numbers ignored, trailing
+//! whitespace, indentation, fuzz), only where one place answers; the result says which rung
+//! placed each hunk that was not exact.
+
+mod multi;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
-use crate::edit::{self, Hunk, Op};
+use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 
-/// Apply a unified diff (as printed by `git diff` or `diff -u`) to one file. All hunks apply or
-/// none does. Hunks whose line numbers are off are found by their context lines; lines must
-/// otherwise match exactly. A rejected hunk is named with what it expected to find.
+/// Apply a unified diff (as printed by `git diff` or `diff -u`, or Codex's `*** Begin Patch`
+/// envelope). All hunks apply or none does. With file_path, the diff's hunks go to that file;
+/// without it, every file the diff names is patched, created, deleted or renamed as its
+/// headers say, all files or none. Hunks are placed by their line numbers and context; a hunk
+/// whose lines differ only in trailing whitespace or indentation, or that matches with fewer
+/// context lines, is applied only where exactly one place matches, and the result says so.
+/// A rejected hunk is named with what it expected to find.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchArgs {
-    /// Path of the file to patch, relative to the workspace root. The file names in the patch's
-    /// `---`/`+++` lines are ignored.
-    pub file_path: String,
+    /// Path of the file to patch, relative to the workspace root; the file names in the
+    /// patch's `---`/`+++` lines are then ignored. Omit it to apply a multi-file patch to the
+    /// files its headers name.
+    #[serde(default)]
+    pub file_path: Option<String>,
     /// The unified diff: hunks starting with `@@ -old_start,count +new_start,count @@`, then
     /// lines starting with ' ' (context), '-' (removed) or '+' (added). Give at least 3 lines
     /// of context around each change.
@@ -41,15 +52,37 @@ pub struct Adjustment {
     pub expected_line: Option<usize>,
     /// Line of the old file where the hunk was applied.
     pub applied_line: usize,
-    /// Lines between the two, after the offsets of earlier hunks.
+    /// Lines between the two.
     pub offset: isize,
     /// Context lines ignored at each end to place the hunk (0 = exact).
     pub fuzz: usize,
+    /// How the hunk's lines were found: `exact` (at the stated line), `offset` (as written, the
+    /// one such place near it), `numbers_ignored` (as written, the one such place in the
+    /// file), `trailing_whitespace`, `indentation` (tabs/spaces or a uniform shift; added lines
+    /// re-indented alike) or `fuzz`. Each needs exactly one candidate.
+    pub rung: &'static str,
+}
+
+/// One file of a multi-file patch.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileChange {
+    /// The file's path after the change (for a deleted file, the path it had).
+    pub path: String,
+    /// `modified`, `created`, `deleted` or `renamed`.
+    pub action: &'static str,
+    /// For a renamed file, its old path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    pub hunks_applied: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<Adjustment>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PatchResult {
+    /// The file patched (for a multi-file patch, the first file).
     pub path: String,
+    /// Hunks applied (for a multi-file patch, in all files).
     pub hunks_applied: usize,
     pub dry_run: bool,
     /// True when the patch created the file.
@@ -58,10 +91,13 @@ pub struct PatchResult {
     /// Hunks applied at another line than their header's, or with fuzz. Check fuzzed ones.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub adjustments: Vec<Adjustment>,
+    /// Without file_path: every file the patch changed, in patch order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileChange>,
     /// Things in the patch that were tolerated (such as header counts that disagree).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Unified diff of the change as made to the file.
+    /// Unified diff of the change as made to the file(s).
     pub diff: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub diff_truncated: bool,
@@ -81,6 +117,41 @@ fn creates_file(hunks: &[Hunk<'_>]) -> bool {
     hunks.len() == 1
         && hunks[0].old_start.unwrap_or(0) == 0
         && hunks[0].lines.iter().all(|l| l.op == Op::Add)
+}
+
+/// The hunks that were not placed exactly as their headers said.
+fn adjustments(applied: &Applied) -> Vec<Adjustment> {
+    applied
+        .placements
+        .iter()
+        .filter(|p| {
+            p.offset != 0 || p.fuzz != 0 || p.expected_line.is_none() || p.rung != Rung::Exact
+        })
+        .map(|p| Adjustment {
+            hunk: p.number,
+            expected_line: p.expected_line,
+            applied_line: p.line,
+            offset: p.offset,
+            fuzz: p.fuzz,
+            rung: p.rung.name(),
+        })
+        .collect()
+}
+
+/// Apply hunks to a file's bytes: the new bytes, checked for NUL and size.
+fn patched(path: &str, bytes: &[u8], hunks: &[Hunk<'_>], max: u64) -> Result<Applied> {
+    let applied = edit::apply(bytes, hunks, edit::MAX_FUZZ)
+        .map_err(|r| rejected(format!("{path}: {}", r.message)))?;
+    if applied.content.contains(&0) {
+        return Err(Error::new(
+            ErrorKind::BinaryFile,
+            format!("the patch adds a NUL byte to {path}"),
+        ));
+    }
+    if applied.content.len() as u64 > max {
+        return Err(durable::too_large(path, applied.content.len() as u64, max));
+    }
+    Ok(applied)
 }
 
 impl Tool for PatchApply {
@@ -107,100 +178,87 @@ impl Tool for PatchApply {
     type Output = PatchResult;
 
     fn run(args: PatchArgs, ctx: &Context) -> Result<PatchResult> {
-        let rel = ctx.ws.relative(&args.file_path)?;
-        let path = rel.display().to_string();
         let parsed = edit::parse(&args.patch)
             .map_err(|e| rejected(format!("the patch cannot be read: {e}")))?;
-        if parsed.sections.len() > 1 {
-            let names: Vec<String> = parsed
-                .sections
-                .iter()
-                .map(|s| s.new_name.or(s.old_name).unwrap_or("?").to_string())
-                .collect();
-            return Err(Error::invalid_args(format!(
-                "the patch changes {} files ({}); patch_apply patches one file_path: send only \
-                 the part for {path}",
-                names.len(),
-                names.join(", ")
-            )));
+        match &args.file_path {
+            Some(file_path) => one_file(ctx, file_path, parsed, args.dry_run),
+            None => multi::apply_all(ctx, parsed, args.dry_run),
         }
-        let mut warnings = parsed.warnings;
-        let deletes = parsed.sections.first().and_then(|s| s.new_name) == Some("/dev/null");
-        let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
-        let max = ctx.config.max_file_size_bytes;
-        let loaded = durable::load_for_edit(&ctx.ws, &args.file_path, max);
-        let (target, existing, bytes) = match loaded {
-            Ok((t, e, b)) => (Some(t), Some(e), b),
-            Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
-                (None, None, Vec::new())
-            }
-            Err(e) => return Err(e),
-        };
-        if target.is_none() && bytes.is_empty() {
-            warnings.push(format!("{path} did not exist; the patch creates it"));
-        }
-        let applied = edit::apply(&bytes, &hunks, edit::MAX_FUZZ)
-            .map_err(|r| rejected(format!("{path}: {}", r.message)))?;
-        if applied.content.contains(&0) {
-            return Err(Error::new(
-                ErrorKind::BinaryFile,
-                "the patch adds a NUL byte",
-            ));
-        }
-        if applied.content.len() as u64 > max {
-            return Err(durable::too_large(&path, applied.content.len() as u64, max));
-        }
-        if deletes && applied.content.is_empty() {
-            warnings.push(format!(
-                "the patch deletes the file (+++ /dev/null); {path} was left empty: remove it with \
-                 delete_file if that is meant"
-            ));
-        }
-        let cap = ctx.config.max_output_bytes as usize;
-        let old_for_diff = existing.as_ref().map(|_| bytes.as_slice());
-        let (diff, diff_truncated) = durable::diff_text(
-            &path,
-            old_for_diff,
-            &applied.content,
-            Some(applied.edits),
-            cap,
-        );
-        let created = existing.is_none();
-        let resolved = target
-            .as_ref()
-            .map(|t| t.display.clone())
-            .filter(|d| *d != path);
-        if !args.dry_run {
-            let target = match target {
-                Some(t) => t,
-                None => durable::locate(&ctx.ws, &args.file_path, true, true)?,
-            };
-            if existing.is_none() || applied.content != bytes {
-                target.replace_with(&applied.content, existing.as_ref())?;
-            }
-        }
-        let adjustments = applied
-            .placements
-            .iter()
-            .filter(|p| p.offset != 0 || p.fuzz != 0 || p.expected_line.is_none())
-            .map(|p| Adjustment {
-                hunk: p.number,
-                expected_line: p.expected_line,
-                applied_line: p.line,
-                offset: p.offset,
-                fuzz: p.fuzz,
-            })
-            .collect();
-        Ok(PatchResult {
-            path,
-            hunks_applied: applied.placements.len(),
-            dry_run: args.dry_run,
-            created,
-            adjustments,
-            warnings,
-            diff,
-            diff_truncated,
-            resolved_path: resolved,
-        })
     }
+}
+
+/// The patch's hunks applied to `file_path` (the names in the patch are not used).
+fn one_file(
+    ctx: &Context,
+    file_path: &str,
+    parsed: edit::Patch<'_>,
+    dry_run: bool,
+) -> Result<PatchResult> {
+    let rel = ctx.ws.relative(file_path)?;
+    let path = rel.display().to_string();
+    if parsed.sections.len() > 1 {
+        let names: Vec<String> = parsed
+            .sections
+            .iter()
+            .map(|s| s.new_name.or(s.old_name).unwrap_or("?").to_string())
+            .collect();
+        return Err(Error::invalid_args(format!(
+            "the patch changes {} files ({}); with file_path, patch_apply patches that one file: \
+             send only the part for {path}, or leave file_path out to apply the whole patch",
+            names.len(),
+            names.join(", ")
+        )));
+    }
+    let mut warnings = parsed.warnings;
+    let deletes = parsed
+        .sections
+        .first()
+        .is_some_and(|s| s.new_name == Some("/dev/null") || s.deleted);
+    let hunks: Vec<Hunk<'_>> = parsed.sections.into_iter().flat_map(|s| s.hunks).collect();
+    let max = ctx.config.max_file_size_bytes;
+    let (target, existing, bytes) = match durable::load_for_edit(&ctx.ws, file_path, max) {
+        Ok((t, e, b)) => (Some(t), Some(e), b),
+        Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
+            warnings.push(format!("{path} did not exist; the patch creates it"));
+            (None, None, Vec::new())
+        }
+        Err(e) => return Err(e),
+    };
+    let applied = patched(&path, &bytes, &hunks, max)?;
+    if deletes && applied.content.is_empty() {
+        warnings.push(format!(
+            "the patch deletes the file (+++ /dev/null); {path} was left empty: remove it with \
+             delete_file if that is meant, or leave file_path out to apply the patch as written"
+        ));
+    }
+    let cap = ctx.config.max_output_bytes as usize;
+    let old_for_diff = existing.as_ref().map(|_| bytes.as_slice());
+    let edits = applied.edits.clone();
+    let (diff, diff_truncated) =
+        durable::diff_text(&path, old_for_diff, &applied.content, Some(edits), cap);
+    let resolved_path = target
+        .as_ref()
+        .map(|t| t.display.clone())
+        .filter(|d| *d != path);
+    if !dry_run {
+        let target = match target {
+            Some(t) => t,
+            None => durable::locate(&ctx.ws, file_path, true, true)?,
+        };
+        if existing.is_none() || applied.content != bytes {
+            target.replace_with(&applied.content, existing.as_ref())?;
+        }
+    }
+    Ok(PatchResult {
+        path,
+        hunks_applied: applied.placements.len(),
+        dry_run,
+        created: existing.is_none(),
+        adjustments: adjustments(&applied),
+        files: Vec::new(),
+        warnings,
+        diff,
+        diff_truncated,
+        resolved_path,
+    })
 }

@@ -60,10 +60,16 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
     let mut current = 1;
     let (mut kept_old, mut got_new, mut leftovers) = (0, 0, 0);
     // Kill moments spread from the start to 1.5× a full run; on a loaded machine the timing
-    // can drift, so a few extra kills at the extremes make sure both sides of the rename are
-    // reached (immediately: the old content; after 4× a full run: the new one).
+    // can drift, so extra kills at the extremes make sure both sides of the rename are
+    // reached: immediately (the old content), and after 2×, 4×, … 256× a full run (the new
+    // one, however slow the machine has become since the timed run).
     let spread = (0..iterations).map(|i| full.mul_f64(1.5 * i as f64 / iterations.max(1) as f64));
-    let extremes = (0..5).flat_map(|_| [std::time::Duration::ZERO, full.mul_f64(4.0)]);
+    let extremes = (1..=8).flat_map(|k| {
+        [
+            std::time::Duration::ZERO,
+            full.mul_f64(f64::from(1u32 << k)),
+        ]
+    });
     for (i, delay) in spread.chain(extremes).enumerate() {
         if i >= iterations && kept_old > 0 && got_new > 0 {
             break;

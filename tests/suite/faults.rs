@@ -3,9 +3,10 @@
 //!
 //! The faults are real, not simulated: a 64 KiB tmpfs mounted for the test (full disk), that
 //! tmpfs remounted read-only, `chattr +i` (immutable, which binds root too), and a child run as
-//! the unprivileged user `nobody` for plain mode bits (root bypasses them). Mounting needs
-//! root (CI runs as root). A test that cannot set up its fault fails, saying why, unless
-//! SNEAKY_NO_MOUNT=1 explicitly opts out of the tests that need mounts or root.
+//! the unprivileged user `nobody` for plain mode bits (root bypasses them). Mounting and
+//! switching users need root: as a normal user these tests skip loudly (`util::require_root`;
+//! CI runs as root with SNEAKY_REQUIRE_ALL=1, where skipping fails). As root, a test that cannot
+//! set up its fault fails, saying why, unless SNEAKY_NO_MOUNT=1 explicitly opts out.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -14,7 +15,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::util::Reply;
+use crate::util::{self, Reply};
 
 /// A tmpfs mounted on a temporary directory for one test, unmounted when dropped.
 struct Tmpfs {
@@ -24,6 +25,9 @@ struct Tmpfs {
 impl Tmpfs {
     /// Mount one, or None (loudly) when SNEAKY_NO_MOUNT=1 and mounting is impossible here.
     fn mount(test: &str, size: &str) -> Option<Tmpfs> {
+        if !util::require_root("mount a tmpfs") {
+            return None;
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let out = Command::new("mount")
             .args([
@@ -79,16 +83,18 @@ fn opt_out(test: &str, why: &str) {
     );
 }
 
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout == b"0\n")
-}
-
 /// Call a tool binary on `root` with a JSON request, as `uid` when given.
 fn call(root: &Path, bin: &str, request: &Value, uid: Option<u32>) -> Reply {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(bin));
+    call_at(&assert_cmd::cargo::cargo_bin(bin), root, request, uid)
+}
+
+/// Call the binary at `exe` (named like a tool binary) on `root`, as `uid` when given.
+fn call_at(exe: &Path, root: &Path, request: &Value, uid: Option<u32>) -> Reply {
+    let bin = exe
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut cmd = Command::new(exe);
     cmd.current_dir(root)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
@@ -101,7 +107,7 @@ fn call(root: &Path, bin: &str, request: &Value, uid: Option<u32>) -> Reply {
         .timeout(std::time::Duration::from_secs(60))
         .output()
         .expect("run");
-    Reply::parse(bin, out)
+    Reply::parse(&bin, out)
 }
 
 /// Every entry name in a directory, sorted.
@@ -292,19 +298,60 @@ fn immutable_files_and_directories_are_refused_clearly() {
     assert_eq!(names(&root.join("locked")), ["g.txt"]);
 }
 
+/// The binaries the mode tests run.
+const EDIT_BINARIES: [&str; 5] = [
+    "sneaky-write",
+    "sneaky-replace",
+    "sneaky-patch",
+    "sneaky-mkdir",
+    "sneaky-rm",
+];
+
+/// Copies of the tool binaries in `<dir>/bin` (0755), for a child run as another user: the
+/// build's own target/ may sit under a directory that user cannot traverse (a 0700 home, a
+/// `mktemp -d` folder), where exec fails with "Permission denied".
+fn copy_binaries_for_others(dir: &Path, bins: &[&str]) -> PathBuf {
+    let to = dir.join("bin");
+    std::fs::create_dir(&to).expect("mkdir bin");
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    for bin in bins {
+        let copy = to.join(bin);
+        std::fs::copy(assert_cmd::cargo::cargo_bin(bin), &copy).expect("copy binary");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    to
+}
+
+/// The first directory on the way to `path` that others cannot traverse (no `o+x`), if any.
+fn closed_ancestor(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
+        .map(Path::to_path_buf)
+}
+
 /// Plain mode bits, as an unprivileged user: a read-only file (0444) in a writable directory
 /// is not replaced behind its owner's back, and a read-only directory (0555) takes no new file
 /// and no rewrite.
 #[test]
 fn read_only_modes_are_refused_for_a_normal_user() {
-    let test = "read_only_modes_are_refused_for_a_normal_user";
-    if !is_root() {
-        opt_out(test, "switching to the user nobody needs root");
+    if !util::require_root("run the tools as the user nobody") {
         return;
     }
     let nobody = 65534;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    if let Some(blocked) = closed_ancestor(dir.path()) {
+        util::skip(&format!(
+            "the user nobody cannot reach the temporary directory {}: {} is closed to others \
+             (set TMPDIR to a directory others can traverse)",
+            dir.path().display(),
+            blocked.display()
+        ));
+        return;
+    }
+    let bins = copy_binaries_for_others(dir.path(), &EDIT_BINARIES);
+    let call =
+        |root: &Path, bin: &str, request: &Value, uid| call_at(&bins.join(bin), root, request, uid);
     let root = dir.path().join("ws");
     std::fs::create_dir_all(root.join("ro_dir")).expect("mkdir");
     std::fs::write(root.join("ro.txt"), ORIGINAL).expect("write");
@@ -386,91 +433,101 @@ fn read_only_modes_are_refused_for_a_normal_user() {
 /// its result (no_match / not_found), or refused with `conflict`. The last 40% of the edit,
 /// holding the instant between the final check and the rename, is left out: that window of a
 /// few microseconds cannot be closed with rename(2) (see the report in the load script).
+///
+/// On a loaded machine an edit's duration drifts, so the rounds come in batches of 16, each
+/// timed afresh, until one lands between the read and the write (at most 8 batches).
 #[test]
 fn a_file_replaced_or_deleted_during_str_replace_is_a_conflict() {
-    use std::time::Instant;
     let w = crate::util::ws();
     w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
     let pad = "padding line to make the edit take a while\n".repeat(100_000);
-    let version_a = format!("KEY A\n{pad}");
-    let version_b = format!("KEY B\n{pad}");
+    let versions = [format!("KEY A\n{pad}"), format!("KEY B\n{pad}")];
     let request = json!({"file_path": "f.txt", "old_str": "KEY A", "new_str": "KEY C"});
-    let path = w.root.join("f.txt");
-    // One undisturbed run tells how long an edit takes here.
-    std::fs::write(&path, &version_a).expect("write");
-    let started = Instant::now();
-    call(&w.root, "sneaky-replace", &request, None).ok();
-    let full = started.elapsed();
-    let rounds = 16;
     let mut outcomes: std::collections::BTreeMap<String, usize> = Default::default();
-    for i in 0..rounds {
-        let delete = i % 2 == 1;
-        std::fs::write(&path, &version_a).expect("write");
-        let delay = full.mul_f64(0.6 * (i / 2) as f64 / (rounds / 2) as f64);
-        let racer = {
-            let (path, root, b) = (path.clone(), w.root.clone(), version_b.clone());
-            std::thread::spawn(move || {
-                std::thread::sleep(delay);
-                if delete {
-                    std::fs::remove_file(&path).expect("rm");
-                } else {
-                    let side = root.join("racer.new");
-                    std::fs::write(&side, b).expect("write");
-                    std::fs::rename(&side, &path).expect("rename");
-                }
-            })
-        };
-        let reply = call(&w.root, "sneaky-replace", &request, None);
-        racer.join().expect("racer");
-        let code = if reply.json["ok"] == true {
-            "ok".to_string()
-        } else {
-            reply.json["error"]["code"]
-                .as_str()
-                .unwrap_or("?")
-                .to_string()
-        };
-        assert!(
-            ["ok", "conflict", "no_match", "not_found"].contains(&code.as_str()),
-            "round {i}: {}",
-            reply.json
-        );
-        if code == "conflict" {
-            assert!(reply.json["error"]["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("nothing was written")));
+    for batch in 0..8 {
+        // One undisturbed run tells how long an edit takes now.
+        std::fs::write(w.root.join("f.txt"), &versions[0]).expect("write");
+        let started = std::time::Instant::now();
+        call(&w.root, "sneaky-replace", &request, None).ok();
+        let full = started.elapsed();
+        let rounds = 16;
+        for i in 0..rounds {
+            let delete = i % 2 == 1;
+            let delay = full.mul_f64(0.6 * (i / 2) as f64 / (rounds / 2) as f64);
+            let code = race_round(&w, &request, &versions, delete, delay);
+            let what = if delete { "delete" } else { "replace" };
+            *outcomes.entry(format!("{what}:{code}")).or_default() += 1;
         }
-        // The other process's change stands.
-        if delete {
-            assert!(
-                !path.exists(),
-                "round {i} ({code}, after {delay:?}): the deleted file came back"
-            );
-        } else {
-            let now = std::fs::read_to_string(&path).expect("read");
-            assert!(
-                now == version_b,
-                "round {i} ({code}, after {delay:?}): the other process's version was lost"
-            );
+        eprintln!("race test, batch {batch}: an edit takes {full:?}; outcomes {outcomes:?}");
+        if outcomes.keys().any(|k| k.ends_with(":conflict")) {
+            return;
         }
-        assert_eq!(
-            names(&w.root),
-            if delete {
-                vec!["sneaky.toml"]
-            } else {
-                vec!["f.txt", "sneaky.toml"]
-            }
-        );
-        *outcomes
-            .entry(format!(
-                "{}:{code}",
-                if delete { "delete" } else { "replace" }
-            ))
-            .or_default() += 1;
     }
-    eprintln!("race test: an edit takes {full:?}; outcomes {outcomes:?}");
+    panic!("no round landed between the read and the write: {outcomes:?}");
+}
+
+/// One round of the race above: str_replace on `versions[0]` while another thread, after
+/// `delay`, deletes the file or renames `versions[1]` over it. Returns the reply's code.
+fn race_round(
+    w: &util::Ws,
+    request: &Value,
+    versions: &[String; 2],
+    delete: bool,
+    delay: std::time::Duration,
+) -> String {
+    let path = w.root.join("f.txt");
+    std::fs::write(&path, &versions[0]).expect("write");
+    let racer = {
+        let (path, root, b) = (path.clone(), w.root.clone(), versions[1].clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            if delete {
+                std::fs::remove_file(&path).expect("rm");
+            } else {
+                let side = root.join("racer.new");
+                std::fs::write(&side, b).expect("write");
+                std::fs::rename(&side, &path).expect("rename");
+            }
+        })
+    };
+    let reply = call(&w.root, "sneaky-replace", request, None);
+    racer.join().expect("racer");
+    let code = if reply.json["ok"] == true {
+        "ok".to_string()
+    } else {
+        reply.json["error"]["code"]
+            .as_str()
+            .unwrap_or("?")
+            .to_string()
+    };
     assert!(
-        outcomes.keys().any(|k| k.ends_with(":conflict")),
-        "no round landed between the read and the write: {outcomes:?}"
+        ["ok", "conflict", "no_match", "not_found"].contains(&code.as_str()),
+        "{}",
+        reply.json
     );
+    if code == "conflict" {
+        assert!(reply.json["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nothing was written")));
+    }
+    // The other process's change stands.
+    if delete {
+        assert!(
+            !path.exists(),
+            "({code}, after {delay:?}): the deleted file came back"
+        );
+    } else {
+        let now = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            now == versions[1],
+            "({code}, after {delay:?}): the other process's version was lost"
+        );
+    }
+    let want: &[&str] = if delete {
+        &["sneaky.toml"]
+    } else {
+        &["f.txt", "sneaky.toml"]
+    };
+    assert_eq!(names(&w.root), want);
+    code
 }

@@ -70,6 +70,9 @@ fn demo_project(root: &Path) {
 
 #[test]
 fn every_readme_command_runs() {
+    if !crate::util::require_cmd("jq") {
+        return;
+    }
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md");
     let blocks = sh_blocks(&readme);

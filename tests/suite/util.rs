@@ -1,5 +1,8 @@
 //! The shared harness: a temporary workspace, a way to call a tool binary with JSON or flags,
-//! and a strict reading of its one-line envelope.
+//! a strict reading of its one-line envelope, and the guards of tests that need something a
+//! contributor's machine may lack (root, a command, a Python package): without it the test
+//! skips with a SKIPPED line on stderr, unless SNEAKY_REQUIRE_ALL=1 (set by `.ci/test` as
+//! root) makes the missing piece a failure.
 
 #![allow(dead_code)]
 
@@ -140,4 +143,75 @@ pub fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|s| s.as_str().expect("string").to_string())
         .collect()
+}
+
+/// Skip the calling test loudly: a `SKIPPED <test>: <why>` line written straight to stderr
+/// (not through `eprintln!`, which the test harness captures for passing tests), or a failure
+/// when SNEAKY_REQUIRE_ALL=1 says that everything must run (CI). Returns false, for
+/// `if !util::require_…(…) { return; }`.
+pub fn skip(why: &str) -> bool {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    if std::env::var("SNEAKY_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("{test} cannot run here: {why} (SNEAKY_REQUIRE_ALL=1: nothing may be skipped)");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+    false
+}
+
+/// Whether this process runs as root (`/proc/self` belongs to the effective user).
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// True when running as root; otherwise skips (see `skip`), saying what root is needed for.
+pub fn require_root(why: &str) -> bool {
+    is_root() || skip(&format!("needs root to {why}"))
+}
+
+/// True when `cmd` is a program on PATH; otherwise skips (see `skip`).
+pub fn require_cmd(cmd: &str) -> bool {
+    let found = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(dir.join(cmd))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    found || skip(&format!("needs the command `{cmd}` on PATH"))
+}
+
+/// True when `python` exists and imports `module`; otherwise skips (see `skip`), naming the
+/// set-up script that installs it.
+pub fn require_python_pkg(python: &Path, module: &str, setup: &str) -> bool {
+    let imports = std::process::Command::new(python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    imports
+        || skip(&format!(
+            "needs the Python package `{module}` in {} (run `bash {setup}`)",
+            python.display()
+        ))
+}
+
+/// A bound on how long something took, which a loaded machine may exceed without anything
+/// being wrong: past `bound` this writes a SLOW line to stderr, and fails only when
+/// SNEAKY_TIMING=1 asks for strict timing (a quiet machine, e.g. before a release). Default
+/// tests make no wall-clock asserts; hangs are caught by the harness's own timeouts.
+pub fn took_at_most(started: std::time::Instant, bound: std::time::Duration, what: &str) {
+    let took = started.elapsed();
+    if took <= bound {
+        return;
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let line = format!("SLOW {test}: {what} took {took:?} (bound {bound:?})");
+    if std::env::var("SNEAKY_TIMING").as_deref() == Ok("1") {
+        panic!("{line}; SNEAKY_TIMING=1 makes this a failure");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

@@ -1,15 +1,70 @@
-//! Scenario folders for the edit tools: `tests/scenarios/<name>/` holds `input/` (the workspace
-//! before), `request.json` (`{"tool", "args", "error"?, "result"?}`) and `expected/` (the
-//! workspace after, byte for byte; a `.gitkeep` stands for an empty directory). The whole tree
-//! is compared, so a stray temporary file fails a scenario too.
+//! One test per scenario folder for the edit tools (run one with
+//! `cargo test --test scenarios patch_crlf`): `tests/scenarios/<name>/` holds `input/` (the
+//! workspace before), `request.json` (`{"tool", "args", "error"?, "result"?}`) and `expected/`
+//! (the workspace after, byte for byte; a `.gitkeep` stands for an empty directory). The whole
+//! tree is compared, so a stray temporary file fails a scenario too. Adding a scenario is
+//! adding a folder. A test binary of its own (`harness = false`, libtest-mimic) so that each
+//! folder is a test the usual filters and `--list` see.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "suite/util.rs"]
+mod util;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use sneaky::catalog::ToolName;
 
-use crate::util;
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let trials = match scenario_dirs() {
+        Ok(dirs) => dirs
+            .into_iter()
+            .map(|dir| {
+                let name = dir
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                Trial::test(name, move || run_scenario(&dir).map_err(Failed::from))
+            })
+            .collect(),
+        // A broken folder list is one failing test, not a silent empty run.
+        Err(why) => vec![Trial::test("scenario_folders", move || {
+            Err(Failed::from(why))
+        })],
+    };
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Every folder of tests/scenarios with a request.json, sorted; an error when there are too
+/// few (a moved or emptied folder must not pass as "no scenarios").
+fn scenario_dirs() -> Result<Vec<PathBuf>, String> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&base)
+        .map_err(|e| format!("{}: {e}", base.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    if let Some(bad) = dirs.iter().find(|d| !d.join("request.json").is_file()) {
+        return Err(format!(
+            "{}: a scenario folder without request.json",
+            bad.display()
+        ));
+    }
+    if dirs.len() < 20 {
+        return Err(format!(
+            "scenarios missing: only {} in {}",
+            dirs.len(),
+            base.display()
+        ));
+    }
+    Ok(dirs)
+}
 
 /// Every entry under `root`: files with their bytes, directories as None.
 fn snapshot(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
@@ -129,33 +184,4 @@ fn check_returned_diff(dir: &Path, request: &Value, reply: &Value) -> Result<(),
         ));
     }
     Ok(())
-}
-
-#[test]
-fn edit_scenarios() {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
-    let mut dirs: Vec<_> = std::fs::read_dir(&base)
-        .expect("tests/scenarios")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.join("request.json").is_file())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() >= 20, "scenarios missing: {}", dirs.len());
-    let failures: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| {
-            run_scenario(d).err().map(|e| {
-                format!(
-                    "{}: {e}",
-                    d.file_name().unwrap_or_default().to_string_lossy()
-                )
-            })
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} scenario(s) failed:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
 }

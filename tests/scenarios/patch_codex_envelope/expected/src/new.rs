@@ -1,0 +1,2 @@
+brand new
+file

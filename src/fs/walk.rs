@@ -158,15 +158,23 @@ pub fn threads() -> usize {
 enum JobDir {
     Open(DirHandle),
     Child(Arc<DirHandle>, std::ffi::CString),
+    /// Some of a listed directory's other entries (files, links …), to visit: a directory with
+    /// many files is shared out between threads, as ripgrep shares out its files.
+    Files(Arc<DirHandle>, Vec<DirEntry>),
 }
 
 struct Job {
     dir: JobDir,
     /// Root-relative path of the directory ("" for the root).
     path: String,
+    /// The directory's depth (0 for the start).
     depth: usize,
+    /// The rules of the directory's parent (`Files`: of the directory itself).
     rules: Option<Arc<Rules>>,
 }
+
+/// Entries visited by one thread in one go; the rest of a large directory goes to the queue.
+const FILES_PER_JOB: usize = 64;
 
 struct Queue {
     jobs: Vec<Job>,
@@ -203,6 +211,21 @@ impl Shared {
         }
     }
 
+    /// More work, handed out at once (before the finder goes on with its own share).
+    fn push(&self, jobs: Vec<Job>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let added = jobs.len();
+        q.jobs.extend(jobs);
+        if added > 1 {
+            self.wake.notify_all();
+        } else {
+            self.wake.notify_one();
+        }
+    }
+
     fn done(&self, children: Vec<Job>) {
         let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         q.active -= 1;
@@ -226,7 +249,8 @@ where
     }
 }
 
-/// Read one directory: report its entries, return its subdirectories to walk.
+/// Read one directory (or visit a share of one): report its entries; subdirectories and
+/// shares of a large directory's files go to the queue before this thread visits its own share.
 fn read_dir<V>(shared: &Shared, opts: &Options, job: Job, visit: &mut V) -> Vec<Job>
 where
     V: FnMut(&Entry<'_>) -> Flow,
@@ -239,8 +263,17 @@ where
             // Gone, unreadable, or swapped for a link since it was listed: skip it.
             Err(_) => return Vec::new(),
         },
+        JobDir::Files(handle, entries) => {
+            let here = Dir {
+                handle: &handle,
+                path: &job.path,
+                depth: job.depth,
+                rules: job.rules.as_ref(),
+            };
+            return visit_entries(shared, opts, &here, &entries, visit);
+        }
     };
-    let Ok(entries) = handle.entries() else {
+    let Ok(mut entries) = handle.entries() else {
         return Vec::new();
     };
     let rules = match (&opts.filters, job.rules) {
@@ -254,24 +287,71 @@ where
         _ => None,
     };
     let handle = Arc::new(handle);
-    let depth = job.depth + 1;
+    // Directories first: their jobs are queued before this thread turns to the files.
+    entries.sort_by_key(|e| e.kind != Kind::Dir);
+    let dirs = entries.iter().take_while(|e| e.kind == Kind::Dir).count();
+    let mut files = entries.split_off(dirs);
+    let here = Dir {
+        handle: &handle,
+        path: &job.path,
+        depth: job.depth,
+        rules: rules.as_ref(),
+    };
+    let mut jobs = visit_entries(shared, opts, &here, &entries, visit);
+    if opts.threads > 1 {
+        while files.len() > FILES_PER_JOB {
+            let share = files.split_off(files.len() - FILES_PER_JOB);
+            jobs.push(Job {
+                dir: JobDir::Files(handle.clone(), share),
+                path: job.path.clone(),
+                depth: job.depth,
+                rules: rules.clone(),
+            });
+        }
+    }
+    shared.push(jobs);
+    visit_entries(shared, opts, &here, &files, visit)
+}
+
+/// A listed directory, as its entries are visited.
+struct Dir<'a> {
+    handle: &'a Arc<DirHandle>,
+    /// Root-relative path ("" for the root).
+    path: &'a str,
+    depth: usize,
+    /// Its own ignore rules.
+    rules: Option<&'a Arc<Rules>>,
+}
+
+/// Filter and visit some entries of a directory; the subdirectories to walk.
+fn visit_entries<V>(
+    shared: &Shared,
+    opts: &Options,
+    dir: &Dir<'_>,
+    entries: &[DirEntry],
+    visit: &mut V,
+) -> Vec<Job>
+where
+    V: FnMut(&Entry<'_>) -> Flow,
+{
+    let depth = dir.depth + 1;
     let descend = opts.max_depth.map_or(true, |max| depth < max);
     let mut children = Vec::new();
-    let mut path = String::with_capacity(job.path.len() + 64);
-    for entry in &entries {
+    let mut path = String::with_capacity(dir.path.len() + 64);
+    for entry in entries {
         if shared.quit.load(Ordering::Relaxed) {
             break;
         }
         let name = OsStr::from_bytes(entry.name.to_bytes());
         path.clear();
-        if !job.path.is_empty() {
-            path.push_str(&job.path);
+        if !dir.path.is_empty() {
+            path.push_str(dir.path);
             path.push('/');
         }
         path.push_str(&name.to_string_lossy());
         let is_dir = entry.kind == Kind::Dir;
         if let Some(f) = &opts.filters {
-            if skip(shared, f, rules.as_deref(), &path, name, is_dir) {
+            if skip(shared, f, dir.rules.map(|r| &**r), &path, name, is_dir) {
                 continue;
             }
         }
@@ -280,7 +360,7 @@ where
             name,
             kind: entry.kind,
             depth,
-            dir: &handle,
+            dir: dir.handle,
             is_start: false,
         });
         match flow {
@@ -289,10 +369,10 @@ where
                 break;
             }
             Flow::Continue if is_dir && descend => children.push(Job {
-                dir: JobDir::Child(handle.clone(), entry.name.clone()),
+                dir: JobDir::Child(dir.handle.clone(), entry.name.clone()),
                 path: path.clone(),
                 depth,
-                rules: rules.clone(),
+                rules: dir.rules.cloned(),
             }),
             _ => {}
         }

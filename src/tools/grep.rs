@@ -446,7 +446,8 @@ fn search_file(
     let mut sink = Collect {
         mode,
         limit: limit.unwrap_or(u64::MAX),
-        file: (mode == OutputMode::Content).then(|| FileMatches::new(path)),
+        file: None,
+        path,
         count: 0,
     };
     let _ = searcher.search_file(matcher, file, &mut sink);
@@ -460,14 +461,22 @@ fn search_file(
     })
 }
 
-struct Collect {
+struct Collect<'a> {
     mode: OutputMode,
     limit: u64,
+    /// Made at the first match: most files searched match nothing and cost no allocation.
     file: Option<FileMatches>,
+    path: &'a str,
     count: u64,
 }
 
-impl Sink for Collect {
+impl Collect<'_> {
+    fn lines(&mut self) -> &mut FileMatches {
+        self.file.get_or_insert_with(|| FileMatches::new(self.path))
+    }
+}
+
+impl Sink for Collect<'_> {
     type Error = io::Error;
 
     fn matched(
@@ -480,9 +489,8 @@ impl Sink for Collect {
             OutputMode::FilesWithMatches => Ok(false),
             OutputMode::Count => Ok(true),
             OutputMode::Content => {
-                if let Some(file) = &mut self.file {
-                    file.push(mat.line_number().unwrap_or(0), LineKind::Match, mat.bytes());
-                }
+                let number = mat.line_number().unwrap_or(0);
+                self.lines().push(number, LineKind::Match, mat.bytes());
                 Ok(self.count < self.limit)
             }
         }
@@ -493,20 +501,18 @@ impl Sink for Collect {
         _s: &Searcher,
         ctx: &SinkContext<'_>,
     ) -> std::result::Result<bool, io::Error> {
-        if let Some(file) = &mut self.file {
-            let kind = match ctx.kind() {
-                SinkContextKind::After => LineKind::After,
-                SinkContextKind::Before | SinkContextKind::Other => LineKind::Before,
-            };
-            file.push(ctx.line_number().unwrap_or(0), kind, ctx.bytes());
-        }
+        // Context is asked for in content mode only; it may come before the first match.
+        let kind = match ctx.kind() {
+            SinkContextKind::After => LineKind::After,
+            SinkContextKind::Before | SinkContextKind::Other => LineKind::Before,
+        };
+        let number = ctx.line_number().unwrap_or(0);
+        self.lines().push(number, kind, ctx.bytes());
         Ok(true)
     }
 
     fn context_break(&mut self, _s: &Searcher) -> std::result::Result<bool, io::Error> {
-        if let Some(file) = &mut self.file {
-            file.push(0, LineKind::Break, b"");
-        }
+        self.lines().push(0, LineKind::Break, b"");
         Ok(true)
     }
 }

@@ -12,7 +12,8 @@
 # Each revision is built in its own shared clone under ${SNEAKY_SIZE_DIR:-/tmp/sneaky-size}/<sha>;
 # a revision measured before is not rebuilt (its result file is reused) unless SNEAKY_SIZE_FORCE=1.
 # A clean release build takes minutes per revision. The wall time depends on what else runs on
-# the machine; the CPU time (user + system) much less: compare that one on a shared machine.
+# the machine; the CPU time (user + system) much less: compare that one on a shared machine,
+# and build both at once (SNEAKY_SIZE_PARALLEL=1) so that both see the same load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BEFORE=${1:-b81cd27}
@@ -77,8 +78,18 @@ mb() { awk -v n="$1" 'BEGIN { printf "%.2f", n / 1e6 }'; }
 
 before=$(resolve "$BEFORE")
 after=$(resolve "$AFTER")
-measure "$before"
-measure "$after"
+if [ "${SNEAKY_SIZE_PARALLEL:-0}" = 1 ]; then
+  # Both builds at once: on a shared machine they see the same load, so their times compare.
+  measure "$before" &
+  first=$!
+  measure "$after" &
+  second=$!
+  wait "$first"
+  wait "$second"
+else
+  measure "$before"
+  measure "$after"
+fi
 
 echo
 echo "installed size (bytes as written by cargo install; MB = 10^6 bytes), $(nproc) CPUs"

@@ -273,6 +273,19 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Failures by error code, from counts by "tool code".
+fn errors_by_code(codes: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    for (k, v) in codes {
+        if let Some((_, code)) = k.split_once(' ') {
+            if code != "ok" {
+                *errors.entry(code.to_string()).or_default() += v;
+            }
+        }
+    }
+    errors
+}
+
 pub fn run_load(secs: u64, workers: u64) {
     let w = util::ws();
     let ids = Arc::new(Mutex::new(BTreeSet::new()));
@@ -321,14 +334,7 @@ pub fn run_load(secs: u64, workers: u64) {
             }
         }
     }
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for (k, v) in &total.codes {
-        if let Some((_, code)) = k.split_once(' ') {
-            if code != "ok" {
-                *errors.entry(code.to_string()).or_default() += v;
-            }
-        }
-    }
+    let errors = errors_by_code(&total.codes);
     eprintln!(
         "load: {workers} processes for {:.1} s: {} ops ({:.0}/s); errors by code {errors:?}; \
          torn files {}; leftover temps {}; bad envelopes {}",

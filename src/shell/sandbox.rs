@@ -26,7 +26,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use nix::sys::signal::Signal;
+use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
@@ -113,6 +113,12 @@ pub fn launcher_main() -> Option<ExitCode> {
     let (Some(spec), Some(command)) = (spec, command) else {
         return Some(fail("the launcher was called with bad arguments"));
     };
+    // sneaky-run blocks SIGTERM/SIGINT/SIGHUP for its watcher thread, and a signal mask is
+    // inherited across fork and exec: unblocked here, or the command could not be stopped by
+    // the timeout's SIGTERM (it would wait out the grace period for SIGKILL every time).
+    if SigSet::empty().thread_set_mask().is_err() {
+        return Some(fail("cannot clear the signal mask"));
+    }
     Some(launch(&spec, command))
 }
 
@@ -266,6 +272,11 @@ fn run_as_init(spec: &LaunchSpec, command: OsString, entered: Entered) -> ExitCo
         }
         Ok(Forked::Parent(child)) => {
             drop(writer);
+            // The timeout's SIGTERM goes to the whole process group. This relay outlives it
+            // (the signal stays pending) so that the shell can act on it — run its trap, end
+            // by it — and the relay then leaves the way the shell did. SIGKILL still ends
+            // it, and the namespace with it (the init's parent-death signal).
+            let _ = termination_signals().thread_block();
             relay_exit(child, reader)
         }
     }
@@ -319,6 +330,15 @@ fn reap_until(shell: Pid) -> [u8; 2] {
     }
 }
 
+/// The signals that ask a process to end.
+fn termination_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set
+}
+
 /// Wait for the namespace's init and leave as its shell did.
 fn relay_exit(init: Pid, reader: OwnedFd) -> ExitCode {
     let status = loop {
@@ -341,6 +361,9 @@ fn relay_exit(init: Pid, reader: OwnedFd) -> ExitCode {
 /// End this process by `sig` (default disposition), so the runner sees the same signal.
 fn die_by(sig: i32) -> ExitCode {
     if let Ok(s) = Signal::try_from(sig) {
+        let mut unblocked = SigSet::empty();
+        unblocked.add(s);
+        let _ = unblocked.thread_unblock();
         let _ = nix::sys::signal::raise(s);
         // A signal whose default is to be ignored: fall through.
     }

@@ -107,6 +107,28 @@ fn timeout_kills_the_whole_group_and_its_background_children() {
     assert!(left.is_empty(), "processes survived the timeout: {left:?}");
 }
 
+/// The timeout's SIGTERM reaches the command, which ends by it (sneaky-run blocks that
+/// signal for its own watcher; a command that inherited the mask would ignore SIGTERM and
+/// always wait out the grace period for SIGKILL).
+#[test]
+fn the_timeout_sigterm_reaches_the_command() {
+    let w = util::ws();
+    for command in ["sleep 30", "sleep 30; echo after", "sleep 30 | cat"] {
+        let r = run_with_timeout(&w, command, 1);
+        assert_eq!(r["timed_out"], true, "{command}: {r}");
+        assert_eq!(r["signal"], "SIGTERM", "{command}: {r}");
+        assert_eq!(r["stdout"], "", "{command}: {r}");
+    }
+}
+
+fn run_with_timeout(w: &util::Ws, command: &str, timeout: u64) -> serde_json::Value {
+    let reply = w.call(
+        "sneaky-run",
+        json!({ "command": command, "timeout": timeout }),
+    );
+    reply.command_ran().clone()
+}
+
 #[test]
 fn background_children_do_not_outlive_a_finished_command() {
     let w = util::ws();

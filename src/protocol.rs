@@ -26,7 +26,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 use crate::permissions;
 use crate::render::human;
-use crate::tools::{self, Context, Tool, ToolSpec};
+use crate::tools::{self, Context, TextRun, Tool, ToolSpec};
 
 /// The success or failure envelope (CONTRACT.md, "Output").
 #[derive(Debug, Serialize)]
@@ -315,6 +315,8 @@ fn run_with_matches(
     let outcome = if direct {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
         tools::call_writing(spec, args, &ctx, &mut out).map(|()| None)
+    } else if shown.format == Format::Text && spec.text_run.is_some() {
+        call_streaming_text(spec, args, &ctx)
     } else {
         tools::call(spec, args, &ctx).map(Some)
     };
@@ -333,6 +335,32 @@ fn run_with_matches(
             }
         }
         other => other,
+    }
+}
+
+/// `--format text` of a tool that writes it while it works (`Tool::STREAM_TEXT`): stdout
+/// buffered (by line at a terminal, so a person sees results as they come), the note of a cut
+/// on stderr. None when it was streamed (success, exit 0); else the result to render.
+fn call_streaming_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Option<Value>> {
+    let stdout = std::io::stdout();
+    // Not the lock: the search threads write through it, and the lock may not cross threads;
+    // the stream's own mutex keeps each piece whole.
+    let mut out: Box<dyn Write + Send> = if stdout.is_terminal() {
+        Box::new(stdout)
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(64 * 1024, stdout))
+    };
+    match tools::call_text(spec, args, ctx, &mut *out)? {
+        TextRun::Result(result) => Ok(Some(result)),
+        TextRun::Streamed(streamed) => {
+            drop(out);
+            if let Some(note) = human::streamed_note(spec.name, streamed.end, streamed.unit) {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(note.as_bytes());
+                let _ = err.flush();
+            }
+            Ok(None)
+        }
     }
 }
 

@@ -60,3 +60,5 @@ mod run_policy;
 mod sandbox;
 #[path = "suite/shell_habits.rs"]
 mod shell_habits;
+#[path = "suite/text_stream.rs"]
+mod text_stream;

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::catalog::ToolName;
 use crate::error::Error;
+use crate::render::stream::Streamed;
 
 /// What goes to each stream.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -80,9 +81,16 @@ pub fn describe(tool: ToolName) -> &'static str {
         ToolName::ListDir => "one entry a line, directories suffixed with /",
         ToolName::GrepFiles => {
             "rg's lines: path:line:text for a match, path-line-text for a context line, -- \
-             between groups; one path a line for files_with_matches, path:count for count"
+             between groups; one path a line for files_with_matches, path:count for count. \
+             They are written as each file is searched, so files come in the order they were \
+             searched, as rg's do, and --max-results has no upper bound (with --offset, even 0, \
+             the sorted page is printed instead)"
         }
-        ToolName::FindFiles => "one path a line",
+        ToolName::FindFiles => {
+            "one path a line, written as they are found, so in the order the walk finds them, \
+             as fd's, and --max-results has no upper bound (with --offset, even 0, the sorted \
+             page is printed instead)"
+        }
         ToolName::WriteFile | ToolName::StrReplace | ToolName::PatchApply => {
             "the unified diff of the edit (of the edit that would be made, with --dry-run)"
         }
@@ -154,6 +162,20 @@ fn cut_note(text: &mut Text, binary: &str, result: &Value, what: &str) {
         text.stderr,
         "{binary}: the result was cut: only the first {shown} {what} are shown ({next})"
     );
+}
+
+/// The stderr note of a streamed text run that was cut (nothing when it was not, or when the
+/// reader went away): which results are shown, and how to see the rest.
+pub fn streamed_note(tool: ToolName, end: Streamed, unit: &str) -> Option<String> {
+    if !end.cut || end.closed {
+        return None;
+    }
+    Some(format!(
+        "{}: the result was cut: only the first {} {unit} found are shown, in the order they \
+         were found (raise --max-results; --offset 0 prints sorted pages)\n",
+        tool.binary(),
+        end.shown
+    ))
 }
 
 /// rg's forms: `path:line:text` for matches, `path-line-text` for context lines, `--` between

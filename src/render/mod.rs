@@ -4,7 +4,9 @@
 //!   `sneaky-agent run` sends back): compact, unescaped, in the shapes models know from the
 //!   plain tools (`cat`, `rg --heading -n`, `ls`).
 //! - `human`: `--format text` of the tool binaries, for people at a shell (raw content, rg's
-//!   `path:line:text`, one path a line, the command's own streams, diffs).
+//!   `path:line:text`, one path a line, the command's own streams, diffs); `stream` writes it
+//!   while a search runs, for the tools whose text needs no global order.
 
 pub mod human;
 pub mod model;
+pub mod stream;

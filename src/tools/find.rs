@@ -9,10 +9,13 @@ use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Short, Tool, ToolName};
+use super::{
+    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextStreamed, Tool, ToolName,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Batch, Filters, Flow, PathSink, TopN};
+use crate::render::stream::{Piece, TextStream};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -240,6 +243,8 @@ impl Tool for FindFiles {
     type Args = FindArgs;
     type Output = FindResult;
 
+    const STREAM_TEXT: Option<StreamText<FindArgs>> = Some(stream_text);
+
     fn run(args: FindArgs, ctx: &Context) -> Result<FindResult> {
         let limit = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
         let offset = args.offset.unwrap_or(0);
@@ -254,6 +259,49 @@ impl Tool for FindFiles {
             files,
             truncated,
         })
+    }
+}
+
+/// `--format text` without `offset`: paths are written as the walk finds them (fd's order with
+/// threads), nothing kept; `max_results` caps what is written and has no upper bound here.
+/// With `offset` the sorted page is printed instead, as JSON mode returns it.
+fn stream_text(
+    args: &FindArgs,
+    ctx: &Context,
+    out: &mut (dyn std::io::Write + Send),
+) -> Option<Result<TextStreamed>> {
+    if args.offset.is_some() {
+        return None;
+    }
+    Some(stream_text_run(args, ctx, out))
+}
+
+fn stream_text_run(
+    args: &FindArgs,
+    ctx: &Context,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<TextStreamed> {
+    let cap = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, u64::MAX)?;
+    let sink = TextPaths(TextStream::new(out, cap));
+    search(args, ctx, &sink)?;
+    Ok(TextStreamed {
+        end: sink.0.finish(),
+        unit: "paths",
+    })
+}
+
+/// Streamed text: one path a line.
+struct TextPaths<'a>(TextStream<'a>);
+
+impl PathSink for TextPaths<'_> {
+    fn found(&self, paths: Vec<String>) -> bool {
+        let mut piece = Piece::default();
+        for path in paths {
+            piece.text.extend_from_slice(path.as_bytes());
+            piece.text.push(b'\n');
+            piece.end_result();
+        }
+        self.0.write(&piece)
     }
 }
 

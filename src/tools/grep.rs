@@ -22,10 +22,13 @@ use schemars::JsonSchema;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Short, Tool, ToolName};
+use super::{
+    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextStreamed, Tool, ToolName,
+};
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Filters, Flow, TopN};
+use crate::render::stream::{Piece, TextStream};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
 pub const MAX_RESULTS_BOUND: u64 = 1_000_000;
@@ -638,6 +641,8 @@ impl Tool for GrepFiles {
     type Args = GrepArgs;
     type Output = GrepResult;
 
+    const STREAM_TEXT: Option<StreamText<GrepArgs>> = Some(stream_text);
+
     fn run(args: GrepArgs, ctx: &Context) -> Result<GrepResult> {
         let limit = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
         let offset = args.offset.unwrap_or(0);
@@ -677,4 +682,106 @@ impl Tool for GrepFiles {
         }
         Ok(result)
     }
+}
+
+/// `--format text` without `offset`: each searched file's lines are written as soon as the file
+/// is done, in the order files finish (rg's with threads), and nothing is kept, so memory stays
+/// flat whatever the number of matches. `max_results` caps what is written (the first results
+/// to come, exactly known to be cut or not) and has no upper bound here, since nothing is held.
+/// With `offset` the sorted page is printed instead (pages need the stable order), as JSON
+/// mode returns it.
+fn stream_text(
+    args: &GrepArgs,
+    ctx: &Context,
+    out: &mut (dyn io::Write + Send),
+) -> Option<Result<TextStreamed>> {
+    if args.offset.is_some() {
+        return None;
+    }
+    Some(stream_text_run(args, ctx, out))
+}
+
+fn stream_text_run(
+    args: &GrepArgs,
+    ctx: &Context,
+    out: &mut (dyn io::Write + Send),
+) -> Result<TextStreamed> {
+    let cap = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, u64::MAX)?;
+    let context = [args.before_context, args.after_context]
+        .iter()
+        .any(|given| given.or(args.context).unwrap_or(0) > 0);
+    let mut stream = TextStream::new(out, cap);
+    if context && args.output_mode == OutputMode::Content {
+        // rg's "--" between the groups of different files.
+        stream = stream.with_separator(b"--\n");
+    }
+    let sink = TextSink { stream, cap };
+    search(args, ctx, &sink)?;
+    Ok(TextStreamed {
+        end: sink.stream.finish(),
+        unit: match args.output_mode {
+            OutputMode::Content => "matches",
+            OutputMode::FilesWithMatches | OutputMode::Count => "files",
+        },
+    })
+}
+
+/// The streaming text sink: each file's results in rg's forms, written at once.
+struct TextSink<'a> {
+    stream: TextStream<'a>,
+    cap: u64,
+}
+
+impl GrepSink for TextSink<'_> {
+    fn found(&self, found: Found) -> bool {
+        self.stream.write(&text_piece(&found))
+    }
+
+    fn wants(&self, _path: &str) -> bool {
+        !self.stream.stopped()
+    }
+
+    fn per_file_limit(&self) -> Option<u64> {
+        // One more than the cap tells that there are more.
+        Some(self.cap.saturating_add(1))
+    }
+}
+
+/// One file's results in rg's forms: `path:line:text` for a match, `path-line-text` for a
+/// context line, `--` between groups; `path` (files_with_matches); `path:n` (count). A match's
+/// result ends after its context lines, so a cut never leaves a match without them.
+fn text_piece(found: &Found) -> Piece {
+    use std::io::Write as _;
+    let mut piece = Piece::default();
+    let out = &mut piece.text;
+    match found {
+        Found::Lines(file) => {
+            let mut open_match = false;
+            for (n, kind, text) in file.lines() {
+                if open_match && kind != LineKind::After {
+                    piece.ends.push(out.len());
+                    open_match = false;
+                }
+                let path = &file.path;
+                let _ = match kind {
+                    LineKind::Match => writeln!(out, "{path}:{n}:{text}"),
+                    LineKind::Before | LineKind::After => writeln!(out, "{path}-{n}-{text}"),
+                    LineKind::Break => out.write_all(b"--\n"),
+                };
+                open_match |= kind == LineKind::Match;
+            }
+            if open_match {
+                piece.ends.push(out.len());
+            }
+        }
+        Found::Count(path, n) => {
+            let _ = writeln!(out, "{path}:{n}");
+            piece.end_result();
+        }
+        Found::File(path) => {
+            let _ = writeln!(out, "{path}");
+            piece.end_result();
+        }
+    }
+    piece
 }

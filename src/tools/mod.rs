@@ -91,6 +91,30 @@ pub trait Tool {
     type Args: DeserializeOwned + JsonSchema;
     type Output: Serialize + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
+    /// `--format text` written while the tool works, for a tool whose text needs no global
+    /// order (the searches): nothing is held whatever the size of the result. None (the
+    /// default): the finished result is rendered by `render::human`.
+    const STREAM_TEXT: Option<StreamText<Self::Args>> = None;
+}
+
+/// A tool's streaming `--format text` runner: writes the text to `out` as it goes and says how
+/// it ended, or returns None (before writing anything) when this call is not one it streams,
+/// and then the finished result is rendered as usual.
+pub type StreamText<A> =
+    fn(&A, &Context, &mut (dyn std::io::Write + Send)) -> Option<Result<TextStreamed>>;
+
+/// How a streamed text run ended, for the note on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextStreamed {
+    pub end: crate::render::stream::Streamed,
+    /// What one result is, in the note: "matches", "files", "paths".
+    pub unit: &'static str,
+}
+
+/// The outcome of a `--format text` call: streamed already, or a result to render.
+pub enum TextRun {
+    Streamed(TextStreamed),
+    Result(Value),
 }
 
 /// The committed schema file of a tool, embedded: `committed_schema!("read_file")`.
@@ -123,7 +147,13 @@ pub struct ToolSpec {
     /// JSON value first, so a large result costs its own size once (grep's 100,000 matches).
     /// Nothing is written when the call fails.
     pub write_ok: fn(Value, &Context, &mut dyn std::io::Write) -> Result<()>,
+    /// For `--format text`, when the tool can stream it (`Tool::STREAM_TEXT`): validate, run,
+    /// and write the text while running, or hand back the result for rendering.
+    pub text_run: Option<TextRunner>,
 }
+
+/// `ToolSpec::text_run`.
+pub type TextRunner = fn(Value, &Context, &mut (dyn std::io::Write + Send)) -> Result<TextRun>;
 
 impl ToolSpec {
     pub const fn of<T: Tool>() -> ToolSpec {
@@ -140,6 +170,11 @@ impl ToolSpec {
             check_args: check_json::<T>,
             run: run_json::<T>,
             write_ok: write_ok::<T>,
+            text_run: if T::STREAM_TEXT.is_some() {
+                Some(text_run::<T>)
+            } else {
+                None
+            },
         }
     }
 
@@ -240,6 +275,23 @@ pub fn call_writing(
     (spec.write_ok)(args, ctx, out).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
+/// `call` for `--format text`: streamed to `out` when the tool can (`ToolSpec::text_run`),
+/// else the result for rendering; failures get the same explanation as `call`.
+pub fn call_text(
+    spec: &ToolSpec,
+    args: Value,
+    ctx: &Context,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<TextRun> {
+    crate::permissions::check_not_denied(&ctx.config, spec.name)?;
+    let paths = crate::fs::suggest::path_args(&args);
+    let outcome = match spec.text_run {
+        Some(text_run) => text_run(args, ctx, out),
+        None => (spec.run)(args, ctx).map(TextRun::Result),
+    };
+    outcome.map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
+}
+
 /// Deserialize arguments strictly; every message names the offending field. A property given as
 /// `null` counts as not given, so hosts whose strict schemas make every optional argument
 /// nullable (OpenAI strict function calling) can send `null` for "use the default".
@@ -328,6 +380,21 @@ fn write_ok<T: Tool>(args: Value, ctx: &Context, out: &mut dyn std::io::Write) -
     }
     let _ = out.flush();
     Ok(())
+}
+
+fn text_run<T: Tool>(
+    args: Value,
+    ctx: &Context,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<TextRun> {
+    let args = parse_args::<T::Args>(args)?;
+    if let Some(streamed) = T::STREAM_TEXT.and_then(|stream| stream(&args, ctx, out)) {
+        return streamed.map(TextRun::Streamed);
+    }
+    let result = T::run(args, ctx)?;
+    serde_json::to_value(result)
+        .map(TextRun::Result)
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
 }
 
 fn generate_schema<T: Tool>() -> Value {

@@ -431,11 +431,21 @@ fn text_failures_and_cut_results_go_to_stderr() {
         "{}",
         t.stderr
     );
-    // A cut result: the data on stdout, the note on stderr.
+    // A cut result: the data on stdout, the note on stderr. Streamed, the first results found
+    // are shown; with --offset, the sorted page.
     let t = text(&w, "sneaky-grep", &["needle", "--max-results", "2"], "");
     assert_eq!(t.status, 0);
-    assert_eq!(t.stdout, "f0.txt:1:needle\nf1.txt:1:needle\n");
+    assert_eq!(t.stdout.lines().count(), 2, "{}", t.stdout);
     assert!(t.stderr.contains("cut"), "{}", t.stderr);
+    let t = text(
+        &w,
+        "sneaky-grep",
+        &["needle", "--max-results", "2", "--offset", "0"],
+        "",
+    );
+    assert_eq!(t.status, 0);
+    assert_eq!(t.stdout, "f0.txt:1:needle\nf1.txt:1:needle\n");
+    assert!(t.stderr.contains("--offset 2"), "{}", t.stderr);
     let t = text(&w, "sneaky-find", &["*.txt", "--max-results", "1"], "");
     assert_eq!(t.stdout.lines().count(), 1);
     assert!(t.stderr.contains("cut"), "{}", t.stderr);

@@ -487,11 +487,12 @@ impl<W: Write> Server<W> {
     /// `tools/list` or `tools/call`, once the workspace is open (or known to have failed): the
     /// answer, or None when a worker took the call and will answer.
     fn tool_request(&mut self, id: Value, method: &str, params: Option<Value>) -> Option<Value> {
-        // With nothing else running or waiting, a call that runs in this process is run right
-        // here: a host calling one tool at a time pays no hand-over to a worker.
+        // With nothing else running or waiting, a brief call (a read, an edit) is run right
+        // here: a host calling one tool at a time pays no hand-over to a worker. A walk goes to
+        // a worker, so that it can be cancelled and pings are answered while it runs.
         let here = method == "tools/call"
             && self.in_flight.len() == 0
-            && !calls::needs_isolation(params.as_ref())
+            && calls::brief(params.as_ref())
             && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,

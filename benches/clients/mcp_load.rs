@@ -6,8 +6,9 @@
 //!   mcp_load cancel ROUNDS -- SERVER_CMD...
 //!
 //! stdio: one server process; CLIENTS logical clients share its stdin/stdout, each keeping DEPTH
-//! requests in flight (ids say whose), CALLS calls each. http: CLIENTS threads, each with its
-//! own session and keep-alive connection, DEPTH (1) requests pipelined. Every answer is checked for
+//! requests in flight (ids say whose), CALLS calls each. http: CLIENTS connections, each with its
+//! own session (keep-alive), DEPTH (1) requests pipelined; one thread drives them all in turn,
+//! as one thread drives every client over stdio. Every answer is checked for
 //! its id and a result that is not `"isError":true`. Prints `calls_per_second=N`.
 //! cancel: a `sleep | sleep` run_command, then `notifications/cancelled` once both sleeps run;
 //! the time from sending the cancellation until every process beneath the server is gone
@@ -280,30 +281,36 @@ fn http(args: &[String]) -> Res<()> {
         conn.post(INITIALIZED)?;
         conns.push(conn);
     }
+    // One thread drives every connection, as over stdio (where one thread drives every logical
+    // client): each keeps `depth` requests in flight and its answers are read in turn, so that
+    // the client's own thread switches are not what is measured.
     let started = Instant::now();
-    let threads: Vec<_> = conns
-        .into_iter()
-        .map(|mut conn| {
-            let (tool, tool_args) = (tool.clone(), tool_args.clone());
-            std::thread::spawn(move || -> Res<()> {
-                // HTTP/1.1 pipelining: up to `depth` requests written ahead of their answers.
-                let mut sent = 0;
-                for i in 0..calls {
-                    while sent < calls && sent < i + depth {
-                        conn.send(&call(sent, &tool, &tool_args))?;
-                        sent += 1;
-                    }
-                    let (_, body) = conn.receive()?;
-                    if id_of(&body) != Some(i) || !answered_ok(&body) {
-                        return Err(format!("call {i} failed: {}", &body[..body.len().min(300)]));
-                    }
-                }
-                Ok(())
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().map_err(|_| "a client thread panicked")??;
+    let mut sent = vec![0usize; clients];
+    let mut answered = vec![0usize; clients];
+    for (c, conn) in conns.iter_mut().enumerate() {
+        while sent[c] < calls.min(depth) {
+            conn.send(&call(sent[c], &tool, &tool_args))?;
+            sent[c] += 1;
+        }
+    }
+    let mut left = clients * calls;
+    while left > 0 {
+        for (c, conn) in conns.iter_mut().enumerate() {
+            if answered[c] == sent[c] {
+                continue;
+            }
+            let (_, body) = conn.receive()?;
+            let i = answered[c];
+            if id_of(&body) != Some(i) || !answered_ok(&body) {
+                return Err(format!("call {i} failed: {}", &body[..body.len().min(300)]));
+            }
+            answered[c] += 1;
+            left -= 1;
+            if sent[c] < calls {
+                conn.send(&call(sent[c], &tool, &tool_args))?;
+                sent[c] += 1;
+            }
+        }
     }
     let secs = started.elapsed().as_secs_f64();
     println!("calls_per_second={:.0}", (clients * calls) as f64 / secs);

@@ -244,11 +244,6 @@ fn named_tool(params: Option<&Value>) -> Option<&'static ToolSpec> {
         .and_then(catalog::find)
 }
 
-/// Whether a `tools/call` names a tool that runs in its own process (and may run long).
-pub fn needs_isolation(params: Option<&Value>) -> bool {
-    named_tool(params).is_some_and(|spec| spec.hints.isolated)
-}
-
 /// Tools whose time grows with the tree they walk (seconds over a large one).
 const WALKS: &[ToolName] = &[ToolName::ListDir, ToolName::GrepFiles, ToolName::FindFiles];
 

@@ -60,6 +60,12 @@ struct CancelInner {
     waiters: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
 }
 
+impl Default for CancelToken {
+    fn default() -> CancelToken {
+        CancelToken::new()
+    }
+}
+
 impl CancelToken {
     pub fn new() -> CancelToken {
         CancelToken(Arc::new(CancelInner {

@@ -171,7 +171,7 @@ fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
     }
     Some(jsonrpc::response(
         id,
-        catalog::call_result(spec.name(), &outcome, call.version),
+        catalog::call_result(spec.name(), outcome, call.version),
     ))
 }
 

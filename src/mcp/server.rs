@@ -554,7 +554,7 @@ impl<W: Write + Send + 'static> Server<W> {
                     .unwrap_or("");
                 return Some(jsonrpc::response(
                     &id,
-                    catalog::call_result(tool, &outcome, self.version),
+                    catalog::call_result(tool, outcome, self.version),
                 ));
             }
             Workspace::Undecided | Workspace::AwaitingRoots { .. } => {

@@ -150,13 +150,31 @@ impl<W: Write> StdioOut<W> {
     }
 }
 
+thread_local! {
+    /// A worker's answer as a line, serialized outside the lock; kept between calls, so that a
+    /// file's worth of JSON costs no allocation or regrowth per answer.
+    static LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Lines longer than this are not kept for the next answer.
+const KEPT_LINE: usize = 1024 * 1024;
+
 impl<W: Write + Send> Outbound for StdioOut<W> {
     fn send(&self, message: &Value) {
-        let Ok(mut line) = serde_json::to_vec(message) else {
-            return;
-        };
-        line.push(b'\n');
-        if let Err(e) = self.write_line(&line, true) {
+        let written = LINE.with(|line| {
+            let mut line = line.borrow_mut();
+            line.clear();
+            if serde_json::to_writer(&mut *line, message).is_err() {
+                return Ok(()); // a Value always serializes; nothing to write otherwise
+            }
+            line.push(b'\n');
+            let written = self.write_line(&line, true);
+            if line.capacity() > KEPT_LINE {
+                *line = Vec::new();
+            }
+            written
+        });
+        if let Err(e) = written {
             let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
             if failed.is_none() {
                 *failed = Some(e);

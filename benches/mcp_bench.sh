@@ -8,8 +8,9 @@
 #       commit BASELINE, b01ccd0, built into a separate target dir) · the reference MCP server,
 #       npm @modelcontextprotocol/server-filesystem (`read_text_file`) over stdio;
 #     over stdio the clients share the server's stdin/stdout, each with one request in flight
-#     (ids say whose); over HTTP each has its own session and keep-alive connection; both also
-#     with 4 requests in flight per client (HTTP/1.1 pipelining);
+#     (ids say whose); over HTTP each has its own session and keep-alive connection; either way
+#     one client thread drives all of them in turn; both also with 4 requests in flight per
+#     client (HTTP/1.1 pipelining);
 #   - the same with one client keeping 8 requests in flight (the "one client" figure);
 #   - the official Python SDK client (mcp, from .ci/setup-mcp.sh's venv), one client, N
 #     sequential calls: ours (stdio and HTTP), the baseline and the reference;

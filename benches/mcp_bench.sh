@@ -117,7 +117,10 @@ stdio_run() { # label clients depth tool args cmd...
   shift 5
   local calls=$(( n * clients / c ))
   echo "== $label" >&2
-  record "$label" "$("$load" stdio "$c" "$calls" "$depth" "$tool" "$args" -- "$@" | rate)"
+  local out
+  out="$("$load" stdio "$c" "$calls" "$depth" "$tool" "$args" -- "$@" || true)"
+  record "$label" "$(rate <<< "$out")"
+  record "cpu:$label" "$(sed -n 's/^server_cpu_us_per_call=//p' <<< "$out")"
 }
 
 start_http() {
@@ -244,6 +247,8 @@ def median(label):
     numbers = [float(v) for v in rows.get(label, []) if v]
     return statistics.median(numbers) if numbers else None
 for label, values in rows.items():
+    if label.startswith("cpu:"):
+        continue
     m = median(label)
     print(f"| {label:<58} | {f'{m:.0f}' if m else 'failed':>16} | {' '.join(v or '-' for v in values):<34} |")
 ours = f"ours stdio, {clients} clients"
@@ -261,6 +266,16 @@ for name, a, b, target in [
     of_medians = f"{ma / mb:.2f}×" if ma and mb else "n/a"
     within = f"{statistics.median(paired):.2f}× (rounds: {' '.join(f'{p:.1f}' for p in paired)})" if paired else "n/a"
     print(f"{name:<48} {of_medians:>7} of the medians; within a round {within}   (target {target})")
+print()
+print("Server CPU time per call over stdio (from the first call to the last answer; depends less on")
+print("the machine's load than the rates do):")
+cpu = {label[4:]: median(label) for label in rows if label.startswith("cpu:")}
+for label, micros in cpu.items():
+    print(f"  {label:<58} {f'{micros:.1f} µs' if micros else 'n/a':>10}")
+if cpu.get(ours) and cpu.get(ref):
+    print(f"  reference / ours, CPU per call ({clients} clients): {cpu[ref] / cpu[ours]:.2f}×")
+if cpu.get(ours) and cpu.get(base):
+    print(f"  baseline / ours, CPU per call ({clients} clients): {cpu[base] / cpu[ours]:.2f}×")
 PY
 echo "cancellation (cancel sent → process tree gone): $cancel   (target ≤ 100 ms)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

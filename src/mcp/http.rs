@@ -408,7 +408,7 @@ fn tool_call(
         // Cancelled meanwhile: an event stream that ends without an answer.
     } else {
         let tools = Arc::clone(&shared.tools);
-        shared.pool.submit(move || calls::run(call, &tools));
+        shared.pool.submit(false, move || calls::run(call, &tools));
     }
     let mut resp = Response::new(SseBody { rx }.boxed());
     let h = resp.headers_mut();

@@ -550,10 +550,9 @@ impl<W: Write + Send + 'static> Server<W> {
         // With nothing else running or waiting, a brief call (a read, an edit) is run right
         // here: a host calling one tool at a time pays no hand-over to a worker. A walk goes to
         // a worker, so that it can be cancelled and pings are answered while it runs.
-        let here = method == "tools/call"
-            && self.in_flight.len() == 0
-            && calls::brief(params.as_ref())
-            && self.nothing_waiting();
+        let brief = calls::brief(params.as_ref());
+        let here =
+            method == "tools/call" && self.in_flight.len() == 0 && brief && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,
             Workspace::Failed(e) if method == "tools/list" => {
@@ -603,7 +602,7 @@ impl<W: Write + Send + 'static> Server<W> {
             in_flight: self.in_flight.clone(),
         };
         match &self.pool {
-            Some(pool) if !here => pool.submit(move || calls::run(call, &tools)),
+            Some(pool) if !here => pool.submit(brief, move || calls::run(call, &tools)),
             _ => {
                 let collected = Arc::new(calls::Collected::default());
                 call.out = Arc::clone(&collected) as Arc<dyn Outbound>;

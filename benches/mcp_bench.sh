@@ -8,8 +8,9 @@
 #       commit BASELINE, b01ccd0, built into a separate target dir) · the reference MCP server,
 #       npm @modelcontextprotocol/server-filesystem (`read_text_file`) over stdio;
 #     over stdio the clients share the server's stdin/stdout, each with one request in flight
-#     (ids say whose); over HTTP each has its own session and keep-alive connection; both also
-#     with 4 requests in flight per client (HTTP/1.1 pipelining);
+#     (ids say whose); over HTTP each has its own session and keep-alive connection; either way
+#     one client thread drives all of them in turn; both also with 4 requests in flight per
+#     client (HTTP/1.1 pipelining);
 #   - the same with one client keeping 8 requests in flight (the issue's "one client" figure);
 #   - the official Python SDK client (mcp, from .ci/setup-mcp.sh's venv), one client, N
 #     sequential calls: ours (stdio and HTTP), the baseline and the reference;
@@ -17,12 +18,16 @@
 #     notifications/cancelled once both sleeps run; the time from sending the cancellation until
 #     every process beneath the server (sneaky-run, bash, the sleeps) is gone, ROUNDS (10) times.
 #
-# Every throughput row is measured REPEAT (3) times, interleaved; the table shows the median.
-# Then it prints a table with the ratios the issue asks for (ours/baseline ≥ 1.5 with 8 clients,
-# ours/reference ≥ 10, HTTP within 2× of stdio, cancellation ≤ 100 ms).
+# Every throughput row is measured REPEAT (5) times, in turns with the others (the order
+# reversed every other round), and the table shows the median. Then the ratios the issue asks
+# for (ours/baseline ≥ 1.5 with 8 clients, ours/reference ≥ 10, HTTP within 2× of stdio,
+# cancellation ≤ 100 ms), both as the ratio of the medians and as the median of the ratios
+# taken within each round (same moment, same load: the steadier figure on a shared machine).
+# QUICK=1 measures only the four rows of those ratios (no pipelined, one-client, Python SDK or
+# cancellation figures).
 #
-#   benches/mcp_bench.sh                 # N=500 CLIENTS=8 ROUNDS=10 REPEAT=3
-#   N=2000 benches/mcp_bench.sh
+#   benches/mcp_bench.sh                 # N=500 CLIENTS=8 ROUNDS=10 REPEAT=5
+#   N=1000 REPEAT=9 QUICK=1 benches/mcp_bench.sh
 #
 # Builds release binaries (respects CARGO_TARGET_DIR); installs the reference server with npm
 # into $target/mcp-node when missing. Needs network for that first npm install only.
@@ -34,13 +39,15 @@ case "$target" in /*) ;; *) target="$repo/$target" ;; esac
 n="${N:-500}"
 clients="${CLIENTS:-8}"
 rounds="${ROUNDS:-10}"
-repeat="${REPEAT:-3}"
+repeat="${REPEAT:-5}"
+quick="${QUICK:-}"
 baseline_rev="${BASELINE:-b01ccd0}"
 bench="$target/bench"
 mkdir -p "$bench"
 
 echo "== building (release): ours, then the baseline at $baseline_rev, then the load client" >&2
-cargo build --release --quiet --bin sneaky-mcp --bin sneaky-run
+# NO_BUILD=1: measure the release binaries already built (while iterating on a busy machine).
+[ -n "${NO_BUILD:-}" ] || cargo build --release --quiet --bin sneaky-mcp --bin sneaky-run
 ours="$bench/ours"
 mkdir -p "$ours"
 cp "$target/release/sneaky-mcp" "$target/release/sneaky-run" "$ours/"
@@ -101,7 +108,8 @@ ref_args="{\"path\":\"$ws/sample.txt\"}"
 
 results="$bench/results.txt"
 : > "$results"
-record() { echo "$1|$2" >> "$results"; }
+round=0
+record() { echo "$1|$2|$round" >> "$results"; }
 rate() { sed -n 's/^calls_per_second=//p'; }
 
 stdio_run() { # label clients depth tool args cmd...
@@ -109,7 +117,10 @@ stdio_run() { # label clients depth tool args cmd...
   shift 5
   local calls=$(( n * clients / c ))
   echo "== $label" >&2
-  record "$label" "$("$load" stdio "$c" "$calls" "$depth" "$tool" "$args" -- "$@" | rate)"
+  local out
+  out="$("$load" stdio "$c" "$calls" "$depth" "$tool" "$args" -- "$@" || true)"
+  record "$label" "$(rate <<< "$out")"
+  record "cpu:$label" "$(sed -n 's/^server_cpu_us_per_call=//p' <<< "$out")"
 }
 
 start_http() {
@@ -130,28 +141,46 @@ stop_http() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server
 nproc_now="$(nproc)"
 echo "== workspace $ws, sample 4096 bytes, $clients clients × $n calls, $nproc_now cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-# Each measurement is short and this machine is shared: every row is measured REPEAT times,
-# interleaved, and the table shows the median (and every run).
+# This machine is shared and its load comes and goes: the rows are measured in turns, REPEAT
+# rounds, the order of the rows reversed every other round (so that a change of load during a
+# round weighs on both sides of a ratio alike); the table shows each row's median, and each
+# ratio is also taken within every round (same moment, same load) and its median printed.
+row() { # name: measure one row once, record it with the round number
+  case "$1" in
+    ours) stdio_run "ours stdio, $clients clients" "$clients" 1 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws" ;;
+    reference) stdio_run "reference server-filesystem $ref_version stdio, $clients clients" "$clients" 1 read_text_file "$ref_args" node "$reference" "$ws" ;;
+    http)
+      start_http
+      echo "== ours HTTP, $clients clients" >&2
+      record "ours HTTP, $clients clients" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" | rate)"
+      if [ -z "$quick" ]; then
+        echo "== ours HTTP, $clients clients × 4 pipelined" >&2
+        record "ours HTTP, $clients clients × 4 pipelined" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" 4 | rate)"
+      fi
+      stop_http ;;
+    baseline) stdio_run "baseline $baseline_rev stdio, $clients clients" "$clients" 1 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws" ;;
+    ours4) stdio_run "ours stdio, $clients clients × 4 in flight" "$clients" 4 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws" ;;
+    baseline4) stdio_run "baseline stdio, $clients clients × 4 in flight" "$clients" 4 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws" ;;
+    ours1) stdio_run "ours stdio, 1 client × 8 in flight" 1 8 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws" ;;
+    baseline1) stdio_run "baseline stdio, 1 client × 8 in flight" 1 8 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws" ;;
+    reference1) stdio_run "reference stdio, 1 client × 8 in flight" 1 8 read_text_file "$ref_args" node "$reference" "$ws" ;;
+  esac
+}
+rows=(ours reference http baseline)
+[ -n "$quick" ] || rows+=(ours4 baseline4 ours1 reference1 baseline1)
 for round in $(seq "$repeat"); do
-  echo "== round $round of $repeat" >&2
-  stdio_run "ours stdio, $clients clients" "$clients" 1 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws"
-  start_http
-  echo "== ours HTTP, $clients clients" >&2
-  record "ours HTTP, $clients clients" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" | rate)"
-  echo "== ours HTTP, $clients clients × 4 pipelined" >&2
-  record "ours HTTP, $clients clients × 4 pipelined" "$("$load" http "$clients" "$n" "$url" "$http_token" read_file "$read_args" 4 | rate)"
-  stop_http
-  stdio_run "ours stdio, $clients clients × 4 in flight" "$clients" 4 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws"
-  stdio_run "baseline $baseline_rev stdio, $clients clients" "$clients" 1 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws"
-  stdio_run "baseline stdio, $clients clients × 4 in flight" "$clients" 4 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws"
-  stdio_run "reference server-filesystem $ref_version stdio, $clients clients" "$clients" 1 read_text_file "$ref_args" node "$reference" "$ws"
-
-  stdio_run "ours stdio, 1 client × 8 in flight" 1 8 read_file "$read_args" "$ours/sneaky-mcp" --root "$ws"
-  stdio_run "baseline stdio, 1 client × 8 in flight" 1 8 read_file "$read_args" "$baseline/sneaky-mcp" --root "$ws"
-  stdio_run "reference stdio, 1 client × 8 in flight" 1 8 read_text_file "$ref_args" node "$reference" "$ws"
+  echo "== round $round of $repeat, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  order=("${rows[@]}")
+  if (( round % 2 == 0 )); then
+    order=()
+    for (( i=${#rows[@]}-1; i>=0; i-- )); do order+=("${rows[i]}"); done
+  fi
+  for r in "${order[@]}"; do row "$r"; done
 done
 
-if [ -x "$python" ] && "$python" -c 'import mcp' 2>/dev/null; then
+if [ -n "$quick" ]; then
+  echo "== QUICK: no Python SDK figures" >&2
+elif [ -x "$python" ] && "$python" -c 'import mcp' 2>/dev/null; then
   start_http
   echo "== the official Python SDK client, 1 client × $n sequential calls" >&2
   "$python" - "$n" "$ws" "$ours/sneaky-mcp" "$baseline/sneaky-mcp" "$reference" "$url" "$http_token" >> "$results" <<'PY'
@@ -194,34 +223,59 @@ else
   echo "== skipped the Python SDK figures: $python has no mcp (run .ci/setup-mcp.sh)" >&2
 fi
 
-echo "== cancellation latency, $rounds rounds" >&2
-cancel="$("$load" cancel "$rounds" -- "$ours/sneaky-mcp" --root "$ws")"
+cancel="not measured (QUICK)"
+if [ -z "$quick" ]; then
+  echo "== cancellation latency, $rounds rounds" >&2
+  cancel="$("$load" cancel "$rounds" -- "$ours/sneaky-mcp" --root "$ws")"
+fi
 
 echo
 echo "sneaky-mcp bench: read_file of a 4096-byte file; $clients clients × $n calls; $nproc_now cores; release builds"
 echo
-python3 - "$results" <<'PY'
+python3 - "$results" "$clients" "$baseline_rev" "$ref_version" <<'PY'
 import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    label, _, value = line.rstrip("\n").partition("|")
+results, clients, base_rev, ref_version = sys.argv[1:]
+rows, by_round = {}, {}
+for line in open(results):
+    label, value, rnd = (line.rstrip("\n").split("|") + ["", ""])[:3]
     rows.setdefault(label, []).append(value)
-print(f"| {'server, transport, clients':<58} | {'calls/s (median)':>16} | {'every run':<24} |")
-print(f"|{'-' * 60}|{'-' * 18}|{'-' * 26}|")
+    if value:
+        by_round.setdefault(rnd, {})[label] = float(value)
+print(f"| {'server, transport, clients':<58} | {'calls/s (median)':>16} | {'every run':<34} |")
+print(f"|{'-' * 60}|{'-' * 18}|{'-' * 36}|")
+def median(label):
+    numbers = [float(v) for v in rows.get(label, []) if v]
+    return statistics.median(numbers) if numbers else None
 for label, values in rows.items():
-    numbers = [float(v) for v in values if v]
-    median = f"{statistics.median(numbers):.0f}" if numbers else "failed"
-    print(f"| {label:<58} | {median:>16} | {' '.join(v or '-' for v in values):<24} |")
+    if label.startswith("cpu:"):
+        continue
+    m = median(label)
+    print(f"| {label:<58} | {f'{m:.0f}' if m else 'failed':>16} | {' '.join(v or '-' for v in values):<34} |")
+ours = f"ours stdio, {clients} clients"
+http = f"ours HTTP, {clients} clients"
+base = f"baseline {base_rev} stdio, {clients} clients"
+ref = f"reference server-filesystem {ref_version} stdio, {clients} clients"
+print()
+for name, a, b, target in [
+    (f"ours stdio / baseline stdio ({clients} clients)", ours, base, "≥ 1.5"),
+    (f"ours stdio / reference stdio ({clients} clients)", ours, ref, "≥ 10"),
+    (f"ours stdio / ours HTTP ({clients} clients)", ours, http, "≤ 2"),
+]:
+    paired = [r[a] / r[b] for r in by_round.values() if r.get(a) and r.get(b)]
+    ma, mb = median(a), median(b)
+    of_medians = f"{ma / mb:.2f}×" if ma and mb else "n/a"
+    within = f"{statistics.median(paired):.2f}× (rounds: {' '.join(f'{p:.1f}' for p in paired)})" if paired else "n/a"
+    print(f"{name:<48} {of_medians:>7} of the medians; within a round {within}   (target {target})")
+print()
+print("Server CPU time per call over stdio (from the first call to the last answer; depends less on")
+print("the machine's load than the rates do):")
+cpu = {label[4:]: median(label) for label in rows if label.startswith("cpu:")}
+for label, micros in cpu.items():
+    print(f"  {label:<58} {f'{micros:.1f} µs' if micros else 'n/a':>10}")
+if cpu.get(ours) and cpu.get(ref):
+    print(f"  reference / ours, CPU per call ({clients} clients): {cpu[ref] / cpu[ours]:.2f}×")
+if cpu.get(ours) and cpu.get(base):
+    print(f"  baseline / ours, CPU per call ({clients} clients): {cpu[base] / cpu[ours]:.2f}×")
 PY
-get() { grep -F "$1|" "$results" | cut -d'|' -f2 | python3 -c "import statistics, sys; v = [float(l) for l in sys.stdin if l.strip()]; print(statistics.median(v) if v else '')"; }
-ratio() { python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); print(f'{a / b:.2f}' if b else 'n/a')" "$1" "$2"; }
-ours8="$(get "ours stdio, $clients clients")"
-http8="$(get "ours HTTP, $clients clients")"
-base8="$(get "baseline $baseline_rev stdio, $clients clients")"
-ref8="$(get "reference server-filesystem $ref_version stdio, $clients clients")"
-echo
-echo "ours stdio / baseline stdio ($clients clients): $(ratio "$ours8" "$base8")×   (target ≥ 1.5)"
-echo "ours stdio / reference stdio ($clients clients): $(ratio "$ours8" "$ref8")×   (target ≥ 10)"
-echo "ours stdio / ours HTTP ($clients clients):       $(ratio "$ours8" "$http8")×   (target ≤ 2)"
 echo "cancellation (cancel sent → process tree gone): $cancel   (target ≤ 100 ms)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

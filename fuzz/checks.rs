@@ -772,15 +772,28 @@ pub fn mcp_line(data: &[u8]) {
             }
         }
     }
-    let mut out: Vec<u8> = Vec::new();
+    // The server's workers write their answers themselves: stdout must outlive the call.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
     let opts = sneaky::mcp::Options {
         root: Some(mcp_workspace().clone()),
         config: None,
         read_only: true,
     };
     let started = Instant::now();
-    sneaky::mcp::serve(opts, std::io::Cursor::new(input), &mut out).expect("serve");
+    sneaky::mcp::serve(opts, std::io::Cursor::new(input), captured.clone()).expect("serve");
     assert_quick(started);
+    let out = std::mem::take(&mut *captured.0.lock().expect("lock"));
     let mut answered: Vec<serde_json::Value> = Vec::new();
     for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         let msg: serde_json::Value = serde_json::from_slice(line)

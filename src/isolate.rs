@@ -24,7 +24,6 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -33,6 +32,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
+use crate::cancel::Cancel;
 use crate::error::{Error, ErrorKind, Result};
 use crate::tools::ToolSpec;
 
@@ -51,22 +51,36 @@ const SWEEP_LIMIT: Duration = Duration::from_secs(3);
 const KEPT_STDERR_LINES: usize = 20;
 
 /// A request to stop, shared between whoever cancels and the call being run. Cheap to clone.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct CancelToken(Arc<CancelInner>);
 
-#[derive(Default)]
 struct CancelInner {
-    cancelled: AtomicBool,
+    /// Also what an in-process call checks ([`CancelToken::flag`]).
+    cancelled: Cancel,
     waiters: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Default for CancelToken {
+    fn default() -> CancelToken {
+        CancelToken::new()
+    }
 }
 
 impl CancelToken {
     pub fn new() -> CancelToken {
-        CancelToken::default()
+        CancelToken(Arc::new(CancelInner {
+            cancelled: Cancel::new(),
+            waiters: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// The flag alone, for a call run in this process (`Cancel::run`): walks stop when it is set.
+    pub fn flag(&self) -> &Cancel {
+        &self.0.cancelled
     }
 
     pub fn cancel(&self) {
-        if self.0.cancelled.swap(true, Ordering::SeqCst) {
+        if self.0.cancelled.cancel() {
             return;
         }
         let waiters = match self.0.waiters.lock() {
@@ -79,7 +93,7 @@ impl CancelToken {
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.cancelled.load(Ordering::SeqCst)
+        self.0.cancelled.is_cancelled()
     }
 
     /// Call `wake` once on cancellation (at once when already cancelled).

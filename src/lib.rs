@@ -16,6 +16,7 @@
 //!   progress.
 
 pub mod agent;
+pub mod cancel;
 pub mod catalog;
 pub mod config;
 pub mod definitions;

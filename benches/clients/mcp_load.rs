@@ -6,9 +6,12 @@
 //!   mcp_load cancel ROUNDS -- SERVER_CMD...
 //!
 //! stdio: one server process; CLIENTS logical clients share its stdin/stdout, each keeping DEPTH
-//! requests in flight (ids say whose), CALLS calls each. http: CLIENTS threads, each with its
-//! own session and keep-alive connection, DEPTH (1) requests pipelined. Every answer is checked for
-//! its id and a result that is not `"isError":true`. Prints `calls_per_second=N`.
+//! requests in flight (ids say whose), CALLS calls each. http: CLIENTS connections, each with its
+//! own session (keep-alive), DEPTH (1) requests pipelined; one thread drives them all in turn,
+//! as one thread drives every client over stdio. Every answer is checked for
+//! its id and a result that is not `"isError":true`. Prints `calls_per_second=N`, and over stdio
+//! `server_cpu_us_per_call=N` (the server process's CPU time from the first call to the last
+//! answer, divided by the calls).
 //! cancel: a `sleep | sleep` run_command, then `notifications/cancelled` once both sleeps run;
 //! the time from sending the cancellation until every process beneath the server is gone
 //! (polled in /proc every 100 µs). Prints the median and the worst of ROUNDS.
@@ -100,6 +103,8 @@ fn stdio(args: &[String]) -> Res<()> {
     stdin.flush().map_err(|e| e.to_string())?;
     stdout.read_line(&mut line).map_err(|e| e.to_string())?;
     writeln!(stdin, "{INITIALIZED}").map_err(|e| e.to_string())?;
+    let server = child.id();
+    let cpu_before = cpu_ticks(server);
     // id = client * 1_000_000 + sequence number within the client.
     let mut sent = vec![0usize; clients];
     let mut done = 0usize;
@@ -142,10 +147,30 @@ fn stdio(args: &[String]) -> Res<()> {
         }
     }
     let secs = started.elapsed().as_secs_f64();
+    let cpu = cpu_ticks(server).zip(cpu_before).map(|(after, before)| after - before);
     drop(stdin);
     let _ = child.wait();
     println!("calls_per_second={:.0}", total as f64 / secs);
+    if let Some(ticks) = cpu {
+        // Clock ticks are 10 ms: over thousands of calls, a few per cent.
+        let micros = ticks as f64 * 1e6 / CLOCK_TICKS as f64;
+        println!("server_cpu_us_per_call={:.1}", micros / total as f64);
+    }
     Ok(())
+}
+
+/// USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
+const CLOCK_TICKS: u64 = 100;
+
+/// CPU time (user + system) of a process and its threads so far, in clock ticks: the server's
+/// own cost per call, which depends less on the machine's load than its rate does.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.get(stat.rfind(')')? + 2..)?.split(' ');
+    // After the name: state is field 3; utime and stime are fields 14 and 15.
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
 }
 
 /// One keep-alive HTTP/1.1 connection.
@@ -280,30 +305,36 @@ fn http(args: &[String]) -> Res<()> {
         conn.post(INITIALIZED)?;
         conns.push(conn);
     }
+    // One thread drives every connection, as over stdio (where one thread drives every logical
+    // client): each keeps `depth` requests in flight and its answers are read in turn, so that
+    // the client's own thread switches are not what is measured.
     let started = Instant::now();
-    let threads: Vec<_> = conns
-        .into_iter()
-        .map(|mut conn| {
-            let (tool, tool_args) = (tool.clone(), tool_args.clone());
-            std::thread::spawn(move || -> Res<()> {
-                // HTTP/1.1 pipelining: up to `depth` requests written ahead of their answers.
-                let mut sent = 0;
-                for i in 0..calls {
-                    while sent < calls && sent < i + depth {
-                        conn.send(&call(sent, &tool, &tool_args))?;
-                        sent += 1;
-                    }
-                    let (_, body) = conn.receive()?;
-                    if id_of(&body) != Some(i) || !answered_ok(&body) {
-                        return Err(format!("call {i} failed: {}", &body[..body.len().min(300)]));
-                    }
-                }
-                Ok(())
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().map_err(|_| "a client thread panicked")??;
+    let mut sent = vec![0usize; clients];
+    let mut answered = vec![0usize; clients];
+    for (c, conn) in conns.iter_mut().enumerate() {
+        while sent[c] < calls.min(depth) {
+            conn.send(&call(sent[c], &tool, &tool_args))?;
+            sent[c] += 1;
+        }
+    }
+    let mut left = clients * calls;
+    while left > 0 {
+        for (c, conn) in conns.iter_mut().enumerate() {
+            if answered[c] == sent[c] {
+                continue;
+            }
+            let (_, body) = conn.receive()?;
+            let i = answered[c];
+            if id_of(&body) != Some(i) || !answered_ok(&body) {
+                return Err(format!("call {i} failed: {}", &body[..body.len().min(300)]));
+            }
+            answered[c] += 1;
+            left -= 1;
+            if sent[c] < calls {
+                conn.send(&call(sent[c], &tool, &tool_args))?;
+                sent[c] += 1;
+            }
+        }
     }
     let secs = started.elapsed().as_secs_f64();
     println!("calls_per_second={:.0}", (clients * calls) as f64 / secs);

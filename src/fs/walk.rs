@@ -138,6 +138,7 @@ where
         }),
         wake: Condvar::new(),
         quit: AtomicBool::new(false),
+        cancel: crate::cancel::Cancel::current(),
         global: OnceLock::new(),
     };
     let threads = opts.threads.max(1);
@@ -186,16 +187,23 @@ struct Shared {
     queue: Mutex<Queue>,
     wake: Condvar,
     quit: AtomicBool,
+    /// The call's cancellation (sneaky-mcp's `notifications/cancelled`): stops the walk too.
+    cancel: crate::cancel::Cancel,
     /// git's global excludes file, read the first time a repository is seen.
     global: OnceLock<Gitignore>,
 }
 
 impl Shared {
+    /// A visitor quit the walk, or the call was cancelled.
+    fn stopped(&self) -> bool {
+        self.quit.load(Ordering::Relaxed) || self.cancel.is_cancelled()
+    }
+
     /// The next directory to read, or None when there is no work left (or the walk quit).
     fn next(&self) -> Option<Job> {
         let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            if self.quit.load(Ordering::Relaxed) {
+            if self.stopped() {
                 self.wake.notify_all();
                 return None;
             }
@@ -339,7 +347,7 @@ where
     let mut children = Vec::new();
     let mut path = String::with_capacity(dir.path.len() + 64);
     for entry in entries {
-        if shared.quit.load(Ordering::Relaxed) {
+        if shared.stopped() {
             break;
         }
         let name = OsStr::from_bytes(entry.name.to_bytes());

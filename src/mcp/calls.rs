@@ -1,5 +1,6 @@
 //! One `tools/call`, on a worker thread: check the request, run the tool — in this process
-//! through the one dispatch (`tools::call`), or in its own binary when its hints ask for
+//! through the one dispatch (`tools::call`, under the call's `crate::cancel` flag, so that a
+//! cancelled walk stops early), or in its own binary when its hints ask for
 //! isolation (run_command: `crate::isolate`) — and answer. A cancelled call gets no answer (the
 //! spec: no response for a cancelled request); its command's process tree is killed. When the
 //! request carries `_meta.progressToken`, an isolated call reports `notifications/progress`
@@ -18,7 +19,7 @@ use super::server::log;
 use super::version::Version;
 use crate::error::{Error, ErrorKind, Result};
 use crate::isolate::{CancelToken, Control, Ended, Isolation, Progress};
-use crate::tools::{Context, ToolSpec};
+use crate::tools::{Context, ToolName, ToolSpec};
 
 /// How often a long call reports progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
@@ -159,7 +160,9 @@ fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
     } else if spec.hints.isolated {
         run_isolated(call, spec, &arguments, tools)?
     } else {
-        run_guarded(|| crate::tools::call(spec, arguments, &tools.ctx))
+        // A walk (list, grep, find) stops early once the call is cancelled.
+        let flag = call.cancel.flag();
+        run_guarded(|| flag.run(|| crate::tools::call(spec, arguments, &tools.ctx)))
     };
     if let Err(e) = &outcome {
         if e.kind == ErrorKind::Internal {
@@ -168,7 +171,7 @@ fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
     }
     Some(jsonrpc::response(
         id,
-        catalog::call_result(spec.name(), &outcome, call.version),
+        catalog::call_result(spec.name(), outcome, call.version),
     ))
 }
 
@@ -234,13 +237,21 @@ impl Outbound for Collected {
     }
 }
 
-/// Whether a `tools/call` names a tool that runs in its own process (and may run long).
-pub fn needs_isolation(params: Option<&Value>) -> bool {
+fn named_tool(params: Option<&Value>) -> Option<&'static ToolSpec> {
     params
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
         .and_then(catalog::find)
-        .is_some_and(|spec| spec.hints.isolated)
+}
+
+/// Tools whose time grows with the tree they walk (seconds over a large one).
+const WALKS: &[ToolName] = &[ToolName::ListDir, ToolName::GrepFiles, ToolName::FindFiles];
+
+/// Whether a `tools/call` is over in about the time of one file's work (a read or an edit,
+/// bounded by `max_file_size_bytes`), so that the thread reading requests may run it itself
+/// without holding up pings and cancellations for long. Walks and isolated tools are not.
+pub fn brief(params: Option<&Value>) -> bool {
+    named_tool(params).is_some_and(|spec| !spec.hints.isolated && !WALKS.contains(&spec.name))
 }
 
 /// `params._meta.progressToken`, when it is a string or an integer as the spec requires.

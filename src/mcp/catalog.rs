@@ -81,18 +81,20 @@ pub fn describe(spec: &ToolSpec, version: Version) -> Value {
 /// a failure is `isError: true` with no `structuredContent`, because hosts validate
 /// `structuredContent` against `outputSchema` even on errors (the TypeScript SDK does, and
 /// throws on a mismatch).
-pub fn call_result(tool: &str, outcome: &crate::error::Result<Value>, version: Version) -> Value {
-    let text = match (ToolName::from_name(tool), outcome) {
-        (Some(name), _) => model::outcome_text(name, outcome),
+pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Version) -> Value {
+    let text = match (ToolName::from_name(tool), &outcome) {
+        (Some(name), _) => model::outcome_text(name, &outcome),
         (None, Ok(result)) => result.to_string(),
         (None, Err(e)) => model::error_text(e.code(), &e.message),
     };
     let mut result = Map::new();
     result.insert("content".into(), json!([{"type": "text", "text": text}]));
+    let failed = outcome.is_err();
     if let (Ok(structured), true) = (outcome, version.has_structured_output()) {
-        result.insert("structuredContent".into(), structured.clone());
+        // Moved, not copied: a file's content is only in the answer once more.
+        result.insert("structuredContent".into(), structured);
     }
-    result.insert("isError".into(), outcome.is_err().into());
+    result.insert("isError".into(), failed.into());
     Value::Object(result)
 }
 
@@ -134,7 +136,7 @@ mod tests {
     fn failures_are_code_and_message_without_structured_content() {
         let failed = Err(Error::new(ErrorKind::NotFound, "a.txt does not exist"));
         for version in [Version::LATEST, Version::V2024_11_05] {
-            let result = call_result("read_file", &failed, version);
+            let result = call_result("read_file", failed.clone(), version);
             assert_eq!(
                 result,
                 json!({"content": [{"type": "text", "text": "not_found: a.txt does not exist"}],
@@ -143,11 +145,11 @@ mod tests {
         }
         let ok = Ok(json!({"path": "a.txt", "content": "a\n", "total_lines": 1,
                            "start_line": 1, "end_line": 1, "truncated": false}));
-        let result = call_result("read_file", &ok, Version::LATEST);
+        let result = call_result("read_file", ok.clone(), Version::LATEST);
         assert_eq!(result["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
         assert_eq!(result["structuredContent"]["content"], "a\n");
         assert_eq!(result["isError"], false);
-        let old = call_result("read_file", &ok, Version::V2024_11_05);
+        let old = call_result("read_file", ok, Version::V2024_11_05);
         assert!(old.get("structuredContent").is_none());
     }
 

@@ -4,11 +4,11 @@
 //!
 //! - `POST /mcp` carries one JSON-RPC message. `initialize` opens a session and its answer
 //!   carries `Mcp-Session-Id`, which every later request must send back (unknown: 404).
-//!   Notifications and responses get `202 Accepted`. `ping`, `tools/list` and calls of tools
-//!   that run in this process (reads, searches, edits: milliseconds) are answered as
-//!   `application/json`; a call of an isolated tool (run_command) as a `text/event-stream` (SSE)
-//!   that carries the call's `notifications/progress` and then its answer, and ends without an
-//!   answer when the call is cancelled (`notifications/cancelled` in a POST of its own).
+//!   Notifications and responses get `202 Accepted`. `ping`, `tools/list` and brief calls (a
+//!   read, an edit: one file's work) are answered as `application/json`; a walk (list, grep,
+//!   find) or a command (run_command) as a `text/event-stream` (SSE) that carries the call's
+//!   `notifications/progress` and then its answer, and ends without an answer when the call is
+//!   cancelled (`notifications/cancelled` in a POST of its own).
 //! - `DELETE /mcp` ends a session and cancels its running calls. `GET /mcp` (a stream for
 //!   messages the server starts on its own) gets `405`: this server asks the client nothing
 //!   over HTTP, as the workspace is fixed when it starts (roots name the client's directories,
@@ -21,9 +21,9 @@
 //! (DNS-rebinding protection). Bodies are bounded like stdio lines (4 × max_file_size_bytes +
 //! 64 KiB: 413 beyond). Sessions are bounded in number and expire when idle.
 //!
-//! Tokio and hyper run only here: the stdio server never starts a runtime. Isolated calls run
-//! on the same worker pool as over stdio; in-process calls on the runtime's `[mcp] workers`
-//! threads.
+//! Tokio and hyper run only here: the stdio server never starts a runtime. Walks and isolated
+//! calls run on the same worker pool as over stdio (a cancelled walk stops early); brief calls
+//! (a read, an edit) on the runtime's threads, one per core.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -123,9 +123,12 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         body_limit,
         sessions: Mutex::new(HashMap::new()),
     });
-    // Calls of in-process tools run on the runtime's threads: as many as `[mcp] workers`.
+    // Brief calls (reads, edits: one file's work) run on the runtime's threads, one per core
+    // (at most `[mcp] workers`): more threads than cores only add switches between them. Walks
+    // and commands run on the pool, so that they never hold a runtime thread.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers.max(2))
+        .worker_threads(cores.min(workers).max(1))
         .thread_name("mcp-http")
         .enable_all()
         .build()
@@ -369,7 +372,8 @@ fn request(
     json_response(StatusCode::OK, &reply)
 }
 
-/// A call runs on the worker pool; its progress and answer come as server-sent events.
+/// A brief call runs here and is answered as JSON; a walk or a command runs on the worker pool
+/// and its progress and answer come as server-sent events.
 fn tool_call(
     id: Value,
     params: Option<Value>,
@@ -393,8 +397,8 @@ fn tool_call(
         out: Arc::new(SseOut { tx }),
         in_flight: session.in_flight.clone(),
     };
-    if !calls::needs_isolation(call.params.as_ref()) {
-        // A tool of this process (milliseconds): run on this runtime thread, answer as JSON.
+    if calls::brief(call.params.as_ref()) {
+        // One file's work (milliseconds): run on this runtime thread, answer as JSON.
         let collected = Arc::new(calls::Collected::default());
         call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
         calls::run(call, &shared.tools);
@@ -404,7 +408,7 @@ fn tool_call(
         // Cancelled meanwhile: an event stream that ends without an answer.
     } else {
         let tools = Arc::clone(&shared.tools);
-        shared.pool.submit(move || calls::run(call, &tools));
+        shared.pool.submit(false, move || calls::run(call, &tools));
     }
     let mut resp = Response::new(SseBody { rx }.boxed());
     let h = resp.headers_mut();

@@ -1,6 +1,11 @@
 //! The bounded pool of worker threads that runs tool calls, so that calls run side by side and
 //! the thread reading requests stays free for pings, lists and cancellations. Threads start on
 //! demand up to the bound (`[mcp] workers`); jobs beyond it wait in order.
+//!
+//! Brief jobs (a read, an edit: one file's work) beyond one running per core neither wake nor
+//! start another thread: a worker that ends its job takes the next one from the queue within
+//! milliseconds, and more busy threads than cores would only switch between themselves. Any other
+//! job (a walk, a command) gets a thread at once when one is free or can be started.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -11,6 +16,8 @@ type Job = Box<dyn FnOnce() + Send>;
 pub struct Pool {
     shared: Arc<Shared>,
     max_workers: usize,
+    /// Brief jobs running at once before the next one waits for one of them to end.
+    cores: usize,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -24,11 +31,15 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    jobs: VecDeque<Job>,
+    /// Each with whether it is brief.
+    jobs: VecDeque<(Job, bool)>,
     /// Workers waiting for a job.
     idle: usize,
     /// Jobs running now.
     running: usize,
+    /// Brief jobs queued and running (those running or about to: a burst of brief jobs wakes
+    /// no more threads than there are cores).
+    brief: usize,
     closed: bool,
 }
 
@@ -45,20 +56,26 @@ impl Pool {
                 done: Condvar::new(),
             }),
             max_workers: max_workers.max(1),
+            cores: std::thread::available_parallelism().map_or(2, |n| n.get()),
             threads: Mutex::new(Vec::new()),
         }
     }
 
-    /// Queue a job; it runs as soon as a worker is free.
-    pub fn submit(&self, job: impl FnOnce() + Send + 'static) {
+    /// Queue a job; it runs as soon as a worker is free (a brief one: as soon as a worker is
+    /// free and fewer brief jobs than cores run, or when a running one ends).
+    pub fn submit(&self, brief: bool, job: impl FnOnce() + Send + 'static) {
         let mut state = lock(&self.shared.state);
-        state.jobs.push_back(Box::new(job));
-        let waiting_for_worker = state.jobs.len() > state.idle;
+        let wake = !brief || state.brief < self.cores;
+        state.brief += usize::from(brief);
+        state.jobs.push_back((Box::new(job), brief));
+        let waiting_for_worker = wake && state.jobs.len() > state.idle;
         drop(state);
         if waiting_for_worker {
             self.maybe_add_worker();
         }
-        self.shared.work.notify_one();
+        if wake {
+            self.shared.work.notify_one();
+        }
     }
 
     fn maybe_add_worker(&self) {
@@ -113,13 +130,14 @@ impl Drop for Pool {
 fn worker(shared: &Shared) {
     let mut state = lock(&shared.state);
     loop {
-        if let Some(job) = state.jobs.pop_front() {
+        if let Some((job, brief)) = state.jobs.pop_front() {
             state.running += 1;
             drop(state);
             // A panicking job is a bug the job itself reports; the worker lives on.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             state = lock(&shared.state);
             state.running -= 1;
+            state.brief -= usize::from(brief);
             shared.done.notify_all();
             continue;
         }
@@ -146,7 +164,7 @@ mod tests {
         let total = Arc::new(AtomicUsize::new(0));
         for _ in 0..20 {
             let (now, peak, total) = (now.clone(), peak.clone(), total.clone());
-            pool.submit(move || {
+            pool.submit(false, move || {
                 let n = now.fetch_add(1, Ordering::SeqCst) + 1;
                 peak.fetch_max(n, Ordering::SeqCst);
                 std::thread::sleep(Duration::from_millis(5));
@@ -161,12 +179,40 @@ mod tests {
     }
 
     #[test]
+    fn brief_jobs_beyond_the_cores_wait_for_running_ones_and_all_run() {
+        let pool = Pool::new(8);
+        let now = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let total = Arc::new(AtomicUsize::new(0));
+        for _ in 0..40 {
+            let (now, peak, total) = (now.clone(), peak.clone(), total.clone());
+            pool.submit(true, move || {
+                let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(n, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(2));
+                now.fetch_sub(1, Ordering::SeqCst);
+                total.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        // A long job still gets a thread of its own while brief ones run.
+        let long_started = Arc::new(AtomicUsize::new(0));
+        let l = long_started.clone();
+        pool.submit(false, move || {
+            l.fetch_add(1, Ordering::SeqCst);
+        });
+        pool.wait_idle();
+        assert_eq!(total.load(Ordering::SeqCst), 40);
+        assert_eq!(long_started.load(Ordering::SeqCst), 1);
+        assert!(peak.load(Ordering::SeqCst) <= pool.cores.max(1) + 1);
+    }
+
+    #[test]
     fn a_panicking_job_does_not_take_the_worker() {
         let pool = Pool::new(1);
-        pool.submit(|| panic!("boom"));
+        pool.submit(false, || panic!("boom"));
         let ran = Arc::new(AtomicUsize::new(0));
         let r = ran.clone();
-        pool.submit(move || {
+        pool.submit(false, move || {
             r.fetch_add(1, Ordering::SeqCst);
         });
         pool.wait_idle();

@@ -1,6 +1,7 @@
 //! The stdio server: a reader thread parses lines, this thread routes them, a pool of workers
-//! runs tool calls side by side (`[mcp] workers`), and a writer thread puts every answer on
-//! stdout as soon as it is ready, in whatever order calls end, each with its request's id.
+//! runs tool calls side by side (`[mcp] workers`), and each worker puts its answer on stdout as
+//! soon as it is ready (one line under a lock; the last of the writers in line flushes, so answers
+//! that end together leave in one write), in whatever order calls end, each with its request's id.
 //! Pings, `initialize`, `tools/list` and cancellations are answered here at once, so they never
 //! wait behind a long command.
 //!
@@ -13,9 +14,9 @@
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -66,9 +67,8 @@ enum Workspace {
 
 struct Server<W: Write> {
     opts: Options,
-    /// stdout: only this thread writes it; answers from workers come through `events`.
-    output: BufWriter<W>,
-    out: Arc<StdioOut>,
+    /// stdout, shared with the workers, which write their answers themselves.
+    out: Arc<StdioOut<W>>,
     /// Messages from the reader and answers from the workers, in arrival order.
     events: Receiver<Event>,
     /// An event taken while looking ahead, to be handled next.
@@ -87,10 +87,11 @@ struct Server<W: Write> {
     write_failed: Option<io::Error>,
 }
 
-/// What the serving thread waits for: a message read from stdin, or a line to write.
+/// What the serving thread waits for: a message read from stdin, or word that a worker could
+/// not write stdout.
 enum Event {
     In(Incoming),
-    Out(Vec<u8>),
+    OutputFailed,
 }
 
 /// Why serving ended early (EOF is a normal end, not an error).
@@ -110,17 +111,76 @@ impl From<io::Error> for Stop {
     }
 }
 
-/// How workers hand over messages for stdout (to the serving thread, which writes them).
-struct StdioOut {
-    tx: SyncSender<Event>,
+/// stdout, written by the serving thread and the workers: a message is one line, written whole
+/// under the lock. A worker flushes when no other writer is in line behind it; the serving
+/// thread leaves its own lines for the flush before it waits (`Server::wait`).
+struct StdioOut<W: Write> {
+    writer: Mutex<BufWriter<W>>,
+    /// Writers holding or waiting for the lock.
+    in_line: AtomicUsize,
+    /// A worker's write failed (the first error); serving stops at the next turn.
+    failed: Mutex<Option<io::Error>>,
+    /// Wakes the serving thread when that happens.
+    wake: SyncSender<Event>,
 }
 
-impl Outbound for StdioOut {
+impl<W: Write> StdioOut<W> {
+    fn writer(&self) -> MutexGuard<'_, BufWriter<W>> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Write one line; flush too when `flush` and nobody else is about to write.
+    fn write_line(&self, line: &[u8], flush: bool) -> io::Result<()> {
+        self.in_line.fetch_add(1, Ordering::SeqCst);
+        let mut writer = self.writer();
+        let written = writer.write_all(line);
+        let last = self.in_line.fetch_sub(1, Ordering::SeqCst) == 1;
+        match written {
+            Ok(()) if flush && last => writer.flush(),
+            other => other,
+        }
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        self.writer().flush()
+    }
+
+    fn take_failure(&self) -> Option<io::Error> {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+thread_local! {
+    /// A worker's answer as a line, serialized outside the lock; kept between calls, so that a
+    /// file's worth of JSON costs no allocation or regrowth per answer.
+    static LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Lines longer than this are not kept for the next answer.
+const KEPT_LINE: usize = 1024 * 1024;
+
+impl<W: Write + Send> Outbound for StdioOut<W> {
     fn send(&self, message: &Value) {
-        if let Ok(mut line) = serde_json::to_vec(message) {
+        let written = LINE.with(|line| {
+            let mut line = line.borrow_mut();
+            line.clear();
+            if serde_json::to_writer(&mut *line, message).is_err() {
+                return Ok(()); // a Value always serializes; nothing to write otherwise
+            }
             line.push(b'\n');
-            // An error means serving has stopped: the client is gone, nothing to tell.
-            let _ = self.tx.send(Event::Out(line));
+            let written = self.write_line(&line, true);
+            if line.capacity() > KEPT_LINE {
+                *line = Vec::new();
+            }
+            written
+        });
+        if let Err(e) = written {
+            let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+            if failed.is_none() {
+                *failed = Some(e);
+                // Full or closed: the serving thread is busy or gone and sees it anyway.
+                let _ = self.wake.try_send(Event::OutputFailed);
+            }
         }
     }
 }
@@ -131,14 +191,18 @@ impl Outbound for StdioOut {
 pub fn serve<R, W>(opts: Options, input: R, output: W) -> Result<()>
 where
     R: io::Read + Send + 'static,
-    W: Write,
+    W: Write + Send + 'static,
 {
     let line_limit = Arc::new(AtomicU64::new(line_limit_for(DEFAULT_MAX_FILE_SIZE)));
     let (tx, events) = mpsc::sync_channel(EVENTS);
     let mut server = Server {
         opts,
-        output: BufWriter::with_capacity(64 * 1024, output),
-        out: Arc::new(StdioOut { tx: tx.clone() }),
+        out: Arc::new(StdioOut {
+            writer: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
+            in_line: AtomicUsize::new(0),
+            failed: Mutex::new(None),
+            wake: tx.clone(),
+        }),
         events,
         next_event: None,
         workspace: Workspace::Undecided,
@@ -177,20 +241,17 @@ pub fn log(message: impl std::fmt::Display) {
     let _ = writeln!(io::stderr(), "sneaky-mcp: {message}");
 }
 
-impl<W: Write> Server<W> {
+impl<W: Write + Send + 'static> Server<W> {
     fn run(&mut self) -> std::result::Result<(), Stop> {
         loop {
-            if let Some(e) = self.write_failed.take() {
+            if let Some(e) = self.write_failed.take().or_else(|| self.out.take_failure()) {
                 return Err(e.into());
             }
             let Some(event) = self.wait()? else {
                 continue; // the roots answer timed out and was dealt with
             };
             let incoming = match event {
-                Event::Out(line) => {
-                    self.output.write_all(&line)?;
-                    continue;
-                }
+                Event::OutputFailed => continue, // taken at the top of the loop
                 Event::In(incoming) => incoming,
             };
             match incoming {
@@ -229,7 +290,7 @@ impl<W: Write> Server<W> {
     /// After the end of input (or of output): let running calls end and write their answers;
     /// when stdout no longer works, cancel them instead (nobody would read them).
     fn finish(&mut self, stopped: std::result::Result<(), Stop>) -> std::result::Result<(), Stop> {
-        let mut result = match self.write_failed.take() {
+        let mut result = match self.write_failed.take().or_else(|| self.out.take_failure()) {
             Some(e) if stopped.is_ok() => Err(e.into()),
             _ => stopped,
         };
@@ -244,20 +305,19 @@ impl<W: Write> Server<W> {
                 None if idle => self.events.try_recv().ok(),
                 None => self.events.recv_timeout(Duration::from_millis(5)).ok(),
             };
+            // Workers write their answers themselves; a failure means nobody reads them.
+            if let (Some(e), true) = (self.out.take_failure(), result.is_ok()) {
+                self.in_flight.cancel_all();
+                result = Err(e.into());
+            }
             match event {
-                Some(Event::Out(line)) if result.is_ok() => {
-                    if let Err(e) = self.output.write_all(&line) {
-                        self.in_flight.cancel_all();
-                        result = Err(e.into());
-                    }
-                }
-                Some(_) => {} // input after its end, or output nobody can read
+                Some(_) => {} // input after its end, or word of a failure taken above
                 None if idle => break,
                 None => {}
             }
         }
         if result.is_ok() {
-            self.output.flush()?;
+            self.out.flush()?;
         }
         result
     }
@@ -271,7 +331,7 @@ impl<W: Write> Server<W> {
         if let Ok(event) = self.events.try_recv() {
             return Ok(Some(event));
         }
-        self.output.flush()?;
+        self.out.flush()?;
         let Workspace::AwaitingRoots { since, .. } = &self.workspace else {
             // The channel cannot close while this server holds a sender; were it to, that ends
             // the input too.
@@ -314,7 +374,7 @@ impl<W: Write> Server<W> {
             .map_err(io::Error::other)
             .and_then(|mut line| {
                 line.push(b'\n');
-                self.output.write_all(&line)
+                self.out.write_line(&line, false)
             });
         if let Err(e) = written {
             self.write_failed = Some(e);
@@ -487,12 +547,12 @@ impl<W: Write> Server<W> {
     /// `tools/list` or `tools/call`, once the workspace is open (or known to have failed): the
     /// answer, or None when a worker took the call and will answer.
     fn tool_request(&mut self, id: Value, method: &str, params: Option<Value>) -> Option<Value> {
-        // With nothing else running or waiting, a call that runs in this process is run right
-        // here: a host calling one tool at a time pays no hand-over to a worker.
-        let here = method == "tools/call"
-            && self.in_flight.len() == 0
-            && !calls::needs_isolation(params.as_ref())
-            && self.nothing_waiting();
+        // With nothing else running or waiting, a brief call (a read, an edit) is run right
+        // here: a host calling one tool at a time pays no hand-over to a worker. A walk goes to
+        // a worker, so that it can be cancelled and pings are answered while it runs.
+        let brief = calls::brief(params.as_ref());
+        let here =
+            method == "tools/call" && self.in_flight.len() == 0 && brief && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,
             Workspace::Failed(e) if method == "tools/list" => {
@@ -511,7 +571,7 @@ impl<W: Write> Server<W> {
                     .unwrap_or("");
                 return Some(jsonrpc::response(
                     &id,
-                    catalog::call_result(tool, &outcome, self.version),
+                    catalog::call_result(tool, outcome, self.version),
                 ));
             }
             Workspace::Undecided | Workspace::AwaitingRoots { .. } => {
@@ -542,7 +602,7 @@ impl<W: Write> Server<W> {
             in_flight: self.in_flight.clone(),
         };
         match &self.pool {
-            Some(pool) if !here => pool.submit(move || calls::run(call, &tools)),
+            Some(pool) if !here => pool.submit(brief, move || calls::run(call, &tools)),
             _ => {
                 let collected = Arc::new(calls::Collected::default());
                 call.out = Arc::clone(&collected) as Arc<dyn Outbound>;

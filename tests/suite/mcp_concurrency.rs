@@ -270,6 +270,65 @@ fn cancelling_queued_calls_and_reads() {
     );
 }
 
+/// A tree big enough that grep_files takes a while over it (no file matches the pattern).
+fn big_tree(w: &Ws, dirs: usize, files: usize) {
+    let line = "the quick brown fox jumps over the lazy dog, again and again\n".repeat(40);
+    for d in 0..dirs {
+        let dir = w.root.join(format!("big/d{d:04}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..files {
+            std::fs::write(dir.join(format!("f{f:03}.txt")), &line).expect("write");
+        }
+    }
+}
+
+/// issue 16: a cancelled walk stops early. With one worker, a grep over a large tree is
+/// cancelled soon after it starts; it gets no answer, and the read queued behind it is answered
+/// well before the uncancelled grep's time (the worker is free again).
+#[test]
+fn a_cancelled_grep_stops_early_and_frees_its_worker() {
+    let w = util::ws();
+    w.write("sneaky.toml", "[mcp]\nworkers = 1\n")
+        .write("a.txt", "a\n");
+    big_tree(&w, 120, 40);
+    let mut s = Stdio_::start(&w);
+    let grep = json!({"pattern": "needle[0-9]+ that is nowhere", "path": "big"});
+    // Twice, so that the time measured is with the tree in the page cache, like the next one.
+    let mut full = Duration::ZERO;
+    for id in [10, 11] {
+        s.call(id, "grep_files", grep.clone());
+        let started = Instant::now();
+        let whole = s.recv();
+        full = started.elapsed();
+        assert_eq!(whole["id"], id, "{whole}");
+        assert_eq!(whole["result"]["isError"], false, "{whole}");
+    }
+    // The same grep again, cancelled after a tenth of its time, then a read behind it.
+    s.call(2, "grep_files", grep);
+    std::thread::sleep((full / 10).max(Duration::from_millis(5)));
+    let cancelled = Instant::now();
+    s.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 2, "reason": "the user moved on"}}),
+    );
+    s.call(3, "read_file", json!({"file_path": "a.txt"}));
+    let next = s.recv();
+    let after_cancel = cancelled.elapsed();
+    eprintln!("grep over the tree: {full:?}; the read answered {after_cancel:?} after the cancel");
+    assert_eq!(next["id"], 3, "the cancelled grep gets no answer: {next}");
+    assert!(
+        after_cancel < full / 2,
+        "the cancelled grep ran on: {after_cancel:?} after the cancellation, the whole grep \
+         took {full:?}"
+    );
+    let (rest, stderr) = s.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(
+        stderr.contains("request 2 was cancelled; its result is dropped"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn progress_notifications_carry_elapsed_time_and_bytes() {
     let w = util::ws();

@@ -261,46 +261,60 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Ht
     }
 }
 
-async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<HttpBody> {
-    let headers = req.headers();
+/// What a POST must say about itself (it accepts JSON and SSE, sends JSON, and speaks a
+/// protocol version we know); the refusal when it does not.
+fn check_post_headers(headers: &HeaderMap) -> Option<Response<HttpBody>> {
     if !accepts_json_and_sse(headers) {
-        return plain(
+        return Some(plain(
             StatusCode::NOT_ACCEPTABLE,
             "not acceptable: Accept must list application/json and text/event-stream",
-        );
+        ));
     }
     if !header_str(headers, header::CONTENT_TYPE.as_str())
         .is_some_and(|t| t.trim().starts_with("application/json"))
     {
-        return plain(
+        return Some(plain(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported media type: the body must be application/json",
-        );
+        ));
     }
     if let Some(version) = header_str(headers, "mcp-protocol-version") {
         if Version::parse(version).is_none() {
-            return plain(
+            return Some(plain(
                 StatusCode::BAD_REQUEST,
                 &format!("bad request: unsupported MCP-Protocol-Version {version}"),
-            );
+            ));
         }
     }
-    let session_id = header_str(headers, "mcp-session-id").map(str::to_string);
-    let body = match Limited::new(req.into_body(), shared.body_limit)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<LengthLimitError>() => {
-            return plain(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!(
-                    "payload too large: at most {} bytes (4 × max_file_size_bytes + 64 KiB)",
-                    shared.body_limit
-                ),
-            )
-        }
-        Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("bad request: {e}")),
+    None
+}
+
+/// The request body, at most `limit` bytes (413 beyond).
+async fn read_body(
+    req: Request<IncomingBody>,
+    limit: usize,
+) -> std::result::Result<Bytes, Box<Response<HttpBody>>> {
+    match Limited::new(req.into_body(), limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(Box::new(plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("payload too large: at most {limit} bytes (4 × max_file_size_bytes + 64 KiB)"),
+        ))),
+        Err(e) => Err(Box::new(plain(
+            StatusCode::BAD_REQUEST,
+            &format!("bad request: {e}"),
+        ))),
+    }
+}
+
+async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<HttpBody> {
+    if let Some(refused) = check_post_headers(req.headers()) {
+        return refused;
+    }
+    let session_id = header_str(req.headers(), "mcp-session-id").map(str::to_string);
+    let body = match read_body(req, shared.body_limit).await {
+        Ok(body) => body,
+        Err(refused) => return *refused,
     };
     let message = match jsonrpc::parse_line(&body) {
         Ok(message) => message,

@@ -44,7 +44,7 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
         .collect();
     let mut set = BTreeSet::new();
     let add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
-        if p.is_absolute() && p.exists() {
+        if p.is_absolute() && !set.contains(&p) && p.exists() {
             set.insert(p);
         }
     };
@@ -88,13 +88,25 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
 }
 
 /// The command's PATH, each directory opened once (a directory named twice, such as `/bin`
-/// and `/usr/bin` when one links to the other, once): a program is looked up with one
-/// `fstatat` per directory until found, which costs far less than listing directories of a
-/// thousand entries, and each answer is kept for the helpers that ask again.
+/// and `/usr/bin` when one links to the other, once). A small directory is listed once and a
+/// name checked against the listing; a big one (`/usr/bin`, a thousand entries) is asked with
+/// one `fstatat` per name, which costs far less than listing it. Each answer is kept for the
+/// helpers that ask again.
 struct SearchPath {
-    dirs: Vec<(PathBuf, std::fs::File)>,
+    dirs: Vec<PathDir>,
     found: RefCell<HashMap<String, Option<PathBuf>>>,
 }
+
+struct PathDir {
+    path: PathBuf,
+    fd: std::fs::File,
+    /// The names in a small directory; None for a big one.
+    names: Option<HashSet<std::ffi::OsString>>,
+}
+
+/// Directories up to this size (in bytes, as stat reports it: a few blocks, a few hundred
+/// entries) are listed rather than probed.
+const LIST_DIR_MAX_BYTES: u64 = 8192;
 
 impl SearchPath {
     fn open(dirs: &[PathBuf]) -> SearchPath {
@@ -102,13 +114,25 @@ impl SearchPath {
         let dirs = dirs
             .iter()
             .filter_map(|d| {
-                let dir = std::fs::OpenOptions::new()
+                let fd = std::fs::OpenOptions::new()
                     .read(true)
                     .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
                     .open(d)
                     .ok()?;
-                let st = dir.metadata().ok()?;
-                seen.insert((st.dev(), st.ino())).then(|| (d.clone(), dir))
+                let st = fd.metadata().ok()?;
+                if !seen.insert((st.dev(), st.ino())) {
+                    return None;
+                }
+                let names = (st.size() <= LIST_DIR_MAX_BYTES).then(|| {
+                    std::fs::read_dir(d)
+                        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+                        .unwrap_or_default()
+                });
+                Some(PathDir {
+                    path: d.clone(),
+                    fd,
+                    names,
+                })
             })
             .collect();
         SearchPath {
@@ -125,11 +149,16 @@ impl SearchPath {
         let hit = self
             .dirs
             .iter()
-            .find(|(_, fd)| {
-                fstatat(fd, name, AtFlags::empty())
+            .filter(|d| {
+                d.names
+                    .as_ref()
+                    .is_none_or(|n| n.contains(OsStr::new(name)))
+            })
+            .find(|d| {
+                fstatat(&d.fd, name, AtFlags::empty())
                     .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
             })
-            .map(|(d, _)| d.join(name));
+            .map(|d| d.path.join(name));
         self.found
             .borrow_mut()
             .insert(name.to_string(), hit.clone());

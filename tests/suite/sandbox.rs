@@ -437,15 +437,22 @@ fn sigterm_still_puts_the_configuration_back() {
             cmd.env("SNEAKY_SANDBOX_SKIP", "namespaces");
         }
         let mut child = cmd.spawn().expect("spawn");
+        // The shell's own command line holds the marker too: wait for the file as well.
+        let planted = || {
+            std::fs::read_to_string(w.root.join("sneaky.toml"))
+                .ok()
+                .as_deref()
+                == Some("[tools.shell]\nsandbox = false\n")
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while processes_with(&marker).is_empty() && Instant::now() < deadline {
+        while (processes_with(&marker).is_empty() || !planted()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        assert!(planted(), "the command did not change the configuration");
         assert!(
             !processes_with(&marker).is_empty(),
             "the command did not start"
         );
-        assert_eq!(w.read("sneaky.toml"), "[tools.shell]\nsandbox = false\n");
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal");
         let status = child.wait().expect("wait");

@@ -152,7 +152,7 @@ impl SearchPath {
             .filter(|d| {
                 d.names
                     .as_ref()
-                    .is_none_or(|n| n.contains(OsStr::new(name)))
+                    .map_or(true, |n| n.contains(OsStr::new(name)))
             })
             .find(|d| {
                 fstatat(&d.fd, name, AtFlags::empty())

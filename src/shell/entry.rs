@@ -93,6 +93,10 @@ impl Watcher {
                     Err(_) => return None,
                 }
             })
+            .map_err(|_| {
+                // No watcher: the signals must not stay blocked (they would be ignored).
+                let _ = set.thread_unblock();
+            })
             .ok()?;
         Some(Watcher { thread, done })
     }

@@ -44,15 +44,14 @@ pub fn main() -> ExitCode {
 /// and taken by one. On a signal it kills every child's process group and session (the
 /// launchers), then gives the main thread time to finish the call (the command's end is then
 /// reported, and a workspace `sneaky.toml` the command changed is put back) before leaving
-/// with 128 + the signal. When the call ends first, the thread is stopped and joined, and
-/// the exit status is the call's.
+/// with 128 + the signal. When the call ends first, the exit status is the call's.
 struct Watcher {
     thread: std::thread::JoinHandle<Option<Signal>>,
     done: std::sync::mpsc::Sender<()>,
 }
 
-/// Set when the main thread has finished: the wake-up signal (SIGUSR1) then means "stop".
-static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The termination signal the watcher took (0: none yet).
+static TAKEN: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 /// How long a signalled process waits for the main thread to finish the call: long enough
 /// for the launcher's death to be seen and the configuration put back (supervise's own
 /// clean-up is bounded by 3 s); when no command was running, only a moment.
@@ -62,12 +61,7 @@ const FINISH_GRACE_IDLE: Duration = Duration::from_millis(200);
 impl Watcher {
     fn start() -> Option<Watcher> {
         let mut set = SigSet::empty();
-        for s in [
-            Signal::SIGTERM,
-            Signal::SIGINT,
-            Signal::SIGHUP,
-            Signal::SIGUSR1,
-        ] {
+        for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
             set.add(s);
         }
         set.thread_block().ok()?;
@@ -76,10 +70,8 @@ impl Watcher {
             .name("signals".into())
             .spawn(move || loop {
                 match set.wait() {
-                    Ok(Signal::SIGUSR1) if STOPPING.load(Ordering::SeqCst) => return None,
-                    // Not ours to act on (it would have ended the process before).
-                    Ok(Signal::SIGUSR1) => continue,
                     Ok(sig) => {
+                        TAKEN.store(sig as i32, Ordering::SeqCst);
                         let grace = if super::supervise::kill_children_trees() {
                             FINISH_GRACE_RUNNING
                         } else {
@@ -101,14 +93,14 @@ impl Watcher {
         Some(Watcher { thread, done })
     }
 
-    /// The main thread is done: stop the watcher and leave with `code`, or with 128 + the
-    /// signal it handled meanwhile.
+    /// The main thread is done: leave with `code`, or, when the watcher took a signal
+    /// meanwhile, with 128 + the signal. With no signal taken the thread is left to end with
+    /// the process (waking and joining it would add two thread hand-offs to every call).
     fn finish(self, code: ExitCode) -> ExitCode {
-        STOPPING.store(true, Ordering::SeqCst);
+        if TAKEN.load(Ordering::SeqCst) == 0 {
+            return code;
+        }
         let _ = self.done.send(());
-        // Every thread blocks SIGUSR1, so this process-directed signal waits for the
-        // watcher's sigwait.
-        let _ = nix::sys::signal::kill(nix::unistd::getpid(), Signal::SIGUSR1);
         match self.thread.join() {
             Ok(Some(sig)) => ExitCode::from((128 + sig as i32) as u8),
             _ => code,

@@ -68,22 +68,18 @@ impl Watcher {
         let (done, finished) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("signals".into())
-            .spawn(move || loop {
-                match set.wait() {
-                    Ok(sig) => {
-                        TAKEN.store(sig as i32, Ordering::SeqCst);
-                        let grace = if super::supervise::kill_children_trees() {
-                            FINISH_GRACE_RUNNING
-                        } else {
-                            FINISH_GRACE_IDLE
-                        };
-                        if finished.recv_timeout(grace).is_err() {
-                            std::process::exit(128 + sig as i32);
-                        }
-                        return Some(sig);
-                    }
-                    Err(_) => return None,
+            .spawn(move || {
+                let sig = set.wait().ok()?;
+                TAKEN.store(sig as i32, Ordering::SeqCst);
+                let grace = if super::supervise::kill_children_trees() {
+                    FINISH_GRACE_RUNNING
+                } else {
+                    FINISH_GRACE_IDLE
+                };
+                if finished.recv_timeout(grace).is_err() {
+                    std::process::exit(128 + sig as i32);
                 }
+                Some(sig)
             })
             .map_err(|_| {
                 // No watcher: the signals must not stay blocked (they would be ignored).

@@ -38,21 +38,36 @@ pub struct Inputs<'a> {
 /// Files and directories to grant the execute right on. Paths are not canonicalized (that
 /// costs a readlink per component, on every call): Landlock and bind mounts both resolve
 /// links to the inode, which is what counts.
-pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
+pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
     let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
         .filter(|d| d.is_absolute())
         .collect();
     let mut set = BTreeSet::new();
-    let add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
-        if p.is_absolute() && !set.contains(&p) && p.exists() {
-            set.insert(p);
+    let mut directories = BTreeSet::new();
+    let mut add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
+        if !p.is_absolute() || set.contains(&p) {
+            return false;
         }
+        let Ok(meta) = std::fs::metadata(&p) else {
+            return false;
+        };
+        let dir = meta.is_dir();
+        if dir {
+            directories.insert(p.clone());
+        }
+        set.insert(p);
+        !dir
     };
     add(inputs.shell.to_path_buf(), &mut set);
     // `sh` runs make recipes, git aliases' and hooks' shells, `system()`: it is the shell
     // too, and can do nothing bash cannot.
     add(PathBuf::from("/bin/sh"), &mut set);
     let path = SearchPath::open(&dirs);
+    // The loaders and interpreters (one level of `#!`, plus the program `env` names) of the
+    // shell and of the programs that are neither in the default list nor in the helper
+    // table (those are ELF binaries with the shell's loader or `sh` scripts; reading every
+    // header would cost a file read per program on every call).
+    let mut inspect: Vec<PathBuf> = vec![inputs.shell.to_path_buf()];
     for name in inputs.programs {
         let Some(found) = resolve(name, &path, inputs.root) else {
             continue;
@@ -60,31 +75,34 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
         for helper in helpers(name, &found, inputs, &path) {
             add(helper, &mut set);
         }
+        if !DEFAULT_ALLOWED.contains(name) {
+            inspect.push(found.clone());
+        }
         // Found as a regular file just now: no second look.
         set.insert(found);
     }
     for extra in inputs.extra {
-        add(PathBuf::from(extra), &mut set);
+        let extra = PathBuf::from(extra);
+        if add(extra.clone(), &mut set) {
+            inspect.push(extra);
+        }
     }
-    // The loaders and interpreters (one level of `#!`, plus the program `env` names): the
-    // shell's loader, and those of the programs that are not in the default list (the
-    // default ones are ELF binaries with the shell's loader or `sh` scripts; reading every
-    // header would cost a file read per program on every call).
-    let mut inspect: Vec<PathBuf> = vec![inputs.shell.to_path_buf()];
-    inspect.extend(
-        set.iter()
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !DEFAULT_ALLOWED.contains(&name) && p.is_file()
-            })
-            .cloned(),
-    );
     for file in inspect {
         for interp in interpreters(&file, &path) {
             add(interp, &mut set);
         }
     }
-    set.into_iter().collect()
+    ExecSet {
+        paths: set.into_iter().collect(),
+        directories: directories.into_iter().collect(),
+    }
+}
+
+/// The exec set: every path, and which of them were directories when looked at (the
+/// launcher grants a directory the right to list it too, without a second look).
+pub struct ExecSet {
+    pub paths: Vec<PathBuf>,
+    pub directories: Vec<PathBuf>,
 }
 
 /// The command's PATH, each directory opened once (a directory named twice, such as `/bin`
@@ -416,7 +434,7 @@ mod tests {
             shell: Path::new("/bin/bash"),
             extra: &[],
         };
-        let set = executable_paths(&inputs);
+        let set = executable_paths(&inputs).paths;
         use std::os::unix::fs::MetadataExt;
         let id = |p: &Path| std::fs::metadata(p).map(|m| (m.dev(), m.ino())).ok();
         let ids: Vec<_> = set.iter().filter_map(|p| id(p)).collect();

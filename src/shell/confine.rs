@@ -115,9 +115,10 @@ fn landlock(spec: &LaunchSpec, write: &[PathBuf]) -> Result<(String, Option<i32>
     for path in write {
         created = created.add_rule(rule(path, writable)?).map_err(e)?;
     }
+    let dirs: std::collections::HashSet<&PathBuf> = spec.exec_dirs.iter().collect();
     for path in &spec.exec {
         // A directory of helpers: read it and execute beneath it.
-        let rights = if path.is_dir() {
+        let rights = if dirs.contains(path) {
             exec_file | AccessFs::ReadDir
         } else {
             exec_file

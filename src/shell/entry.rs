@@ -5,12 +5,15 @@
 //! - `--print-policy`: the effective command lists and where each entry came from;
 //! - the child-subreaper flag (orphans of a command are re-parented to this process, so the
 //!   clean-up finds them where the PID namespace is unavailable);
-//! - SIGTERM, SIGINT and SIGHUP: a watcher thread kills the command's whole tree, then this
-//!   process exits. With the PID namespace, killing `sneaky-run` with SIGKILL also takes the
-//!   tree down (the launcher and the namespace's init die with their parent).
+//! - SIGTERM, SIGINT and SIGHUP: a watcher thread kills the command's whole tree, lets the
+//!   call finish (so a changed workspace `sneaky.toml` is put back), then this process exits
+//!   with 128 + the signal. With the PID namespace, killing `sneaky-run` with SIGKILL also
+//!   takes the tree down (the launcher and the namespace's init die with their parent).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use nix::sys::signal::{SigSet, Signal};
 
@@ -29,27 +32,76 @@ pub fn main() -> ExitCode {
         return print_policy(&args);
     }
     let _ = nix::sys::prctl::set_child_subreaper(true);
-    watch_termination_signals();
-    crate::protocol::main::<RunCommand>()
+    let watcher = Watcher::start();
+    let code = crate::protocol::main::<RunCommand>();
+    match watcher {
+        Some(w) => w.finish(code),
+        None => code,
+    }
 }
 
-/// Block the termination signals in every thread and handle them in one: kill every child's
-/// process group and session (the launchers), then leave with 128 + the signal.
-fn watch_termination_signals() {
-    let mut set = SigSet::empty();
-    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
-        set.add(s);
+/// The termination-signal watcher: SIGTERM, SIGINT and SIGHUP are blocked in every thread
+/// and taken by one. On a signal it kills every child's process group and session (the
+/// launchers), then gives the main thread time to finish the call (the command's end is then
+/// reported, and a workspace `sneaky.toml` the command changed is put back) before leaving
+/// with 128 + the signal. When the call ends first, the exit status is the call's.
+struct Watcher {
+    thread: std::thread::JoinHandle<Option<Signal>>,
+    done: std::sync::mpsc::Sender<()>,
+}
+
+/// The termination signal the watcher took (0: none yet).
+static TAKEN: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// How long a signalled process waits for the main thread to finish the call: long enough
+/// for the launcher's death to be seen and the configuration put back (supervise's own
+/// clean-up is bounded by 3 s); when no command was running, only a moment.
+const FINISH_GRACE_RUNNING: Duration = Duration::from_secs(5);
+const FINISH_GRACE_IDLE: Duration = Duration::from_millis(200);
+
+impl Watcher {
+    fn start() -> Option<Watcher> {
+        let mut set = SigSet::empty();
+        for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+            set.add(s);
+        }
+        set.thread_block().ok()?;
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let sig = set.wait().ok()?;
+                TAKEN.store(sig as i32, Ordering::SeqCst);
+                let grace = if super::supervise::kill_children_trees() {
+                    FINISH_GRACE_RUNNING
+                } else {
+                    FINISH_GRACE_IDLE
+                };
+                if finished.recv_timeout(grace).is_err() {
+                    std::process::exit(128 + sig as i32);
+                }
+                Some(sig)
+            })
+            .map_err(|_| {
+                // No watcher: the signals must not stay blocked (they would be ignored).
+                let _ = set.thread_unblock();
+            })
+            .ok()?;
+        Some(Watcher { thread, done })
     }
-    if set.thread_block().is_err() {
-        return;
+
+    /// The main thread is done: leave with `code`, or, when the watcher took a signal
+    /// meanwhile, with 128 + the signal. With no signal taken the thread is left to end with
+    /// the process (waking and joining it would add two thread hand-offs to every call).
+    fn finish(self, code: ExitCode) -> ExitCode {
+        if TAKEN.load(Ordering::SeqCst) == 0 {
+            return code;
+        }
+        let _ = self.done.send(());
+        match self.thread.join() {
+            Ok(Some(sig)) => ExitCode::from((128 + sig as i32) as u8),
+            _ => code,
+        }
     }
-    std::thread::spawn(move || {
-        let Ok(sig) = set.wait() else {
-            return;
-        };
-        super::supervise::kill_children_trees();
-        std::process::exit(128 + sig as i32);
-    });
 }
 
 /// `sneaky-run --print-policy [--root DIR] [--config FILE] [--format json|text]`.

@@ -10,10 +10,15 @@
 //! private temporary directory where `go test` builds. That is the documented meaning of
 //! putting a build tool in the allowed list.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use nix::fcntl::AtFlags;
+use nix::sys::stat::fstatat;
 
 use super::policy::DEFAULT_ALLOWED;
 
@@ -33,95 +38,164 @@ pub struct Inputs<'a> {
 /// Files and directories to grant the execute right on. Paths are not canonicalized (that
 /// costs a readlink per component, on every call): Landlock and bind mounts both resolve
 /// links to the inode, which is what counts.
-pub fn executable_paths(inputs: &Inputs<'_>) -> Vec<PathBuf> {
+pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
     let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
         .filter(|d| d.is_absolute())
         .collect();
     let mut set = BTreeSet::new();
-    let add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
-        if p.is_absolute() && p.exists() {
-            set.insert(p);
+    let mut directories = BTreeSet::new();
+    let mut add = |p: PathBuf, set: &mut BTreeSet<PathBuf>| {
+        if !p.is_absolute() || set.contains(&p) {
+            return false;
         }
+        let Ok(meta) = std::fs::metadata(&p) else {
+            return false;
+        };
+        let dir = meta.is_dir();
+        if dir {
+            directories.insert(p.clone());
+        }
+        set.insert(p);
+        !dir
     };
     add(inputs.shell.to_path_buf(), &mut set);
     // `sh` runs make recipes, git aliases' and hooks' shells, `system()`: it is the shell
     // too, and can do nothing bash cannot.
     add(PathBuf::from("/bin/sh"), &mut set);
-    let listing = PathListing::read(&dirs);
-    for name in inputs.programs {
-        let Some(found) = resolve(name, &listing, inputs.root) else {
-            continue;
-        };
-        for helper in helpers(name, &found, inputs, &listing) {
-            add(helper, &mut set);
-        }
-        add(found, &mut set);
-    }
-    for extra in inputs.extra {
-        add(PathBuf::from(extra), &mut set);
-    }
-    // The loaders and interpreters (one level of `#!`, plus the program `env` names): the
-    // shell's loader, and those of the programs that are not in the default list (the
-    // default ones are ELF binaries with the shell's loader or `sh` scripts; reading every
+    let path = SearchPath::open(&dirs);
+    // The loaders and interpreters (one level of `#!`, plus the program `env` names) of the
+    // shell and of the programs that are neither in the default list nor in the helper
+    // table (those are ELF binaries with the shell's loader or `sh` scripts; reading every
     // header would cost a file read per program on every call).
     let mut inspect: Vec<PathBuf> = vec![inputs.shell.to_path_buf()];
-    inspect.extend(
-        set.iter()
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !DEFAULT_ALLOWED.contains(&name) && p.is_file()
-            })
-            .cloned(),
-    );
+    for name in inputs.programs {
+        let Some(found) = resolve(name, &path, inputs.root) else {
+            continue;
+        };
+        for helper in helpers(name, &found, inputs, &path) {
+            add(helper, &mut set);
+        }
+        if !DEFAULT_ALLOWED.contains(name) {
+            inspect.push(found.clone());
+        }
+        // Found as a regular file just now: no second look.
+        set.insert(found);
+    }
+    for extra in inputs.extra {
+        let extra = PathBuf::from(extra);
+        if add(extra.clone(), &mut set) {
+            inspect.push(extra);
+        }
+    }
     for file in inspect {
-        for interp in interpreters(&file, &listing) {
+        for interp in interpreters(&file, &path) {
             add(interp, &mut set);
         }
     }
-    set.into_iter().collect()
+    ExecSet {
+        paths: set.into_iter().collect(),
+        directories: directories.into_iter().collect(),
+    }
 }
 
-/// The names in each PATH directory, read once (one directory listing per PATH entry is
-/// cheaper than a stat per program and directory).
-struct PathListing {
-    dirs: Vec<(PathBuf, std::collections::HashSet<std::ffi::OsString>)>,
+/// The exec set: every path, and which of them were directories when looked at (the
+/// launcher grants a directory the right to list it too, without a second look).
+pub struct ExecSet {
+    pub paths: Vec<PathBuf>,
+    pub directories: Vec<PathBuf>,
 }
 
-impl PathListing {
-    fn read(dirs: &[PathBuf]) -> PathListing {
+/// The command's PATH, each directory opened once (a directory named twice, such as `/bin`
+/// and `/usr/bin` when one links to the other, once). A small directory is listed once and a
+/// name checked against the listing; a big one (`/usr/bin`, a thousand entries) is asked with
+/// one `fstatat` per name, which costs far less than listing it. Each answer is kept for the
+/// helpers that ask again.
+struct SearchPath {
+    dirs: Vec<PathDir>,
+    found: RefCell<HashMap<String, Option<PathBuf>>>,
+}
+
+struct PathDir {
+    path: PathBuf,
+    fd: std::fs::File,
+    /// The names in a small directory; None for a big one.
+    names: Option<HashSet<std::ffi::OsString>>,
+}
+
+/// Directories up to this size (in bytes, as stat reports it: a few blocks, a few hundred
+/// entries) are listed rather than probed.
+const LIST_DIR_MAX_BYTES: u64 = 8192;
+
+impl SearchPath {
+    fn open(dirs: &[PathBuf]) -> SearchPath {
+        let mut seen = HashSet::new();
         let dirs = dirs
             .iter()
-            .map(|d| {
-                let names = std::fs::read_dir(d)
-                    .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
-                    .unwrap_or_default();
-                (d.clone(), names)
+            .filter_map(|d| {
+                let fd = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                    .open(d)
+                    .ok()?;
+                let st = fd.metadata().ok()?;
+                if !seen.insert((st.dev(), st.ino())) {
+                    return None;
+                }
+                let names = (st.size() <= LIST_DIR_MAX_BYTES).then(|| {
+                    std::fs::read_dir(d)
+                        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+                        .unwrap_or_default()
+                });
+                Some(PathDir {
+                    path: d.clone(),
+                    fd,
+                    names,
+                })
             })
             .collect();
-        PathListing { dirs }
+        SearchPath {
+            dirs,
+            found: RefCell::new(HashMap::new()),
+        }
     }
 
+    /// The first regular file (symbolic links followed) named `name` on the path.
     fn find(&self, name: &str) -> Option<PathBuf> {
-        self.dirs
+        if let Some(known) = self.found.borrow().get(name) {
+            return known.clone();
+        }
+        let hit = self
+            .dirs
             .iter()
-            .filter(|(_, names)| names.contains(OsStr::new(name)))
-            .map(|(d, _)| d.join(name))
-            .find(|p| p.is_file())
+            .filter(|d| {
+                d.names
+                    .as_ref()
+                    .map_or(true, |n| n.contains(OsStr::new(name)))
+            })
+            .find(|d| {
+                fstatat(&d.fd, name, AtFlags::empty())
+                    .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
+            })
+            .map(|d| d.path.join(name));
+        self.found
+            .borrow_mut()
+            .insert(name.to_string(), hit.clone());
+        hit
     }
 }
 
 /// A program name as bash would find it: a path (relative to the root) or the first match
 /// on PATH.
-fn resolve(name: &str, listing: &PathListing, root: &Path) -> Option<PathBuf> {
+fn resolve(name: &str, path: &SearchPath, root: &Path) -> Option<PathBuf> {
     if name.contains('/') {
         let p = root.join(name);
         return p.is_file().then_some(p);
     }
-    listing.find(name)
+    path.find(name)
 }
 
 /// The helper table: what an allowed program itself executes to do its job.
-fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, listing: &PathListing) -> Vec<PathBuf> {
+fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, path: &SearchPath) -> Vec<PathBuf> {
     const WITH_HELPERS: &[&str] = &[
         "git",
         "cargo",
@@ -165,19 +239,17 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, listing: &PathListing)
         }
         "cargo" | "rustc" | "rustdoc" | "rustfmt" | "cargo-clippy" | "clippy-driver" => {
             out.extend(rust_toolchain(&real, found));
-            out.extend(c_toolchain(listing));
+            out.extend(c_toolchain(path));
             out.push(inputs.root.join("target"));
             if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
                 out.push(inputs.root.join(t));
             }
         }
-        "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "ld" => {
-            out.extend(c_toolchain(listing))
-        }
-        "make" => out.extend(["cc", "gcc", "ar"].iter().filter_map(|n| listing.find(n))),
+        "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "ld" => out.extend(c_toolchain(path)),
+        "make" => out.extend(["cc", "gcc", "ar"].iter().filter_map(|n| path.find(n))),
         "npm" | "npx" | "node" | "yarn" | "pnpm" => {
-            out.extend(listing.find("node"));
-            out.extend(listing.find("env"));
+            out.extend(path.find("node"));
+            out.extend(path.find("env"));
             // npm is a script inside its own package: the package's other scripts.
             if let Some(pkg) = real.parent().and_then(Path::parent) {
                 if pkg.join("package.json").is_file() {
@@ -189,7 +261,7 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, listing: &PathListing)
         "go" => {
             out.extend(private_dir(&prefix));
             out.push(inputs.tmp.to_path_buf());
-            out.extend(c_toolchain(listing));
+            out.extend(c_toolchain(path));
         }
         _ => {}
     }
@@ -260,12 +332,12 @@ fn private_dir(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The C compiler driver, its internal programs and binutils (the linker of rustc and go).
-fn c_toolchain(listing: &PathListing) -> Vec<PathBuf> {
+fn c_toolchain(path: &SearchPath) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = [
         "cc", "gcc", "c++", "g++", "ld", "ld.bfd", "ld.gold", "as", "ar",
     ]
     .iter()
-    .filter_map(|n| listing.find(n))
+    .filter_map(|n| path.find(n))
     .collect();
     for dir in ["/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib/llvm"] {
         out.push(PathBuf::from(dir));
@@ -273,14 +345,14 @@ fn c_toolchain(listing: &PathListing) -> Vec<PathBuf> {
     // Cross-named binutils (x86_64-linux-gnu-ld …) that cc calls.
     let arch = std::env::consts::ARCH;
     for tool in ["ld", "ld.bfd", "as", "gcc"] {
-        out.extend(listing.find(&format!("{arch}-linux-gnu-{tool}")));
+        out.extend(path.find(&format!("{arch}-linux-gnu-{tool}")));
     }
     out
 }
 
 /// The ELF interpreter (PT_INTERP) of a binary, or the `#!` interpreter of a script (and the
 /// program `#!/usr/bin/env NAME` names).
-fn interpreters(file: &Path, listing: &PathListing) -> Vec<PathBuf> {
+fn interpreters(file: &Path, path: &SearchPath) -> Vec<PathBuf> {
     let mut head = [0u8; 4096];
     let n = match std::fs::File::open(file).and_then(|mut f| f.read(&mut head)) {
         Ok(n) => n,
@@ -298,7 +370,7 @@ fn interpreters(file: &Path, listing: &PathListing) -> Vec<PathBuf> {
         if interp.ends_with("/env") {
             if let Some(p) = words
                 .find(|w| !w.starts_with('-'))
-                .and_then(|w| listing.find(w))
+                .and_then(|w| path.find(w))
             {
                 out.push(p);
             }
@@ -362,14 +434,14 @@ mod tests {
             shell: Path::new("/bin/bash"),
             extra: &[],
         };
-        let set = executable_paths(&inputs);
+        let set = executable_paths(&inputs).paths;
         use std::os::unix::fs::MetadataExt;
         let id = |p: &Path| std::fs::metadata(p).map(|m| (m.dev(), m.ino())).ok();
         let ids: Vec<_> = set.iter().filter_map(|p| id(p)).collect();
         let has = |p: &Path| id(p).is_some_and(|i| ids.contains(&i));
         assert!(has(Path::new("/bin/bash")), "{set:?}");
         let bash = std::fs::canonicalize("/bin/bash").expect("bash");
-        if let Some(interp) = interpreters(&bash, &PathListing::read(&[])).first() {
+        if let Some(interp) = interpreters(&bash, &SearchPath::open(&[])).first() {
             assert!(has(interp), "{set:?}");
         }
         assert!(!has(Path::new("/bin/cat")), "cat was not allowed: {set:?}");

@@ -37,11 +37,12 @@ impl ConfigSnapshot {
         }
     }
 
-    /// True when it had to be put back.
+    /// True when it had to be put back. The old version is written under a temporary name
+    /// and renamed over whatever the command left, so that an interruption (SIGKILL, a
+    /// crash) at any point leaves either the command's version or the old one, never none
+    /// or half of it.
     pub fn restore_if_changed(&self, ws: &Workspace) -> Result<bool> {
-        use nix::fcntl::{openat, OFlag};
-        use nix::sys::stat::Mode;
-        use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
+        use nix::unistd::{unlinkat, UnlinkatFlags};
         let Some(before) = &self.state else {
             return Ok(false);
         };
@@ -49,43 +50,90 @@ impl ConfigSnapshot {
             return Ok(false);
         }
         let fd = ws.root_fd();
-        let fail = |e: nix::errno::Errno| {
-            Error::new(
-                ErrorKind::IoError,
-                format!("the command changed {CONFIG_FILE_NAME} and it could not be restored: {e}"),
-            )
-        };
-        match unlinkat(fd, CONFIG_FILE_NAME, UnlinkatFlags::NoRemoveDir) {
-            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
-            Err(nix::errno::Errno::EISDIR) => {
-                unlinkat(fd, CONFIG_FILE_NAME, UnlinkatFlags::RemoveDir).map_err(fail)?
-            }
-            Err(e) => return Err(fail(e)),
+        // A directory put in its place cannot be renamed over: removed first (when empty;
+        // otherwise the restore fails and says so).
+        match unlinkat(fd, CONFIG_FILE_NAME, UnlinkatFlags::RemoveDir) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) | Err(nix::errno::Errno::ENOTDIR) => {}
+            Err(e) => return Err(restore_failed(e)),
         }
         match before {
-            ConfigState::Absent => {}
+            ConfigState::Absent => match unlinkat(fd, CONFIG_FILE_NAME, UnlinkatFlags::NoRemoveDir)
+            {
+                Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+                Err(e) => return Err(restore_failed(e)),
+            },
             ConfigState::Link { target, .. } => {
-                symlinkat(target.as_os_str(), fd, CONFIG_FILE_NAME).map_err(fail)?
+                put_in_place(ws, |tmp| {
+                    nix::unistd::symlinkat(target.as_os_str(), fd, tmp).map_err(restore_failed)
+                })?;
             }
             ConfigState::File { content, mode, .. } => {
-                let file = openat(
-                    fd,
-                    CONFIG_FILE_NAME,
-                    OFlag::O_WRONLY
-                        | OFlag::O_CREAT
-                        | OFlag::O_EXCL
-                        | OFlag::O_NOFOLLOW
-                        | OFlag::O_CLOEXEC,
-                    Mode::from_bits_truncate(*mode & 0o7777),
-                )
-                .map_err(fail)?;
-                let mut file = std::fs::File::from(file);
-                std::io::Write::write_all(&mut file, content)
-                    .map_err(|e| Error::io(format!("restoring {CONFIG_FILE_NAME}"), e))?;
+                put_in_place(ws, |tmp| write_new(ws, tmp, content, *mode))?;
             }
         }
         Ok(true)
     }
+}
+
+fn restore_failed(e: nix::errno::Errno) -> Error {
+    Error::new(
+        ErrorKind::IoError,
+        format!("the command changed {CONFIG_FILE_NAME} and it could not be restored: {e}"),
+    )
+}
+
+/// Create the old version under a fresh temporary name in the root with `make`, then rename
+/// it over the configuration's name (atomic); the temporary is removed if anything fails.
+fn put_in_place(ws: &Workspace, make: impl Fn(&str) -> Result<()>) -> Result<()> {
+    let fd = ws.root_fd();
+    for attempt in 0..16u32 {
+        let tmp = format!(
+            ".{CONFIG_FILE_NAME}.restore-{}-{attempt}",
+            std::process::id()
+        );
+        match make(&tmp) {
+            Ok(()) => {}
+            Err(_)
+                if nix::sys::stat::fstatat(
+                    fd,
+                    tmp.as_str(),
+                    nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                )
+                .is_ok() =>
+            {
+                // The name was taken (left by an earlier interrupted restore, or planted):
+                // try the next one.
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+        return nix::fcntl::renameat(fd, tmp.as_str(), fd, CONFIG_FILE_NAME).map_err(|e| {
+            let _ =
+                nix::unistd::unlinkat(fd, tmp.as_str(), nix::unistd::UnlinkatFlags::NoRemoveDir);
+            restore_failed(e)
+        });
+    }
+    Err(restore_failed(nix::errno::Errno::EEXIST))
+}
+
+/// Write `content` to the new file `name` in the root (never following a link, never over an
+/// existing file), flushed to disk before it is renamed into place.
+fn write_new(ws: &Workspace, name: &str, content: &[u8], mode: u32) -> Result<()> {
+    use nix::fcntl::{openat, OFlag};
+    use nix::sys::stat::Mode;
+    let file = openat(
+        ws.root_fd(),
+        name,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(mode & 0o7777),
+    )
+    .map_err(restore_failed)?;
+    let mut file = std::fs::File::from(file);
+    let written = std::io::Write::write_all(&mut file, content).and_then(|()| file.sync_all());
+    written.map_err(|e| {
+        let _ = nix::unistd::unlinkat(ws.root_fd(), name, nix::unistd::UnlinkatFlags::NoRemoveDir);
+        Error::io(format!("restoring {CONFIG_FILE_NAME}"), e)
+    })
 }
 
 fn config_state(ws: &Workspace) -> Option<ConfigState> {

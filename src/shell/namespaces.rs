@@ -156,13 +156,14 @@ fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
     }
     for x in req.exec {
         // A helper directory that does not exist yet, or a file that went away: skipped
-        // (then it cannot execute, which is the safe side).
-        if x.exists() {
-            let none: Option<&str> = None;
-            mount(Some(x), x, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
-                .map_err(|e| err("binding executable", x, &e))?;
-            mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
+        // (then it cannot execute, which is the safe side). Asked of the bind itself rather
+        // than with a stat first: one system call less per program, on every call.
+        match mount(Some(x), x, none, MsFlags::MS_BIND | MsFlags::MS_REC, none) {
+            Ok(()) => {}
+            Err(nix::errno::Errno::ENOENT) => continue,
+            Err(e) => return Err(err("binding executable", x, &e)),
         }
+        mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
     }
     let shm = private_shm();
     for p in req.pin.iter().filter(|p| p.is_dir()) {

@@ -51,6 +51,9 @@ pub struct LaunchSpec {
     pub write: Vec<PathBuf>,
     /// Files and directories whose programs may execute.
     pub exec: Vec<PathBuf>,
+    /// Which entries of `exec` were directories when the runner looked (they may also be
+    /// listed; a type changed meanwhile only makes Landlock report "partial").
+    pub exec_dirs: Vec<PathBuf>,
     /// Where shared libraries live: mapped executable, never executed (everything else is
     /// mounted noexec).
     pub map_exec: Vec<PathBuf>,

@@ -24,7 +24,7 @@ pub fn launch_spec(
     let root = ws.root();
     let lists = EffectiveLists::from_config(shell);
     let programs = lists.runnable();
-    let exec = executable_paths(&Inputs {
+    let exec_set = executable_paths(&Inputs {
         programs: &programs,
         path: path_env,
         root,
@@ -66,7 +66,8 @@ pub fn launch_spec(
         sandbox: shell.sandbox,
         read: read_paths(shell, root, tmp)?,
         write,
-        exec,
+        exec: exec_set.paths,
+        exec_dirs: exec_set.directories,
         map_exec: library_dirs(),
         read_only,
         pin,
@@ -92,6 +93,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         read: Vec::new(),
         write: Vec::new(),
         exec: Vec::new(),
+        exec_dirs: Vec::new(),
         map_exec: Vec::new(),
         read_only: Vec::new(),
         pin: Vec::new(),

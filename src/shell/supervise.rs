@@ -51,7 +51,12 @@ pub fn supervise(
     timeout: Duration,
     cap: usize,
 ) -> Result<Finished> {
-    let children_before = our_children();
+    // Orphans count as the command's only when we are a subreaper (see `members`).
+    let children_before = if is_subreaper() {
+        our_children()
+    } else {
+        HashSet::new()
+    };
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -73,7 +78,7 @@ pub fn supervise(
     // With the PID namespace in force the launcher waited for the namespace's init, whose
     // exit killed everything in it: there is nothing to hunt for.
     if !stderr.status().is_some_and(|s| s.namespaces_ok) {
-        kill_leftovers(pid, own_session, &children_before);
+        kill_leftovers(pid, own_session, &children_before, true);
     }
     let deadline = Instant::now() + CLEANUP_LIMIT;
     stdout.wait(deadline);
@@ -143,8 +148,8 @@ fn signal_everything(pid: Pid, own_session: bool, children_before: &HashSet<i32>
 }
 
 /// Kill whatever the command left behind (background jobs, daemons that changed their group
-/// or session) and reap the orphans that were re-parented to us.
-fn kill_leftovers(pid: Pid, own_session: bool, children_before: &HashSet<i32>) {
+/// or session) and, with `reap`, reap the orphans that were re-parented to us.
+fn kill_leftovers(pid: Pid, own_session: bool, children_before: &HashSet<i32>, reap: bool) {
     let deadline = Instant::now() + CLEANUP_LIMIT;
     loop {
         let _ = killpg(pid, Signal::SIGKILL);
@@ -152,7 +157,9 @@ fn kill_leftovers(pid: Pid, own_session: bool, children_before: &HashSet<i32>) {
         for p in &left {
             let _ = kill(Pid::from_raw(*p), Signal::SIGKILL);
         }
-        reap_orphans(children_before);
+        if reap {
+            reap_orphans(children_before);
+        }
         if left.is_empty() || Instant::now() > deadline {
             return;
         }
@@ -193,26 +200,21 @@ fn processes() -> Vec<(i32, char, i32, i32, i32)> {
     .collect()
 }
 
-/// Our child processes, from /proc/self/task/*/children (cheaper than a scan of /proc);
-/// falls back to the scan where that file does not exist.
+/// Our child processes: those of the main thread, from /proc/self/task/<pid>/children (far
+/// cheaper than a scan of /proc), or from the scan where that file does not exist. Only the
+/// main thread's list is read: `sneaky-run`, the one program that uses this (as a child
+/// subreaper), spawns from its main thread, and orphans are re-parented to it. Reading a file
+/// under another thread's /proc/self/task/<tid> would also cost this process's parent
+/// milliseconds of CPU when it reaps us (the kernel's /proc dentry flush at exit spins on
+/// it), which every call would pay.
 fn our_children() -> HashSet<i32> {
     let me = std::process::id() as i32;
-    let from_tasks = std::fs::read_dir("/proc/self/task").ok().map(|tasks| {
-        tasks
-            .flatten()
-            .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-            .flat_map(|text| {
-                text.split_whitespace()
-                    .filter_map(|p| p.parse().ok())
-                    .collect::<Vec<i32>>()
-            })
-            .collect::<HashSet<i32>>()
-    });
-    match from_tasks {
-        Some(set) if std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists() => {
-            set
-        }
-        _ => processes()
+    match std::fs::read_to_string(format!("/proc/self/task/{me}/children")) {
+        Ok(text) => text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+        Err(_) => processes()
             .into_iter()
             .filter(|p| p.2 == me)
             .map(|p| p.0)
@@ -246,10 +248,14 @@ fn signal_name(n: i32) -> String {
 
 /// Kill every child of this process with its process group and session, and whatever is
 /// re-parented to us (for the termination-signal watcher of sneaky-run's entry point).
-pub fn kill_children_trees() {
+/// Nothing is reaped: the call in progress waits for its launcher and sees it killed.
+/// Whether there was any child (a command was running).
+pub fn kill_children_trees() -> bool {
     let none = HashSet::new();
-    for child in our_children() {
-        kill_leftovers(Pid::from_raw(child), true, &none);
+    let children = our_children();
+    for &child in &children {
+        kill_leftovers(Pid::from_raw(child), true, &none, false);
         let _ = kill(Pid::from_raw(child), Signal::SIGKILL);
     }
+    !children.is_empty()
 }

@@ -396,6 +396,78 @@ fn killing_sneaky_run_takes_the_whole_tree_down() {
     }
 }
 
+/// SIGTERM while a command runs: the tree is killed, the call still finishes (a workspace
+/// `sneaky.toml` the command created or changed is put back) and sneaky-run leaves with
+/// 128 + 15. Both with the namespace layer (the command can only create the file) and
+/// without it (it can overwrite it).
+#[test]
+fn sigterm_still_puts_the_configuration_back() {
+    use assert_cmd::cargo::CommandCargoExt;
+    for skip_namespaces in [false, true] {
+        let w = util::ws();
+        let _ = std::fs::remove_file(w.root.join("sneaky.toml"));
+        let original = if skip_namespaces {
+            w.write("sneaky.toml", "# the workspace config\n");
+            Some("# the workspace config\n")
+        } else {
+            None
+        };
+        w.write("new.txt", "[tools.shell]\nsandbox = false\n");
+        let marker = format!(
+            "{}.{}",
+            7000 + std::process::id() % 1000,
+            u8::from(skip_namespaces)
+        );
+        // A name the policy cannot read as the configuration's (a glob, a brace expansion).
+        let write = if original.is_some() {
+            "cp new.txt sneaky.tom?"
+        } else {
+            "tee sneaky.{toml,x} < new.txt > /dev/null"
+        };
+        let command = format!("{write}; sleep {marker}");
+        let mut cmd = Command::cargo_bin("sneaky-run").expect("binary");
+        cmd.current_dir(&w.root)
+            .env("SNEAKY_ROOT", &w.root)
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+            .arg(&command)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if skip_namespaces {
+            cmd.env("SNEAKY_SANDBOX_SKIP", "namespaces");
+        }
+        let mut child = cmd.spawn().expect("spawn");
+        // The shell's own command line holds the marker too: wait for the file as well.
+        let planted = || {
+            std::fs::read_to_string(w.root.join("sneaky.toml"))
+                .ok()
+                .as_deref()
+                == Some("[tools.shell]\nsandbox = false\n")
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while (processes_with(&marker).is_empty() || !planted()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(planted(), "the command did not change the configuration");
+        assert!(
+            !processes_with(&marker).is_empty(),
+            "the command did not start"
+        );
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal");
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(128 + 15), "{status:?}");
+        assert!(processes_with(&marker).is_empty(), "the command survived");
+        match original {
+            Some(text) => assert_eq!(w.read("sneaky.toml"), text),
+            None => assert!(
+                !w.root.join("sneaky.toml").exists(),
+                "the planted file stayed"
+            ),
+        }
+    }
+}
+
 /// Creates one socket of each family and says which the kernel refused.
 const SOCKETS_C: &str = r#"#include <stdio.h>
 #include <sys/socket.h>

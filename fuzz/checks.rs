@@ -100,7 +100,7 @@ pub fn jail_paths(data: &[u8]) {
         return;
     };
     let opts = walk::Options {
-        filters: None,
+        filters: None::<walk::Unfiltered>,
         max_depth: Some(3),
         threads: 1,
     };

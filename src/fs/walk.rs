@@ -59,9 +59,32 @@ impl Filters {
     }
 }
 
-pub struct Options {
+/// What a walk filters with: `Filters`, or `Unfiltered` for a walk that reports every entry.
+/// A type rather than only a runtime `None`, so that a binary whose walks are all unfiltered
+/// (sneaky-ls) does not link the ignore-file and glob machinery (regex engines included):
+/// `Option<Unfiltered>` can only be `None`, and the filtering code is compiled out of it.
+pub trait Filter: Sync {
+    fn filters(&self) -> &Filters;
+}
+
+impl Filter for Filters {
+    fn filters(&self) -> &Filters {
+        self
+    }
+}
+
+/// No filters: every entry is reported (list_dir). Has no values.
+pub enum Unfiltered {}
+
+impl Filter for Unfiltered {
+    fn filters(&self) -> &Filters {
+        match *self {}
+    }
+}
+
+pub struct Options<P: Filter = Filters> {
     /// None: report every entry (list_dir).
-    pub filters: Option<Filters>,
+    pub filters: Option<P>,
     /// Entries deeper than this are not reported (1: the start's own entries).
     pub max_depth: Option<usize>,
     pub threads: usize,
@@ -103,8 +126,9 @@ impl Entry<'_> {
 
 /// Walk from `start`, calling a visitor for each entry that passes the filters. `make` builds
 /// one visitor per thread (each may hold its own buffers); entries arrive in no global order.
-pub fn walk<F, V>(ws: &Workspace, start: WalkStart, opts: &Options, make: F)
+pub fn walk<F, V, P>(ws: &Workspace, start: WalkStart, opts: &Options<P>, make: F)
 where
+    P: Filter,
     F: Fn() -> V + Sync,
     V: FnMut(&Entry<'_>) -> Flow,
 {
@@ -122,7 +146,7 @@ where
         });
         return;
     }
-    let rules = match &opts.filters {
+    let rules = match filters_of(opts) {
         Some(f) if f.ignore_files => Some(ancestor_rules(ws, &start.path, f.custom_ignore)),
         _ => None,
     };
@@ -148,6 +172,11 @@ where
         }
         worker(&shared, opts, make());
     });
+}
+
+/// The walk's filters, if any (always none for `Unfiltered`).
+fn filters_of<P: Filter>(opts: &Options<P>) -> Option<&Filters> {
+    opts.filters.as_ref().map(Filter::filters)
 }
 
 pub fn threads() -> usize {
@@ -247,7 +276,7 @@ impl Shared {
     }
 }
 
-fn worker<V>(shared: &Shared, opts: &Options, mut visit: V)
+fn worker<V, P: Filter>(shared: &Shared, opts: &Options<P>, mut visit: V)
 where
     V: FnMut(&Entry<'_>) -> Flow,
 {
@@ -259,7 +288,7 @@ where
 
 /// Read one directory (or visit a share of one): report its entries; subdirectories and
 /// shares of a large directory's files go to the queue before this thread visits its own share.
-fn read_dir<V>(shared: &Shared, opts: &Options, job: Job, visit: &mut V) -> Vec<Job>
+fn read_dir<V, P: Filter>(shared: &Shared, opts: &Options<P>, job: Job, visit: &mut V) -> Vec<Job>
 where
     V: FnMut(&Entry<'_>) -> Flow,
 {
@@ -284,7 +313,7 @@ where
     let Ok(mut entries) = handle.entries() else {
         return Vec::new();
     };
-    let rules = match (&opts.filters, job.rules) {
+    let rules = match (filters_of(opts), job.rules) {
         (Some(f), Some(parent)) => Some(Rules::child(
             parent,
             &job.path,
@@ -332,9 +361,9 @@ struct Dir<'a> {
 }
 
 /// Filter and visit some entries of a directory; the subdirectories to walk.
-fn visit_entries<V>(
+fn visit_entries<V, P: Filter>(
     shared: &Shared,
-    opts: &Options,
+    opts: &Options<P>,
     dir: &Dir<'_>,
     entries: &[DirEntry],
     visit: &mut V,
@@ -358,7 +387,7 @@ where
         }
         path.push_str(&name.to_string_lossy());
         let is_dir = entry.kind == Kind::Dir;
-        if let Some(f) = &opts.filters {
+        if let Some(f) = filters_of(opts) {
             if skip(shared, f, dir.rules.map(|r| &**r), &path, name, is_dir) {
                 continue;
             }

@@ -132,7 +132,7 @@ pub fn search(args: &ListArgs, ctx: &Context, sink: &dyn PathSink) -> Result<Str
         start.path.clone()
     };
     let opts = walk::Options {
-        filters: None,
+        filters: None::<walk::Unfiltered>,
         max_depth: if args.recursive { None } else { Some(1) },
         threads: if args.recursive { walk::threads() } else { 1 },
     };

@@ -79,11 +79,7 @@ impl Tool for ReadFile {
             return Err(Error::invalid_args("limit: must be at least 1"));
         }
         let rel = ctx.ws.relative(&args.file_path)?;
-        let file = ctx.ws.open_read(&rel)?;
-        let size = file
-            .metadata()
-            .map_err(|e| Error::io(rel.display(), e))?
-            .len();
+        let (file, size) = ctx.ws.open_read_sized(&rel)?;
         let max = ctx.config.max_file_size_bytes;
         let path = rel.display().to_string();
         if args.offset.is_none() && args.limit.is_none() {

@@ -101,6 +101,9 @@ tail = 4096 - size - 1
 lines.append('x' * tail)
 open('$ws/sample.txt', 'w').write('\n'.join(lines) + '\n')
 "
+# Every answer of the load client must hold this line of the sample (letters and spaces: the
+# same in any JSON encoding), so that a fast wrong answer cannot count.
+export MCP_LOAD_EXPECT="$(sed -n 20p "$ws/sample.txt")"
 export XDG_CONFIG_HOME="$ws/xdg"
 unset SNEAKY_ROOT SNEAKY_CONFIG
 read_args='{"file_path":"sample.txt"}'

@@ -8,8 +8,9 @@
 //! stdio: one server process; CLIENTS logical clients share its stdin/stdout, each keeping DEPTH
 //! requests in flight (ids say whose), CALLS calls each. http: CLIENTS connections, each with its
 //! own session (keep-alive), DEPTH (1) requests pipelined; one thread drives them all in turn,
-//! as one thread drives every client over stdio. Every answer is checked for
-//! its id and a result that is not `"isError":true`. Prints `calls_per_second=N`, and over stdio
+//! as one thread drives every client over stdio. Every answer is checked for its id, a result
+//! that is not `"isError":true`, and (when `MCP_LOAD_EXPECT` is set) that text in it. Prints
+//! `calls_per_second=N`, and over stdio
 //! `server_cpu_us_per_call=N` (the server process's CPU time from the first call to the last
 //! answer, divided by the calls).
 //! cancel: a `sleep | sleep` run_command, then `notifications/cancelled` once both sleeps run;
@@ -84,9 +85,21 @@ fn id_of(line: &str) -> Option<usize> {
     None
 }
 
-/// A result that is not a tool error (servers may leave out `"isError":false`).
+/// A result that is not a tool error (servers may leave out `"isError":false`) and, when
+/// `MCP_LOAD_EXPECT` is set, holds that text (a line of the file read: the answer's content is
+/// checked, not only its shape).
 fn answered_ok(response: &str) -> bool {
-    response.contains("\"result\":") && !response.contains("\"isError\":true")
+    static EXPECT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let expect = EXPECT.get_or_init(|| {
+        std::env::var("MCP_LOAD_EXPECT")
+            .ok()
+            .filter(|e| !e.is_empty())
+    });
+    response.contains("\"result\":")
+        && !response.contains("\"isError\":true")
+        && expect
+            .as_ref()
+            .map_or(true, |e| response.contains(e.as_str()))
 }
 
 fn stdio(args: &[String]) -> Res<()> {
@@ -147,7 +160,9 @@ fn stdio(args: &[String]) -> Res<()> {
         }
     }
     let secs = started.elapsed().as_secs_f64();
-    let cpu = cpu_ticks(server).zip(cpu_before).map(|(after, before)| after - before);
+    let cpu = cpu_ticks(server)
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     drop(stdin);
     let _ = child.wait();
     println!("calls_per_second={:.0}", total as f64 / secs);

@@ -417,12 +417,18 @@ impl Workspace {
 
     /// Open a regular file for reading.
     pub fn open_read(&self, rel: &RelPath) -> Result<File> {
+        self.open_read_sized(rel).map(|(file, _)| file)
+    }
+
+    /// `open_read`, with the file's size at the open (from the same fstat that checks its type,
+    /// so a reader needs no second stat).
+    pub fn open_read_sized(&self, rel: &RelPath) -> Result<(File, u64)> {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for files.
         let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
         let fd = self.open(rel, flags, Mode::empty())?;
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
         match Kind::from_mode(st.st_mode) {
-            Kind::File => Ok(File::from(fd)),
+            Kind::File => Ok((File::from(fd), u64::try_from(st.st_size).unwrap_or(0))),
             Kind::Dir => Err(Error::new(
                 ErrorKind::NotAFile,
                 format!("{} is a directory, not a file", rel.display()),

@@ -48,6 +48,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
+use super::json_out;
 use super::jsonrpc::{self, Message};
 use super::pool::Pool;
 use super::server::{self, log, Options};
@@ -519,11 +520,9 @@ struct SseOut {
 
 impl Outbound for SseOut {
     fn send(&self, message: &Value) {
-        // serde_json escapes newlines inside strings: the JSON is one `data:` line.
+        // Newlines inside strings are escaped: the JSON is one `data:` line.
         let mut event = b"event: message\ndata: ".to_vec();
-        if serde_json::to_writer(&mut event, message).is_err() {
-            return;
-        }
+        json_out::write_value(&mut event, message);
         event.extend_from_slice(b"\n\n");
         let _ = self.tx.send(Bytes::from(event));
     }
@@ -565,7 +564,8 @@ fn accepted() -> Response<HttpBody> {
 }
 
 fn json_response(status: StatusCode, message: &Value) -> Response<HttpBody> {
-    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut body = Vec::new();
+    json_out::write_value(&mut body, message);
     let mut resp = Response::new(Full::new(Bytes::from(body)).boxed());
     *resp.status_mut() = status;
     resp.headers_mut().insert(

@@ -23,6 +23,7 @@
 mod calls;
 mod catalog;
 mod http;
+mod json_out;
 mod jsonrpc;
 mod pool;
 mod roots;

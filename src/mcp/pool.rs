@@ -40,6 +40,9 @@ struct State {
     /// Brief jobs queued and running (those running or about to: a burst of brief jobs wakes
     /// no more threads than there are cores).
     brief: usize,
+    /// Threads in `wait_idle`: a job's end signals `done` only when there are any (a signal is
+    /// a system call even with nobody waiting; calls of a few tens of µs feel it).
+    idle_waiters: usize,
     closed: bool,
 }
 
@@ -69,11 +72,14 @@ impl Pool {
         state.brief += usize::from(brief);
         state.jobs.push_back((Box::new(job), brief));
         let waiting_for_worker = wake && state.jobs.len() > state.idle;
+        // Only a worker in `wait` needs the signal: the others look at the queue (under this
+        // lock) before they wait, and so does a worker started below.
+        let notify = wake && state.idle > 0;
         drop(state);
         if waiting_for_worker {
             self.maybe_add_worker();
         }
-        if wake {
+        if notify {
             self.shared.work.notify_one();
         }
     }
@@ -107,11 +113,13 @@ impl Pool {
             if self.threads.lock().map(|t| t.is_empty()).unwrap_or(true) && !state.jobs.is_empty() {
                 return; // no worker could be started: nothing will run them
             }
+            state.idle_waiters += 1;
             state = self
                 .shared
                 .done
                 .wait(state)
                 .unwrap_or_else(|p| p.into_inner());
+            state.idle_waiters -= 1;
         }
     }
 }
@@ -138,7 +146,9 @@ fn worker(shared: &Shared) {
             state = lock(&shared.state);
             state.running -= 1;
             state.brief -= usize::from(brief);
-            shared.done.notify_all();
+            if state.idle_waiters > 0 {
+                shared.done.notify_all();
+            }
             continue;
         }
         if state.closed {

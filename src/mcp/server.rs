@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 
 use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
 use super::catalog;
+use super::json_out;
 use super::jsonrpc::{self, Incoming, Message};
 use super::pool::Pool;
 use super::roots;
@@ -164,9 +165,7 @@ impl<W: Write + Send> Outbound for StdioOut<W> {
         let written = LINE.with(|line| {
             let mut line = line.borrow_mut();
             line.clear();
-            if serde_json::to_writer(&mut *line, message).is_err() {
-                return Ok(()); // a Value always serializes; nothing to write otherwise
-            }
+            json_out::write_value(&mut line, message);
             line.push(b'\n');
             let written = self.write_line(&line, true);
             if line.capacity() > KEPT_LINE {
@@ -370,12 +369,10 @@ impl<W: Write + Send + 'static> Server<W> {
         if self.write_failed.is_some() {
             return;
         }
-        let written = serde_json::to_vec(message)
-            .map_err(io::Error::other)
-            .and_then(|mut line| {
-                line.push(b'\n');
-                self.out.write_line(&line, false)
-            });
+        let mut line = Vec::new();
+        json_out::write_value(&mut line, message);
+        line.push(b'\n');
+        let written = self.out.write_line(&line, false);
         if let Err(e) = written {
             self.write_failed = Some(e);
         }

@@ -176,7 +176,7 @@ pub fn mcp_tool(spec: &ToolSpec, fields: McpFields) -> Value {
     tool.insert("description".into(), spec.description().into());
     tool.insert("inputSchema".into(), spec.schema_value());
     if fields.structured {
-        tool.insert("outputSchema".into(), (spec.output_schema)());
+        tool.insert("outputSchema".into(), spec.output_schema());
     }
     if fields.annotations {
         tool.insert("annotations".into(), mcp_annotations(spec));

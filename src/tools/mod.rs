@@ -135,10 +135,6 @@ pub struct ToolSpec {
     pub doc: Doc,
     /// The committed schema text.
     pub schema: &'static str,
-    /// The schema generated from the argument type (the source the file is made from).
-    pub generate_schema: fn() -> Value,
-    /// The schema of the `result` object (MCP `outputSchema`).
-    pub output_schema: fn() -> Value,
     /// Validate JSON arguments without running (what a gate checks before it asks a person).
     pub check_args: fn(&Value) -> Result<()>,
     /// Validate JSON arguments and run.
@@ -165,8 +161,6 @@ impl ToolSpec {
             short: T::SHORT,
             doc: T::DOC,
             schema: T::SCHEMA,
-            generate_schema: generate_schema::<T>,
-            output_schema: output_schema::<T>,
             check_args: check_json::<T>,
             run: run_json::<T>,
             write_ok: write_ok::<T>,
@@ -191,6 +185,16 @@ impl ToolSpec {
         self.name.default_tier()
     }
 
+    /// The schema of the `result` object (MCP `outputSchema`), generated from the result type.
+    pub fn output_schema(&self) -> Value {
+        by_tool!(self.name, output_schema)
+    }
+
+    /// The schema generated from the argument type (the source `schemas/` is made from).
+    pub fn generate_schema(&self) -> Value {
+        by_tool!(self.name, generate_schema)
+    }
+
     /// The committed schema as JSON (an empty object schema if it could not be read, which the
     /// drift test rules out).
     pub fn schema_value(&self) -> Value {
@@ -213,6 +217,29 @@ impl ToolSpec {
 }
 
 /// The description of every tool, by name. Exhaustive: a name without a module does not compile.
+/// `by_tool!(name, f)`: `f::<T>()` for the tool type `T` of that name. The schema generators
+/// are reached this way rather than through fn pointers in `ToolSpec`, so that a tool binary
+/// (which prints its committed schema and never generates one) does not link schemars' generator
+/// and every result type's schema code: `ToolSpec::of::<T>()` in its main names only `T`.
+macro_rules! by_tool {
+    ($name:expr, $f:ident) => {
+        match $name {
+            ToolName::ReadFile => $f::<read::ReadFile>(),
+            ToolName::ListDir => $f::<list::ListDir>(),
+            ToolName::GrepFiles => $f::<grep::GrepFiles>(),
+            ToolName::FindFiles => $f::<find::FindFiles>(),
+            ToolName::WriteFile => $f::<write::WriteFile>(),
+            ToolName::MakeDir => $f::<mkdir::MakeDir>(),
+            ToolName::DeleteFile => $f::<rm::DeleteFile>(),
+            ToolName::StrReplace => $f::<replace::StrReplace>(),
+            ToolName::PatchApply => $f::<patch::PatchApply>(),
+            ToolName::RunCommand => $f::<run::RunCommand>(),
+            ToolName::Finish => $f::<finish::Finish>(),
+        }
+    };
+}
+use by_tool;
+
 pub fn spec(name: ToolName) -> &'static ToolSpec {
     static READ: ToolSpec = ToolSpec::of::<read::ReadFile>();
     static LIST: ToolSpec = ToolSpec::of::<list::ListDir>();
@@ -568,7 +595,7 @@ fn tighten(
 
 /// The generated schema with the tool's name as its title, as committed in `schemas/`.
 pub fn schema_file_text(spec: &ToolSpec) -> String {
-    let mut schema = (spec.generate_schema)();
+    let mut schema = spec.generate_schema();
     unwrap_descriptions(&mut schema);
     if let Value::Object(map) = &mut schema {
         map.insert("title".into(), Value::String(spec.name().into()));

@@ -138,7 +138,7 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
          {{\"ok\":false,\"tool\":\"{}\",\"error\":{{\"code\":...,\"message\":...}}}} on failure. The result holds:",
         spec.name(), spec.name()
     ))]);
-    let output = (spec.output_schema)();
+    let output = spec.output_schema();
     for (name, ty, desc, _) in described_properties(&output) {
         roff_item(&mut r, &format!("{name} ({ty})"), &desc);
     }

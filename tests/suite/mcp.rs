@@ -288,7 +288,7 @@ fn tools_list_follows_the_table_and_the_config() {
         assert_eq!(tool["inputSchema"], schema);
         assert_eq!(tool["description"], schema["description"]);
         assert_eq!(tool["title"], spec.title);
-        assert_eq!(tool["outputSchema"], (spec.output_schema)());
+        assert_eq!(tool["outputSchema"], spec.output_schema());
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], spec.hints.read_only);
         assert_eq!(a["openWorldHint"], false);

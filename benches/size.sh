@@ -3,8 +3,8 @@
 # a clean release build (`cargo install --path . --root DIR --locked` into a fresh target
 # directory, the way a user installs) timed with /usr/bin/time, then the installed size of each of the
 # 13 binaries. Prints both side by side with the ratio, and checks that the bash grammar
-# (tree-sitter-bash) is linked only where commands are parsed (sneaky-run, sneaky-mcp,
-# sneaky-agent) and HTTPS (rustls) only in sneaky-agent.
+# (tree-sitter-bash) is linked only where commands are parsed (sneaky-run: the hosts check and
+# run commands through it) and HTTPS (rustls) only in sneaky-agent.
 #
 # Usage: benches/size.sh [BEFORE] [AFTER]
 #   BEFORE  a revision (default b81cd27, the last commit before issue 11's refactor)
@@ -114,7 +114,7 @@ for b in $BINS; do
   [ "${tm:-0}" != - ] && [ "${tm:-0}" -gt 0 ] && tls=yes
   # Where the grammar and TLS belong.
   case $b in
-    sneaky-run | sneaky-mcp | sneaky-agent) want_grammar=yes ;;
+    sneaky-run) want_grammar=yes ;;
     *) want_grammar=no ;;
   esac
   case $b in

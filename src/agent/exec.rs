@@ -17,7 +17,6 @@ use crate::definitions;
 use crate::error::{Error, ErrorKind, Result};
 use crate::permissions::{self, Tier};
 use crate::protocol::Envelope;
-use crate::shell::policy;
 use crate::tools::{self, Context, ToolSpec};
 
 use super::cli::Place;
@@ -103,10 +102,15 @@ impl Runner {
     /// approve the call (the tool checks it again when it runs).
     fn precheck(&self, tool: ToolName, args: &Value) -> Result<()> {
         match tool {
-            ToolName::RunCommand => {
-                let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-                policy::check(command, &self.ctx.config.tools.shell, self.ctx.ws.root()).map(drop)
-            }
+            // Asked of sneaky-run itself, which holds the shell grammar (the driver does not
+            // link it): the same configuration and root, and nothing runs.
+            ToolName::RunCommand => self
+                .run_binary(
+                    tools::spec(tool),
+                    &[crate::shell::entry::CHECK_POLICY_FLAG],
+                    args,
+                )
+                .map(drop),
             _ => Ok(()),
         }
     }
@@ -133,9 +137,14 @@ impl Runner {
 
     /// Run the tool's binary on checked arguments and read back its outcome.
     fn execute_binary(&self, spec: &ToolSpec, args: &Value) -> Result<Value> {
+        self.run_binary(spec, &[], args)
+    }
+
+    /// Run the tool's binary with `flags` first, the arguments as JSON on stdin.
+    fn run_binary(&self, spec: &ToolSpec, flags: &[&str], args: &Value) -> Result<Value> {
         let path = self.binary_path(spec.binary());
         let mut cmd = Command::new(&path);
-        cmd.arg("--root").arg(&self.root);
+        cmd.args(flags).arg("--root").arg(&self.root);
         if let Some(config) = &self.config_path {
             cmd.arg("--config").arg(config);
         }

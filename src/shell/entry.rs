@@ -31,6 +31,9 @@ pub fn main() -> ExitCode {
     if args.iter().any(|a| a == "--print-policy") {
         return print_policy(&args);
     }
+    if args.first().map(String::as_str) == Some(CHECK_POLICY_FLAG) {
+        return check_policy(&args);
+    }
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let watcher = Watcher::start();
     let code = crate::protocol::main::<RunCommand>();
@@ -102,6 +105,44 @@ impl Watcher {
             _ => code,
         }
     }
+}
+
+/// `sneaky-run --check-policy [--root DIR] [--config FILE]` with run_command's JSON arguments
+/// on stdin: whether the command policy would refuse the command, without running anything.
+/// For the driver, which asks nobody to approve a command that will be refused and does not
+/// link the shell grammar itself. Answers with the usual envelope (`result: {}` when allowed)
+/// and exit status.
+pub const CHECK_POLICY_FLAG: &str = "--check-policy";
+
+fn check_policy(args: &[String]) -> ExitCode {
+    use std::io::Read;
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+    };
+    let outcome = (|| {
+        let mut input = String::new();
+        std::io::stdin()
+            .take(1 << 20)
+            .read_to_string(&mut input)
+            .map_err(|e| crate::error::Error::io("reading the arguments", e))?;
+        let request: serde_json::Value = serde_json::from_str(&input).map_err(|e| {
+            crate::error::Error::new(crate::error::ErrorKind::InvalidJson, e.to_string())
+        })?;
+        let command = request
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        let ctx = crate::protocol::open_context(value("--root"), value("--config"))?;
+        super::policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
+        Ok(serde_json::json!({}))
+    })();
+    let status = crate::protocol::exit_status(crate::catalog::ToolName::RunCommand, &outcome);
+    let envelope = crate::protocol::Envelope::from_outcome("run_command", &outcome);
+    println!("{}", serde_json::to_string(&envelope).unwrap_or_default());
+    ExitCode::from(status)
 }
 
 /// `sneaky-run --print-policy [--root DIR] [--config FILE] [--format json|text]`.

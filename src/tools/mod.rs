@@ -172,6 +172,26 @@ impl ToolSpec {
         }
     }
 
+    /// A tool that runs in a process of its own (`hints.isolated`: run_command), as the
+    /// long-lived hosts hold it: everything but the means to run it here. They run it through
+    /// its binary, so they need not link it (the shell grammar and the sandbox live only in
+    /// sneaky-run); calling it in-process is refused.
+    pub const fn isolated<T: Tool>() -> ToolSpec {
+        ToolSpec {
+            name: T::NAME,
+            title: T::TITLE,
+            hints: T::HINTS,
+            cli: T::CLI,
+            short: T::SHORT,
+            doc: T::DOC,
+            schema: T::SCHEMA,
+            check_args: check_json::<T>,
+            run: run_elsewhere,
+            write_ok: write_elsewhere,
+            text_run: None,
+        }
+    }
+
     /// The LLM name.
     pub fn name(&self) -> &'static str {
         self.name.as_str()
@@ -250,7 +270,7 @@ pub fn spec(name: ToolName) -> &'static ToolSpec {
     static RM: ToolSpec = ToolSpec::of::<rm::DeleteFile>();
     static REPLACE: ToolSpec = ToolSpec::of::<replace::StrReplace>();
     static PATCH: ToolSpec = ToolSpec::of::<patch::PatchApply>();
-    static RUN: ToolSpec = ToolSpec::of::<run::RunCommand>();
+    static RUN: ToolSpec = ToolSpec::isolated::<run::RunCommand>();
     static FINISH: ToolSpec = ToolSpec::of::<finish::Finish>();
     match name {
         ToolName::ReadFile => &READ,
@@ -374,6 +394,17 @@ fn json_type(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+fn run_elsewhere(_: Value, _: &Context) -> Result<Value> {
+    Err(Error::new(
+        ErrorKind::Internal,
+        "this tool runs in a process of its own: call its binary (see crate::isolate)",
+    ))
+}
+
+fn write_elsewhere(args: Value, ctx: &Context, _: &mut dyn std::io::Write) -> Result<()> {
+    run_elsewhere(args, ctx).map(drop)
 }
 
 fn check_json<T: Tool>(args: &Value) -> Result<()> {

@@ -1,6 +1,7 @@
 //! Lean binaries: each tool binary links only what its tool uses (generic mains, issue 11).
-//! The bash grammar (tree-sitter-bash) belongs only where commands are parsed (sneaky-run,
-//! sneaky-mcp, sneaky-agent), HTTPS (rustls) only in sneaky-agent. Read from the symbol tables
+//! The bash grammar (tree-sitter-bash) belongs only where commands are parsed: sneaky-run (the
+//! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it); HTTPS
+//! (rustls) only in sneaky-agent. Read from the symbol tables
 //! of this build's binaries with `nm` (the linker drops what nothing references);
 //! `benches/size.sh` checks the same on the stripped release binaries and measures the sizes.
 
@@ -21,8 +22,8 @@ const BINARIES: [(&str, bool, bool); 13] = [
     ("sneaky-replace", false, false),
     ("sneaky-patch", false, false),
     ("sneaky-run", true, false),
-    ("sneaky-mcp", true, false),
-    ("sneaky-agent", true, true),
+    ("sneaky-mcp", false, false),
+    ("sneaky-agent", false, true),
 ];
 
 /// The defined symbols of a binary.

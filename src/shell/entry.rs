@@ -122,7 +122,7 @@ fn check_policy(args: &[String]) -> ExitCode {
             .and_then(|i| args.get(i + 1))
             .map(PathBuf::from)
     };
-    let outcome = (|| {
+    let outcome: crate::error::Result<serde_json::Value> = (|| {
         let mut input = String::new();
         std::io::stdin()
             .take(1 << 20)
@@ -139,7 +139,10 @@ fn check_policy(args: &[String]) -> ExitCode {
         super::policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
         Ok(serde_json::json!({}))
     })();
-    let status = crate::protocol::exit_status(crate::catalog::ToolName::RunCommand, &outcome);
+    let status = match &outcome {
+        Ok(_) => 0,
+        Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
+    };
     let envelope = crate::protocol::Envelope::from_outcome("run_command", &outcome);
     println!("{}", serde_json::to_string(&envelope).unwrap_or_default());
     ExitCode::from(status)

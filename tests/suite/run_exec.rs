@@ -359,3 +359,28 @@ fn bad_arguments_are_refused() {
         .err("invalid_args", 2);
     w.call("sneaky-run", json!({})).err("invalid_args", 2);
 }
+
+/// `sneaky-run --check-policy`: the driver's question before it asks a person — the policy's
+/// answer, and nothing runs either way.
+#[test]
+fn check_policy_answers_without_running() {
+    let w = util::ws();
+    let allowed = w.call_raw(
+        "sneaky-run",
+        &["--check-policy"],
+        br#"{"command": "touch made-by-check"}"#,
+    );
+    assert_eq!(allowed.status, 0, "{:?}", allowed.json);
+    assert_eq!(allowed.json["ok"], true);
+    assert!(
+        !w.root.join("made-by-check").exists(),
+        "the check ran the command"
+    );
+    let denied = w.call_raw(
+        "sneaky-run",
+        &["--check-policy"],
+        br#"{"command": "rm -rf made"}"#,
+    );
+    assert_eq!(denied.status, 3, "{:?}", denied.json);
+    assert_eq!(denied.json["error"]["code"], "command_denied");
+}

@@ -175,7 +175,9 @@ impl ToolSpec {
     /// A tool that runs in a process of its own (`hints.isolated`: run_command), as the
     /// long-lived hosts hold it: everything but the means to run it here. They run it through
     /// its binary, so they need not link it (the shell grammar and the sandbox live only in
-    /// sneaky-run); calling it in-process is refused.
+    /// sneaky-run); calling it in-process is refused. The fields are spelled out rather than
+    /// taken with `..Self::of::<T>()`, which would name `run_json::<T>` and could link the tool
+    /// after all.
     pub const fn isolated<T: Tool>() -> ToolSpec {
         ToolSpec {
             name: T::NAME,

@@ -151,6 +151,8 @@ pub struct Isolation {
 /// What a call may be told on the way: the cancellation to watch, and where progress goes.
 #[derive(Default)]
 pub struct Control<'a> {
+    /// Flags given to the binary before its own (`--check-policy`); none for a plain call.
+    pub flags: &'a [&'a str],
     pub cancel: Option<&'a CancelToken>,
     pub progress: Option<(&'a (dyn Fn(Progress) + Sync), Duration)>,
 }
@@ -202,7 +204,7 @@ impl Isolation {
                 left_behind: 0,
             });
         }
-        let mut child = match self.spawn(spec, control.progress.map(|p| p.1)) {
+        let mut child = match self.spawn(spec, control.flags, control.progress.map(|p| p.1)) {
             Ok(child) => child,
             Err(e) => return Ended::Finished(Err(e)),
         };
@@ -252,10 +254,10 @@ impl Isolation {
         ))
     }
 
-    fn spawn(&self, spec: &ToolSpec, progress: Option<Duration>) -> Result<Child> {
+    fn spawn(&self, spec: &ToolSpec, flags: &[&str], progress: Option<Duration>) -> Result<Child> {
         let path = self.binary_path(spec.binary());
         let mut cmd = Command::new(&path);
-        cmd.arg("--root").arg(&self.root);
+        cmd.args(flags).arg("--root").arg(&self.root);
         if let Some(config) = &self.config {
             cmd.arg("--config").arg(config);
         }

@@ -5,9 +5,7 @@
 //! Every failure becomes an error envelope, because the model must be told, not the driver
 //! crash.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -15,6 +13,7 @@ use crate::catalog::ToolName;
 use crate::config::Config;
 use crate::definitions;
 use crate::error::{Error, ErrorKind, Result};
+use crate::isolate::{Control, Ended, Isolation};
 use crate::permissions::{self, Tier};
 use crate::protocol::Envelope;
 use crate::tools::{self, Context, ToolSpec};
@@ -43,29 +42,23 @@ pub fn error_line(envelope: &Value) -> String {
 }
 
 pub struct Runner {
-    root: PathBuf,
-    config_path: Option<PathBuf>,
+    /// Where isolated tools' binaries are, and the root and configuration they are given.
+    isolation: Isolation,
     ctx: Context,
-    bin_dir: Option<PathBuf>,
 }
 
 impl Runner {
     /// `root` is the absolute workspace root, given to isolated tools' binaries so that the
     /// driver and they agree on it whatever their current directories.
     pub fn new(root: PathBuf, place: &Place, ctx: Context) -> Runner {
-        let bin_dir = std::env::current_exe()
-            .ok()
-            .and_then(|exe| exe.parent().map(Path::to_path_buf));
         Runner {
-            root,
-            config_path: place.config.clone(),
+            isolation: Isolation::new(root, place.config.clone(), "sneaky-agent"),
             ctx,
-            bin_dir,
         }
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        self.isolation.root()
     }
 
     pub fn config(&self) -> &Config {
@@ -118,106 +111,27 @@ impl Runner {
     /// Run a checked call and return its envelope.
     pub fn execute(&self, spec: &ToolSpec, args: &Value) -> Value {
         let outcome = if spec.hints.isolated {
-            self.execute_binary(spec, args)
+            self.run_binary(spec, &[], args)
         } else {
             tools::call(spec, args.clone(), &self.ctx)
         };
         envelope(spec.name(), &outcome)
     }
 
-    fn binary_path(&self, binary: &str) -> PathBuf {
-        if let Some(dir) = &self.bin_dir {
-            let beside = dir.join(binary);
-            if beside.is_file() {
-                return beside;
-            }
-        }
-        PathBuf::from(binary)
-    }
-
-    /// Run the tool's binary on checked arguments and read back its outcome.
-    fn execute_binary(&self, spec: &ToolSpec, args: &Value) -> Result<Value> {
-        self.run_binary(spec, &[], args)
-    }
-
-    /// Run the tool's binary with `flags` first, the arguments as JSON on stdin.
+    /// Run the tool's binary (`flags` before its own) on checked arguments and read back its
+    /// outcome, as the MCP server does, without cancellation or progress.
     fn run_binary(&self, spec: &ToolSpec, flags: &[&str], args: &Value) -> Result<Value> {
-        let path = self.binary_path(spec.binary());
-        let mut cmd = Command::new(&path);
-        cmd.args(flags).arg("--root").arg(&self.root);
-        if let Some(config) = &self.config_path {
-            cmd.arg("--config").arg(config);
-        }
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| {
-            Error::new(
-                ErrorKind::Internal,
-                format!(
-                    "cannot run {}: {e} (looked beside sneaky-agent and on PATH; \
-                     `cargo install --path .` installs every binary)",
-                    spec.binary()
-                ),
-            )
-        })?;
-        let input = args.to_string();
-        // The tool reads all of stdin before it answers; a thread keeps a large request from
-        // dead-locking against a full stdout pipe all the same.
-        let writer = child.stdin.take().map(|mut stdin| {
-            std::thread::spawn(move || {
-                let _ = stdin.write_all(input.as_bytes());
-            })
-        });
-        let output = child.wait_with_output();
-        if let Some(writer) = writer {
-            let _ = writer.join();
-        }
-        let output = output.map_err(|e| {
-            Error::new(
-                ErrorKind::Internal,
-                format!("waiting for {}: {e}", spec.binary()),
-            )
-        })?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        if let Ok(envelope) = serde_json::from_str::<Value>(stdout.trim()) {
-            if let Some(outcome) = outcome_of(&envelope) {
-                return outcome;
-            }
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let why = stderr.lines().next().unwrap_or("").trim();
-        let status = match output.status.code() {
-            Some(code) => format!("exit status {code}"),
-            None => "killed by a signal".to_string(),
+        let control = Control {
+            flags,
+            ..Control::default()
         };
-        Err(Error::new(
-            ErrorKind::Internal,
-            format!(
-                "{} ended ({status}) without a JSON result{}",
-                spec.binary(),
-                if why.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {why}")
-                }
-            ),
-        ))
-    }
-}
-
-/// The outcome a binary's envelope states, or None when it is not an envelope.
-fn outcome_of(envelope: &Value) -> Option<Result<Value>> {
-    match envelope.get("ok").and_then(Value::as_bool)? {
-        true => Some(Ok(envelope.get("result").cloned().unwrap_or(Value::Null))),
-        false => {
-            let code = envelope.pointer("/error/code").and_then(Value::as_str)?;
-            let message = envelope
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let kind = ErrorKind::from_code(code).unwrap_or(ErrorKind::Internal);
-            Some(Err(Error::new(kind, message)))
+        match self.isolation.run(spec, args, control) {
+            Ended::Finished(outcome) => outcome,
+            // Nothing cancels a driver's call.
+            Ended::Cancelled(_) => Err(Error::new(
+                ErrorKind::Internal,
+                format!("{} was cancelled", spec.binary()),
+            )),
         }
     }
 }

@@ -196,6 +196,7 @@ fn run_isolated(
         }
     };
     let control = Control {
+        flags: &[],
         cancel: Some(&call.cancel),
         progress: wants_progress.then_some((&report as &(dyn Fn(Progress) + Sync), PROGRESS_EVERY)),
     };

@@ -4,7 +4,7 @@
 # filters against the real tools). Idempotent: does nothing when both are already installed.
 set -euo pipefail
 if command -v rg >/dev/null && command -v fdfind >/dev/null; then
-  echo "setup-scale: rg $(rg --version | head -n 1 | cut -d' ' -f2) and fdfind $(fdfind --version | cut -d' ' -f2) already installed"
+  echo "setup-scale: rg $(rg --version | sed -n '1s/^ripgrep \([^ ]*\).*/\1/p') and fdfind $(fdfind --version | cut -d' ' -f2) already installed"
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -12,4 +12,4 @@ apt-get install -y -q ripgrep fd-find >/dev/null 2>&1 || {
   apt-get update -q >/dev/null
   apt-get install -y -q ripgrep fd-find >/dev/null
 }
-echo "setup-scale: installed rg $(rg --version | head -n 1 | cut -d' ' -f2) and fdfind $(fdfind --version | cut -d' ' -f2)"
+echo "setup-scale: installed rg $(rg --version | sed -n '1s/^ripgrep \([^ ]*\).*/\1/p') and fdfind $(fdfind --version | cut -d' ' -f2)"

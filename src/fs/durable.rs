@@ -233,7 +233,7 @@ pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) ->
             )));
         };
         let (dir, _) = open_dirs(ws, &parent, create_parents)?;
-        let display = display_of(&parent.join(&name));
+        let display = shown_path(ws, &dir, &parent, &name);
         if follow {
             if let Ok(st) = fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
                 if Kind::from_mode(st.st_mode) == Kind::Symlink {
@@ -247,6 +247,23 @@ pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) ->
         return Ok(Target { dir, name, display });
     }
     Err(map_errno(Errno::ELOOP, rel.display()))
+}
+
+/// The root-relative path to report for `name` in the directory `dir`, reached as `parent`.
+/// A followed link's target may have led through `..` (`sub/link -> ../f.txt` gives
+/// `sub/../f.txt`); that is folded by asking the kernel where the open directory really is,
+/// since `..` after a link cannot be folded by hand. For the message only: the directory
+/// handle, opened through the jail, is what is acted on.
+fn shown_path(ws: &Workspace, dir: &OwnedFd, parent: &Path, name: &OsStr) -> String {
+    let lexical = parent.join(name);
+    if !lexical.components().any(|c| c == Component::ParentDir) {
+        return display_of(&lexical);
+    }
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+    match real.as_deref().ok().and_then(|p| ws.strip_root(p)) {
+        Some(rel) => display_of(&rel.join(name)),
+        None => display_of(&lexical),
+    }
 }
 
 /// The root-relative path a link's target names, or `outside_workspace`.
@@ -757,6 +774,33 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_followed_link_through_dotdot_is_shown_where_it_really_leads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
+        std::os::unix::fs::symlink("../g.txt", root.join("a/b/l")).expect("link");
+        // d -> a/b, so d/.. is a, not the root: folding `d/../g.txt` by hand would be wrong.
+        std::os::unix::fs::symlink("a/b", root.join("d")).expect("link");
+        std::os::unix::fs::symlink("d/l", root.join("x.txt")).expect("link");
+        let ws = Workspace::open_root(root).expect("root");
+        assert_eq!(
+            locate(&ws, "x.txt", true, false).expect("locate").display,
+            "a/g.txt"
+        );
+        assert_eq!(
+            locate(&ws, "a/b/l", true, false).expect("locate").display,
+            "a/g.txt"
+        );
+        // Without a `..`, the path stays as reached (a link in the middle is not spelled out).
+        assert_eq!(
+            locate(&ws, "d/new.txt", true, false)
+                .expect("locate")
+                .display,
+            "d/new.txt"
+        );
     }
 
     #[test]

@@ -259,10 +259,9 @@ fn shown_path(ws: &Workspace, dir: &OwnedFd, parent: &Path, name: &OsStr) -> Str
     if !lexical.components().any(|c| c == Component::ParentDir) {
         return display_of(&lexical);
     }
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd()));
-    match real.as_deref().ok().and_then(|p| ws.strip_root(p)) {
-        Some(rel) => display_of(&rel.join(name)),
-        None => display_of(&lexical),
+    match ws.real_location(dir.as_fd()) {
+        Ok(Some(rel)) => display_of(&rel.join(name)),
+        _ => display_of(&lexical),
     }
 }
 

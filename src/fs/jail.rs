@@ -472,6 +472,14 @@ impl Workspace {
         })
     }
 
+    /// Where an open file or directory really is, root-relative (no `..`, no links in
+    /// between), as the kernel names it; None when that is not beneath the root. For reports
+    /// only: what is acted on is the handle.
+    pub fn real_location(&self, fd: BorrowedFd<'_>) -> std::io::Result<Option<PathBuf>> {
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
+        Ok(self.strip_root(&real).map(Path::to_path_buf))
+    }
+
     /// What a path names, opened through the jail, with its real root-relative location
     /// (no `..`, no links in between): where a walk starts.
     pub fn walk_start(&self, rel: &RelPath) -> Result<WalkStart> {
@@ -481,9 +489,10 @@ impl Workspace {
         let fd = self.open(rel, flags, Mode::empty())?;
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
         let kind = Kind::from_mode(st.st_mode);
-        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        let real = self
+            .real_location(fd.as_fd())
             .map_err(|e| Error::io(rel.display(), e))?;
-        let Some(inside) = self.strip_root(&real) else {
+        let Some(inside) = real else {
             return Err(outside(rel.display()));
         };
         Ok(WalkStart {

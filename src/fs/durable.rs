@@ -127,6 +127,8 @@ fn dir_flags() -> OFlag {
 
 /// Open a directory beneath the root; with `create`, make the missing ones (`mkdir -p`), each
 /// with `mkdirat` on its already-open parent. Returns the handle and the directories created.
+/// A call that fails halfway (a later name refused, say `new/.git`) removes the directories it
+/// made, so that a refused edit leaves the workspace as it was.
 pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, Vec<String>)> {
     let display = display_of(path);
     match ws.open_at(ws.root_fd(), path, dir_flags(), Mode::empty()) {
@@ -134,7 +136,28 @@ pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, 
         Err(Errno::ENOENT) if create => {}
         Err(e) => return Err(dir_error(e, &display)),
     }
-    let mut created = Vec::new();
+    let mut made = Vec::new();
+    match make_missing(ws, path, &mut made) {
+        Ok(fd) => Ok((fd, made.into_iter().map(|m| m.display).collect())),
+        Err(e) => {
+            // Deepest first; `rmdir` through the parent handle each was made in, so only an
+            // empty directory goes, and only the one this call made.
+            for m in made.iter().rev() {
+                let _ = unlinkat(&m.parent, m.name.as_os_str(), UnlinkatFlags::RemoveDir);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// A directory [`open_dirs`] made: the parent it was made in, its name, and how it is shown.
+struct Made {
+    parent: OwnedFd,
+    name: OsString,
+    display: String,
+}
+
+fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<OwnedFd> {
     let mut cur = ws
         .open_at(ws.root_fd(), Path::new("."), dir_flags(), Mode::empty())
         .map_err(|e| dir_error(e, "."))?;
@@ -152,23 +175,29 @@ pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, 
             Err(Errno::ENOENT) if name != ".." => {
                 refuse_config_name(ws, &cur, name, &here)?;
                 refuse_vcs_metadata(ws, &cur, name, &here)?;
-                match mkdirat(&cur, name, Mode::from_bits_truncate(0o777)) {
+                let next = match mkdirat(&cur, name, Mode::from_bits_truncate(0o777)) {
                     Ok(()) => {
                         // The new entry must survive a crash along with what goes in it.
                         let _ = fsync(&cur);
-                        created.push(here.clone());
+                        let next = ws.open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty());
+                        made.push(Made {
+                            parent: cur,
+                            name: name.to_os_string(),
+                            display: here.clone(),
+                        });
+                        next
                     }
-                    Err(Errno::EEXIST) => {}
+                    Err(Errno::EEXIST) => {
+                        ws.open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty())
+                    }
                     Err(e) => return Err(dir_error(e, &here)),
-                }
-                cur = ws
-                    .open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty())
-                    .map_err(|e| dir_error(e, &here))?;
+                };
+                cur = next.map_err(|e| dir_error(e, &here))?;
             }
             Err(e) => return Err(dir_error(e, &here)),
         }
     }
-    Ok((cur, created))
+    Ok(cur)
 }
 
 fn dir_error(e: Errno, display: &str) -> Error {

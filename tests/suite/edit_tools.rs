@@ -170,6 +170,29 @@ fn workspace_config_and_active_config_are_never_changed() {
 }
 
 #[test]
+fn a_refused_edit_leaves_no_directory_behind() {
+    let w = util::ws();
+    w.write("old/keep.txt", "x\n");
+    // The missing directories are made one by one; `.git` is refused when reached, and what
+    // was made before it is taken back.
+    for (bin, args) in [
+        (
+            "sneaky-write",
+            json!({"file_path": "fresh/deep/.git/x.txt", "content": "x"}),
+        ),
+        (
+            "sneaky-write",
+            json!({"file_path": "old/new/.GIT/hooks/x", "content": "x"}),
+        ),
+        ("sneaky-mkdir", json!({"directory_path": "made/.git/hooks"})),
+    ] {
+        w.call(bin, args).err("protected_path", 3);
+    }
+    assert_eq!(entries(&w, "."), vec!["old"]);
+    assert_eq!(entries(&w, "old"), vec!["keep.txt"]);
+}
+
+#[test]
 fn permissions_owner_and_other_hard_links_are_kept() {
     let w = util::ws();
     w.write("script.sh", "#!/bin/sh\necho old\n");

@@ -130,31 +130,53 @@ fn dir_flags() -> OFlag {
 /// A call that fails halfway (a later name refused, say `new/.git`) removes the directories it
 /// made, so that a refused edit leaves the workspace as it was.
 pub fn open_dirs(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, Vec<String>)> {
+    let (fd, made) = open_dirs_making(ws, path, create)?;
+    Ok((fd, made.keep()))
+}
+
+fn open_dirs_making(ws: &Workspace, path: &Path, create: bool) -> Result<(OwnedFd, MadeDirs)> {
     let display = display_of(path);
     match ws.open_at(ws.root_fd(), path, dir_flags(), Mode::empty()) {
-        Ok(fd) => return Ok((fd, Vec::new())),
+        Ok(fd) => return Ok((fd, MadeDirs::default())),
         Err(Errno::ENOENT) if create => {}
         Err(e) => return Err(dir_error(e, &display)),
     }
-    let mut made = Vec::new();
-    match make_missing(ws, path, &mut made) {
-        Ok(fd) => Ok((fd, made.into_iter().map(|m| m.display).collect())),
-        Err(e) => {
-            // Deepest first; `rmdir` through the parent handle each was made in, so only an
-            // empty directory goes, and only the one this call made.
-            for m in made.iter().rev() {
-                let _ = unlinkat(&m.parent, m.name.as_os_str(), UnlinkatFlags::RemoveDir);
-            }
-            Err(e)
-        }
-    }
+    let mut made = MadeDirs::default();
+    // On an error `made` is dropped here, which takes its directories back.
+    let fd = make_missing(ws, path, &mut made.0)?;
+    Ok((fd, made))
 }
+
+/// Directories made for an edit that has not landed yet. Dropped without [`MadeDirs::keep`]
+/// (the edit failed: refused halfway, a conflict at commit, a full disk), they are removed
+/// again, deepest first, each with `rmdir` through the parent handle it was made in: only an
+/// empty directory goes, and only one this edit made.
+#[derive(Default)]
+pub struct MadeDirs(Vec<Made>);
 
 /// A directory [`open_dirs`] made: the parent it was made in, its name, and how it is shown.
 struct Made {
     parent: OwnedFd,
     name: OsString,
     display: String,
+}
+
+impl MadeDirs {
+    /// The edit landed: keep the directories; returns how each is shown, outermost first.
+    pub fn keep(mut self) -> Vec<String> {
+        std::mem::take(&mut self.0)
+            .into_iter()
+            .map(|m| m.display)
+            .collect()
+    }
+}
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        for m in self.0.iter().rev() {
+            let _ = unlinkat(&m.parent, m.name.as_os_str(), UnlinkatFlags::RemoveDir);
+        }
+    }
 }
 
 fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<OwnedFd> {
@@ -249,7 +271,14 @@ fn protected(display: &str) -> Error {
 /// Where an entry named by the user lives. With `follow`, a final component that is a link
 /// staying inside the root is followed (to edit what it points to); a link leading out is
 /// `outside_workspace`. Without `follow` the final component itself is the target (delete).
-pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) -> Result<Target> {
+/// With `made`, missing directories on the way are made and recorded there (the caller keeps
+/// them once its edit has landed); without it, a missing directory is `not_found`.
+pub fn locate(
+    ws: &Workspace,
+    user: &str,
+    follow: bool,
+    mut made: Option<&mut MadeDirs>,
+) -> Result<Target> {
     let rel = ws.relative(user)?;
     // A multi-file edit killed halfway is put back before anything else is edited.
     staged::recover(ws);
@@ -261,7 +290,10 @@ pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) ->
                 rel.display()
             )));
         };
-        let (dir, _) = open_dirs(ws, &parent, create_parents)?;
+        let (dir, mut new) = open_dirs_making(ws, &parent, made.is_some())?;
+        if let Some(made) = made.as_deref_mut() {
+            made.0.append(&mut new.0);
+        }
         let display = shown_path(ws, &dir, &parent, &name);
         if follow {
             if let Ok(st) = fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
@@ -273,7 +305,12 @@ pub fn locate(ws: &Workspace, user: &str, follow: bool, create_parents: bool) ->
                 }
             }
         }
-        return Ok(Target { dir, name, display });
+        let target = Target { dir, name, display };
+        // Every edit tool comes through here: the workspace configuration and version-control
+        // metadata are refused whatever the tool goes on to do, a new file's name included
+        // (`sub/new/.git` once reached patch_apply's creation path unchecked).
+        target.refuse_protected(ws, None)?;
+        return Ok(target);
     }
     Err(map_errno(Errno::ELOOP, rel.display()))
 }
@@ -715,7 +752,7 @@ pub fn load_for_edit(ws: &Workspace, user: &str, max: u64) -> Result<(Target, Ex
             "file_path {user:?} ends with '/': name a file, not a directory"
         )));
     }
-    let target = locate(ws, user, true, false)?;
+    let target = locate(ws, user, true, None)?;
     let mut existing = target
         .read_existing(ws, max)?
         .ok_or_else(|| map_errno(Errno::ENOENT, &target.display))?;
@@ -788,6 +825,35 @@ mod tests {
     }
 
     #[test]
+    fn directories_made_for_an_edit_go_again_unless_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let ws = Workspace::open_root(root).expect("root");
+        // Dropped: the edit failed, both go, deepest first.
+        let mut made = MadeDirs::default();
+        let t = locate(&ws, "a/b/new.txt", true, Some(&mut made)).expect("locate");
+        assert_eq!(t.display, "a/b/new.txt");
+        assert!(root.join("a/b").is_dir());
+        drop(made);
+        assert!(names(root).is_empty());
+        // Something put inside meanwhile keeps its directory, and the ones above it.
+        let mut made = MadeDirs::default();
+        locate(&ws, "c/d/new.txt", true, Some(&mut made)).expect("locate");
+        std::fs::write(root.join("c/d/other.txt"), "x").expect("write");
+        drop(made);
+        assert_eq!(names(&root.join("c/d")), vec!["other.txt"]);
+        // Kept: the edit landed.
+        let mut made = MadeDirs::default();
+        locate(&ws, "e/f/new.txt", true, Some(&mut made)).expect("locate");
+        assert_eq!(made.keep(), vec!["e", "e/f"]);
+        assert!(root.join("e/f").is_dir());
+        // Without `made`, nothing is made.
+        let err = locate(&ws, "g/new.txt", true, None).expect_err("missing");
+        assert_eq!(err.kind, ErrorKind::NotFound);
+        assert!(!root.join("g").exists());
+    }
+
+    #[test]
     fn temp_names_are_hidden_and_bounded() {
         let long = OsString::from("x".repeat(250));
         let name = temp_name(&long);
@@ -815,16 +881,16 @@ mod tests {
         std::os::unix::fs::symlink("d/l", root.join("x.txt")).expect("link");
         let ws = Workspace::open_root(root).expect("root");
         assert_eq!(
-            locate(&ws, "x.txt", true, false).expect("locate").display,
+            locate(&ws, "x.txt", true, None).expect("locate").display,
             "a/g.txt"
         );
         assert_eq!(
-            locate(&ws, "a/b/l", true, false).expect("locate").display,
+            locate(&ws, "a/b/l", true, None).expect("locate").display,
             "a/g.txt"
         );
         // Without a `..`, the path stays as reached (a link in the middle is not spelled out).
         assert_eq!(
-            locate(&ws, "d/new.txt", true, false)
+            locate(&ws, "d/new.txt", true, None)
                 .expect("locate")
                 .display,
             "d/new.txt"
@@ -846,7 +912,7 @@ mod tests {
         let ws = Workspace::open_root(root).expect("root");
 
         // Changed by someone else after the read.
-        let t = locate(&ws, "f.txt", true, false).expect("locate");
+        let t = locate(&ws, "f.txt", true, None).expect("locate");
         let before = t
             .read_existing(&ws, 1 << 20)
             .expect("read")
@@ -873,7 +939,7 @@ mod tests {
         assert_eq!(err.code(), "conflict");
 
         // Created by someone else after we saw it missing: not overwritten.
-        let g = locate(&ws, "g.txt", true, false).expect("locate");
+        let g = locate(&ws, "g.txt", true, None).expect("locate");
         assert!(g.read_existing(&ws, 1 << 20).expect("read").is_none());
         std::fs::write(root.join("g.txt"), "theirs\n").expect("write");
         let err = g.replace_with(b"ours\n", None).expect_err("conflict");

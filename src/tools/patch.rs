@@ -241,13 +241,16 @@ fn one_file(
         .map(|t| t.display.clone())
         .filter(|d| *d != path);
     if !dry_run {
+        // Directories made for a new file go again if the write fails.
+        let mut made = durable::MadeDirs::default();
         let target = match target {
             Some(t) => t,
-            None => durable::locate(&ctx.ws, file_path, true, true)?,
+            None => durable::locate(&ctx.ws, file_path, true, Some(&mut made))?,
         };
         if existing.is_none() || applied.content != bytes {
             target.replace_with(&applied.content, existing.as_ref())?;
         }
+        made.keep();
     }
     Ok(PatchResult {
         path,

@@ -56,7 +56,7 @@ impl Tool for DeleteFile {
                 args.file_path
             )));
         }
-        let target = durable::locate(&ctx.ws, &args.file_path, false, false)?;
+        let target = durable::locate(&ctx.ws, &args.file_path, false, None)?;
         let st = target
             .stat()?
             .ok_or_else(|| map_errno(nix::errno::Errno::ENOENT, &target.display))?;

@@ -89,7 +89,10 @@ impl Tool for WriteFile {
                 args.file_path
             )));
         }
-        let target = match durable::locate(&ctx.ws, &args.file_path, true, !args.dry_run) {
+        // Directories made on the way go again if the write fails (dropped without `keep`).
+        let mut made = durable::MadeDirs::default();
+        let making = (!args.dry_run).then_some(&mut made);
+        let target = match durable::locate(&ctx.ws, &args.file_path, true, making) {
             Ok(t) => Some(t),
             // Dry run: a missing parent directory would be created.
             Err(e) if args.dry_run && e.kind == ErrorKind::NotFound => None,
@@ -127,6 +130,7 @@ impl Tool for WriteFile {
         if let (Some(t), false) = (&target, args.dry_run) {
             t.replace_with(content, existing.as_ref())?;
         }
+        made.keep();
         let resolved_path = target
             .as_ref()
             .map(|t| t.display.clone())

@@ -185,6 +185,19 @@ fn a_refused_edit_leaves_no_directory_behind() {
             json!({"file_path": "old/new/.GIT/hooks/x", "content": "x"}),
         ),
         ("sneaky-mkdir", json!({"directory_path": "made/.git/hooks"})),
+        // The new file's own name: the directories are made first, then the name is refused.
+        (
+            "sneaky-write",
+            json!({"file_path": "newdir/.git", "content": "gitdir: ../evil\n"}),
+        ),
+        (
+            "sneaky-patch",
+            json!({"file_path": "q1/q2/.git", "patch": "--- /dev/null\n+++ b/q1/q2/.git\n@@ -0,0 +1 @@\n+gitdir: ../evil\n"}),
+        ),
+        (
+            "sneaky-patch",
+            json!({"patch": "--- /dev/null\n+++ b/r1/ok.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/r1/r2/.Git\n@@ -0,0 +1 @@\n+x\n"}),
+        ),
     ] {
         w.call(bin, args).err("protected_path", 3);
     }

@@ -438,7 +438,7 @@ mod tests {
     }
 
     fn write_change(ws: &Workspace, name: &str, content: &str) -> Change {
-        let target = locate(ws, name, false, false).expect("locate");
+        let target = locate(ws, name, false, None).expect("locate");
         let prior = target.read_existing(ws, 1 << 20).expect("read");
         Change::Write {
             target,

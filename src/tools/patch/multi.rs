@@ -13,7 +13,7 @@ use std::path::Component;
 use super::{adjustments, patched, FileChange, PatchResult};
 use crate::edit::{self, Applied, Hunk, Lines, Section};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::durable::{self, Change, Existing, Target};
+use crate::fs::durable::{self, Change, Existing, MadeDirs, Target};
 use crate::fs::jail::Kind;
 use crate::tools::Context;
 
@@ -185,7 +185,7 @@ fn load_old(ctx: &Context, path: &str, action: Action) -> Result<(Target, Existi
     if action == Action::Modify {
         return durable::load_for_edit(&ctx.ws, path, max);
     }
-    let target = durable::locate(&ctx.ws, path, false, false)?;
+    let target = durable::locate(&ctx.ws, path, false, None)?;
     if let Some(st) = target.stat()? {
         let kind = Kind::from_mode(st.st_mode);
         if kind != Kind::File {
@@ -209,8 +209,9 @@ fn load_old(ctx: &Context, path: &str, action: Action) -> Result<(Target, Existi
 }
 
 /// A file the change creates: its directory opened (made only when writing), the name free.
-fn new_target(ctx: &Context, path: &str, create_dirs: bool) -> Result<Option<Target>> {
-    let target = match durable::locate(&ctx.ws, path, false, create_dirs) {
+fn new_target(ctx: &Context, path: &str, made: Option<&mut MadeDirs>) -> Result<Option<Target>> {
+    let create_dirs = made.is_some();
+    let target = match durable::locate(&ctx.ws, path, false, made) {
         Ok(t) => t,
         // The directory is missing: a dry run says what would be created.
         Err(e) if !create_dirs && e.kind == ErrorKind::NotFound => return Ok(None),
@@ -239,6 +240,7 @@ fn work(
     p: &Plan<'_, '_>,
     dry_run: bool,
     seen: &mut HashSet<Identity>,
+    made: &mut MadeDirs,
 ) -> Result<Worked> {
     let hunks: &[Hunk<'_>] = &p.section.hunks;
     let max = ctx.config.max_file_size_bytes;
@@ -247,7 +249,9 @@ fn work(
         None => None,
     };
     let new_t = match (&p.new, p.action) {
-        (Some(path), Action::Create | Action::Rename) => new_target(ctx, path, !dry_run)?,
+        (Some(path), Action::Create | Action::Rename) => {
+            new_target(ctx, path, (!dry_run).then_some(made))?
+        }
         _ => None,
     };
     for t in old.iter().map(|o| &o.0).chain(new_t.iter()) {
@@ -380,7 +384,7 @@ fn creation_by_hunk(ctx: &Context, p: &mut Plan<'_, '_>) {
         return;
     }
     let Some(path) = p.old.as_deref() else { return };
-    let missing = match durable::locate(&ctx.ws, path, false, false) {
+    let missing = match durable::locate(&ctx.ws, path, false, None) {
         Ok(t) => t.stat().is_ok_and(|st| st.is_none()),
         Err(e) => e.kind == ErrorKind::NotFound,
     };
@@ -390,11 +394,16 @@ fn creation_by_hunk(ctx: &Context, p: &mut Plan<'_, '_>) {
     }
 }
 
-fn work_all(ctx: &Context, plans: &[Plan<'_, '_>], dry_run: bool) -> Result<Vec<Worked>> {
+fn work_all(
+    ctx: &Context,
+    plans: &[Plan<'_, '_>],
+    dry_run: bool,
+    made: &mut MadeDirs,
+) -> Result<Vec<Worked>> {
     let mut seen = HashSet::new();
     plans
         .iter()
-        .map(|p| work(ctx, p, dry_run, &mut seen))
+        .map(|p| work(ctx, p, dry_run, &mut seen, made))
         .collect()
 }
 
@@ -414,10 +423,12 @@ pub(super) fn apply_all(
         plans.push(p);
     }
     // Everything is checked once without touching the workspace (no directory made for a new
-    // file yet); only then, for real, with the files read again.
-    let mut worked = work_all(ctx, &plans, true)?;
+    // file yet); only then, for real, with the files read again. Directories made for new
+    // files go again unless the commit lands (`made` dropped without `keep`).
+    let mut made = MadeDirs::default();
+    let mut worked = work_all(ctx, &plans, true, &mut made)?;
     if !dry_run {
-        worked = work_all(ctx, &plans, false)?;
+        worked = work_all(ctx, &plans, false, &mut made)?;
     }
     let cap = ctx.config.max_output_bytes as usize;
     let mut diff: String = worked.iter().map(|w| w.diff.as_str()).collect();
@@ -436,6 +447,7 @@ pub(super) fn apply_all(
     if !dry_run {
         durable::commit_all(&ctx.ws, &changes)?;
     }
+    made.keep();
     Ok(PatchResult {
         path: files.first().map(|f| f.path.clone()).unwrap_or_default(),
         hunks_applied,

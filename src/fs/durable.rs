@@ -222,6 +222,43 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
     Ok(cur)
 }
 
+/// What [`make_missing`] would refuse on the way to `path`, checked without making anything:
+/// from the first missing directory on, a `.git` name (or anything under `.git`), and the
+/// configuration file's name directly in the root.
+fn refuse_missing(ws: &Workspace, path: &Path) -> Result<()> {
+    let mut cur = ws
+        .open_at(ws.root_fd(), Path::new("."), dir_flags(), Mode::empty())
+        .map_err(|e| dir_error(e, "."))?;
+    let mut prefix = PathBuf::new();
+    let mut missing = false;
+    for comp in path.components() {
+        let name = match comp {
+            Component::Normal(n) => n,
+            // Past a missing directory `..` leads nowhere the edit could reach.
+            Component::ParentDir if missing => return Ok(()),
+            Component::ParentDir => OsStr::new(".."),
+            _ => continue,
+        };
+        prefix.push(name);
+        let here = display_of(&prefix);
+        if !missing {
+            match ws.open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty()) {
+                Ok(fd) => {
+                    cur = fd;
+                    continue;
+                }
+                Err(_) => {
+                    missing = true;
+                    refuse_config_name(ws, &cur, name, &here)?;
+                }
+            }
+        }
+        // `cur` is the deepest directory that exists: under `.git` refuses everything below it.
+        refuse_vcs_metadata(ws, &cur, name, &here)?;
+    }
+    Ok(())
+}
+
 fn dir_error(e: Errno, display: &str) -> Error {
     match e {
         Errno::ENOTDIR => Error::new(
@@ -290,7 +327,15 @@ pub fn locate(
                 rel.display()
             )));
         };
-        let (dir, mut new) = open_dirs_making(ws, &parent, made.is_some())?;
+        let (dir, mut new) = match open_dirs_making(ws, &parent, made.is_some()) {
+            // Nothing is made (a dry run, an edit of what exists): a name that making the
+            // directories would refuse is refused here too, so a dry run answers as the edit.
+            Err(e) if e.kind == ErrorKind::NotFound => {
+                refuse_missing(ws, &path)?;
+                return Err(e);
+            }
+            other => other?,
+        };
         if let Some(made) = made.as_deref_mut() {
             made.0.append(&mut new.0);
         }

@@ -199,10 +199,19 @@ fn a_refused_edit_leaves_no_directory_behind() {
             json!({"patch": "--- /dev/null\n+++ b/r1/ok.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/r1/r2/.Git\n@@ -0,0 +1 @@\n+x\n"}),
         ),
     ] {
+        // A dry run makes nothing, and answers as the edit would.
+        if bin != "sneaky-mkdir" {
+            let mut dry = args.clone();
+            dry["dry_run"] = json!(true);
+            w.call(bin, dry).err("protected_path", 3);
+        }
         w.call(bin, args).err("protected_path", 3);
     }
     assert_eq!(entries(&w, "."), vec!["old"]);
     assert_eq!(entries(&w, "old"), vec!["keep.txt"]);
+    // Only the root's sneaky.toml is the configuration; one in a new directory is a file.
+    let dry = json!({"file_path": "cfg/sneaky.toml", "content": "x", "dry_run": true});
+    assert_eq!(w.call("sneaky-write", dry).ok()["created"], true);
 }
 
 #[test]

@@ -270,10 +270,9 @@ fn stream_text(
     ctx: &Context,
     out: &mut (dyn std::io::Write + Send),
 ) -> Option<Result<TextStreamed>> {
-    if args.offset.is_some() {
-        return None;
-    }
-    Some(stream_text_run(args, ctx, out))
+    args.offset
+        .is_none()
+        .then(|| stream_text_run(args, ctx, out))
 }
 
 fn stream_text_run(

@@ -222,6 +222,41 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
     Ok(cur)
 }
 
+/// `path` with each missing directory that is followed by `..` taken out, or None when there
+/// is none. A directory the edit would make is a real one, so its `..` is the directory it was
+/// made in: `new/../a.txt` is `a.txt`. Folded before anything is made, the edit makes no
+/// directory it only passes through, and a dry run finds what the edit would.
+fn fold_missing(ws: &Workspace, path: &Path) -> Option<PathBuf> {
+    let comps: Vec<Component<'_>> = path.components().collect();
+    let mut out = PathBuf::new();
+    // How many of the last components of `out` name nothing yet.
+    let mut missing = 0usize;
+    let mut folded = false;
+    for (i, comp) in comps.iter().enumerate() {
+        match comp {
+            Component::ParentDir if missing > 0 => {
+                out.pop();
+                missing -= 1;
+                folded = true;
+            }
+            Component::Normal(_) | Component::ParentDir => {
+                out.push(comp);
+                let last = i + 1 == comps.len();
+                if missing > 0 {
+                    missing += 1;
+                } else if !last {
+                    let opened = ws.open_at(ws.root_fd(), &out, dir_flags(), Mode::empty());
+                    if matches!(opened, Err(Errno::ENOENT)) {
+                        missing = 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    folded.then_some(out)
+}
+
 /// What [`make_missing`] would refuse on the way to `path`, checked without making anything:
 /// from the first missing directory on, a `.git` name (or anything under `.git`), and the
 /// configuration file's name directly in the root.
@@ -321,6 +356,9 @@ pub fn locate(
     staged::recover(ws);
     let mut path = rel.as_path().to_path_buf();
     for _ in 0..=MAX_LINK_HOPS {
+        if path.components().any(|c| c == Component::ParentDir) {
+            path = fold_missing(ws, &path).unwrap_or(path);
+        }
         let Some((parent, name)) = split(&path) else {
             return Err(Error::invalid_args(format!(
                 "{} does not name a file (it ends in \".\", \"..\" or is the root)",

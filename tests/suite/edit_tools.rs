@@ -215,6 +215,29 @@ fn a_refused_edit_leaves_no_directory_behind() {
 }
 
 #[test]
+fn a_new_directory_passed_through_with_dotdot_is_not_made() {
+    let w = util::ws();
+    w.write("a.txt", "x\n");
+    std::fs::create_dir(w.root.join(".git")).expect("mkdir .git");
+    // `new/sub/../../a.txt` is a.txt: the dry run finds it as the edit does, and the edit makes
+    // no directory it only passes through.
+    let args = json!({"file_path": "new/sub/../../a.txt", "content": "y\n"});
+    let mut dry = args.clone();
+    dry["dry_run"] = json!(true);
+    for call in [dry, args] {
+        let r = w.call("sneaky-write", call);
+        let res = r.ok();
+        assert_eq!(res["created"], false);
+        assert_eq!(res["resolved_path"], "a.txt");
+        assert!(res["diff"].as_str().expect("diff").contains("-x\n+y"));
+    }
+    assert_eq!(w.read("a.txt"), "y\n");
+    let dry = json!({"file_path": "new/../.git/x", "content": "x", "dry_run": true});
+    w.call("sneaky-write", dry).err("protected_path", 3);
+    assert_eq!(entries(&w, "."), vec![".git", "a.txt"]);
+}
+
+#[test]
 fn permissions_owner_and_other_hard_links_are_kept() {
     let w = util::ws();
     w.write("script.sh", "#!/bin/sh\necho old\n");

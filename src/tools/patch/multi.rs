@@ -145,14 +145,26 @@ fn plan<'s, 'a>(section: &'s Section<'a>, warnings: &mut Vec<String>) -> Result<
 fn checked(ctx: &Context, name: &str) -> Result<String> {
     let rel = ctx.ws.relative(name)?;
     let path = rel.as_path();
-    if path
-        .components()
-        .any(|c| matches!(c, Component::ParentDir | Component::RootDir))
-    {
-        return Err(Error::new(
-            ErrorKind::OutsideWorkspace,
-            format!("the patch names {name}, which leads outside the workspace root"),
-        ));
+    let mut depth = 0i64;
+    for c in path.components() {
+        depth += match c {
+            Component::Normal(_) => 1,
+            Component::ParentDir => -1,
+            Component::RootDir => i64::MIN / 2,
+            _ => 0,
+        };
+        if depth < 0 {
+            return Err(Error::new(
+                ErrorKind::OutsideWorkspace,
+                format!("the patch names {name}, which leads outside the workspace root"),
+            ));
+        }
+    }
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(Error::invalid_args(format!(
+            "the patch names {name}: a name in a patch may not contain `..` (git apply and GNU \
+             patch refuse it too); name the file without it"
+        )));
     }
     if path.components().any(|c| c.as_os_str() == ".git") {
         return Err(Error::new(

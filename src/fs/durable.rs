@@ -223,9 +223,9 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
 }
 
 /// `path` with each missing directory that is followed by `..` taken out, or None when there
-/// is none. A directory the edit would make is a real one, so its `..` is the directory it was
-/// made in: `new/../a.txt` is `a.txt`. Folded before anything is made, the edit makes no
-/// directory it only passes through, and a dry run finds what the edit would.
+/// is none: what a dry run finds where the edit would make the directory and go on through it
+/// (as `mkdir -p` and `install -D` do). A made directory is a real one, so its `..` is the
+/// directory it was made in: `new/../a.txt` is `a.txt`.
 fn fold_missing(ws: &Workspace, path: &Path) -> Option<PathBuf> {
     let comps: Vec<Component<'_>> = path.components().collect();
     let mut out = PathBuf::new();
@@ -344,19 +344,38 @@ fn protected(display: &str) -> Error {
 /// staying inside the root is followed (to edit what it points to); a link leading out is
 /// `outside_workspace`. Without `follow` the final component itself is the target (delete).
 /// With `made`, missing directories on the way are made and recorded there (the caller keeps
-/// them once its edit has landed); without it, a missing directory is `not_found`.
+/// them once its edit has landed); without it, a missing directory is `not_found`, as for the
+/// kernel (`gone/../a.txt` names nothing).
 pub fn locate(
     ws: &Workspace,
     user: &str,
     follow: bool,
+    made: Option<&mut MadeDirs>,
+) -> Result<Target> {
+    let making = made.is_some();
+    find(ws, user, follow, made, making)
+}
+
+/// [`locate`] for the dry run of an edit that would make the missing directories: it finds
+/// the entry the edit would reach (see [`fold_missing`]) and refuses what making them would
+/// refuse, then answers `not_found` for a directory still to be made.
+pub fn locate_unmade(ws: &Workspace, user: &str, follow: bool) -> Result<Target> {
+    find(ws, user, follow, None, true)
+}
+
+fn find(
+    ws: &Workspace,
+    user: &str,
+    follow: bool,
     mut made: Option<&mut MadeDirs>,
+    making: bool,
 ) -> Result<Target> {
     let rel = ws.relative(user)?;
     // A multi-file edit killed halfway is put back before anything else is edited.
     staged::recover(ws);
     let mut path = rel.as_path().to_path_buf();
     for _ in 0..=MAX_LINK_HOPS {
-        if path.components().any(|c| c == Component::ParentDir) {
+        if making && made.is_none() && path.components().any(|c| c == Component::ParentDir) {
             path = fold_missing(ws, &path).unwrap_or(path);
         }
         let Some((parent, name)) = split(&path) else {
@@ -366,9 +385,8 @@ pub fn locate(
             )));
         };
         let (dir, mut new) = match open_dirs_making(ws, &parent, made.is_some()) {
-            // Nothing is made (a dry run, an edit of what exists): a name that making the
-            // directories would refuse is refused here too, so a dry run answers as the edit.
-            Err(e) if e.kind == ErrorKind::NotFound => {
+            // A dry run: what making the directories would refuse is refused here too.
+            Err(e) if making && e.kind == ErrorKind::NotFound => {
                 refuse_missing(ws, &path)?;
                 return Err(e);
             }

@@ -219,6 +219,22 @@ fn one_file(
     let (target, existing, bytes) = match durable::load_for_edit(&ctx.ws, file_path, max) {
         Ok((t, e, b)) => (Some(t), Some(e), b),
         Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
+            // Where the new file goes, without making anything yet: refused as making the
+            // directories would refuse it, and not over a file the path reaches after them
+            // (`new/../a.txt` is a.txt once `new` is made).
+            match durable::locate_unmade(&ctx.ws, file_path, true) {
+                Ok(t) if t.stat()?.is_some() => {
+                    return Err(Error::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "the patch creates {path}, but {} already exists; nothing was changed",
+                            t.display
+                        ),
+                    ))
+                }
+                Err(e) if e.kind != ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
             warnings.push(format!("{path} did not exist; the patch creates it"));
             (None, None, Vec::new())
         }

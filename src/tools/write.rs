@@ -91,8 +91,12 @@ impl Tool for WriteFile {
         }
         // Directories made on the way go again if the write fails (dropped without `keep`).
         let mut made = durable::MadeDirs::default();
-        let making = (!args.dry_run).then_some(&mut made);
-        let target = match durable::locate(&ctx.ws, &args.file_path, true, making) {
+        let located = if args.dry_run {
+            durable::locate_unmade(&ctx.ws, &args.file_path, true)
+        } else {
+            durable::locate(&ctx.ws, &args.file_path, true, Some(&mut made))
+        };
+        let target = match located {
             Ok(t) => Some(t),
             // Dry run: a missing parent directory would be created.
             Err(e) if args.dry_run && e.kind == ErrorKind::NotFound => None,

@@ -215,26 +215,40 @@ fn a_refused_edit_leaves_no_directory_behind() {
 }
 
 #[test]
-fn a_new_directory_passed_through_with_dotdot_is_not_made() {
+fn a_dry_run_through_a_new_directory_and_back_finds_what_the_edit_does() {
     let w = util::ws();
     w.write("a.txt", "x\n");
     std::fs::create_dir(w.root.join(".git")).expect("mkdir .git");
-    // `new/sub/../../a.txt` is a.txt: the dry run finds it as the edit does, and the edit makes
-    // no directory it only passes through.
+    // `new/sub/../../a.txt` is a.txt once new/sub are made (as `mkdir -p` and `install -D` go
+    // through them): the dry run makes nothing and finds a.txt as the edit does.
     let args = json!({"file_path": "new/sub/../../a.txt", "content": "y\n"});
     let mut dry = args.clone();
     dry["dry_run"] = json!(true);
-    for call in [dry, args] {
+    for (call, dirs) in [
+        (dry, vec![".git", "a.txt"]),
+        (args, vec![".git", "a.txt", "new"]),
+    ] {
         let r = w.call("sneaky-write", call);
         let res = r.ok();
         assert_eq!(res["created"], false);
         assert_eq!(res["resolved_path"], "a.txt");
         assert!(res["diff"].as_str().expect("diff").contains("-x\n+y"));
+        assert_eq!(entries(&w, "."), dirs);
     }
     assert_eq!(w.read("a.txt"), "y\n");
-    let dry = json!({"file_path": "new/../.git/x", "content": "x", "dry_run": true});
-    w.call("sneaky-write", dry).err("protected_path", 3);
+    std::fs::remove_dir_all(w.root.join("new")).expect("rm new");
+    // Refused, dry or not, before anything is made.
+    let creates = "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+z\n";
+    for dry_run in [true, false] {
+        let dry = json!({"file_path": "new/../.git/x", "content": "x", "dry_run": dry_run});
+        w.call("sneaky-write", dry).err("protected_path", 3);
+        let patch = json!({"file_path": "new/../a.txt", "patch": creates, "dry_run": dry_run});
+        w.call("sneaky-patch", patch).err("conflict", 1);
+    }
     assert_eq!(entries(&w, "."), vec![".git", "a.txt"]);
+    // An edit of what exists goes by the kernel's paths: `new/..` names nothing.
+    let replace = json!({"file_path": "new/../a.txt", "old_str": "y", "new_str": "z"});
+    w.call("sneaky-replace", replace).err("not_found", 1);
 }
 
 #[test]

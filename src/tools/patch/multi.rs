@@ -223,7 +223,11 @@ fn load_old(ctx: &Context, path: &str, action: Action) -> Result<(Target, Existi
 /// A file the change creates: its directory opened (made only when writing), the name free.
 fn new_target(ctx: &Context, path: &str, made: Option<&mut MadeDirs>) -> Result<Option<Target>> {
     let create_dirs = made.is_some();
-    let target = match durable::locate(&ctx.ws, path, false, made) {
+    let located = match made {
+        Some(made) => durable::locate(&ctx.ws, path, false, Some(made)),
+        None => durable::locate_unmade(&ctx.ws, path, false),
+    };
+    let target = match located {
         Ok(t) => t,
         // The directory is missing: a dry run says what would be created.
         Err(e) if !create_dirs && e.kind == ErrorKind::NotFound => return Ok(None),

@@ -187,6 +187,9 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
     for comp in path.components() {
         let name = match comp {
             Component::Normal(n) => n,
+            Component::ParentDir if !made.is_empty() => {
+                return Err(climbs_out(&display_of(path), &display_of(&prefix)))
+            }
             Component::ParentDir => OsStr::new(".."),
             _ => continue,
         };
@@ -222,76 +225,71 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
     Ok(cur)
 }
 
-/// `path` with each missing directory that is followed by `..` taken out, or None when there
-/// is none: what a dry run finds where the edit would make the directory and go on through it
-/// (as `mkdir -p` and `install -D` do). A made directory is a real one, so its `..` is the
-/// directory it was made in: `new/../a.txt` is `a.txt`.
-fn fold_missing(ws: &Workspace, path: &Path) -> Option<PathBuf> {
-    let comps: Vec<Component<'_>> = path.components().collect();
-    let mut out = PathBuf::new();
-    // How many of the last components of `out` name nothing yet.
-    let mut missing = 0usize;
-    let mut folded = false;
-    for (i, comp) in comps.iter().enumerate() {
-        match comp {
-            Component::ParentDir if missing > 0 => {
-                out.pop();
-                missing -= 1;
-                folded = true;
-            }
-            Component::Normal(_) | Component::ParentDir => {
-                out.push(comp);
-                let last = i + 1 == comps.len();
-                if missing > 0 {
-                    missing += 1;
-                } else if !last {
-                    let opened = ws.open_at(ws.root_fd(), &out, dir_flags(), Mode::empty());
-                    if matches!(opened, Err(Errno::ENOENT)) {
-                        missing = 1;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    folded.then_some(out)
-}
-
 /// What [`make_missing`] would refuse on the way to `path`, checked without making anything:
 /// from the first missing directory on, a `.git` name (or anything under `.git`), and the
-/// configuration file's name directly in the root.
-fn refuse_missing(ws: &Workspace, path: &Path) -> Result<()> {
+/// configuration file's name directly in the root. Returns how the edit will show `path`.
+fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
     let mut cur = ws
         .open_at(ws.root_fd(), Path::new("."), dir_flags(), Mode::empty())
         .map_err(|e| dir_error(e, "."))?;
     let mut prefix = PathBuf::new();
-    let mut missing = false;
+    // The names from the first missing directory on.
+    let mut rest: Option<PathBuf> = None;
     for comp in path.components() {
         let name = match comp {
             Component::Normal(n) => n,
-            // Past a missing directory `..` leads nowhere the edit could reach.
-            Component::ParentDir if missing => return Ok(()),
+            Component::ParentDir if rest.is_some() => {
+                return Err(climbs_out(&display_of(path), &display_of(&prefix)))
+            }
             Component::ParentDir => OsStr::new(".."),
             _ => continue,
         };
         prefix.push(name);
         let here = display_of(&prefix);
-        if !missing {
-            match ws.open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty()) {
+        match &mut rest {
+            Some(rest) => rest.push(name),
+            None => match ws.open_at(ws.root_fd(), &prefix, dir_flags(), Mode::empty()) {
                 Ok(fd) => {
                     cur = fd;
                     continue;
                 }
-                Err(_) => {
-                    missing = true;
+                Err(Errno::ENOENT) => {
                     refuse_config_name(ws, &cur, name, &here)?;
+                    refuse_vcs_metadata(ws, &cur, name, &here)?;
+                    // Something is there that is no directory to enter (a dangling link):
+                    // making the directory would fail on it.
+                    if fstatat(&cur, name, AtFlags::AT_SYMLINK_NOFOLLOW).is_ok() {
+                        return Err(dir_error(Errno::ENOENT, &here));
+                    }
+                    rest = Some(PathBuf::from(name));
+                    continue;
                 }
-            }
+                Err(e) => return Err(dir_error(e, &here)),
+            },
         }
         // `cur` is the deepest directory that exists: under `.git` refuses everything below it.
         refuse_vcs_metadata(ws, &cur, name, &here)?;
     }
-    Ok(())
+    // Shown as the edit will show it: where the deepest existing directory really is (the path
+    // may lead there through `..`), then the names still to be made.
+    let rest = rest.unwrap_or_default();
+    match path.components().any(|c| c == Component::ParentDir) {
+        true => match ws.real_location(cur.as_fd()) {
+            Ok(Some(real)) => Ok(display_of(&real.join(rest))),
+            _ => Ok(display_of(path)),
+        },
+        false => Ok(display_of(path)),
+    }
+}
+
+/// `..` after a directory the call would make: `mkdir -p new/../x` would make `new` only to
+/// leave it, and a dry run could not tell what the path reaches. Refused before anything is made
+/// (what was made on the way goes again).
+fn climbs_out(path: &str, made: &str) -> Error {
+    Error::invalid_args(format!(
+        "{path} climbs with `..` out of {made}, a directory that does not exist yet: name the \
+         path without `..`"
+    ))
 }
 
 fn dir_error(e: Errno, display: &str) -> Error {
@@ -352,47 +350,66 @@ pub fn locate(
     follow: bool,
     made: Option<&mut MadeDirs>,
 ) -> Result<Target> {
-    let making = made.is_some();
-    find(ws, user, follow, made, making)
+    let missing = match made {
+        Some(made) => Missing::Make(made),
+        None => Missing::NotFound,
+    };
+    match find(ws, user, follow, missing)? {
+        Unmade::Found(t) => Ok(t),
+        // Only a dry run answers this; for the others a missing directory is an error.
+        Unmade::Missing(shown) => Err(Error::new(
+            ErrorKind::NotFound,
+            format!("the directory of {shown} does not exist"),
+        )),
+    }
 }
 
-/// [`locate`] for the dry run of an edit that would make the missing directories: it finds
-/// the entry the edit would reach (see [`fold_missing`]) and refuses what making them would
-/// refuse, then answers `not_found` for a directory still to be made.
-pub fn locate_unmade(ws: &Workspace, user: &str, follow: bool) -> Result<Target> {
-    find(ws, user, follow, None, true)
+/// What the dry run of an edit that makes directories finds.
+pub enum Unmade {
+    /// The entry's directory exists (the entry itself may not).
+    Found(Target),
+    /// Directories are still to be made; the entry as the edit will show it.
+    Missing(String),
 }
 
-fn find(
-    ws: &Workspace,
-    user: &str,
-    follow: bool,
-    mut made: Option<&mut MadeDirs>,
-    making: bool,
-) -> Result<Target> {
+/// [`locate`] for the dry run of an edit that would make the missing directories: it refuses
+/// what making them would refuse, and says how the new entry will be shown.
+pub fn locate_unmade(ws: &Workspace, user: &str, follow: bool) -> Result<Unmade> {
+    find(ws, user, follow, Missing::Unmade)
+}
+
+/// What [`find`] does about a directory on the way that does not exist.
+enum Missing<'a> {
+    /// It is `not_found`.
+    NotFound,
+    /// It is made, and recorded.
+    Make(&'a mut MadeDirs),
+    /// A dry run: it would be made.
+    Unmade,
+}
+
+fn find(ws: &Workspace, user: &str, follow: bool, mut missing: Missing<'_>) -> Result<Unmade> {
     let rel = ws.relative(user)?;
     // A multi-file edit killed halfway is put back before anything else is edited.
     staged::recover(ws);
     let mut path = rel.as_path().to_path_buf();
+    let dry = matches!(missing, Missing::Unmade);
     for _ in 0..=MAX_LINK_HOPS {
-        if making && made.is_none() && path.components().any(|c| c == Component::ParentDir) {
-            path = fold_missing(ws, &path).unwrap_or(path);
-        }
         let Some((parent, name)) = split(&path) else {
             return Err(Error::invalid_args(format!(
                 "{} does not name a file (it ends in \".\", \"..\" or is the root)",
                 rel.display()
             )));
         };
-        let (dir, mut new) = match open_dirs_making(ws, &parent, made.is_some()) {
-            // A dry run: what making the directories would refuse is refused here too.
-            Err(e) if making && e.kind == ErrorKind::NotFound => {
-                refuse_missing(ws, &path)?;
-                return Err(e);
+        let make = matches!(missing, Missing::Make(_));
+        let (dir, mut new) = match open_dirs_making(ws, &parent, make) {
+            // What making the directories would refuse is refused here too.
+            Err(e) if dry && e.kind == ErrorKind::NotFound => {
+                return Ok(Unmade::Missing(check_unmade(ws, &path)?));
             }
             other => other?,
         };
-        if let Some(made) = made.as_deref_mut() {
+        if let Missing::Make(made) = &mut missing {
             made.0.append(&mut new.0);
         }
         let display = shown_path(ws, &dir, &parent, &name);
@@ -411,7 +428,7 @@ fn find(
         // metadata are refused whatever the tool goes on to do, a new file's name included
         // (`sub/new/.git` once reached patch_apply's creation path unchecked).
         target.refuse_protected(ws, None)?;
-        return Ok(target);
+        return Ok(Unmade::Found(target));
     }
     Err(map_errno(Errno::ELOOP, rel.display()))
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::durable;
+use crate::fs::durable::{self, Unmade};
 
 /// Apply a unified diff (as printed by `git diff` or `diff -u`, or Codex's `*** Begin Patch`
 /// envelope). All hunks apply or none does. With file_path, the diff's hunks go to that file;
@@ -222,8 +222,8 @@ fn one_file(
             // Where the new file goes, without making anything yet: refused as making the
             // directories would refuse it, and not over a file the path reaches after them
             // (`new/../a.txt` is a.txt once `new` is made).
-            match durable::locate_unmade(&ctx.ws, file_path, true) {
-                Ok(t) if t.stat()?.is_some() => {
+            match durable::locate_unmade(&ctx.ws, file_path, true)? {
+                Unmade::Found(t) if t.stat()?.is_some() => {
                     return Err(Error::new(
                         ErrorKind::Conflict,
                         format!(
@@ -232,7 +232,6 @@ fn one_file(
                         ),
                     ))
                 }
-                Err(e) if e.kind != ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
             warnings.push(format!("{path} did not exist; the patch creates it"));

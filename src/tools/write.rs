@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::durable::{self, Existing};
+use crate::fs::durable::{self, Existing, Unmade};
 use crate::fs::jail::Kind;
 
 /// Write text to a file, replacing all of its content; creates the file and any missing parent
@@ -91,16 +91,15 @@ impl Tool for WriteFile {
         }
         // Directories made on the way go again if the write fails (dropped without `keep`).
         let mut made = durable::MadeDirs::default();
-        let located = if args.dry_run {
-            durable::locate_unmade(&ctx.ws, &args.file_path, true)
+        // A dry run makes nothing: where directories are still missing, the file is new.
+        let (target, unmade) = if args.dry_run {
+            match durable::locate_unmade(&ctx.ws, &args.file_path, true)? {
+                Unmade::Found(t) => (Some(t), None),
+                Unmade::Missing(shown) => (None, Some(shown)),
+            }
         } else {
-            durable::locate(&ctx.ws, &args.file_path, true, Some(&mut made))
-        };
-        let target = match located {
-            Ok(t) => Some(t),
-            // Dry run: a missing parent directory would be created.
-            Err(e) if args.dry_run && e.kind == ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
+            let t = durable::locate(&ctx.ws, &args.file_path, true, Some(&mut made))?;
+            (Some(t), None)
         };
         let existing: Option<Existing> = match &target {
             Some(t) => {
@@ -138,6 +137,7 @@ impl Tool for WriteFile {
         let resolved_path = target
             .as_ref()
             .map(|t| t.display.clone())
+            .or(unmade)
             .filter(|d| *d != path);
         Ok(WriteResult {
             path,

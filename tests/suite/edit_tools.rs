@@ -116,6 +116,7 @@ fn links_inside_are_followed_for_edits_and_removed_by_delete() {
 fn workspace_config_and_active_config_are_never_changed() {
     let w = util::ws();
     w.write("sneaky.toml", "max_file_size_bytes = 1048576\n");
+    w.write("sub/keep.txt", "x\n");
     for (bin, args) in [
         (
             "sneaky-write",
@@ -138,6 +139,9 @@ fn workspace_config_and_active_config_are_never_changed() {
         let reply = w.call(bin, args);
         reply.err("protected_path", 3);
     }
+    // Through a directory still to be made, `..` is refused before the name is reached.
+    let gone = json!({"file_path": "./gone/../sneaky.toml", "content": "x"});
+    w.call("sneaky-write", gone).err("invalid_args", 2);
     assert_eq!(w.read("sneaky.toml"), "max_file_size_bytes = 1048576\n");
     // The active config elsewhere, reached through a link and by its own name.
     w.write("conf/active.toml", "max_output_bytes = 65536\n");
@@ -215,37 +219,44 @@ fn a_refused_edit_leaves_no_directory_behind() {
 }
 
 #[test]
-fn a_dry_run_through_a_new_directory_and_back_finds_what_the_edit_does() {
+fn a_path_may_not_climb_out_of_a_directory_the_edit_would_make() {
     let w = util::ws();
     w.write("a.txt", "x\n");
     std::fs::create_dir(w.root.join(".git")).expect("mkdir .git");
-    // `new/sub/../../a.txt` is a.txt once new/sub are made (as `mkdir -p` and `install -D` go
-    // through them): the dry run makes nothing and finds a.txt as the edit does.
-    let args = json!({"file_path": "new/sub/../../a.txt", "content": "y\n"});
-    let mut dry = args.clone();
-    dry["dry_run"] = json!(true);
-    for (call, dirs) in [
-        (dry, vec![".git", "a.txt"]),
-        (args, vec![".git", "a.txt", "new"]),
-    ] {
-        let r = w.call("sneaky-write", call);
-        let res = r.ok();
-        assert_eq!(res["created"], false);
-        assert_eq!(res["resolved_path"], "a.txt");
-        assert!(res["diff"].as_str().expect("diff").contains("-x\n+y"));
-        assert_eq!(entries(&w, "."), dirs);
-    }
-    assert_eq!(w.read("a.txt"), "y\n");
-    std::fs::remove_dir_all(w.root.join("new")).expect("rm new");
-    // Refused, dry or not, before anything is made.
+    // `new/sub/../../a.txt` would make new/sub only to leave them, and a dry run could not tell
+    // what it reaches: refused, dry or not, before anything is made.
     let creates = "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+z\n";
     for dry_run in [true, false] {
-        let dry = json!({"file_path": "new/../.git/x", "content": "x", "dry_run": dry_run});
-        w.call("sneaky-write", dry).err("protected_path", 3);
-        let patch = json!({"file_path": "new/../a.txt", "patch": creates, "dry_run": dry_run});
-        w.call("sneaky-patch", patch).err("conflict", 1);
+        for (bin, args) in [
+            (
+                "sneaky-write",
+                json!({"file_path": "new/sub/../../a.txt", "content": "y\n"}),
+            ),
+            (
+                "sneaky-write",
+                json!({"file_path": "new/../.git/x", "content": "x"}),
+            ),
+            (
+                "sneaky-patch",
+                json!({"file_path": "new/../b.txt", "patch": creates}),
+            ),
+        ] {
+            let mut args = args;
+            args["dry_run"] = json!(dry_run);
+            w.call(bin, args).err("invalid_args", 2);
+        }
     }
+    w.call("sneaky-mkdir", json!({"directory_path": "new/../b"}))
+        .err("invalid_args", 2);
     assert_eq!(entries(&w, "."), vec![".git", "a.txt"]);
+    assert_eq!(w.read("a.txt"), "x\n");
+    // Through a directory that exists, `..` is the kernel's: old/../a.txt is a.txt.
+    std::fs::create_dir(w.root.join("old")).expect("mkdir old");
+    let r = w.call(
+        "sneaky-write",
+        json!({"file_path": "old/../a.txt", "content": "y\n"}),
+    );
+    assert_eq!(r.ok()["resolved_path"], "a.txt");
     // An edit of what exists goes by the kernel's paths: `new/..` names nothing.
     let replace = json!({"file_path": "new/../a.txt", "old_str": "y", "new_str": "z"});
     w.call("sneaky-replace", replace).err("not_found", 1);

@@ -229,3 +229,69 @@ proptest! {
         prop_assert_eq!(snapshot(&outside), before, "edits {:?}", edits);
     }
 }
+
+/// A path for the dry-run property: parts that exist or not, `..`, `.git` and links.
+fn dry_path() -> impl Strategy<Value = String> {
+    let part = prop_oneof![
+        4 => name(),
+        1 => Just("..".to_string()),
+        1 => Just(".git".to_string()),
+        1 => Just("new".to_string()),
+    ];
+    prop::collection::vec(part, 1..5).prop_map(|parts| parts.join("/"))
+}
+
+fn dry_edit() -> impl Strategy<Value = (u8, String)> {
+    (0u8..6, prop_oneof![3 => dry_path(), 1 => link_target()])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A dry run changes nothing and answers as the edit does on the same tree: the same error
+    /// code, or the same result but for `dry_run` (created, resolved_path, the diff).
+    #[test]
+    fn dry_runs_answer_as_the_edit(
+        nodes in prop::collection::vec(node(), 1..20),
+        edits in prop::collection::vec(dry_edit(), 1..10),
+    ) {
+        let (dir, root) = build(&nodes);
+        let _ = std::fs::create_dir_all(root.join(".git/hooks"));
+        let outside = dir.path().join("outside");
+        let ctx = Context {
+            ws: Workspace::open_root(&root).expect("root"),
+            config: sneaky::config::Config::default(),
+        };
+        for (kind, p) in &edits {
+            let p = p
+                .replace("@OUTSIDE@", &outside.display().to_string())
+                .replace("@ROOT@", &root.display().to_string());
+            let (tool, mut args) = match kind {
+                0 => ("write_file", json!({"file_path": p, "content": "NEW\n"})),
+                1 => ("str_replace", json!({"file_path": p, "old_str": "a", "new_str": "b"})),
+                2 => ("patch_apply", json!({"file_path": p,
+                    "patch": "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+NEW\n"})),
+                3 => ("patch_apply", json!({"file_path": p,
+                    "patch": "@@ -1 +1 @@\n-a\n+b\n"})),
+                4 => ("patch_apply", json!({
+                    "patch": format!("--- /dev/null\n+++ b/{p}\n@@ -0,0 +1 @@\n+NEW\n")})),
+                _ => ("patch_apply", json!({
+                    "patch": format!("--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n")})),
+            };
+            let run = |args: &Value| match (find(tool).expect("tool").run)(args.clone(), &ctx) {
+                Ok(mut r) => {
+                    r.as_object_mut().expect("object").remove("dry_run");
+                    Ok(r)
+                }
+                Err(e) => Err(e.code().to_string()),
+            };
+            let before = snapshot(&root);
+            args["dry_run"] = json!(true);
+            let dry = run(&args);
+            prop_assert_eq!(snapshot(&root), before, "the dry run of {} {} changed the tree", tool, args);
+            args["dry_run"] = json!(false);
+            let real = run(&args);
+            prop_assert_eq!(dry, real, "{} {}", tool, args);
+        }
+    }
+}

@@ -13,7 +13,7 @@ use std::path::Component;
 use super::{adjustments, patched, FileChange, PatchResult};
 use crate::edit::{self, Applied, Hunk, Lines, Section};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::durable::{self, Change, Existing, MadeDirs, Target};
+use crate::fs::durable::{self, Change, Existing, MadeDirs, Target, Unmade};
 use crate::fs::jail::Kind;
 use crate::tools::Context;
 
@@ -222,16 +222,13 @@ fn load_old(ctx: &Context, path: &str, action: Action) -> Result<(Target, Existi
 
 /// A file the change creates: its directory opened (made only when writing), the name free.
 fn new_target(ctx: &Context, path: &str, made: Option<&mut MadeDirs>) -> Result<Option<Target>> {
-    let create_dirs = made.is_some();
-    let located = match made {
-        Some(made) => durable::locate(&ctx.ws, path, false, Some(made)),
-        None => durable::locate_unmade(&ctx.ws, path, false),
-    };
-    let target = match located {
-        Ok(t) => t,
-        // The directory is missing: a dry run says what would be created.
-        Err(e) if !create_dirs && e.kind == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let target = match made {
+        Some(made) => durable::locate(&ctx.ws, path, false, Some(made))?,
+        None => match durable::locate_unmade(&ctx.ws, path, false)? {
+            Unmade::Found(t) => t,
+            // The directory is missing: a dry run says what would be created.
+            Unmade::Missing(_) => return Ok(None),
+        },
     };
     target.refuse_protected(&ctx.ws, None)?;
     if target.stat()?.is_some() {

@@ -171,6 +171,8 @@ enum Edit {
     Mkdir(String),
     Rm(String),
     Replace(String),
+    Patch(String),
+    PatchAll(String),
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -179,7 +181,9 @@ fn edit() -> impl Strategy<Value = Edit> {
         target.clone().prop_map(Edit::Write),
         target.clone().prop_map(Edit::Mkdir),
         target.clone().prop_map(Edit::Rm),
-        target.prop_map(Edit::Replace),
+        target.clone().prop_map(Edit::Replace),
+        target.clone().prop_map(Edit::Patch),
+        target.prop_map(Edit::PatchAll),
     ]
 }
 
@@ -213,6 +217,19 @@ proptest! {
                     "str_replace",
                     json!({"file_path": fill(p), "old_str": "OUTSIDE", "new_str": "CHANGED"}),
                 ),
+                // A line added at the top of one file named by file_path (created if missing,
+                // through links too), and a patch that names the files it creates.
+                Edit::Patch(p) => (
+                    "patch_apply",
+                    json!({"file_path": fill(p), "patch": "@@ -0,0 +1 @@\n+NEW\n"}),
+                ),
+                Edit::PatchAll(p) => {
+                    let p = fill(p);
+                    ("patch_apply", json!({"patch": format!(
+                        "--- /dev/null\n+++ b/{p}\n@@ -0,0 +1 @@\n+NEW\n\
+                         --- /dev/null\n+++ b/{p}.new\n@@ -0,0 +1 @@\n+NEW\n"
+                    )}))
+                }
             };
             match (find(tool).expect("tool").run)(args.clone(), &ctx) {
                 Ok(r) => {

@@ -188,7 +188,7 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
         let name = match comp {
             Component::Normal(n) => n,
             Component::ParentDir if !made.is_empty() => {
-                return Err(climbs_out(&display_of(path), &display_of(&prefix)))
+                return Err(climbs_out(&display_of(&prefix)))
             }
             Component::ParentDir => OsStr::new(".."),
             _ => continue,
@@ -238,9 +238,7 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
     for comp in path.components() {
         let name = match comp {
             Component::Normal(n) => n,
-            Component::ParentDir if rest.is_some() => {
-                return Err(climbs_out(&display_of(path), &display_of(&prefix)))
-            }
+            Component::ParentDir if rest.is_some() => return Err(climbs_out(&display_of(&prefix))),
             Component::ParentDir => OsStr::new(".."),
             _ => continue,
         };
@@ -285,10 +283,10 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
 /// `..` after a directory the call would make: `mkdir -p new/../x` would make `new` only to
 /// leave it, and a dry run could not tell what the path reaches. Refused before anything is made
 /// (what was made on the way goes again).
-fn climbs_out(path: &str, made: &str) -> Error {
+fn climbs_out(made: &str) -> Error {
     Error::invalid_args(format!(
-        "{path} climbs with `..` out of {made}, a directory that does not exist yet: name the \
-         path without `..`"
+        "the path climbs with `..` out of {made}, a directory that does not exist yet (it would \
+         be made only to be left): name the path without `..`"
     ))
 }
 

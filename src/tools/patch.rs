@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::durable::{self, Unmade};
+use crate::fs::durable;
 
 /// Apply a unified diff (as printed by `git diff` or `diff -u`, or Codex's `*** Begin Patch`
 /// envelope). All hunks apply or none does. With file_path, the diff's hunks go to that file;
@@ -219,21 +219,8 @@ fn one_file(
     let (target, existing, bytes) = match durable::load_for_edit(&ctx.ws, file_path, max) {
         Ok((t, e, b)) => (Some(t), Some(e), b),
         Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
-            // Where the new file goes, without making anything yet: refused as making the
-            // directories would refuse it, and not over a file the path reaches after them
-            // (`new/../a.txt` is a.txt once `new` is made).
-            match durable::locate_unmade(&ctx.ws, file_path, true)? {
-                Unmade::Found(t) if t.stat()?.is_some() => {
-                    return Err(Error::new(
-                        ErrorKind::Conflict,
-                        format!(
-                            "the patch creates {path}, but {} already exists; nothing was changed",
-                            t.display
-                        ),
-                    ))
-                }
-                _ => {}
-            }
+            // What making the directories would refuse is refused dry or not, before any is made.
+            durable::locate_unmade(&ctx.ws, file_path, true)?;
             warnings.push(format!("{path} did not exist; the patch creates it"));
             (None, None, Vec::new())
         }

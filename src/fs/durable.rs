@@ -17,7 +17,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -184,11 +184,15 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
         .open_at(ws.root_fd(), Path::new("."), dir_flags(), Mode::empty())
         .map_err(|e| dir_error(e, "."))?;
     let mut prefix = PathBuf::new();
-    for comp in path.components() {
+    for (i, comp) in path.components().enumerate() {
         let name = match comp {
             Component::Normal(n) => n,
             Component::ParentDir if !made.is_empty() => {
-                return Err(climbs_out(&display_of(&prefix)))
+                // The directories made are the names just before this `..`.
+                let tail = made.iter().map(|m| m.name.as_os_str());
+                let tail = tail.chain(path.components().skip(i).map(|c| c.as_os_str()));
+                let base = made[0].parent.as_fd();
+                return Err(climbs_out(ws, base, tail.collect(), &display_of(&prefix)));
             }
             Component::ParentDir => OsStr::new(".."),
             _ => continue,
@@ -235,10 +239,21 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
     let mut prefix = PathBuf::new();
     // The names from the first missing directory on.
     let mut rest: Option<PathBuf> = None;
-    for comp in path.components() {
+    for (i, comp) in path.components().enumerate() {
         let name = match comp {
             Component::Normal(n) => n,
-            Component::ParentDir if rest.is_some() => return Err(climbs_out(&display_of(&prefix))),
+            Component::ParentDir if rest.is_some() => {
+                let tail = rest
+                    .iter()
+                    .flat_map(|r| r.components().map(|c| c.as_os_str()));
+                let tail = tail.chain(path.components().skip(i).map(|c| c.as_os_str()));
+                return Err(climbs_out(
+                    ws,
+                    cur.as_fd(),
+                    tail.collect(),
+                    &display_of(&prefix),
+                ));
+            }
             Component::ParentDir => OsStr::new(".."),
             _ => continue,
         };
@@ -283,7 +298,26 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
 /// `..` after a directory the call would make: `mkdir -p new/../x` would make `new` only to
 /// leave it, and a dry run could not tell what the path reaches. Refused before anything is made
 /// (what was made on the way goes again).
-fn climbs_out(made: &str) -> Error {
+/// A path that climbs above the root that way is `outside_workspace`, as when the directories
+/// exist: `tail` is the rest of the path from the first missing directory, found in `base`.
+fn climbs_out(ws: &Workspace, base: BorrowedFd<'_>, tail: PathBuf, made: &str) -> Error {
+    let base = ws.real_location(base).ok().flatten().unwrap_or_default();
+    let mut depth = base.components().count() as i64;
+    for c in tail.components() {
+        depth += match c {
+            Component::ParentDir => -1,
+            _ => 1,
+        };
+        if depth < 0 {
+            return Error::new(
+                ErrorKind::OutsideWorkspace,
+                format!(
+                    "{} is outside the workspace root",
+                    display_of(&base.join(&tail))
+                ),
+            );
+        }
+    }
     Error::invalid_args(format!(
         "the path climbs with `..` out of {made}, a directory that does not exist yet (it would \
          be made only to be left): name the path without `..`"

@@ -248,6 +248,16 @@ fn a_path_may_not_climb_out_of_a_directory_the_edit_would_make() {
     }
     w.call("sneaky-mkdir", json!({"directory_path": "new/../b"}))
         .err("invalid_args", 2);
+    // Climbing above the root that way is outside, as through directories that exist.
+    for dry_run in [true, false] {
+        let args = json!({"file_path": "new/../../x.txt", "content": "x", "dry_run": dry_run});
+        w.call("sneaky-write", args).err("outside_workspace", 3);
+    }
+    w.call(
+        "sneaky-mkdir",
+        json!({"directory_path": "new/sub/../../../b"}),
+    )
+    .err("outside_workspace", 3);
     assert_eq!(entries(&w, "."), vec![".git", "a.txt"]);
     assert_eq!(w.read("a.txt"), "x\n");
     // Through a directory that exists, `..` is the kernel's: old/../a.txt is a.txt.

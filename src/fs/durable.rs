@@ -302,26 +302,34 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
 /// exist: `tail` is the rest of the path from the first missing directory, found in `base`.
 fn climbs_out(ws: &Workspace, base: BorrowedFd<'_>, tail: PathBuf, made: &str) -> Error {
     let base = ws.real_location(base).ok().flatten().unwrap_or_default();
-    let mut depth = base.components().count() as i64;
-    for c in tail.components() {
-        depth += match c {
-            Component::ParentDir => -1,
-            _ => 1,
-        };
-        if depth < 0 {
-            return Error::new(
-                ErrorKind::OutsideWorkspace,
-                format!(
-                    "{} is outside the workspace root",
-                    display_of(&base.join(&tail))
-                ),
-            );
-        }
+    if climbs_above_root(base.components().count(), &tail) {
+        return Error::new(
+            ErrorKind::OutsideWorkspace,
+            format!(
+                "{} is outside the workspace root",
+                display_of(&base.join(&tail))
+            ),
+        );
     }
     Error::invalid_args(format!(
         "the path climbs with `..` out of {made}, a directory that does not exist yet (it would \
          be made only to be left): name the path without `..`"
     ))
+}
+
+/// Whether `path`, taken from a directory `depth` levels below the root, climbs above the root
+/// with its `..`, counted by name (no link in it is followed). An absolute path climbs.
+pub fn climbs_above_root(depth: usize, path: &Path) -> bool {
+    let mut depth = depth as i64;
+    path.components().any(|c| {
+        depth += match c {
+            Component::Normal(_) => 1,
+            Component::ParentDir => -1,
+            Component::CurDir => 0,
+            Component::RootDir | Component::Prefix(_) => return true,
+        };
+        depth < 0
+    })
 }
 
 fn dir_error(e: Errno, display: &str) -> Error {
@@ -426,6 +434,7 @@ fn find(ws: &Workspace, user: &str, follow: bool, mut missing: Missing<'_>) -> R
     staged::recover(ws);
     let mut path = rel.as_path().to_path_buf();
     let dry = matches!(missing, Missing::Unmade);
+    let make = matches!(missing, Missing::Make(_));
     for _ in 0..=MAX_LINK_HOPS {
         let Some((parent, name)) = split(&path) else {
             return Err(Error::invalid_args(format!(
@@ -433,7 +442,6 @@ fn find(ws: &Workspace, user: &str, follow: bool, mut missing: Missing<'_>) -> R
                 rel.display()
             )));
         };
-        let make = matches!(missing, Missing::Make(_));
         let (dir, mut new) = match open_dirs_making(ws, &parent, make) {
             // What making the directories would refuse is refused here too.
             Err(e) if dry && e.kind == ErrorKind::NotFound => {
@@ -455,12 +463,12 @@ fn find(ws: &Workspace, user: &str, follow: bool, mut missing: Missing<'_>) -> R
                 }
             }
         }
-        let target = Target { dir, name, display };
         // Every edit tool comes through here: the workspace configuration and version-control
         // metadata are refused whatever the tool goes on to do, a new file's name included
         // (`sub/new/.git` once reached patch_apply's creation path unchecked).
-        target.refuse_protected(ws, None)?;
-        return Ok(Unmade::Found(target));
+        refuse_config_name(ws, &dir, &name, &display)?;
+        refuse_vcs_metadata(ws, &dir, &name, &display)?;
+        return Ok(Unmade::Found(Target { dir, name, display }));
     }
     Err(map_errno(Errno::ELOOP, rel.display()))
 }
@@ -516,14 +524,12 @@ impl Target {
         }
     }
 
-    /// Refuse the workspace's `sneaky.toml` and the active configuration file (by identity).
-    pub fn refuse_protected(&self, ws: &Workspace, st: Option<&FileStat>) -> Result<()> {
-        refuse_config_name(ws, &self.dir, &self.name, &self.display)?;
-        refuse_vcs_metadata(ws, &self.dir, &self.name, &self.display)?;
-        if let Some(st) = st {
-            if ws.is_protected(st.st_dev, st.st_ino) {
-                return Err(protected(&self.display));
-            }
+    /// Refuse the active configuration file by identity, whatever name or link reached it.
+    /// (The names — the workspace's `sneaky.toml`, `.git` — are refused by [`locate`], which
+    /// hands out every target.)
+    pub fn refuse_protected(&self, ws: &Workspace, st: &FileStat) -> Result<()> {
+        if ws.is_protected(st.st_dev, st.st_ino) {
+            return Err(protected(&self.display));
         }
         Ok(())
     }
@@ -538,10 +544,7 @@ impl Target {
             | OFlag::O_CLOEXEC;
         let fd = match openat(&self.dir, self.name.as_os_str(), flags, Mode::empty()) {
             Ok(fd) => fd,
-            Err(Errno::ENOENT) => {
-                self.refuse_protected(ws, None)?;
-                return Ok(None);
-            }
+            Err(Errno::ENOENT) => return Ok(None),
             Err(Errno::ELOOP) => {
                 return Err(Error::new(
                     ErrorKind::Conflict,
@@ -552,7 +555,7 @@ impl Target {
             Err(e) => return Err(map_errno(e, &self.display)),
         };
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, &self.display))?;
-        self.refuse_protected(ws, Some(&st))?;
+        self.refuse_protected(ws, &st)?;
         let kind = Kind::from_mode(st.st_mode);
         if kind != Kind::File {
             return Err(not_a_file(&self.display, kind));
@@ -972,6 +975,15 @@ mod tests {
         assert_eq!(n, OsString::from("c.txt"));
         assert!(split(Path::new("a/..")).is_none());
         assert!(split(Path::new(".")).is_none());
+    }
+
+    #[test]
+    fn climbing_above_the_root_is_counted_by_name() {
+        assert!(!climbs_above_root(0, Path::new("a/../b")));
+        assert!(climbs_above_root(0, Path::new("a/../../b")));
+        assert!(!climbs_above_root(1, Path::new("../b")));
+        assert!(climbs_above_root(1, Path::new("new/../../../b")));
+        assert!(climbs_above_root(3, Path::new("/etc")));
     }
 
     #[test]

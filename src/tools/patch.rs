@@ -219,7 +219,8 @@ fn one_file(
     let (target, existing, bytes) = match durable::load_for_edit(&ctx.ws, file_path, max) {
         Ok((t, e, b)) => (Some(t), Some(e), b),
         Err(e) if e.kind == ErrorKind::NotFound && creates_file(&hunks) => {
-            // What making the directories would refuse is refused dry or not, before any is made.
+            // What making the directories would refuse is refused dry or not, before any is made
+            // (and before the hunks are tried, so that both answer with the same error).
             durable::locate_unmade(&ctx.ws, file_path, true)?;
             warnings.push(format!("{path} did not exist; the patch creates it"));
             (None, None, Vec::new())

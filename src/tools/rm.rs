@@ -60,7 +60,7 @@ impl Tool for DeleteFile {
         let st = target
             .stat()?
             .ok_or_else(|| map_errno(nix::errno::Errno::ENOENT, &target.display))?;
-        target.refuse_protected(&ctx.ws, Some(&st))?;
+        target.refuse_protected(&ctx.ws, &st)?;
         let kind = match Kind::from_mode(st.st_mode) {
             Kind::File => "file",
             Kind::Symlink => "link",

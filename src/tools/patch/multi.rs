@@ -145,20 +145,11 @@ fn plan<'s, 'a>(section: &'s Section<'a>, warnings: &mut Vec<String>) -> Result<
 fn checked(ctx: &Context, name: &str) -> Result<String> {
     let rel = ctx.ws.relative(name)?;
     let path = rel.as_path();
-    let mut depth = 0i64;
-    for c in path.components() {
-        depth += match c {
-            Component::Normal(_) => 1,
-            Component::ParentDir => -1,
-            Component::RootDir => i64::MIN / 2,
-            _ => 0,
-        };
-        if depth < 0 {
-            return Err(Error::new(
-                ErrorKind::OutsideWorkspace,
-                format!("the patch names {name}, which leads outside the workspace root"),
-            ));
-        }
+    if durable::climbs_above_root(0, path) {
+        return Err(Error::new(
+            ErrorKind::OutsideWorkspace,
+            format!("the patch names {name}, which leads outside the workspace root"),
+        ));
     }
     if path.components().any(|c| c == Component::ParentDir) {
         return Err(Error::invalid_args(format!(
@@ -230,7 +221,6 @@ fn new_target(ctx: &Context, path: &str, made: Option<&mut MadeDirs>) -> Result<
             Unmade::Missing(_) => return Ok(None),
         },
     };
-    target.refuse_protected(&ctx.ws, None)?;
     if target.stat()?.is_some() {
         return Err(Error::new(
             ErrorKind::Conflict,

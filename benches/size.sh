@@ -19,8 +19,6 @@ cd "$(dirname "$0")/.."
 BEFORE=${1:-b81cd27}
 AFTER=${2:-HEAD}
 WORK=${SNEAKY_SIZE_DIR:-/tmp/sneaky-size}
-BINS="sneaky-read sneaky-ls sneaky-grep sneaky-find sneaky-finish sneaky-write sneaky-mkdir
-sneaky-rm sneaky-replace sneaky-patch sneaky-run sneaky-mcp sneaky-agent"
 # Strings of the bash grammar's symbol table (rodata of tree-sitter-bash's parser.c, kept by
 # `strip`); none of our own code spells them.
 GRAMMAR_MARK=_c_expression_not_assignment
@@ -78,6 +76,9 @@ mb() { awk -v n="$1" 'BEGIN { printf "%.2f", n / 1e6 }'; }
 
 before=$(resolve "$BEFORE")
 after=$(resolve "$AFTER")
+# The binaries: every [[bin]] of either commit's Cargo.toml, in the newer one's order.
+bins_of() { git show "$1:Cargo.toml" | sed -n 's/^name = "\(sneaky-[a-z]*\)"$/\1/p'; }
+BINS=$( { bins_of "$after"; bins_of "$before"; } | awk '!seen[$0]++')
 if [ "${SNEAKY_SIZE_PARALLEL:-0}" = 1 ]; then
   # Both builds at once: on a shared machine they see the same load, so their times compare.
   measure "$before" &

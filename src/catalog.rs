@@ -1,11 +1,12 @@
-//! The catalog: the tools of the contract (CONTRACT.md, "Binaries") with their LLM names,
+//! The catalog: the tools of the contract (docs/contract.md, "Binaries") with their LLM names,
 //! binaries and default tiers. It is the root of the crate's dependency graph and imports
 //! nothing from the crate: configuration, permissions, the MCP server and the agent depend on
 //! it, never the other way round.
 //!
-//! What a tool is beyond its name (arguments, result, CLI shape, hints, man page text) is
-//! described by the tool's own module (`tools::Tool`); `tools::spec` maps a `ToolName` to that
-//! description with an exhaustive match, so a name without a module does not compile.
+//! The list of tools (`tool_list!`) is written once, here; the enum below and the dispatch in
+//! `tools` (`tools::spec`) are generated from it, so neither can leave a tool out. What a tool
+//! is beyond its name (arguments, result, CLI shape, hints, how it renders) is described by the
+//! tool's own module (`tools::Tool`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -31,37 +32,54 @@ impl Tier {
     }
 }
 
-/// Every tool of the contract, in the contract's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ToolName {
-    ReadFile,
-    ListDir,
-    GrepFiles,
-    FindFiles,
-    WriteFile,
-    MakeDir,
-    DeleteFile,
-    StrReplace,
-    PatchApply,
-    RunCommand,
-    Finish,
+/// The one list of tools, in the contract's order: the enum variant, the name an LLM calls the
+/// tool by, its binary, its default tier, and the type in `tools` that implements it. The
+/// catalog below and the dispatch in `tools` are both generated from it (`tool_list!(m)` hands
+/// the list to the macro `m`), so a tool is added by one line here and its module; everything
+/// else about a tool (arguments, result, hints, how it renders) lives in that module.
+macro_rules! tool_list {
+    ($then:ident) => {
+        $then! {
+            ReadFile "read_file" "sneaky-read" Auto read::ReadFile,
+            ListDir "list_dir" "sneaky-ls" Auto list::ListDir,
+            GrepFiles "grep_files" "sneaky-grep" Auto grep::GrepFiles,
+            FindFiles "find_files" "sneaky-find" Auto find::FindFiles,
+            WriteFile "write_file" "sneaky-write" Confirm write::WriteFile,
+            MakeDir "make_dir" "sneaky-mkdir" Confirm mkdir::MakeDir,
+            DeleteFile "delete_file" "sneaky-rm" Confirm rm::DeleteFile,
+            StrReplace "str_replace" "sneaky-replace" Confirm replace::StrReplace,
+            PatchApply "patch_apply" "sneaky-patch" Confirm patch::PatchApply,
+            RunCommand "run_command" "sneaky-run" Confirm run::RunCommand,
+            Finish "finish" "sneaky-finish" Auto finish::Finish,
+        }
+    };
 }
+pub(crate) use tool_list;
+
+/// The catalog half of the list: the enum, `ALL` and the name, binary and tier of each.
+macro_rules! catalog {
+    ($($variant:ident $name:literal $binary:literal $tier:ident $module:ident::$tool:ident,)*) => {
+        /// Every tool of the contract, in the contract's order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ToolName {
+            $($variant,)*
+        }
+
+        impl ToolName {
+            /// Every tool, in the list's order.
+            pub const ALL: [ToolName; [$($name),*].len()] = [$(ToolName::$variant),*];
+
+            const fn entry(self) -> (&'static str, &'static str, Tier) {
+                match self {
+                    $(ToolName::$variant => ($name, $binary, Tier::$tier),)*
+                }
+            }
+        }
+    };
+}
+tool_list!(catalog);
 
 impl ToolName {
-    pub const ALL: [ToolName; 11] = [
-        ToolName::ReadFile,
-        ToolName::ListDir,
-        ToolName::GrepFiles,
-        ToolName::FindFiles,
-        ToolName::WriteFile,
-        ToolName::MakeDir,
-        ToolName::DeleteFile,
-        ToolName::StrReplace,
-        ToolName::PatchApply,
-        ToolName::RunCommand,
-        ToolName::Finish,
-    ];
-
     /// The name an LLM calls the tool by.
     pub const fn as_str(self) -> &'static str {
         self.entry().0
@@ -75,22 +93,6 @@ impl ToolName {
     /// The tier when the configuration does not move the tool.
     pub const fn default_tier(self) -> Tier {
         self.entry().2
-    }
-
-    const fn entry(self) -> (&'static str, &'static str, Tier) {
-        match self {
-            ToolName::ReadFile => ("read_file", "sneaky-read", Tier::Auto),
-            ToolName::ListDir => ("list_dir", "sneaky-ls", Tier::Auto),
-            ToolName::GrepFiles => ("grep_files", "sneaky-grep", Tier::Auto),
-            ToolName::FindFiles => ("find_files", "sneaky-find", Tier::Auto),
-            ToolName::WriteFile => ("write_file", "sneaky-write", Tier::Confirm),
-            ToolName::MakeDir => ("make_dir", "sneaky-mkdir", Tier::Confirm),
-            ToolName::DeleteFile => ("delete_file", "sneaky-rm", Tier::Confirm),
-            ToolName::StrReplace => ("str_replace", "sneaky-replace", Tier::Confirm),
-            ToolName::PatchApply => ("patch_apply", "sneaky-patch", Tier::Confirm),
-            ToolName::RunCommand => ("run_command", "sneaky-run", Tier::Confirm),
-            ToolName::Finish => ("finish", "sneaky-finish", Tier::Auto),
-        }
     }
 
     /// The tool of that LLM name.

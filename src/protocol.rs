@@ -311,7 +311,7 @@ fn run_with_matches(
     // A compact JSON success is written straight from the result; run_command's result is
     // needed for the exit status (and is small: its output is capped), text needs the value.
     let direct = shown.format == Format::Json && !shown.pretty && spec.name != ToolName::RunCommand;
-    let paths = crate::fs::suggest::path_args(&args);
+    let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     let outcome = if direct {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
         tools::call_writing(spec, args, &ctx, &mut out).map(|()| None)

@@ -87,24 +87,19 @@ impl Runner {
         permissions::check_not_denied(&self.ctx.config, tool)?;
         let spec = tools::spec(tool);
         (spec.check_args)(args)?;
-        self.precheck(tool, args)?;
+        self.precheck(spec, args)?;
         Ok(spec)
     }
 
     /// What a tool would refuse before doing anything, checked before anyone is asked to
     /// approve the call (the tool checks it again when it runs).
-    fn precheck(&self, tool: ToolName, args: &Value) -> Result<()> {
-        match tool {
-            // Asked of sneaky-run itself, which holds the shell grammar (the driver does not
-            // link it): the same configuration and root, and nothing runs.
-            ToolName::RunCommand => self
-                .run_binary(
-                    tools::spec(tool),
-                    &[crate::shell::entry::CHECK_POLICY_FLAG],
-                    args,
-                )
-                .map(drop),
-            _ => Ok(()),
+    fn precheck(&self, spec: &ToolSpec, args: &Value) -> Result<()> {
+        // Asked of the tool's binary, which holds what the check needs (sneaky-run the shell
+        // grammar, which the driver does not link): the same configuration and root, and
+        // nothing runs.
+        match spec.precheck_flag {
+            Some(flag) => self.run_binary(spec, &[flag], args).map(drop),
+            None => Ok(()),
         }
     }
 

@@ -131,10 +131,7 @@ fn system_prompt(root: &Path, offered: &[&ToolSpec]) -> String {
             .trim_end_matches('.');
         tools.push_str(&format!("- {}: {first}.\n", spec.name()));
     }
-    let finish = if offered
-        .iter()
-        .any(|s| s.name == crate::catalog::ToolName::Finish)
-    {
+    let finish = if offered.iter().any(|s| s.hints.ends_session) {
         "When the task is done, or cannot be done, call finish with a short summary for the \
          person; the session ends there."
     } else {
@@ -457,13 +454,11 @@ fn handle_call(runner: &Runner, gate: &mut Gate, call: &ToolCall) -> (Value, Aft
     if quit {
         return (envelope, After::Quit);
     }
-    // A successful envelope means the name was a known tool, so this is the real finish.
-    if call.name == "finish" && is_ok(&envelope) {
-        let message = envelope
-            .pointer("/result/message")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+    // A successful envelope means the name was a known tool, so this is the real end; what
+    // the person is told is the tool's text for a model (finish: its message).
+    let ends = crate::tools::find(&call.name).is_some_and(|spec| spec.hints.ends_session);
+    if ends && is_ok(&envelope) {
+        let message = model::envelope_text(&envelope);
         return (envelope, After::Finish(message));
     }
     (envelope, After::Continue)

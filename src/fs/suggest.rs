@@ -16,14 +16,13 @@ use serde_json::Value;
 use super::jail::{RelPath, Workspace};
 use crate::error::{Error, ErrorKind};
 
-/// The arguments that name paths in the tools' schemas.
-const PATH_PARAMS: [&str; 3] = ["file_path", "directory_path", "path"];
 /// Entries of one directory compared at most.
 const MAX_ENTRIES_SCANNED: usize = 10_000;
 
-/// The path arguments of a call, taken before the arguments are consumed.
-pub fn path_args(args: &Value) -> Vec<String> {
-    PATH_PARAMS
+/// The path arguments of a call (`params`: the tool's `Tool::PATH_PARAMS`), taken before the
+/// arguments are consumed.
+pub fn path_args(params: &[&str], args: &Value) -> Vec<String> {
+    params
         .iter()
         .filter_map(|p| args.get(*p).and_then(Value::as_str))
         .map(str::to_string)

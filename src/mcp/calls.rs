@@ -19,7 +19,7 @@ use super::server::log;
 use super::version::Version;
 use crate::error::{Error, ErrorKind, Result};
 use crate::isolate::{CancelToken, Control, Ended, Isolation, Progress};
-use crate::tools::{Context, ToolName, ToolSpec};
+use crate::tools::{Context, ToolSpec};
 
 /// How often a long call reports progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
@@ -245,14 +245,11 @@ fn named_tool(params: Option<&Value>) -> Option<&'static ToolSpec> {
         .and_then(catalog::find)
 }
 
-/// Tools whose time grows with the tree they walk (seconds over a large one).
-const WALKS: &[ToolName] = &[ToolName::ListDir, ToolName::GrepFiles, ToolName::FindFiles];
-
 /// Whether a `tools/call` is over in about the time of one file's work (a read or an edit,
 /// bounded by `max_file_size_bytes`), so that the thread reading requests may run it itself
 /// without holding up pings and cancellations for long. Walks and isolated tools are not.
 pub fn brief(params: Option<&Value>) -> bool {
-    named_tool(params).is_some_and(|spec| !spec.hints.isolated && !WALKS.contains(&spec.name))
+    named_tool(params).is_some_and(|spec| !spec.hints.isolated && !spec.hints.walks)
 }
 
 /// `params._meta.progressToken`, when it is a string or an integer as the spec requires.

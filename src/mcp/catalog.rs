@@ -13,12 +13,9 @@ use crate::permissions::{self, Tier};
 use crate::render::model;
 use crate::tools::{self, ToolSpec};
 
-/// Tools of the driver loop that mean nothing to an MCP host.
-const DRIVER_ONLY: &[ToolName] = &[ToolName::Finish];
-
 /// Whether a tool is offered (listed and callable) under this configuration.
 pub fn exposed(spec: &ToolSpec, config: &Config, read_only: bool) -> bool {
-    if DRIVER_ONLY.contains(&spec.name) {
+    if spec.hints.ends_session {
         return false;
     }
     match permissions::tier(config, spec.name) {
@@ -30,8 +27,7 @@ pub fn exposed(spec: &ToolSpec, config: &Config, read_only: bool) -> bool {
 
 /// The tool a `tools/call` names, when it is one the server knows at all.
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    let name = ToolName::from_name(name).filter(|n| !DRIVER_ONLY.contains(n))?;
-    Some(tools::spec(name))
+    tools::find(name).filter(|spec| !spec.hints.ends_session)
 }
 
 /// Why a known tool is not offered, as the tool error a call to it gets.
@@ -104,7 +100,7 @@ mod tests {
 
     #[test]
     fn every_listed_tool_has_object_schemas() {
-        for spec in tools::all().filter(|s| !DRIVER_ONLY.contains(&s.name)) {
+        for spec in tools::all().filter(|s| !s.hints.ends_session) {
             let tool = describe(spec, Version::LATEST);
             assert_eq!(tool["inputSchema"]["type"], "object", "{}", spec.name);
             assert_eq!(tool["outputSchema"]["type"], "object", "{}", spec.name);

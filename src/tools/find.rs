@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextStreamed, Tool, ToolName,
+    committed_schema, Cli, Context, Doc, Hints, Short, TextExample, StreamText, TextStreamed, Tool, ToolName,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
@@ -220,6 +220,8 @@ impl Tool for FindFiles {
         destructive: false,
         idempotent: true,
         isolated: false,
+        walks: true,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["pattern", "path"],
@@ -238,8 +240,15 @@ impl Tool for FindFiles {
         pipeline: "sneaky-find 'src/**/*.rs' | jq -r '.result.files[]' | xargs wc -l",
         config: &[],
         env: &[],
+        text: TextExample::prints(
+            &[("src/lib.rs", ""), ("notes.md", "")],
+            &["*.rs"],
+            "",
+            "src/lib.rs\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("find_files");
+    const PATH_PARAMS: &'static [&'static str] = &["path"];
     type Args = FindArgs;
     type Output = FindResult;
 

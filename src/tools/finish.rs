@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::Result;
 
 /// Signal that the task is complete and give the user a final message. Ends the agent loop.
@@ -35,6 +35,8 @@ impl Tool for Finish {
         destructive: false,
         idempotent: true,
         isolated: false,
+        walks: false,
+        ends_session: true,
     };
     const CLI: Cli = Cli {
         positional: &["message"],
@@ -45,6 +47,7 @@ impl Tool for Finish {
         pipeline: "sneaky-finish 'All done' | jq -r .result.message",
         config: &[],
         env: &[],
+        text: TextExample::prints(&[], &["--message", "done"], "", "done\n"),
     };
     const SCHEMA: &'static str = committed_schema!("finish");
     type Args = FinishArgs;

@@ -23,7 +23,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::{
-    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextStreamed, Tool, ToolName,
+    committed_schema, Cli, Context, Doc, Hints, Short, TextExample, StreamText, TextStreamed, Tool, ToolName,
 };
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
@@ -612,6 +612,8 @@ impl Tool for GrepFiles {
         destructive: false,
         idempotent: true,
         isolated: false,
+        walks: true,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["pattern", "path"],
@@ -636,8 +638,15 @@ impl Tool for GrepFiles {
             "sneaky-grep TODO | jq -r '.result.matches[] | \"\\(.path):\\(.line): \\(.text)\"'",
         config: &[],
         env: &[],
+        text: TextExample::prints(
+            &[("src/lib.rs", "fn one() {}\nfn two() {}\n")],
+            &["fn t"],
+            "",
+            "src/lib.rs:2:fn two() {}\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("grep_files");
+    const PATH_PARAMS: &'static [&'static str] = &["path"];
     type Args = GrepArgs;
     type Output = GrepResult;
 

@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Kind, Workspace};
 use crate::fs::walk::{self, Batch, Flow, PathSink, TopN};
@@ -66,6 +66,8 @@ impl Tool for ListDir {
         destructive: false,
         idempotent: true,
         isolated: false,
+        walks: true,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["directory_path"],
@@ -76,8 +78,15 @@ impl Tool for ListDir {
         pipeline: "sneaky-ls src --recursive | jq -r '.result.entries[]' | grep -v /$",
         config: &[],
         env: &[],
+        text: TextExample::prints(
+            &[("src/lib.rs", ""), ("README.md", "")],
+            &[],
+            "",
+            "src/\nREADME.md\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("list_dir");
+    const PATH_PARAMS: &'static [&'static str] = &["directory_path"];
     type Args = ListArgs;
     type Output = ListResult;
 

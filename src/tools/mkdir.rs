@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::jail::Kind;
@@ -38,6 +38,8 @@ impl Tool for MakeDir {
         destructive: false,
         idempotent: true,
         isolated: false,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["directory_path"],
@@ -48,8 +50,10 @@ impl Tool for MakeDir {
         pipeline: "sneaky-mkdir build/out | jq .result.created",
         config: &[],
         env: &[],
+        text: TextExample::prints(&[], &["d/e"], "", "d\nd/e\n"),
     };
     const SCHEMA: &'static str = committed_schema!("make_dir");
+    const PATH_PARAMS: &'static [&'static str] = &["directory_path"];
     type Args = MakeDirArgs;
     type Output = MakeDirResult;
 

@@ -15,17 +15,62 @@ use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Workspace;
 
-pub mod find;
-pub mod finish;
-pub mod grep;
-pub mod list;
-pub mod mkdir;
-pub mod patch;
-pub mod read;
-pub mod replace;
-pub mod rm;
-pub mod run;
-pub mod write;
+/// The dispatch half of the tool list (`catalog::tool_list!`): a module per tool, each tool's
+/// description by name, and `by_tool`. A `const` check holds each module's `Tool::NAME` to the
+/// list's entry, so a module cannot claim another tool's name.
+macro_rules! dispatch {
+    ($($variant:ident $name:literal $binary:literal $tier:ident $module:ident::$tool:ident,)*) => {
+        $(pub mod $module;)*
+
+        $(const _: () = assert!(matches!(<$module::$tool as Tool>::NAME, ToolName::$variant));)*
+
+        /// The description of every tool, by name.
+        pub fn spec(name: ToolName) -> &'static ToolSpec {
+            match name {
+                $(ToolName::$variant => {
+                    static SPEC: ToolSpec = ToolSpec::hosted::<$module::$tool>();
+                    &SPEC
+                })*
+            }
+        }
+
+        /// `f.call::<T>()` for the tool type `T` of that name. Generic code that needs a tool's
+        /// types (the schema generators) is reached this way rather than through fn pointers in
+        /// `ToolSpec`, so that a tool binary (which prints its committed schema and never
+        /// generates one) does not link schemars' generator and every result type's schema
+        /// code: `ToolSpec::of::<T>()` in its main names only `T`.
+        fn by_tool<F: ForTool>(name: ToolName, f: F) -> F::Out {
+            match name {
+                $(ToolName::$variant => f.call::<$module::$tool>(),)*
+            }
+        }
+    };
+}
+crate::catalog::tool_list!(dispatch);
+
+/// Something done with a tool's types, chosen by name at run time (`by_tool`).
+trait ForTool {
+    type Out;
+    fn call<T: Tool>(self) -> Self::Out;
+}
+
+struct OutputSchema;
+
+impl ForTool for OutputSchema {
+    type Out = Value;
+    fn call<T: Tool>(self) -> Value {
+        output_schema::<T>()
+    }
+}
+
+struct GeneratedSchema;
+
+impl ForTool for GeneratedSchema {
+    type Out = Value;
+    fn call<T: Tool>(self) -> Value {
+        generate_schema::<T>()
+    }
+}
 
 /// What a tool runs with: the jailed workspace and the active configuration.
 pub struct Context {
@@ -45,6 +90,11 @@ pub struct Hints {
     /// Runs in its own process when a long-lived host (agent, MCP server) calls it: the tool
     /// changes process-wide state or starts programs, so isolation is the point.
     pub isolated: bool,
+    /// Takes time that grows with the tree it walks (seconds over a large one), so a host runs
+    /// it off the thread that reads its requests.
+    pub walks: bool,
+    /// Ends an agent's loop: offered by the driver only (an MCP host has no loop to end).
+    pub ends_session: bool,
 }
 
 /// The command-line shape of a tool binary beyond the flags made from its schema.
@@ -72,6 +122,40 @@ pub struct Doc {
     pub config: &'static [&'static str],
     /// Environment variables that matter, with what they do.
     pub env: &'static [(&'static str, &'static str)],
+    /// A call with `--format text` and what it prints, for the man page (and run as written by
+    /// the tests).
+    pub text: TextExample,
+}
+
+/// In a workspace holding `files` (path, content), the binary run with `args` and `--format
+/// text`, given `stdin`, prints `stdout` and `stderr` and exits with `status`.
+#[derive(Debug, Clone, Copy)]
+pub struct TextExample {
+    pub files: &'static [(&'static str, &'static str)],
+    pub args: &'static [&'static str],
+    pub stdin: &'static str,
+    pub stdout: &'static str,
+    pub stderr: &'static str,
+    pub status: i32,
+}
+
+impl TextExample {
+    /// A call that prints `stdout` and nothing else, and succeeds.
+    pub const fn prints(
+        files: &'static [(&'static str, &'static str)],
+        args: &'static [&'static str],
+        stdin: &'static str,
+        stdout: &'static str,
+    ) -> TextExample {
+        TextExample {
+            files,
+            args,
+            stdin,
+            stdout,
+            stderr: "",
+            status: 0,
+        }
+    }
 }
 
 /// The same surface for every tool: its self-description, its argument type (which is also its
@@ -88,6 +172,12 @@ pub trait Tool {
     const DOC: Doc;
     /// The committed schema, `schemas/<name>.json` (`committed_schema!`).
     const SCHEMA: &'static str;
+    /// The parameters that name workspace paths (a failure about one of them gets the nearest
+    /// existing name as a suggestion).
+    const PATH_PARAMS: &'static [&'static str] = &[];
+    /// A flag that makes the tool's binary check a call without running it (what it would
+    /// refuse), for a host to ask before a person approves an isolated tool's call.
+    const PRECHECK_FLAG: Option<&'static str> = None;
     type Args: DeserializeOwned + JsonSchema;
     type Output: Serialize + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
@@ -135,6 +225,10 @@ pub struct ToolSpec {
     pub doc: Doc,
     /// The committed schema text.
     pub schema: &'static str,
+    /// `Tool::PATH_PARAMS`.
+    pub path_params: &'static [&'static str],
+    /// `Tool::PRECHECK_FLAG`.
+    pub precheck_flag: Option<&'static str>,
     /// Validate JSON arguments without running (what a gate checks before it asks a person).
     pub check_args: fn(&Value) -> Result<()>,
     /// Validate JSON arguments and run.
@@ -161,6 +255,8 @@ impl ToolSpec {
             short: T::SHORT,
             doc: T::DOC,
             schema: T::SCHEMA,
+            path_params: T::PATH_PARAMS,
+            precheck_flag: T::PRECHECK_FLAG,
             check_args: check_json::<T>,
             run: run_json::<T>,
             write_ok: write_ok::<T>,
@@ -172,13 +268,23 @@ impl ToolSpec {
         }
     }
 
-    /// A tool that runs in a process of its own (`hints.isolated`: run_command), as the
-    /// long-lived hosts hold it: everything but the means to run it here. They run it through
+    /// How the long-lived hosts (sneaky-mcp, sneaky-agent) hold a tool, as `spec` hands it
+    /// out: as `of`, except that a tool that runs in a process of its own (`hints.isolated`)
+    /// comes with everything but the means to run it here. The hosts run such a tool through
     /// its binary, so they need not link it (the shell grammar and the sandbox live only in
-    /// sneaky-run); calling it in-process is refused. The fields are spelled out rather than
-    /// taken with `..Self::of::<T>()`, which would name `run_json::<T>` and could link the tool
-    /// after all.
-    pub const fn isolated<T: Tool>() -> ToolSpec {
+    /// sneaky-run); calling it in-process is refused. Evaluated at compile time only (for the
+    /// statics of `spec`), so the branch not taken is never linked.
+    pub const fn hosted<T: Tool>() -> ToolSpec {
+        if T::HINTS.isolated {
+            Self::isolated::<T>()
+        } else {
+            Self::of::<T>()
+        }
+    }
+
+    /// `hosted` for an isolated tool. The fields are spelled out rather than taken with
+    /// `..Self::of::<T>()`, which would name `run_json::<T>` and could link the tool after all.
+    const fn isolated<T: Tool>() -> ToolSpec {
         ToolSpec {
             name: T::NAME,
             title: T::TITLE,
@@ -187,6 +293,8 @@ impl ToolSpec {
             short: T::SHORT,
             doc: T::DOC,
             schema: T::SCHEMA,
+            path_params: T::PATH_PARAMS,
+            precheck_flag: T::PRECHECK_FLAG,
             check_args: check_json::<T>,
             run: run_elsewhere,
             write_ok: write_elsewhere,
@@ -209,12 +317,12 @@ impl ToolSpec {
 
     /// The schema of the `result` object (MCP `outputSchema`), generated from the result type.
     pub fn output_schema(&self) -> Value {
-        by_tool!(self.name, output_schema)
+        by_tool(self.name, OutputSchema)
     }
 
     /// The schema generated from the argument type (the source `schemas/` is made from).
     pub fn generate_schema(&self) -> Value {
-        by_tool!(self.name, generate_schema)
+        by_tool(self.name, GeneratedSchema)
     }
 
     /// The committed schema as JSON (an empty object schema if it could not be read, which the
@@ -238,57 +346,6 @@ impl ToolSpec {
     }
 }
 
-/// The description of every tool, by name. Exhaustive: a name without a module does not compile.
-/// `by_tool!(name, f)`: `f::<T>()` for the tool type `T` of that name. The schema generators
-/// are reached this way rather than through fn pointers in `ToolSpec`, so that a tool binary
-/// (which prints its committed schema and never generates one) does not link schemars' generator
-/// and every result type's schema code: `ToolSpec::of::<T>()` in its main names only `T`.
-macro_rules! by_tool {
-    ($name:expr, $f:ident) => {
-        match $name {
-            ToolName::ReadFile => $f::<read::ReadFile>(),
-            ToolName::ListDir => $f::<list::ListDir>(),
-            ToolName::GrepFiles => $f::<grep::GrepFiles>(),
-            ToolName::FindFiles => $f::<find::FindFiles>(),
-            ToolName::WriteFile => $f::<write::WriteFile>(),
-            ToolName::MakeDir => $f::<mkdir::MakeDir>(),
-            ToolName::DeleteFile => $f::<rm::DeleteFile>(),
-            ToolName::StrReplace => $f::<replace::StrReplace>(),
-            ToolName::PatchApply => $f::<patch::PatchApply>(),
-            ToolName::RunCommand => $f::<run::RunCommand>(),
-            ToolName::Finish => $f::<finish::Finish>(),
-        }
-    };
-}
-use by_tool;
-
-pub fn spec(name: ToolName) -> &'static ToolSpec {
-    static READ: ToolSpec = ToolSpec::of::<read::ReadFile>();
-    static LIST: ToolSpec = ToolSpec::of::<list::ListDir>();
-    static GREP: ToolSpec = ToolSpec::of::<grep::GrepFiles>();
-    static FIND: ToolSpec = ToolSpec::of::<find::FindFiles>();
-    static WRITE: ToolSpec = ToolSpec::of::<write::WriteFile>();
-    static MKDIR: ToolSpec = ToolSpec::of::<mkdir::MakeDir>();
-    static RM: ToolSpec = ToolSpec::of::<rm::DeleteFile>();
-    static REPLACE: ToolSpec = ToolSpec::of::<replace::StrReplace>();
-    static PATCH: ToolSpec = ToolSpec::of::<patch::PatchApply>();
-    static RUN: ToolSpec = ToolSpec::isolated::<run::RunCommand>();
-    static FINISH: ToolSpec = ToolSpec::of::<finish::Finish>();
-    match name {
-        ToolName::ReadFile => &READ,
-        ToolName::ListDir => &LIST,
-        ToolName::GrepFiles => &GREP,
-        ToolName::FindFiles => &FIND,
-        ToolName::WriteFile => &WRITE,
-        ToolName::MakeDir => &MKDIR,
-        ToolName::DeleteFile => &RM,
-        ToolName::StrReplace => &REPLACE,
-        ToolName::PatchApply => &PATCH,
-        ToolName::RunCommand => &RUN,
-        ToolName::Finish => &FINISH,
-    }
-}
-
 /// The tool of that LLM name.
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     ToolName::from_name(name).map(spec)
@@ -307,7 +364,7 @@ pub fn dispatch(name: ToolName, args: Value, ctx: &Context) -> Result<Value> {
 /// `dispatch` for a description already in hand (a binary holds only its own tool's).
 pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
-    let paths = crate::fs::suggest::path_args(&args);
+    let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     (spec.run)(args, ctx).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
@@ -320,7 +377,7 @@ pub fn call_writing(
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
-    let paths = crate::fs::suggest::path_args(&args);
+    let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     (spec.write_ok)(args, ctx, out).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
@@ -333,7 +390,7 @@ pub fn call_text(
     out: &mut (dyn std::io::Write + Send),
 ) -> Result<TextRun> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
-    let paths = crate::fs::suggest::path_args(&args);
+    let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     let outcome = match spec.text_run {
         Some(text_run) => text_run(args, ctx, out),
         None => (spec.run)(args, ctx).map(TextRun::Result),

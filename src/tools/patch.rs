@@ -12,7 +12,7 @@ mod multi;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
@@ -162,6 +162,8 @@ impl Tool for PatchApply {
         destructive: true,
         idempotent: false,
         isolated: false,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["file_path"],
@@ -172,8 +174,15 @@ impl Tool for PatchApply {
         pipeline: "git diff -- src/main.rs > fix.patch; sneaky-patch src/main.rs --dry-run < fix.patch | jq .result.hunks_applied",
         config: &["max_file_size_bytes: largest file patched"],
         env: &[],
+        text: TextExample::prints(
+            &[("a.txt", "héllo\nworld\n")],
+            &["a.txt"],
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-héllo\n+hello\n world\n",
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-héllo\n+hello\n world\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("patch_apply");
+    const PATH_PARAMS: &'static [&'static str] = &["file_path"];
     type Args = PatchArgs;
     type Output = PatchResult;
 

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Bytes inspected for a NUL byte to tell binary files from text.
@@ -56,6 +56,8 @@ impl Tool for ReadFile {
         destructive: false,
         idempotent: true,
         isolated: false,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["file_path"],
@@ -66,8 +68,15 @@ impl Tool for ReadFile {
         pipeline: "sneaky-read src/main.rs --offset 10 --limit 20 | jq -r .result.content",
         config: &["max_file_size_bytes: largest file (or range) returned"],
         env: &[],
+        text: TextExample::prints(
+            &[("hello.txt", "héllo\n\tworld \"quoted\"\n")],
+            &["hello.txt"],
+            "",
+            "héllo\n\tworld \"quoted\"\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("read_file");
+    const PATH_PARAMS: &'static [&'static str] = &["file_path"];
     type Args = ReadArgs;
     type Output = ReadResult;
 

@@ -13,7 +13,7 @@ use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
@@ -98,6 +98,8 @@ impl Tool for StrReplace {
         destructive: true,
         idempotent: false,
         isolated: false,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["file_path"],
@@ -108,8 +110,15 @@ impl Tool for StrReplace {
         pipeline: "sneaky-replace src/main.rs --old-str 'fn old()' --new-str 'fn new()' --dry-run | jq -r .result.diff",
         config: &["max_file_size_bytes: largest file edited"],
         env: &[],
+        text: TextExample::prints(
+            &[("src/lib.rs", "fn one() {}\nfn two() {}\n")],
+            &["src/lib.rs", "--old-str", "one", "--new-str", "uno"],
+            "",
+            "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n-fn one() {}\n+fn uno() {}\n fn two() {}\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("str_replace");
+    const PATH_PARAMS: &'static [&'static str] = &["file_path"];
     type Args = ReplaceArgs;
     type Output = ReplaceResult;
 

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::jail::{map_errno, Kind};
@@ -34,6 +34,8 @@ impl Tool for DeleteFile {
         destructive: true,
         idempotent: true,
         isolated: false,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["file_path"],
@@ -44,8 +46,10 @@ impl Tool for DeleteFile {
         pipeline: "sneaky-rm old/deprecated.py | jq -e .ok",
         config: &[],
         env: &[],
+        text: TextExample::prints(&[("notes.md", "x\n")], &["notes.md"], "", "notes.md\n"),
     };
     const SCHEMA: &'static str = committed_schema!("delete_file");
+    const PATH_PARAMS: &'static [&'static str] = &["file_path"];
     type Args = DeleteArgs;
     type Output = DeleteResult;
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::shell::{self, policy};
@@ -79,6 +79,8 @@ impl Tool for RunCommand {
         destructive: true,
         idempotent: false,
         isolated: true,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["command"],
@@ -111,8 +113,17 @@ impl Tool for RunCommand {
                 "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses)",
             ),
         ],
+        text: TextExample {
+            files: &[],
+            args: &["echo out; echo err >&2; exit 3"],
+            stdin: "",
+            stdout: "out\n",
+            stderr: "err\nsneaky-run: exit status 3\n",
+            status: 1,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("run_command");
+    const PRECHECK_FLAG: Option<&'static str> = Some(crate::shell::entry::CHECK_POLICY_FLAG);
     type Args = RunArgs;
     type Output = RunResult;
 

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable::{self, Existing, Unmade};
 use crate::fs::jail::Kind;
@@ -54,6 +54,8 @@ impl Tool for WriteFile {
         destructive: true,
         idempotent: true,
         isolated: false,
+        walks: false,
+        ends_session: false,
     };
     const CLI: Cli = Cli {
         positional: &["file_path"],
@@ -64,8 +66,15 @@ impl Tool for WriteFile {
         pipeline: "printf 'hello\\n' | sneaky-write greeting.txt | jq .result.created",
         config: &["max_file_size_bytes: largest content accepted"],
         env: &[],
+        text: TextExample::prints(
+            &[],
+            &["new.txt"],
+            "one\n",
+            "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+one\n",
+        ),
     };
     const SCHEMA: &'static str = committed_schema!("write_file");
+    const PATH_PARAMS: &'static [&'static str] = &["file_path"];
     type Args = WriteArgs;
     type Output = WriteResult;
 

@@ -70,6 +70,53 @@ fn roff_example(r: &mut roff::Roff, lines: &str) {
     r.control("EE", []);
 }
 
+/// The tool's `Doc::text` example: the files it starts from, the shell line, what it prints.
+fn text_example(r: &mut roff::Roff, spec: &sneaky::tools::ToolSpec) {
+    let example = spec.doc.text;
+    r.control("PP", []);
+    let files: Vec<String> = example
+        .files
+        .iter()
+        .map(|(path, content)| format!("{path} holding {content:?}"))
+        .collect();
+    r.text([roff::roman(if files.is_empty() {
+        "For example, in an empty workspace:".to_string()
+    } else {
+        format!("For example, in a workspace with {}:", files.join(" and "))
+    })]);
+    r.control("PP", []);
+    let mut line = String::from("$ ");
+    if !example.stdin.is_empty() {
+        line.push_str(&format!("printf '%s' {} | ", shell_quote(example.stdin)));
+    }
+    line.push_str(spec.binary());
+    for arg in example.args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    line.push_str(" --format text\n");
+    let mut shown = line;
+    shown.push_str(example.stdout);
+    shown.push_str(example.stderr);
+    if example.status != 0 {
+        shown.push_str(&format!("$ echo $?\n{}\n", example.status));
+    }
+    roff_example(r, &shown);
+}
+
+/// A word as a POSIX shell reads it back: bare when it is plain, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-=:".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// The properties of a schema with their type and description, for the man pages.
 fn described_properties(schema: &serde_json::Value) -> Vec<(String, String, String, bool)> {
     let required: Vec<&str> = schema["required"]
@@ -150,6 +197,7 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
         sneaky::render::human::describe(spec.name),
         spec.binary()
     ))]);
+    text_example(&mut r, spec);
     roff_section(&mut r, "EXIT STATUS");
     for (code, meaning) in [
         ("0", "success"),

@@ -1,30 +1,62 @@
-//! Lean binaries: each tool binary links only what its tool uses (generic mains, issue 11).
+//! Lean binaries: each tool binary links only what its tool uses (generic mains).
 //! The bash grammar (tree-sitter-bash) belongs only where commands are parsed: sneaky-run (the
 //! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it); HTTPS
 //! (rustls) only in sneaky-agent. Read from the symbol tables
 //! of this build's binaries with `nm` (the linker drops what nothing references);
 //! `benches/size.sh` checks the same on the stripped release binaries and measures the sizes.
+//!
+//! The binaries are Cargo.toml's `[[bin]]` targets, held to the catalog: one per tool, plus the
+//! two hosts, each a short main in `bin/`.
 
+use std::path::Path;
 use std::process::Command;
+
+use sneaky::catalog::ToolName;
 
 use crate::util;
 
-/// Every tool binary, and whether it may link the bash grammar and rustls.
-const BINARIES: [(&str, bool, bool); 13] = [
-    ("sneaky-read", false, false),
-    ("sneaky-ls", false, false),
-    ("sneaky-grep", false, false),
-    ("sneaky-find", false, false),
-    ("sneaky-finish", false, false),
-    ("sneaky-write", false, false),
-    ("sneaky-mkdir", false, false),
-    ("sneaky-rm", false, false),
-    ("sneaky-replace", false, false),
-    ("sneaky-patch", false, false),
-    ("sneaky-run", true, false),
-    ("sneaky-mcp", false, false),
-    ("sneaky-agent", false, true),
-];
+/// The programs that are not one tool's binary.
+const HOSTS: [&str; 2] = ["sneaky-mcp", "sneaky-agent"];
+
+/// The `[[bin]]` targets of Cargo.toml: (name, path).
+fn cargo_bins() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).expect("read Cargo.toml");
+    let manifest: toml::Table = text.parse().expect("Cargo.toml is TOML");
+    manifest["bin"]
+        .as_array()
+        .expect("[[bin]] targets")
+        .iter()
+        .map(|bin| {
+            let field = |key: &str| bin[key].as_str().expect("name and path").to_string();
+            (field("name"), field("path"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_tool_has_its_binary_and_a_thin_main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bins = cargo_bins();
+    let mut names: Vec<&str> = bins.iter().map(|(name, _)| name.as_str()).collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = ToolName::ALL.iter().map(|t| t.binary()).collect();
+    want.extend(HOSTS);
+    want.sort_unstable();
+    assert_eq!(
+        names, want,
+        "Cargo.toml's [[bin]] targets against the catalog"
+    );
+    for (name, path) in &bins {
+        assert_eq!(path, &format!("bin/{name}.rs"), "{name}");
+        let main = std::fs::read_to_string(root.join(path)).expect("read the main");
+        let lines = main.lines().filter(|l| !l.trim().is_empty()).count();
+        assert!(
+            lines <= 6,
+            "{path}: a main hands over to the library ({lines} lines)"
+        );
+    }
+}
 
 /// The defined symbols of a binary.
 fn symbols(bin: &str) -> Vec<String> {
@@ -52,7 +84,10 @@ fn the_bash_grammar_and_tls_are_linked_only_where_used() {
         return;
     }
     let mut wrong = Vec::new();
-    for (bin, wants_grammar, wants_tls) in BINARIES {
+    for (bin, _) in cargo_bins() {
+        let bin = bin.as_str();
+        let wants_grammar = bin == ToolName::RunCommand.binary();
+        let wants_tls = bin == "sneaky-agent";
         let symbols = symbols(bin);
         assert!(
             symbols.len() > 100,

@@ -294,3 +294,23 @@ fn every_config_key_is_in_the_readme() {
     // And no table beyond these three: a new section must be added here and to the README.
     assert_eq!(known_keys("[tools]"), ["shell"]);
 }
+
+/// The table under "The tools" has one row per tool of the catalog, with its binary and tier.
+#[test]
+fn the_tool_table_lists_every_tool() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("read README.md");
+    let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| ")).collect();
+    for spec in sneaky::tools::all() {
+        let row = format!(
+            "| {} | `{}` | {} |",
+            spec.name(),
+            spec.binary(),
+            spec.default_tier().as_str()
+        );
+        assert!(
+            rows.iter().any(|r| r.starts_with(&row)),
+            "README.md's tool table has no row starting {row:?}"
+        );
+    }
+}

@@ -10,7 +10,6 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{json, Value};
 
 use crate::util::{self, Reply, Ws};
-use sneaky::catalog::ToolName;
 
 /// A binary run as a person runs it: from `cwd`, with HOME and the user configuration in
 /// `home`, and nothing naming the root unless `env` does.
@@ -323,85 +322,23 @@ fn text(w: &Ws, bin: &str, args: &[&str], stdin: &str) -> TextRun {
     }
 }
 
-/// One case per tool, matched exhaustively so that a new tool cannot be forgotten.
+/// Every tool's own text example (`Doc::text`, also in its man page), run as written.
 #[test]
 fn every_tool_prints_text_for_people() {
-    let w = util::ws();
-    w.write("a.txt", "héllo\n\tworld \"quoted\"\n")
-        .write("src/lib.rs", "fn one() {}\nfn two() {}\n")
-        .write("notes.md", "x\n");
-    for tool in ToolName::ALL {
-        let bin = tool.binary();
-        let t = match tool {
-            ToolName::ReadFile => {
-                let t = text(&w, bin, &["a.txt"], "");
-                assert_eq!(t.stdout, "héllo\n\tworld \"quoted\"\n");
-                t
-            }
-            ToolName::ListDir => {
-                let t = text(&w, bin, &[], "");
-                assert_eq!(t.stdout, "src/\na.txt\nnotes.md\n");
-                t
-            }
-            ToolName::GrepFiles => {
-                let t = text(&w, bin, &["fn t"], "");
-                assert_eq!(t.stdout, "src/lib.rs:2:fn two() {}\n");
-                t
-            }
-            ToolName::FindFiles => {
-                let t = text(&w, bin, &["*.rs"], "");
-                assert_eq!(t.stdout, "src/lib.rs\n");
-                t
-            }
-            ToolName::WriteFile => {
-                let t = text(&w, bin, &["new.txt"], "one\n");
-                assert!(t.stdout.contains("+one\n"), "{}", t.stdout);
-                t
-            }
-            ToolName::MakeDir => {
-                let t = text(&w, bin, &["d/e"], "");
-                assert_eq!(t.stdout, "d\nd/e\n");
-                t
-            }
-            ToolName::DeleteFile => {
-                let t = text(&w, bin, &["notes.md"], "");
-                assert_eq!(t.stdout, "notes.md\n");
-                t
-            }
-            ToolName::StrReplace => {
-                let t = text(
-                    &w,
-                    bin,
-                    &["src/lib.rs", "--old-str", "one", "--new-str", "uno"],
-                    "",
-                );
-                assert!(
-                    t.stdout.contains("-fn one() {}\n+fn uno() {}\n"),
-                    "{}",
-                    t.stdout
-                );
-                t
-            }
-            ToolName::PatchApply => {
-                let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-héllo\n+hello\n \tworld \"quoted\"\n";
-                let t = text(&w, bin, &["a.txt"], patch);
-                assert!(t.stdout.contains("-héllo\n+hello\n"), "{}", t.stdout);
-                t
-            }
-            ToolName::RunCommand => {
-                let t = text(&w, bin, &["echo out; echo err >&2; exit 3"], "");
-                assert_eq!(t.stdout, "out\n");
-                assert_eq!(t.stderr, "err\nsneaky-run: exit status 3\n");
-                assert_eq!(t.status, 1);
-                continue;
-            }
-            ToolName::Finish => {
-                let t = text(&w, bin, &["--message", "done"], "");
-                assert_eq!(t.stdout, "done\n");
-                t
-            }
-        };
-        assert_eq!(t.status, 0, "{bin}: {}", t.stderr);
+    for spec in sneaky::tools::all() {
+        let example = spec.doc.text;
+        let w = util::ws();
+        for (path, content) in example.files {
+            w.write(path, content);
+        }
+        let bin = spec.binary();
+        let t = text(&w, bin, example.args, example.stdin);
+        assert_eq!(
+            (t.status, t.stdout.as_str(), t.stderr.as_str()),
+            (example.status, example.stdout, example.stderr),
+            "{bin} {:?}",
+            example.args
+        );
         assert!(
             !t.stdout.starts_with('{'),
             "{bin} printed JSON: {}",

@@ -10,7 +10,7 @@
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `render`: results as text; `render::model` is what a model reads, `render::human` the
 //!   binaries' `--format text`.
-//! - `tools`: one module per tool.
+//! - `tools`: one module per tool; `text`: small text helpers every layer uses.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 //! - `isolate`: running a tool in its own binary for a long-lived host, cancellable, with
 //!   progress.
@@ -30,4 +30,5 @@ pub mod permissions;
 pub mod protocol;
 pub mod render;
 pub mod shell;
+pub mod text;
 pub mod tools;

@@ -265,7 +265,7 @@ fn parse_anthropic(body: &Value) -> Result<Reply, String> {
 }
 
 fn excerpt(value: &Value) -> String {
-    crate::tools::shorten(&value.to_string(), 300)
+    crate::text::shorten(&value.to_string(), 300)
 }
 
 /// Whether `base` can be a model server's base URL: http or https, with a host. Checked before
@@ -374,7 +374,7 @@ impl Client {
                     format!(
                         "the model server at {} answered with something that is not JSON ({e}): {}",
                         self.url,
-                        crate::tools::shorten(&reply_text, 300)
+                        crate::text::shorten(&reply_text, 300)
                     )
                 });
             }
@@ -495,7 +495,7 @@ fn server_message(body: &str) -> String {
         },
         Err(_) => body.trim().to_string(),
     };
-    crate::tools::shorten(&message, 500)
+    crate::text::shorten(&message, 500)
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ impl Console {
             "{} {} {}",
             self.err.cyan("→"),
             self.err.bold(&call.name),
-            self.err.dim(&crate::tools::shorten(&args, 160))
+            self.err.dim(&crate::text::shorten(&args, 160))
         );
     }
 
@@ -110,7 +110,7 @@ impl Console {
             eprintln!(
                 "  {}",
                 self.err
-                    .red(&crate::tools::shorten(&error_line(envelope), 300))
+                    .red(&crate::text::shorten(&error_line(envelope), 300))
             );
         }
     }

@@ -68,7 +68,7 @@ pub(crate) fn squash(text: &[u8]) -> Vec<u8> {
 
 /// A line as shown in an error message: lossy UTF-8, shortened.
 pub(crate) fn show(text: &[u8]) -> String {
-    crate::tools::shorten(&String::from_utf8_lossy(text), 160)
+    crate::text::shorten(&String::from_utf8_lossy(text), 160)
 }
 
 /// Why a hunk does not apply, in words a model can act on: what the placer saw first, then the

@@ -52,7 +52,7 @@ pub use build::Applied;
 pub(crate) use explain::{show, squash};
 pub use lines::Lines;
 pub use parse::{parse, Hunk, HunkLine, Op, ParseError, Patch, Section};
-pub use render::{line_edits, render, Edit};
+pub use render::{diff_text, line_edits, render, Edit};
 pub use seek::{Rung, WINDOW};
 
 #[cfg(test)]

@@ -932,35 +932,6 @@ pub fn too_large(display: &str, size: u64, max: u64) -> Error {
     )
 }
 
-/// The unified diff of an edit for a result: `a/<path>` → `b/<path>` (or `/dev/null` for a new
-/// file), cut at `cap` bytes. Non-UTF-8 bytes show as U+FFFD here only, never in the file.
-pub fn diff_text(
-    display: &str,
-    old: Option<&[u8]>,
-    new: &[u8],
-    edits: Option<Vec<crate::edit::Edit>>,
-    cap: usize,
-) -> (String, bool) {
-    use crate::edit::{line_edits, render, Lines};
-    let old_bytes = old.unwrap_or(b"");
-    let old_lines = Lines::new(old_bytes);
-    let new_lines = Lines::new(new);
-    let edits = edits.unwrap_or_else(|| line_edits(&old_lines, &new_lines));
-    let old_label = if old.is_some() {
-        format!("a/{display}")
-    } else {
-        "/dev/null".to_string()
-    };
-    render(
-        &old_lines,
-        &new_lines,
-        &edits,
-        &old_label,
-        &format!("b/{display}"),
-        cap,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -723,17 +723,6 @@ fn unwrap_descriptions(value: &mut Value) {
     }
 }
 
-/// Shorten a line for display in results, marking what was cut.
-pub fn shorten(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        None => text.to_string(),
-        Some((cut, _)) => {
-            let dropped = text.len() - cut;
-            format!("{}… [{dropped} more bytes]", &text[..cut])
-        }
-    }
-}
-
 /// Resolve a `max_results`-style argument: default when absent, refused when 0 or over `bound`.
 pub fn bounded_max(given: Option<u64>, default: u64, bound: u64) -> Result<u64> {
     match given {

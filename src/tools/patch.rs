@@ -247,7 +247,7 @@ fn one_file(
     let old_for_diff = existing.as_ref().map(|_| bytes.as_slice());
     let edits = applied.edits.clone();
     let (diff, diff_truncated) =
-        durable::diff_text(&path, old_for_diff, &applied.content, Some(edits), cap);
+        edit::diff_text(&path, old_for_diff, &applied.content, Some(edits), cap);
     let resolved_path = target
         .as_ref()
         .map(|t| t.display.clone())

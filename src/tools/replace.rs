@@ -162,7 +162,7 @@ impl Tool for StrReplace {
             Err(why) => return Err(why.into_error(&path, &lines, old, max)),
         };
         let cap = ctx.config.max_output_bytes as usize;
-        let (diff, diff_truncated) = durable::diff_text(&path, Some(&bytes), &out, edits, cap);
+        let (diff, diff_truncated) = crate::edit::diff_text(&path, Some(&bytes), &out, edits, cap);
         if !args.dry_run && out != bytes {
             target.replace_with(&out, Some(&existing))?;
         }

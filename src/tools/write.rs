@@ -124,12 +124,12 @@ impl Tool for WriteFile {
         };
         let cap = ctx.config.max_output_bytes as usize;
         let (diff, diff_truncated) = match &existing {
-            None => durable::diff_text(&path, None, content, None, cap),
+            None => crate::edit::diff_text(&path, None, content, None, cap),
             Some(e) => match &e.bytes {
                 Some(old) if old.contains(&0) => {
                     (format!("Binary files a/{path} and b/{path} differ\n"), false)
                 }
-                Some(old) => durable::diff_text(&path, Some(old), content, None, cap),
+                Some(old) => crate::edit::diff_text(&path, Some(old), content, None, cap),
                 None => (
                     format!(
                         "(the old content, {} bytes, is over max_file_size_bytes and is not shown)\n",

@@ -196,7 +196,7 @@ proptest! {
         let (old_b, new_b) = (old.bytes(), new.bytes());
         prop_assume!(old_b != new_b);
         let (diff, cut) =
-            sneaky::fs::durable::diff_text("f.txt", Some(&old_b), &new_b, None, usize::MAX);
+            sneaky::edit::diff_text("f.txt", Some(&old_b), &new_b, None, usize::MAX);
         prop_assert!(!cut);
         // A diff line that is not UTF-8 cannot be sent in JSON (it shows as U+FFFD).
         prop_assume!(!diff.contains('\u{fffd}'));

@@ -126,7 +126,7 @@ pub(crate) fn children(node: Node<'_>) -> Vec<Node<'_>> {
 }
 
 pub(crate) fn short(text: &str) -> String {
-    crate::tools::shorten(text.trim(), 80)
+    crate::text::shorten(text.trim(), 80)
 }
 
 impl Checker<'_> {

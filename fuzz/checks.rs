@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
+use sneaky::config::commands::{DEFAULT_ALLOWED, DEFAULT_DENIED};
 use sneaky::config::Shell;
 use sneaky::edit::{self, Edit, Hunk, Lines};
 use sneaky::fs::jail::Workspace;
 use sneaky::fs::walk;
 use sneaky::protocol::parse_request;
-use sneaky::shell::policy::{self, DEFAULT_ALLOWED, DEFAULT_DENIED, NEVER, OPAQUE_WRAPPERS};
+use sneaky::shell::policy::{self, NEVER, OPAQUE_WRAPPERS};
 use sneaky::tools::replace::{self, Refusal};
 use sneaky::tools::{find, finish, grep, list, mkdir, parse_args, patch, read, rm, run, write};
 

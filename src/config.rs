@@ -14,6 +14,9 @@ use serde::Deserialize;
 use crate::catalog::ToolName;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
+use commands::EffectiveLists;
+
+pub mod commands;
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 pub const DEFAULT_MAX_OUTPUT: u64 = 64 * 1024;
@@ -290,7 +293,6 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
 }
 
 fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
-    use crate::shell::policy::EffectiveLists;
     let base_lists = EffectiveLists::from_config(base);
     let base_runnable = base_lists.runnable();
     // What the workspace asks to run: its own list when it sets one, else the user's.
@@ -488,7 +490,7 @@ default_timeout  = 30
         // A workspace that asks for nothing about commands keeps the user's lists.
         let ws = Config::parse("max_file_size_bytes = 10\n", "ws").expect("ws");
         let merged = tighten_only(base.clone(), ws);
-        let lists = crate::shell::policy::EffectiveLists::from_config(&merged.tools.shell);
+        let lists = EffectiveLists::from_config(&merged.tools.shell);
         assert_eq!(lists.runnable(), vec!["bash", "echo", "ls"]);
         assert_eq!(merged.max_file_size_bytes, 10);
         // One that asks for more gets the intersection, and what it lost is recorded.
@@ -499,7 +501,7 @@ default_timeout  = 30
         .expect("ws");
         let merged = tighten_only(base, ws);
         let shell = &merged.tools.shell;
-        let lists = crate::shell::policy::EffectiveLists::from_config(shell);
+        let lists = EffectiveLists::from_config(shell);
         assert_eq!(lists.runnable(), vec!["echo"]);
         assert_eq!(shell.untrusted_requests, vec!["perl", "curl"]);
         assert!(!shell.network && shell.sandbox);

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use nix::sys::signal::{SigSet, Signal};
 
-use super::policy::{EffectiveLists, Origin};
+use crate::config::commands::{EffectiveLists, Origin};
 use crate::config::{Config, Source};
 use crate::fs::jail::Workspace;
 use crate::tools::run::RunCommand;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::AtFlags;
 use nix::sys::stat::fstatat;
 
-use super::policy::DEFAULT_ALLOWED;
+use crate::config::commands::DEFAULT_ALLOWED;
 
 /// Where the exec set is computed from.
 pub struct Inputs<'a> {

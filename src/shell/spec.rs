@@ -6,8 +6,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::executables::{executable_paths, Inputs};
-use super::policy::EffectiveLists;
 use super::sandbox::{LaunchSpec, Limits};
+use crate::config::commands::EffectiveLists;
 use crate::config::{Config, Shell};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};

@@ -814,7 +814,7 @@ fn required_layers_refuse_rather_than_run_weaker() {
 
 #[test]
 fn docs_list_the_default_lists() {
-    use sneaky::shell::policy::{DEFAULT_ALLOWED, DEFAULT_DENIED};
+    use sneaky::config::commands::{DEFAULT_ALLOWED, DEFAULT_DENIED};
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sandbox.md"))
             .expect("docs/sandbox.md");

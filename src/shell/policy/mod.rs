@@ -63,9 +63,7 @@ mod syntax;
 mod words;
 
 use lists::Lists;
-pub use lists::{
-    EffectiveLists, Origin, DEFAULT_ALLOWED, DEFAULT_DENIED, NEVER, OPAQUE_WRAPPERS, SHELLS,
-};
+pub use lists::{NEVER, OPAQUE_WRAPPERS, SHELLS};
 use syntax::{first_error, tree_depth};
 
 /// Deepest syntax tree the checker walks (its walk is recursive).

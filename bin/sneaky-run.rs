@@ -1,5 +1,6 @@
-//! `sneaky-run`: the run_command tool (see `sneaky::tools::run`); also the sandbox launcher
-//! step it re-executes itself as, and `--print-policy` (see `sneaky::shell::entry`).
+//! `sneaky-run`: the run_command tool, its sandbox launcher step, --print-policy, --check-policy.
+#[path = "sneaky-run/entry.rs"]
+mod entry;
 fn main() -> std::process::ExitCode {
-    sneaky::shell::entry::main()
+    entry::main()
 }

@@ -8,16 +8,19 @@
 //!   `namespaces` and `confine` are those layers, `sys` the two raw system calls they need;
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `env`: the command's environment; `guard`: the workspace configuration put back;
-//! - `entry`: the process-wide setup of the `sneaky-run` program (never library state).
+//! - `report`: what `sneaky-run --print-policy` prints.
+//!
+//! The `sneaky-run` program's process-wide setup (signal watcher, subreaper, the launcher
+//! dispatch) is in bin/sneaky-run/entry.rs, never here: a long-lived host links this library too.
 
 pub mod capture;
 pub mod confine;
-pub mod entry;
 pub mod env;
 pub mod executables;
 pub mod guard;
 pub mod namespaces;
 pub mod policy;
+pub mod report;
 pub mod sandbox;
 pub mod spec;
 pub mod supervise;
@@ -27,10 +30,20 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tools::Context;
+use crate::fs::jail::Workspace;
 use sandbox::LaunchStatus;
 use supervise::Finished;
+
+/// What running a command needs from the call: the workspace it runs in (its root is the
+/// working directory, its `sneaky.toml` is watched) and the configuration (`tools.shell`, and
+/// `allow_vcs_writes` for the sandbox's read-only files).
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub ws: &'a Workspace,
+    pub config: &'a Config,
+}
 
 /// A finished command and what surrounded it.
 pub struct Outcome {
@@ -48,7 +61,7 @@ pub fn run(
     programs: &[String],
     timeout: Duration,
     cap: usize,
-    ctx: &Context,
+    ctx: Context<'_>,
 ) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
     if !shell.sandbox && !shell.require_layers.is_empty() {
@@ -72,14 +85,14 @@ pub fn run(
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
-    let config_before = guard::ConfigSnapshot::take(&ctx.ws);
+    let config_before = guard::ConfigSnapshot::take(ctx.ws);
     let launcher = sandbox::launcher_path();
     let mut cmd = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
-                spec::launch_spec(&ctx.config, &ctx.ws, tmp.path(), &bash, &path_env)?
+                spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?
             } else {
-                spec::unsandboxed_spec(&ctx.ws, &bash)
+                spec::unsandboxed_spec(ctx.ws, &bash)
             };
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
@@ -112,7 +125,7 @@ pub fn run(
             format!("the sandbox could not be set up, nothing ran: {why}"),
         ));
     }
-    let config_restored = config_before.restore_if_changed(&ctx.ws)?;
+    let config_restored = config_before.restore_if_changed(ctx.ws)?;
     let (sandboxed, sandbox) = describe(shell, finished.launch.as_ref());
     Ok(Outcome {
         finished,

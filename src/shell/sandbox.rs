@@ -102,27 +102,23 @@ pub struct LaunchStatus {
     pub error: Option<String>,
 }
 
-/// Called first by `sneaky-run`'s main: runs the launcher step when asked to, else returns
-/// None and the binary goes on as a tool.
-pub fn launcher_main() -> Option<ExitCode> {
-    let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() != Some(LAUNCH_FLAG.as_ref()) {
-        return None;
-    }
+/// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`]:
+/// `args` are the ones after the flag (the launch spec as JSON, then the command line).
+pub fn launcher_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     let spec = args
         .next()
         .and_then(|s| serde_json::from_str::<LaunchSpec>(&s.to_string_lossy()).ok());
     let command = args.next();
     let (Some(spec), Some(command)) = (spec, command) else {
-        return Some(fail("the launcher was called with bad arguments"));
+        return fail("the launcher was called with bad arguments");
     };
     // sneaky-run blocks SIGTERM/SIGINT/SIGHUP for its watcher thread, and a signal mask is
     // inherited across fork and exec: unblocked here, or the command could not be stopped by
     // the timeout's SIGTERM (it would wait out the grace period for SIGKILL every time).
     if SigSet::empty().thread_set_mask().is_err() {
-        return Some(fail("cannot clear the signal mask"));
+        return fail("cannot clear the signal mask");
     }
-    Some(launch(&spec, command))
+    launch(&spec, command)
 }
 
 fn fail(message: &str) -> ExitCode {

@@ -123,7 +123,7 @@ impl Tool for RunCommand {
         },
     };
     const SCHEMA: &'static str = committed_schema!("run_command");
-    const PRECHECK_FLAG: Option<&'static str> = Some(crate::shell::entry::CHECK_POLICY_FLAG);
+    const PRECHECK_FLAG: Option<&'static str> = Some(crate::shell::policy::CHECK_POLICY_FLAG);
     type Args = RunArgs;
     type Output = RunResult;
 
@@ -158,7 +158,10 @@ impl Tool for RunCommand {
             &approved.programs,
             Duration::from_secs(timeout),
             cap,
-            ctx,
+            shell::Context {
+                ws: &ctx.ws,
+                config: &ctx.config,
+            },
         )?;
         Ok(result(outcome, approved.programs))
     }

@@ -66,6 +66,11 @@ use lists::Lists;
 pub use lists::{NEVER, OPAQUE_WRAPPERS, SHELLS};
 use syntax::{first_error, tree_depth};
 
+/// The first argument that asks `sneaky-run` whether this policy would refuse a command (the
+/// JSON arguments on stdin), without running anything: for the driver, which asks nobody to
+/// approve a command that will be refused and does not link the shell grammar itself.
+pub const CHECK_POLICY_FLAG: &str = "--check-policy";
+
 /// Deepest syntax tree the checker walks (its walk is recursive).
 const MAX_TREE_DEPTH: usize = 200;
 

@@ -1,8 +1,10 @@
-//! The `sneaky-run` program's entry point, and the process-wide state that belongs to it
-//! rather than to library code a long-lived host runs (STYLE.md 15):
+//! The `sneaky-run` program's entry point (its `main` in bin/sneaky-run.rs hands over here),
+//! and the process-wide state that belongs to the program rather than to library code a
+//! long-lived host runs:
 //!
 //! - the launcher step, when `sneaky-run` was started as its own sandbox launcher;
 //! - `--print-policy`: the effective command lists and where each entry came from;
+//! - `--check-policy`: whether the command policy would refuse a command;
 //! - the child-subreaper flag (orphans of a command are re-parented to this process, so the
 //!   clean-up finds them where the PID namespace is unavailable);
 //! - SIGTERM, SIGINT and SIGHUP: a watcher thread kills the command's whole tree, lets the
@@ -12,20 +14,23 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{SigSet, Signal};
 
-use crate::config::commands::{EffectiveLists, Origin};
-use crate::config::{Config, Source};
-use crate::fs::jail::Workspace;
-use crate::tools::run::RunCommand;
+use sneaky::config::{Config, Source};
+use sneaky::error::{Error, ErrorKind};
+use sneaky::fs::jail::Workspace;
+use sneaky::shell::policy::CHECK_POLICY_FLAG;
+use sneaky::shell::{policy, report, sandbox, supervise};
+use sneaky::tools::run::RunCommand;
 
-/// `fn main() -> ExitCode { sneaky::shell::entry::main() }`
 pub fn main() -> ExitCode {
-    if let Some(code) = super::sandbox::launcher_main() {
-        return code;
+    // The launcher's arguments are taken as they are (a command line need not be UTF-8).
+    let mut raw = std::env::args_os().skip(1);
+    if raw.next().as_deref() == Some(sandbox::LAUNCH_FLAG.as_ref()) {
+        return sandbox::launcher_main(raw);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--print-policy") {
@@ -36,7 +41,7 @@ pub fn main() -> ExitCode {
     }
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let watcher = Watcher::start();
-    let code = crate::protocol::main::<RunCommand>();
+    let code = sneaky::protocol::main::<RunCommand>();
     match watcher {
         Some(w) => w.finish(code),
         None => code,
@@ -54,7 +59,7 @@ struct Watcher {
 }
 
 /// The termination signal the watcher took (0: none yet).
-static TAKEN: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static TAKEN: AtomicI32 = AtomicI32::new(0);
 /// How long a signalled process waits for the main thread to finish the call: long enough
 /// for the launcher's death to be seen and the configuration put back (supervise's own
 /// clean-up is bounded by 3 s); when no command was running, only a moment.
@@ -74,7 +79,7 @@ impl Watcher {
             .spawn(move || {
                 let sig = set.wait().ok()?;
                 TAKEN.store(sig as i32, Ordering::SeqCst);
-                let grace = if super::supervise::kill_children_trees() {
+                let grace = if supervise::kill_children_trees() {
                     FINISH_GRACE_RUNNING
                 } else {
                     FINISH_GRACE_IDLE
@@ -112,8 +117,6 @@ impl Watcher {
 /// For the driver, which asks nobody to approve a command that will be refused and does not
 /// link the shell grammar itself. Answers with the usual envelope (`result: {}` when allowed)
 /// and exit status.
-pub const CHECK_POLICY_FLAG: &str = "--check-policy";
-
 fn check_policy(args: &[String]) -> ExitCode {
     use std::io::Read;
     let value = |flag: &str| {
@@ -122,28 +125,27 @@ fn check_policy(args: &[String]) -> ExitCode {
             .and_then(|i| args.get(i + 1))
             .map(PathBuf::from)
     };
-    let outcome: crate::error::Result<serde_json::Value> = (|| {
+    let outcome: sneaky::error::Result<serde_json::Value> = (|| {
         let mut input = String::new();
         std::io::stdin()
             .take(1 << 20)
             .read_to_string(&mut input)
-            .map_err(|e| crate::error::Error::io("reading the arguments", e))?;
-        let request: serde_json::Value = serde_json::from_str(&input).map_err(|e| {
-            crate::error::Error::new(crate::error::ErrorKind::InvalidJson, e.to_string())
-        })?;
+            .map_err(|e| Error::io("reading the arguments", e))?;
+        let request: serde_json::Value = serde_json::from_str(&input)
+            .map_err(|e| Error::new(ErrorKind::InvalidJson, e.to_string()))?;
         let command = request
             .get("command")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("");
-        let ctx = crate::protocol::open_context(value("--root"), value("--config"))?;
-        super::policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
+        let ctx = sneaky::protocol::open_context(value("--root"), value("--config"))?;
+        policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
         Ok(serde_json::json!({}))
     })();
     let status = match &outcome {
         Ok(_) => 0,
         Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
     };
-    let envelope = crate::protocol::Envelope::from_outcome("run_command", &outcome);
+    let envelope = sneaky::protocol::Envelope::from_outcome("run_command", &outcome);
     println!("{}", serde_json::to_string(&envelope).unwrap_or_default());
     ExitCode::from(status)
 }
@@ -160,7 +162,7 @@ fn print_policy(args: &[String]) -> ExitCode {
                     .find_map(|a| a.strip_prefix(&format!("{flag}=")).map(str::to_string))
             })
     };
-    let ctx = match crate::protocol::open_context(
+    let ctx = match sneaky::protocol::open_context(
         value("--root").map(PathBuf::from),
         value("--config").map(PathBuf::from),
     ) {
@@ -181,61 +183,11 @@ fn print_policy(args: &[String]) -> ExitCode {
         })
         .map(|(_, s)| s)
         .unwrap_or(Source::Defaults);
-    let text = policy_report(
+    let text = report::policy_report(
         &ctx.config,
         &source,
         value("--format").as_deref() == Some("json"),
     );
     println!("{text}");
     ExitCode::SUCCESS
-}
-
-fn policy_report(config: &Config, source: &Source, json: bool) -> String {
-    let shell = &config.tools.shell;
-    let lists = EffectiveLists::from_config(shell);
-    let from = match source {
-        Source::Defaults => "built-in defaults".to_string(),
-        Source::File(p) => p.display().to_string(),
-    };
-    let entries = |l: &[(String, Origin)]| {
-        l.iter()
-            .map(|(n, o)| serde_json::json!({"name": n, "from": o.describe()}))
-            .collect::<Vec<_>>()
-    };
-    if json {
-        let value = serde_json::json!({
-            "config": from,
-            "allowed_commands": entries(&lists.allowed),
-            "denied_commands": entries(&lists.denied),
-            "runnable": lists.runnable(),
-            "untrusted_requests": shell.untrusted_requests,
-            "sandbox": shell.sandbox,
-            "network": shell.network,
-            "require_layers": shell.require_layers,
-            "exec_paths": shell.exec_paths,
-        });
-        return value.to_string();
-    }
-    let mut out = format!("configuration: {from}\n");
-    let mut section = |title: &str, l: &[(String, Origin)]| {
-        out.push_str(&format!("{title} ({}):\n", l.len()));
-        for (n, o) in l {
-            out.push_str(&format!("  {n:<16} {}\n", o.describe()));
-        }
-    };
-    section("allowed commands", &lists.allowed);
-    section("denied commands", &lists.denied);
-    if !shell.untrusted_requests.is_empty() {
-        out.push_str(&format!(
-            "ignored (the workspace's sneaky.toml is not trusted): {}\n",
-            shell.untrusted_requests.join(", ")
-        ));
-    }
-    out.push_str(&format!(
-        "sandbox: {}; network: {}; require_layers: [{}]",
-        shell.sandbox,
-        shell.network,
-        shell.require_layers.join(", ")
-    ));
-    out
 }

@@ -1,0 +1,56 @@
+//! `sneaky-run --print-policy`: the effective command lists, where each entry came from, and
+//! the sandbox settings, as text or JSON.
+
+use crate::config::commands::{EffectiveLists, Origin};
+use crate::config::{Config, Source};
+
+/// The report for `config`, read from `source`.
+pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
+    let shell = &config.tools.shell;
+    let lists = EffectiveLists::from_config(shell);
+    let from = match source {
+        Source::Defaults => "built-in defaults".to_string(),
+        Source::File(p) => p.display().to_string(),
+    };
+    let entries = |l: &[(String, Origin)]| {
+        l.iter()
+            .map(|(n, o)| serde_json::json!({"name": n, "from": o.describe()}))
+            .collect::<Vec<_>>()
+    };
+    if json {
+        let value = serde_json::json!({
+            "config": from,
+            "allowed_commands": entries(&lists.allowed),
+            "denied_commands": entries(&lists.denied),
+            "runnable": lists.runnable(),
+            "untrusted_requests": shell.untrusted_requests,
+            "sandbox": shell.sandbox,
+            "network": shell.network,
+            "require_layers": shell.require_layers,
+            "exec_paths": shell.exec_paths,
+        });
+        return value.to_string();
+    }
+    let mut out = format!("configuration: {from}\n");
+    let mut section = |title: &str, l: &[(String, Origin)]| {
+        out.push_str(&format!("{title} ({}):\n", l.len()));
+        for (n, o) in l {
+            out.push_str(&format!("  {n:<16} {}\n", o.describe()));
+        }
+    };
+    section("allowed commands", &lists.allowed);
+    section("denied commands", &lists.denied);
+    if !shell.untrusted_requests.is_empty() {
+        out.push_str(&format!(
+            "ignored (the workspace's sneaky.toml is not trusted): {}\n",
+            shell.untrusted_requests.join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "sandbox: {}; network: {}; require_layers: [{}]",
+        shell.sandbox,
+        shell.network,
+        shell.require_layers.join(", ")
+    ));
+    out
+}

@@ -14,11 +14,8 @@
 //! `sneaky.toml`) and end; SIGKILL after [`TERM_GRACE`]. The tool binary itself also takes its
 //! command tree down when killed; this host-side sweep makes cancellation not depend on it.
 //!
-//! Progress, a two-line protocol between the host and the tool binary: the host sets
-//! [`PROGRESS_ENV`] to an interval in milliseconds; the tool (sneaky-run, through
-//! [`ProgressReporter`]) then prints `\x1esneaky-progress:{"bytes":N}` lines on its stderr at
-//! that interval while the command runs, N being the bytes of output so far. stderr carries
-//! nothing else in JSON mode but a crash message, which the host keeps for its error.
+//! Progress: the host asks the tool binary for progress lines on its stderr (the protocol is in
+//! `crate::progress`, which the tool side uses too) and reads them while the call runs.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -34,15 +31,9 @@ use serde_json::Value;
 
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorKind, Result};
+use crate::progress;
 use crate::tools::ToolSpec;
 
-/// The environment variable that asks a tool binary for progress lines, in milliseconds.
-pub const PROGRESS_ENV: &str = "SNEAKY_PROGRESS_MS";
-/// Start of a progress line on the tool's stderr.
-pub const PROGRESS_PREFIX: &str = "\x1esneaky-progress:";
-/// Bounds of the progress interval a tool accepts.
-const PROGRESS_MIN: Duration = Duration::from_millis(20);
-const PROGRESS_MAX: Duration = Duration::from_secs(60);
 /// How long a cancelled tool gets after SIGTERM before SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
 /// How long to hunt for processes beneath a cancelled tool.
@@ -262,7 +253,7 @@ impl Isolation {
             cmd.arg("--config").arg(config);
         }
         if let Some(every) = progress {
-            cmd.env(PROGRESS_ENV, every.as_millis().to_string());
+            cmd.env(progress::ENV, every.as_millis().to_string());
         }
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -326,20 +317,13 @@ fn read_stderr(err: impl Read, tx: &mpsc::Sender<Event>) {
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end();
-        if let Some(bytes) = text.strip_prefix(PROGRESS_PREFIX).and_then(parse_progress) {
+        if let Some(bytes) = progress::parse_line(text) {
             let _ = tx.send(Event::Progress(bytes));
         } else if kept.len() < KEPT_STDERR_LINES && !text.is_empty() {
             kept.push(text.to_string());
         }
     }
     let _ = tx.send(Event::StderrDone(kept));
-}
-
-fn parse_progress(json: &str) -> Option<u64> {
-    serde_json::from_str::<Value>(json)
-        .ok()?
-        .get("bytes")?
-        .as_u64()
 }
 
 /// After both pipes closed: the exit status, watching for a cancellation meanwhile (None).
@@ -657,52 +641,6 @@ fn own_groups() -> HashSet<i32> {
     ours
 }
 
-/// The tool-binary side of the progress protocol: while alive, prints a progress line on
-/// stderr every interval with what `output_bytes` says. Started only when the host asked for
-/// it through [`PROGRESS_ENV`]; dropping it stops the printing.
-pub struct ProgressReporter {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl ProgressReporter {
-    pub fn from_env(output_bytes: impl Fn() -> u64 + Send + 'static) -> Option<ProgressReporter> {
-        let every = std::env::var(PROGRESS_ENV)
-            .ok()?
-            .trim()
-            .parse::<u64>()
-            .ok()?;
-        let every = Duration::from_millis(every).clamp(PROGRESS_MIN, PROGRESS_MAX);
-        let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("progress".into())
-            .spawn(move || {
-                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
-                    let line = format!("{PROGRESS_PREFIX}{{\"bytes\":{}}}\n", output_bytes());
-                    let mut err = std::io::stderr().lock();
-                    if err.write_all(line.as_bytes()).is_err() {
-                        return;
-                    }
-                    let _ = err.flush();
-                }
-            })
-            .ok()?;
-        Some(ProgressReporter {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for ProgressReporter {
-    fn drop(&mut self) {
-        self.stop.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -729,12 +667,6 @@ mod tests {
     fn stat_lines_with_odd_names() {
         let p = parse_stat(42, "42 (a b) c)) S 7 42 40 0 -1").expect("parse");
         assert_eq!((p.state, p.ppid, p.pgrp, p.session), ('S', 7, 42, 40));
-    }
-
-    #[test]
-    fn progress_lines() {
-        assert_eq!(parse_progress(r#"{"bytes":123}"#), Some(123));
-        assert_eq!(parse_progress("nope"), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! - `tools`: one module per tool; `text`: small text helpers every layer uses.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 //! - `isolate`: running a tool in its own binary for a long-lived host, cancellable, with
-//!   progress.
+//!   progress (`progress`: the lines a tool binary prints for its host).
 
 pub mod agent;
 pub mod cancel;
@@ -27,6 +27,7 @@ pub mod fs;
 pub mod isolate;
 pub mod mcp;
 pub mod permissions;
+pub mod progress;
 pub mod protocol;
 pub mod render;
 pub mod shell;

@@ -67,8 +67,8 @@ pub fn supervise(
     let pid = Pid::from_raw(child.id() as i32);
     let stdout = Stream::start(child.stdout.take(), cap, false);
     let stderr = Stream::start(child.stderr.take(), cap, own_session);
-    // Progress lines for a host that asked for them (sneaky-mcp; see crate::isolate).
-    let progress = crate::isolate::ProgressReporter::from_env({
+    // Progress lines for a host that asked for them (sneaky-mcp; see crate::progress).
+    let progress = crate::progress::Reporter::from_env({
         let (out, err) = (stdout.byte_counter(), stderr.byte_counter());
         move || out() + err()
     });

@@ -32,6 +32,8 @@ mod fuzz_replay;
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/layers.rs"]
+mod layers;
 #[path = "suite/lean.rs"]
 mod lean;
 #[path = "suite/load.rs"]

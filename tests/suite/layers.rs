@@ -1,0 +1,471 @@
+//! The library's modules form layers: a module may use the ones beneath it, never one above
+//! it, and no two modules use each other, even through a third. The compiler does not check
+//! this inside one crate, so this test reads every `src/**/*.rs` file and checks each path that
+//! reaches another top-level module (`crate::m`, `crate::{m, …}`, and `super::` paths that
+//! climb to the crate root) against [`LAYERS`].
+//!
+//! A new top-level module must be placed in [`LAYERS`]; the test fails until it is.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first; modules on one line are peers (they may use each other, but not
+/// in a cycle). Why each sits where it does:
+const LAYERS: &[&[&str]] = &[
+    // Leaves, using no other module: the error type and its codes; the tool names and tiers;
+    // a call's cancellation; small text helpers; the /proc process table; the progress lines
+    // a tool binary prints for its host.
+    &[
+        "error",
+        "catalog",
+        "cancel",
+        "text",
+        "proctable",
+        "progress",
+    ],
+    // Unified diffs over bytes: parse, place, apply, explain, render. Pure data, no files.
+    &["edit"],
+    // The workspace jail and crash-safe writes (which report what they changed as a diff).
+    &["fs"],
+    // sneaky.toml, read through the jail; it names tools (catalog) and holds the command lists.
+    &["config"],
+    // Tiers from the configuration; where the workspace root comes from.
+    &["permissions", "discover"],
+    // What run_command may run and how it is confined: needs the configuration and the
+    // workspace, knows nothing of tools.
+    &["shell"],
+    // Results as text, for models and for people.
+    &["render"],
+    // One module per tool, over everything beneath.
+    &["tools"],
+    // Running a tool in its own binary; the stdin/flags → envelope front end; the tool
+    // definitions a model is shown.
+    &["isolate", "protocol", "definitions"],
+    // The hosts: the LLM driver and the MCP server.
+    &["agent", "mcp"],
+];
+
+/// One path from a file to another top-level module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Edge {
+    line: usize,
+    to: String,
+}
+
+#[test]
+fn modules_use_only_the_layers_beneath_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rank = |m: &str| LAYERS.iter().position(|layer| layer.contains(&m));
+    let mut problems = Vec::new();
+    let mut graph: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for file in rust_files(&src) {
+        let relative = file.strip_prefix(&src).unwrap_or(&file).to_path_buf();
+        let Some(module) = module_path(&relative) else {
+            continue; // lib.rs: the root only declares the modules
+        };
+        let from = module[0].clone();
+        let Some(from_rank) = rank(&from) else {
+            problems.push(format!(
+                "src/{}: module `{from}` is not in LAYERS (tests/suite/layers.rs): place it",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).expect("read a source file");
+        for edge in edges(&text, &module) {
+            if edge.to == from {
+                continue;
+            }
+            let at = format!("src/{}:{}", relative.display(), edge.line);
+            match rank(&edge.to) {
+                None => problems.push(format!(
+                    "{at}: {from} -> {}: `{}` is not in LAYERS",
+                    edge.to, edge.to
+                )),
+                Some(to_rank) if to_rank > from_rank => problems.push(format!(
+                    "{at}: {from} -> {} goes up (`{}` is in layer {to_rank}, `{from}` in layer \
+                     {from_rank})",
+                    edge.to, edge.to
+                )),
+                Some(_) => {}
+            }
+            graph
+                .entry(from.clone())
+                .or_default()
+                .entry(edge.to.clone())
+                .or_insert(at);
+        }
+    }
+    problems.extend(cycles(&graph));
+    assert!(
+        problems.is_empty(),
+        "layering broken:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// Each group of modules that reach one another (a strongly connected component), named once
+/// by its shortest cycle through its first module, with the place of each edge.
+fn cycles(graph: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<String> {
+    let next = |m: &str| graph.get(m).into_iter().flat_map(|to| to.keys());
+    // Breadth first from `from`: the parent of every module reached (for the path back).
+    let reach = |from: &str| {
+        let mut parent: BTreeMap<String, String> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([from.to_string()]);
+        while let Some(at) = queue.pop_front() {
+            for to in next(&at) {
+                if !parent.contains_key(to) {
+                    parent.insert(to.clone(), at.clone());
+                    queue.push_back(to.clone());
+                }
+            }
+        }
+        parent
+    };
+    let mut reported: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    for start in graph.keys() {
+        if reported.contains(start) {
+            continue;
+        }
+        let parent = reach(start);
+        if !parent.contains_key(start) {
+            continue; // on no cycle
+        }
+        let group: BTreeSet<String> = parent
+            .keys()
+            .filter(|m| reach(m).contains_key(start))
+            .cloned()
+            .collect();
+        reported.extend(group.iter().cloned());
+        let mut cycle = vec![start.clone()];
+        let mut at = parent[start].clone();
+        while at != *start {
+            cycle.push(at.clone());
+            at = parent[&at].clone();
+        }
+        cycle.push(start.clone());
+        cycle.reverse();
+        let places: Vec<String> = cycle
+            .windows(2)
+            .map(|w| format!("{} -> {} at {}", w[0], w[1], graph[&w[0]][&w[1]]))
+            .collect();
+        out.push(format!(
+            "cycle {} (the modules {} reach one another): {}",
+            cycle.join(" -> "),
+            group.into_iter().collect::<Vec<_>>().join(", "),
+            places.join("; ")
+        ));
+    }
+    out
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("read a source directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The module a file holds, from the crate root: `fs/durable/staged.rs` → fs::durable::staged,
+/// `shell/mod.rs` → shell; None for the crate root.
+fn module_path(relative: &Path) -> Option<Vec<String>> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    if !(stem == "mod" || (parts.is_empty() && stem == "lib")) {
+        parts.push(stem.to_string());
+    }
+    (!parts.is_empty()).then_some(parts)
+}
+
+/// A token of Rust source with comments, strings and character literals taken out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    /// `::`
+    Path,
+    Punct(char),
+}
+
+/// Tokens with their line numbers.
+fn tokens(text: &str) -> Vec<(usize, Token)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    // Skip to just past `end`, counting lines.
+    let skip_to = |i: &mut usize, line: &mut usize, end: &[char]| {
+        while *i < chars.len() && !chars[*i..].starts_with(end) {
+            if chars[*i] == '\n' {
+                *line += 1;
+            }
+            *i += 1;
+        }
+        *i += end.len();
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+        } else if (c == 'r' || (c == 'b' && at(i + 1) == 'r'))
+            && matches!(at(i + 1 + usize::from(c == 'b')), '"' | '#')
+            && !is_ident_char(if i == 0 { ' ' } else { chars[i - 1] })
+        {
+            // A raw string: r"…", r#"…"#, br"…".
+            let mut j = i + 1 + usize::from(c == 'b');
+            let mut hashes = 0;
+            while at(j) == '#' {
+                hashes += 1;
+                j += 1;
+            }
+            if at(j) != '"' {
+                // `r#ident`, a raw identifier.
+                let start = j;
+                while is_ident_char(at(j)) {
+                    j += 1;
+                }
+                out.push((line, Token::Ident(chars[start..j].iter().collect())));
+                i = j;
+                continue;
+            }
+            i = j + 1;
+            let mut end = vec!['"'];
+            end.extend(std::iter::repeat('#').take(hashes));
+            skip_to(&mut i, &mut line, &end);
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                if at(i) == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{1F600}') or a lifetime ('a).
+            if at(i + 1) == '\\' {
+                i += 2;
+                skip_to(&mut i, &mut line, &['\'']);
+            } else if at(i + 2) == '\'' {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if c == ':' && at(i + 1) == ':' {
+            out.push((line, Token::Path));
+            i += 2;
+        } else if is_ident_char(c) {
+            let start = i;
+            while is_ident_char(at(i)) {
+                i += 1;
+            }
+            out.push((line, Token::Ident(chars[start..i].iter().collect())));
+        } else {
+            if !c.is_whitespace() {
+                out.push((line, Token::Punct(c)));
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The top-level modules the file's paths reach, where `module` is the file's own path from
+/// the crate root. Inline `mod name { … }` blocks count for `super::`.
+fn edges(text: &str, module: &[String]) -> Vec<Edge> {
+    let toks = tokens(text);
+    let ident = |i: usize| match toks.get(i) {
+        Some((_, Token::Ident(s))) => Some(s.as_str()),
+        _ => None,
+    };
+    let is = |i: usize, t: Token| toks.get(i).map(|(_, x)| x) == Some(&t);
+    let mut out = Vec::new();
+    // Depth of module nesting at each point: the file's own, plus open inline modules.
+    let mut inline: Vec<usize> = Vec::new(); // brace depth each inline module opened at
+    let mut braces = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i].1 {
+            Token::Punct('{') => braces += 1,
+            Token::Punct('}') => {
+                braces = braces.saturating_sub(1);
+                if inline.last() == Some(&braces) {
+                    inline.pop();
+                }
+            }
+            Token::Ident(w)
+                if w == "mod" && ident(i + 1).is_some() && is(i + 2, Token::Punct('{')) =>
+            {
+                inline.push(braces);
+            }
+            _ => {}
+        }
+        let after_dollar = i > 0 && is(i - 1, Token::Punct('$'));
+        let after_path = i > 0 && is(i - 1, Token::Path);
+        let start = match ident(i) {
+            Some("crate") if !after_dollar && !after_path && is(i + 1, Token::Path) => Some(i + 2),
+            Some("super") if !after_path => {
+                // Count the supers; the path reaches the crate root when they climb out of
+                // every inline module and every level of the file's own module path.
+                let mut j = i;
+                let mut climbs = 0;
+                while ident(j) == Some("super") && is(j + 1, Token::Path) {
+                    climbs += 1;
+                    j += 2;
+                }
+                (climbs > 0 && climbs >= module.len() + inline.len()).then_some(j)
+            }
+            _ => None,
+        };
+        if let Some(s) = start {
+            let line = toks[s.min(toks.len() - 1)].0;
+            if let Some(name) = ident(s) {
+                out.push(Edge {
+                    line,
+                    to: name.to_string(),
+                });
+            } else if is(s, Token::Punct('{')) {
+                // `crate::{a, b::c, d::{e}}`: the first name of each item at depth one.
+                let mut depth = 0;
+                let mut j = s;
+                let mut expect_name = false;
+                while j < toks.len() {
+                    match &toks[j].1 {
+                        Token::Punct('{') => {
+                            depth += 1;
+                            expect_name = depth == 1;
+                        }
+                        Token::Punct('}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        Token::Punct(',') => expect_name = depth == 1,
+                        Token::Ident(name) if expect_name => {
+                            out.push(Edge {
+                                line: toks[j].0,
+                                to: name.clone(),
+                            });
+                            expect_name = false;
+                        }
+                        _ => expect_name = false,
+                    }
+                    j += 1;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn the_reader_finds_every_kind_of_path_and_nothing_in_comments_or_strings() {
+    let text = r####"
+use crate::fs::jail;
+use crate::{config::Config, shell::{self, policy},
+    tools};
+// use crate::agent;
+/* crate::mcp /* nested */ crate::mcp */
+const S: &str = "crate::isolate";
+const R: &str = r#"crate::isolate "quoted" "#;
+const C: char = '"';
+fn f<'a>(x: &'a str) -> char { 'x' }
+macro_rules! m { () => { $crate::render::x() }; }
+pub(crate) fn g() { crate::protocol::main(); super::super::discover::find(); }
+mod tests {
+    use super::*;
+    use super::super::super::permissions;
+}
+"####;
+    let module = vec!["tools".to_string(), "run".to_string()];
+    let found = edges(text, &module);
+    let found: Vec<(usize, &str)> = found.iter().map(|e| (e.line, e.to.as_str())).collect();
+    assert_eq!(
+        found,
+        vec![
+            (2, "fs"),
+            (3, "config"),
+            (3, "shell"),
+            (4, "tools"),
+            (12, "protocol"),
+            (12, "discover"),
+            (15, "permissions"),
+        ]
+    );
+    assert_eq!(
+        module_path(Path::new("fs/durable/staged.rs")),
+        Some(vec!["fs".into(), "durable".into(), "staged".into()])
+    );
+    assert_eq!(
+        module_path(Path::new("shell/mod.rs")),
+        Some(vec!["shell".into()])
+    );
+    assert_eq!(module_path(Path::new("lib.rs")), None);
+}
+
+#[test]
+fn a_cycle_is_reported_once_with_its_places() {
+    let mut graph: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (from, to) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
+        graph
+            .entry(from.into())
+            .or_default()
+            .insert(to.into(), format!("src/{from}.rs:1"));
+    }
+    assert_eq!(
+        cycles(&graph),
+        vec![
+            "cycle a -> b -> c -> a (the modules a, b, c reach one another): a -> b at \
+             src/a.rs:1; b -> c at src/b.rs:1; c -> a at src/c.rs:1"
+                .to_string()
+        ]
+    );
+}

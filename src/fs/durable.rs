@@ -828,30 +828,45 @@ impl TempFile {
 
     /// Publish as a new file; if the name appeared meanwhile, refuse with `conflict`.
     fn link_new(mut self, t: &Target) -> Result<()> {
-        match self.name.take() {
-            None => match self.link_as(&t.name) {
-                Ok(()) => Ok(()),
-                Err(Errno::EEXIST) => Err(t.conflict("was created by another process")),
-                Err(e) => Err(map_errno(e, &t.display)),
-            },
-            Some(temp) => {
-                // Named fallback: hard-link the temp to the final name (no overwrite), then drop
-                // the temp name; link() is atomic and refuses an existing name like O_EXCL.
-                let linked = linkat(
-                    &self.dir,
-                    temp.as_os_str(),
-                    &self.dir,
-                    t.name.as_os_str(),
-                    AtFlags::empty(),
-                );
-                let _ = unlinkat(&self.dir, temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
-                match linked {
-                    Ok(()) => Ok(()),
-                    Err(Errno::EEXIST) => Err(t.conflict("was created by another process")),
-                    Err(e) => Err(map_errno(e, &t.display)),
-                }
-            }
+        if self.name.is_some() {
+            return self.commit_new(t);
         }
+        match self.link_as(&t.name) {
+            Ok(()) => Ok(()),
+            Err(Errno::EEXIST) => Err(t.conflict("was created by another process")),
+            Err(e) => Err(map_errno(e, &t.display)),
+        }
+    }
+
+    /// The commit step for a new file from a named temporary (the one both a single write and
+    /// a transaction take): hard-link the temporary to the final name, then drop the temporary
+    /// name. link() is atomic and refuses an existing name like O_EXCL, so a file that
+    /// appeared meanwhile is refused with `conflict`, never overwritten.
+    fn commit_new(&mut self, t: &Target) -> Result<()> {
+        let temp = self.name.take().unwrap_or_default();
+        let linked = linkat(
+            &self.dir,
+            temp.as_os_str(),
+            &self.dir,
+            t.name.as_os_str(),
+            AtFlags::empty(),
+        );
+        let _ = unlinkat(&self.dir, temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        match linked {
+            Ok(()) => Ok(()),
+            Err(Errno::EEXIST) => Err(t.conflict("was created by another process")),
+            Err(e) => Err(map_errno(e, &t.display)),
+        }
+    }
+
+    /// The commit step over an existing file from a named temporary: rename it over the final
+    /// name (atomic: a reader sees the old content or the new).
+    fn commit_over(&mut self, t: &Target) -> Result<()> {
+        let temp = self.name.clone().unwrap_or_default();
+        renameat(&self.dir, temp.as_os_str(), &self.dir, t.name.as_os_str())
+            .map_err(|e| map_errno(e, &t.display))?;
+        self.name = None;
+        Ok(())
     }
 
     /// Rename over the old file, if it is still the one that was read.
@@ -876,16 +891,12 @@ impl TempFile {
                 )
             })?);
         }
-        let temp = self.name.clone().unwrap_or_default();
         match t.stat()? {
             Some(st) if Stamp::of(&st) == expected => {}
             Some(_) => return Err(t.conflict("was changed by another process")),
             None => return Err(t.conflict("was deleted or moved by another process")),
         }
-        renameat(&self.dir, temp.as_os_str(), &self.dir, t.name.as_os_str())
-            .map_err(|e| map_errno(e, &t.display))?;
-        self.name = None;
-        Ok(())
+        self.commit_over(t)
     }
 }
 

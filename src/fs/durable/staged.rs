@@ -22,7 +22,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use nix::errno::Errno;
 use nix::fcntl::{openat, renameat, AtFlags, Flock, FlockArg, OFlag};
 use nix::sys::stat::{fstat, fstatat, Mode};
 use nix::unistd::{fsync, linkat, unlinkat, UnlinkatFlags};
@@ -195,28 +194,8 @@ fn publish(staged: &mut [Staged<'_>]) -> Result<()> {
     for s in staged.iter_mut() {
         let t = s.change.target();
         match (s.change, s.temp.as_mut()) {
-            (Change::Write { prior: None, .. }, Some(temp)) => {
-                let name = temp.name.take().unwrap_or_default();
-                let linked = linkat(
-                    &t.dir,
-                    name.as_os_str(),
-                    &t.dir,
-                    t.name.as_os_str(),
-                    AtFlags::empty(),
-                );
-                let _ = unlinkat(&t.dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
-                match linked {
-                    Ok(()) => {}
-                    Err(Errno::EEXIST) => return Err(t.conflict("was created by another process")),
-                    Err(e) => return Err(map_errno(e, &t.display)),
-                }
-            }
-            (Change::Write { .. }, Some(temp)) => {
-                let name = temp.name.clone().unwrap_or_default();
-                renameat(&t.dir, name.as_os_str(), &t.dir, t.name.as_os_str())
-                    .map_err(|e| map_errno(e, &t.display))?;
-                temp.name = None;
-            }
+            (Change::Write { prior: None, .. }, Some(temp)) => temp.commit_new(t)?,
+            (Change::Write { .. }, Some(temp)) => temp.commit_over(t)?,
             _ => unlinkat(&t.dir, t.name.as_os_str(), UnlinkatFlags::NoRemoveDir)
                 .map_err(|e| map_errno(e, &t.display))?,
         }

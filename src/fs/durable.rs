@@ -28,13 +28,10 @@ use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode};
 use nix::unistd::{faccessat, fsync, linkat, unlinkat, AccessFlags, UnlinkatFlags};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
+use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME, MAX_LINK_HOPS};
 
 mod staged;
 pub use staged::{commit_all, recover, Change};
-
-/// Links followed from one user path before giving up (as the kernel's own limit).
-const MAX_LINK_HOPS: usize = 40;
 
 /// An entry to change: its parent directory (opened beneath the root) and its single name.
 #[derive(Debug)]

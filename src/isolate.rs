@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorKind, Result};
+use crate::proctable::{self, Proc};
 use crate::progress;
 use crate::tools::ToolSpec;
 
@@ -442,7 +443,7 @@ fn stop_and_clear_beneath(pid: i32, started: Instant) -> usize {
     if !groups.is_empty() {
         let in_groups = groups.clone();
         left_behind += sweep(pid, deadline, &mut groups, || {
-            processes()
+            proctable::all()
                 .into_iter()
                 .filter(|p| p.pid != pid)
                 .filter(|p| in_groups.contains(&p.pgrp) || in_groups.contains(&p.session))
@@ -528,55 +529,15 @@ fn wait_until_stopped(pid: i32, deadline: Instant) {
     }
 }
 
-/// One line of the process table.
-#[derive(Debug, Clone, Copy)]
-struct Proc {
-    pid: i32,
-    state: char,
-    ppid: i32,
-    pgrp: i32,
-    session: i32,
-}
-
-fn parse_stat(pid: i32, stat: &str) -> Option<Proc> {
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    let mut f = rest.split(' ');
-    let state = f.next()?.chars().next()?;
-    let ppid = f.next()?.parse().ok()?;
-    let pgrp = f.next()?.parse().ok()?;
-    let session = f.next()?.parse().ok()?;
-    Some(Proc {
-        pid,
-        state,
-        ppid,
-        pgrp,
-        session,
-    })
-}
-
 fn process_state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(pid, &stat).map(|p| p.state)
-}
-
-fn processes() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        parse_stat(pid, &stat)
-    })
-    .collect()
+    proctable::read(pid).map(|p| p.state)
 }
 
 /// Every process beneath `pid` (not `pid` itself), from the kernel's per-thread children
 /// lists; from a full scan of /proc where those lists do not exist.
 fn descendants(pid: i32) -> Vec<Proc> {
     if !Path::new(&format!("/proc/{pid}/task/{pid}/children")).exists() {
-        return descendants_in(&processes(), pid);
+        return descendants_in(&proctable::all(), pid);
     }
     let mut found: Vec<Proc> = Vec::new();
     let mut parents = vec![pid];
@@ -585,10 +546,7 @@ fn descendants(pid: i32) -> Vec<Proc> {
             if found.iter().any(|f| f.pid == child) {
                 continue;
             }
-            let Some(p) = std::fs::read_to_string(format!("/proc/{child}/stat"))
-                .ok()
-                .and_then(|s| parse_stat(child, &s))
-            else {
+            let Some(p) = proctable::read(child) else {
                 continue; // gone meanwhile
             };
             found.push(p);
@@ -631,10 +589,7 @@ fn descendants_in(table: &[Proc], pid: i32) -> Vec<Proc> {
 fn own_groups() -> HashSet<i32> {
     let me = std::process::id() as i32;
     let mut ours = HashSet::from([0, 1, me]);
-    if let Some(p) = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| parse_stat(me, &s))
-    {
+    if let Some(p) = proctable::read_self() {
         ours.insert(p.pgrp);
         ours.insert(p.session);
     }
@@ -661,12 +616,6 @@ mod tests {
         let got: Vec<_> = rx.try_iter().collect();
         assert_eq!(got, vec!["early", "late"]);
         assert!(token.is_cancelled());
-    }
-
-    #[test]
-    fn stat_lines_with_odd_names() {
-        let p = parse_stat(42, "42 (a b) c)) S 7 42 40 0 -1").expect("parse");
-        assert_eq!((p.state, p.ppid, p.pgrp, p.session), ('S', 7, 42, 40));
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! - `tools`: one module per tool; `text`: small text helpers every layer uses.
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 //! - `isolate`: running a tool in its own binary for a long-lived host, cancellable, with
-//!   progress (`progress`: the lines a tool binary prints for its host).
+//!   progress (`progress`: the lines a tool binary prints for its host); `proctable`: the
+//!   process table from /proc, for finding what a command left behind.
 
 pub mod agent;
 pub mod cancel;
@@ -27,6 +28,7 @@ pub mod fs;
 pub mod isolate;
 pub mod mcp;
 pub mod permissions;
+pub mod proctable;
 pub mod progress;
 pub mod protocol;
 pub mod render;

@@ -20,6 +20,7 @@ use nix::unistd::Pid;
 use super::capture::{Captured, Stream};
 use super::sandbox::LaunchStatus;
 use crate::error::{Error, ErrorKind, Result};
+use crate::proctable;
 
 /// Between SIGTERM and SIGKILL on timeout.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -179,27 +180,6 @@ fn reap_orphans(children_before: &HashSet<i32>) {
     }
 }
 
-/// (pid, state, ppid, pgrp, session) of every process, from /proc.
-fn processes() -> Vec<(i32, char, i32, i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The command name may hold spaces and parentheses: fields start after the last ')'.
-        let rest = stat.get(stat.rfind(')')? + 2..)?;
-        let mut f = rest.split(' ');
-        let state = f.next()?.chars().next()?;
-        let ppid = f.next()?.parse().ok()?;
-        let pgrp = f.next()?.parse().ok()?;
-        let session = f.next()?.parse().ok()?;
-        Some((pid, state, ppid, pgrp, session))
-    })
-    .collect()
-}
-
 /// Our child processes: those of the main thread, from /proc/self/task/<pid>/children (far
 /// cheaper than a scan of /proc), or from the scan where that file does not exist. Only the
 /// main thread's list is read: `sneaky-run`, the one program that uses this (as a child
@@ -214,10 +194,10 @@ fn our_children() -> HashSet<i32> {
             .split_whitespace()
             .filter_map(|p| p.parse().ok())
             .collect(),
-        Err(_) => processes()
+        Err(_) => proctable::all()
             .into_iter()
-            .filter(|p| p.2 == me)
-            .map(|p| p.0)
+            .filter(|p| p.ppid == me)
+            .map(|p| p.pid)
             .collect(),
     }
 }
@@ -230,13 +210,15 @@ fn members(pid: Pid, own_session: bool, children_before: &HashSet<i32>) -> Vec<i
     // Orphans re-parented to us count only when we are a subreaper, which only sneaky-run's
     // entry point sets (one command per process: no other command's orphans to confuse).
     let subreaper = is_subreaper();
-    processes()
+    proctable::all()
         .into_iter()
-        .filter(|&(p, state, ppid, pgrp, session)| {
-            let orphan = subreaper && ppid == me && !children_before.contains(&p);
-            p != me && state != 'Z' && (pgrp == id || (own_session && session == id) || orphan)
+        .filter(|p| {
+            let orphan = subreaper && p.ppid == me && !children_before.contains(&p.pid);
+            p.pid != me
+                && p.state != 'Z'
+                && (p.pgrp == id || (own_session && p.session == id) || orphan)
         })
-        .map(|p| p.0)
+        .map(|p| p.pid)
         .collect()
 }
 

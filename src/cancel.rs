@@ -1,10 +1,13 @@
-//! Cancellation of a tool call that runs in this process (a read or a walk: list_dir,
-//! grep_files, find_files), as a long-lived host (sneaky-mcp) asks for it.
+//! Cancellation of a tool call, as a long-lived host (sneaky-mcp) asks for it: one type for a
+//! call run in this process (a read or a walk: list_dir, grep_files, find_files) and for one
+//! run in its own binary (`crate::isolate`, which kills the tool's process tree when told).
 //!
 //! The host makes the call's flag current on the thread that runs the call ([`Cancel::run`]);
 //! the walk takes the current flag when it starts (on that thread) and hands it to its own
 //! threads, which stop taking work once it is set. The flag is per thread and put back when the
-//! call returns, so calls running side by side on other threads never see each other's.
+//! call returns, so calls running side by side on other threads never see each other's. Code
+//! that waits on something else (an isolated call reading its tool's output) asks to be woken
+//! instead ([`Cancel::on_cancel`]).
 //!
 //! Why not a field of `tools::Context`: sneaky-mcp opens the workspace once and every call of
 //! the session shares that one Context (its directory handle and configuration), so a per-call
@@ -13,12 +16,27 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A call's request to stop, shared between whoever cancels and the code that runs the call.
 /// Cheap to clone; the default is a flag nobody can set.
-#[derive(Clone, Default, Debug)]
-pub struct Cancel(Option<Arc<AtomicBool>>);
+#[derive(Clone, Default)]
+pub struct Cancel(Option<Arc<Inner>>);
+
+struct Inner {
+    flag: AtomicBool,
+    /// Called once on cancellation ([`Cancel::on_cancel`]).
+    waiters: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("Cancel(never)"),
+            Some(_) => write!(f, "Cancel(cancelled: {})", self.is_cancelled()),
+        }
+    }
+}
 
 thread_local! {
     static CURRENT: RefCell<Cancel> = RefCell::new(Cancel::default());
@@ -27,20 +45,54 @@ thread_local! {
 impl Cancel {
     /// A flag that can be set.
     pub fn new() -> Cancel {
-        Cancel(Some(Arc::new(AtomicBool::new(false))))
+        Cancel(Some(Arc::new(Inner {
+            flag: AtomicBool::new(false),
+            waiters: Mutex::new(Vec::new()),
+        })))
     }
 
-    /// Set the flag; true when it was set already.
+    /// Set the flag and wake whoever asked to be woken; true when it was set already (then
+    /// nobody is woken again).
     pub fn cancel(&self) -> bool {
-        self.0
-            .as_ref()
-            .is_some_and(|flag| flag.swap(true, Ordering::SeqCst))
+        let Some(inner) = &self.0 else {
+            return false;
+        };
+        if inner.flag.swap(true, Ordering::SeqCst) {
+            return true;
+        }
+        let waiters = match inner.waiters.lock() {
+            Ok(mut w) => std::mem::take(&mut *w),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        };
+        for wake in waiters {
+            wake();
+        }
+        false
     }
 
     pub fn is_cancelled(&self) -> bool {
         self.0
             .as_ref()
-            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+            .is_some_and(|inner| inner.flag.load(Ordering::Relaxed))
+    }
+
+    /// Call `wake` once on cancellation (at once when already cancelled; never for a flag
+    /// nobody can set).
+    pub fn on_cancel(&self, wake: impl FnOnce() + Send + 'static) {
+        let Some(inner) = &self.0 else {
+            return;
+        };
+        {
+            let mut waiters = match inner.waiters.lock() {
+                Ok(w) => w,
+                Err(p) => p.into_inner(),
+            };
+            if !self.is_cancelled() {
+                waiters.push(Box::new(wake));
+                return;
+            }
+        }
+        wake();
     }
 
     /// The flag of the call running on this thread (one nobody sets outside [`Cancel::run`]).
@@ -96,5 +148,33 @@ mod tests {
             assert!(panicked.is_err());
             assert!(Cancel::current().is_cancelled(), "the outer flag is back");
         });
+    }
+
+    #[test]
+    fn cancel_wakes_waiters_once_even_late() {
+        let token = Cancel::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let early = tx.clone();
+        token.on_cancel(move || {
+            let _ = early.send("early");
+        });
+        assert!(!token.cancel());
+        assert!(token.cancel(), "already set");
+        token.on_cancel(move || {
+            let _ = tx.send("late");
+        });
+        let got: Vec<_> = rx.try_iter().collect();
+        assert_eq!(got, vec!["early", "late"]);
+        assert!(token.is_cancelled());
+    }
+
+    #[test]
+    fn a_flag_nobody_can_set_wakes_nobody() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        Cancel::default().on_cancel(move || {
+            let _ = tx.send(());
+        });
+        assert!(!Cancel::default().cancel());
+        assert!(rx.try_recv().is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! built set of binaries belongs together), then on PATH, and gets the workspace root and the
 //! configuration file explicitly, so that host and tool agree whatever their directories.
 //!
-//! Cancellation ([`CancelToken`]): the tool process is stopped (SIGSTOP, so it can start
+//! Cancellation (`crate::cancel`): the tool process is stopped (SIGSTOP, so it can start
 //! nothing more and reaps nothing), everything beneath it is killed with SIGKILL, looked up in
 //! /proc again until none is left (the tool is a child subreaper, so orphans stay beneath it),
 //! then the tool itself gets SIGTERM and SIGCONT so it can tidy up (put back a changed
@@ -22,7 +22,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, killpg, Signal};
@@ -41,68 +40,6 @@ pub const TERM_GRACE: Duration = Duration::from_secs(2);
 const SWEEP_LIMIT: Duration = Duration::from_secs(3);
 /// Lines of the tool's stderr kept for an error message.
 const KEPT_STDERR_LINES: usize = 20;
-
-/// A request to stop, shared between whoever cancels and the call being run. Cheap to clone.
-#[derive(Clone)]
-pub struct CancelToken(Arc<CancelInner>);
-
-struct CancelInner {
-    /// Also what an in-process call checks ([`CancelToken::flag`]).
-    cancelled: Cancel,
-    waiters: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
-}
-
-impl Default for CancelToken {
-    fn default() -> CancelToken {
-        CancelToken::new()
-    }
-}
-
-impl CancelToken {
-    pub fn new() -> CancelToken {
-        CancelToken(Arc::new(CancelInner {
-            cancelled: Cancel::new(),
-            waiters: Mutex::new(Vec::new()),
-        }))
-    }
-
-    /// The flag alone, for a call run in this process (`Cancel::run`): walks stop when it is set.
-    pub fn flag(&self) -> &Cancel {
-        &self.0.cancelled
-    }
-
-    pub fn cancel(&self) {
-        if self.0.cancelled.cancel() {
-            return;
-        }
-        let waiters = match self.0.waiters.lock() {
-            Ok(mut w) => std::mem::take(&mut *w),
-            Err(p) => std::mem::take(&mut *p.into_inner()),
-        };
-        for wake in waiters {
-            wake();
-        }
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.cancelled.is_cancelled()
-    }
-
-    /// Call `wake` once on cancellation (at once when already cancelled).
-    pub fn on_cancel(&self, wake: impl FnOnce() + Send + 'static) {
-        {
-            let mut waiters = match self.0.waiters.lock() {
-                Ok(w) => w,
-                Err(p) => p.into_inner(),
-            };
-            if !self.is_cancelled() {
-                waiters.push(Box::new(wake));
-                return;
-            }
-        }
-        wake();
-    }
-}
 
 /// How far an isolated call has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +82,7 @@ pub struct Isolation {
 pub struct Control<'a> {
     /// Flags given to the binary before its own (`--check-policy`); none for a plain call.
     pub flags: &'a [&'a str],
-    pub cancel: Option<&'a CancelToken>,
+    pub cancel: Option<&'a Cancel>,
     pub progress: Option<(&'a (dyn Fn(Progress) + Sync), Duration)>,
 }
 
@@ -189,7 +126,7 @@ impl Isolation {
     /// Run the tool's binary on `args` (already checked or not: the binary checks them again)
     /// and read back its outcome, unless cancelled first.
     pub fn run(&self, spec: &ToolSpec, args: &Value, control: Control<'_>) -> Ended {
-        if control.cancel.is_some_and(CancelToken::is_cancelled) {
+        if control.cancel.is_some_and(Cancel::is_cancelled) {
             return Ended::Cancelled(CancelReport {
                 tree_gone_after: Duration::ZERO,
                 tool_gone_after: Duration::ZERO,
@@ -599,24 +536,6 @@ fn own_groups() -> HashSet<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cancel_wakes_waiters_once_even_late() {
-        let token = CancelToken::new();
-        let (tx, rx) = mpsc::channel();
-        let early = tx.clone();
-        token.on_cancel(move || {
-            let _ = early.send("early");
-        });
-        token.cancel();
-        token.cancel();
-        token.on_cancel(move || {
-            let _ = tx.send("late");
-        });
-        let got: Vec<_> = rx.try_iter().collect();
-        assert_eq!(got, vec!["early", "late"]);
-        assert!(token.is_cancelled());
-    }
 
     #[test]
     fn envelopes() {

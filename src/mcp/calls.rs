@@ -17,8 +17,9 @@ use super::catalog;
 use super::jsonrpc;
 use super::server::log;
 use super::version::Version;
+use crate::cancel::Cancel;
 use crate::error::{Error, ErrorKind, Result};
-use crate::isolate::{CancelToken, Control, Ended, Isolation, Progress};
+use crate::isolate::{Control, Ended, Isolation, Progress};
 use crate::tools::{Context, ToolSpec};
 
 /// How often a long call reports progress.
@@ -53,7 +54,7 @@ pub struct ToolCall {
     pub id: Value,
     pub params: Option<Value>,
     pub version: Version,
-    pub cancel: CancelToken,
+    pub cancel: Cancel,
     pub out: Arc<dyn Outbound>,
     /// The session's running calls; this one leaves it just before it answers.
     pub in_flight: InFlight,
@@ -62,21 +63,21 @@ pub struct ToolCall {
 /// The calls of a session that are queued or running, by request id, so that a
 /// `notifications/cancelled` reaches the right one.
 #[derive(Clone, Default)]
-pub struct InFlight(Arc<Mutex<HashMap<String, CancelToken>>>);
+pub struct InFlight(Arc<Mutex<HashMap<String, Cancel>>>);
 
 impl InFlight {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, CancelToken>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Cancel>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A new call's cancellation token; None when a call with that id is still running.
-    pub fn start(&self, id: &Value) -> Option<CancelToken> {
+    pub fn start(&self, id: &Value) -> Option<Cancel> {
         let mut map = self.lock();
         let key = jsonrpc::id_key(id);
         if map.contains_key(&key) {
             return None;
         }
-        let token = CancelToken::new();
+        let token = Cancel::new();
         map.insert(key, token.clone());
         Some(token)
     }
@@ -99,7 +100,7 @@ impl InFlight {
 
     /// Cancel every call (the session ends).
     pub fn cancel_all(&self) {
-        let tokens: Vec<CancelToken> = self.lock().values().cloned().collect();
+        let tokens: Vec<Cancel> = self.lock().values().cloned().collect();
         for token in tokens {
             token.cancel();
         }
@@ -161,7 +162,7 @@ fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
         run_isolated(call, spec, &arguments, tools)?
     } else {
         // A walk (list, grep, find) stops early once the call is cancelled.
-        let flag = call.cancel.flag();
+        let flag = &call.cancel;
         run_guarded(|| flag.run(|| crate::tools::call(spec, arguments, &tools.ctx)))
     };
     if let Err(e) = &outcome {

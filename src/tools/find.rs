@@ -64,14 +64,14 @@ fn default_path() -> String {
     ".".to_string()
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FindResult {
     /// Sorted paths relative to the workspace root; directories end with "/".
     pub files: Vec<String>,
     /// True when more paths matched than were returned.
     pub truncated: bool,
     /// With truncated: the offset that asks for the next page.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
 }
 

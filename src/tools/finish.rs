@@ -19,7 +19,7 @@ fn default_message() -> String {
     "Task complete.".to_string()
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FinishResult {
     /// The final message, as given.
     pub message: String,

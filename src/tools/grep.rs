@@ -19,8 +19,9 @@ use grep_searcher::{
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use schemars::JsonSchema;
+use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
     committed_schema, Cli, Context, Doc, Hints, Short, TextExample, StreamText, TextStreamed, Tool, ToolName,
@@ -117,7 +118,7 @@ pub enum OutputMode {
 }
 
 /// One match as the JSON result shows it (the schema of `matches`).
-#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct Match {
     /// File path relative to the workspace root.
     pub path: String,
@@ -126,30 +127,30 @@ pub struct Match {
     /// The matching line without its line ending (very long lines are shortened).
     pub text: String,
     /// Context lines before the match (with `context`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<String>,
     /// Context lines after the match (with `context`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct GrepResult {
     /// Matches sorted by path, then line (output_mode "content").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Match>>")]
     pub matches: Option<MatchPage>,
     /// Sorted paths of the files that match (output_mode "files_with_matches").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<String>>,
     /// Matching lines per file, by path (output_mode "count").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<BTreeMap<String, u64>>")]
     pub counts: Option<Counts>,
     /// True when more results exist than were returned.
     pub truncated: bool,
     /// With truncated: the offset that asks for the next page.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
 }
 
@@ -253,6 +254,29 @@ impl Serialize for Counts {
             map.serialize_entry(path, n)?;
         }
         map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Counts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Counts, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Counts;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of counts by path")
+            }
+            fn visit_map<M: MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> std::result::Result<Counts, M::Error> {
+                let mut counts = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    counts.push(entry);
+                }
+                Ok(Counts(counts))
+            }
+        }
+        d.deserialize_map(InOrder)
     }
 }
 

@@ -42,7 +42,7 @@ fn default_dir() -> String {
     ".".to_string()
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ListResult {
     /// The listed directory, relative to the workspace root.
     pub path: String,
@@ -52,7 +52,7 @@ pub struct ListResult {
     /// True when more entries exist than were returned.
     pub truncated: bool,
     /// With truncated: the offset that asks for the next page.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
 }
 

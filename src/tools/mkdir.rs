@@ -18,13 +18,13 @@ pub struct MakeDirArgs {
     pub directory_path: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct MakeDirResult {
     pub path: String,
     /// False when the directory already existed.
     pub created: bool,
     /// Every directory that was created, parents first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<String>,
 }
 

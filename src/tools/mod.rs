@@ -179,7 +179,7 @@ pub trait Tool {
     /// refuse), for a host to ask before a person approves an isolated tool's call.
     const PRECHECK_FLAG: Option<&'static str> = None;
     type Args: DeserializeOwned + JsonSchema;
-    type Output: Serialize + JsonSchema;
+    type Output: Serialize + DeserializeOwned + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
     /// `--format text` written while the tool works, for a tool whose text needs no global
     /// order (the searches): nothing is held whatever the size of the result. None (the

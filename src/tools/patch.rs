@@ -43,12 +43,12 @@ pub struct PatchArgs {
 }
 
 /// A hunk that did not apply exactly where its header said.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct Adjustment {
     /// Hunk number (1-based, in patch order).
     pub hunk: usize,
     /// Line where the header said the hunk starts (absent for a header without numbers).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_line: Option<usize>,
     /// Line of the old file where the hunk was applied.
     pub applied_line: usize,
@@ -60,25 +60,25 @@ pub struct Adjustment {
     /// one such place near it), `numbers_ignored` (as written, the one such place in the
     /// file), `trailing_whitespace`, `indentation` (tabs/spaces or a uniform shift; added lines
     /// re-indented alike) or `fuzz`. Each needs exactly one candidate.
-    pub rung: &'static str,
+    pub rung: String,
 }
 
 /// One file of a multi-file patch.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FileChange {
     /// The file's path after the change (for a deleted file, the path it had).
     pub path: String,
     /// `modified`, `created`, `deleted` or `renamed`.
-    pub action: &'static str,
+    pub action: String,
     /// For a renamed file, its old path.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     pub hunks_applied: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adjustments: Vec<Adjustment>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct PatchResult {
     /// The file patched (for a multi-file patch, the first file).
     pub path: String,
@@ -86,23 +86,23 @@ pub struct PatchResult {
     pub hunks_applied: usize,
     pub dry_run: bool,
     /// True when the patch created the file.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub created: bool,
     /// Hunks applied at another line than their header's, or with fuzz. Check fuzzed ones.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adjustments: Vec<Adjustment>,
     /// Without file_path: every file the patch changed, in patch order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
     /// Things in the patch that were tolerated (such as header counts that disagree).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Unified diff of the change as made to the file(s).
     pub diff: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub diff_truncated: bool,
     /// The file actually patched when `path` is a link (inside the workspace) to it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
 }
 
@@ -133,7 +133,7 @@ fn adjustments(applied: &Applied) -> Vec<Adjustment> {
             applied_line: p.line,
             offset: p.offset,
             fuzz: p.fuzz,
-            rung: p.rung.name(),
+            rung: p.rung.name().to_string(),
         })
         .collect()
 }

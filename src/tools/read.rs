@@ -31,7 +31,7 @@ pub struct ReadArgs {
     pub limit: Option<u64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ReadResult {
     /// The file, relative to the workspace root.
     pub path: String,

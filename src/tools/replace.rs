@@ -43,7 +43,7 @@ pub struct ReplaceArgs {
     pub dry_run: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ReplaceResult {
     pub path: String,
     /// 1-based line where the (first) replacement starts.
@@ -53,15 +53,15 @@ pub struct ReplaceResult {
     /// How old_str was found: `exact`, `trailing_whitespace` (its lines match once trailing
     /// whitespace is ignored) or `indentation` (tabs/spaces or a uniform shift; new_str was
     /// re-indented alike). The loose rungs need exactly one candidate.
-    pub rung: &'static str,
+    pub rung: String,
     pub replace_all: bool,
     pub dry_run: bool,
     /// Unified diff of the edit.
     pub diff: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub diff_truncated: bool,
     /// The file actually edited when `path` is a link (inside the workspace) to it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
 }
 
@@ -171,7 +171,7 @@ impl Tool for StrReplace {
             path,
             line: first,
             replacements: count,
-            rung: rung.name(),
+            rung: rung.name().to_string(),
             replace_all: args.replace_all,
             dry_run: args.dry_run,
             diff,

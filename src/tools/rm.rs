@@ -17,7 +17,7 @@ pub struct DeleteArgs {
     pub file_path: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct DeleteResult {
     pub path: String,
     /// "file" or "link".

@@ -36,7 +36,7 @@ pub struct RunArgs {
     pub timeout: Option<u64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct RunResult {
     /// The command's exit status; null when it was killed by a signal (see `signal`).
     pub exit_code: Option<i32>,

@@ -26,7 +26,7 @@ pub struct WriteArgs {
     pub dry_run: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct WriteResult {
     pub path: String,
     /// Bytes of the new content (written, or that would be written with dry_run).
@@ -37,10 +37,10 @@ pub struct WriteResult {
     /// Unified diff from the old content to the new (empty when unchanged).
     pub diff: String,
     /// True when `diff` was cut at max_output_bytes.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub diff_truncated: bool,
     /// The file actually written when `path` is a link (inside the workspace) to it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
 }
 

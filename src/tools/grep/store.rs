@@ -5,9 +5,9 @@
 //! whenever twice as many have piled up, the index is sorted and the rest dropped.
 
 use serde::ser::{SerializeSeq, SerializeStruct};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{FileMatches, LineKind};
+use super::{FileMatches, LineKind, Match};
 
 /// Bytes of one line record in the buffer: line number (8), end of its text (4), kind (1).
 const RECORD: usize = 13;
@@ -180,48 +180,95 @@ pub fn grouped<'a>(lines: impl Iterator<Item = (u64, LineKind, &'a str)>) -> Vec
 }
 
 /// The page of matches a JSON result returns: the kept files in path order, `skip` matches
-/// left out at the front, at most `take` returned.
+/// left out at the front, at most `take` returned; or, for a result read back from its JSON
+/// (a host holding only what a tool binary wrote), the matches as they were written.
 #[derive(Debug)]
-pub struct MatchPage {
-    arena: Arena,
-    skip: u64,
-    take: u64,
+pub struct MatchPage(Page);
+
+#[derive(Debug)]
+enum Page {
+    Held { arena: Arena, skip: u64, take: u64 },
+    Read(Vec<Match>),
 }
 
 impl MatchPage {
     /// The page of a finished search (sorted here).
     pub fn new(mut arena: Arena, skip: u64, take: u64) -> MatchPage {
         arena.prune(skip.saturating_add(take));
-        MatchPage { arena, skip, take }
+        MatchPage(Page::Held { arena, skip, take })
     }
 
     /// Matches held (before paging).
     pub fn held(&self) -> u64 {
-        self.arena.kept
+        match &self.0 {
+            Page::Held { arena, .. } => arena.kept,
+            Page::Read(matches) => matches.len() as u64,
+        }
+    }
+
+    /// Each match of the page in order, with its file's path; stops at the first error `f`
+    /// returns.
+    pub fn try_for_each<'a, E>(
+        &'a self,
+        mut f: impl FnMut(&'a str, MatchView<'a>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let (arena, skip, take) = match &self.0 {
+            Page::Held { arena, skip, take } => (arena, *skip, *take),
+            Page::Read(matches) => {
+                for m in matches {
+                    let view = MatchView {
+                        line: m.line,
+                        text: &m.text,
+                        before: m.before.iter().map(String::as_str).collect(),
+                        after: m.after.iter().map(String::as_str).collect(),
+                    };
+                    f(&m.path, view)?;
+                }
+                return Ok(());
+            }
+        };
+        let (mut index, end) = (0u64, skip.saturating_add(take));
+        for slot in &arena.index {
+            if index + slot.matched <= skip {
+                index += slot.matched;
+                continue;
+            }
+            let path = arena.path(slot);
+            for m in grouped(arena.lines(slot)) {
+                if index >= end {
+                    return Ok(());
+                }
+                if index >= skip {
+                    f(path, m)?;
+                }
+                index += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The page's matches in order, with their paths.
+    pub fn views(&self) -> Vec<(&str, MatchView<'_>)> {
+        let mut out = Vec::new();
+        let _ = self.try_for_each(|path, m| {
+            out.push((path, m));
+            Ok::<(), std::convert::Infallible>(())
+        });
+        out
     }
 }
 
 impl Serialize for MatchPage {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
-        let (mut index, end) = (0u64, self.skip.saturating_add(self.take));
-        'files: for slot in &self.arena.index {
-            if index + slot.matched <= self.skip {
-                index += slot.matched;
-                continue;
-            }
-            let path = self.arena.path(slot);
-            for m in grouped(self.arena.lines(slot)) {
-                if index >= end {
-                    break 'files;
-                }
-                if index >= self.skip {
-                    seq.serialize_element(&MatchOut { path, m })?;
-                }
-                index += 1;
-            }
-        }
+        self.try_for_each(|path, m| seq.serialize_element(&MatchOut { path, m }))?;
         seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for MatchPage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<MatchPage, D::Error> {
+        Vec::<Match>::deserialize(d).map(|matches| MatchPage(Page::Read(matches)))
     }
 }
 

@@ -291,7 +291,7 @@ fn work(
         changes,
         report: FileChange {
             path: shown,
-            action: p.action.word(),
+            action: p.action.word().to_string(),
             from: (p.action == Action::Rename)
                 .then(|| p.old.clone())
                 .flatten(),

@@ -171,7 +171,7 @@ pub fn main<T: Tool>() -> ExitCode {
     let status = exit_status(spec.name, &outcome);
     match shown.format {
         Format::Json => emit(&Envelope::from_outcome(spec.name(), &outcome), shown.pretty),
-        Format::Text => human::print(&human::render(spec.name, &outcome)),
+        Format::Text => human::print(&human::render(spec, &outcome)),
     }
     ExitCode::from(status)
 }

@@ -15,6 +15,8 @@ use super::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Batch, Filters, Flow, PathSink, TopN};
+use crate::render::human::{self, Text};
+use crate::render::model;
 use crate::render::stream::{Piece, TextStream};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
@@ -269,6 +271,29 @@ impl Tool for FindFiles {
             truncated,
         })
     }
+
+    fn model_text(r: &FindResult) -> String {
+        model::path_lines(
+            &r.files,
+            r.truncated,
+            r.next_offset,
+            "pattern",
+            "no files match",
+        )
+    }
+
+    fn human_text(r: &FindResult, binary: &str) -> Text {
+        let mut text = Text::default();
+        human::lines(&mut text.stdout, &r.files);
+        let cut = (r.truncated, r.next_offset);
+        human::cut_note(&mut text, binary, cut, r.files.len(), "paths");
+        text
+    }
+
+    const TEXT_FORMAT: &'static str =
+        "one path a line, written as they are found, so in the order the walk finds them, \
+         as fd's, and --max-results has no upper bound (with --offset, even 0, the sorted \
+         page is printed instead)";
 }
 
 /// `--format text` without `offset`: paths are written as the walk finds them (fd's order with

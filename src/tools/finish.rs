@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::Result;
+use crate::render::human::Text;
 
 /// Signal that the task is complete and give the user a final message. Ends the agent loop.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -58,4 +59,17 @@ impl Tool for Finish {
             message: args.message,
         })
     }
+
+    fn model_text(r: &FinishResult) -> String {
+        r.message.clone()
+    }
+
+    fn human_text(r: &FinishResult, _binary: &str) -> Text {
+        Text {
+            stdout: format!("{}\n", r.message),
+            stderr: String::new(),
+        }
+    }
+
+    const TEXT_FORMAT: &'static str = "the message";
 }

@@ -8,6 +8,7 @@
 //! compact per-file storage; a streaming output (text) can print each file as it comes.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -29,6 +30,8 @@ use super::{
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Filters, Flow, TopN};
+use crate::render::human::{self, Text};
+use crate::render::model;
 use crate::render::stream::{Piece, TextStream};
 
 pub const DEFAULT_MAX_RESULTS: u64 = 1000;
@@ -153,6 +156,9 @@ pub struct GrepResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
 }
+
+/// The lines the model's text shows of one file: line number → (is a match, text).
+type FileLines<'a> = BTreeMap<u64, (bool, &'a str)>;
 
 /// What a line of a file's result is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -715,6 +721,132 @@ impl Tool for GrepFiles {
         }
         Ok(result)
     }
+
+    /// `rg --heading -n`: each file's path, then its lines as `n:text` (matches) and `n-text`
+    /// (context), `--` between runs of lines that do not touch, a blank line between files.
+    /// Results in another output mode (`files`, `counts`) are listed as rg lists them.
+    fn model_text(r: &GrepResult) -> String {
+        let (truncated, next) = (r.truncated, r.next_offset);
+        if let Some(counts) = &r.counts {
+            let lines: Vec<String> = counts.0.iter().map(|(p, n)| format!("{p}:{n}")).collect();
+            return model::path_lines(&lines, truncated, next, "search", "no matches");
+        }
+        if let Some(files) = &r.files {
+            return model::path_lines(files, truncated, next, "search", "no matches");
+        }
+        let matches = r.matches.as_ref().map(MatchPage::views).unwrap_or_default();
+        if matches.is_empty() {
+            return "no matches".to_string();
+        }
+        // Per file (in result order): line number → (is a match, text); a match wins over the
+        // same line seen as another match's context.
+        let mut files: Vec<(&str, FileLines)> = Vec::new();
+        for (path, m) in &matches {
+            if files.last().map(|(p, _)| *p) != Some(*path) {
+                files.push((path, BTreeMap::new()));
+            }
+            let Some((_, lines)) = files.last_mut() else {
+                continue;
+            };
+            for (i, t) in m.before.iter().enumerate() {
+                let n = m.line.saturating_sub((m.before.len() - i) as u64);
+                lines.entry(n).or_insert((false, t));
+            }
+            lines.insert(m.line, (true, m.text));
+            for (i, t) in m.after.iter().enumerate() {
+                lines.entry(m.line + 1 + i as u64).or_insert((false, t));
+            }
+        }
+        // Without context, rg puts no `--` between distant matches; with it, between runs.
+        let with_context = matches
+            .iter()
+            .any(|(_, m)| !m.before.is_empty() || !m.after.is_empty());
+        let mut out = String::new();
+        for (i, (path, lines)) in files.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(path);
+            out.push('\n');
+            let mut previous: Option<u64> = None;
+            for (n, (is_match, t)) in lines {
+                if with_context && previous.is_some_and(|p| p + 1 < *n) {
+                    out.push_str("--\n");
+                }
+                let separator = if *is_match { ':' } else { '-' };
+                let _ = writeln!(out, "{n}{separator}{t}");
+                previous = Some(*n);
+            }
+        }
+        let mut out = out.trim_end_matches('\n').to_string();
+        out.push_str(&model::cut_note(
+            truncated,
+            next,
+            matches.len(),
+            "pattern or path (counting matches)",
+        ));
+        out
+    }
+
+    /// rg's forms: `path:line:text` for matches, `path-line-text` for context lines, `--`
+    /// between groups that do not touch; `path` alone (files_with_matches) and `path:n`
+    /// (count).
+    fn human_text(r: &GrepResult, binary: &str) -> Text {
+        let mut text = Text::default();
+        let cut = (r.truncated, r.next_offset);
+        if let Some(counts) = &r.counts {
+            for (path, n) in &counts.0 {
+                let _ = writeln!(text.stdout, "{path}:{n}");
+            }
+            human::cut_note(&mut text, binary, cut, counts.0.len(), "files");
+            return text;
+        }
+        if let Some(files) = &r.files {
+            human::lines(&mut text.stdout, files);
+            human::cut_note(&mut text, binary, cut, files.len(), "files");
+            return text;
+        }
+        let matches = r.matches.as_ref().map(MatchPage::views).unwrap_or_default();
+        let out = &mut text.stdout;
+        let with_context = matches
+            .iter()
+            .any(|(_, m)| !m.before.is_empty() || !m.after.is_empty());
+        // The last line printed: (path, line number), so overlapping context is printed once.
+        let mut last: Option<(&str, u64)> = None;
+        for (path, m) in &matches {
+            let first = m.line.saturating_sub(m.before.len() as u64);
+            if with_context {
+                if let Some((last_path, last_line)) = last {
+                    if last_path != *path || last_line + 1 < first {
+                        out.push_str("--\n");
+                    }
+                }
+            }
+            let mut emit = |n: u64, sep: char, line: &str| {
+                if last.is_some_and(|(p, l)| p == *path && n <= l) {
+                    return;
+                }
+                let _ = writeln!(out, "{path}{sep}{n}{sep}{line}");
+                last = Some((path, n));
+            };
+            for (i, line) in m.before.iter().enumerate() {
+                emit(first + i as u64, '-', line);
+            }
+            emit(m.line, ':', m.text);
+            for (i, line) in m.after.iter().enumerate() {
+                emit(m.line + 1 + i as u64, '-', line);
+            }
+        }
+        human::cut_note(&mut text, binary, cut, matches.len(), "matches");
+        text
+    }
+
+    const TEXT_FORMAT: &'static str =
+        "rg's lines: path:line:text for a match, path-line-text for a context line, -- \
+         between groups; one path a line for files_with_matches, path:count for count. \
+         They are written as each file is searched, so files come in the order they were \
+         searched, as rg's do, and --max-results has no upper bound (with --offset, even 0, \
+         the sorted page is printed instead)";
 }
 
 /// `--format text` without `offset`: each searched file's lines are written as soon as the file

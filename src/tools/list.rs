@@ -4,6 +4,8 @@
 //! from the parent's handle), so it can neither leave the root nor loop; it does not enter
 //! links or `.git`, and returns pages of `max_results` entries (`offset` for the next one).
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +13,8 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Kind, Workspace};
 use crate::fs::walk::{self, Batch, Flow, PathSink, TopN};
+use crate::render::human::{self, Text};
+use crate::render::model;
 
 pub const DEFAULT_MAX_ENTRIES: u64 = 1000;
 pub const MAX_ENTRIES_BOUND: u64 = 100_000;
@@ -110,6 +114,53 @@ impl Tool for ListDir {
             truncated,
         })
     }
+
+    /// `ls -1pR`: entries grouped under their directory, each directory once as a heading
+    /// (`src/:`) and its entries by name beneath, in the result's order (directories first); the
+    /// workspace root's own entries need no heading. The result's paths are relative to the root;
+    /// naming each directory once instead of on every line is what keeps this at `ls`'s cost.
+    fn model_text(r: &ListResult) -> String {
+        if r.entries.is_empty() {
+            return format!("{} is empty", model::display_dir(&r.path));
+        }
+        let mut groups: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for entry in &r.entries {
+            let bare = entry.strip_suffix('/').unwrap_or(entry);
+            let split = bare.rfind('/').map_or(0, |i| i + 1);
+            groups
+                .entry(&entry[..split])
+                .or_default()
+                .push(&entry[split..]);
+        }
+        let mut out = String::new();
+        for (dir, names) in &groups {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            if !dir.is_empty() {
+                out.push_str(dir);
+                out.push_str(":\n");
+            }
+            out.push_str(&names.join("\n"));
+        }
+        out.push_str(&model::cut_note(
+            r.truncated,
+            r.next_offset,
+            r.entries.len(),
+            "listing",
+        ));
+        out
+    }
+
+    fn human_text(r: &ListResult, binary: &str) -> Text {
+        let mut text = Text::default();
+        human::lines(&mut text.stdout, &r.entries);
+        let cut = (r.truncated, r.next_offset);
+        human::cut_note(&mut text, binary, cut, r.entries.len(), "entries");
+        text
+    }
+
+    const TEXT_FORMAT: &'static str = "one entry a line, directories suffixed with /";
 }
 
 /// The listing's order: directories (their paths end with "/") before files, each sorted.

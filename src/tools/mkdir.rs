@@ -8,6 +8,8 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::jail::Kind;
+use crate::render::human::{self, Text};
+use crate::render::model;
 
 /// Create a directory and any missing parent directories (like `mkdir -p`). Not an error when
 /// it already exists.
@@ -79,4 +81,33 @@ impl Tool for MakeDir {
             created_dirs,
         })
     }
+
+    fn model_text(r: &MakeDirResult) -> String {
+        let path = model::display_dir(&r.path);
+        if !r.created {
+            return format!("{path} already exists");
+        }
+        if r.created_dirs.len() > 1 {
+            let made: Vec<String> = r
+                .created_dirs
+                .iter()
+                .map(|d| model::display_dir(d))
+                .collect();
+            return format!("created {}", made.join(", "));
+        }
+        format!("created {path}")
+    }
+
+    /// `mkdir -pv`: the directories made, nothing when they all existed.
+    fn human_text(r: &MakeDirResult, _binary: &str) -> Text {
+        let mut text = Text::default();
+        human::lines(&mut text.stdout, &r.created_dirs);
+        if r.created_dirs.is_empty() && r.created {
+            text.stdout = format!("{}\n", r.path);
+        }
+        text
+    }
+
+    const TEXT_FORMAT: &'static str =
+        "each directory created, one a line (nothing when it existed)";
 }

@@ -185,6 +185,14 @@ pub trait Tool {
     /// order (the searches): nothing is held whatever the size of the result. None (the
     /// default): the finished result is rendered by `render::human`.
     const STREAM_TEXT: Option<StreamText<Self::Args>> = None;
+    /// What a model reads as the result (`render::model`): compact, in the shapes it knows
+    /// from the plain tools.
+    fn model_text(result: &Self::Output) -> String;
+    /// `--format text` of the finished result (`render::human`): the data on stdout, notes
+    /// on stderr, each note led by `binary`.
+    fn human_text(result: &Self::Output, binary: &str) -> crate::render::human::Text;
+    /// What `--format text` prints, in a sentence (man page and help).
+    const TEXT_FORMAT: &'static str;
 }
 
 /// A tool's streaming `--format text` runner: writes the text to `out` as it goes and says how
@@ -240,6 +248,14 @@ pub struct ToolSpec {
     /// For `--format text`, when the tool can stream it (`Tool::STREAM_TEXT`): validate, run,
     /// and write the text while running, or hand back the result for rendering.
     pub text_run: Option<TextRunner>,
+    /// `Tool::model_text` of a JSON result, read back into the result type (a value that is
+    /// not one of this tool's results is shown as its compact JSON).
+    pub model_text: fn(&Value) -> String,
+    /// `Tool::human_text` of a JSON result, read back likewise (one that is not: its compact
+    /// JSON on stdout).
+    pub human_text: fn(&Value) -> crate::render::human::Text,
+    /// `Tool::TEXT_FORMAT`.
+    pub text_format: &'static str,
 }
 
 /// `ToolSpec::text_run`.
@@ -265,6 +281,9 @@ impl ToolSpec {
             } else {
                 None
             },
+            model_text: model_text_json::<T>,
+            human_text: human_text_json::<T>,
+            text_format: T::TEXT_FORMAT,
         }
     }
 
@@ -299,6 +318,9 @@ impl ToolSpec {
             run: run_elsewhere,
             write_ok: write_elsewhere,
             text_run: None,
+            model_text: model_text_json::<T>,
+            human_text: human_text_json::<T>,
+            text_format: T::TEXT_FORMAT,
         }
     }
 
@@ -512,6 +534,23 @@ fn text_run<T: Tool>(
     serde_json::to_value(result)
         .map(TextRun::Result)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
+}
+
+fn model_text_json<T: Tool>(result: &Value) -> String {
+    match <T::Output as serde::Deserialize>::deserialize(result) {
+        Ok(result) => T::model_text(&result),
+        Err(_) => result.to_string(),
+    }
+}
+
+fn human_text_json<T: Tool>(result: &Value) -> crate::render::human::Text {
+    match <T::Output as serde::Deserialize>::deserialize(result) {
+        Ok(result) => T::human_text(&result, T::NAME.binary()),
+        Err(_) => crate::render::human::Text {
+            stdout: format!("{result}\n"),
+            stderr: String::new(),
+        },
+    }
 }
 
 fn generate_schema<T: Tool>() -> Value {

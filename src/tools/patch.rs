@@ -9,6 +9,8 @@
 
 mod multi;
 
+use std::fmt::Write as _;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +18,8 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
+use crate::render::human::{self, Text};
+use crate::render::model;
 
 /// Apply a unified diff (as printed by `git diff` or `diff -u`, or Codex's `*** Begin Patch`
 /// envelope). All hunks apply or none does. With file_path, the diff's hunks go to that file;
@@ -192,6 +196,87 @@ impl Tool for PatchApply {
         match &args.file_path {
             Some(file_path) => one_file(ctx, file_path, parsed, args.dry_run),
             None => multi::apply_all(ctx, parsed, args.dry_run),
+        }
+    }
+
+    /// The hunks applied (per file for a multi-file patch), where they landed when not exactly
+    /// where their headers said, the warnings; the diff only for a dry run (the model wrote the
+    /// patch).
+    fn model_text(r: &PatchResult) -> String {
+        let mut out = if r.files.is_empty() {
+            let hunks = model::plural(r.hunks_applied as u64, "hunk", "hunks");
+            let verb = if r.created {
+                model::change(r.dry_run, "created", "created")
+            } else {
+                model::change(r.dry_run, "patched", "patched")
+            };
+            let mut out = format!("{verb} {} ({hunks})", r.path);
+            model::edit_notes(r.resolved_path.as_deref(), &mut out);
+            adjustments_text(&r.adjustments, &mut out);
+            out
+        } else {
+            let mut out = format!(
+                "{} {}:",
+                model::change(r.dry_run, "patched", "patched"),
+                model::plural(r.files.len() as u64, "file", "files")
+            );
+            for file in &r.files {
+                let _ = write!(out, "\n{} {}", file.action, file.path);
+                if let Some(from) = file.from.as_deref().filter(|f| !f.is_empty()) {
+                    let _ = write!(out, " (from {from})");
+                }
+                if file.hunks_applied > 0 {
+                    let hunks = model::plural(file.hunks_applied as u64, "hunk", "hunks");
+                    let _ = write!(out, " ({hunks})");
+                }
+                adjustments_text(&file.adjustments, &mut out);
+            }
+            out
+        };
+        for w in &r.warnings {
+            let _ = write!(out, "\nwarning: {w}");
+        }
+        if r.dry_run {
+            return model::with_diff(out, &r.diff, r.diff_truncated);
+        }
+        out
+    }
+
+    fn human_text(r: &PatchResult, binary: &str) -> Text {
+        human::edit(
+            binary,
+            human::Edited {
+                path: &r.path,
+                diff: &r.diff,
+                diff_truncated: r.diff_truncated,
+                dry_run: r.dry_run,
+            },
+        )
+    }
+
+    const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
+}
+
+/// Hunks placed other than exactly where their headers said: where, and by which rung.
+fn adjustments_text(adjustments: &[Adjustment], out: &mut String) {
+    for a in adjustments {
+        let _ = write!(
+            out,
+            "\n  hunk {} applied at line {}",
+            a.hunk, a.applied_line
+        );
+        if let Some(expected) = a.expected_line {
+            let _ = write!(out, " (its header said {expected})");
+        }
+        if !matches!(a.rung.as_str(), "" | "exact" | "offset") {
+            let _ = write!(out, ", matched by {}", a.rung.replace('_', " "));
+        }
+        if a.fuzz > 0 {
+            let _ = write!(
+                out,
+                ", ignoring {} of context at each end: check it",
+                model::plural(a.fuzz as u64, "line", "lines")
+            );
         }
     }
 }

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
+use crate::render::human::Text;
+use crate::render::model;
 
 /// Bytes inspected for a NUL byte to tell binary files from text.
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -115,6 +117,35 @@ impl Tool for ReadFile {
             max,
         )
     }
+
+    /// `path (lines a-b of N)`, then the content unchanged.
+    fn model_text(r: &ReadResult) -> String {
+        let path = &r.path;
+        let (start, end, total) = (r.start_line, r.end_line, r.total_lines);
+        let header = if total == 0 {
+            format!("{path} (empty file)")
+        } else if end < start {
+            format!(
+                "{path} (nothing there: the file has {})",
+                model::plural(total, "line", "lines")
+            )
+        } else {
+            format!("{path} (lines {start}-{end} of {total})")
+        };
+        if r.content.is_empty() {
+            return header;
+        }
+        format!("{header}\n{}", r.content)
+    }
+
+    fn human_text(r: &ReadResult, _binary: &str) -> Text {
+        Text {
+            stdout: r.content.clone(),
+            stderr: String::new(),
+        }
+    }
+
+    const TEXT_FORMAT: &'static str = "the file's content, as is";
 }
 
 fn too_large(path: &str, size: u64, max: u64) -> Error {

@@ -18,6 +18,8 @@ use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
+use crate::render::human::{self, Text};
+use crate::render::model;
 
 /// Line numbers listed in a multiple_matches error.
 const MAX_LISTED: usize = 20;
@@ -179,6 +181,33 @@ impl Tool for StrReplace {
             resolved_path,
         })
     }
+
+    fn model_text(r: &ReplaceResult) -> String {
+        let n = r.replacements.max(1);
+        let mut out = format!(
+            "{} {} in {} at line {}",
+            model::change(r.dry_run, "replaced", "replaced"),
+            model::plural(n, "occurrence", "occurrences"),
+            r.path,
+            r.line
+        );
+        model::edit_notes(r.resolved_path.as_deref(), &mut out);
+        model::with_diff(out, &r.diff, r.diff_truncated)
+    }
+
+    fn human_text(r: &ReplaceResult, binary: &str) -> Text {
+        human::edit(
+            binary,
+            human::Edited {
+                path: &r.path,
+                diff: &r.diff,
+                diff_truncated: r.diff_truncated,
+                dry_run: r.dry_run,
+            },
+        )
+    }
+
+    const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
 }
 
 impl Refusal {

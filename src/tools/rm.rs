@@ -8,6 +8,7 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::jail::{map_errno, Kind};
+use crate::render::human::Text;
 
 /// Delete a single file (or a symbolic link, never its target). Does not delete directories.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -85,4 +86,20 @@ impl Tool for DeleteFile {
             kind: kind.to_string(),
         })
     }
+
+    fn model_text(r: &DeleteResult) -> String {
+        match r.kind.as_str() {
+            "link" => format!("deleted the link {} (not its target)", r.path),
+            _ => format!("deleted {}", r.path),
+        }
+    }
+
+    fn human_text(r: &DeleteResult, _binary: &str) -> Text {
+        Text {
+            stdout: format!("{}\n", r.path),
+            stderr: String::new(),
+        }
+    }
+
+    const TEXT_FORMAT: &'static str = "the path deleted";
 }

@@ -7,6 +7,7 @@
 //! a scrubbed environment; output bounded head+tail; on timeout or when the call ends,
 //! nothing it started is left.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
+use crate::render::human::Text;
 use crate::shell::{self, policy};
 
 /// Longest command line accepted.
@@ -165,6 +167,70 @@ impl Tool for RunCommand {
         )?;
         Ok(result(outcome, approved.programs))
     }
+
+    /// The status line, then stdout and stderr, each under a marker when there is any.
+    fn model_text(r: &RunResult) -> String {
+        let mut out = match r.exit_code {
+            _ if r.timed_out => "timed out and was killed".to_string(),
+            Some(code) => format!("exit code {code}"),
+            None => match r.signal.as_deref().unwrap_or("") {
+                "" => "killed".to_string(),
+                signal => format!("killed by {signal}"),
+            },
+        };
+        if !r.sandboxed && !r.sandbox.is_empty() {
+            let _ = write!(out, " (not sandboxed: {})", r.sandbox);
+        }
+        if r.config_restored {
+            out.push_str("\nnote: the command changed sneaky.toml; it was put back");
+        }
+        for (stream, body, lossy) in [
+            ("stdout", &r.stdout, r.stdout_lossy),
+            ("stderr", &r.stderr, r.stderr_lossy),
+        ] {
+            if body.is_empty() {
+                continue;
+            }
+            let _ = write!(out, "\n[{stream}");
+            if lossy {
+                out.push_str(", not UTF-8: decoded lossily");
+            }
+            out.push_str("]\n");
+            out.push_str(body.trim_end_matches('\n'));
+        }
+        if r.stdout.is_empty() && r.stderr.is_empty() {
+            out.push_str(", no output");
+        }
+        out
+    }
+
+    /// The command's own streams, then, on stderr, how it ended when it did not succeed.
+    fn human_text(r: &RunResult, binary: &str) -> Text {
+        let mut text = Text {
+            stdout: r.stdout.clone(),
+            stderr: r.stderr.clone(),
+        };
+        if r.truncated {
+            let _ = writeln!(
+                text.stderr,
+                "{binary}: the output was cut at max_output_bytes ({} bytes on stdout, {} on \
+                 stderr)",
+                r.stdout_bytes, r.stderr_bytes
+            );
+        }
+        if r.timed_out {
+            let _ = writeln!(text.stderr, "{binary}: timed out; the command was killed");
+        } else if let Some(signal) = &r.signal {
+            let _ = writeln!(text.stderr, "{binary}: killed by {signal}");
+        } else if let Some(code) = r.exit_code.filter(|c| *c != 0) {
+            let _ = writeln!(text.stderr, "{binary}: exit status {code}");
+        }
+        text
+    }
+
+    const TEXT_FORMAT: &'static str =
+        "the command's stdout on stdout and its stderr on stderr; then, on stderr, its exit \
+         status, signal or timeout when it did not succeed";
 }
 
 fn result(outcome: shell::Outcome, programs: Vec<String>) -> RunResult {

@@ -9,6 +9,8 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable::{self, Existing, Unmade};
 use crate::fs::jail::Kind;
+use crate::render::human::{self, Text};
+use crate::render::model;
 
 /// Write text to a file, replacing all of its content; creates the file and any missing parent
 /// directories. Returns the unified diff of the change. To change part of a file prefer
@@ -158,4 +160,39 @@ impl Tool for WriteFile {
             resolved_path,
         })
     }
+
+    /// A new file: the model wrote its content, so only the size. A replaced file: the diff
+    /// shows what was there before.
+    fn model_text(r: &WriteResult) -> String {
+        let verb = if r.created {
+            model::change(r.dry_run, "created", "created")
+        } else {
+            model::change(r.dry_run, "wrote", "written")
+        };
+        let bytes = model::plural(r.bytes_written, "byte", "bytes");
+        let mut out = format!("{verb} {} ({bytes})", r.path);
+        model::edit_notes(r.resolved_path.as_deref(), &mut out);
+        if r.created && !r.dry_run {
+            return out;
+        }
+        if r.diff.is_empty() && !r.created {
+            out.push_str("; the content was already the same");
+            return out;
+        }
+        model::with_diff(out, &r.diff, r.diff_truncated)
+    }
+
+    fn human_text(r: &WriteResult, binary: &str) -> Text {
+        human::edit(
+            binary,
+            human::Edited {
+                path: &r.path,
+                diff: &r.diff,
+                diff_truncated: r.diff_truncated,
+                dry_run: r.dry_run,
+            },
+        )
+    }
+
+    const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
 }

@@ -19,7 +19,6 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::catalog::ToolName;
 use crate::config::{Config, Source};
 use crate::discover::{self, Found, Origin};
 use crate::error::{Error, ErrorKind, Result};
@@ -127,22 +126,17 @@ struct Shown {
     pretty: bool,
 }
 
-/// The exit status of an outcome: the error's, or for `run_command` 1 when the command ran but
-/// did not succeed (non-zero exit, signal, timeout), so that `sneaky-run 'make test' && echo
-/// pass` means what it says.
-pub fn exit_status(tool: ToolName, outcome: &Result<Value>) -> u8 {
+/// The exit status of an outcome: the error's, or 1 when the call finished but its result says
+/// it did not succeed (`Tool::SUCCEEDED`: run_command's command exited non-zero, was killed or
+/// timed out), so that `sneaky-run 'make test' && echo pass` means what it says.
+pub fn exit_status(spec: &ToolSpec, outcome: &Result<Value>) -> u8 {
     match outcome {
         Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
-        Ok(result) => match tool {
-            ToolName::RunCommand if !command_succeeded(result) => 1,
+        Ok(result) => match spec.succeeded {
+            Some(succeeded) if !succeeded(result) => 1,
             _ => 0,
         },
     }
-}
-
-fn command_succeeded(result: &Value) -> bool {
-    result.get("exit_code").and_then(Value::as_i64) == Some(0)
-        && result.get("timed_out").and_then(Value::as_bool) != Some(true)
 }
 
 /// Entry point of a tool binary: `fn main() -> ExitCode { protocol::main::<ReadFile>() }`.
@@ -168,7 +162,7 @@ pub fn main<T: Tool>() -> ExitCode {
             fallback,
         ),
     };
-    let status = exit_status(spec.name, &outcome);
+    let status = exit_status(spec, &outcome);
     match shown.format {
         Format::Json => emit(&Envelope::from_outcome(spec.name(), &outcome), shown.pretty),
         Format::Text => human::print(&human::render(spec, &outcome)),
@@ -308,9 +302,10 @@ fn run_with_matches(
         }
         None => args_from_stdin(spec, schema, limit)?,
     };
-    // A compact JSON success is written straight from the result; run_command's result is
-    // needed for the exit status (and is small: its output is capped), text needs the value.
-    let direct = shown.format == Format::Json && !shown.pretty && spec.name != ToolName::RunCommand;
+    // A compact JSON success is written straight from the result, unless the result is
+    // needed for the exit status (`Tool::SUCCEEDED`: run_command's, small since its output is
+    // capped); text needs the value.
+    let direct = shown.format == Format::Json && !shown.pretty && spec.succeeded.is_none();
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     let outcome = if direct {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());

@@ -39,9 +39,9 @@ pub fn envelope_text(envelope: &Value) -> String {
         return match envelope
             .get("tool")
             .and_then(Value::as_str)
-            .and_then(ToolName::from_name)
+            .and_then(crate::tools::find)
         {
-            Some(tool) => result_text(tool, result),
+            Some(spec) => (spec.model_text)(result),
             None => result.to_string(),
         };
     }

@@ -193,6 +193,10 @@ pub trait Tool {
     fn human_text(result: &Self::Output, binary: &str) -> crate::render::human::Text;
     /// What `--format text` prints, in a sentence (man page and help).
     const TEXT_FORMAT: &'static str;
+    /// For a tool whose call can finish with a result and still count as a failure for the
+    /// exit status (run_command: the command exited non-zero, was killed or timed out): whether
+    /// this result succeeded. None (the default): every result is a success.
+    const SUCCEEDED: Option<fn(&Self::Output) -> bool> = None;
 }
 
 /// A tool's streaming `--format text` runner: writes the text to `out` as it goes and says how
@@ -256,6 +260,9 @@ pub struct ToolSpec {
     pub human_text: fn(&Value) -> crate::render::human::Text,
     /// `Tool::TEXT_FORMAT`.
     pub text_format: &'static str,
+    /// `Tool::SUCCEEDED` of a JSON result, when the tool has that rule (a value that is not
+    /// one of its results did not succeed). A host needs the result to set the exit status.
+    pub succeeded: Option<fn(&Value) -> bool>,
 }
 
 /// `ToolSpec::text_run`.
@@ -284,6 +291,11 @@ impl ToolSpec {
             model_text: model_text_json::<T>,
             human_text: human_text_json::<T>,
             text_format: T::TEXT_FORMAT,
+            succeeded: if T::SUCCEEDED.is_some() {
+                Some(succeeded_json::<T>)
+            } else {
+                None
+            },
         }
     }
 
@@ -321,6 +333,11 @@ impl ToolSpec {
             model_text: model_text_json::<T>,
             human_text: human_text_json::<T>,
             text_format: T::TEXT_FORMAT,
+            succeeded: if T::SUCCEEDED.is_some() {
+                Some(succeeded_json::<T>)
+            } else {
+                None
+            },
         }
     }
 
@@ -550,6 +567,15 @@ fn human_text_json<T: Tool>(result: &Value) -> crate::render::human::Text {
             stdout: format!("{result}\n"),
             stderr: String::new(),
         },
+    }
+}
+
+fn succeeded_json<T: Tool>(result: &Value) -> bool {
+    let read = <T::Output as serde::Deserialize>::deserialize(result);
+    match (T::SUCCEEDED, read) {
+        (Some(succeeded), Ok(result)) => succeeded(&result),
+        (Some(_), Err(_)) => false,
+        (None, _) => true,
     }
 }
 

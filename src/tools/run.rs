@@ -228,6 +228,11 @@ impl Tool for RunCommand {
         text
     }
 
+    /// The command exited 0 in time, so that `sneaky-run 'make test' && echo pass` means what
+    /// it says.
+    const SUCCEEDED: Option<fn(&RunResult) -> bool> =
+        Some(|r| r.exit_code == Some(0) && !r.timed_out);
+
     const TEXT_FORMAT: &'static str =
         "the command's stdout on stdout and its stderr on stderr; then, on stderr, its exit \
          status, signal or timeout when it did not succeed";
@@ -253,5 +258,33 @@ fn result(outcome: shell::Outcome, programs: Vec<String>) -> RunResult {
         programs,
         env_removed: outcome.env_removed,
         config_restored: outcome.config_restored,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::protocol::exit_status;
+    use crate::render::model::tests::command;
+    use crate::tools::{self, ToolName};
+
+    #[test]
+    fn only_a_command_that_exited_zero_in_time_succeeded() {
+        let spec = tools::spec(ToolName::RunCommand);
+        let status = |fields| exit_status(spec, &Ok(command(fields)));
+        assert_eq!(status(json!({"exit_code": 0})), 0);
+        assert_eq!(status(json!({"exit_code": 2})), 1);
+        assert_eq!(status(json!({"exit_code": null, "signal": "SIGKILL"})), 1);
+        assert_eq!(status(json!({"exit_code": 0, "timed_out": true})), 1);
+        assert_eq!(exit_status(spec, &Ok(json!({"exit_code": 0}))), 1);
+        // The other tools' results all succeed, so their JSON may go straight to stdout.
+        let ruled: Vec<&str> = tools::all()
+            .filter(|s| s.succeeded.is_some())
+            .map(|s| s.name())
+            .collect();
+        assert_eq!(ruled, ["run_command"]);
+        let read = tools::spec(ToolName::ReadFile);
+        assert_eq!(exit_status(read, &Ok(json!({}))), 0);
     }
 }

@@ -203,7 +203,7 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
         ("0", "success"),
         (
             "1",
-            if spec.name == sneaky::catalog::ToolName::RunCommand {
+            if spec.succeeded.is_some() {
                 "the command ran but did not succeed (non-zero exit, signal, timeout; the result \
                  is still ok:true with the full output), or the operation failed"
             } else {

@@ -165,7 +165,7 @@ pub fn main<T: Tool>() -> ExitCode {
     let status = exit_status(spec, &outcome);
     match shown.format {
         Format::Json => emit(&Envelope::from_outcome(spec.name(), &outcome), shown.pretty),
-        Format::Text => human::print(&human::render(spec, &outcome)),
+        Format::Text => human::print(&crate::tools::outcome::human_outcome(spec, &outcome)),
     }
     ExitCode::from(status)
 }

@@ -24,7 +24,6 @@ use super::llm::{self, Client, Conversation, Provider, Reply, ToolCall, ToolResu
 use super::ui::{self, Paint, Waited, EXIT_INTERRUPTED};
 use super::{prepare, EXIT_FAILED, EXIT_USAGE};
 use crate::definitions::{self, Format};
-use crate::render::model;
 
 const NUDGE: &str = "You replied without calling a tool. Continue the task with tool calls, \
                      or call finish with a summary for the person if it is done.";
@@ -384,7 +383,7 @@ impl<'a> Session<'a> {
                 id: call.id.clone(),
                 is_error: !is_ok(&envelope),
                 // What the model reads; the envelope stays in the transcript.
-                content: model::envelope_text(&envelope),
+                content: crate::tools::outcome::model_envelope(&envelope),
             });
         }
         self.conversation.push_results(results);
@@ -458,7 +457,7 @@ fn handle_call(runner: &Runner, gate: &mut Gate, call: &ToolCall) -> (Value, Aft
     // the person is told is the tool's text for a model (finish: its message).
     let ends = crate::tools::find(&call.name).is_some_and(|spec| spec.hints.ends_session);
     if ends && is_ok(&envelope) {
-        let message = model::envelope_text(&envelope);
+        let message = crate::tools::outcome::model_envelope(&envelope);
         return (envelope, After::Finish(message));
     }
     (envelope, After::Continue)

@@ -79,7 +79,7 @@ pub fn describe(spec: &ToolSpec, version: Version) -> Value {
 /// throws on a mismatch).
 pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Version) -> Value {
     let text = match (ToolName::from_name(tool), &outcome) {
-        (Some(name), _) => model::outcome_text(name, &outcome),
+        (Some(name), _) => crate::tools::outcome::model_outcome(name, &outcome),
         (None, Ok(result)) => result.to_string(),
         (None, Err(e)) => model::error_text(e.code(), &e.message),
     };

@@ -12,36 +12,14 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use serde_json::Value;
-
 use crate::catalog::ToolName;
-use crate::error::Error;
 use crate::render::stream::Streamed;
-use crate::tools::ToolSpec;
 
 /// What goes to each stream.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Text {
     pub stdout: String,
     pub stderr: String,
-}
-
-/// Render an outcome; the tool's binary names the program in stderr lines (`sneaky-grep: …`).
-/// The description is taken rather than looked up by name, so that a tool binary links only
-/// its own tool.
-pub fn render(spec: &ToolSpec, outcome: &Result<Value, Error>) -> Text {
-    match outcome {
-        Ok(result) => (spec.human_text)(result),
-        Err(e) => Text {
-            stdout: String::new(),
-            stderr: format!("{}: {}: {}\n", spec.binary(), e.code(), e.message),
-        },
-    }
-}
-
-/// What `--format text` prints for a tool, in a sentence (for its man page and help).
-pub fn describe(tool: ToolName) -> &'static str {
-    crate::tools::spec(tool).text_format
 }
 
 /// Write both streams; a closed pipe is not an error.
@@ -133,61 +111,4 @@ pub fn edit(binary: &str, edited: Edited<'_>) -> Text {
         let _ = writeln!(text.stderr, "{binary}: dry run: {path} was not changed");
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::ErrorKind;
-    use crate::tools::spec;
-    use serde_json::json;
-
-    #[test]
-    fn failures_are_one_line_on_stderr() {
-        let e = Error::new(ErrorKind::NotFound, "x.txt does not exist");
-        let t = render(spec(ToolName::ReadFile), &Err(e));
-        assert_eq!(t.stdout, "");
-        assert_eq!(t.stderr, "sneaky-read: not_found: x.txt does not exist\n");
-    }
-
-    #[test]
-    fn grep_context_is_printed_like_rg() {
-        let result = json!({"matches": [
-            {"path": "a", "line": 2, "text": "m1", "before": ["b1"], "after": ["a3"]},
-            {"path": "a", "line": 4, "text": "m2", "before": ["a3"]},
-            {"path": "a", "line": 9, "text": "m3"},
-            {"path": "b", "line": 1, "text": "m4"}
-        ], "truncated": false});
-        let t = render(spec(ToolName::GrepFiles), &Ok(result));
-        assert_eq!(
-            t.stdout,
-            "a-1-b1\na:2:m1\na-3-a3\na:4:m2\n--\na:9:m3\n--\nb:1:m4\n"
-        );
-    }
-
-    #[test]
-    fn grep_without_context_has_no_separators() {
-        let result = json!({"matches": [
-            {"path": "a", "line": 2, "text": "x"},
-            {"path": "b", "line": 7, "text": "y"}
-        ], "truncated": true});
-        let t = render(spec(ToolName::GrepFiles), &Ok(result));
-        assert_eq!(t.stdout, "a:2:x\nb:7:y\n");
-        assert!(t.stderr.contains("first 2 matches"), "{}", t.stderr);
-        let result = json!({"files": ["a", "b"], "truncated": true, "next_offset": 2});
-        let t = render(spec(ToolName::GrepFiles), &Ok(result));
-        assert_eq!(t.stdout, "a\nb\n");
-        assert!(t.stderr.contains("first 2 files"), "{}", t.stderr);
-        assert!(t.stderr.contains("--offset 2"), "{}", t.stderr);
-    }
-
-    #[test]
-    fn command_status_goes_to_stderr() {
-        let result = crate::render::model::tests::command(
-            json!({"exit_code": 2, "stdout": "out\n", "stderr": "err\n"}),
-        );
-        let t = render(spec(ToolName::RunCommand), &Ok(result));
-        assert_eq!(t.stdout, "out\n");
-        assert_eq!(t.stderr, "err\nsneaky-run: exit status 2\n");
-    }
 }

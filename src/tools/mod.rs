@@ -48,6 +48,8 @@ macro_rules! dispatch {
 }
 crate::catalog::tool_list!(dispatch);
 
+pub mod outcome;
+
 /// Something done with a tool's types, chosen by name at run time (`by_tool`).
 trait ForTool {
     type Out;

@@ -194,7 +194,7 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
         "With --format text the tool prints, for people, {}. A failure is one line \
          {}: CODE: message on stderr, and a result that was cut says so on stderr. The exit \
          status is the same as with JSON.",
-        sneaky::render::human::describe(spec.name),
+        spec.text_format,
         spec.binary()
     ))]);
     text_example(&mut r, spec);

@@ -424,7 +424,7 @@ fn read_root_config(ws: &Workspace) -> Result<Option<String>> {
         Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::new(
             ErrorKind::ConfigError,
-            format!("config file {CONFIG_FILE_NAME}: {}", e.message),
+            format!("config file {CONFIG_FILE_NAME}: {}", e.message()),
         )),
     }
 }
@@ -512,12 +512,16 @@ default_timeout  = 30
     fn unknown_keys_are_named() {
         let e = Config::parse("max_file_size = 3", "t").expect_err("unknown");
         assert_eq!(e.code(), "config_error");
-        assert!(e.message.contains("max_file_size"), "{}", e.message);
+        assert!(e.message().contains("max_file_size"), "{}", e.message());
         let e = Config::parse("[tools.shell]\nallowed = []", "t").expect_err("unknown");
-        assert!(e.message.contains("allowed"), "{}", e.message);
+        assert!(e.message().contains("allowed"), "{}", e.message());
         let e = Config::parse("[permissions]\ndeny = [\"rm_rf\"]", "t").expect_err("tool");
-        assert!(e.message.contains("rm_rf"), "{}", e.message);
+        assert!(e.message().contains("rm_rf"), "{}", e.message());
         let e = Config::parse("max_file_size_bytes = \"big\"", "t").expect_err("type");
-        assert!(e.message.contains("max_file_size_bytes"), "{}", e.message);
+        assert!(
+            e.message().contains("max_file_size_bytes"),
+            "{}",
+            e.message()
+        );
     }
 }

@@ -199,12 +199,12 @@ mod tests {
         std::fs::create_dir_all(home.join("scratch")).expect("mkdir");
         let e = root_above(&home.join("scratch"), Some(&home)).expect_err("home");
         assert_eq!(e.code(), "invalid_args");
-        assert!(e.message.contains("--root"), "{}", e.message);
-        assert!(e.message.contains("home directory"), "{}", e.message);
+        assert!(e.message().contains("--root"), "{}", e.message());
+        assert!(e.message().contains("home directory"), "{}", e.message());
         let bare = dir.path().join("bare");
         std::fs::create_dir_all(&bare).expect("mkdir");
         let e = root_above(&bare, None).expect_err("nothing");
-        assert!(e.message.contains("--root"), "{}", e.message);
+        assert!(e.message().contains("--root"), "{}", e.message());
     }
 
     #[test]

@@ -156,11 +156,39 @@ impl ErrorKind {
     }
 }
 
-/// A tool failure: a kind and a message written for a person or a model to act on.
+/// A tool failure: a kind, what happened, and what is known about it (`Context`). The message
+/// is built from these when it is read (`message`), so adding to a failure never edits its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub kind: ErrorKind,
-    pub message: String,
+    /// What happened.
+    text: String,
+    /// Boxed: most failures carry none, and a `Result` stays small.
+    context: Option<Box<Context>>,
+}
+
+/// What a failure knows besides what happened.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Context {
+    /// The path the failure is about, as the failure names it (root-relative as the jail shows
+    /// it, or the path as given when it is outside), when it is about one path.
+    path: Option<String>,
+    /// `text` goes on with "the workspace root" (a path led outside it).
+    names_root: bool,
+    /// Where the workspace root is, once someone said: named once in the message.
+    root: Option<String>,
+    /// A better guess at what was meant.
+    suggestion: Option<Suggestion>,
+}
+
+/// A better guess at the path that was meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suggestion {
+    /// The existing path most like the one given.
+    Nearest(String),
+    /// The path given, taken from the current directory instead of the root (where it exists,
+    /// or has a name alike), for a person below the root; `root` is where the root is.
+    FromCurrentDir { candidate: String, root: String },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -169,12 +197,48 @@ impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
-            message: message.into(),
+            text: message.into(),
+            context: None,
         }
     }
 
     pub fn invalid_args(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::InvalidArgs, message)
+    }
+
+    /// `not_found` for a path: "`path` does not exist".
+    pub fn not_found(path: &str) -> Error {
+        Error::new(ErrorKind::NotFound, format!("{path} does not exist")).about_path(path)
+    }
+
+    /// `outside_workspace`: `how` says how the path leads out ("x is outside", "x is a link that
+    /// leads outside"), and the message goes on with "the workspace root".
+    pub fn outside_workspace(how: impl Into<String>) -> Error {
+        let mut err = Error::new(ErrorKind::OutsideWorkspace, how);
+        err.context_mut().names_root = true;
+        err
+    }
+
+    /// The same failure, known to be about `path` (as the message names it).
+    pub fn about_path(mut self, path: impl Into<String>) -> Error {
+        self.context_mut().path = Some(path.into());
+        self
+    }
+
+    /// The same failure, saying where the workspace root is.
+    pub fn with_root(mut self, root: impl Into<String>) -> Error {
+        self.context_mut().root = Some(root.into());
+        self
+    }
+
+    /// The same failure with a better guess (in place of any earlier one).
+    pub fn with_suggestion(mut self, suggestion: Suggestion) -> Error {
+        self.context_mut().suggestion = Some(suggestion);
+        self
+    }
+
+    fn context_mut(&mut self) -> &mut Context {
+        self.context.get_or_insert_with(Box::default)
     }
 
     pub fn io(context: impl fmt::Display, err: io::Error) -> Error {
@@ -196,11 +260,54 @@ impl Error {
     pub fn exit_status(&self) -> i32 {
         self.kind.exit_status()
     }
+
+    /// The path the failure is about, as its message names it.
+    pub fn path(&self) -> Option<&str> {
+        self.context.as_ref()?.path.as_deref()
+    }
+
+    /// Whether the message says where the workspace root is.
+    pub fn locates_root(&self) -> bool {
+        self.context.as_ref().is_some_and(|c| c.root.is_some())
+    }
+
+    pub fn suggestion(&self) -> Option<&Suggestion> {
+        self.context.as_ref()?.suggestion.as_ref()
+    }
+
+    /// The message, for a person or a model to act on.
+    pub fn message(&self) -> String {
+        let mut out = self.text.clone();
+        let Some(context) = &self.context else {
+            return out;
+        };
+        match (&context.root, context.names_root) {
+            (Some(root), true) => out.push_str(&format!(" the workspace root {root}")),
+            (None, true) => out.push_str(" the workspace root"),
+            (Some(root), false) => out.push_str(&format!(" (the workspace root is {root})")),
+            (None, false) => {}
+        }
+        match &context.suggestion {
+            Some(Suggestion::Nearest(guess)) => out.push_str(&format!("; did you mean {guess}?")),
+            Some(Suggestion::FromCurrentDir { candidate, root }) => {
+                let root = match context.root {
+                    Some(_) => String::new(),
+                    None => format!(" {root}"),
+                };
+                out.push_str(&format!(
+                    "; paths are relative to the workspace root{root}, not to the current \
+                     directory: did you mean {candidate}?"
+                ));
+            }
+            None => {}
+        }
+        out
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.code(), self.message)
+        write!(f, "{}: {}", self.kind.code(), self.message())
     }
 }
 
@@ -219,6 +326,31 @@ mod tests {
             assert!(seen.insert(code), "duplicate code {code}");
             assert!((1..=3).contains(&kind.exit_status()));
         }
+    }
+
+    #[test]
+    fn messages_are_built_from_the_context() {
+        let e = Error::outside_workspace("../x is outside").about_path("../x");
+        assert_eq!(e.message(), "../x is outside the workspace root");
+        assert_eq!(e.path(), Some("../x"));
+        let e = e.with_root("/ws");
+        assert_eq!(e.message(), "../x is outside the workspace root /ws");
+        assert_eq!(
+            e.to_string(),
+            "outside_workspace: ../x is outside the workspace root /ws"
+        );
+        let e = Error::not_found("a").with_suggestion(Suggestion::Nearest("b".into()));
+        assert_eq!(e.message(), "a does not exist; did you mean b?");
+        let e = e.with_suggestion(Suggestion::FromCurrentDir {
+            candidate: "src/a".into(),
+            root: "/ws".into(),
+        });
+        assert_eq!(
+            e.message(),
+            "a does not exist; paths are relative to the workspace root /ws, not to the current \
+             directory: did you mean src/a?"
+        );
+        assert!(std::mem::size_of::<Error>() <= 48);
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl<'a> Envelope<'a> {
                 result: None,
                 error: Some(ErrorBody {
                     code: e.code(),
-                    message: e.message.clone(),
+                    message: e.message(),
                 }),
             },
         }
@@ -318,7 +318,7 @@ fn run_with_matches(
     match outcome {
         Err(e) if by_flags && speaks_of_arguments(e.kind) => Err(Error::new(
             e.kind,
-            in_flag_language(spec, schema, &e.message),
+            in_flag_language(spec, schema, &e.message()),
         )),
         // A path typed relative to the current directory below the root: say which it meant.
         Err(e) if matches!(e.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) => {
@@ -463,7 +463,7 @@ fn args_from_stdin(spec: &ToolSpec, schema: &Value, limit: u64) -> Result<Value>
     let bytes = read_stdin(limit)?;
     parse_request(&bytes).map_err(|e| match spec.cli.stdin_param {
         Some(param) if e.kind == ErrorKind::InvalidJson && !looks_like_json(&bytes) => {
-            Error::new(e.kind, plain_text_hint(spec, schema, param, &e.message))
+            Error::new(e.kind, plain_text_hint(spec, schema, param, &e.message()))
         }
         _ => e,
     })

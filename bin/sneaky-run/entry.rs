@@ -168,7 +168,7 @@ fn print_policy(args: &[String]) -> ExitCode {
     ) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("sneaky-run: {}: {}", e.code(), e.message);
+            eprintln!("sneaky-run: {}: {}", e.code(), e.message());
             return ExitCode::from(e.exit_status() as u8);
         }
     };

@@ -62,13 +62,13 @@ pub fn main() -> ExitCode {
 fn prepare(place: &Place) -> Result<Runner, String> {
     // The same discovery as the tool binaries (--root, SNEAKY_ROOT, workspace_root, markers).
     let root = crate::discover::find_root(place.root.as_deref(), place.config.as_deref())
-        .map_err(|e| format!("{}: {}", e.code(), e.message))?
+        .map_err(|e| format!("{}: {}", e.code(), e.message()))?
         .root;
     let root = root
         .canonicalize()
         .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
     let ctx = protocol::open_context(Some(root.clone()), place.config.clone())
-        .map_err(|e| format!("{}: {}", e.code(), e.message))?;
+        .map_err(|e| format!("{}: {}", e.code(), e.message()))?;
     Ok(Runner::new(root, place, ctx))
 }
 

@@ -300,13 +300,8 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
 fn climbs_out(ws: &Workspace, base: BorrowedFd<'_>, tail: PathBuf, made: &str) -> Error {
     let base = ws.real_location(base).ok().flatten().unwrap_or_default();
     if climbs_above_root(base.components().count(), &tail) {
-        return Error::new(
-            ErrorKind::OutsideWorkspace,
-            format!(
-                "{} is outside the workspace root",
-                display_of(&base.join(&tail))
-            ),
-        );
+        let shown = display_of(&base.join(&tail));
+        return Error::outside_workspace(format!("{shown} is outside")).about_path(shown);
     }
     Error::invalid_args(format!(
         "the path climbs with `..` out of {made}, a directory that does not exist yet (it would \
@@ -491,16 +486,12 @@ fn link_destination(ws: &Workspace, parent: &Path, target: &OsStr, user: &str) -
     let target_path = Path::new(target);
     if target_path.is_absolute() {
         let text = target.to_str().ok_or_else(|| {
-            Error::new(
-                ErrorKind::OutsideWorkspace,
-                format!("{user} is a link that leads outside the workspace root"),
-            )
+            Error::outside_workspace(format!("{user} is a link that leads outside"))
+                .about_path(user)
         })?;
         let rel = ws.relative(text).map_err(|_| {
-            Error::new(
-                ErrorKind::OutsideWorkspace,
-                format!("{user} is a link that leads outside the workspace root"),
-            )
+            Error::outside_workspace(format!("{user} is a link that leads outside"))
+                .about_path(user)
         })?;
         return Ok(rel.as_path().to_path_buf());
     }

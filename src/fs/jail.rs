@@ -739,17 +739,14 @@ fn io_to_errno(e: std::io::Error) -> Errno {
 }
 
 fn outside(path: &str) -> Error {
-    Error::new(
-        ErrorKind::OutsideWorkspace,
-        format!("{path} is outside the workspace root"),
-    )
+    Error::outside_workspace(format!("{path} is outside")).about_path(path)
 }
 
 /// Map an errno from a jailed open to an error naming the path.
 pub fn map_errno(e: Errno, path: &str) -> Error {
     match e {
         Errno::EXDEV => outside(path),
-        Errno::ENOENT => Error::new(ErrorKind::NotFound, format!("{path} does not exist")),
+        Errno::ENOENT => Error::not_found(path),
         Errno::ENOTDIR => Error::new(
             ErrorKind::NotADirectory,
             format!("{path}: a component of the path is not a directory"),

@@ -14,7 +14,7 @@ use nix::dir::Dir;
 use serde_json::Value;
 
 use super::jail::{RelPath, Workspace};
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Suggestion};
 
 /// Entries of one directory compared at most.
 const MAX_ENTRIES_SCANNED: usize = 10_000;
@@ -30,43 +30,34 @@ pub fn path_args(params: &[&str], args: &Value) -> Vec<String> {
 }
 
 /// Add what helps to a failure about one of `paths`.
-pub fn explain(mut err: Error, ws: &Workspace, paths: &[String]) -> Error {
+pub fn explain(err: Error, ws: &Workspace, paths: &[String]) -> Error {
     match err.kind {
-        ErrorKind::OutsideWorkspace => {
-            let root = ws.root().display().to_string();
-            if !err.message.contains(&root) {
-                err.message = if err.message.contains("the workspace root") {
-                    err.message.replacen(
-                        "the workspace root",
-                        &format!("the workspace root {root}"),
-                        1,
-                    )
-                } else {
-                    format!("{} (the workspace root is {root})", err.message)
-                };
-            }
+        ErrorKind::OutsideWorkspace if !err.locates_root() => {
+            err.with_root(ws.root().display().to_string())
         }
         ErrorKind::NotFound => {
-            let guess = paths.iter().find_map(|user| {
-                let rel = ws.relative(user).ok()?;
-                if !err.message.starts_with(rel.display()) {
-                    return None;
-                }
-                nearest_existing(ws, rel.as_path())
-            });
-            if let Some(guess) = guess {
-                err.message = format!("{}; did you mean {guess}?", err.message);
+            let guess = paths
+                .iter()
+                .find_map(|user| nearest_existing(ws, concerned(&err, ws, user)?.as_path()));
+            match guess {
+                Some(guess) => err.with_suggestion(Suggestion::Nearest(guess)),
+                None => err,
             }
         }
-        _ => {}
+        _ => err,
     }
-    err
+}
+
+/// `user` (a path argument) as the root-relative path the failure is about, if it is.
+fn concerned(err: &Error, ws: &Workspace, user: &str) -> Option<RelPath> {
+    let rel = ws.relative(user).ok()?;
+    (err.path() == Some(rel.display())).then_some(rel)
 }
 
 /// A shell user below the root who typed a path relative to the current directory
 /// (`sneaky-read main.rs` from `src/`): when that path exists there, say so, as the better
 /// guess. `cwd` is the process's current directory; only the binaries have a meaningful one.
-pub fn relative_to_cwd(mut err: Error, ws: &Workspace, paths: &[String], cwd: &Path) -> Error {
+pub fn relative_to_cwd(err: Error, ws: &Workspace, paths: &[String], cwd: &Path) -> Error {
     if !matches!(err.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) {
         return err;
     }
@@ -77,38 +68,28 @@ pub fn relative_to_cwd(mut err: Error, ws: &Workspace, paths: &[String], cwd: &P
         return err;
     }
     let found = paths.iter().find_map(|user| {
-        let rel = ws.relative(user).ok()?;
-        if !err.message.starts_with(rel.display()) || Path::new(user).is_absolute() {
+        if Path::new(user).is_absolute() {
             return None;
         }
+        let rel = concerned(&err, ws, user)?;
         // `../x` from src/deep is src/x, not outside: resolve against the current directory.
         let candidate = lexically_inside(&below.join(rel.as_path()))?;
         if exists(ws, &candidate) {
             return Some(candidate.to_string_lossy().into_owned());
         }
         // A typo as well (`mian.rs` from src/) when the root itself offers nothing alike.
-        if err.message.contains("; did you mean ") {
+        if err.suggestion().is_some() {
             return None;
         }
         nearest_existing(ws, &candidate)
     });
-    if let Some(candidate) = found {
-        let plain = match err.message.find("; did you mean ") {
-            Some(at) => err.message[..at].to_string(),
-            None => err.message.clone(),
-        };
-        let root = ws.root().display().to_string();
-        let root = if plain.contains(&root) {
-            String::new()
-        } else {
-            format!(" {root}")
-        };
-        err.message = format!(
-            "{plain}; paths are relative to the workspace root{root}, not to the current \
-             directory: did you mean {candidate}?"
-        );
+    match found {
+        Some(candidate) => err.with_suggestion(Suggestion::FromCurrentDir {
+            candidate,
+            root: ws.root().display().to_string(),
+        }),
+        None => err,
     }
-    err
 }
 
 /// `a/b/../c` → `a/c`; None when the path climbs above its start (or is empty).
@@ -237,42 +218,69 @@ mod tests {
         assert_eq!(nearest_existing(&ws, Path::new("src/zzzzzz.toml")), None);
         assert_eq!(nearest_existing(&ws, Path::new("../src")), None);
         let e = explain(
-            Error::new(ErrorKind::NotFound, "src/mainn.rs does not exist"),
+            Error::not_found("src/mainn.rs"),
+            &ws,
+            &["./src/mainn.rs".to_string()],
+        );
+        assert_eq!(
+            e.message(),
+            "src/mainn.rs does not exist; did you mean src/main.rs?"
+        );
+        // A failure about another path than the one given gets no guess.
+        let e = explain(
+            Error::not_found("src/mainn.rs/x"),
             &ws,
             &["src/mainn.rs".to_string()],
         );
-        assert!(
-            e.message.ends_with("did you mean src/main.rs?"),
-            "{}",
-            e.message
-        );
+        assert_eq!(e.message(), "src/mainn.rs/x does not exist");
         let e = relative_to_cwd(
-            Error::new(
-                ErrorKind::NotFound,
-                "main.rs does not exist; did you mean x?",
-            ),
+            Error::not_found("main.rs").with_suggestion(Suggestion::Nearest("x".into())),
             &ws,
             &["main.rs".to_string()],
             &ws.root().join("src"),
         );
-        assert!(
-            e.message
-                .ends_with("not to the current directory: did you mean src/main.rs?"),
-            "{}",
-            e.message
+        let root = ws.root().display().to_string();
+        assert_eq!(
+            e.message(),
+            format!(
+                "main.rs does not exist; paths are relative to the workspace root {root}, not \
+                 to the current directory: did you mean src/main.rs?"
+            )
         );
         let e = explain(
-            Error::new(
-                ErrorKind::OutsideWorkspace,
-                "../x is outside the workspace root",
-            ),
+            Error::outside_workspace("../main.rs is outside").about_path("../main.rs"),
             &ws,
             &[],
         );
-        assert!(
-            e.message.contains(&ws.root().display().to_string()),
-            "{}",
-            e.message
+        assert_eq!(
+            e.message(),
+            format!("../main.rs is outside the workspace root {root}")
         );
+        // Named once: the hint does not say where the root is again.
+        let e = relative_to_cwd(
+            e,
+            &ws,
+            &["../main.rs".to_string()],
+            &ws.root().join("src/bin"),
+        );
+        assert_eq!(
+            e.message(),
+            format!(
+                "../main.rs is outside the workspace root {root}; paths are relative to the \
+                 workspace root, not to the current directory: did you mean src/main.rs?"
+            )
+        );
+        // A failure that does not name the root says where it is after what it says.
+        let e = explain(
+            Error::new(ErrorKind::OutsideWorkspace, "a link leads out"),
+            &ws,
+            &[],
+        );
+        assert_eq!(
+            e.message(),
+            format!("a link leads out (the workspace root is {root})")
+        );
+        // Said once, even when explained twice.
+        assert_eq!(explain(e.clone(), &ws, &[]), e);
     }
 }

@@ -167,7 +167,7 @@ fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
     };
     if let Err(e) = &outcome {
         if e.kind == ErrorKind::Internal {
-            log(format!("{name}: {}", e.message));
+            log(format!("{name}: {}", e.message()));
         }
     }
     Some(jsonrpc::response(

@@ -81,7 +81,7 @@ pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Ve
     let text = match (ToolName::from_name(tool), &outcome) {
         (Some(name), _) => crate::tools::outcome::model_outcome(name, &outcome),
         (None, Ok(result)) => result.to_string(),
-        (None, Err(e)) => model::error_text(e.code(), &e.message),
+        (None, Err(e)) => model::error_text(e.code(), &e.message()),
     };
     let mut result = Map::new();
     result.insert("content".into(), json!([{"type": "text", "text": text}]));

@@ -446,7 +446,7 @@ impl<W: Write + Send + 'static> Server<W> {
                     match protocol::open_context(Some(root.clone()), self.opts.config.clone()) {
                         Ok(ctx) => self.set_open(ctx, "the client's first root"),
                         Err(e) => {
-                            log(format!("workspace {}: {}", root.display(), e.message));
+                            log(format!("workspace {}: {}", root.display(), e.message()));
                             self.set_failed(e);
                         }
                     }
@@ -503,7 +503,7 @@ impl<W: Write + Send + 'static> Server<W> {
         match opened {
             Ok((ctx, found)) => self.set_open(ctx, &found.origin.describe()),
             Err(e) => {
-                log(format!("workspace: {}", e.message));
+                log(format!("workspace: {}", e.message()));
                 self.set_failed(e);
             }
         }
@@ -556,7 +556,7 @@ impl<W: Write + Send + 'static> Server<W> {
                 return Some(jsonrpc::error_response(
                     &id,
                     jsonrpc::INTERNAL_ERROR,
-                    format!("the workspace could not be opened: {}", e.message),
+                    format!("the workspace could not be opened: {}", e.message()),
                 ));
             }
             Workspace::Failed(e) => {

@@ -827,9 +827,9 @@ mod tests {
             ("a", ".", None)
         );
         let e = parse_args::<Sample>(json!({"name": null})).unwrap_err();
-        assert_eq!(e.message, "name: is required and must not be null");
+        assert_eq!(e.message(), "name: is required and must not be null");
         let e = parse_args::<Sample>(json!({"name": "a", "extra": null})).unwrap_err();
-        assert!(e.message.contains("extra"), "{}", e.message);
+        assert!(e.message().contains("extra"), "{}", e.message());
     }
 
     #[test]

@@ -299,7 +299,7 @@ fn check_strict(name: &str, parameters: &Value) {
     // The tool takes null as "not given": the arguments are accepted (whatever the call then
     // finds in the workspace).
     if let Err(e) = (spec.check_args)(&args) {
-        panic!("{name}: {args} refused: {}", e.message);
+        panic!("{name}: {args} refused: {}", e.message());
     }
 }
 

@@ -92,9 +92,9 @@ fn command_policy_nesting_bombs_are_answered_quickly() {
         crate::util::took_at_most(started, std::time::Duration::from_secs(10), &what);
         match verdict {
             Err(e) => assert!(
-                e.message.len() > 20 && e.message.len() < 2_000,
+                e.message().len() > 20 && e.message().len() < 2_000,
                 "{what}: not a clear refusal: {:?}",
-                e.message
+                e.message()
             ),
             Ok(approved) => {
                 assert!(!refused, "{what}: approved a nesting bomb");

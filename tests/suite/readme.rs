@@ -243,11 +243,11 @@ fn readme_json_and_toml_examples_parse() {
 fn known_keys(table: &str) -> Vec<String> {
     let probe = format!("{table}\nzz_not_a_key = 1\n");
     let err = sneaky::config::Config::parse(&probe, "probe").expect_err("unknown key refused");
-    let listed = err
-        .message
+    let message = err.message();
+    let listed = message
         .split("expected ")
         .nth(1)
-        .unwrap_or_else(|| panic!("no key list in: {}", err.message));
+        .unwrap_or_else(|| panic!("no key list in: {message}"));
     listed
         .split('`')
         .skip(1)

@@ -175,7 +175,7 @@ mod tests {
     fn no(cmd: &str) -> String {
         let e = check(cmd, &Shell::default(), Path::new("/ws")).expect_err(cmd);
         assert_eq!(e.code(), "command_denied", "{cmd}");
-        e.message
+        e.message()
     }
 
     /// Found by fuzzing: the grammar reads `#` right after `]` as a comment, bash as part of

@@ -146,10 +146,9 @@ fn checked(ctx: &Context, name: &str) -> Result<String> {
     let rel = ctx.ws.relative(name)?;
     let path = rel.as_path();
     if durable::climbs_above_root(0, path) {
-        return Err(Error::new(
-            ErrorKind::OutsideWorkspace,
-            format!("the patch names {name}, which leads outside the workspace root"),
-        ));
+        return Err(Error::outside_workspace(format!(
+            "the patch names {name}, which leads outside"
+        )));
     }
     if path.components().any(|c| c == Component::ParentDir) {
         return Err(Error::invalid_args(format!(
@@ -197,7 +196,7 @@ fn load_old(ctx: &Context, path: &str, action: Action) -> Result<(Target, Existi
     }
     let mut existing = target
         .read_existing(&ctx.ws, max)?
-        .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{path} does not exist")))?;
+        .ok_or_else(|| Error::not_found(path))?;
     let bytes = existing
         .bytes
         .take()

@@ -156,7 +156,8 @@ impl ErrorKind {
     }
 }
 
-/// A tool failure: a kind, what happened, and what is known about it (`Context`). The message
+/// A tool failure: a kind, what happened, and what is known about it (`Context`: the path, the
+/// root, the argument, a better guess). The message
 /// is built from these when it is read (`message`), so adding to a failure never edits its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -179,6 +180,55 @@ struct Context {
     root: Option<String>,
     /// A better guess at what was meant.
     suggestion: Option<Suggestion>,
+    /// The argument at fault and what is wrong with it (then it says what happened).
+    arg: Option<ArgFault>,
+}
+
+/// What is wrong with one argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgFault {
+    /// A required argument was not given.
+    Missing { field: String },
+    /// A required argument was given as null.
+    Null { field: String },
+    /// An argument the tool does not have; `detail` says so and lists those it has.
+    Unknown { field: String, detail: String },
+    /// The value given is refused: `detail` says why, in the words of JSON (it may name the
+    /// value and the type expected). `field` is None when the failure is about the arguments
+    /// as a whole, else the argument or the place inside it (`edits[0].old_str`); `given` is
+    /// the value refused, when the failure is about a whole argument.
+    Refused {
+        field: Option<String>,
+        given: Option<serde_json::Value>,
+        detail: String,
+    },
+}
+
+impl ArgFault {
+    /// The argument at fault, when the failure names one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ArgFault::Missing { field }
+            | ArgFault::Null { field }
+            | ArgFault::Unknown { field, .. } => Some(field),
+            ArgFault::Refused { field, .. } => field.as_deref(),
+        }
+    }
+
+    /// The failure in the words of JSON arguments.
+    pub fn describe(&self) -> String {
+        match self {
+            ArgFault::Missing { field } => format!("missing field `{field}`"),
+            ArgFault::Null { field } => format!("{field}: is required and must not be null"),
+            ArgFault::Unknown { field, detail } => format!("{field}: {detail}"),
+            ArgFault::Refused {
+                field: Some(field),
+                detail,
+                ..
+            } => format!("{field}: {detail}"),
+            ArgFault::Refused { detail, .. } => detail.clone(),
+        }
+    }
 }
 
 /// A better guess at the path that was meant.
@@ -204,6 +254,22 @@ impl Error {
 
     pub fn invalid_args(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::InvalidArgs, message)
+    }
+
+    /// `invalid_args` about one argument: "`field`: `detail`".
+    pub fn invalid_arg(field: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::bad_arg(ArgFault::Refused {
+            field: Some(field.into()),
+            given: None,
+            detail: detail.into(),
+        })
+    }
+
+    /// `invalid_args` for an argument at fault.
+    pub fn bad_arg(fault: ArgFault) -> Error {
+        let mut err = Error::new(ErrorKind::InvalidArgs, String::new());
+        err.context_mut().arg = Some(fault);
+        err
     }
 
     /// `not_found` for a path: "`path` does not exist".
@@ -275,11 +341,25 @@ impl Error {
         self.context.as_ref()?.suggestion.as_ref()
     }
 
+    /// The argument at fault, for a failure about one.
+    pub fn arg(&self) -> Option<&ArgFault> {
+        self.context.as_ref()?.arg.as_ref()
+    }
+
     /// The message, for a person or a model to act on.
     pub fn message(&self) -> String {
-        let mut out = self.text.clone();
+        self.message_with(ArgFault::describe)
+    }
+
+    /// The message with the argument at fault said by `describe` (a tool binary given flags
+    /// says it in flags).
+    pub fn message_with(&self, describe: impl FnOnce(&ArgFault) -> String) -> String {
         let Some(context) = &self.context else {
-            return out;
+            return self.text.clone();
+        };
+        let mut out = match &context.arg {
+            Some(fault) => describe(fault),
+            None => self.text.clone(),
         };
         match (&context.root, context.names_root) {
             (Some(root), true) => out.push_str(&format!(" the workspace root {root}")),

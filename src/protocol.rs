@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, Source};
 use crate::discover::{self, Found, Origin};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ArgFault, Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 use crate::permissions;
 use crate::render::human;
@@ -316,10 +316,9 @@ fn run_with_matches(
         tools::call(spec, args, &ctx).map(Some)
     };
     match outcome {
-        Err(e) if by_flags && speaks_of_arguments(e.kind) => Err(Error::new(
-            e.kind,
-            in_flag_language(spec, schema, &e.message()),
-        )),
+        Err(e) if by_flags && speaks_of_arguments(e.kind) => {
+            Err(Error::new(e.kind, in_flag_language(spec, schema, &e)))
+        }
         // A path typed relative to the current directory below the root: say which it meant.
         Err(e) if matches!(e.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) => {
             match std::env::current_dir() {
@@ -390,21 +389,62 @@ fn check_patch_flag(spec: &ToolSpec, args: &Map<String, Value>) -> Result<()> {
     )))
 }
 
-/// An error message about JSON fields, said in flags: `missing field `new_str`` becomes
-/// `--new-str is required`, `limit: …` becomes `--limit: …`, and a parameter named in prose
+/// A failure about arguments, said in flags: a missing `new_str` is `--new-str is required`, a
+/// refused `limit` is `--limit: …`, and a parameter a tool's message names in prose
 /// (`set replace_all`) becomes its flag.
-pub fn in_flag_language(spec: &ToolSpec, schema: &Value, message: &str) -> String {
-    let mut out = message.replace("expected u64", "expected a non-negative integer");
+pub fn in_flag_language(spec: &ToolSpec, schema: &Value, err: &Error) -> String {
+    match err.arg() {
+        Some(_) => err.message_with(|fault| fault_in_flags(spec, schema, fault)),
+        None => prose_in_flags(schema, &err.message()),
+    }
+}
+
+fn fault_in_flags(spec: &ToolSpec, schema: &Value, fault: &ArgFault) -> String {
+    let flag = |name: &str| format!("--{}", flag_name(name));
+    let property = |name: &str| schema.get("properties").and_then(|p| p.get(name));
+    match fault {
+        ArgFault::Missing { field } if spec.cli.positional.contains(&field.as_str()) => {
+            format!("{} (or {}) is required", field.to_uppercase(), flag(field))
+        }
+        ArgFault::Missing { field } if spec.cli.stdin_param == Some(field.as_str()) => {
+            format!("{} is required (or give it on stdin)", flag(field))
+        }
+        ArgFault::Missing { field } => format!("{} is required", flag(field)),
+        ArgFault::Null { field } => format!("{}: is required and must not be null", flag(field)),
+        ArgFault::Refused {
+            field: Some(field),
+            given,
+            detail,
+        } if property(field).is_some() => {
+            // A flag's integer is any i64; serde's words for a negative one name a Rust type.
+            let negative = given.as_ref().and_then(Value::as_i64).filter(|n| *n < 0);
+            let detail = match negative {
+                Some(n) if property(field).is_some_and(is_unsigned) => {
+                    format!("invalid value: integer `{n}`, expected a non-negative integer")
+                }
+                _ => detail.clone(),
+            };
+            format!("{}: {detail}", flag(field))
+        }
+        // An unknown argument cannot come from flags (clap refuses it first).
+        other => other.describe(),
+    }
+}
+
+/// An integer property that takes no negative value (`minimum` ≥ 0, as an unsigned Rust type
+/// is described in the schemas).
+fn is_unsigned(property: &Value) -> bool {
+    property
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .is_some_and(|m| m >= 0.0)
+}
+
+/// A tool's own message about its arguments names them in prose; each becomes its flag.
+fn prose_in_flags(schema: &Value, message: &str) -> String {
+    let mut out = message.to_string();
     for (name, _, _) in schema_properties(schema) {
         let flag = format!("--{}", flag_name(&name));
-        let required = if spec.cli.positional.contains(&name.as_str()) {
-            format!("{} (or {flag}) is required", name.to_uppercase())
-        } else if spec.cli.stdin_param == Some(name.as_str()) {
-            format!("{flag} is required (or give it on stdin)")
-        } else {
-            format!("{flag} is required")
-        };
-        out = out.replace(&format!("missing field `{name}`"), &required);
         out = out.replace(&format!("`{name}`"), &flag);
         if let Some(rest) = out.strip_prefix(&format!("{name}: ")) {
             out = format!("{flag}: {rest}");
@@ -726,4 +766,65 @@ fn args_from_flags(
         }
     }
     Ok((!args.is_empty()).then_some(args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{parse_args, read::ReadArgs, replace::ReplaceArgs, write::WriteArgs};
+    use serde_json::json;
+
+    /// The failure of `A`'s arguments in JSON's words and in the flags of tool `tool`.
+    fn said<A: serde::de::DeserializeOwned + schemars::JsonSchema>(
+        tool: &str,
+        args: Value,
+    ) -> (String, String) {
+        let spec = tools::find(tool).expect("a tool");
+        let schema: Value = serde_json::from_str(spec.schema).expect("schema");
+        let err = parse_args::<A>(args).err().expect("refused");
+        (err.message(), in_flag_language(spec, &schema, &err))
+    }
+
+    #[test]
+    fn argument_faults_are_said_in_flags() {
+        let (json, flags) =
+            said::<ReplaceArgs>("str_replace", json!({"file_path": "f", "old_str": "a"}));
+        assert_eq!(json, "missing field `new_str`");
+        assert_eq!(flags, "--new-str is required");
+        let (_, flags) = said::<ReadArgs>("read_file", json!({}));
+        assert_eq!(flags, "FILE_PATH (or --file-path) is required");
+        let (_, flags) = said::<WriteArgs>("write_file", json!({"file_path": "f"}));
+        assert_eq!(flags, "--content is required (or give it on stdin)");
+        let (json, flags) = said::<ReplaceArgs>(
+            "str_replace",
+            json!({"file_path": "f", "old_str": "a", "new_str": null}),
+        );
+        assert_eq!(json, "new_str: is required and must not be null");
+        assert_eq!(flags, "--new-str: is required and must not be null");
+        let (json, flags) = said::<ReadArgs>("read_file", json!({"file_path": "f", "limit": -3}));
+        assert_eq!(json, "limit: invalid value: integer `-3`, expected u64");
+        assert_eq!(
+            flags,
+            "--limit: invalid value: integer `-3`, expected a non-negative integer"
+        );
+    }
+
+    #[test]
+    fn a_tools_prose_names_flags() {
+        let spec = tools::find("str_replace").expect("a tool");
+        let schema: Value = serde_json::from_str(spec.schema).expect("schema");
+        let err = Error::new(
+            ErrorKind::MultipleMatches,
+            "old_str occurs 2 times in src/old_str.rs; set replace_all, or see `new_str`.",
+        );
+        assert_eq!(
+            in_flag_language(spec, &schema, &err),
+            "--old-str occurs 2 times in src/old_str.rs; set --replace-all, or see --new-str."
+        );
+        let err = Error::invalid_args("file_path: must name a file");
+        assert_eq!(
+            in_flag_language(spec, &schema, &err),
+            "--file-path: must name a file"
+        );
+    }
 }

@@ -12,8 +12,9 @@ use serde_json::Value;
 
 pub use crate::catalog::{Tier, ToolName};
 use crate::config::Config;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ArgFault, Error, ErrorKind, Result};
 use crate::fs::jail::Workspace;
+use serde_path_to_error::Segment;
 
 /// The dispatch half of the tool list (`catalog::tool_list!`): a module per tool, each tool's
 /// description by name, and `by_tool`. A `const` check holds each module's `Tool::NAME` to the
@@ -439,49 +440,118 @@ pub fn call_text(
     outcome.map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
-/// Deserialize arguments strictly; every message names the offending field. A property given as
-/// `null` counts as not given, so hosts whose strict schemas make every optional argument
-/// nullable (OpenAI strict function calling) can send `null` for "use the default".
-pub fn parse_args<A: DeserializeOwned>(value: Value) -> Result<A> {
+/// Deserialize arguments strictly; every failure names the argument at fault (`ArgFault`). A
+/// property given as `null` counts as not given, so hosts whose strict schemas make every
+/// optional argument nullable (OpenAI strict function calling) can send `null` for "use the
+/// default"; a required one given as `null` is refused as such, and an unknown one stays refused,
+/// null or not.
+pub fn parse_args<A: DeserializeOwned + JsonSchema>(value: Value) -> Result<A> {
     let Value::Object(mut map) = value else {
-        return Err(Error::new(
-            ErrorKind::InvalidArgs,
-            format!("arguments must be a JSON object, got {}", json_type(&value)),
-        ));
+        return Err(Error::invalid_args(format!(
+            "arguments must be a JSON object, got {}",
+            json_type(&value)
+        )));
     };
-    let mut dropped = Vec::new();
-    loop {
-        let error = match serde_path_to_error::deserialize(Value::Object(map.clone())) {
-            Ok(args) => return Ok(args),
-            Err(e) => e,
-        };
-        let path = error.path().to_string();
-        let inner = error.into_inner().to_string();
-        // `Option` fields take null as None already; a defaulted field refuses it, so it is
-        // dropped and the default applies. Unknown fields stay refused, null or not.
-        let field = path.strip_prefix('.').unwrap_or(&path).to_string();
-        let given_null = map.get(&field).is_some_and(Value::is_null);
-        if given_null && inner.starts_with("invalid type: null") {
-            map.remove(&field);
-            dropped.push(field);
-            continue;
+    // Most calls are well formed: the arguments' shape is looked at only when this fails.
+    if let Ok(args) = A::deserialize(&map) {
+        return Ok(args);
+    }
+    let shape = ArgShape::of::<A>();
+    // `Option` fields take null as None already; a defaulted field refuses it, so every
+    // optional null goes and the defaults apply.
+    map.retain(|name, v| !(v.is_null() && shape.is_optional(name)));
+    let error = match serde_path_to_error::deserialize(&map) {
+        Ok(args) => return Ok(args),
+        Err(e) => e,
+    };
+    let mut segments = error.path().iter();
+    let top = match (segments.next(), segments.next()) {
+        (Some(Segment::Map { key }), None) => Some(key.clone()),
+        _ => None,
+    };
+    let place = error.path().to_string();
+    let detail = error.into_inner().to_string();
+    let fault = match top {
+        Some(field) if map.get(&field).is_some_and(Value::is_null) && shape.is_required(&field) => {
+            ArgFault::Null { field }
         }
-        if let Some(missing) = inner
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.strip_suffix('`'))
-        {
-            if dropped.iter().any(|f| f == missing) {
-                return Err(Error::invalid_args(format!(
-                    "{missing}: is required and must not be null"
-                )));
+        Some(field) if !shape.has(&field) => ArgFault::Unknown { field, detail },
+        Some(field) => ArgFault::Refused {
+            given: map.get(&field).cloned(),
+            field: Some(field),
+            detail,
+        },
+        // About the arguments as a whole: serde refuses an unknown name while it reads the
+        // object, and only then counts what is missing.
+        None if place == "." => match map.keys().find(|name| !shape.has(name)) {
+            Some(field) => ArgFault::Unknown {
+                field: field.clone(),
+                detail,
+            },
+            None => match shape.required.iter().find(|name| !map.contains_key(*name)) {
+                Some(field) => ArgFault::Missing {
+                    field: field.clone(),
+                },
+                None => ArgFault::Refused {
+                    field: None,
+                    given: None,
+                    detail,
+                },
+            },
+        },
+        None => ArgFault::Refused {
+            field: Some(place),
+            given: None,
+            detail,
+        },
+    };
+    Err(Error::bad_arg(fault))
+}
+
+/// The properties of an argument type and which of them are required, from its schema.
+struct ArgShape {
+    properties: Vec<String>,
+    /// In the order the type declares them (the order serde reports them missing).
+    required: Vec<String>,
+}
+
+impl ArgShape {
+    fn of<A: JsonSchema>() -> ArgShape {
+        let schema = schemars::schema_for!(A).to_value();
+        let names = |key: &str| -> Vec<String> {
+            match schema.get(key) {
+                Some(Value::Object(map)) => map.keys().cloned().collect(),
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
             }
-        }
-        let message = if path == "." || path.is_empty() {
-            inner
-        } else {
-            format!("{path}: {inner}")
         };
-        return Err(Error::invalid_args(message));
+        let properties = names("properties");
+        let listed = names("required");
+        let required = properties
+            .iter()
+            .filter(|p| listed.contains(p))
+            .cloned()
+            .collect();
+        ArgShape {
+            properties,
+            required,
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.properties.iter().any(|p| p == name)
+    }
+
+    fn is_required(&self, name: &str) -> bool {
+        self.required.iter().any(|p| p == name)
+    }
+
+    fn is_optional(&self, name: &str) -> bool {
+        self.has(name) && !self.is_required(name)
     }
 }
 
@@ -805,7 +875,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[derive(Debug, serde::Deserialize)]
+    #[derive(Debug, serde::Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     struct Sample {
         name: String,
@@ -813,23 +883,122 @@ mod tests {
         path: String,
         #[serde(default)]
         limit: Option<u64>,
+        #[serde(default)]
+        tags: Vec<String>,
+        other: u64,
     }
 
     fn dot() -> String {
         ".".into()
     }
 
+    fn fault(args: Value) -> ArgFault {
+        let e = parse_args::<Sample>(args).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgs);
+        let fault = e.arg().cloned().expect("an argument fault");
+        assert_eq!(e.message(), fault.describe());
+        fault
+    }
+
     #[test]
     fn null_means_not_given() {
-        let s: Sample = parse_args(json!({"name": "a", "path": null, "limit": null})).unwrap();
+        let s: Sample =
+            parse_args(json!({"name": "a", "path": null, "limit": null, "tags": null, "other": 1}))
+                .unwrap();
         assert_eq!(
-            (s.name.as_str(), s.path.as_str(), s.limit),
-            ("a", ".", None)
+            (
+                s.name.as_str(),
+                s.path.as_str(),
+                s.limit,
+                s.tags.len(),
+                s.other
+            ),
+            ("a", ".", None, 0, 1)
         );
-        let e = parse_args::<Sample>(json!({"name": null})).unwrap_err();
-        assert_eq!(e.message(), "name: is required and must not be null");
-        let e = parse_args::<Sample>(json!({"name": "a", "extra": null})).unwrap_err();
-        assert!(e.message().contains("extra"), "{}", e.message());
+    }
+
+    #[test]
+    fn a_required_argument_given_as_null_is_named() {
+        let f = fault(json!({"name": null, "other": 1}));
+        assert_eq!(
+            f,
+            ArgFault::Null {
+                field: "name".into()
+            }
+        );
+        assert_eq!(f.describe(), "name: is required and must not be null");
+        // Null for an optional one is fine even then: the required one is the fault.
+        let f = fault(json!({"path": null, "other": null, "name": "a"}));
+        assert_eq!(
+            f,
+            ArgFault::Null {
+                field: "other".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_missing_argument_is_named_in_declaration_order() {
+        let f = fault(json!({"path": "x"}));
+        assert_eq!(
+            f,
+            ArgFault::Missing {
+                field: "name".into()
+            }
+        );
+        assert_eq!(f.describe(), "missing field `name`");
+        let f = fault(json!({"name": "a", "limit": null}));
+        assert_eq!(
+            f,
+            ArgFault::Missing {
+                field: "other".into()
+            }
+        );
+        // A value of the wrong type is found first, as serde reads the object.
+        let f = fault(json!({"name": 5}));
+        assert_eq!(f.field(), Some("name"));
+        assert!(matches!(f, ArgFault::Refused { .. }), "{f:?}");
+    }
+
+    #[test]
+    fn unknown_arguments_stay_refused_null_or_not() {
+        for extra in [json!(null), json!(3)] {
+            let f = fault(json!({"name": "a", "other": 1, "extra": extra}));
+            let ArgFault::Unknown { field, .. } = &f else {
+                panic!("{f:?}");
+            };
+            assert_eq!(field, "extra");
+            let message = f.describe();
+            assert!(
+                message.starts_with("extra: unknown field `extra`"),
+                "{message}"
+            );
+            assert!(message.contains("`name`"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_argument() {
+        let f = fault(json!({"name": "a", "other": 1, "limit": -3}));
+        let ArgFault::Refused {
+            field,
+            given,
+            detail,
+        } = &f
+        else {
+            panic!("{f:?}");
+        };
+        assert_eq!((field.as_deref(), given), (Some("limit"), &Some(json!(-3))));
+        assert!(detail.contains("-3"), "{detail}");
+        assert!(f.describe().starts_with("limit: "), "{}", f.describe());
+        // Inside an argument: the place is named, the value is not the whole argument's.
+        let f = fault(json!({"name": "a", "other": 1, "tags": ["x", 4]}));
+        assert!(
+            matches!(&f, ArgFault::Refused { field: Some(p), given: None, .. } if p == "tags[1]"),
+            "{f:?}"
+        );
+        let e = parse_args::<Sample>(json!(["a"])).unwrap_err();
+        assert_eq!(e.message(), "arguments must be a JSON object, got an array");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::render::model::error_text;
 pub fn model_outcome(tool: ToolName, outcome: &Result<Value>) -> String {
     match outcome {
         Ok(result) => model_result(tool, result),
-        Err(e) => error_text(e.code(), &e.message),
+        Err(e) => error_text(e.code(), &e.message()),
     }
 }
 
@@ -53,7 +53,7 @@ pub fn human_outcome(spec: &ToolSpec, outcome: &std::result::Result<Value, Error
         Ok(result) => (spec.human_text)(result),
         Err(e) => Text {
             stdout: String::new(),
-            stderr: format!("{}: {}: {}\n", spec.binary(), e.code(), e.message),
+            stderr: format!("{}: {}: {}\n", spec.binary(), e.code(), e.message()),
         },
     }
 }

@@ -51,6 +51,7 @@ macro_rules! tool_list {
             PatchApply "patch_apply" "sneaky-patch" Confirm patch::PatchApply,
             RunCommand "run_command" "sneaky-run" Confirm run::RunCommand,
             Finish "finish" "sneaky-finish" Auto finish::Finish,
+            Undo "undo" "sneaky-undo" Confirm undo::Undo,
         }
     };
 }

@@ -54,6 +54,27 @@ pub struct Config {
     /// planted hooks and config keys run programs.
     pub allow_vcs_writes: bool,
     pub mcp: Mcp,
+    pub undo: Undo,
+}
+
+/// `[undo]`: the history of changes kept for `undo` (`fs::history`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Undo {
+    /// Bytes the history of one workspace may take (entries and the contents they keep);
+    /// past it the oldest changes are forgotten.
+    pub max_bytes: u64,
+}
+
+/// Default `undo.max_bytes`.
+pub const DEFAULT_UNDO_MAX_BYTES: u64 = 256 << 20;
+
+impl Default for Undo {
+    fn default() -> Self {
+        Undo {
+            max_bytes: DEFAULT_UNDO_MAX_BYTES,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -137,6 +158,7 @@ impl Default for Config {
             trusted_workspaces: Vec::new(),
             allow_vcs_writes: false,
             mcp: Mcp::default(),
+            undo: Undo::default(),
         }
     }
 }
@@ -287,6 +309,8 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         trusted_workspaces: base.trusted_workspaces,
         allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
         mcp: ws.mcp,
+        // The user's: a project can neither erase its history nor make it fill the disk.
+        undo: base.undo,
         // Checked by the caller: a project may only name itself (protocol::refuse_moved_root).
         workspace_root: ws.workspace_root,
     }

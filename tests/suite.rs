@@ -64,3 +64,5 @@ mod sandbox;
 mod shell_habits;
 #[path = "suite/text_stream.rs"]
 mod text_stream;
+#[path = "suite/undo.rs"]
+mod undo;

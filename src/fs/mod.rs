@@ -2,11 +2,13 @@
 //!
 //! - `jail`: the workspace root handle; every user path is resolved beneath it.
 //! - `durable`: crash-safe create, replace and delete through parent directory handles.
+//! - `history`: what each change replaced and left, for `undo` (kept outside the workspace).
 //! - `suggest`: the nearest existing name for a path that is not there; the root named in
 //!   `outside_workspace` messages.
 //! - `walk`: the shared machinery of the walking tools (list_dir, grep_files, find_files).
 
 pub mod durable;
+pub mod history;
 pub mod jail;
 pub mod suggest;
 pub mod walk;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
+use crate::fs::history::{self, Undoable};
 use crate::fs::jail::Kind;
 use crate::render::human::{self, Text};
 use crate::render::model;
@@ -28,6 +29,9 @@ pub struct MakeDirResult {
     /// Every directory that was created, parents first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<String>,
+    /// Its place in the undo history (`change_id`), for every edit but a dry run.
+    #[serde(flatten)]
+    pub undo: Undoable,
 }
 
 pub struct MakeDir;
@@ -62,8 +66,8 @@ impl Tool for MakeDir {
     fn run(args: MakeDirArgs, ctx: &Context) -> Result<MakeDirResult> {
         let rel = ctx.ws.relative(&args.directory_path)?;
         let path = rel.display().to_string();
-        let created_dirs = match durable::open_dirs(&ctx.ws, rel.as_path(), true) {
-            Ok((_, created)) => created,
+        let make = || match durable::open_dirs(&ctx.ws, rel.as_path(), true) {
+            Ok((_, created)) => Ok(created),
             Err(e) if e.kind == ErrorKind::NotADirectory => {
                 if ctx.ws.kind_of(&rel).ok() == Some(Kind::File) {
                     return Err(Error::new(
@@ -71,14 +75,21 @@ impl Tool for MakeDir {
                         format!("{path} already exists and is a file, not a directory"),
                     ));
                 }
-                return Err(e);
+                Err(e)
             }
-            Err(e) => return Err(e),
+            Err(e) => Err(e),
         };
+        // The directories to make are known once made: the entry starts with no path, and
+        // gets them as the directories this change made.
+        let recorded = history::record(
+                &ctx.ws,
+                ctx.config.undo.max_bytes, Self::NAME.as_str(), &[], make)?;
+        let created_dirs = recorded.made.clone();
         Ok(MakeDirResult {
             path,
             created: !created_dirs.is_empty(),
             created_dirs,
+            undo: recorded.undo,
         })
     }
 

@@ -318,6 +318,10 @@ pub(crate) mod tests {
                        "diff": "-x\n+y\n"}),
                 json!({"path": "l", "bytes_written": 2, "created": false, "dry_run": true,
                        "diff": "…", "diff_truncated": true, "resolved_path": "t"}),
+                json!({"path": "a", "bytes_written": 2, "created": true, "dry_run": false,
+                       "diff": "+y\n", "change_id": "c1-2-0", "forgotten_changes": 3}),
+                json!({"path": "a", "bytes_written": 2, "created": true, "dry_run": false,
+                       "diff": "+y\n", "undo_unavailable": "no place for the undo history"}),
             ],
         );
         round_trip::<tools::mkdir::MakeDir>(
@@ -362,6 +366,16 @@ pub(crate) mod tests {
             ],
         );
         round_trip::<tools::finish::Finish>(seen, &[json!({"message": "done"})]);
+        round_trip::<tools::undo::Undo>(
+            seen,
+            &[
+                json!({"undone": "c1-2-0", "change_id": "c3-4-0", "paths": ["a"],
+                       "diff": "-x\n+y\n", "diff_truncated": false, "dry_run": false}),
+                json!({"paths": [], "diff": "", "diff_truncated": false, "dry_run": false,
+                       "changes": [{"change_id": "c3-4-0", "tool": "undo", "paths": ["a"],
+                                    "time": 1, "undoes": "c1-2-0"}]}),
+            ],
+        );
         let all: BTreeSet<&str> = tools::all().map(|spec| spec.name()).collect();
         assert_eq!(*seen, all, "a sample for every tool");
     }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::history::{self, Undoable};
 use crate::fs::durable;
 use crate::render::human::{self, Text};
 use crate::render::model;
@@ -108,6 +109,9 @@ pub struct PatchResult {
     /// The file actually patched when `path` is a link (inside the workspace) to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
+    /// Its place in the undo history (`change_id`), for every edit but a dry run.
+    #[serde(flatten)]
+    pub undo: Undoable,
 }
 
 pub struct PatchApply;
@@ -337,6 +341,7 @@ fn one_file(
         .as_ref()
         .map(|t| t.display.clone())
         .filter(|d| *d != path);
+    let mut recorded = None;
     if !dry_run {
         // Directories made for a new file go again if the write fails.
         let mut made = durable::MadeDirs::default();
@@ -344,10 +349,18 @@ fn one_file(
             Some(t) => t,
             None => durable::locate(&ctx.ws, file_path, true, Some(&mut made))?,
         };
-        if existing.is_none() || applied.content != bytes {
-            target.replace_with(&applied.content, existing.as_ref())?;
-        }
-        made.keep();
+        recorded = Some(history::record(
+                &ctx.ws,
+                ctx.config.undo.max_bytes,
+            PatchApply::NAME.as_str(),
+            &[&target],
+            || {
+                if existing.is_none() || applied.content != bytes {
+                    target.replace_with(&applied.content, existing.as_ref())?;
+                }
+                Ok(made.keep())
+            },
+        )?);
     }
     Ok(PatchResult {
         path,
@@ -360,5 +373,6 @@ fn one_file(
         diff,
         diff_truncated,
         resolved_path,
+        undo: recorded.map(|r| r.undo).unwrap_or_default(),
     })
 }

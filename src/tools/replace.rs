@@ -17,6 +17,7 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::history::{self, Undoable};
 use crate::fs::durable;
 use crate::render::human::{self, Text};
 use crate::render::model;
@@ -65,6 +66,9 @@ pub struct ReplaceResult {
     /// The file actually edited when `path` is a link (inside the workspace) to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
+    /// Its place in the undo history (`change_id`), for every edit but a dry run.
+    #[serde(flatten)]
+    pub undo: Undoable,
 }
 
 pub struct StrReplace;
@@ -165,9 +169,22 @@ impl Tool for StrReplace {
         };
         let cap = ctx.config.max_output_bytes as usize;
         let (diff, diff_truncated) = crate::edit::diff_text(&path, Some(&bytes), &out, edits, cap);
-        if !args.dry_run && out != bytes {
-            target.replace_with(&out, Some(&existing))?;
-        }
+        let recorded = if args.dry_run {
+            None
+        } else {
+            Some(history::record(
+                &ctx.ws,
+                ctx.config.undo.max_bytes,
+                Self::NAME.as_str(),
+                &[&target],
+                || {
+                    if out != bytes {
+                        target.replace_with(&out, Some(&existing))?;
+                    }
+                    Ok(Vec::new())
+                },
+            )?)
+        };
         let resolved_path = Some(target.display.clone()).filter(|d| *d != path);
         Ok(ReplaceResult {
             path,
@@ -179,6 +196,7 @@ impl Tool for StrReplace {
             diff,
             diff_truncated,
             resolved_path,
+            undo: recorded.map(|r| r.undo).unwrap_or_default(),
         })
     }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
+use crate::fs::history::{self, Undoable};
 use crate::fs::jail::{map_errno, Kind};
 use crate::render::human::Text;
 
@@ -23,6 +24,9 @@ pub struct DeleteResult {
     pub path: String,
     /// "file" or "link".
     pub kind: String,
+    /// Its place in the undo history (`change_id`), for every edit but a dry run.
+    #[serde(flatten)]
+    pub undo: Undoable,
 }
 
 pub struct DeleteFile;
@@ -80,10 +84,17 @@ impl Tool for DeleteFile {
             }
             other => return Err(durable::not_a_file(&target.display, other)),
         };
-        target.unlink()?;
+        let recorded = history::record(
+                &ctx.ws,
+                ctx.config.undo.max_bytes,
+            Self::NAME.as_str(),
+            &[&target],
+            || target.unlink().map(|()| Vec::new()),
+        )?;
         Ok(DeleteResult {
             path: target.display.clone(),
             kind: kind.to_string(),
+            undo: recorded.undo,
         })
     }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::history::{self, Undoable};
 use crate::fs::durable::{self, Existing, Unmade};
 use crate::fs::jail::Kind;
 use crate::render::human::{self, Text};
@@ -44,6 +45,9 @@ pub struct WriteResult {
     /// The file actually written when `path` is a link (inside the workspace) to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
+    /// Its place in the undo history (`change_id`), for every edit but a dry run.
+    #[serde(flatten)]
+    pub undo: Undoable,
 }
 
 pub struct WriteFile;
@@ -141,10 +145,19 @@ impl Tool for WriteFile {
                 ),
             },
         };
-        if let (Some(t), false) = (&target, args.dry_run) {
-            t.replace_with(content, existing.as_ref())?;
-        }
-        made.keep();
+        let recorded = match (&target, args.dry_run) {
+            (Some(t), false) => Some(history::record(
+                &ctx.ws,
+                ctx.config.undo.max_bytes,
+                Self::NAME.as_str(),
+                &[t],
+                || {
+                    t.replace_with(content, existing.as_ref())?;
+                    Ok(made.keep())
+                },
+            )?),
+            _ => None,
+        };
         let resolved_path = target
             .as_ref()
             .map(|t| t.display.clone())
@@ -158,6 +171,7 @@ impl Tool for WriteFile {
             diff,
             diff_truncated,
             resolved_path,
+            undo: recorded.map(|r| r.undo).unwrap_or_default(),
         })
     }
 

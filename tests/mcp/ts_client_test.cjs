@@ -98,6 +98,8 @@ const CALLS = [
   ['patch_apply', { file_path: 'src/lib.rs', patch: PATCH },
     { file_path: 'src/lib.rs', patch: STALE_PATCH }, 'patch_rejected'],
   ['run_command', { command: 'ls' }, { command: 'sudo ls' }, 'command_denied'],
+  // Takes back the patch above (the command changed nothing).
+  ['undo', {}, { change_id: 'c0-0-0' }, 'not_found'],
 ];
 
 async function callAll(client, tools, root) {
@@ -160,7 +162,8 @@ async function main() {
   check(client.getServerVersion().name === 'sneaky-mcp', 'server identifies as sneaky-mcp');
 
   const { tools } = await client.listTools();
-  check(tools.length === 10, `10 tools listed (finish is not): ${tools.map((t) => t.name)}`);
+  check(tools.length === CALLS.length && !tools.some((t) => t.name === 'finish'),
+    `every tool but finish listed: ${tools.map((t) => t.name)}`);
   for (const tool of tools) {
     compileStrict(tool.inputSchema, `${tool.name} inputSchema`);
     compileStrict(tool.outputSchema, `${tool.name} outputSchema`);

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::util;
 
 /// A tool binary started in the workspace with `request` fed on stdin by a thread.
-fn spawn_tool(
+pub fn spawn_tool(
     name: &str,
     w: &util::Ws,
     request: &[u8],
@@ -19,6 +19,7 @@ fn spawn_tool(
         .env("SNEAKY_ROOT", &w.root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

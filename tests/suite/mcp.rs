@@ -292,14 +292,18 @@ fn tools_list_follows_the_table_and_the_config() {
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], spec.hints.read_only);
         assert_eq!(a["openWorldHint"], false);
-        let destructive = matches!(
-            spec.name(),
-            "delete_file" | "write_file" | "str_replace" | "patch_apply" | "run_command"
+        assert_eq!(
+            a["destructiveHint"],
+            spec.hints.destructive,
+            "{}",
+            spec.name()
         );
-        assert_eq!(a["destructiveHint"], destructive, "{}", spec.name());
-        if spec.hints.read_only || spec.name() == "make_dir" {
-            assert_eq!(a["idempotentHint"], true, "{}", spec.name());
-        }
+        assert_eq!(
+            a["idempotentHint"],
+            spec.hints.idempotent,
+            "{}",
+            spec.name()
+        );
     }
     let denied = s.call(2, "grep_files", json!({"pattern": "x"}));
     assert_eq!(denied["isError"], true);

@@ -274,6 +274,7 @@ fn every_config_key_is_in_the_readme() {
         ("", Some(&toml::Value::Table(example.clone()))),
         ("[permissions]", example.get("permissions")),
         ("[tools.shell]", Some(shell)),
+        ("[undo]", example.get("undo")),
     ] {
         let shown = shown
             .and_then(toml::Value::as_table)

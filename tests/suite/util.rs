@@ -68,6 +68,7 @@ impl Ws {
             .env("SNEAKY_ROOT", &self.root)
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
             .args(args);
         let out = assert_cmd::Command::from_std(cmd)
             .write_stdin(stdin.to_vec())

@@ -48,7 +48,8 @@ pub enum Change {
 }
 
 impl Change {
-    fn target(&self) -> &Target {
+    /// The entry the change is to.
+    pub fn target(&self) -> &Target {
         match self {
             Change::Write { target, .. } | Change::Delete { target, .. } => target,
         }

@@ -10,12 +10,13 @@ use std::collections::HashSet;
 use std::os::fd::AsFd;
 use std::path::Component;
 
-use super::{adjustments, patched, FileChange, PatchResult};
+use super::{adjustments, patched, FileChange, PatchApply, PatchResult};
 use crate::edit::{self, Applied, Hunk, Lines, Section};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable::{self, Change, Existing, MadeDirs, Target, Unmade};
+use crate::fs::history;
 use crate::fs::jail::Kind;
-use crate::tools::Context;
+use crate::tools::{Context, Tool};
 
 /// What one section does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -446,10 +447,22 @@ pub(super) fn apply_all(
         changes.extend(w.changes);
         files.push(w.report);
     }
-    if !dry_run {
-        durable::commit_all(&ctx.ws, &changes)?;
-    }
-    made.keep();
+    let recorded = if dry_run {
+        made.keep();
+        None
+    } else {
+        let targets: Vec<&Target> = changes.iter().map(Change::target).collect();
+        Some(history::record(
+                &ctx.ws,
+                ctx.config.undo.max_bytes,
+            PatchApply::NAME.as_str(),
+            &targets,
+            || {
+                durable::commit_all(&ctx.ws, &changes)?;
+                Ok(made.keep())
+            },
+        )?)
+    };
     Ok(PatchResult {
         path: files.first().map(|f| f.path.clone()).unwrap_or_default(),
         hunks_applied,
@@ -461,6 +474,7 @@ pub(super) fn apply_all(
         diff,
         diff_truncated,
         resolved_path: None,
+        undo: recorded.map(|r| r.undo).unwrap_or_default(),
     })
 }
 

@@ -1,0 +1,751 @@
+//! The undo history of a workspace: what every change by an edit tool replaced, kept so that
+//! `undo` can take it back, and what it left, so that a later change by anyone is noticed.
+//!
+//! Write-ahead: before an edit touches the workspace, its entry is on disk (flushed) holding the
+//! state of every path it will change, file contents included; the edit then runs, and the entry
+//! is completed with the state each path was left in. A process killed in between leaves its
+//! entry pending and unlocked; the next tool that opens the history settles it from what the
+//! workspace holds: unchanged means the edit never landed (the entry goes), changed means it
+//! did (the entry is completed from the workspace). A live edit holds a lock on its entry, so it
+//! is never settled under it.
+//!
+//! The history lives outside the workspace, in `$XDG_STATE_HOME/sneaky/undo/` (else
+//! `~/.local/state/sneaky/undo/`), one directory per workspace root (0700): `git status` never
+//! sees it, and commands, which may only write the workspace, cannot change it. Contents are
+//! kept once each under their SHA-256 (`blobs/`), so the content one change leaves and the next
+//! one replaces costs its size once. The history is bounded by `undo.max_bytes`: past it the
+//! oldest changes are forgotten, and the change that caused it says how many.
+
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use nix::fcntl::{readlinkat, Flock, FlockArg};
+use nix::sys::stat::SFlag;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::durable::{self, Target};
+use super::jail::Workspace;
+use crate::error::{Error, ErrorKind, Result};
+
+/// What one path of the workspace was, or became.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum State {
+    Absent,
+    File {
+        mode: u32,
+        size: u64,
+        sha256: String,
+    },
+    /// A symbolic link and its target, byte for byte.
+    Link {
+        target: Vec<u8>,
+    },
+    Dir {
+        mode: u32,
+    },
+}
+
+impl State {
+    /// In words, for messages: "a file of 12 bytes", "missing".
+    pub fn describe(&self) -> String {
+        match self {
+            State::Absent => "missing".into(),
+            State::File { size, .. } => format!("a file of {size} bytes"),
+            State::Link { target } => {
+                format!("a link to {}", String::from_utf8_lossy(target))
+            }
+            State::Dir { .. } => "a directory".into(),
+        }
+    }
+}
+
+/// One path's state as taken from the workspace, with a file's content.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub path: String,
+    pub state: State,
+    pub content: Option<Vec<u8>>,
+}
+
+impl Snapshot {
+    /// A path that is not there.
+    pub fn absent(path: &str) -> Snapshot {
+        Snapshot {
+            path: path.to_string(),
+            state: State::Absent,
+            content: None,
+        }
+    }
+
+    /// A file about to be given `content` with `mode`, as it will be once written.
+    pub fn file(path: &str, content: Vec<u8>, mode: u32) -> Snapshot {
+        Snapshot {
+            path: path.to_string(),
+            state: State::File {
+                mode: mode & 0o7777,
+                size: content.len() as u64,
+                sha256: sha256_hex(&content),
+            },
+            content: Some(content),
+        }
+    }
+
+    /// The entry a target names, as it is now (a link is the link, never followed). A file
+    /// over `limit` bytes cannot be kept (`file_too_large`).
+    pub fn of_target(ws: &Workspace, target: &Target, limit: u64) -> Result<Snapshot> {
+        let path = target.display.as_str();
+        let Some(st) = target.stat()? else {
+            return Ok(Snapshot::absent(path));
+        };
+        let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
+        let state = match kind {
+            SFlag::S_IFREG => {
+                let existing = target.read_existing(ws, limit.min(u64::MAX - 1))?;
+                return match existing {
+                    Some(e) => match e.bytes {
+                        Some(bytes) => Ok(Snapshot::file(path, bytes, e.mode)),
+                        None => Err(Error::new(
+                            ErrorKind::FileTooLarge,
+                            format!(
+                                "{path} ({} bytes) is larger than the undo history may keep \
+                                 (undo.max_bytes = {limit}); nothing was changed",
+                                e.size
+                            ),
+                        )),
+                    },
+                    None => Ok(Snapshot::absent(path)),
+                };
+            }
+            SFlag::S_IFLNK => {
+                let link = readlinkat(&target.dir, target.name.as_os_str())
+                    .map_err(|e| crate::fs::jail::map_errno(e, path))?;
+                State::Link {
+                    target: link.as_bytes().to_vec(),
+                }
+            }
+            SFlag::S_IFDIR => State::Dir {
+                mode: st.st_mode & 0o7777,
+            },
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::NotAFile,
+                    format!("{path} is a special file; its changes cannot be recorded for undo"),
+                ))
+            }
+        };
+        Ok(Snapshot {
+            path: path.to_string(),
+            state,
+            content: None,
+        })
+    }
+
+    /// The entry at a root-relative path as it is now; a path whose directory is gone is absent.
+    pub fn at(ws: &Workspace, path: &str, limit: u64) -> Result<Snapshot> {
+        match durable::locate(ws, path, false, None) {
+            Ok(target) => Snapshot::of_target(ws, &target, limit),
+            Err(e) if e.kind == ErrorKind::NotFound || e.kind == ErrorKind::NotADirectory => {
+                Ok(Snapshot::absent(path))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// One path of a change: what it was, and what the change left (None while pending).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PathChange {
+    pub path: String,
+    pub before: State,
+    pub after: Option<State>,
+}
+
+/// One change, as kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub change_id: String,
+    pub tool: String,
+    /// Seconds since the Unix epoch when the change began.
+    pub time: u64,
+    /// The change this one took back, for an undo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    pub done: bool,
+    pub paths: Vec<PathChange>,
+}
+
+/// The history of one workspace.
+pub struct History {
+    dir: PathBuf,
+    max_bytes: u64,
+}
+
+/// Where a change stands in the undo history, as an edit's result says it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Undoable {
+    /// The change's id in the undo history: `undo` takes it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
+    /// Older changes forgotten to keep the undo history within undo.max_bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten_changes: Option<u64>,
+    /// Why the change could not be recorded, so that it cannot be undone (the history's
+    /// directory cannot be written, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_unavailable: Option<String>,
+}
+
+/// A change landed, and what the history made of it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub undo: Undoable,
+    /// The directories the change made, outermost first.
+    pub made: Vec<String>,
+}
+
+/// An entry written ahead of its change; completed by [`Pending::done`], removed when dropped
+/// without it (the change failed and the workspace is as it was).
+pub struct Pending<'h> {
+    history: &'h History,
+    entry: Entry,
+    /// Held until the entry is settled, so that no other process settles it meanwhile.
+    lock: Option<Flock<File>>,
+}
+
+const ENTRIES: &str = "entries";
+const BLOBS: &str = "blobs";
+
+impl History {
+    /// The history of this workspace, with the entries of killed edits settled; `max_bytes`
+    /// is its bound (`undo.max_bytes`).
+    pub fn open(ws: &Workspace, max_bytes: u64) -> Result<History> {
+        let base = state_home().ok_or_else(|| {
+            Error::new(
+                ErrorKind::IoError,
+                "no place for the undo history: set XDG_STATE_HOME or HOME",
+            )
+        })?;
+        History::open_in(&base, ws, max_bytes)
+    }
+
+    /// `open` with the state directory given (`$XDG_STATE_HOME` or its default).
+    fn open_in(base: &Path, ws: &Workspace, max_bytes: u64) -> Result<History> {
+        let dir = base
+            .join("sneaky")
+            .join("undo")
+            .join(workspace_key(ws.root()));
+        if dir.starts_with(ws.root()) {
+            return Err(Error::new(
+                ErrorKind::ConfigError,
+                format!(
+                    "the undo history would be inside the workspace ({}), where commands could \
+                     change it; point XDG_STATE_HOME elsewhere",
+                    dir.display()
+                ),
+            ));
+        }
+        for sub in [ENTRIES, BLOBS] {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir.join(sub))
+                .map_err(|e| Error::io(format!("making the undo history {}", dir.display()), e))?;
+        }
+        let history = History { dir, max_bytes };
+        history.settle_killed(ws);
+        Ok(history)
+    }
+
+    /// Record the state of the paths a change is about to touch, before it touches them.
+    /// `undoes`: the change this one takes back, for an undo.
+    pub fn begin(
+        &self,
+        tool: &str,
+        before: &[Snapshot],
+        undoes: Option<&str>,
+    ) -> Result<Pending<'_>> {
+        for snap in before {
+            self.keep_content(snap)?;
+        }
+        let entry = Entry {
+            change_id: new_change_id(),
+            tool: tool.to_string(),
+            time: now_secs(),
+            undoes: undoes.map(str::to_string),
+            done: false,
+            paths: before
+                .iter()
+                .map(|s| PathChange {
+                    path: s.path.clone(),
+                    before: s.state.clone(),
+                    after: None,
+                })
+                .collect(),
+        };
+        let lock = self.write_entry(&entry, true)?;
+        Ok(Pending {
+            history: self,
+            entry,
+            lock,
+        })
+    }
+
+    /// Every completed change, newest first.
+    pub fn entries(&self) -> Result<Vec<Entry>> {
+        let mut all = self.read_all()?;
+        all.retain(|e| e.done);
+        all.reverse();
+        Ok(all)
+    }
+
+    /// The change named, or the newest.
+    pub fn entry(&self, change_id: Option<&str>) -> Result<Entry> {
+        let entries = self.entries()?;
+        let found = match change_id {
+            None => entries.into_iter().next(),
+            Some(id) => entries.into_iter().find(|e| e.change_id == id),
+        };
+        found.ok_or_else(|| match change_id {
+            None => Error::new(
+                ErrorKind::NotFound,
+                "there is no change to undo in this workspace",
+            ),
+            Some(id) => Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "no change {id} in this workspace's history (forgotten, or never made); \
+                     list them with {{\"list\": true}}"
+                ),
+            ),
+        })
+    }
+
+    /// The content kept under a hash.
+    pub fn content(&self, sha256: &str) -> Result<Vec<u8>> {
+        let path = self.dir.join(BLOBS).join(sha256);
+        let mut bytes = Vec::new();
+        File::open(&path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(|e| Error::io(format!("reading the undo history's copy {sha256}"), e))?;
+        if sha256_hex(&bytes) != sha256 {
+            return Err(Error::new(
+                ErrorKind::IoError,
+                format!("the undo history's copy {sha256} is damaged; it cannot be restored"),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    fn entry_path(&self, change_id: &str) -> PathBuf {
+        self.dir.join(ENTRIES).join(format!("{change_id}.json"))
+    }
+
+    /// Keep a snapshot's content (once per hash), flushed before anything relies on it.
+    fn keep_content(&self, snap: &Snapshot) -> Result<()> {
+        let (State::File { sha256, .. }, Some(content)) = (&snap.state, &snap.content) else {
+            return Ok(());
+        };
+        let path = self.dir.join(BLOBS).join(sha256);
+        if path.exists() {
+            return Ok(());
+        }
+        write_durably(&path, content)
+            .map_err(|e| Error::io(format!("keeping the old content of {}", snap.path), e))
+    }
+
+    /// Write an entry whole (temporary name, flush, rename, flush the directory). A pending
+    /// entry is written locked and the lock handed back.
+    fn write_entry(&self, entry: &Entry, pending: bool) -> Result<Option<Flock<File>>> {
+        let text = serde_json::to_vec(entry)
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("writing an entry: {e}")))?;
+        let path = self.entry_path(&entry.change_id);
+        let temp = path.with_extension("json.tmp");
+        let io = |e| Error::io("writing the undo history", e);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temp)
+            .map_err(io)?;
+        file.write_all(&text).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        let lock = if pending {
+            let locked = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+                Error::new(ErrorKind::IoError, format!("locking an undo entry: {e}"))
+            })?;
+            Some(locked)
+        } else {
+            None
+        };
+        fs::rename(&temp, &path).map_err(io)?;
+        sync_dir(&self.dir.join(ENTRIES)).map_err(io)?;
+        Ok(lock)
+    }
+
+    /// Every entry on disk, oldest first (ids sort by time). Unreadable ones are skipped.
+    fn read_all(&self) -> Result<Vec<Entry>> {
+        let dir = self.dir.join(ENTRIES);
+        let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+            .map_err(|e| Error::io("reading the undo history", e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension() == Some(OsStr::new("json")))
+            .collect();
+        names.sort();
+        Ok(names
+            .iter()
+            .filter_map(|p| fs::read(p).ok())
+            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+            .collect())
+    }
+
+    /// Settle the pending entries of edits that were killed (their lock is free): the
+    /// workspace as it was means the edit never landed; otherwise it did, and what the
+    /// workspace holds is what it left.
+    fn settle_killed(&self, ws: &Workspace) {
+        let Ok(entries) = self.read_all() else { return };
+        for mut entry in entries.into_iter().filter(|e| !e.done) {
+            let path = self.entry_path(&entry.change_id);
+            let Ok(file) = File::open(&path) else {
+                continue;
+            };
+            let Ok(_lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
+                continue; // a live edit
+            };
+            // It may have been completed between the listing and the lock.
+            match fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
+            {
+                Some(now) if !now.done => entry = now,
+                _ => continue,
+            }
+            let now: Vec<Snapshot> = match entry
+                .paths
+                .iter()
+                .map(|p| Snapshot::at(ws, &p.path, self.max_bytes))
+                .collect::<Result<_>>()
+            {
+                Ok(now) => now,
+                Err(_) => continue,
+            };
+            let unchanged = entry
+                .paths
+                .iter()
+                .zip(&now)
+                .all(|(p, s)| p.before == s.state);
+            if unchanged {
+                let _ = fs::remove_file(&path);
+                continue;
+            }
+            if now.iter().try_for_each(|s| self.keep_content(s)).is_err() {
+                continue;
+            }
+            for (p, s) in entry.paths.iter_mut().zip(now) {
+                p.after = Some(s.state);
+            }
+            entry.done = true;
+            let _ = self.write_entry(&entry, false);
+        }
+    }
+
+    /// Forget the oldest changes while the history is over its bound, then drop the contents
+    /// no change refers to. Returns how many changes were forgotten.
+    fn bound(&self) -> u64 {
+        let Ok(mut entries) = self.read_all() else {
+            return 0;
+        };
+        let blob_size = |sha: &str| {
+            fs::metadata(self.dir.join(BLOBS).join(sha))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        };
+        let mut forgotten = 0;
+        loop {
+            let used = referenced(&entries);
+            let total: u64 = used.iter().map(|s| blob_size(s)).sum::<u64>()
+                + entries
+                    .iter()
+                    .map(|e| e.paths.len() as u64 * 256)
+                    .sum::<u64>();
+            if total <= self.max_bytes {
+                break;
+            }
+            // Only completed changes are forgotten; a pending one belongs to a running edit.
+            let Some(oldest) = entries.iter().position(|e| e.done) else {
+                break;
+            };
+            let gone = entries.remove(oldest);
+            let _ = fs::remove_file(self.entry_path(&gone.change_id));
+            forgotten += 1;
+        }
+        let used = referenced(&entries);
+        if let Ok(blobs) = fs::read_dir(self.dir.join(BLOBS)) {
+            for blob in blobs.flatten() {
+                let name = blob.file_name();
+                let name = name.to_string_lossy();
+                if !used.iter().any(|u| *u == name) && !name.ends_with(".tmp") {
+                    let _ = fs::remove_file(blob.path());
+                }
+            }
+        }
+        forgotten
+    }
+}
+
+impl Pending<'_> {
+    /// The change landed: record what it left. `made` are the directories it made on the way
+    /// (outermost first), which an undo removes again.
+    pub fn done(mut self, ws: &Workspace, made: &[String], after: &[Snapshot]) -> Result<Recorded> {
+        for snap in after {
+            self.history.keep_content(snap)?;
+        }
+        let mut paths = Vec::with_capacity(made.len() + self.entry.paths.len());
+        for dir in made {
+            // Its mode is what the kernel gave it under the umask: read back.
+            paths.push(PathChange {
+                path: dir.clone(),
+                before: State::Absent,
+                after: Some(Snapshot::at(ws, dir, 0)?.state),
+            });
+        }
+        for p in &mut self.entry.paths {
+            if let Some(s) = after.iter().find(|s| s.path == p.path) {
+                p.after = Some(s.state.clone());
+            }
+        }
+        self.entry.paths.retain(|p| p.after.is_some());
+        paths.append(&mut self.entry.paths);
+        self.entry.paths = paths;
+        self.entry.done = true;
+        self.history.write_entry(&self.entry, false)?;
+        self.lock = None;
+        let forgotten = self.history.bound();
+        Ok(Recorded {
+            undo: Undoable {
+                change_id: Some(self.entry.change_id.clone()),
+                forgotten_changes: Some(forgotten).filter(|n| *n > 0),
+                undo_unavailable: None,
+            },
+            made: made.to_vec(),
+        })
+    }
+
+    pub fn change_id(&self) -> &str {
+        &self.entry.change_id
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.entry.done {
+            let _ = fs::remove_file(self.history.entry_path(&self.entry.change_id));
+        }
+    }
+}
+
+fn referenced(entries: &[Entry]) -> Vec<String> {
+    let mut used: Vec<String> = entries
+        .iter()
+        .flat_map(|e| e.paths.iter())
+        .flat_map(|p| std::iter::once(&p.before).chain(p.after.as_ref()))
+        .filter_map(|s| match s {
+            State::File { sha256, .. } => Some(sha256.clone()),
+            _ => None,
+        })
+        .collect();
+    used.sort();
+    used.dedup();
+    used
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `$XDG_STATE_HOME`, else `~/.local/state` (the XDG base directory rules: relative values are
+/// ignored).
+fn state_home() -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    std::env::var_os("XDG_STATE_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".local").join("state"))
+        })
+}
+
+/// The directory name of a workspace's history: the root's last name (for people) and a hash
+/// of its whole path (so that two roots never share one).
+fn workspace_key(root: &Path) -> String {
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    let hash = sha256_hex(root.as_os_str().as_bytes());
+    format!("{name}-{}", &hash[..16])
+}
+
+/// A new change's id: its start time (so ids sort by age) and the process.
+fn new_change_id() -> String {
+    let micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0);
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("c{micros:017}-{}-{n}", std::process::id())
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Write a file whole under its final name, flushed: temporary name, `fsync`, rename, `fsync`
+/// of the directory.
+fn write_durably(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let temp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temp)?;
+    file.write_all(content)?;
+    file.sync_all()?;
+    fs::rename(&temp, path)?;
+    match path.parent() {
+        Some(dir) => sync_dir(dir),
+        None => Ok(()),
+    }
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Record one change of the workspace around `apply`: the states of `targets` are kept before
+/// it runs, and what it left after. `apply` makes the change and returns the directories it
+/// made on the way (outermost first). When `apply` fails, nothing is recorded. When the history
+/// cannot be opened at all, the change is still made, and the result says it cannot be undone:
+/// refusing every edit over an unwritable state directory would only make people turn undo off.
+pub fn record(
+    ws: &Workspace,
+    max_bytes: u64,
+    tool: &str,
+    targets: &[&Target],
+    apply: impl FnOnce() -> Result<Vec<String>>,
+) -> Result<Recorded> {
+    let history = match History::open(ws, max_bytes) {
+        Ok(history) => history,
+        Err(e) => {
+            let made = apply()?;
+            return Ok(Recorded {
+                undo: Undoable {
+                    undo_unavailable: Some(e.message()),
+                    ..Undoable::default()
+                },
+                made,
+            });
+        }
+    };
+    let take = || -> Result<Vec<Snapshot>> {
+        targets
+            .iter()
+            .map(|t| Snapshot::of_target(ws, t, max_bytes))
+            .collect()
+    };
+    let pending = history.begin(tool, &take()?, None)?;
+    let made = apply()?;
+    pending.done(ws, &made, &take()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Workspace, u64) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("ws");
+        fs::create_dir(&root).expect("mkdir");
+        let ws = Workspace::open_root(&root).expect("workspace");
+        (dir, ws, 1 << 20)
+    }
+
+    /// A pending entry as a killed edit leaves it: written, and no longer locked.
+    fn killed_edit(history: &History, path: &str, before: State) -> String {
+        let entry = Entry {
+            change_id: new_change_id(),
+            tool: "write_file".into(),
+            time: now_secs(),
+            undoes: None,
+            done: false,
+            paths: vec![PathChange {
+                path: path.into(),
+                before,
+                after: None,
+            }],
+        };
+        history.write_entry(&entry, false).expect("write");
+        entry.change_id
+    }
+
+    #[test]
+    fn a_killed_edit_is_settled_from_the_workspace() {
+        let (dir, ws, max) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, max).expect("open");
+        fs::write(ws.root().join("a.txt"), "old\n").expect("write");
+        let old = Snapshot::at(&ws, "a.txt", 1 << 20).expect("snapshot");
+        history.keep_content(&old).expect("keep");
+        // Killed before the change landed: the workspace is as it was, the entry goes.
+        let never = killed_edit(&history, "a.txt", old.state.clone());
+        // Killed after it landed: the entry is completed from what the workspace holds.
+        let landed = killed_edit(&history, "a.txt", State::Absent);
+        let history = History::open_in(&state, &ws, max).expect("open again");
+        let entries = history.entries().expect("entries");
+        assert!(entries.iter().all(|e| e.change_id != never), "{entries:?}");
+        let settled = history.entry(Some(&landed)).expect("settled");
+        assert!(settled.done);
+        assert_eq!(settled.paths[0].after.as_ref(), Some(&old.state));
+    }
+
+    #[test]
+    fn a_live_edit_is_left_alone_and_a_failed_one_leaves_nothing() {
+        let (dir, ws, max) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, max).expect("open");
+        let pending = history
+            .begin("write_file", &[Snapshot::absent("x.txt")], None)
+            .expect("begin");
+        fs::write(ws.root().join("x.txt"), "new\n").expect("write");
+        // Another process opening the history meanwhile does not settle it.
+        History::open_in(&state, &ws, max).expect("open again");
+        assert!(!history.read_all().expect("read")[0].done);
+        drop(pending);
+        assert!(history.read_all().expect("read").is_empty());
+    }
+}

@@ -1,0 +1,428 @@
+//! undo: take back a change the file tools made, from the workspace's history (`fs::history`).
+//!
+//! Nothing a person (or anything else) did since is overwritten: every path the change left must
+//! still be exactly as it was left (content hash, mode, link target, directory), or the call is
+//! a `conflict` that names the path and shows the difference, and nothing changes. The files
+//! are restored together through the same all-or-none commit a multi-file patch uses; the undo
+//! is recorded as a change of its own, so it can be undone in turn.
+
+use std::os::unix::ffi::OsStrExt;
+
+use nix::sys::stat::{mkdirat, Mode};
+use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use crate::error::{Error, ErrorKind, Result};
+use crate::render::human::Text;
+use crate::fs::durable::{self, Change};
+use crate::fs::history::{Entry, History, PathChange, Snapshot, State};
+use crate::fs::jail::map_errno;
+
+/// Take back a change made by write_file, str_replace, patch_apply, delete_file, make_dir or an
+/// earlier undo: the most recent one, or the one named by `change_id` (every edit's result
+/// holds its change_id). Restores content, mode, links and directories exactly. A file changed
+/// since by anyone is never overwritten: the call fails with `conflict`, naming it, and nothing
+/// changes. An undo is itself a change, so it can be undone. `{"list": true}` lists the
+/// recent changes; `dry_run` shows the diff and changes nothing.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoArgs {
+    /// The change to take back (from an edit's result or the list); default: the most recent.
+    #[serde(default)]
+    pub change_id: Option<String>,
+    /// List the recent changes, newest first, instead of taking one back.
+    #[serde(default)]
+    pub list: bool,
+    /// Show what would be restored (the diff) and change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct UndoResult {
+    /// The change taken back (or, with dry_run, that would be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone: Option<String>,
+    /// The undo's own change, which can be undone in turn (none for a dry run or a list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
+    /// The paths restored, root-relative.
+    pub paths: Vec<String>,
+    /// Unified diff from what the paths hold now to what they are given back.
+    pub diff: String,
+    /// True when the diff was cut at max_output_bytes.
+    pub diff_truncated: bool,
+    pub dry_run: bool,
+    /// With `list`: the recent changes, newest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<ChangeSummary>>,
+    /// Older changes forgotten to keep the history within undo.max_bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten_changes: Option<u64>,
+}
+
+/// One change of the history, as listed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ChangeSummary {
+    pub change_id: String,
+    /// The tool that made it.
+    pub tool: String,
+    pub paths: Vec<String>,
+    /// When it was made, in seconds since the Unix epoch.
+    pub time: u64,
+    /// The change it took back, for an undo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+}
+
+/// Changes listed at most.
+const MAX_LISTED: usize = 100;
+
+pub struct Undo;
+
+impl Tool for Undo {
+    const NAME: ToolName = ToolName::Undo;
+    const TITLE: &'static str = "Undo a change";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        isolated: false,
+        walks: false,
+        ends_session: false,
+    };
+    const CLI: Cli = Cli {
+        positional: &["change_id"],
+        stdin_param: None,
+    };
+    const DOC: Doc = Doc {
+        example: r#"{"change_id": "c01764601234567890-4242-0", "dry_run": true}"#,
+        pipeline: "sneaky-replace src/lib.rs --old-str one --new-str uno && sneaky-undo --format text",
+        config: &["undo.max_bytes: bytes the history of a workspace may take; past it the \
+                   oldest changes are forgotten"],
+        env: &[(
+            "XDG_STATE_HOME",
+            "where the history is kept: $XDG_STATE_HOME/sneaky/undo/ (else \
+             ~/.local/state/sneaky/undo/), one directory per workspace",
+        )],
+        text: TextExample::prints(
+            &[],
+            &["--list"],
+            "",
+            "",
+        ),
+    };
+    const SCHEMA: &'static str = committed_schema!("undo");
+    type Args = UndoArgs;
+    type Output = UndoResult;
+
+    fn run(args: UndoArgs, ctx: &Context) -> Result<UndoResult> {
+        let history = History::open(&ctx.ws, ctx.config.undo.max_bytes)?;
+        if args.list {
+            if args.change_id.is_some() || args.dry_run {
+                return Err(Error::invalid_args(
+                    "list: lists the changes; give it alone, without change_id or dry_run",
+                ));
+            }
+            return list(&history);
+        }
+        let entry = history.entry(args.change_id.as_deref())?;
+        let now = check_unchanged(ctx, &history, &entry)?;
+        let cap = ctx.config.max_output_bytes as usize;
+        let (diff, diff_truncated) = restore_diff(&history, &entry, &now, cap)?;
+        let paths: Vec<String> = entry.paths.iter().map(|p| p.path.clone()).collect();
+        let mut result = UndoResult {
+            undone: Some(entry.change_id.clone()),
+            change_id: None,
+            paths,
+            diff,
+            diff_truncated,
+            dry_run: args.dry_run,
+            changes: None,
+            forgotten_changes: None,
+        };
+        if args.dry_run {
+            return Ok(result);
+        }
+        let pending = history.begin("undo", &now, Some(&entry.change_id))?;
+        restore(ctx, &history, &entry, &now)?;
+        let after = entry
+            .paths
+            .iter()
+            .map(|p| Snapshot::at(&ctx.ws, &p.path, ctx.config.undo.max_bytes))
+            .collect::<Result<Vec<_>>>()?;
+        let recorded = pending.done(&ctx.ws, &[], &after)?;
+        result.change_id = recorded.undo.change_id;
+        result.forgotten_changes = recorded.undo.forgotten_changes;
+        Ok(result)
+    }
+
+    fn model_text(r: &UndoResult) -> String {
+        if let Some(changes) = &r.changes {
+            if changes.is_empty() {
+                return "no changes recorded in this workspace".into();
+            }
+            return changes.iter().map(summary_line).collect::<Vec<_>>().join("\n");
+        }
+        let undone = r.undone.as_deref().unwrap_or("");
+        let head = match (&r.change_id, r.dry_run) {
+            (_, true) => format!("would undo {undone} ({})", r.paths.join(", ")),
+            (Some(id), false) => format!(
+                "undid {undone} ({}); undo it in turn with change_id {id}",
+                r.paths.join(", ")
+            ),
+            (None, false) => format!("undid {undone}"),
+        };
+        format!("{head}\n{}", r.diff).trim_end().to_string()
+    }
+
+    fn human_text(r: &UndoResult, binary: &str) -> Text {
+        let mut text = Text::default();
+        match &r.changes {
+            Some(changes) => {
+                for c in changes {
+                    text.stdout.push_str(&summary_line(c));
+                    text.stdout.push('\n');
+                }
+            }
+            None => text.stdout.push_str(&r.diff),
+        }
+        if r.diff_truncated {
+            text.stderr
+                .push_str(&format!("{binary}: the diff was cut at max_output_bytes\n"));
+        }
+        if let Some(n) = r.forgotten_changes {
+            text.stderr.push_str(&format!(
+                "{binary}: {n} older change(s) forgotten to stay within undo.max_bytes\n"
+            ));
+        }
+        text
+    }
+
+    const TEXT_FORMAT: &'static str = "the unified diff of what was given back (of what would be, \
+        with --dry-run); with --list one change a line: change_id, tool, paths";
+}
+
+/// `change_id tool path, path` (and what an undo took back).
+fn summary_line(c: &ChangeSummary) -> String {
+    let undoes = c
+        .undoes
+        .as_deref()
+        .map(|u| format!(" (undoes {u})"))
+        .unwrap_or_default();
+    format!("{} {} {}{undoes}", c.change_id, c.tool, c.paths.join(", "))
+}
+
+fn list(history: &History) -> Result<UndoResult> {
+    let changes = history
+        .entries()?
+        .into_iter()
+        .take(MAX_LISTED)
+        .map(|e| ChangeSummary {
+            paths: e.paths.iter().map(|p| p.path.clone()).collect(),
+            change_id: e.change_id,
+            tool: e.tool,
+            time: e.time,
+            undoes: e.undoes,
+        })
+        .collect();
+    Ok(UndoResult {
+        undone: None,
+        change_id: None,
+        paths: Vec::new(),
+        diff: String::new(),
+        diff_truncated: false,
+        dry_run: false,
+        changes: Some(changes),
+        forgotten_changes: None,
+    })
+}
+
+/// Every path as the change left it, or a conflict naming the first that is not.
+fn check_unchanged(ctx: &Context, history: &History, entry: &Entry) -> Result<Vec<Snapshot>> {
+    let mut now = Vec::with_capacity(entry.paths.len());
+    for p in &entry.paths {
+        let snap = Snapshot::at(&ctx.ws, &p.path, ctx.config.undo.max_bytes)?;
+        let left = p.after.as_ref().unwrap_or(&State::Absent);
+        if &snap.state != left {
+            return Err(changed_since(history, entry, p, left, &snap, ctx));
+        }
+        // A directory the undo removes must hold nothing the change did not put there.
+        if matches!(p.before, State::Absent) && matches!(left, State::Dir { .. }) {
+            refuse_foreign_entries(ctx, entry, &p.path)?;
+        }
+        now.push(snap);
+    }
+    Ok(now)
+}
+
+fn changed_since(
+    history: &History,
+    entry: &Entry,
+    p: &PathChange,
+    left: &State,
+    now: &Snapshot,
+    ctx: &Context,
+) -> Error {
+    let mut message = format!(
+        "{} was changed after {} ({}): it was left {}, and is now {}; nothing was undone",
+        p.path,
+        entry.change_id,
+        entry.tool,
+        left.describe(),
+        now.state.describe()
+    );
+    if let (State::File { sha256, .. }, Some(current)) = (left, &now.content) {
+        if let Ok(kept) = history.content(sha256) {
+            let cap = ctx.config.max_output_bytes as usize;
+            let (diff, _) = crate::edit::diff_text(&p.path, Some(&kept), current, None, cap);
+            message.push_str(". The change since:\n");
+            message.push_str(&diff);
+        }
+    }
+    Error::new(ErrorKind::Conflict, message)
+}
+
+fn refuse_foreign_entries(ctx: &Context, entry: &Entry, dir: &str) -> Result<()> {
+    let handle = ctx.ws.dir_handle(&ctx.ws.relative(dir)?)?;
+    let names = handle.entries().map_err(|e| map_errno(e, dir))?;
+    for name in names {
+        let child = format!("{dir}/{}", String::from_utf8_lossy(name.name.as_bytes()));
+        let ours = entry
+            .paths
+            .iter()
+            .any(|p| p.path == child && matches!(p.before, State::Absent));
+        if !ours {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{child} was made inside {dir} after {} ({}), and undoing it would remove \
+                     {dir}; nothing was undone",
+                    entry.change_id, entry.tool
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The diff from what each path holds now to what the undo gives back.
+fn restore_diff(
+    history: &History,
+    entry: &Entry,
+    now: &[Snapshot],
+    cap: usize,
+) -> Result<(String, bool)> {
+    let mut diff = String::new();
+    let mut truncated = false;
+    for (p, snap) in entry.paths.iter().zip(now) {
+        let room = cap.saturating_sub(diff.len());
+        let (part, cut) = match (&snap.state, &p.before) {
+            (State::File { .. } | State::Absent, State::File { sha256, .. }) => {
+                let old = history.content(sha256)?;
+                crate::edit::diff_text(&p.path, snap.content.as_deref(), &old, None, room)
+            }
+            (State::File { .. }, State::Absent) => {
+                let current = snap.content.as_deref().unwrap_or_default();
+                let (text, cut) = crate::edit::diff_text(&p.path, Some(current), b"", None, room);
+                (text.replacen(&format!("+++ b/{}", p.path), "+++ /dev/null", 1), cut)
+            }
+            (from, to) if from != to => (
+                format!("{}: {} becomes {}\n", p.path, from.describe(), to.describe()),
+                false,
+            ),
+            _ => (String::new(), false),
+        };
+        truncated |= cut;
+        diff.push_str(&part);
+    }
+    Ok((diff, truncated))
+}
+
+/// Give every path back its state before the change: directories first (outermost first),
+/// then the files all together, then links, then the directories the change made (deepest
+/// first).
+fn restore(ctx: &Context, history: &History, entry: &Entry, now: &[Snapshot]) -> Result<()> {
+    let ws = &ctx.ws;
+    for (p, snap) in entry.paths.iter().zip(now) {
+        if let (State::Dir { mode }, State::Absent) = (&p.before, &snap.state) {
+            let target = durable::locate(ws, &p.path, false, None)?;
+            mkdirat(&target.dir, target.name.as_os_str(), Mode::from_bits_truncate(*mode))
+                .map_err(|e| map_errno(e, &p.path))?;
+        }
+    }
+    let mut files = Vec::new();
+    for (p, snap) in entry.paths.iter().zip(now) {
+        if matches!(snap.state, State::Link { .. }) {
+            let target = durable::locate(ws, &p.path, false, None)?;
+            target.unlink()?;
+        }
+        let prior = match snap.state {
+            State::File { .. } => {
+                let target = durable::locate(ws, &p.path, false, None)?;
+                target.read_existing(ws, u64::MAX - 1)?.map(|e| (target, e))
+            }
+            _ => None,
+        };
+        match (&p.before, prior) {
+            (State::File { sha256, mode, .. }, prior) => {
+                let content = history.content(sha256)?;
+                let (target, prior) = match prior {
+                    Some((t, e)) => (t, Some(e)),
+                    None => (durable::locate(ws, &p.path, false, None)?, None),
+                };
+                files.push(Change::Write {
+                    target,
+                    content,
+                    prior,
+                    mode: Some(*mode),
+                });
+            }
+            (_, Some((target, prior))) => files.push(Change::Delete { target, prior }),
+            _ => {}
+        }
+    }
+    durable::commit_all(ws, &files)?;
+    for p in &entry.paths {
+        if let State::File { mode, .. } = &p.before {
+            keep_mode(ws, &p.path, *mode)?;
+        }
+        if let State::Link { target: link } = &p.before {
+            let target = durable::locate(ws, &p.path, false, None)?;
+            symlinkat(
+                std::ffi::OsStr::from_bytes(link),
+                &target.dir,
+                target.name.as_os_str(),
+            )
+            .map_err(|e| map_errno(e, &p.path))?;
+        }
+    }
+    for (p, snap) in entry.paths.iter().zip(now).rev() {
+        if let (State::Absent, State::Dir { .. }) = (&p.before, &snap.state) {
+            let target = durable::locate(ws, &p.path, false, None)?;
+            unlinkat(&target.dir, target.name.as_os_str(), UnlinkatFlags::RemoveDir)
+                .map_err(|e| map_errno(e, &p.path))?;
+        }
+    }
+    Ok(())
+}
+
+/// A rewritten file keeps the bits it had when the undo began; give it back the recorded ones.
+fn keep_mode(ws: &crate::fs::jail::Workspace, path: &str, mode: u32) -> Result<()> {
+    let target = durable::locate(ws, path, false, None)?;
+    let Some(st) = target.stat()? else {
+        return Ok(());
+    };
+    if st.st_mode & 0o7777 == mode {
+        return Ok(());
+    }
+    nix::sys::stat::fchmodat(
+        &target.dir,
+        target.name.as_os_str(),
+        Mode::from_bits_truncate(mode),
+        nix::sys::stat::FchmodatFlags::FollowSymlink,
+    )
+    .map_err(|e| map_errno(e, path))
+}

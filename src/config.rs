@@ -292,8 +292,10 @@ impl Config {
 
 /// An untrusted workspace's `sneaky.toml` over the user's configuration (or the defaults):
 /// it may tighten, never loosen. Kept from the workspace: what only narrows (denied tools and
-/// commands, confirmations, required layers, network or sandbox off → on is refused) and what is
-/// not about security (sizes, timeouts). Taken from the user: trust itself.
+/// commands, confirmations, required layers, network or sandbox off → on is refused). Every
+/// size, cap, limit and timeout is the smaller of the two: a larger one is a way to exhaust
+/// the memory, the disk or the time of whoever runs the tools. Taken from the user: trust
+/// itself and the undo history's bound.
 pub fn tighten_only(base: Config, ws: Config) -> Config {
     let permissions = Permissions {
         deny: union(&base.permissions.deny, &ws.permissions.deny),
@@ -302,13 +304,15 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
     };
     let shell = tighten_shell(&base.tools.shell, ws.tools.shell);
     Config {
-        max_file_size_bytes: ws.max_file_size_bytes,
-        max_output_bytes: ws.max_output_bytes,
+        max_file_size_bytes: base.max_file_size_bytes.min(ws.max_file_size_bytes),
+        max_output_bytes: base.max_output_bytes.min(ws.max_output_bytes),
         permissions,
         tools: Tools { shell },
         trusted_workspaces: base.trusted_workspaces,
         allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
-        mcp: ws.mcp,
+        mcp: Mcp {
+            workers: base.mcp.workers.min(ws.mcp.workers),
+        },
         // The user's: a project can neither erase its history nor make it fill the disk.
         undo: base.undo,
         // Checked by the caller: a project may only name itself (protocol::refuse_moved_root).
@@ -347,7 +351,7 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         allowed_commands: Some(kept),
         extra_allowed_commands: Vec::new(),
         denied_commands: Some(denied),
-        default_timeout: ws.default_timeout,
+        default_timeout: base.default_timeout.min(ws.default_timeout),
         sandbox: base.sandbox || ws.sandbox,
         network: base.network && ws.network,
         pass_env: intersection(&base.pass_env, &ws.pass_env),
@@ -530,6 +534,48 @@ default_timeout  = 30
         assert_eq!(shell.untrusted_requests, vec!["perl", "curl"]);
         assert!(!shell.network && shell.sandbox);
         assert!(merged.permissions.allow.is_empty());
+    }
+
+    /// Every size, cap, limit and timeout a workspace raises stays the user's; one it lowers is
+    /// taken. The keys come from the configuration's own list of keys per table, so a number
+    /// key added later is covered.
+    #[test]
+    fn a_workspace_cannot_raise_any_number() {
+        let keys = |table: &str| -> Vec<String> {
+            let text = format!("{table}\nzz = 1\n");
+            let message = Config::parse(&text, "probe")
+                .expect_err("zz is unknown")
+                .message();
+            let listed = message.split("expected").nth(1).unwrap_or_default();
+            let listed = listed.trim_start().trim_start_matches("one of");
+            listed
+                .split(',')
+                .map(|k| k.split('`').nth(1).unwrap_or_default())
+                .filter(|k| !k.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let mut checked = 0;
+        for table in ["", "[tools.shell]", "[mcp]"] {
+            let keys = keys(table);
+            assert!(!keys.is_empty(), "no keys read for {table:?}");
+            for key in keys {
+                let with = |n: u64| Config::parse(&format!("{table}\n{key} = {n}\n"), "t");
+                let (Ok(user), Ok(higher), Ok(lower)) = (with(2), with(3), with(1)) else {
+                    continue; // not a number key
+                };
+                let untouched = format!("{:?}", tighten_only(user.clone(), Config::default()));
+                let raised = format!("{:?}", tighten_only(user.clone(), higher));
+                let lowered = format!("{:?}", tighten_only(user, lower));
+                assert_eq!(raised, untouched, "{table} {key}: a workspace raised it");
+                assert_ne!(
+                    lowered, untouched,
+                    "{table} {key}: a workspace could not lower it"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 7, "only {checked} number keys found");
     }
 
     #[test]

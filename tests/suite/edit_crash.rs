@@ -52,7 +52,7 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
     let w = util::ws();
-    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    w.user_config("max_file_size_bytes = 67108864\n");
     let size = 12 << 20;
     let contents: [Vec<u8>; 2] = [
         [b"A".repeat(size), b"\n".to_vec()].concat(),
@@ -140,7 +140,7 @@ fn kill_9_during_a_multi_file_patch_leaves_all_old_or_all_new() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
     let w = util::ws();
-    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    w.user_config("max_file_size_bytes = 67108864\n");
     w.write("other.txt", "x\n");
     let size = 256 << 10;
     let files = ["one.txt", "sub/two.txt", "three.txt"];

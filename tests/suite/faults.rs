@@ -94,11 +94,15 @@ fn call_at(exe: &Path, root: &Path, request: &Value, uid: Option<u32>) -> Reply 
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // The user's configuration is the one `util::Ws::user_config` writes beside the root (none
+    // for a root of another making).
+    let beside = root.parent().unwrap_or(root);
     let mut cmd = Command::new(exe);
     cmd.current_dir(root)
         .env("SNEAKY_ROOT", root)
         .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", root.join(".no-xdg"));
+        .env("XDG_CONFIG_HOME", beside.join("xdg"))
+        .env("XDG_STATE_HOME", beside.join("state"));
     if let Some(uid) = uid {
         cmd.uid(uid).gid(uid);
     }
@@ -439,7 +443,7 @@ fn read_only_modes_are_refused_for_a_normal_user() {
 #[test]
 fn a_file_replaced_or_deleted_during_str_replace_is_a_conflict() {
     let w = crate::util::ws();
-    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    w.user_config("max_file_size_bytes = 67108864\n");
     let pad = "padding line to make the edit take a while\n".repeat(100_000);
     let versions = [format!("KEY A\n{pad}"), format!("KEY B\n{pad}")];
     let request = json!({"file_path": "f.txt", "old_str": "KEY A", "new_str": "KEY C"});
@@ -523,11 +527,7 @@ fn race_round(
             "({code}, after {delay:?}): the other process's version was lost"
         );
     }
-    let want: &[&str] = if delete {
-        &["sneaky.toml"]
-    } else {
-        &["f.txt", "sneaky.toml"]
-    };
+    let want: &[&str] = if delete { &[] } else { &["f.txt"] };
     assert_eq!(names(&w.root), want);
     code
 }

@@ -192,9 +192,7 @@ fn nothing_to_undo_and_unknown_changes_are_not_found() {
 fn the_history_is_bounded_and_says_what_it_forgot() {
     let w = util::ws();
     // The user's configuration: a workspace's own sneaky.toml cannot change the bound.
-    let config = w.outside().join("xdg/sneaky/config.toml");
-    std::fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
-    std::fs::write(&config, "[undo]\nmax_bytes = 3000\n").expect("write config");
+    w.user_config("[undo]\nmax_bytes = 3000\n");
     let mut ids = Vec::new();
     let mut forgotten = 0;
     for i in 0..6 {
@@ -265,7 +263,7 @@ fn kill_9_during_an_undo_leaves_old_or_new_and_the_history_still_undoes() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
     let w = util::ws();
-    w.write("sneaky.toml", "max_file_size_bytes = 67108864\n");
+    w.user_config("max_file_size_bytes = 67108864\n");
     let size = 2 << 20;
     let contents = [
         format!("{}\n", "A".repeat(size)),

@@ -48,6 +48,15 @@ impl Ws {
         self
     }
 
+    /// The user's own configuration (`$XDG_CONFIG_HOME/sneaky/config.toml` of every call): what
+    /// a workspace's `sneaky.toml` may not raise (sizes, limits) is raised here.
+    pub fn user_config(&self, text: &str) -> &Ws {
+        let path = self.dir.path().join("xdg/sneaky/config.toml");
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        std::fs::write(path, text).expect("write config");
+        self
+    }
+
     pub fn outside(&self) -> &Path {
         self.dir.path()
     }

@@ -12,9 +12,56 @@ pub fn shorten(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `text` with every character that a terminal would act on or that shows nothing written as
+/// an escape (`\x1b`, `\u{202e}`), so that what a person reads is what a program gets: C0 and
+/// C1 controls but tab and newline, DEL, bidirectional overrides and isolates, zero-width and
+/// other invisible format characters, line and paragraph separators, variation selectors and
+/// tag characters. Returns the text and how many characters were escaped.
+pub fn visible(text: &str) -> (String, usize) {
+    let mut out = String::with_capacity(text.len());
+    let mut escaped = 0;
+    for c in text.chars() {
+        if !hidden(c) {
+            out.push(c);
+            continue;
+        }
+        escaped += 1;
+        let code = u32::from(c);
+        if code < 0x100 {
+            out.push_str(&format!("\\x{code:02x}"));
+        } else {
+            out.push_str(&format!("\\u{{{code:x}}}"));
+        }
+    }
+    (out, escaped)
+}
+
+/// Whether a character acts on a terminal or is invisible (see [`visible`]).
+fn hidden(c: char) -> bool {
+    matches!(u32::from(c),
+        0x00..=0x08 | 0x0b..=0x1f | 0x7f..=0x9f
+        | 0xad | 0x34f | 0x61c | 0x115f | 0x1160 | 0x17b4 | 0x17b5 | 0x180b..=0x180f
+        | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0x3164
+        | 0xfe00..=0xfe0f | 0xfeff | 0xffa0 | 0xfff9..=0xfffb
+        | 0x1d173..=0x1d17a | 0xe0000..=0xe007f | 0xe0100..=0xe01ef)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::shorten;
+    use super::{shorten, visible};
+
+    #[test]
+    fn what_a_terminal_would_act_on_or_hide_is_escaped() {
+        assert_eq!(visible("ls -l\tx\n"), ("ls -l\tx\n".to_string(), 0));
+        let (shown, n) = visible("git status\x1b[2K\rtouch pwned");
+        assert_eq!(shown, "git status\\x1b[2K\\x0dtouch pwned");
+        assert_eq!(n, 2);
+        // Trojan Source: a right-to-left override and an isolate; a zero-width space; a BOM.
+        let (shown, n) = visible("a\u{202e}b\u{2066}c\u{200b}d\u{feff}é");
+        assert_eq!(shown, "a\\u{202e}b\\u{2066}c\\u{200b}d\\u{feff}é");
+        assert_eq!(n, 4);
+        assert_eq!(visible("\u{9b}31m").0, "\\x9b31m");
+    }
 
     #[test]
     fn cuts_at_characters_and_counts_the_bytes_dropped() {

@@ -214,29 +214,42 @@ impl Gate {
 }
 
 /// The call as the person sees it: the tool, its arguments, and the diff when there is one
-/// (then the long texts the diff already shows are summarised).
+/// (then the long texts the diff already shows are summarised). Every text passes through
+/// `text::visible`: a control, escape, bidirectional or zero-width character is shown as an
+/// escape, never handed to the terminal, so that what is approved is what runs; when there is
+/// any, a line says so first.
 fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> String {
     const MAX_LINES: usize = 40;
-    let mut out = format!(
-        "\n{} {}\n",
-        paint.yellow("●"),
-        paint.bold(&format!("{} wants to run", spec.name()))
-    );
+    let mut hidden = 0;
+    let mut seen = |text: &str| {
+        let (shown, n) = crate::text::visible(text);
+        hidden += n;
+        shown
+    };
+    let mut body = String::new();
     if let Value::Object(map) = args {
         for (key, value) in map {
             let shown = match value {
-                Value::String(s) if diff.is_some() && s.contains('\n') => paint.dim(&format!(
-                    "({} lines, {} bytes; see the diff)",
-                    s.lines().count(),
-                    s.len()
-                )),
+                Value::String(s) if diff.is_some() && s.contains('\n') => {
+                    seen(s);
+                    paint.dim(&format!(
+                        "({} lines, {} bytes; see the diff)",
+                        s.lines().count(),
+                        s.len()
+                    ))
+                }
                 Value::String(s) if s.contains('\n') => {
                     let lines: Vec<&str> = s.lines().collect();
                     let mut text = String::new();
                     for line in lines.iter().take(MAX_LINES) {
                         text.push_str("\n    ");
-                        text.push_str(line);
+                        text.push_str(&seen(line));
                     }
+                    // What is not shown is still counted.
+                    lines
+                        .iter()
+                        .skip(MAX_LINES)
+                        .for_each(|line| drop(seen(line)));
                     if lines.len() > MAX_LINES {
                         text.push_str(
                             &paint.dim(&format!("\n    … {} more lines", lines.len() - MAX_LINES)),
@@ -244,28 +257,80 @@ fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> 
                     }
                     text
                 }
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+                Value::String(s) => seen(s),
+                other => seen(&other.to_string()),
             };
-            out.push_str(&format!("  {}: {shown}\n", paint.cyan(key)));
+            body.push_str(&format!("  {}: {shown}\n", paint.cyan(&seen(key))));
         }
     }
     if let Some(diff) = diff {
-        let lines: Vec<&str> = diff.lines().collect();
+        let lines: Vec<String> = diff.lines().map(&mut seen).collect();
         let head = lines
             .iter()
             .take(MAX_LINES * 5)
-            .copied()
+            .cloned()
             .collect::<Vec<_>>()
             .join("\n");
-        out.push_str(&paint.diff(&head));
-        out.push('\n');
+        body.push_str(&paint.diff(&head));
+        body.push('\n');
         if lines.len() > MAX_LINES * 5 {
-            out.push_str(&paint.dim(&format!(
+            body.push_str(&paint.dim(&format!(
                 "… {} more diff lines\n",
                 lines.len() - MAX_LINES * 5
             )));
         }
     }
+    let mut out = format!(
+        "\n{} {}\n",
+        paint.yellow("●"),
+        paint.bold(&format!("{} wants to run", spec.name()))
+    );
+    if hidden > 0 {
+        out.push_str(&paint.red(&format!(
+            "  ! {hidden} control or invisible character(s), shown below as \\x.. or \\u{{..}}: \
+             they are part of the call\n"
+        )));
+    }
+    out.push_str(&body);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::describe;
+    use crate::agent::ui::Paint;
+    use crate::tools::{spec, ToolName};
+
+    #[test]
+    fn hidden_characters_are_shown_never_sent_to_the_terminal() {
+        let paint = Paint::plain();
+        let args = json!({"command": "git status\u{1b}[2K\r\u{1b}[1Atouch pwned"});
+        let shown = describe(spec(ToolName::RunCommand), &args, None, paint);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\r'),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains("git status\\x1b[2K\\x0d\\x1b[1Atouch pwned"),
+            "{shown}"
+        );
+        assert!(shown.contains("3 control or invisible"), "{shown}");
+        let diff = "--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-x\n+if ok {\u{202e} } \u{2066}// admin\u{2069}\n";
+        let args = json!({"file_path": "a.rs", "content": "if ok\nx\n"});
+        let shown = describe(spec(ToolName::WriteFile), &args, Some(diff), paint);
+        assert!(
+            shown.contains("+if ok {\\u{202e} } \\u{2066}// admin\\u{2069}"),
+            "{shown}"
+        );
+        assert!(!shown.contains('\u{202e}'), "{shown:?}");
+        let plain = describe(
+            spec(ToolName::ReadFile),
+            &json!({"file_path": "a"}),
+            None,
+            paint,
+        );
+        assert!(!plain.contains("invisible"), "{plain}");
+    }
 }

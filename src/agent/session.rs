@@ -91,10 +91,14 @@ impl Console {
             Ok(v) => v.to_string(),
             Err(_) => call.raw_arguments.to_string(),
         };
+        // As text only: a control or bidirectional character a model put in a call is shown
+        // as an escape, never acted on by the terminal.
+        let (name, _) = crate::text::visible(&call.name);
+        let (args, _) = crate::text::visible(&args);
         eprintln!(
             "{} {} {}",
             self.err.cyan("→"),
-            self.err.bold(&call.name),
+            self.err.bold(&name),
             self.err.dim(&crate::text::shorten(&args, 160))
         );
     }

@@ -62,6 +62,12 @@ impl Paint {
         }
     }
 
+    /// No colours at all.
+    #[cfg(test)]
+    pub fn plain() -> Paint {
+        Paint { on: false }
+    }
+
     /// For text written to the terminal device itself.
     pub fn tty() -> Paint {
         Paint { on: !no_color() }

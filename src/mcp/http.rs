@@ -68,6 +68,19 @@ const MAX_SESSIONS: usize = 256;
 const SESSION_IDLE: Duration = Duration::from_secs(3600);
 /// A client has this long to send a request's headers (no slow-drip connections held open).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections held open at once, at most (and at most half the descriptors the process may
+/// open, the rest being for the work). Past it, the oldest connection that has not shown the
+/// token yet is closed to make room, so clients without the token can neither crowd out those
+/// with it nor use up the descriptors; when every one has shown it, the newcomer is closed.
+const MAX_CONNECTIONS: usize = 256;
+
+/// `MAX_CONNECTIONS`, or half of RLIMIT_NOFILE when that is lower (at least 8).
+fn connection_cap() -> usize {
+    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(u64::MAX, |(soft, _)| soft);
+    let half = usize::try_from(soft / 2).unwrap_or(usize::MAX);
+    half.clamp(8, MAX_CONNECTIONS)
+}
 /// A token shorter than this is refused (it would be guessable).
 const MIN_TOKEN_LEN: usize = 16;
 
@@ -93,6 +106,49 @@ struct Shared {
     allowed_origins: Vec<String>,
     body_limit: usize,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    connections: Mutex<Connections>,
+}
+
+/// The open connections, by the order they came in: whether each has shown the token, and how
+/// to close it.
+struct Connections {
+    cap: usize,
+    next: u64,
+    open: std::collections::BTreeMap<u64, (bool, tokio::task::AbortHandle)>,
+}
+
+impl Connections {
+    /// Room for one more: true when there is (after closing the oldest connection without the
+    /// token if need be), false when every open one has shown it.
+    fn make_room(&mut self) -> bool {
+        if self.open.len() < self.cap {
+            return true;
+        }
+        let oldest = self
+            .open
+            .iter()
+            .find(|(_, (authorized, _))| !authorized)
+            .map(|(id, _)| *id);
+        match oldest.and_then(|id| self.open.remove(&id)) {
+            Some((_, abort)) => {
+                abort.abort();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Takes a connection out of the table when its task ends, however it ends.
+struct Registered {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        lock(&self.shared.connections).open.remove(&self.id);
+    }
 }
 
 type HttpBody = BoxBody<Bytes, Infallible>;
@@ -123,6 +179,11 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         allowed_origins: http.allowed_origins,
         body_limit,
         sessions: Mutex::new(HashMap::new()),
+        connections: Mutex::new(Connections {
+            cap: connection_cap(),
+            next: 0,
+            open: Default::default(),
+        }),
     });
     // Brief calls (reads, edits: one file's work) run on the runtime's threads, one per core
     // (at most `[mcp] workers`): more threads than cores only add switches between them. Walks
@@ -172,11 +233,23 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             }
         };
         let _ = stream.set_nodelay(true);
+        let mut connections = lock(&shared.connections);
+        if !connections.make_room() {
+            log("refusing a connection: every open one holds the token");
+            continue;
+        }
+        let id = connections.next;
+        connections.next += 1;
+        let registered = Registered {
+            shared: Arc::clone(&shared),
+            id,
+        };
         let shared = Arc::clone(&shared);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
+            let _registered = registered;
             let service = service_fn(move |req| {
                 let shared = Arc::clone(&shared);
-                async move { Ok::<_, Infallible>(handle(req, &shared).await) }
+                async move { Ok::<_, Infallible>(handle(req, &shared, id).await) }
             });
             // A client that goes away mid-request is not the server's problem.
             let _ = http1::Builder::new()
@@ -187,6 +260,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
+        connections.open.insert(id, (false, task.abort_handle()));
     }
 }
 
@@ -224,7 +298,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<HttpBody> {
+async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> Response<HttpBody> {
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         if !origin_allowed(origin, &shared.allowed_origins) {
             return plain(
@@ -242,7 +316,13 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Ht
             header::WWW_AUTHENTICATE,
             HeaderValue::from_static("Bearer realm=\"sneaky-mcp\""),
         );
+        // Without the token a client keeps no connection open.
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
         return resp;
+    }
+    if let Some((authorized, _)) = lock(&shared.connections).open.get_mut(&conn) {
+        *authorized = true;
     }
     if req.uri().path() != ENDPOINT {
         return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");

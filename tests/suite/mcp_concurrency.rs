@@ -735,3 +735,66 @@ fn official_typescript_client_parallel_cancel_progress_and_http() {
         );
     run_client(cmd, "TypeScript MCP client");
 }
+
+/// Clients without the token cannot hold the server's connections: with few descriptors
+/// (`ulimit -n 160`) and 200 connections opened and left idle, a client with the token is still
+/// served at once (the oldest idle connections are closed to make room), and a client without it
+/// is told 401 and its connection closed.
+#[test]
+fn idle_connections_without_the_token_do_not_lock_out_those_with_it() {
+    let w = util::ws();
+    let token = "a-long-enough-test-token-123";
+    let bin = assert_cmd::cargo::cargo_bin("sneaky-mcp");
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("SNEAKY_MCP_TOKEN", token)
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .args(["-c", "ulimit -n 160 && exec \"$0\" \"$@\""])
+        .arg(&bin)
+        .arg("--root")
+        .arg(&w.root)
+        .args(["--http", "127.0.0.1:0"]);
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let (tx, rx) = mpsc::channel();
+    let mut server = HttpServer {
+        child,
+        port: 0,
+        stderr: rx,
+    };
+    let stderr = server.child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    while server.port == 0 {
+        let line = server.stderr.recv_timeout(WAIT).expect("listening");
+        if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+            server.port = rest.trim_end_matches("/mcp").parse().expect("port");
+        }
+    }
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(("127.0.0.1", server.port)).expect("connect"))
+        .collect();
+    let started = std::time::Instant::now();
+    let session = initialize(server.port, &format!("Bearer {token}"));
+    assert!(!session.is_empty());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the client with the token waited {:?}",
+        started.elapsed()
+    );
+    let (status, head, _) = http(server.port, "POST", &[ACCEPT, JSON], "{}");
+    assert_eq!(status, 401, "{head}");
+    assert!(head.contains("connection: close"), "{head}");
+    drop(idle);
+}

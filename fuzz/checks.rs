@@ -17,8 +17,8 @@ use sneaky::fs::jail::Workspace;
 use sneaky::fs::walk;
 use sneaky::protocol::parse_request;
 use sneaky::shell::policy::{self, NEVER, OPAQUE_WRAPPERS};
+use sneaky::tools::find;
 use sneaky::tools::replace::{self, Refusal};
-use sneaky::tools::{find, finish, grep, list, mkdir, parse_args, patch, read, rm, run, write};
 
 /// Arbitrary bytes as a tool's stdin: request parsing and every tool's argument validation
 /// return Ok or a clean error, never panic or allocate without bound.
@@ -26,17 +26,9 @@ pub fn protocol(data: &[u8]) {
     let Ok(value) = parse_request(data) else {
         return;
     };
-    let _ = parse_args::<read::ReadArgs>(value.clone());
-    let _ = parse_args::<list::ListArgs>(value.clone());
-    let _ = parse_args::<grep::GrepArgs>(value.clone());
-    let _ = parse_args::<find::FindArgs>(value.clone());
-    let _ = parse_args::<finish::FinishArgs>(value.clone());
-    let _ = parse_args::<write::WriteArgs>(value.clone());
-    let _ = parse_args::<replace::ReplaceArgs>(value.clone());
-    let _ = parse_args::<patch::PatchArgs>(value.clone());
-    let _ = parse_args::<mkdir::MakeDirArgs>(value.clone());
-    let _ = parse_args::<rm::DeleteArgs>(value.clone());
-    let _ = parse_args::<run::RunArgs>(value.clone());
+    for spec in sneaky::tools::all() {
+        let _ = (spec.check_args)(&value);
+    }
     if let Some(pattern) = value.get("pattern").and_then(|p| p.as_str()) {
         let _ = find::compile(pattern);
     }

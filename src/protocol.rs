@@ -775,13 +775,10 @@ mod tests {
     use serde_json::json;
 
     /// The failure of `A`'s arguments in JSON's words and in the flags of tool `tool`.
-    fn said<A: serde::de::DeserializeOwned + schemars::JsonSchema>(
-        tool: &str,
-        args: Value,
-    ) -> (String, String) {
+    fn said<A: serde::de::DeserializeOwned>(tool: &str, args: Value) -> (String, String) {
         let spec = tools::find(tool).expect("a tool");
         let schema: Value = serde_json::from_str(spec.schema).expect("schema");
-        let err = parse_args::<A>(args).err().expect("refused");
+        let err = parse_args::<A>(args, spec.schema).err().expect("refused");
         (err.message(), in_flag_language(spec, &schema, &err))
     }
 

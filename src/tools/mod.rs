@@ -444,8 +444,10 @@ pub fn call_text(
 /// property given as `null` counts as not given, so hosts whose strict schemas make every
 /// optional argument nullable (OpenAI strict function calling) can send `null` for "use the
 /// default"; a required one given as `null` is refused as such, and an unknown one stays refused,
-/// null or not.
-pub fn parse_args<A: DeserializeOwned + JsonSchema>(value: Value) -> Result<A> {
+/// null or not. `schema` is the arguments' committed schema (`Tool::SCHEMA`), read only when
+/// the arguments fail, for which properties there are and which are required: a tool binary
+/// does not link schemars' generator for that.
+pub fn parse_args<A: DeserializeOwned>(value: Value, schema: &str) -> Result<A> {
     let Value::Object(mut map) = value else {
         return Err(Error::invalid_args(format!(
             "arguments must be a JSON object, got {}",
@@ -456,7 +458,7 @@ pub fn parse_args<A: DeserializeOwned + JsonSchema>(value: Value) -> Result<A> {
     if let Ok(args) = A::deserialize(&map) {
         return Ok(args);
     }
-    let shape = ArgShape::of::<A>();
+    let shape = ArgShape::of(schema);
     // `Option` fields take null as None already; a defaulted field refuses it, so every
     // optional null goes and the defaults apply.
     map.retain(|name, v| !(v.is_null() && shape.is_optional(name)));
@@ -516,8 +518,8 @@ struct ArgShape {
 }
 
 impl ArgShape {
-    fn of<A: JsonSchema>() -> ArgShape {
-        let schema = schemars::schema_for!(A).to_value();
+    fn of(schema: &str) -> ArgShape {
+        let schema: Value = serde_json::from_str(schema).unwrap_or(Value::Null);
         let names = |key: &str| -> Vec<String> {
             match schema.get(key) {
                 Some(Value::Object(map)) => map.keys().cloned().collect(),
@@ -578,11 +580,11 @@ fn write_elsewhere(args: Value, ctx: &Context, _: &mut dyn std::io::Write) -> Re
 }
 
 fn check_json<T: Tool>(args: &Value) -> Result<()> {
-    parse_args::<T::Args>(args.clone()).map(drop)
+    parse_args::<T::Args>(args.clone(), T::SCHEMA).map(drop)
 }
 
 fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
-    let args = parse_args::<T::Args>(args)?;
+    let args = parse_args::<T::Args>(args, T::SCHEMA)?;
     let out = T::run(args, ctx)?;
     serde_json::to_value(out)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
@@ -595,7 +597,7 @@ fn write_ok<T: Tool>(args: Value, ctx: &Context, out: &mut dyn std::io::Write) -
         tool: &'a str,
         result: &'a R,
     }
-    let args = parse_args::<T::Args>(args)?;
+    let args = parse_args::<T::Args>(args, T::SCHEMA)?;
     let result = T::run(args, ctx)?;
     let envelope = Success {
         ok: true,
@@ -615,7 +617,7 @@ fn text_run<T: Tool>(
     ctx: &Context,
     out: &mut (dyn std::io::Write + Send),
 ) -> Result<TextRun> {
-    let args = parse_args::<T::Args>(args)?;
+    let args = parse_args::<T::Args>(args, T::SCHEMA)?;
     if let Some(streamed) = T::STREAM_TEXT.and_then(|stream| stream(&args, ctx, out)) {
         return streamed.map(TextRun::Streamed);
     }
@@ -892,8 +894,13 @@ mod tests {
         ".".into()
     }
 
+    /// `Sample`'s schema, as a tool's committed one is made.
+    fn sample_schema() -> String {
+        schemars::schema_for!(Sample).to_value().to_string()
+    }
+
     fn fault(args: Value) -> ArgFault {
-        let e = parse_args::<Sample>(args).unwrap_err();
+        let e = parse_args::<Sample>(args, &sample_schema()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgs);
         let fault = e.arg().cloned().expect("an argument fault");
         assert_eq!(e.message(), fault.describe());
@@ -902,9 +909,11 @@ mod tests {
 
     #[test]
     fn null_means_not_given() {
-        let s: Sample =
-            parse_args(json!({"name": "a", "path": null, "limit": null, "tags": null, "other": 1}))
-                .unwrap();
+        let s: Sample = parse_args(
+            json!({"name": "a", "path": null, "limit": null, "tags": null, "other": 1}),
+            &sample_schema(),
+        )
+        .unwrap();
         assert_eq!(
             (
                 s.name.as_str(),
@@ -997,7 +1006,7 @@ mod tests {
             matches!(&f, ArgFault::Refused { field: Some(p), given: None, .. } if p == "tags[1]"),
             "{f:?}"
         );
-        let e = parse_args::<Sample>(json!(["a"])).unwrap_err();
+        let e = parse_args::<Sample>(json!(["a"]), &sample_schema()).unwrap_err();
         assert_eq!(e.message(), "arguments must be a JSON object, got an array");
     }
 

@@ -349,13 +349,6 @@ fn jsonschema_and_serde_agree() {
 }
 
 fn serde_check(tool: &str, request: Value) -> bool {
-    use sneaky::tools::{find, finish, grep, list, parse_args, read};
-    match tool {
-        "read_file" => parse_args::<read::ReadArgs>(request).is_ok(),
-        "list_dir" => parse_args::<list::ListArgs>(request).is_ok(),
-        "grep_files" => parse_args::<grep::GrepArgs>(request).is_ok(),
-        "find_files" => parse_args::<find::FindArgs>(request).is_ok(),
-        "finish" => parse_args::<finish::FinishArgs>(request).is_ok(),
-        other => panic!("no serde check for {other}"),
-    }
+    let spec = sneaky::tools::find(tool).expect("spec");
+    (spec.check_args)(&request).is_ok()
 }

@@ -412,6 +412,11 @@ fn start_http(w: &Ws, token: Option<&str>, extra: &[&str]) -> HttpServer {
     if let Some(token) = token {
         cmd.env("SNEAKY_MCP_TOKEN", token);
     }
+    spawn_http(cmd)
+}
+
+/// Start `cmd` (sneaky-mcp --http on port 0, however wrapped) and wait for the port it says.
+fn spawn_http(mut cmd: Command) -> HttpServer {
     let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -756,32 +761,7 @@ fn idle_connections_without_the_token_do_not_lock_out_those_with_it() {
         .arg("--root")
         .arg(&w.root)
         .args(["--http", "127.0.0.1:0"]);
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let (tx, rx) = mpsc::channel();
-    let mut server = HttpServer {
-        child,
-        port: 0,
-        stderr: rx,
-    };
-    let stderr = server.child.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    while server.port == 0 {
-        let line = server.stderr.recv_timeout(WAIT).expect("listening");
-        if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
-            server.port = rest.trim_end_matches("/mcp").parse().expect("port");
-        }
-    }
+    let server = spawn_http(cmd);
     let idle: Vec<TcpStream> = (0..200)
         .map(|_| TcpStream::connect(("127.0.0.1", server.port)).expect("connect"))
         .collect();

@@ -60,6 +60,8 @@ mod run_exec;
 mod run_policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/sandbox_doors.rs"]
+mod sandbox_doors;
 #[path = "suite/shell_habits.rs"]
 mod shell_habits;
 #[path = "suite/text_stream.rs"]

@@ -8,10 +8,15 @@
 //! when `network = false`; signals and abstract UNIX sockets scoped to the sandbox (ABI 6+),
 //! so a command can neither signal nor talk to the agent.
 //!
-//! seccomp (`seccompiler`, as Firecracker and Codex use it), when `network = false`:
-//! `socket()` of AF_INET, AF_INET6, AF_PACKET and AF_VSOCK fails with EACCES (TCP, UDP, ICMP
-//! and raw alike, and the VM host's vsock; AF_UNIX stays), and io_uring cannot be set up (its
-//! socket operations bypass seccomp).
+//! seccomp (`seccompiler`, as Firecracker and Codex use it), always: `ptrace` (nothing in the
+//! sandbox can trace or inject into another process, the PID namespace's init included),
+//! `keyctl`, `add_key` and `request_key` (the caller's session and user keyrings stay out of
+//! reach) fail with EPERM, and so does lowering RLIMIT_CORE (see [`limits`]); where the PID
+//! namespace could not forbid executable memory files, `memfd_create` without
+//! `MFD_NOEXEC_SEAL` too (src/shell/namespaces.rs, `seal_memfd_exec`). When `network =
+//! false`: `socket()` of AF_INET, AF_INET6, AF_PACKET and AF_VSOCK fails with EACCES (TCP,
+//! UDP, ICMP and raw alike, and the VM host's vsock; AF_UNIX stays), and io_uring cannot be
+//! set up (its socket operations bypass seccomp).
 
 use std::path::{Path, PathBuf};
 
@@ -42,20 +47,25 @@ pub struct Confined {
 
 /// Apply every process-level layer to this process. `write` is the spec's write list plus
 /// what the namespace layer added (a private /dev/shm).
-pub fn apply(spec: &LaunchSpec, write: &[PathBuf]) -> Result<Confined, String> {
+/// `memfd_sealed`: the PID namespace already forbids executing memory files.
+pub fn apply(spec: &LaunchSpec, write: &[PathBuf], memfd_sealed: bool) -> Result<Confined, String> {
     limits(spec)?;
     drop_capabilities();
     let (landlock, abi) = landlock(spec, write).map_err(|e| format!("landlock: {e}"))?;
-    let (seccomp, seccomp_ok) = if spec.network {
-        ("not needed (network allowed)".to_string(), true)
+    let mut refused = vec!["ptrace", "keyrings", "core limit changes"];
+    if !memfd_sealed {
+        refused.push("executable memfd");
+    }
+    let base = seccomp_side_doors(memfd_sealed);
+    let network = if spec.network {
+        Ok(())
     } else {
-        match seccomp_no_network() {
-            Ok(()) => (
-                "AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets and io_uring refused".into(),
-                true,
-            ),
-            Err(e) => (format!("failed: {e}"), false),
-        }
+        refused.push("AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets and io_uring");
+        seccomp_no_network()
+    };
+    let (seccomp, seccomp_ok) = match base.and(network) {
+        Ok(()) => (format!("{} refused", refused.join(", ")), true),
+        Err(e) => (format!("failed: {e}"), false),
     };
     Ok(Confined {
         landlock,
@@ -71,8 +81,11 @@ fn limits(spec: &LaunchSpec) -> Result<(), String> {
         (Resource::RLIMIT_NPROC, l.processes, "max_processes"),
         (Resource::RLIMIT_FSIZE, l.file_bytes, "max_file_bytes"),
         (Resource::RLIMIT_CPU, l.cpu_seconds, "max_cpu_seconds"),
-        // No core dumps of commands inside the workspace.
-        (Resource::RLIMIT_CORE, 0, "core"),
+        // No core dumps anywhere: 1 byte is less than a file dump's first page, and the
+        // kernel refuses to hand a dump to a pipe handler (`|prog` in core_pattern) when the
+        // limit is exactly 1, whereas 0 does not stop it. The hard limit is 1 too, and
+        // seccomp refuses lowering it to 0.
+        (Resource::RLIMIT_CORE, 1, "core"),
     ] {
         setrlimit(resource, value, value)
             .map_err(|e| format!("setting tools.shell.{key} ({value}): {e}"))?;
@@ -154,6 +167,59 @@ fn rule(path: &Path, rights: BitFlags<AccessFs>) -> Result<PathBeneath<PathFd>, 
     Ok(PathBeneath::new(fd, rights))
 }
 
+fn seccompiler_arch() -> Result<seccompiler::TargetArch, String> {
+    std::env::consts::ARCH
+        .try_into()
+        .map_err(|err: seccompiler::BackendError| err.to_string())
+}
+
+/// The filter applied to every sandboxed command: see the module's documentation.
+fn seccomp_side_doors(memfd_sealed: bool) -> Result<(), String> {
+    let e = |err: seccompiler::BackendError| err.to_string();
+    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Qword, op, value).map_err(e)
+    };
+    let core = libc::RLIMIT_CORE as u64;
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = [
+        (libc::SYS_ptrace, vec![]),
+        (libc::SYS_keyctl, vec![]),
+        (libc::SYS_add_key, vec![]),
+        (libc::SYS_request_key, vec![]),
+        // setrlimit(RLIMIT_CORE, …) and prlimit64(pid, RLIMIT_CORE, new, …) with a new value;
+        // reading the limit stays allowed.
+        (
+            libc::SYS_setrlimit,
+            vec![SeccompRule::new(vec![arg(0, SeccompCmpOp::Eq, core)?]).map_err(e)?],
+        ),
+        (
+            libc::SYS_prlimit64,
+            vec![SeccompRule::new(vec![
+                arg(1, SeccompCmpOp::Eq, core)?,
+                arg(2, SeccompCmpOp::Ne, 0)?,
+            ])
+            .map_err(e)?],
+        ),
+    ]
+    .into_iter()
+    .collect();
+    if !memfd_sealed {
+        let seal = libc::MFD_NOEXEC_SEAL as u64;
+        rules.insert(
+            libc::SYS_memfd_create,
+            vec![SeccompRule::new(vec![arg(1, SeccompCmpOp::MaskedEq(seal), 0)?]).map_err(e)?],
+        );
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        seccompiler_arch()?,
+    )
+    .map_err(e)?;
+    let program: BpfProgram = filter.try_into().map_err(e)?;
+    seccompiler::apply_filter(&program).map_err(|err| err.to_string())
+}
+
 fn seccomp_no_network() -> Result<(), String> {
     let e = |err: seccompiler::BackendError| err.to_string();
     let domain = |family: i32| -> Result<SeccompRule, String> {
@@ -175,14 +241,11 @@ fn seccomp_no_network() -> Result<(), String> {
     ]
     .into_iter()
     .collect();
-    let arch = std::env::consts::ARCH
-        .try_into()
-        .map_err(|err: seccompiler::BackendError| err.to_string())?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EACCES as u32),
-        arch,
+        seccompiler_arch()?,
     )
     .map_err(e)?;
     let program: BpfProgram = filter.try_into().map_err(e)?;

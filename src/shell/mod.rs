@@ -5,7 +5,7 @@
 //! - `policy`: parsing the command line and checking programs and their arguments;
 //! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
 //! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
-//!   `namespaces` and `confine` are those layers, `sys` the two raw system calls they need;
+//!   `namespaces` and `confine` are those layers, `sys` the raw system calls they need;
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `env`: the command's environment; `guard`: the workspace configuration put back;
 //! - `report`: what `sneaky-run --print-policy` prints.
@@ -168,13 +168,16 @@ fn describe(shell: &crate::config::Shell, status: Option<&LaunchStatus>) -> (boo
         _ => "landlock unavailable (this kernel does not support it)".to_string(),
     };
     let net = if shell.network {
-        String::new()
+        ""
     } else {
-        format!("; network denied: TCP and UDP (seccomp: {})", s.seccomp)
+        "; network denied: TCP and UDP"
     };
     let sandboxed = matches!(s.landlock.as_str(), "full" | "partial");
     (
         sandboxed,
-        format!("{landlock}; namespaces: {}{net}; rlimits", s.namespaces),
+        format!(
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits",
+            s.namespaces, s.seccomp
+        ),
     )
 }

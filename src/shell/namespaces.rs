@@ -13,7 +13,9 @@
 //!   and replaced;
 //! - a PID namespace, whose first process is the launcher's child: when it exits, the kernel
 //!   kills every process left in the namespace, setsid and double-fork hoppers included;
-//! - a network namespace when `network = false`: no interface but a loopback that is down.
+//! - a network namespace when `network = false`: no interface but a loopback that is down;
+//! - an IPC namespace: the host's SysV shared memory, semaphores and message queues (and
+//!   POSIX message queues) are out of reach.
 //!
 //! Mirrors what bubblewrap does for Codex (`--ro-bind / / --bind WS WS --unshare-all`),
 //! directly through nix, which saves bwrap's extra exec and keeps the layers in one report.
@@ -59,6 +61,8 @@ pub struct Entered {
     pub own_proc: bool,
     /// A private /dev/shm was mounted (writable for the command).
     pub shm: Option<PathBuf>,
+    /// The PID namespace's vm.memfd_noexec is 2: no anonymous memory file can be executed.
+    pub memfd_noexec: bool,
 }
 
 impl Entered {
@@ -68,6 +72,7 @@ impl Entered {
             parts.push("user");
         }
         parts.push("mount (read-only world)");
+        parts.push("ipc");
         if self.pid && self.own_proc {
             parts.push("pid (own /proc)");
         } else if self.pid {
@@ -85,7 +90,7 @@ impl Entered {
 pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
     if !req.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -109,6 +114,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         own_proc: true,
         net: !req.network,
         shm,
+        memfd_noexec: false,
     })
 }
 
@@ -226,4 +232,18 @@ pub fn mount_proc() -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| format!("mounting /proc: {e}"))
+}
+
+/// Forbid executing anonymous memory files in this PID namespace (called by its first
+/// process, after [`mount_proc`]): with vm.memfd_noexec = 2 every memfd is created sealed
+/// without the execute bits and `MFD_EXEC` is refused, so a program copied into memory
+/// (memfd_create + fexecve, or execve of /proc/self/fd/N) cannot run, whatever path the
+/// exec takes. The setting is per PID namespace (Linux 6.3+), inherited by nested ones, which
+/// cannot lower it; writing it needs CAP_SYS_ADMIN in the namespace (dropped before the
+/// command runs) and, for /proc/sys's file mode, the host's root. Where it cannot be
+/// written, the seccomp layer refuses memfd_create without MFD_NOEXEC_SEAL instead
+/// (src/shell/confine.rs): the kernel's own switch is preferred because ordinary uses of
+/// memfd (data buffers, shared memory) keep working under it.
+pub fn seal_memfd_exec() -> bool {
+    std::fs::write("/proc/sys/vm/memfd_noexec", "2").is_ok()
 }

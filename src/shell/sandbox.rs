@@ -2,17 +2,20 @@
 //! put in place. `sneaky-run` starts itself again with a hidden first argument
 //! ([`LAUNCH_FLAG`]); that fresh, single-threaded process (the launcher):
 //!
-//! 1. dies with its parent (PR_SET_PDEATHSIG), so killing `sneaky-run` takes everything down;
+//! 1. dies with its parent (PR_SET_PDEATHSIG), so killing `sneaky-run` takes everything down,
+//!    and marks every descriptor it inherited above 2 close-on-exec;
 //! 2. starts its own session (`setsid`: a process group to signal, no controlling terminal);
 //! 3. enters the namespaces (src/shell/namespaces.rs: user, mount with a read-only world, pid,
-//!    net when `network = false`) and forks the PID namespace's first process, which mounts a
-//!    fresh /proc, becomes the init that reaps everything, and on the shell's exit kills
+//!    ipc, net when `network = false`), becomes non-dumpable (nothing can trace it or the init)
+//!    and forks the PID namespace's first process, which mounts a
+//!    fresh /proc, forbids executable memory files in the namespace, becomes the init that
+//!    reaps everything, and on the shell's exit kills
 //!    whatever is left in the namespace;
 //! 4. confines itself (also when namespaces are unavailable): rlimits, every capability
 //!    dropped, Landlock (execute only on the exec set, write only in the workspace, the private
 //!    temp dir and configured paths, no device nodes, no TCP when `network = false`, signals and
-//!    abstract sockets scoped), seccomp (no AF_INET/AF_INET6/AF_PACKET sockets and no io_uring
-//!    when `network = false`);
+//!    abstract sockets scoped), seccomp (no ptrace, no keyrings, no core limit changes; no
+//!    AF_INET/AF_INET6/AF_PACKET sockets and no io_uring when `network = false`);
 //! 5. reports what it applied on one marker line of stderr, then runs
 //!    `bash --noprofile --norc -c COMMAND`.
 //!
@@ -33,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::confine::{self, Confined};
 use super::namespaces::{self, Entered};
-use super::sys::{fork_single_threaded, Forked};
+use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
 
 /// The hidden first argument of `sneaky-run` that selects the launcher step.
 pub const LAUNCH_FLAG: &str = "--sneaky-sandbox-exec";
@@ -94,8 +97,7 @@ pub struct LaunchStatus {
     /// The namespaces entered (e.g. "user + mount (read-only world) + pid"), or why none.
     pub namespaces: String,
     pub namespaces_ok: bool,
-    /// The seccomp filter: "network sockets refused", "not needed (network allowed)", or why
-    /// it failed.
+    /// The seccomp filter: what it refuses ("ptrace, keyrings, … refused"), or why it failed.
     pub seccomp: String,
     pub seccomp_ok: bool,
     /// Set when setup failed; then the command did not run.
@@ -112,6 +114,10 @@ pub fn launcher_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> Exit
     let (Some(spec), Some(command)) = (spec, command) else {
         return fail("the launcher was called with bad arguments");
     };
+    // Descriptors the caller left open would cross into the command past every layer.
+    if let Err(e) = close_inherited_fds() {
+        return fail(&format!("closing inherited descriptors: {e}"));
+    }
     // sneaky-run blocks SIGTERM/SIGINT/SIGHUP for its watcher thread, and a signal mask is
     // inherited across fork and exec: unblocked here, or the command could not be stopped by
     // the timeout's SIGTERM (it would wait out the grace period for SIGKILL every time).
@@ -159,6 +165,12 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         });
         return exec_shell(spec, command);
     }
+    // Non-dumpable (inherited by the namespace's init, reset by exec for the command): no
+    // process of the command may trace the init or the relay, read or write their memory
+    // through /proc, or keep the namespace alive through them.
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        return fail(&format!("prctl(PR_SET_DUMPABLE): {e}"));
+    }
     let mut exec = spec.exec.clone();
     exec.extend(spec.map_exec.iter().cloned());
     let request = namespaces::Request {
@@ -198,7 +210,8 @@ fn confine_self(
 ) -> Result<(), ExitCode> {
     let mut write = spec.write.clone();
     write.extend(entered.and_then(|e| e.shm.clone()));
-    let confined = confine::apply(spec, &write).map_err(|why| fail(&why))?;
+    let memfd_sealed = entered.is_some_and(|e| e.memfd_noexec);
+    let confined = confine::apply(spec, &write, memfd_sealed).map_err(|why| fail(&why))?;
     let status = status_of(&confined, entered, ns_error);
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {
@@ -259,7 +272,8 @@ fn shell_command(spec: &LaunchSpec, command: OsString) -> Command {
 /// Fork the PID namespace's first process; this process waits for it and leaves the way it
 /// left (same exit code, or the same signal).
 fn run_as_init(spec: &LaunchSpec, command: OsString, entered: Entered) -> ExitCode {
-    let (reader, writer) = match nix::unistd::pipe() {
+    // Close-on-exec: the write end stays with the init, never with the shell it starts.
+    let (reader, writer) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
         Ok(p) => p,
         Err(e) => return fail(&format!("pipe: {e}")),
     };
@@ -292,6 +306,8 @@ fn init_main(spec: &LaunchSpec, command: OsString, entered: &Entered, out: Owned
         // Without its own /proc the command would see the host's processes; go on with the
         // other layers but say so.
         entered.own_proc = false;
+    } else {
+        entered.memfd_noexec = namespaces::seal_memfd_exec();
     }
     if let Err(code) = confine_self(spec, Some(&entered), "") {
         return code;

@@ -1,4 +1,4 @@
-//! The two system calls the sandbox needs that no safe crate offers; the only `unsafe` code
+//! The system calls the sandbox needs that no safe crate offers; the only `unsafe` code
 //! in SneakyCode.
 //!
 //! - `fork`: the launcher becomes the first process (init) of the command's new PID namespace
@@ -9,6 +9,8 @@
 //!   the child.
 //! - `mount_setattr(2)` with `AT_RECURSIVE` (Linux 5.12): makes a whole mount tree read-only
 //!   in one call (nix and rustix do not wrap it).
+//! - `close_range(2)` with `CLOSE_RANGE_CLOEXEC` (Linux 5.11): every descriptor the caller
+//!   left open is closed when the command is executed, in one call.
 
 #![allow(unsafe_code)]
 
@@ -74,6 +76,22 @@ pub fn mount_setattr(path: &Path, recursive: bool, set: u64, clear: u64) -> std:
             std::mem::size_of::<MountAttr>(),
         )
     };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Mark every descriptor above 2 close-on-exec: whatever the caller of `sneaky-run` left
+/// open (a file outside the workspace, a directory through which `/proc/self/fd/N/...`
+/// reaches past every mount) never reaches the command. Close-on-exec rather than closed:
+/// the launcher itself may still use its own until it executes the shell.
+pub fn close_inherited_fds() -> std::io::Result<()> {
+    // SAFETY: close_range takes plain integers and touches only the descriptor table; with
+    // CLOSE_RANGE_CLOEXEC it closes nothing, so no descriptor owned elsewhere in this
+    // process becomes invalid.
+    let rc = unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
     if rc == 0 {
         Ok(())
     } else {

@@ -1,0 +1,280 @@
+//! The side doors: what a sandboxed command could still share with the host after the front
+//! door (exec, writes, network) is shut. Every probe is a raw system call made by a program
+//! the policy never reads (python3 with `ctypes`/`os`/`socket`, listed in
+//! `extra_allowed_commands` as a fooled policy would let it run), and every test asserts that
+//! the effect did not happen: the limit, the descriptor, the key, the segment, the file.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::run_exec::user_config;
+use crate::sandbox::namespaces_or_skip;
+use crate::util::{self, Ws};
+
+/// The system's python3, by its real path (a version manager's shim on PATH is a script
+/// that runs more programs than python).
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Run `python3 probe.py` in the sandbox (python3 allowed, the rest of the configuration
+/// from `extra_toml`) and return the result.
+fn run_python(w: &Ws, code: &str, extra_toml: &str) -> Value {
+    w.write("probe.py", code);
+    user_config(
+        w,
+        &format!("[tools.shell]\nextra_allowed_commands = [\"{PYTHON}\"]\n{extra_toml}"),
+    );
+    let r = w
+        .call(
+            "sneaky-run",
+            json!({"command": format!("{PYTHON} probe.py"), "timeout": 30}),
+        )
+        .command_ran()
+        .clone();
+    assert_eq!(r["sandboxed"], true, "{r}");
+    r
+}
+
+fn stdout(r: &Value) -> &str {
+    r["stdout"].as_str().unwrap_or("")
+}
+
+fn python_or_skip() -> bool {
+    Path::new(PYTHON).is_file() || util::skip(&format!("needs {PYTHON}"))
+}
+
+#[test]
+fn no_core_dump_can_reach_a_handler() {
+    if !python_or_skip() || !namespaces_or_skip("no_core_dump_can_reach_a_handler") {
+        return;
+    }
+    let w = util::ws();
+    // RLIMIT_CORE = 1: below a file dump's first page, and the value at which the kernel
+    // refuses pipe handlers; lowering it to 0 (which pipe handlers ignore) is refused.
+    let r = run_python(
+        &w,
+        r#"import resource
+print(resource.getrlimit(resource.RLIMIT_CORE))
+for limit in [(0, 0), (0, 1), (1, 0)]:
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, limit)
+        print("lowered", limit)
+    except (OSError, ValueError):  # python reports EPERM as ValueError
+        print("refused")
+print(resource.getrlimit(resource.RLIMIT_CORE))
+for line in open("/proc/self/limits"):
+    if line.startswith("Max core file size"):
+        print(line.split()[4:6])
+"#,
+        "",
+    );
+    assert_eq!(
+        stdout(&r),
+        "(1, 1)\nrefused\nrefused\nrefused\n(1, 1)\n['1', '1']\n",
+        "{r}"
+    );
+}
+
+/// Clear FD_CLOEXEC so that the descriptor is inherited by sneaky-run (as a careless caller
+/// would leave it).
+fn inheritable(file: &std::fs::File) {
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    fcntl(file, FcntlArg::F_SETFD(FdFlag::empty())).expect("fcntl");
+}
+
+#[test]
+fn no_inherited_descriptor_reaches_the_command() {
+    if !python_or_skip() || !namespaces_or_skip("no_inherited_descriptor_reaches_the_command") {
+        return;
+    }
+    let w = util::ws();
+    let secret = std::fs::File::open(w.outside().join("secret.txt")).expect("open");
+    let dir = std::fs::File::open(w.outside().join("ws_evil")).expect("open dir");
+    inheritable(&secret);
+    inheritable(&dir);
+    let r = run_python(
+        &w,
+        r#"import os
+left = []
+for name in sorted(os.listdir("/proc/self/fd"), key=int):
+    fd = int(name)
+    if fd > 2:
+        try:
+            left.append((fd, os.readlink("/proc/self/fd/" + name)))
+        except OSError:
+            pass  # the listing's own descriptor, closed by now
+print(left)
+"#,
+        "",
+    );
+    drop((secret, dir));
+    assert_eq!(
+        stdout(&r),
+        "[]\n",
+        "descriptors crossed into the command: {r}"
+    );
+}
+
+/// Numbers of the system calls the probes make raw (from the libc crate, for this target).
+fn syscall_numbers() -> String {
+    format!(
+        "SYS_keyctl, SYS_add_key, SYS_request_key, SYS_ptrace = {}, {}, {}, {}\n",
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_ptrace
+    )
+}
+
+#[test]
+fn keyrings_and_ptrace_are_refused_and_the_init_cannot_be_traced() {
+    if !python_or_skip() || !namespaces_or_skip("keyrings_and_ptrace_are_refused") {
+        return;
+    }
+    let w = util::ws();
+    let code = format!(
+        r#"import ctypes, os
+{}
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(name, *args):
+    ctypes.set_errno(0)
+    rc = libc.syscall(*args)
+    print(name, "ok" if rc >= 0 else os.strerror(ctypes.get_errno()))
+KEY_SPEC_SESSION_KEYRING = -3
+KEYCTL_GET_KEYRING_ID = 0
+call("keyctl", SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 1)
+call("add_key", SYS_add_key, b"user", b"sneaky-probe", b"secret", 6, KEY_SPEC_SESSION_KEYRING)
+call("request_key", SYS_request_key, b"user", b"sneaky-probe", None, 0)
+PTRACE_ATTACH = 16
+call("ptrace init", SYS_ptrace, PTRACE_ATTACH, 1, 0, 0)
+pid = os.fork()
+if pid == 0:
+    import time
+    time.sleep(5)
+    os._exit(0)
+call("ptrace child", SYS_ptrace, PTRACE_ATTACH, pid, 0, 0)
+os.kill(pid, 9)
+try:
+    open("/proc/1/mem", "rb")
+    print("init memory open")
+except OSError as e:
+    print("init memory", e.strerror)
+"#,
+        syscall_numbers()
+    );
+    let r = run_python(&w, &code, "");
+    let denied = "Operation not permitted";
+    assert_eq!(
+        stdout(&r),
+        format!(
+            "keyctl {denied}\nadd_key {denied}\nrequest_key {denied}\nptrace init {denied}\n\
+             ptrace child {denied}\ninit memory Permission denied\n"
+        ),
+        "{r}"
+    );
+}
+
+/// Run python3 outside the sandbox (the test's side of a probe).
+fn host_python(code: &str) -> String {
+    let out = Command::new(PYTHON)
+        .args(["-c", code])
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+const SHM_C: &str = r#"import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+key, flags = int(sys.argv[1]), int(sys.argv[2])
+print(libc.shmget(key, 4096, flags), ctypes.get_errno())
+"#;
+
+#[test]
+fn host_sysv_ipc_is_out_of_reach() {
+    if !python_or_skip() || !namespaces_or_skip("host_sysv_ipc_is_out_of_reach") {
+        return;
+    }
+    let w = util::ws();
+    let key = 0x5ea_0000 + (std::process::id() % 0xffff) as i32;
+    std::fs::write(w.outside().join("shm.py"), SHM_C).expect("write");
+    let shm = w.outside().join("shm.py");
+    let shm = shm.to_str().expect("utf-8");
+    // IPC_CREAT | IPC_EXCL | 0600: a segment of the host's, made by the test.
+    let made = host_python(&format!(
+        "import sys; sys.argv = ['x', '{key}', '{}']; exec(open('{shm}').read())",
+        0o1000 | 0o2000 | 0o600
+    ));
+    let id: i32 = made
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(-1);
+    assert!(id >= 0, "could not create the host segment: {made}");
+    w.write("shm.py", SHM_C);
+    let r = run_python(
+        &w,
+        &format!(
+            "import sys, subprocess\nsys.argv = ['x', '{key}', '0']\nexec(open('shm.py').read())\n"
+        ),
+        "",
+    );
+    host_python(&format!(
+        "import ctypes; ctypes.CDLL(None).shmctl({id}, 0, None)"
+    ));
+    // shmget of the host's key finds nothing: ENOENT (2).
+    assert_eq!(stdout(&r), "-1 2\n", "the host's segment is reachable: {r}");
+}
+
+/// Copies a denied program (rm) into a memory file and runs it, by path or by descriptor.
+fn memfd_probe(how: &str, flags: u32) -> String {
+    format!(
+        r#"import os, sys
+how, flags = {how:?}, {flags}
+try:
+    fd = os.memfd_create("x", flags)
+except OSError as e:
+    print("memfd_create", e.strerror)
+    sys.exit(0)
+os.write(fd, open("/usr/bin/rm", "rb").read())
+try:
+    if how == "path":
+        os.execve("/proc/self/fd/%d" % fd, ["rm", "-f", "f.txt"], {{}})
+    else:
+        os.execve(fd, ["rm", "-f", "f.txt"], {{}})
+except OSError as e:
+    print("exec", e.strerror)
+"#
+    )
+}
+
+#[test]
+fn no_program_runs_from_an_anonymous_memory_file() {
+    if !python_or_skip() || !namespaces_or_skip("no_program_runs_from_an_anonymous_memory_file") {
+        return;
+    }
+    let w = util::ws();
+    w.write("f.txt", "keep me\n");
+    // Without flags, and with MFD_EXEC (0x10).
+    for (how, flags) in [("path", 0), ("fd", 0), ("path", 0x10), ("fd", 0x10)] {
+        let r = run_python(&w, &memfd_probe(how, flags), "");
+        assert!(
+            w.root.join("f.txt").exists(),
+            "{how} {flags}: a program ran from memory: {r}"
+        );
+        let out = stdout(&r);
+        assert!(
+            out.starts_with("exec ") || out.starts_with("memfd_create "),
+            "{how} {flags}: {r}"
+        );
+    }
+    // Memory files themselves keep working (data, shared memory).
+    let r = run_python(
+        &w,
+        "import os\nfd = os.memfd_create('data')\nos.write(fd, b'abc')\nprint(os.pread(fd, 3, 0))\n",
+        "",
+    );
+    assert_eq!(stdout(&r), "b'abc'\n", "{r}");
+}

@@ -133,6 +133,10 @@ pub struct Shell {
     /// Extra files or directories whose programs may execute (helpers an allowed program
     /// runs that the built-in helper table does not know). Absolute paths.
     pub exec_paths: Vec<String>,
+    /// Unix sockets outside the workspace that commands may connect to (absolute paths; e.g.
+    /// an SSH agent's). Every other pathname socket of the host is covered in the command's
+    /// mount view.
+    pub unix_sockets: Vec<String>,
     /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
     /// "namespaces", "seccomp", or "all". Empty: run with what the kernel offers, and say so.
     pub require_layers: Vec<String>,
@@ -176,6 +180,7 @@ impl Default for Shell {
             read_paths: None,
             write_paths: Vec::new(),
             exec_paths: Vec::new(),
+            unix_sockets: Vec::new(),
             require_layers: Vec::new(),
             max_processes: DEFAULT_MAX_PROCESSES,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
@@ -358,6 +363,7 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         read_paths,
         write_paths: intersection(&base.write_paths, &ws.write_paths),
         exec_paths: intersection(&base.exec_paths, &ws.exec_paths),
+        unix_sockets: intersection(&base.unix_sockets, &ws.unix_sockets),
         require_layers: union(&base.require_layers, &ws.require_layers),
         max_processes: base.max_processes.min(ws.max_processes),
         max_file_bytes: base.max_file_bytes.min(ws.max_file_bytes),
@@ -401,6 +407,7 @@ impl Shell {
         for (key, list) in [
             ("write_paths", &self.write_paths),
             ("exec_paths", &self.exec_paths),
+            ("unix_sockets", &self.unix_sockets),
         ] {
             if let Some(p) = list.iter().find(|p| !Path::new(p).is_absolute()) {
                 return bad(format!("{key}: {p} is not an absolute path"));
@@ -576,6 +583,24 @@ default_timeout  = 30
             }
         }
         assert!(checked >= 7, "only {checked} number keys found");
+    }
+
+    #[test]
+    fn a_workspace_can_only_remove_unix_sockets() {
+        let base = Config::parse(
+            "[tools.shell]\nunix_sockets = [\"/run/a.sock\", \"/run/b.sock\"]\n",
+            "user",
+        )
+        .expect("user");
+        let ws = Config::parse(
+            "[tools.shell]\nunix_sockets = [\"/run/b.sock\", \"/run/docker.sock\"]\n",
+            "ws",
+        )
+        .expect("ws");
+        let merged = tighten_only(base, ws);
+        assert_eq!(merged.tools.shell.unix_sockets, vec!["/run/b.sock"]);
+        assert!(Config::parse("[tools.shell]\nunix_sockets = [\"a.sock\"]\n", "t").is_err());
+        assert!(Shell::default().unix_sockets.is_empty());
     }
 
     #[test]

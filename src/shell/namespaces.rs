@@ -14,6 +14,15 @@
 //! - a PID namespace, whose first process is the launcher's child: when it exits, the kernel
 //!   kills every process left in the namespace, setsid and double-fork hoppers included;
 //! - a network namespace when `network = false`: no interface but a loopback that is down;
+//! - the host's Unix sockets: every pathname socket bound in the host's network namespace
+//!   (as `/proc/net/unix` lists them when the call starts) outside the workspace, the private
+//!   temp dir and `tools.shell.unix_sockets` gets `/dev/null` bound over it, so `connect()`
+//!   and `sendto()` reach no daemon (ECONNREFUSED), however the program makes them. Landlock
+//!   does not govern connecting to a pathname socket, nor does a read-only mount; refusing
+//!   `socket(AF_UNIX)` in seccomp would also refuse the sockets a project's own programs and
+//!   tests bind in the workspace, and a mount stays in force for raw system calls (nested
+//!   namespaces inherit it locked). A socket a host daemon binds after the call started is
+//!   not covered;
 //! - an IPC namespace: the host's SysV shared memory, semaphores and message queues (and
 //!   POSIX message queues) are out of reach.
 //!
@@ -43,6 +52,8 @@ pub struct Request<'a> {
     pub write: &'a [PathBuf],
     pub read_only: &'a [PathBuf],
     pub pin: &'a [PathBuf],
+    /// Unix sockets beneath these stay reachable (see the module's documentation).
+    pub unix_sockets: &'a [PathBuf],
     /// The only places where files may be mapped executable: the exec set and the library
     /// directories (everything else is noexec, so the ELF loader cannot be used to run a
     /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
@@ -90,6 +101,8 @@ impl Entered {
 pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
+    // Read in the host's network namespace, before a new one hides its sockets.
+    let host_sockets = host_unix_sockets(req.unix_sockets);
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
     if !req.network {
         flags |= CloneFlags::CLONE_NEWNET;
@@ -108,6 +121,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         map_ids(uid.as_raw(), gid.as_raw())?;
     }
     let shm = build_mounts(req)?;
+    cover_sockets(&host_sockets)?;
     Ok(Entered {
         user,
         pid: true,
@@ -246,4 +260,41 @@ pub fn mount_proc() -> Result<(), String> {
 /// memfd (data buffers, shared memory) keep working under it.
 pub fn seal_memfd_exec() -> bool {
     std::fs::write("/proc/sys/vm/memfd_noexec", "2").is_ok()
+}
+
+/// The pathname sockets bound in this network namespace, except those beneath `allowed`.
+fn host_unix_sockets(allowed: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = table
+        .lines()
+        .skip(1)
+        // Num RefCount Protocol Flags Type St Inode Path: the path is the rest of the line.
+        .filter_map(|line| {
+            let mut rest = line;
+            for _ in 0..7 {
+                rest = rest.trim_start().split_once(' ')?.1;
+            }
+            let path = Path::new(rest.trim_start());
+            path.is_absolute().then(|| path.to_path_buf())
+        })
+        .filter(|p| !allowed.iter().any(|a| p.starts_with(a)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Bind /dev/null over each socket: it stays visible, and connecting to it is refused.
+fn cover_sockets(sockets: &[PathBuf]) -> Result<(), String> {
+    let none: Option<&str> = None;
+    for s in sockets {
+        match mount(Some("/dev/null"), s, none, MsFlags::MS_BIND, none) {
+            // Gone since the table was read, or in a place this mount view cannot reach.
+            Ok(()) | Err(nix::errno::Errno::ENOENT) | Err(nix::errno::Errno::EACCES) => {}
+            Err(e) => return Err(format!("covering the socket {}: {e}", s.display())),
+        }
+    }
+    Ok(())
 }

@@ -64,6 +64,9 @@ pub struct LaunchSpec {
     pub read_only: Vec<PathBuf>,
     /// Directories made mount points so they cannot be renamed away (.git).
     pub pin: Vec<PathBuf>,
+    /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
+    /// and the sockets `tools.shell.unix_sockets` lists.
+    pub unix_sockets: Vec<PathBuf>,
     pub network: bool,
     pub limits: Limits,
     /// tools.shell.require_layers.
@@ -177,6 +180,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         write: &spec.write,
         read_only: &spec.read_only,
         pin: &spec.pin,
+        unix_sockets: &spec.unix_sockets,
         exec: &exec,
         network: spec.network,
         cwd: &spec.cwd,

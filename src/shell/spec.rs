@@ -71,6 +71,10 @@ pub fn launch_spec(
         map_exec: library_dirs(),
         read_only,
         pin,
+        unix_sockets: [root.to_path_buf(), tmp.to_path_buf()]
+            .into_iter()
+            .chain(absolute_paths(&shell.unix_sockets, "unix_sockets")?)
+            .collect(),
         network: shell.network,
         limits: Limits {
             processes: shell.max_processes,
@@ -97,6 +101,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         map_exec: Vec::new(),
         read_only: Vec::new(),
         pin: Vec::new(),
+        unix_sockets: Vec::new(),
         network: true,
         limits: Limits {
             processes: 0,

@@ -278,3 +278,70 @@ fn no_program_runs_from_an_anonymous_memory_file() {
     );
     assert_eq!(stdout(&r), "b'abc'\n", "{r}");
 }
+
+/// Connects to each socket path given and says what happened.
+const CONNECT_PY: &str = r#"import socket, sys, os
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+        s.sendall(b"hello")
+        print("connected")
+    except OSError as e:
+        print("refused", e.strerror)
+"#;
+
+#[test]
+fn unix_sockets_outside_the_workspace_are_unreachable_unless_listed() {
+    if !python_or_skip() || !namespaces_or_skip("unix_sockets_outside") {
+        return;
+    }
+    let w = util::ws();
+    // Two host daemons' sockets beside the workspace; one will be listed.
+    let daemon = w.outside().join("daemon.sock");
+    let listed = w.outside().join("listed.sock");
+    let mut listeners = Vec::new();
+    for path in [&daemon, &listed] {
+        let l = std::os::unix::net::UnixListener::bind(path).expect("bind");
+        l.set_nonblocking(true).expect("nonblocking");
+        listeners.push(l);
+    }
+    let accepted = |l: &std::os::unix::net::UnixListener| l.accept().is_ok();
+    let probe = CONNECT_PY.replace(
+        "sys.argv[1:]",
+        &format!(
+            "[{:?}, {:?}]",
+            daemon.display().to_string(),
+            listed.display().to_string()
+        ),
+    );
+    let r = run_python(&w, &probe, "");
+    assert_eq!(
+        stdout(&r),
+        "refused Connection refused\nrefused Connection refused\n",
+        "{r}"
+    );
+    assert!(!accepted(&listeners[0]) && !accepted(&listeners[1]), "{r}");
+    let r = run_python(
+        &w,
+        &probe,
+        &format!("unix_sockets = [{:?}]\n", listed.display().to_string()),
+    );
+    assert_eq!(stdout(&r), "refused Connection refused\nconnected\n", "{r}");
+    assert!(!accepted(&listeners[0]), "{r}");
+    assert!(accepted(&listeners[1]), "the listed socket: {r}");
+    // A socket the command binds in the workspace (a project's own server) stays usable.
+    let r = run_python(
+        &w,
+        r#"import socket, os
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind("own.sock")
+srv.listen(1)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+c.connect(os.path.abspath("own.sock"))
+print("own ok")
+"#,
+        "",
+    );
+    assert_eq!(stdout(&r), "own ok\n", "{r}");
+}

@@ -184,14 +184,28 @@ impl SearchPath {
     }
 }
 
-/// A program name as bash would find it: a path (relative to the root) or the first match
-/// on PATH.
+/// A program name as bash would find it: a path (relative to the root, and then only where
+/// it really lies inside the workspace) or the first match on PATH.
 fn resolve(name: &str, path: &SearchPath, root: &Path) -> Option<PathBuf> {
     if name.contains('/') {
-        let p = root.join(name);
-        return p.is_file().then_some(p);
+        if Path::new(name).is_absolute() {
+            let p = PathBuf::from(name);
+            return p.is_file().then_some(p);
+        }
+        return within_workspace(root, &root.join(name)).filter(|p| p.is_file());
     }
     path.find(name)
+}
+
+/// The real path of `p` (a place the workspace names: a helper directory such as `target`
+/// or `node_modules`, a program listed as `./name`) when it lies inside the workspace; None
+/// when it does not exist or leads out of it. A repository can ship `target` as a symbolic
+/// link to a system bin directory, which would otherwise put every program there in the
+/// exec set; resolving once here is what Landlock and the bind mounts then see.
+fn within_workspace(root: &Path, p: &Path) -> Option<PathBuf> {
+    let root = std::fs::canonicalize(root).ok()?;
+    let real = std::fs::canonicalize(p).ok()?;
+    real.starts_with(&root).then_some(real)
 }
 
 /// The helper table: what an allowed program itself executes to do its job.
@@ -240,9 +254,13 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, path: &SearchPath) -> 
         "cargo" | "rustc" | "rustdoc" | "rustfmt" | "cargo-clippy" | "clippy-driver" => {
             out.extend(rust_toolchain(&real, found));
             out.extend(c_toolchain(path));
-            out.push(inputs.root.join("target"));
-            if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-                out.push(inputs.root.join(t));
+            out.extend(within_workspace(inputs.root, &inputs.root.join("target")));
+            // The caller's own choice (absolute, or relative to the root) is the caller's;
+            // only a place the workspace names is held to the workspace.
+            match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+                Some(t) if t.is_absolute() => out.push(t),
+                Some(t) => out.extend(within_workspace(inputs.root, &inputs.root.join(t))),
+                None => {}
             }
         }
         "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "ld" => out.extend(c_toolchain(path)),
@@ -256,7 +274,10 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, path: &SearchPath) -> 
                     out.extend(private_dir(pkg));
                 }
             }
-            out.push(inputs.root.join("node_modules"));
+            out.extend(within_workspace(
+                inputs.root,
+                &inputs.root.join("node_modules"),
+            ));
         }
         "go" => {
             out.extend(private_dir(&prefix));

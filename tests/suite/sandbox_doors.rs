@@ -345,3 +345,38 @@ print("own ok")
     );
     assert_eq!(stdout(&r), "own ok\n", "{r}");
 }
+
+#[test]
+fn helper_directories_that_lead_out_of_the_workspace_grant_nothing() {
+    if !namespaces_or_skip("helper_directories_that_lead_out") {
+        return;
+    }
+    let w = util::ws();
+    w.write("f.txt", "keep me\n");
+    // cargo (allowed by default) lets the workspace's target/ execute; a repository ships it
+    // as a link to a system bin directory. And a program listed verbatim is a link out.
+    w.link("/usr/bin", "target");
+    w.link("/usr/bin/rm", "tool");
+    w.write(
+        "p.sh",
+        "#!/bin/sh\ntarget/rm -f f.txt; /usr/bin/rm -f f.txt; /usr/bin/perl -e 'open F, \">pwned\"'\n",
+    );
+    std::fs::set_permissions(
+        w.root.join("p.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    user_config(
+        &w,
+        "[tools.shell]\nextra_allowed_commands = [\"./p.sh\", \"./tool\"]\n",
+    );
+    for command in ["./p.sh", "./tool -f f.txt"] {
+        let r = w
+            .call("sneaky-run", json!({"command": command}))
+            .command_ran()
+            .clone();
+        assert_eq!(r["sandboxed"], true, "{r}");
+        assert!(w.root.join("f.txt").exists(), "{command}: rm ran: {r}");
+        assert!(!w.root.join("pwned").exists(), "{command}: perl ran: {r}");
+    }
+}

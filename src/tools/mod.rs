@@ -35,11 +35,20 @@ macro_rules! dispatch {
             }
         }
 
+        /// The committed schema of a tool's result, `schemas/<name>.output.json` (what the
+        /// hosts serve as MCP `outputSchema`; generated from the result type and checked for
+        /// drift by the `generated` tests).
+        fn committed_output_schema(name: ToolName) -> &'static str {
+            match name {
+                $(ToolName::$variant => include_str!(concat!("../../schemas/", $name, ".output.json")),)*
+            }
+        }
+
         /// `f.call::<T>()` for the tool type `T` of that name. Generic code that needs a tool's
         /// types (the schema generators) is reached this way rather than through fn pointers in
-        /// `ToolSpec`, so that a tool binary (which prints its committed schema and never
-        /// generates one) does not link schemars' generator and every result type's schema
-        /// code: `ToolSpec::of::<T>()` in its main names only `T`.
+        /// `ToolSpec`, so that nothing but the code that regenerates `schemas/` links schemars'
+        /// generator and every type's schema code: the binaries and the hosts read the
+        /// committed schemas.
         fn by_tool<F: ForTool>(name: ToolName, f: F) -> F::Out {
             match name {
                 $(ToolName::$variant => f.call::<$module::$tool>(),)*
@@ -357,8 +366,15 @@ impl ToolSpec {
         self.name.default_tier()
     }
 
-    /// The schema of the `result` object (MCP `outputSchema`), generated from the result type.
+    /// The schema of the `result` object (MCP `outputSchema`), as committed.
     pub fn output_schema(&self) -> Value {
+        serde_json::from_str(committed_output_schema(self.name))
+            .unwrap_or_else(|_| serde_json::json!({"type": "object"}))
+    }
+
+    /// The schema of the `result` object generated from the result type (the source
+    /// `schemas/<name>.output.json` is made from).
+    pub fn generate_output_schema(&self) -> Value {
         by_tool(self.name, OutputSchema)
     }
 
@@ -820,6 +836,13 @@ fn tighten(
     if !keep {
         map.insert(key.into(), bound.into());
     }
+}
+
+/// The generated schema of the result, as committed in `schemas/<name>.output.json`.
+pub fn output_schema_file_text(spec: &ToolSpec) -> String {
+    let mut text = serde_json::to_string_pretty(&spec.generate_output_schema()).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// The generated schema with the tool's name as its title, as committed in `schemas/`.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use sneaky::tools::{all, schema_file_text};
+use sneaky::tools::{all, output_schema_file_text, schema_file_text};
 
 pub const REGENERATE_HINT: &str =
     "run `SNEAKY_REGENERATE=1 cargo test --test suite generated` to update";
@@ -29,6 +29,17 @@ pub fn check_or_write(path: &Path, expected: &str) {
 fn schemas_match_the_argument_types() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for spec in all() {
+        // What the hosts serve as outputSchema is the committed text.
+        let output = output_schema_file_text(spec);
+        check_or_write(&dir.join(format!("{}.output.json", spec.name())), &output);
+        if std::env::var_os("SNEAKY_REGENERATE").is_none() {
+            assert_eq!(
+                spec.output_schema(),
+                spec.generate_output_schema(),
+                "{}: stale",
+                spec.name()
+            );
+        }
         let text = schema_file_text(spec);
         check_or_write(&dir.join(format!("{}.json", spec.name())), &text);
         // The embedded copy is what --schema prints and what the flags are built from.

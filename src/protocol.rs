@@ -233,9 +233,9 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
         return Step::Exit(ExitCode::SUCCESS);
     }
     match run_with_matches(spec, &schema, &matches, shown) {
-        // Already written (a compact success envelope, straight from the result).
-        Ok(None) => Step::Exit(ExitCode::SUCCESS),
-        Ok(Some(result)) => Step::Done {
+        // Already written (a compact success envelope straight from the result, or the text).
+        Ok(Ran::Written(code)) => Step::Exit(code),
+        Ok(Ran::Result(result)) => Step::Done {
             outcome: Ok(result),
             shown,
         },
@@ -274,7 +274,7 @@ fn run_with_matches(
     schema: &Value,
     matches: &ArgMatches,
     shown: Shown,
-) -> Result<Option<Value>> {
+) -> Result<Ran> {
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
     let ctx = open_context(root, config)?;
@@ -309,11 +309,11 @@ fn run_with_matches(
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     let outcome = if direct {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-        tools::call_writing(spec, args, &ctx, &mut out).map(|()| None)
-    } else if shown.format == Format::Text && spec.text_run.is_some() {
-        call_streaming_text(spec, args, &ctx)
+        tools::call_writing(spec, args, &ctx, &mut out).map(|()| Ran::Written(ExitCode::SUCCESS))
+    } else if shown.format == Format::Text {
+        call_text(spec, args, &ctx)
     } else {
-        tools::call(spec, args, &ctx).map(Some)
+        tools::call(spec, args, &ctx).map(Ran::Result)
     };
     match outcome {
         Err(e) if by_flags && speaks_of_arguments(e.kind) => {
@@ -332,10 +332,17 @@ fn run_with_matches(
     }
 }
 
-/// `--format text` of a tool that writes it while it works (`Tool::STREAM_TEXT`): stdout
-/// buffered (by line at a terminal, so a person sees results as they come), the note of a cut
-/// on stderr. None when it was streamed (success, exit 0); else the result to render.
-fn call_streaming_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Option<Value>> {
+/// How a call that did not fail went: its output already written (with the exit status), or
+/// the result for the envelope.
+enum Ran {
+    Written(ExitCode),
+    Result(Value),
+}
+
+/// `--format text`, written while the tool works for a tool that can (`Tool::STREAM_TEXT`):
+/// stdout buffered (by line at a terminal, so a person sees results as they come), the note
+/// of a cut on stderr; else the finished result's text.
+fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Ran> {
     let stdout = std::io::stdout();
     // Not the lock: the search threads write through it, and the lock may not cross threads;
     // the stream's own mutex keeps each piece whole.
@@ -345,7 +352,11 @@ fn call_streaming_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Op
         Box::new(std::io::BufWriter::with_capacity(64 * 1024, stdout))
     };
     match tools::call_text(spec, args, ctx, &mut *out)? {
-        TextRun::Result(result) => Ok(Some(result)),
+        TextRun::Rendered { text, succeeded } => {
+            drop(out);
+            human::print(&text);
+            Ok(Ran::Written(ExitCode::from(if succeeded { 0 } else { 1 })))
+        }
         TextRun::Streamed(streamed) => {
             drop(out);
             if let Some(note) = human::streamed_note(spec.name, streamed.end, streamed.unit) {
@@ -353,7 +364,7 @@ fn call_streaming_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Op
                 let _ = err.write_all(note.as_bytes());
                 let _ = err.flush();
             }
-            Ok(None)
+            Ok(Ran::Written(ExitCode::SUCCESS))
         }
     }
 }

@@ -225,10 +225,14 @@ pub struct TextStreamed {
     pub unit: &'static str,
 }
 
-/// The outcome of a `--format text` call: streamed already, or a result to render.
+/// The outcome of a `--format text` call: streamed already, or rendered from the typed result
+/// (with whether it succeeded, for the exit status: `Tool::SUCCEEDED`).
 pub enum TextRun {
     Streamed(TextStreamed),
-    Result(Value),
+    Rendered {
+        text: crate::render::human::Text,
+        succeeded: bool,
+    },
 }
 
 /// The committed schema file of a tool, embedded: `committed_schema!("read_file")`.
@@ -281,6 +285,10 @@ pub struct ToolSpec {
 pub type TextRunner = fn(Value, &Context, &mut (dyn std::io::Write + Send)) -> Result<TextRun>;
 
 impl ToolSpec {
+    /// A tool as its own binary holds it: `--format text` is rendered from the typed result
+    /// (`text_run`), so the binary needs neither the text a model reads nor reading its result
+    /// back from JSON; `model_text` and `human_text` here only show the JSON (the hosts'
+    /// form, `hosted`, renders it).
     pub const fn of<T: Tool>() -> ToolSpec {
         ToolSpec {
             name: T::NAME,
@@ -295,13 +303,9 @@ impl ToolSpec {
             check_args: check_json::<T>,
             run: run_json::<T>,
             write_ok: write_ok::<T>,
-            text_run: if T::STREAM_TEXT.is_some() {
-                Some(text_run::<T>)
-            } else {
-                None
-            },
-            model_text: model_text_json::<T>,
-            human_text: human_text_json::<T>,
+            text_run: Some(text_run::<T>),
+            model_text: shown_as_json,
+            human_text: printed_as_json,
             text_format: T::TEXT_FORMAT,
             succeeded: if T::SUCCEEDED.is_some() {
                 Some(succeeded_json::<T>)
@@ -321,7 +325,12 @@ impl ToolSpec {
         if T::HINTS.isolated {
             Self::isolated::<T>()
         } else {
-            Self::of::<T>()
+            ToolSpec {
+                text_run: None,
+                model_text: model_text_json::<T>,
+                human_text: human_text_json::<T>,
+                ..Self::of::<T>()
+            }
         }
     }
 
@@ -439,8 +448,8 @@ pub fn call_writing(
     (spec.write_ok)(args, ctx, out).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
-/// `call` for `--format text`: streamed to `out` when the tool can (`ToolSpec::text_run`),
-/// else the result for rendering; failures get the same explanation as `call`.
+/// `call` for `--format text`: streamed to `out` when the tool can, else rendered from the
+/// result (`ToolSpec::text_run`); failures get the same explanation as `call`.
 pub fn call_text(
     spec: &ToolSpec,
     args: Value,
@@ -451,7 +460,10 @@ pub fn call_text(
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     let outcome = match spec.text_run {
         Some(text_run) => text_run(args, ctx, out),
-        None => (spec.run)(args, ctx).map(TextRun::Result),
+        None => (spec.run)(args, ctx).map(|result| TextRun::Rendered {
+            text: (spec.human_text)(&result),
+            succeeded: spec.succeeded.is_none_or(|succeeded| succeeded(&result)),
+        }),
     };
     outcome.map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
@@ -638,9 +650,23 @@ fn text_run<T: Tool>(
         return streamed.map(TextRun::Streamed);
     }
     let result = T::run(args, ctx)?;
-    serde_json::to_value(result)
-        .map(TextRun::Result)
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
+    Ok(TextRun::Rendered {
+        text: T::human_text(&result, T::NAME.binary()),
+        succeeded: T::SUCCEEDED.is_none_or(|succeeded| succeeded(&result)),
+    })
+}
+
+/// `ToolSpec::model_text` of a binary's own spec (see `ToolSpec::of`).
+fn shown_as_json(result: &Value) -> String {
+    result.to_string()
+}
+
+/// `ToolSpec::human_text` of a binary's own spec (see `ToolSpec::of`).
+fn printed_as_json(result: &Value) -> crate::render::human::Text {
+    crate::render::human::Text {
+        stdout: format!("{result}\n"),
+        stderr: String::new(),
+    }
 }
 
 fn model_text_json<T: Tool>(result: &Value) -> String {

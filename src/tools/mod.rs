@@ -462,7 +462,7 @@ pub fn call_text(
         Some(text_run) => text_run(args, ctx, out),
         None => (spec.run)(args, ctx).map(|result| TextRun::Rendered {
             text: (spec.human_text)(&result),
-            succeeded: spec.succeeded.is_none_or(|succeeded| succeeded(&result)),
+            succeeded: spec.succeeded.map_or(true, |succeeded| succeeded(&result)),
         }),
     };
     outcome.map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
@@ -652,7 +652,7 @@ fn text_run<T: Tool>(
     let result = T::run(args, ctx)?;
     Ok(TextRun::Rendered {
         text: T::human_text(&result, T::NAME.binary()),
-        succeeded: T::SUCCEEDED.is_none_or(|succeeded| succeeded(&result)),
+        succeeded: T::SUCCEEDED.map_or(true, |succeeded| succeeded(&result)),
     })
 }
 

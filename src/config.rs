@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
 /// Default RLIMIT_FSIZE of commands: no single file larger than 16 GiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 30;
 /// The sandbox layers `tools.shell.require_layers` may name.
-pub const LAYERS: &[&str] = &["landlock", "namespaces", "seccomp", "all"];
+pub const LAYERS: &[&str] = &["landlock", "namespaces", "seccomp", "pids", "all"];
 /// Tool calls sneaky-mcp runs at the same time unless `[mcp] workers` says otherwise.
 pub const DEFAULT_MCP_WORKERS: usize = 8;
 pub const MAX_MCP_WORKERS: usize = 256;
@@ -138,10 +138,11 @@ pub struct Shell {
     /// mount view.
     pub unix_sockets: Vec<String>,
     /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
-    /// "namespaces", "seccomp", or "all". Empty: run with what the kernel offers, and say so.
+    /// "namespaces", "seccomp", "pids" (the process limit holds: a pids cgroup, or
+    /// RLIMIT_NPROC for a user other than root), or "all". Empty: run with what the kernel offers, and say so.
     pub require_layers: Vec<String>,
-    /// rlimits of every command process: processes (RLIMIT_NPROC, counted in the command's
-    /// own user namespace), the largest file it may write, CPU seconds per process.
+    /// rlimits of every command process: processes (RLIMIT_NPROC, and the call's pids cgroup's
+    /// pids.max where one can be made: see src/shell/cgroup.rs), the largest file it may write, CPU seconds per process.
     pub max_processes: u64,
     pub max_file_bytes: u64,
     pub max_cpu_seconds: u64,

@@ -5,7 +5,8 @@
 //! - `policy`: parsing the command line and checking programs and their arguments;
 //! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
 //! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
-//!   `namespaces` and `confine` are those layers, `sys` the raw system calls they need;
+//!   `namespaces`, `confine` and `cgroup` are those layers, `sys` the raw system calls they
+//!   need;
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `env`: the command's environment; `guard`: the workspace configuration put back;
 //! - `report`: what `sneaky-run --print-policy` prints.
@@ -14,6 +15,7 @@
 //! dispatch) is in bin/sneaky-run/entry.rs, never here: a long-lived host links this library too.
 
 pub mod capture;
+pub mod cgroup;
 pub mod confine;
 pub mod env;
 pub mod executables;
@@ -87,10 +89,19 @@ pub fn run(
         .unwrap_or_default();
     let config_before = guard::ConfigSnapshot::take(ctx.ws);
     let launcher = sandbox::launcher_path();
+    // Held until the command has ended; dropping it kills what is left in it and removes it.
+    let mut pids_cgroup = None;
     let mut cmd = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
-                spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?
+                let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+                let made = cgroup::PidsCgroup::create(shell.max_processes);
+                spec.pids_cgroup = made
+                    .as_ref()
+                    .map(|c| c.path().to_path_buf())
+                    .map_err(Clone::clone);
+                pids_cgroup = made.ok();
+                spec
             } else {
                 spec::unsandboxed_spec(ctx.ws, &bash)
             };
@@ -116,6 +127,7 @@ pub fn run(
     };
     cmd.current_dir(&root).env_clear().envs(env);
     let finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
+    drop(pids_cgroup);
     if let Some(LaunchStatus {
         error: Some(why), ..
     }) = &finished.launch
@@ -176,8 +188,8 @@ fn describe(shell: &crate::config::Shell, status: Option<&LaunchStatus>) -> (boo
     (
         sandboxed,
         format!(
-            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits",
-            s.namespaces, s.seccomp
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}",
+            s.namespaces, s.seccomp, s.processes
         ),
     )
 }

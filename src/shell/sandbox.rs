@@ -34,6 +34,7 @@ use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
+use super::cgroup;
 use super::confine::{self, Confined};
 use super::namespaces::{self, Entered};
 use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
@@ -81,6 +82,9 @@ pub struct LaunchSpec {
     /// The runner's pid: the launcher checks it is still its parent after arming the
     /// parent-death signal (else the runner died in between).
     pub parent: i32,
+    /// The call's pids cgroup, which the launcher joins before entering the namespaces
+    /// (src/shell/cgroup.rs), or why there is none.
+    pub pids_cgroup: Result<PathBuf, String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -103,6 +107,12 @@ pub struct LaunchStatus {
     /// The seccomp filter: what it refuses ("ptrace, keyrings, … refused"), or why it failed.
     pub seccomp: String,
     pub seccomp_ok: bool,
+    /// How the process limit is held ("cgroup pids.max 1024", or RLIMIT_NPROC alone and why).
+    #[serde(default)]
+    pub processes: String,
+    /// The process limit holds: a pids cgroup, or RLIMIT_NPROC for a user other than root.
+    #[serde(default)]
+    pub processes_ok: bool,
     /// Set when setup failed; then the command did not run.
     pub error: Option<String>,
 }
@@ -174,6 +184,8 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
         return fail(&format!("prctl(PR_SET_DUMPABLE): {e}"));
     }
+    // Before the namespaces: afterwards the cgroup files are read-only here too.
+    let processes = process_limit(spec);
     let mut exec = spec.exec.clone();
     exec.extend(spec.map_exec.iter().cloned());
     let request = namespaces::Request {
@@ -191,14 +203,48 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         namespaces::enter(&request)
     };
     match entered {
-        Ok(entered) => run_as_init(spec, command, entered),
+        Ok(entered) => run_as_init(spec, command, entered, &processes),
         Err(why) if required(spec, "namespaces") => fail(&format!(
             "namespaces are required by tools.shell.require_layers but unavailable: {why}"
         )),
-        Err(why) => match confine_self(spec, None, &why) {
+        Err(why) => match confine_self(spec, None, &why, &processes) {
             Ok(()) => exec_shell(spec, command),
             Err(code) => code,
         },
+    }
+}
+
+/// How the process limit holds, in words, and whether it does.
+struct Processes {
+    text: String,
+    ok: bool,
+}
+
+/// Join the call's pids cgroup; where there is none, RLIMIT_NPROC is the only limit, which
+/// the kernel does not apply to root.
+fn process_limit(spec: &LaunchSpec) -> Processes {
+    let max = spec.limits.processes;
+    let why = match &spec.pids_cgroup {
+        Ok(dir) => match cgroup::join(dir) {
+            Ok(()) => {
+                return Processes {
+                    text: format!("cgroup pids.max {max}"),
+                    ok: true,
+                }
+            }
+            Err(e) => e,
+        },
+        Err(e) => e.clone(),
+    };
+    let root = nix::unistd::getuid().is_root();
+    let exempt = if root {
+        ", which root is exempt from"
+    } else {
+        ""
+    };
+    Processes {
+        text: format!("RLIMIT_NPROC {max} only{exempt} (no pids cgroup: {why})"),
+        ok: !root,
     }
 }
 
@@ -211,12 +257,13 @@ fn confine_self(
     spec: &LaunchSpec,
     entered: Option<&Entered>,
     ns_error: &str,
+    processes: &Processes,
 ) -> Result<(), ExitCode> {
     let mut write = spec.write.clone();
     write.extend(entered.and_then(|e| e.shm.clone()));
     let memfd_sealed = entered.is_some_and(|e| e.memfd_noexec);
     let confined = confine::apply(spec, &write, memfd_sealed).map_err(|why| fail(&why))?;
-    let status = status_of(&confined, entered, ns_error);
+    let status = status_of(&confined, entered, ns_error, processes);
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {
         return Err(fail(&format!(
@@ -228,7 +275,12 @@ fn confine_self(
     Ok(())
 }
 
-fn status_of(c: &Confined, entered: Option<&Entered>, ns_error: &str) -> LaunchStatus {
+fn status_of(
+    c: &Confined,
+    entered: Option<&Entered>,
+    ns_error: &str,
+    processes: &Processes,
+) -> LaunchStatus {
     LaunchStatus {
         landlock: c.landlock.clone(),
         abi: c.abi,
@@ -239,6 +291,8 @@ fn status_of(c: &Confined, entered: Option<&Entered>, ns_error: &str) -> LaunchS
         namespaces_ok: entered.is_some(),
         seccomp: c.seccomp.clone(),
         seccomp_ok: c.seccomp_ok,
+        processes: processes.text.clone(),
+        processes_ok: processes.ok,
         error: None,
     }
 }
@@ -253,6 +307,9 @@ fn missing_layers(spec: &LaunchSpec, s: &LaunchStatus) -> Vec<&'static str> {
     }
     if required(spec, "seccomp") && !s.seccomp_ok {
         missing.push("seccomp");
+    }
+    if required(spec, "pids") && !s.processes_ok {
+        missing.push("pids");
     }
     missing
 }
@@ -275,7 +332,12 @@ fn shell_command(spec: &LaunchSpec, command: OsString) -> Command {
 
 /// Fork the PID namespace's first process; this process waits for it and leaves the way it
 /// left (same exit code, or the same signal).
-fn run_as_init(spec: &LaunchSpec, command: OsString, entered: Entered) -> ExitCode {
+fn run_as_init(
+    spec: &LaunchSpec,
+    command: OsString,
+    entered: Entered,
+    processes: &Processes,
+) -> ExitCode {
     // Close-on-exec: the write end stays with the init, never with the shell it starts.
     let (reader, writer) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
         Ok(p) => p,
@@ -285,7 +347,7 @@ fn run_as_init(spec: &LaunchSpec, command: OsString, entered: Entered) -> ExitCo
         Err(e) => fail(&format!("fork: {e}")),
         Ok(Forked::Child) => {
             drop(reader);
-            init_main(spec, command, &entered, writer)
+            init_main(spec, command, &entered, processes, writer)
         }
         Ok(Forked::Parent(child)) => {
             drop(writer);
@@ -301,7 +363,13 @@ fn run_as_init(spec: &LaunchSpec, command: OsString, entered: Entered) -> ExitCo
 
 /// The init of the command's PID namespace: confine, run the shell, reap every process, and
 /// when the shell is gone kill the rest (returning kills the namespace too).
-fn init_main(spec: &LaunchSpec, command: OsString, entered: &Entered, out: OwnedFd) -> ExitCode {
+fn init_main(
+    spec: &LaunchSpec,
+    command: OsString,
+    entered: &Entered,
+    processes: &Processes,
+    out: OwnedFd,
+) -> ExitCode {
     if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() {
         return ExitCode::from(SETUP_FAILED as u8);
     }
@@ -313,7 +381,7 @@ fn init_main(spec: &LaunchSpec, command: OsString, entered: &Entered, out: Owned
     } else {
         entered.memfd_noexec = namespaces::seal_memfd_exec();
     }
-    if let Err(code) = confine_self(spec, Some(&entered), "") {
+    if let Err(code) = confine_self(spec, Some(&entered), "", processes) {
         return code;
     }
     let shell = match shell_command(spec, command).spawn() {

@@ -87,6 +87,8 @@ pub fn launch_spec(
         skip_namespaces: std::env::var("SNEAKY_SANDBOX_SKIP")
             .is_ok_and(|v| v.split(',').any(|l| l.trim() == "namespaces")),
         parent: std::process::id() as i32,
+        // Made by the caller, which removes it after the call (src/shell/cgroup.rs).
+        pids_cgroup: Err("not created".into()),
     })
 }
 
@@ -113,6 +115,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         cwd: ws.root().to_path_buf(),
         skip_namespaces: true,
         parent: std::process::id() as i32,
+        pids_cgroup: Err("sandbox off".into()),
     }
 }
 

@@ -98,7 +98,7 @@ impl Tool for RunCommand {
             "tools.shell.denied_commands: programs refused; replaces the default denied list",
             "tools.shell.default_timeout: seconds when the call gives none",
             "tools.shell.sandbox, tools.shell.network: the sandbox layers (Landlock, namespaces, seccomp); network = false means no TCP or UDP",
-            "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, all)",
+            "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, all)",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",
             "tools.shell.pass_env: secret-looking variables passed anyway",

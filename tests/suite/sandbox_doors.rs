@@ -380,3 +380,80 @@ fn helper_directories_that_lead_out_of_the_workspace_grant_nothing() {
         assert!(!w.root.join("pwned").exists(), "{command}: perl ran: {r}");
     }
 }
+
+/// Fork children that wait until the call ends, until fork fails (at most 200); print how
+/// many forks succeeded, then the process's pids cgroup (`/proc/self/cgroup`'s pids line).
+const FORK_LOOP_PY: &str = r#"import os, time
+count = 0
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    count += 1
+print(count)
+for line in open("/proc/self/cgroup"):
+    parts = line.strip().split(":", 2)
+    if "pids" in parts[1].split(",") or parts[1] == "":
+        print(parts[2])
+        break
+"#;
+
+/// The pids cgroup directory that `path` (from /proc/self/cgroup) names, when the host has
+/// a cgroup v1 pids hierarchy at the usual place.
+fn pids_cgroup_dir(path: &str) -> Option<std::path::PathBuf> {
+    let mount = Path::new("/sys/fs/cgroup/pids");
+    mount
+        .is_dir()
+        .then(|| mount.join(path.trim_start_matches('/')))
+}
+
+#[test]
+fn max_processes_holds_for_root_and_the_cgroup_goes_with_the_call() {
+    if !python_or_skip() || !namespaces_or_skip("max_processes_holds_for_root") {
+        return;
+    }
+    if !nix::unistd::getuid().is_root() {
+        util::skip("max_processes_holds_for_root: RLIMIT_NPROC binds other users already");
+        return;
+    }
+    let w = util::ws();
+    let r = run_python(&w, FORK_LOOP_PY, "max_processes = 20\n");
+    let sandbox = r["sandbox"].as_str().unwrap_or("");
+    if !sandbox.contains("processes: cgroup pids.max 20") {
+        // No writable pids cgroup here: then the call says the limit does not hold.
+        assert!(
+            sandbox.contains("RLIMIT_NPROC 20 only, which root is exempt from"),
+            "{r}"
+        );
+        util::skip("max_processes_holds_for_root: no writable pids cgroup");
+        return;
+    }
+    let out = stdout(&r);
+    let mut lines = out.lines();
+    let forks: u32 = lines.next().and_then(|n| n.parse().ok()).unwrap_or(999);
+    // The launcher, the namespace's init, bash and python count too.
+    assert!(forks < 20, "{forks} forks under max_processes = 20: {r}");
+    let cgroup = lines.next().unwrap_or("");
+    assert!(
+        cgroup.contains("sneaky-run-"),
+        "not in the call's cgroup: {r}"
+    );
+    if let Some(dir) = pids_cgroup_dir(cgroup) {
+        assert!(!dir.exists(), "{} outlived the call", dir.display());
+    }
+    // Nothing the loop started is left (the cgroup could only be removed empty, and no
+    // process works in the workspace).
+    let root = w.root.canonicalize().expect("root");
+    let left: Vec<_> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|d| d == root))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "processes outlived the call: {left:?}");
+}

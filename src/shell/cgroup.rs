@@ -1,0 +1,195 @@
+//! The process limit that also holds for root: a pids cgroup per call.
+//!
+//! RLIMIT_NPROC does not bind uid 0 (the kernel exempts the root user from it, inside a user
+//! namespace mapped to itself too), so as root a fork loop would run unbounded. The runner
+//! creates a child cgroup of its own in the pids hierarchy (cgroup v1's `pids` controller, or
+//! a cgroup v2 directory whose `cgroup.subtree_control` already enables `pids`) with
+//! `pids.max = tools.shell.max_processes`; the launcher moves itself into it before entering
+//! the namespaces, so every process and thread of the command counts, and none can leave it
+//! (the cgroup files are read-only in the command's mount view, and it has no capabilities).
+//! After the call the runner kills whatever the cgroup still holds and removes it; a cgroup
+//! left by a runner that was killed is removed by the next call.
+//!
+//! Where no pids hierarchy is writable (not root, a container with /sys/fs/cgroup read-only),
+//! RLIMIT_NPROC stays the only limit, and the result's `sandbox` field says so.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// Every cgroup made here is named `sneaky-run-<runner pid>-<n>`.
+const PREFIX: &str = "sneaky-run-";
+/// How long removing the cgroup waits for its processes to be gone.
+const REMOVE_LIMIT: Duration = Duration::from_secs(3);
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// A call's pids cgroup; removed (its processes killed first) when dropped.
+pub struct PidsCgroup {
+    dir: PathBuf,
+}
+
+impl PidsCgroup {
+    /// Create the call's cgroup with `pids.max = max`, or say why there is none.
+    pub fn create(max: u64) -> Result<Self, String> {
+        let parent = own_pids_cgroup()?;
+        remove_stale(&parent);
+        let me = std::process::id();
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = parent.join(format!("{PREFIX}{me}-{n}"));
+        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let made = Self { dir };
+        std::fs::write(made.dir.join("pids.max"), max.to_string())
+            .map_err(|e| format!("writing {}/pids.max: {e}", made.dir.display()))?;
+        Ok(made)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        remove(&self.dir, Instant::now() + REMOVE_LIMIT);
+    }
+}
+
+/// Move the calling process (the launcher, before it enters the namespaces) into `dir`.
+pub fn join(dir: &Path) -> Result<(), String> {
+    std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string())
+        .map_err(|e| format!("joining {}: {e}", dir.display()))
+}
+
+/// The directory of this process's cgroup in a hierarchy where a child gets `pids.max`.
+fn own_pids_cgroup() -> Result<PathBuf, String> {
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("reading /proc/self/cgroup: {e}"))?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("reading /proc/self/mountinfo: {e}"))?;
+    // hierarchy-id:controllers:path; v1's pids line names the controller, v2's is `0::path`.
+    for line in own.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let v1 = controllers.split(',').any(|c| c == "pids");
+        if !v1 && !controllers.is_empty() {
+            continue;
+        }
+        let Some(mount) = mount_point(&mounts, v1) else {
+            continue;
+        };
+        let dir = mount.join(path.trim_start_matches('/'));
+        if v1 || delegates_pids(&dir) {
+            return Ok(dir);
+        }
+    }
+    Err("no pids cgroup controller available".into())
+}
+
+/// Where the pids hierarchy is mounted: a cgroup (v1) mount with the `pids` option, or the
+/// cgroup2 mount.
+fn mount_point(mountinfo: &str, v1: bool) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        // id parent major:minor root mount-point options [optional…] - fstype source super-options
+        let (left, right) = line.split_once(" - ")?;
+        let mount = left.split(' ').nth(4)?;
+        let mut right = right.split(' ');
+        let fstype = right.next()?;
+        let options = right.nth(1).unwrap_or("");
+        let matches = if v1 {
+            fstype == "cgroup" && options.split(',').any(|o| o == "pids")
+        } else {
+            fstype == "cgroup2"
+        };
+        matches.then(|| PathBuf::from(unescape(mount)))
+    })
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// A cgroup v2 directory whose children get the pids controller (enabling it here would
+/// change the host's configuration, and fails where the cgroup holds processes itself).
+fn delegates_pids(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+        .is_ok_and(|s| s.split_whitespace().any(|c| c == "pids"))
+}
+
+/// Remove the cgroups of runners that no longer exist (killed before they could clean up).
+fn remove_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = matches!(
+            kill(Pid::from_raw(owner), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        if gone {
+            remove(&entry.path(), Instant::now());
+        }
+    }
+}
+
+/// Kill every process in `dir`, then remove it; retried until `deadline` while processes
+/// are still on their way out.
+fn remove(dir: &Path, deadline: Instant) {
+    loop {
+        if let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) {
+            for pid in procs.split_whitespace().filter_map(|p| p.parse().ok()) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_v1_pids_mount_and_the_v2_mount() {
+        let info =
+            "30 25 0:26 / /sys/fs/cgroup/pids rw,relatime shared:12 - cgroup cgroup rw,pids\n\
+                    31 25 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n\
+                    32 25 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n";
+        assert_eq!(
+            mount_point(info, true),
+            Some(PathBuf::from("/sys/fs/cgroup/pids"))
+        );
+        assert_eq!(
+            mount_point(info, false),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        assert_eq!(
+            mount_point("32 25 0:28 / /a rw - cgroup cgroup rw,cpu\n", true),
+            None
+        );
+    }
+}

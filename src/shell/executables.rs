@@ -1,6 +1,6 @@
 //! What the kernel lets a command execute: Landlock's execute right is granted only on the
 //! programs the allowed list resolves to, the shell, their ELF loaders and script
-//! interpreters, and each program's helpers (a small table: git's exec path, a compiler
+//! interpreters (unless the policy denies them), and each program's helpers (a small table: git's exec path, a compiler
 //! toolchain, npm's own files …), plus `tools.shell.exec_paths`. A program outside this set
 //! fails to exec (EACCES) however it is started: by an option of an allowed program, a planted
 //! hook or config key, a script, `find -exec`.
@@ -33,6 +33,9 @@ pub struct Inputs<'a> {
     pub shell: &'a Path,
     /// tools.shell.exec_paths.
     pub extra: &'a [String],
+    /// Whether the policy denies a program (by its path and by its name): such a program
+    /// never joins the set as a script's `#!` interpreter.
+    pub denied: &'a dyn Fn(&Path) -> bool,
 }
 
 /// Files and directories to grant the execute right on. Paths are not canonicalized (that
@@ -87,9 +90,15 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
             inspect.push(extra);
         }
     }
+    // A denied program does not become runnable by being named on the `#!` line of a script
+    // the lists allow (the kernel only loads an interpreter it may execute). `sh` and `bash`
+    // are the shell, which runs anyway.
     for file in inspect {
         for interp in interpreters(&file, &path) {
-            add(interp, &mut set);
+            let shell = interp.file_name().is_some_and(|n| n == "sh" || n == "bash");
+            if shell || !(inputs.denied)(&interp) {
+                add(interp, &mut set);
+            }
         }
     }
     ExecSet {
@@ -454,6 +463,7 @@ mod tests {
             tmp: Path::new("/tmp"),
             shell: Path::new("/bin/bash"),
             extra: &[],
+            denied: &|_| false,
         };
         let set = executable_paths(&inputs).paths;
         use std::os::unix::fs::MetadataExt;

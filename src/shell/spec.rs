@@ -31,6 +31,10 @@ pub fn launch_spec(
         tmp,
         shell: bash,
         extra: &shell.exec_paths,
+        denied: &|p: &Path| {
+            let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+            lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
+        },
     });
     let (pin, mut read_only) = if config.allow_vcs_writes {
         (Vec::new(), Vec::new())

@@ -457,3 +457,54 @@ fn max_processes_holds_for_root_and_the_cgroup_goes_with_the_call() {
         .collect();
     assert!(left.is_empty(), "processes outlived the call: {left:?}");
 }
+
+#[test]
+fn a_denied_interpreter_does_not_run_an_allowed_script() {
+    if !python_or_skip() || !namespaces_or_skip("a_denied_interpreter") {
+        return;
+    }
+    let w = util::ws();
+    // python3 and perl are on the default denied list; the scripts are allowed verbatim.
+    w.write(
+        "probe.py",
+        "#!/usr/bin/python3\nopen(\"pwned-py\", \"w\").write(\"ran\")\n",
+    );
+    w.write("probe.pl", "#!/usr/bin/perl\nopen F, \">pwned-pl\";\n");
+    w.write(
+        "env.py",
+        "#!/usr/bin/env python3\nopen(\"pwned-env\", \"w\").write(\"ran\")\n",
+    );
+    for f in ["probe.py", "probe.pl", "env.py"] {
+        std::fs::set_permissions(
+            w.root.join(f),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod");
+    }
+    user_config(
+        &w,
+        "[tools.shell]\nextra_allowed_commands = [\"./probe.py\", \"./probe.pl\", \"./env.py\"]\n",
+    );
+    for command in ["./probe.py", "./probe.pl", "./env.py"] {
+        let r = w
+            .call("sneaky-run", json!({"command": command}))
+            .command_ran()
+            .clone();
+        assert_eq!(r["sandboxed"], true, "{r}");
+        assert_ne!(r["exit_code"], 0, "{command}: {r}");
+    }
+    for f in ["pwned-py", "pwned-pl", "pwned-env"] {
+        assert!(!w.root.join(f).exists(), "{f}: the denied interpreter ran");
+    }
+    // Allowed by name, the interpreter runs the script.
+    user_config(
+        &w,
+        "[tools.shell]\nextra_allowed_commands = [\"./probe.py\", \"python3\"]\n",
+    );
+    let r = w
+        .call("sneaky-run", json!({"command": "./probe.py"}))
+        .command_ran()
+        .clone();
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(w.root.join("pwned-py").exists(), "{r}");
+}

@@ -91,9 +91,12 @@ pub fn run(
     let launcher = sandbox::launcher_path();
     // Held until the command has ended; dropping it kills what is left in it and removes it.
     let mut pids_cgroup = None;
+    // Likewise: the repository's placeholders are removed once the command has ended.
+    let mut vcs_placeholders = None;
     let mut cmd = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
+                vcs_placeholders = Some(spec::VcsPlaceholders::make(ctx.config, ctx.ws));
                 let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
                 let made = cgroup::PidsCgroup::create(shell.max_processes);
                 spec.pids_cgroup = made
@@ -128,6 +131,7 @@ pub fn run(
     cmd.current_dir(&root).env_clear().envs(env);
     let finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
     drop(pids_cgroup);
+    drop(vcs_placeholders);
     if let Some(LaunchStatus {
         error: Some(why), ..
     }) = &finished.launch

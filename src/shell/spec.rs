@@ -155,14 +155,127 @@ fn vcs_metadata(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     ] {
         read_only.push(git_dir.join(name));
     }
-    // A linked worktree's shared repository.
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+    // A linked worktree's shared repository (not the placeholder, which names `.git` itself).
+    if let Some(common) = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .filter(|c| c.trim() != ".")
+    {
         let common = git_dir.join(common.trim());
         for name in ["config", "hooks"] {
             read_only.push(common.join(name));
         }
     }
     (pin, read_only)
+}
+
+/// The repository directory of the workspace: `.git`, or the one a `.git` file names.
+fn git_dir_of(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    if dot_git.is_dir() {
+        Some(dot_git)
+    } else if dot_git.is_file() {
+        gitdir_target(&dot_git, root)
+    } else {
+        None
+    }
+}
+
+/// Metadata directories git does without (a repository made with `git init --template=`
+/// has neither hooks nor info): created empty, as `git init` makes them, so that they are
+/// bound read-only like existing ones.
+const VCS_DIRS: &[&str] = &["hooks", "info", "modules"];
+
+/// Metadata files that must not exist for git to work as usual, and what stands in for them
+/// during a call: `commondir` naming the repository itself (git then finds everything where
+/// it was) and an empty `config.worktree` (a comment). Both are removed after the call.
+const VCS_PLACEHOLDERS: &[(&str, &str)] = &[
+    ("commondir", ".\n"),
+    (
+        "config.worktree",
+        "# sneaky-run: placeholder for this call, removed after it\n",
+    ),
+];
+
+/// Metadata that does not exist yet cannot be made by a command: the launcher binds
+/// read-only only what exists, so the missing names are made to exist for the call (see
+/// [`VCS_DIRS`], [`VCS_PLACEHOLDERS`]) and bound like the rest. A mount point cannot be
+/// replaced, renamed or removed, and writing through it is refused, however the command
+/// tries.
+///
+/// Dropping it removes the placeholder files, unless another call in the same repository
+/// still uses them: each call holds a shared lock on them, and only the one that gets the
+/// exclusive lock removes them (a placeholder left by a killed call is taken over by the
+/// next one and removed by it).
+pub struct VcsPlaceholders {
+    held: Vec<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
+}
+
+impl VcsPlaceholders {
+    pub fn make(config: &Config, ws: &Workspace) -> VcsPlaceholders {
+        let mut held = Vec::new();
+        let root = ws.root();
+        let git_dir = git_dir_of(root).filter(|d| !config.allow_vcs_writes && d.starts_with(root));
+        let Some(git_dir) = git_dir else {
+            return VcsPlaceholders { held };
+        };
+        for name in VCS_DIRS {
+            let _ = std::fs::create_dir(git_dir.join(name));
+        }
+        for (name, content) in VCS_PLACEHOLDERS {
+            let path = git_dir.join(name);
+            if let Some(lock) = hold_placeholder(&path, content) {
+                held.push((path, lock));
+            }
+        }
+        VcsPlaceholders { held }
+    }
+}
+
+/// Make `path` hold `content` unless it exists with other content (then it is the
+/// repository's own), and hold a shared lock on it. Retried when the file is removed in
+/// between (by a call that just ended).
+fn hold_placeholder(path: &Path, content: &str) -> Option<nix::fcntl::Flock<std::fs::File>> {
+    use nix::fcntl::{Flock, FlockArg};
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..3 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(mut f) => {
+                if f.write_all(content.as_bytes()).is_err() {
+                    let _ = std::fs::remove_file(path);
+                    return None;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+        let file = std::fs::File::open(path).ok()?;
+        let lock = Flock::lock(file, FlockArg::LockShared).ok()?;
+        let ours = std::fs::read_to_string(path).is_ok_and(|c| c == content);
+        let same = match (lock.metadata(), std::fs::symlink_metadata(path)) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        };
+        if same {
+            return ours.then_some(lock);
+        }
+    }
+    None
+}
+
+impl Drop for VcsPlaceholders {
+    fn drop(&mut self) {
+        use nix::fcntl::FlockArg;
+        for (path, lock) in self.held.drain(..) {
+            if lock.relock(FlockArg::LockExclusiveNonblock).is_ok() {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
 }
 
 /// The shared-library directories (canonical, existing, without duplicates).

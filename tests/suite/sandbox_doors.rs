@@ -508,3 +508,85 @@ fn a_denied_interpreter_does_not_run_an_allowed_script() {
     assert_eq!(r["exit_code"], 0, "{r}");
     assert!(w.root.join("pwned-py").exists(), "{r}");
 }
+
+/// Try to make git metadata that does not exist in a repository made without templates, by
+/// raw system calls: create (open O_CREAT), rename over, remove.
+const PLANT_GIT_PY: &str = r#"import os
+def attempt(what, f):
+    try:
+        f()
+        print(what, "done")
+    except OSError as e:
+        print(what, "refused")
+flags = os.O_WRONLY | os.O_CREAT
+for path in [".git/hooks", ".git/info", ".git/modules"]:
+    attempt("mkdir " + path, lambda: os.mkdir(path))
+for path in [".git/commondir", ".git/hooks/pre-commit", ".git/config.worktree",
+             ".git/info/attributes", ".git/modules/x"]:
+    attempt("create " + path, lambda: os.close(os.open(path, flags, 0o755)))
+open(".git/planted", "w").write("/tmp\n")
+for path in [".git/commondir", ".git/config.worktree", ".git/hooks", ".git/info"]:
+    attempt("rename onto " + path, lambda: os.rename(".git/planted", path))
+    attempt("remove " + path, lambda: os.unlink(path) if not os.path.isdir(path) else os.rmdir(path))
+"#;
+
+fn git_in(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[test]
+fn git_metadata_that_does_not_exist_cannot_be_created() {
+    if !python_or_skip() || !namespaces_or_skip("git_metadata_that_does_not_exist") {
+        return;
+    }
+    let w = util::ws();
+    git_in(&w.root, &["init", "-q", "--template=", "."]);
+    git_in(&w.root, &["config", "user.name", "t"]);
+    git_in(&w.root, &["config", "user.email", "t@e"]);
+    for missing in ["hooks", "info", "commondir", "config.worktree", "modules"] {
+        assert!(!w.root.join(".git").join(missing).exists(), "{missing}");
+    }
+    let r = run_python(&w, PLANT_GIT_PY, "");
+    let out = stdout(&r);
+    assert!(!out.contains("done"), "{r}");
+    assert_eq!(out.lines().count(), 16, "{r}");
+    let git = w.root.join(".git");
+    // The placeholders are gone with the call; the directories stay, empty, as `git init`
+    // would have made them.
+    assert!(!git.join("commondir").exists(), "{r}");
+    assert!(!git.join("config.worktree").exists(), "{r}");
+    for dir in ["hooks", "info", "modules"] {
+        let entries = std::fs::read_dir(git.join(dir)).expect(dir).count();
+        assert_eq!(entries, 0, "{dir}: {r}");
+    }
+    // git's normal work goes on in the same repository, in the sandbox.
+    user_config(&w, "");
+    w.write("f.txt", "one\n");
+    let r = w
+        .call(
+            "sneaky-run",
+            json!({"command": "git add -A && git commit -qm one \
+                   && git checkout -qb topic && echo two >> f.txt && git stash -q \
+                   && git stash pop -q && git status --short \
+                   && git rev-parse --abbrev-ref HEAD"}),
+        )
+        .command_ran()
+        .clone();
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(stdout(&r), " M f.txt\ntopic\n", "{r}");
+    // `git gc` (which the policy does not let a command line run) works under the kernel
+    // layers: packs, packed-refs, logs.
+    let r = run_python(
+        &w,
+        "import subprocess\nprint(subprocess.run(['git', 'gc', '-q']).returncode)\n",
+        "",
+    );
+    assert_eq!(stdout(&r), "0\n", "{r}");
+    assert!(git.join("packed-refs").exists(), "{r}");
+    assert!(!git.join("commondir").exists(), "{r}");
+}

@@ -334,31 +334,16 @@ impl ToolSpec {
         }
     }
 
-    /// `hosted` for an isolated tool. The fields are spelled out rather than taken with
-    /// `..Self::of::<T>()`, which would name `run_json::<T>` and could link the tool after all.
+    /// `hosted` for an isolated tool: no means to run it in this process. Like `hosted`, only
+    /// ever evaluated at compile time, so what `of` names and this replaces is not linked.
     const fn isolated<T: Tool>() -> ToolSpec {
         ToolSpec {
-            name: T::NAME,
-            title: T::TITLE,
-            hints: T::HINTS,
-            cli: T::CLI,
-            short: T::SHORT,
-            doc: T::DOC,
-            schema: T::SCHEMA,
-            path_params: T::PATH_PARAMS,
-            precheck_flag: T::PRECHECK_FLAG,
-            check_args: check_json::<T>,
             run: run_elsewhere,
             write_ok: write_elsewhere,
             text_run: None,
             model_text: model_text_json::<T>,
             human_text: human_text_json::<T>,
-            text_format: T::TEXT_FORMAT,
-            succeeded: if T::SUCCEEDED.is_some() {
-                Some(succeeded_json::<T>)
-            } else {
-                None
-            },
+            ..Self::of::<T>()
         }
     }
 

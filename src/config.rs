@@ -288,6 +288,25 @@ impl Config {
         Ok((config, source))
     }
 
+    /// The configuration that holds before any workspace is known: `explicit` (`--config`),
+    /// else `SNEAKY_CONFIG`, else the user's file, else the defaults. What only lists the tools
+    /// (sneaky-mcp before its root is known, `sneaky-agent tools` outside a project) needs no
+    /// more; a workspace's own sneaky.toml can only narrow it further once one is open.
+    pub fn load_user(explicit: Option<&Path>) -> Result<Config> {
+        let from_env = std::env::var_os("SNEAKY_CONFIG")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        let path = match explicit.map(Path::to_path_buf).or(from_env) {
+            Some(path) => path,
+            None => match user_config_path().filter(|p| p.exists()) {
+                Some(path) => path,
+                None => return Ok(Config::default()),
+            },
+        };
+        let text = read_config_file(&path)?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
     /// Whether this (user) configuration lists `root` in `trusted_workspaces`.
     pub fn trusts(&self, root: &Path) -> bool {
         self.trusted_workspaces

@@ -125,12 +125,16 @@ pub fn resolve_configured(root: &Path, config_file: &Path) -> PathBuf {
 /// case where there is none.
 pub fn root_above(start: &Path, home: Option<&Path>) -> Result<Found> {
     let home = home.and_then(|h| h.canonicalize().ok());
+    let ceilings = ceilings();
     for dir in start.ancestors() {
         let Some(marker) = MARKERS
             .iter()
             .map(|m| dir.join(m))
             .find(|p| p.symlink_metadata().is_ok())
         else {
+            if ceilings.iter().any(|c| c == dir) {
+                break;
+            }
             continue;
         };
         let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
@@ -164,6 +168,21 @@ pub fn root_above(start: &Path, home: Option<&Path>) -> Result<Found> {
             start.display()
         ),
     ))
+}
+
+/// `SNEAKY_CEILING_DIRECTORIES`: absolute directories, `:`-separated, above which the search
+/// for a project marker does not go (they are searched themselves), as git's
+/// `GIT_CEILING_DIRECTORIES`: for a server started in a scratch directory, or a test that must
+/// not find whatever project lies above its temporary directory.
+fn ceilings() -> Vec<PathBuf> {
+    std::env::var_os("SNEAKY_CEILING_DIRECTORIES")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| p.is_absolute())
+                .map(|p| p.canonicalize().unwrap_or(p))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn home_dir() -> Option<PathBuf> {

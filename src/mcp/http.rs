@@ -456,7 +456,13 @@ fn request(
 ) -> Response<HttpBody> {
     let reply = match method {
         "ping" => jsonrpc::response(&id, json!({})),
-        "tools/list" => server::list_tools(&id, params.as_ref(), &shared.tools, session.version),
+        "tools/list" => server::list_tools(
+            &id,
+            params.as_ref(),
+            &shared.tools.ctx.config,
+            shared.tools.read_only,
+            session.version,
+        ),
         "tools/call" => return tool_call(id, params, session, shared),
         _ => jsonrpc::error_response(
             &id,

@@ -7,9 +7,11 @@
 //!
 //! The workspace is opened once. With `--root` or `SNEAKY_ROOT` that happens before serving;
 //! otherwise, when the client offers roots, the server asks for them (`roots/list`) after the
-//! handshake and holds back `tools/list` and `tools/call` until the answer comes (pings and the
+//! handshake and holds back `tools/call` until the answer comes (pings, `tools/list` and the
 //! rest are served meanwhile); without roots, the project around the current directory (its
-//! `sneaky.toml` or `.git`, as for the binaries: `discover`).
+//! `sneaky.toml` or `.git`, as for the binaries: `discover`). Desktop hosts start servers in `/`
+//! or the home directory, where there is none: the tools are listed all the same (by the
+//! user's configuration), and a call says how to give a root.
 
 use std::collections::VecDeque;
 use std::io::{self, BufWriter, Write};
@@ -28,9 +30,9 @@ use super::jsonrpc::{self, Incoming, Message};
 use super::pool::Pool;
 use super::roots;
 use super::version::Version;
-use crate::config::{DEFAULT_MAX_FILE_SIZE, DEFAULT_MCP_WORKERS};
+use crate::config::{Config, DEFAULT_MAX_FILE_SIZE, DEFAULT_MCP_WORKERS};
 use crate::discover;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::protocol;
 use crate::tools::Context;
 
@@ -389,7 +391,13 @@ impl<W: Write + Send + 'static> Server<W> {
                 reply
             }
             "ping" => jsonrpc::response(&id, json!({})),
-            "tools/list" | "tools/call" => {
+            // Never held back: the list needs no workspace (before one is open it follows the
+            // user's configuration), and a host that never answers roots/list must not wait.
+            "tools/list" => {
+                self.workspace_ready();
+                self.list(&id, params.as_ref())
+            }
+            "tools/call" => {
                 if !self.workspace_ready() {
                     self.waiting.push_back((id, method, params));
                     return;
@@ -412,6 +420,12 @@ impl<W: Write + Send + 'static> Server<W> {
         match method {
             "notifications/initialized"
                 if matches!(self.workspace, Workspace::Undecided) && self.client_has_roots =>
+            {
+                self.ask_for_roots();
+            }
+            // A host that had no folder open when asked may offer one later.
+            "notifications/roots/list_changed"
+                if self.client_has_roots && matches!(self.workspace, Workspace::Failed(_)) =>
             {
                 self.ask_for_roots();
             }
@@ -504,8 +518,24 @@ impl<W: Write + Send + 'static> Server<W> {
             Ok((ctx, found)) => self.set_open(ctx, &found.origin.describe()),
             Err(e) => {
                 log(format!("workspace: {}", e.message()));
-                self.set_failed(e);
+                self.set_failed(how_to_give_a_root(e));
             }
+        }
+    }
+
+    /// The `tools/list` answer: the open workspace's configuration decides what is offered;
+    /// before one is open, the user's configuration (calls are checked again once it is).
+    fn list(&self, id: &Value, params: Option<&Value>) -> Value {
+        if let Workspace::Open(tools) = &self.workspace {
+            return list_tools(id, params, &tools.ctx.config, tools.read_only, self.version);
+        }
+        match Config::load_user(self.opts.config.as_deref()) {
+            Ok(config) => list_tools(id, params, &config, self.opts.read_only, self.version),
+            Err(e) => jsonrpc::error_response(
+                id,
+                jsonrpc::INTERNAL_ERROR,
+                format!("the configuration could not be read: {}", e.message()),
+            ),
         }
     }
 
@@ -541,8 +571,8 @@ impl<W: Write + Send + 'static> Server<W> {
         }
     }
 
-    /// `tools/list` or `tools/call`, once the workspace is open (or known to have failed): the
-    /// answer, or None when a worker took the call and will answer.
+    /// `tools/call`, once the workspace is open (or known to have failed): the answer, or None
+    /// when a worker took the call and will answer.
     fn tool_request(&mut self, id: Value, method: &str, params: Option<Value>) -> Option<Value> {
         // With nothing else running or waiting, a brief call (a read, an edit) is run right
         // here: a host calling one tool at a time pays no hand-over to a worker. A walk goes to
@@ -552,13 +582,6 @@ impl<W: Write + Send + 'static> Server<W> {
             method == "tools/call" && self.in_flight.len() == 0 && brief && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,
-            Workspace::Failed(e) if method == "tools/list" => {
-                return Some(jsonrpc::error_response(
-                    &id,
-                    jsonrpc::INTERNAL_ERROR,
-                    format!("the workspace could not be opened: {}", e.message()),
-                ));
-            }
             Workspace::Failed(e) => {
                 let outcome = Err(e.clone());
                 let tool = params
@@ -579,9 +602,6 @@ impl<W: Write + Send + 'static> Server<W> {
                 ));
             }
         };
-        if method == "tools/list" {
-            return Some(list_tools(&id, params.as_ref(), tools, self.version));
-        }
         let Some(cancel) = self.in_flight.start(&id) else {
             return Some(jsonrpc::error_response(
                 &id,
@@ -663,14 +683,35 @@ pub fn initialize(id: &Value, params: Option<&Value>) -> (Value, Option<Accepted
     )
 }
 
-/// The answer to `tools/list`.
-pub fn list_tools(id: &Value, params: Option<&Value>, tools: &Tools, version: Version) -> Value {
+/// The answer to `tools/list`: every tool offered, on one page.
+pub fn list_tools(
+    id: &Value,
+    params: Option<&Value>,
+    config: &Config,
+    read_only: bool,
+    version: Version,
+) -> Value {
     if params.is_some_and(|p| !p.is_object()) {
         return calls::invalid_params(id, "tools/list: params must be an object");
     }
-    jsonrpc::response(
-        id,
-        catalog::list(&tools.ctx.config, tools.read_only, version),
+    jsonrpc::response(id, catalog::list(config, read_only, version))
+}
+
+/// A failure to find a workspace, told as what a person configuring an MCP host can do about
+/// it (the host shows the model this text, and many hosts never show the server's stderr).
+fn how_to_give_a_root(e: Error) -> Error {
+    if e.kind != ErrorKind::InvalidArgs {
+        return e; // a configuration that cannot be read says so itself
+    }
+    Error::new(
+        e.kind,
+        format!(
+            "{}. For sneaky-mcp: add \"--root\", \"/path/to/project\" to its args in the MCP \
+             host's configuration (or set SNEAKY_ROOT in its env), or use it from a host that \
+             offers roots (open the project folder there: the host's first root becomes the \
+             workspace)",
+            e.message()
+        ),
     )
 }
 

@@ -130,3 +130,26 @@ fn official_typescript_client_calls_every_tool_and_gets_results() {
         "all TypeScript MCP client checks passed",
     );
 }
+
+/// Started as desktop hosts start servers: no --root, in a directory that is no project, with
+/// an empty home (tests/mcp/host_start_test.py).
+#[test]
+fn official_python_client_starts_the_server_as_desktop_hosts_do() {
+    let python = target_dir().join("mcp-venv/bin/python");
+    if !util::require_python_pkg(&python, "mcp", ".ci/setup-mcp.sh") {
+        return;
+    }
+    let w = sample_workspace();
+    let start = w.outside().join("start");
+    let home = w.outside().join("home");
+    std::fs::create_dir_all(&start).expect("mkdir");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/host_start_test.py");
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script)
+        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+        .arg(&w.root)
+        .arg(&start)
+        .arg(&home);
+    run_client("Python MCP client", cmd, "all host start-up checks passed");
+}

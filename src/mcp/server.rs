@@ -717,5 +717,5 @@ fn how_to_give_a_root(e: Error) -> Error {
 
 const INSTRUCTIONS: &str = "SneakyCode's tools work inside one workspace directory: paths are \
 relative to its root, and paths that lead outside it (by '..', absolute paths or symbolic links) \
-are refused. A failed call returns isError with the reason; structuredContent.error.code is a \
-stable code such as not_found, outside_workspace or no_match.";
+are refused. A failed call returns isError and a text that starts with a stable code and a colon \
+(such as not_found:, outside_workspace: or no_match:), then the reason.";

@@ -254,6 +254,21 @@ fn version_negotiation_and_shapes_per_version() {
         assert_eq!(call["content"][0]["type"], "text");
         // Every version's text is what the model reads, not the JSON result.
         assert_eq!(call["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
+        // The instructions describe failures as they are: no structuredContent, the text
+        // starts with the code.
+        let instructions = result["instructions"].as_str().expect("instructions");
+        assert!(
+            !instructions.contains("structuredContent"),
+            "{instructions}"
+        );
+        let failed = s.call(3, "read_file", json!({"file_path": "missing.txt"}));
+        assert!(failed.get("structuredContent").is_none(), "{failed}");
+        let text = failed["content"][0]["text"].as_str().expect("text");
+        let code = text.split(':').next().expect("code");
+        assert!(
+            instructions.contains(&format!("{code}:")),
+            "{text} / {instructions}"
+        );
         let (_, status, _) = s.finish();
         assert_eq!(status, 0);
     }

@@ -239,6 +239,47 @@ impl Outbound for Collected {
     }
 }
 
+/// The answers to one JSON-RPC batch, sent together as one array once every call of the batch
+/// has ended (when the last holder lets go: the serving thread after the batch, and each call
+/// when it ends), so that a cancelled call, which never answers, holds nothing up. Messages
+/// that are not answers (progress, the server's own requests) go out at once.
+pub struct BatchOut {
+    inner: Arc<dyn Outbound>,
+    answers: Mutex<Vec<Value>>,
+}
+
+impl BatchOut {
+    pub fn new(inner: Arc<dyn Outbound>) -> BatchOut {
+        BatchOut {
+            inner,
+            answers: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Outbound for BatchOut {
+    fn send(&self, message: &Value) {
+        if message.get("method").is_some() {
+            self.inner.send(message);
+        } else {
+            self.answers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(message.clone());
+        }
+    }
+}
+
+impl Drop for BatchOut {
+    fn drop(&mut self) {
+        let answers = std::mem::take(self.answers.get_mut().unwrap_or_else(|p| p.into_inner()));
+        // A batch of notifications (or of cancelled calls) gets nothing back.
+        if !answers.is_empty() {
+            self.inner.send(&Value::Array(answers));
+        }
+    }
+}
+
 fn named_tool(params: Option<&Value>) -> Option<&'static ToolSpec> {
     params
         .and_then(|p| p.get("name"))

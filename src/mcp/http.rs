@@ -2,7 +2,8 @@
 //! the same tools at `http://ADDR/mcp`, so that an agent in another container or machine, or a
 //! hosted API, can reach one workspace's tools.
 //!
-//! - `POST /mcp` carries one JSON-RPC message. `initialize` opens a session and its answer
+//! - `POST /mcp` carries one JSON-RPC message (in a 2025-03-26 session, also a batch: its
+//!   answers come as one array). `initialize` opens a session and its answer
 //!   carries `Mcp-Session-Id`, which every later request must send back (unknown: 404).
 //!   Notifications and responses get `202 Accepted`. `ping`, `tools/list` and brief calls (a
 //!   read, an edit: one file's work) are answered as `application/json`; a walk (list, grep,
@@ -49,7 +50,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
 use super::json_out;
-use super::jsonrpc::{self, Message};
+use super::jsonrpc::{self, Message, Parsed};
 use super::pool::Pool;
 use super::server::{self, log, Options};
 use super::version::Version;
@@ -397,12 +398,29 @@ async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Http
         Ok(body) => body,
         Err(refused) => return *refused,
     };
-    let message = match jsonrpc::parse_line(&body) {
-        Ok(message) => message,
-        Err(fault) => {
-            let reply = jsonrpc::error_response(&fault.id, fault.code, fault.message);
-            return json_response(StatusCode::BAD_REQUEST, &reply);
+    let refuse = |fault: jsonrpc::Fault| {
+        let reply = jsonrpc::error_response(&fault.id, fault.code, fault.message);
+        json_response(StatusCode::BAD_REQUEST, &reply)
+    };
+    let message = match jsonrpc::parse(&body) {
+        Ok(Parsed::One(message)) => message,
+        Ok(Parsed::Batch(items)) => {
+            let session = session_id
+                .as_deref()
+                .and_then(|sid| lock(&shared.sessions).get(sid).cloned());
+            return match session {
+                Some(session) if session.version == Version::V2025_03_26 => {
+                    *lock(&session.last_used) = Instant::now();
+                    batch(items, &session, shared)
+                }
+                _ => refuse(jsonrpc::Fault {
+                    id: Value::Null,
+                    code: jsonrpc::INVALID_REQUEST,
+                    message: jsonrpc::BATCHES_REFUSED.to_string(),
+                }),
+            };
         }
+        Err(fault) => return refuse(fault),
     };
     if let Message::Request { id, method, params } = &message {
         match method.as_str() {
@@ -435,16 +453,111 @@ async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Http
     *lock(&session.last_used) = Instant::now();
     match message {
         Message::Notification { method, params } => {
-            if method == "notifications/cancelled" {
-                if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
-                    session.in_flight.cancel(id);
-                }
-            }
+            notification(&method, params.as_ref(), &session);
             accepted()
         }
         Message::Response { .. } => accepted(), // the server asks nothing over HTTP
         Message::Request { id, method, params } => request(id, &method, params, &session, shared),
     }
+}
+
+fn notification(method: &str, params: Option<&Value>, session: &Session) {
+    if method == "notifications/cancelled" {
+        if let Some(id) = params.and_then(|p| p.get("requestId")) {
+            session.in_flight.cancel(id);
+        }
+    }
+}
+
+/// A JSON-RPC batch in a 2025-03-26 session: its answers as one JSON array, or, when a walk or a
+/// command is among its calls, as an event stream carrying their progress and then the array;
+/// 202 when it holds no request.
+fn batch(
+    items: Vec<std::result::Result<Message, jsonrpc::Fault>>,
+    session: &Arc<Session>,
+    shared: &Arc<Shared>,
+) -> Response<HttpBody> {
+    let streams = items.iter().any(|item| {
+        matches!(item, Ok(Message::Request { method, params, .. })
+            if method == "tools/call" && !calls::brief(params.as_ref()))
+    });
+    let (tx, rx) = unbounded_channel();
+    let collected = Arc::new(calls::Collected::default());
+    let inner: Arc<dyn Outbound> = if streams {
+        Arc::new(SseOut { tx })
+    } else {
+        Arc::clone(&collected) as Arc<dyn Outbound>
+    };
+    let out = Arc::new(calls::BatchOut::new(inner));
+    let mut requests = 0;
+    for item in items {
+        let (id, method, params) = match item {
+            Ok(Message::Request { id, method, params }) => (id, method, params),
+            Ok(Message::Notification { method, params }) => {
+                notification(&method, params.as_ref(), session);
+                continue;
+            }
+            Ok(Message::Response { .. }) => continue,
+            Err(fault) => {
+                requests += 1;
+                out.send(&jsonrpc::error_response(
+                    &fault.id,
+                    fault.code,
+                    fault.message,
+                ));
+                continue;
+            }
+        };
+        requests += 1;
+        match method.as_str() {
+            "tools/call" => {
+                let Some(cancel) = session.in_flight.start(&id) else {
+                    out.send(&still_running(&id));
+                    continue;
+                };
+                let call = ToolCall {
+                    id,
+                    params,
+                    version: session.version,
+                    cancel,
+                    out: Arc::clone(&out) as Arc<dyn Outbound>,
+                    in_flight: session.in_flight.clone(),
+                };
+                if calls::brief(call.params.as_ref()) {
+                    calls::run(call, &shared.tools);
+                } else {
+                    let tools = Arc::clone(&shared.tools);
+                    shared.pool.submit(false, move || calls::run(call, &tools));
+                }
+            }
+            "initialize" => out.send(&jsonrpc::error_response(
+                &id,
+                jsonrpc::INVALID_REQUEST,
+                "invalid request: initialize cannot be part of a batch",
+            )),
+            method => out.send(&simple_reply(&id, method, params.as_ref(), session, shared)),
+        }
+    }
+    // The array is sent when the last call of the batch lets go of it.
+    drop(out);
+    if requests == 0 {
+        return accepted();
+    }
+    if streams {
+        return sse_response(rx);
+    }
+    match collected.take().pop() {
+        Some(answers) => json_response(StatusCode::OK, &answers),
+        None => accepted(), // every call of it was cancelled
+    }
+}
+
+fn still_running(id: &Value) -> Value {
+    jsonrpc::error_response(
+        id,
+        jsonrpc::INVALID_REQUEST,
+        format!("invalid request: request {id} is still running; ids must be unique"),
+    )
 }
 
 fn request(
@@ -454,23 +567,38 @@ fn request(
     session: &Arc<Session>,
     shared: &Arc<Shared>,
 ) -> Response<HttpBody> {
-    let reply = match method {
-        "ping" => jsonrpc::response(&id, json!({})),
+    if method == "tools/call" {
+        return tool_call(id, params, session, shared);
+    }
+    json_response(
+        StatusCode::OK,
+        &simple_reply(&id, method, params.as_ref(), session, shared),
+    )
+}
+
+/// The answer to a request other than `tools/call` and `initialize`.
+fn simple_reply(
+    id: &Value,
+    method: &str,
+    params: Option<&Value>,
+    session: &Session,
+    shared: &Shared,
+) -> Value {
+    match method {
+        "ping" => jsonrpc::response(id, json!({})),
         "tools/list" => server::list_tools(
-            &id,
-            params.as_ref(),
+            id,
+            params,
             &shared.tools.ctx.config,
             shared.tools.read_only,
             session.version,
         ),
-        "tools/call" => return tool_call(id, params, session, shared),
         _ => jsonrpc::error_response(
-            &id,
+            id,
             jsonrpc::METHOD_NOT_FOUND,
             format!("method not found: {method}"),
         ),
-    };
-    json_response(StatusCode::OK, &reply)
+    }
 }
 
 /// A brief call runs here and is answered as JSON; a walk or a command runs on the worker pool
@@ -482,12 +610,7 @@ fn tool_call(
     shared: &Arc<Shared>,
 ) -> Response<HttpBody> {
     let Some(cancel) = session.in_flight.start(&id) else {
-        let reply = jsonrpc::error_response(
-            &id,
-            jsonrpc::INVALID_REQUEST,
-            format!("invalid request: request {id} is still running; ids must be unique"),
-        );
-        return json_response(StatusCode::OK, &reply);
+        return json_response(StatusCode::OK, &still_running(&id));
     };
     let (tx, rx) = unbounded_channel();
     let mut call = ToolCall {
@@ -511,6 +634,10 @@ fn tool_call(
         let tools = Arc::clone(&shared.tools);
         shared.pool.submit(false, move || calls::run(call, &tools));
     }
+    sse_response(rx)
+}
+
+fn sse_response(rx: UnboundedReceiver<Bytes>) -> Response<HttpBody> {
     let mut resp = Response::new(SseBody { rx }.boxed());
     let h = resp.headers_mut();
     h.insert(

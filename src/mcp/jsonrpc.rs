@@ -43,10 +43,24 @@ pub struct Fault {
     pub message: String,
 }
 
+/// A line or body read: one message, or a JSON-RPC batch (an array of them).
+#[derive(Debug)]
+pub enum Parsed {
+    One(Message),
+    /// Each element classified on its own. Only sessions of protocol version 2025-03-26 take
+    /// batches (that revision's MUST; the others removed them): the server decides.
+    Batch(Vec<Result<Message, Fault>>),
+}
+
+/// The refusal of a batch where the negotiated protocol version has none.
+pub const BATCHES_REFUSED: &str =
+    "invalid request: batches are not supported; send one message per line";
+
 /// What the reader thread hands over.
 #[derive(Debug)]
 pub enum Incoming {
     Message(Message),
+    Batch(Vec<Result<Message, Fault>>),
     Fault(Fault),
     Eof,
     /// Reading stdin failed (not EOF): serving cannot go on.
@@ -74,14 +88,23 @@ pub fn request(id: &Value, method: &str, params: Option<Value>) -> Value {
     msg
 }
 
-/// Parse and classify one line.
-pub fn parse_line(line: &[u8]) -> Result<Message, Fault> {
+/// Parse one line or body: a message, or a batch of them (an empty batch is invalid, as
+/// JSON-RPC 2.0 says).
+pub fn parse(line: &[u8]) -> Result<Parsed, Fault> {
     let value: Value = serde_json::from_slice(line).map_err(|e| Fault {
         id: Value::Null,
         code: PARSE_ERROR,
         message: format!("parse error: not valid JSON: {e}"),
     })?;
-    classify(value)
+    match value {
+        Value::Array(items) if items.is_empty() => Err(Fault {
+            id: Value::Null,
+            code: INVALID_REQUEST,
+            message: "invalid request: an empty batch".to_string(),
+        }),
+        Value::Array(items) => Ok(Parsed::Batch(items.into_iter().map(classify).collect())),
+        value => classify(value).map(Parsed::One),
+    }
 }
 
 /// Tell requests, notifications and responses apart, refusing what JSON-RPC 2.0 does not allow.
@@ -93,12 +116,6 @@ pub fn classify(value: Value) -> Result<Message, Fault> {
     };
     let mut obj: Map<String, Value> = match value {
         Value::Object(obj) => obj,
-        Value::Array(_) => {
-            return Err(invalid(
-                Value::Null,
-                "batches are not supported; send one message per line",
-            ))
-        }
         _ => return Err(invalid(Value::Null, "a message must be a JSON object")),
     };
     let id = obj.remove("id");
@@ -177,8 +194,9 @@ fn read_loop<R: BufRead>(
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match parse_line(&line) {
-                    Ok(message) => Incoming::Message(message),
+                match parse(&line) {
+                    Ok(Parsed::One(message)) => Incoming::Message(message),
+                    Ok(Parsed::Batch(items)) => Incoming::Batch(items),
                     Err(fault) => Incoming::Fault(fault),
                 }
             }
@@ -255,6 +273,13 @@ pub fn read_bounded_line<R: BufRead>(
 mod tests {
     use super::*;
 
+    fn parse_line(line: &[u8]) -> Result<Message, Fault> {
+        match parse(line)? {
+            Parsed::One(message) => Ok(message),
+            Parsed::Batch(_) => panic!("one message expected"),
+        }
+    }
+
     fn lines(input: &[u8], limit: usize) -> Vec<(Line, Vec<u8>)> {
         let mut r = BufReader::with_capacity(4, input);
         let mut out = Vec::new();
@@ -294,7 +319,15 @@ mod tests {
         assert_eq!((f.code, f.id), (INVALID_REQUEST, json!(7)));
         let f = parse_line(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).expect_err("null id");
         assert_eq!(f.code, INVALID_REQUEST);
-        let f = parse_line(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).expect_err("batch");
-        assert_eq!(f.code, INVALID_REQUEST);
+        let Ok(Parsed::Batch(items)) = parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},[]]"#)
+        else {
+            panic!("a batch");
+        };
+        assert!(matches!(items[0], Ok(Message::Request { .. })));
+        assert_eq!(
+            items[1].as_ref().map(|_| ()).expect_err("nested").code,
+            INVALID_REQUEST
+        );
+        assert_eq!(parse(b"[]").expect_err("empty").code, INVALID_REQUEST);
     }
 }

@@ -5,6 +5,10 @@
 //! Pings, `initialize`, `tools/list` and cancellations are answered here at once, so they never
 //! wait behind a long command.
 //!
+//! A session of protocol version 2025-03-26 may send JSON-RPC batches (that revision's MUST; the
+//! others have none and refuse them): each answer of a batch goes into its `BatchOut`, which
+//! writes them as one array once the batch's last call has ended.
+//!
 //! The workspace is opened once. With `--root` or `SNEAKY_ROOT` that happens before serving;
 //! otherwise, when the client offers roots, the server asks for them (`roots/list`) after the
 //! handshake and holds back `tools/call` until the answer comes (pings, `tools/list` and the
@@ -23,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
+use super::calls::{self, BatchOut, InFlight, Outbound, ToolCall, Tools};
 use super::catalog;
 use super::json_out;
 use super::jsonrpc::{self, Incoming, Message};
@@ -80,14 +84,24 @@ struct Server<W: Write> {
     version: Version,
     client_has_roots: bool,
     next_request_id: u64,
-    /// Tool requests held back until the workspace is known.
-    waiting: VecDeque<(Value, String, Option<Value>)>,
+    /// Tool requests held back until the workspace is known (with the batch they came in).
+    waiting: VecDeque<Waiting>,
+    /// The batch being handled, which collects this thread's answers.
+    batch: Option<Arc<BatchOut>>,
     line_limit: Arc<AtomicU64>,
     /// Started once the workspace (and so `[mcp] workers`) is known.
     pool: Option<Pool>,
     in_flight: InFlight,
     /// Writing stdout failed; serving stops at the next turn.
     write_failed: Option<io::Error>,
+}
+
+/// A tool request held back until the workspace is known.
+struct Waiting {
+    id: Value,
+    method: String,
+    params: Option<Value>,
+    batch: Option<Arc<BatchOut>>,
 }
 
 /// What the serving thread waits for: a message read from stdin, or word that a worker could
@@ -211,6 +225,7 @@ where
         client_has_roots: false,
         next_request_id: 1,
         waiting: VecDeque::new(),
+        batch: None,
         line_limit: Arc::clone(&line_limit),
         pool: None,
         in_flight: InFlight::default(),
@@ -265,6 +280,7 @@ impl<W: Write + Send + 'static> Server<W> {
                 Incoming::Message(Message::Response { id, outcome }) => {
                     self.response(id, outcome);
                 }
+                Incoming::Batch(items) => self.batch(items),
                 Incoming::Fault(fault) => {
                     log(&fault.message);
                     self.send(&jsonrpc::error_response(
@@ -368,6 +384,10 @@ impl<W: Write + Send + 'static> Server<W> {
     /// Write a message of this thread's own (never through the channel, which only this thread
     /// drains). A write error stops serving at the next turn of the loop.
     fn send(&mut self, message: &Value) {
+        if let Some(batch) = &self.batch {
+            batch.send(message);
+            return;
+        }
         if self.write_failed.is_some() {
             return;
         }
@@ -399,7 +419,12 @@ impl<W: Write + Send + 'static> Server<W> {
             }
             "tools/call" => {
                 if !self.workspace_ready() {
-                    self.waiting.push_back((id, method, params));
+                    self.waiting.push_back(Waiting {
+                        id,
+                        method,
+                        params,
+                        batch: self.batch.clone(),
+                    });
                     return;
                 }
                 match self.tool_request(id, &method, params) {
@@ -414,6 +439,47 @@ impl<W: Write + Send + 'static> Server<W> {
             ),
         };
         self.send(&reply);
+    }
+
+    /// A JSON-RPC batch: answered as one array (nothing when it holds no request) in a session
+    /// of protocol version 2025-03-26, the one revision that has batches; refused in the others.
+    fn batch(&mut self, items: Vec<std::result::Result<Message, jsonrpc::Fault>>) {
+        if self.version != Version::V2025_03_26 {
+            log(jsonrpc::BATCHES_REFUSED);
+            self.send(&jsonrpc::error_response(
+                &Value::Null,
+                jsonrpc::INVALID_REQUEST,
+                jsonrpc::BATCHES_REFUSED,
+            ));
+            return;
+        }
+        let batch = Arc::new(BatchOut::new(Arc::clone(&self.out) as Arc<dyn Outbound>));
+        let outer = self.batch.replace(batch);
+        for item in items {
+            match item {
+                Ok(Message::Request { id, method, .. }) if method == "initialize" => {
+                    self.send(&jsonrpc::error_response(
+                        &id,
+                        jsonrpc::INVALID_REQUEST,
+                        "invalid request: initialize cannot be part of a batch",
+                    ));
+                }
+                Ok(Message::Request { id, method, params }) => self.request(id, method, params),
+                Ok(Message::Notification { method, params }) => {
+                    self.notification(&method, params.as_ref());
+                }
+                Ok(Message::Response { id, outcome }) => self.response(id, outcome),
+                Err(fault) => {
+                    self.send(&jsonrpc::error_response(
+                        &fault.id,
+                        fault.code,
+                        fault.message,
+                    ));
+                }
+            }
+        }
+        // The array leaves once the calls still running (each holds the batch) have ended.
+        self.batch = outer;
     }
 
     fn notification(&mut self, method: &str, params: Option<&Value>) {
@@ -434,7 +500,7 @@ impl<W: Write + Send + 'static> Server<W> {
                     return;
                 };
                 let before = self.waiting.len();
-                self.waiting.retain(|(waiting_id, _, _)| waiting_id != id);
+                self.waiting.retain(|waiting| waiting.id != *id);
                 if self.waiting.len() < before {
                     log(format!("request {id} was cancelled before it ran"));
                 }
@@ -564,10 +630,12 @@ impl<W: Write + Send + 'static> Server<W> {
     }
 
     fn serve_waiting(&mut self) {
-        while let Some((id, method, params)) = self.waiting.pop_front() {
-            if let Some(reply) = self.tool_request(id, &method, params) {
+        while let Some(waiting) = self.waiting.pop_front() {
+            let outer = std::mem::replace(&mut self.batch, waiting.batch);
+            if let Some(reply) = self.tool_request(waiting.id, &waiting.method, waiting.params) {
                 self.send(&reply);
             }
+            self.batch = outer;
         }
     }
 
@@ -615,7 +683,10 @@ impl<W: Write + Send + 'static> Server<W> {
             params,
             version: self.version,
             cancel,
-            out: Arc::clone(&self.out) as Arc<dyn Outbound>,
+            out: match &self.batch {
+                Some(batch) => Arc::clone(batch) as Arc<dyn Outbound>,
+                None => Arc::clone(&self.out) as Arc<dyn Outbound>,
+            },
             in_flight: self.in_flight.clone(),
         };
         match &self.pool {

@@ -664,3 +664,64 @@ fn model_text_reads_like_the_plain_tools() {
     }
     s.finish();
 }
+
+/// JSON-RPC batches: a 2025-03-26 session gets one array of answers (nothing for a batch of
+/// notifications); the other versions refuse them.
+#[test]
+fn batches_in_a_2025_03_26_session_and_refused_in_others() {
+    let w = util::ws();
+    w.write("a.txt", "a\n").write("src/b.rs", "fn b() {}\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-03-26", json!({}));
+    s.send(json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "read_file", "arguments": {"file_path": "a.txt"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "grep_files", "arguments": {"pattern": "fn b"}}},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}},
+        {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {}},
+        {"jsonrpc": "1.0", "id": 6, "method": "ping"}
+    ]));
+    let line = s.lines.recv_timeout(WAIT).expect("the batch's answer");
+    let answers: Value = serde_json::from_str(&line).expect("JSON");
+    let answers = answers.as_array().expect("an array of answers");
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer {id}: {answers:?}"))
+    };
+    assert_eq!(answers.len(), 6, "{answers:?}");
+    assert_eq!(by_id(1)["result"], json!({}));
+    assert!(by_id(2)["result"]["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty()));
+    assert_eq!(
+        by_id(3)["result"]["content"][0]["text"],
+        "a.txt (lines 1-1 of 1)\na\n"
+    );
+    assert!(by_id(4)["result"]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("src/b.rs")));
+    assert_eq!(error_code(by_id(5)), -32600);
+    assert_eq!(error_code(by_id(6)), -32600);
+    // Notifications only: nothing comes back; an empty batch is one error.
+    s.send(json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]));
+    s.send_raw("[]");
+    let reply = s.recv();
+    assert!(reply.is_object() && error_code(&reply) == -32600, "{reply}");
+    assert_eq!(s.request(7, "ping", json!({}))["result"], json!({}));
+    s.finish();
+
+    for version in ["2025-06-18", "2024-11-05"] {
+        let mut s = start(&w, &[]);
+        s.initialize(version, json!({}));
+        s.send(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]));
+        let reply = s.recv();
+        assert_eq!(error_code(&reply), -32600, "{version}: {reply}");
+        assert_eq!(reply["id"], Value::Null);
+        s.finish();
+    }
+}

@@ -456,8 +456,12 @@ const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
 fn initialize(port: u16, auth: &str) -> String {
+    initialize_version(port, auth, "2025-06-18")
+}
+
+fn initialize_version(port: u16, auth: &str, version: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
+        "protocolVersion": version, "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}});
     let (status, head, body) = http(
         port,
@@ -777,4 +781,77 @@ fn idle_connections_without_the_token_do_not_lock_out_those_with_it() {
     assert_eq!(status, 401, "{head}");
     assert!(head.contains("connection: close"), "{head}");
     drop(idle);
+}
+
+/// JSON-RPC batches over HTTP: a 2025-03-26 session gets one array (as JSON, or as an event
+/// stream when a command is among the calls), 202 for a batch of notifications; a 2025-06-18
+/// session is refused as before.
+#[test]
+fn http_batches_in_a_2025_03_26_session() {
+    let w = util::ws();
+    w.write("hello.txt", "hi\n");
+    let token = "t0ken-for-the-suite-0123456789";
+    let server = start_http(&w, Some(token), &[]);
+    let port = server.port;
+    let auth = format!("Bearer {token}");
+    let session = initialize_version(port, &auth, "2025-03-26");
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "read_file", "arguments": {"file_path": "hello.txt"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ]);
+    let (status, head, body) = http(port, "POST", &headers, &batch.to_string());
+    assert_eq!(status, 200, "{head}{body}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+    let answers: Value = serde_json::from_str(&body).expect("JSON");
+    let ids: Vec<i64> = answers
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|a| a["id"].as_i64())
+        .collect();
+    assert_eq!(ids, [1, 2, 3], "{body}");
+    assert_eq!(
+        answers[2]["result"]["content"][0]["text"],
+        "hello.txt (lines 1-1 of 1)\nhi\n"
+    );
+
+    let notes = json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]);
+    let (status, _, body) = http(port, "POST", &headers, &notes.to_string());
+    assert_eq!((status, body.as_str()), (202, ""));
+
+    let command = json!([
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "run_command", "arguments": {"command": "echo batched"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+    ]);
+    let (status, head, body) = http(port, "POST", &headers, &command.to_string());
+    assert_eq!(status, 200, "{head}{body}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    let data = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("an event");
+    let answers: Value = serde_json::from_str(data).expect("JSON");
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{body}");
+    assert!(data.contains(r#"[stdout]\nbatched"#), "{body}");
+
+    let newer = initialize(port, &auth);
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", newer.as_str()),
+    ];
+    let (status, _, body) = http(port, "POST", &headers, &batch.to_string());
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("-32600"), "{body}");
 }

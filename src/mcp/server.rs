@@ -765,6 +765,19 @@ pub fn list_tools(
     if params.is_some_and(|p| !p.is_object()) {
         return calls::invalid_params(id, "tools/list: params must be an object");
     }
+    // Every tool is on the one page, so no cursor is ever handed out: any cursor is invalid.
+    if let Some(cursor) = params
+        .and_then(|p| p.get("cursor"))
+        .filter(|c| !c.is_null())
+    {
+        return calls::invalid_params(
+            id,
+            format!(
+                "tools/list: invalid cursor {cursor}: every tool is listed on the first page, \
+                 so there is no cursor to follow"
+            ),
+        );
+    }
     jsonrpc::response(id, catalog::list(config, read_only, version))
 }
 

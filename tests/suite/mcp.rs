@@ -725,3 +725,23 @@ fn batches_in_a_2025_03_26_session_and_refused_in_others() {
         s.finish();
     }
 }
+
+/// Every tool is on the first page: a cursor (which this server never hands out) is invalid.
+#[test]
+fn tools_list_with_an_invalid_cursor_is_invalid_params() {
+    let w = util::ws();
+    let mut s = start(&w, &[]);
+    s.initialize("2025-11-25", json!({}));
+    let first = s.request(1, "tools/list", json!({}));
+    assert!(first["result"].get("nextCursor").is_none(), "{first}");
+    for cursor in [json!("bogus"), json!(2)] {
+        let reply = s.request(2, "tools/list", json!({ "cursor": cursor }));
+        assert_eq!(error_code(&reply), -32602, "{reply}");
+        assert!(reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cursor")));
+    }
+    let reply = s.request(3, "tools/list", json!({ "cursor": null }));
+    assert_eq!(reply["result"]["tools"], first["result"]["tools"]);
+    s.finish();
+}

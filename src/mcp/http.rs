@@ -17,7 +17,10 @@
 //!
 //! Security: bound to 127.0.0.1 unless ADDR names another address; every request needs
 //! `Authorization: Bearer TOKEN` (`--token-file`, else `SNEAKY_MCP_TOKEN`, else a random token
-//! printed once on stderr), checked before the body is read: without it, 401 and nothing runs.
+//! printed once on stderr), checked before the body is read: without it, 401 and nothing runs;
+//! the 401 says (body and `WWW-Authenticate` error description) that a bearer token is wanted
+//! and where it comes from. OAuth discovery (`/.well-known/oauth-protected-resource` and the
+//! like) gets 404 with a JSON reason, not 401, so that clients learn there is no OAuth here.
 //! A request whose `Origin` is not a loopback origin or one given with `--allow-origin` gets 403
 //! (DNS-rebinding protection). Bodies are bounded like stdio lines (4 × max_file_size_bytes +
 //! 64 KiB: 413 beyond). Sessions are bounded in number and expire when idle.
@@ -104,6 +107,7 @@ struct Shared {
     tools: Arc<Tools>,
     pool: Pool,
     token: String,
+    token_whence: &'static str,
     allowed_origins: Vec<String>,
     body_limit: usize,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -177,6 +181,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         tools: Arc::new(Tools::new(ctx, opts.config.clone(), opts.read_only)),
         pool: Pool::new(workers),
         token: token.value,
+        token_whence: token.whence,
         allowed_origins: http.allowed_origins,
         body_limit,
         sessions: Mutex::new(HashMap::new()),
@@ -308,19 +313,11 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
             );
         }
     }
+    if is_oauth_discovery(req.uri().path()) {
+        return no_oauth_here(shared);
+    }
     if !authorized(req.headers(), &shared.token) {
-        let mut resp = plain(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized: send Authorization: Bearer TOKEN",
-        );
-        resp.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"sneaky-mcp\""),
-        );
-        // Without the token a client keeps no connection open.
-        resp.headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return resp;
+        return unauthorized(req.headers(), shared);
     }
     if let Some((authorized, _)) = lock(&shared.connections).open.get_mut(&conn) {
         *authorized = true;
@@ -341,6 +338,74 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
             resp
         }
     }
+}
+
+/// 401, saying what is wanted and where it comes from: clients such as the MCP Inspector start
+/// an OAuth flow on a bare 401, which fails here without ever telling the person that a
+/// bearer token was wanted.
+fn unauthorized(headers: &HeaderMap, shared: &Shared) -> Response<HttpBody> {
+    let mut resp = plain(
+        StatusCode::UNAUTHORIZED,
+        &format!(
+            "unauthorized: sneaky-mcp wants the header Authorization: Bearer TOKEN, where TOKEN \
+             is {}. It has no OAuth server: give the token to the client as that header \
+             (e.g. the MCP Inspector's Authentication > Bearer Token, or \"headers\" in a \
+             host's server configuration).",
+            shared.token_whence
+        ),
+    );
+    // RFC 6750: an error code only when credentials were sent; the description always, as
+    // clients show it.
+    let error = if headers.contains_key(header::AUTHORIZATION) {
+        "error=\"invalid_token\", "
+    } else {
+        ""
+    };
+    let challenge = format!(
+        "Bearer realm=\"sneaky-mcp\", {error}error_description=\"a static bearer token is \
+         wanted (no OAuth): Authorization: Bearer TOKEN with {}\"",
+        shared.token_whence
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    // Without the token a client keeps no connection open.
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+/// The well-known documents an OAuth client looks for first (RFC 9728 protected resource
+/// metadata, RFC 8414 authorization server metadata, OpenID discovery), at the root or with
+/// the resource's path after them.
+fn is_oauth_discovery(path: &str) -> bool {
+    [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ]
+    .iter()
+    .any(|prefix| {
+        path.strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// 404 without a challenge: there is no OAuth here, so a client learns it at discovery rather
+/// than in a failed registration.
+fn no_oauth_here(shared: &Shared) -> Response<HttpBody> {
+    let body = json!({
+        "error": "not_found",
+        "error_description": format!(
+            "sneaky-mcp has no OAuth authorization server: it takes a static bearer token in \
+             the header Authorization: Bearer TOKEN, where TOKEN is {}",
+            shared.token_whence
+        ),
+    });
+    let mut resp = json_response(StatusCode::NOT_FOUND, &body);
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
 }
 
 /// What a POST must say about itself (it accepts JSON and SSE, sends JSON, and speaks a
@@ -885,6 +950,8 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr> {
 struct Token {
     value: String,
     generated: bool,
+    /// Where a client's user finds it, for the 401 (never the value, nor the file's path).
+    whence: &'static str,
 }
 
 /// `--token-file`, else `SNEAKY_MCP_TOKEN`, else a fresh random one.
@@ -919,11 +986,18 @@ fn load_token(file: Option<&std::path::Path>) -> Result<Token> {
             Ok(Token {
                 value,
                 generated: false,
+                whence: if file.is_some() {
+                    "the content of the --token-file the server was started with"
+                } else {
+                    "the SNEAKY_MCP_TOKEN the server was started with"
+                },
             })
         }
         None => Ok(Token {
             value: random_hex(32).map_err(|e| Error::io("making a token", e))?,
             generated: true,
+            whence: "the random token the server printed on its stderr when it started (start \
+                     it with SNEAKY_MCP_TOKEN or --token-file to choose one)",
         }),
     }
 }

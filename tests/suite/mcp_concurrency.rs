@@ -367,10 +367,21 @@ fn progress_notifications_carry_elapsed_time_and_bytes() {
 
 /// One raw HTTP/1.1 request; the status and the body.
 fn http(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    http_at(port, method, "/mcp", headers, body)
+}
+
+/// One raw HTTP/1.1 request to `path`.
+fn http_at(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream.set_read_timeout(Some(WAIT)).expect("timeout");
     let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
          Content-Length: {}\r\n",
         body.len()
     );
@@ -503,9 +514,46 @@ fn http_refuses_without_the_token_or_from_a_foreign_origin_and_runs_nothing() {
         if let Some(a) = auth {
             headers.push(("Authorization", a));
         }
-        let (status, head, _) = http(port, "POST", &headers, &touch);
+        let (status, head, body) = http(port, "POST", &headers, &touch);
         assert_eq!(status, 401, "{auth:?}");
         assert!(head.contains("www-authenticate: bearer"), "{head}");
+        // What is wanted and where it comes from, in the body and the challenge.
+        assert!(
+            body.contains("Authorization: Bearer TOKEN") && body.contains("SNEAKY_MCP_TOKEN"),
+            "{body}"
+        );
+        let challenge = head
+            .lines()
+            .find(|l| l.starts_with("www-authenticate:"))
+            .expect("a challenge");
+        assert!(
+            challenge.contains("error_description=\"a static bearer token is wanted")
+                && challenge.contains("sneaky_mcp_token"),
+            "{challenge}"
+        );
+        assert_eq!(
+            challenge.contains("error=\"invalid_token\""),
+            auth.is_some(),
+            "{challenge}"
+        );
+    }
+    // OAuth discovery finds that there is no OAuth server: 404 with a JSON reason, no 401.
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
+        let (status, head, body) = http_at(port, "GET", path, &[], "");
+        assert_eq!(status, 404, "{path}: {head}");
+        assert!(!head.contains("www-authenticate"), "{head}");
+        let reason: Value = serde_json::from_str(&body).expect("a JSON body");
+        assert!(
+            reason["error_description"]
+                .as_str()
+                .is_some_and(|d| d.contains("no OAuth") && d.contains("Bearer")),
+            "{body}"
+        );
     }
     let with = |extra: &[(&'static str, &'static str)]| {
         let mut h = vec![ACCEPT, JSON, sid, ("Authorization", auth.as_str())];

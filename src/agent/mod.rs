@@ -23,7 +23,9 @@ use std::process::ExitCode;
 
 pub use cli::command;
 
+use crate::config::Config;
 use crate::definitions;
+use crate::error::ErrorKind;
 use crate::protocol;
 use cli::{Invocation, Place};
 use exec::Runner;
@@ -72,15 +74,26 @@ fn prepare(place: &Place) -> Result<Runner, String> {
     Ok(Runner::new(root, place, ctx))
 }
 
+/// The configuration the tool definitions follow: the workspace's when there is one; outside
+/// any project (the definitions need no workspace) the user's.
+fn tools_config(place: &Place) -> Result<Config, String> {
+    match crate::discover::find_root(place.root.as_deref(), place.config.as_deref()) {
+        Ok(_) => prepare(place).map(|runner| runner.config().clone()),
+        Err(e) if e.kind == ErrorKind::InvalidArgs => Config::load_user(place.config.as_deref())
+            .map_err(|e| format!("{}: {}", e.code(), e.message())),
+        Err(e) => Err(format!("{}: {}", e.code(), e.message())),
+    }
+}
+
 fn print_tools(format: definitions::Format, place: &Place) -> ExitCode {
-    let runner = match prepare(place) {
-        Ok(r) => r,
+    let config = match tools_config(place) {
+        Ok(config) => config,
         Err(e) => {
             eprintln!("sneaky-agent: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let specs = definitions::offered(runner.config());
+    let specs = definitions::offered(&config);
     let doc = definitions::definitions(&specs, format);
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     use std::io::Write;

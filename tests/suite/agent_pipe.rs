@@ -426,3 +426,46 @@ fn openai_and_anthropic_sdks_take_the_exports() {
         out.status
     );
 }
+
+/// The definitions need no workspace: outside any project they follow the user's configuration.
+#[test]
+fn tools_outside_a_project_follow_the_users_configuration() {
+    let w = util::ws();
+    let nowhere = w.outside().join("nowhere");
+    let xdg = w.outside().join("xdg");
+    std::fs::create_dir_all(&nowhere).expect("mkdir");
+    std::fs::create_dir_all(xdg.join("sneaky")).expect("mkdir");
+    std::fs::write(
+        xdg.join("sneaky/config.toml"),
+        "[permissions]\ndeny = [\"grep_files\"]\n",
+    )
+    .expect("write");
+    for format in ["openai", "mcp"] {
+        let mut cmd = agent_command(&w, &["tools", "--format", format]);
+        cmd.current_dir(&nowhere)
+            .env_remove("SNEAKY_ROOT")
+            .env("HOME", &nowhere)
+            .env("SNEAKY_CEILING_DIRECTORIES", &nowhere);
+        let r = ran(run(cmd, b""));
+        assert_eq!(r.status, 0, "{format}: {}", r.stderr);
+        let tools: Value = serde_json::from_str(&r.stdout).expect("JSON");
+        let names: Vec<String> = tools
+            .as_array()
+            .expect("an array")
+            .iter()
+            .map(|t| {
+                let name = if format == "openai" {
+                    &t["function"]["name"]
+                } else {
+                    &t["name"]
+                };
+                name.as_str().expect("a name").to_string()
+            })
+            .collect();
+        assert!(names.iter().any(|n| n == "read_file"), "{names:?}");
+        assert!(
+            !names.iter().any(|n| n == "grep_files"),
+            "denied: {names:?}"
+        );
+    }
+}

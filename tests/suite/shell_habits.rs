@@ -204,7 +204,11 @@ fn the_agent_and_the_mcp_server_discover_alike() {
     let deep = p.proj.join("src/deep");
     let out = run_in("sneaky-agent", &deep, &p.home, &["tools"], &[]);
     assert!(out.status.success(), "{out:?}");
+    // The definitions need no workspace (the user's configuration decides them outside a
+    // project); running tools does, and the refusal says how to name one.
     let out = run_in("sneaky-agent", &p.bare, &p.home, &["tools"], &[]);
+    assert!(out.status.success(), "{out:?}");
+    let out = run_in("sneaky-agent", &p.bare, &p.home, &["pipe"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--root"));
 

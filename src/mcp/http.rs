@@ -10,10 +10,15 @@
 //!   find) or a command (run_command) as a `text/event-stream` (SSE) that carries the call's
 //!   `notifications/progress` and then its answer, and ends without an answer when the call is
 //!   cancelled (`notifications/cancelled` in a POST of its own).
-//! - `DELETE /mcp` ends a session and cancels its running calls. `GET /mcp` (a stream for
-//!   messages the server starts on its own) gets `405`: this server asks the client nothing
-//!   over HTTP, as the workspace is fixed when it starts (roots name the client's directories,
-//!   which a remote server cannot see).
+//! - Event streams are resumable: each is primed with an event that carries only an id and
+//!   `retry`, every event has an id (`STREAM-N`, unique in the session), and a client whose
+//!   connection dropped sends `GET /mcp` with `Last-Event-ID` to get the events after that one
+//!   and then the rest as they come (ended streams are kept a minute). A stream silent for 15 s
+//!   gets a comment line, so that proxies keep it open.
+//! - `DELETE /mcp` ends a session and cancels its running calls. `GET /mcp` without
+//!   `Last-Event-ID` (a stream for messages the server starts on its own) gets `405`: this
+//!   server asks the client nothing over HTTP, as the workspace is fixed when it starts (roots
+//!   name the client's directories, which a remote server cannot see).
 //!
 //! Security: bound to 127.0.0.1 unless ADDR names another address; every request needs
 //! `Authorization: Bearer TOKEN` (`--token-file`, else `SNEAKY_MCP_TOKEN`, else a random token
@@ -29,8 +34,9 @@
 //! calls run on the same worker pool as over stdio (a cancelled walk stops early); brief calls
 //! (a read, an edit) on the runtime's threads, one per core.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
+use std::future::Future;
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -85,6 +91,15 @@ fn connection_cap() -> usize {
     let half = usize::try_from(soft / 2).unwrap_or(usize::MAX);
     half.clamp(8, MAX_CONNECTIONS)
 }
+/// How long a client waits before resuming a dropped event stream (SSE `retry`).
+const RETRY: Duration = Duration::from_millis(1000);
+/// An ended event stream can be resumed this long.
+const STREAM_KEPT: Duration = Duration::from_secs(60);
+/// Events kept per stream for resumption.
+const KEPT_EVENTS: usize = 64;
+/// A stream with nothing to say for this long gets a comment line, so that proxies that cut
+/// idle connections (nginx after 60 s) leave a long, silent command's stream alone.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// A token shorter than this is refused (it would be guessable).
 const MIN_TOKEN_LEN: usize = 16;
 
@@ -101,6 +116,63 @@ struct Session {
     version: Version,
     in_flight: InFlight,
     last_used: Mutex<Instant>,
+    streams: Mutex<Streams>,
+}
+
+/// The event streams of a session, by number: those open and, for a while after they end,
+/// those a client may still resume.
+#[derive(Default)]
+struct Streams {
+    next: u64,
+    open: HashMap<u64, Arc<Stream>>,
+}
+
+impl Session {
+    /// A new event stream, primed: its first event carries an id (`STREAM-0`) and `retry`,
+    /// so that a client whose connection drops knows it can resume and when to try.
+    fn open_stream(&self) -> (Arc<Stream>, UnboundedReceiver<Bytes>) {
+        let mut streams = lock(&self.streams);
+        streams.open.retain(|_, s| {
+            lock(&s.state)
+                .ended
+                .map_or(true, |ended| ended.elapsed() < STREAM_KEPT)
+        });
+        let id = streams.next;
+        streams.next += 1;
+        let (tx, rx) = unbounded_channel();
+        let priming = format!("id: {id}-0\nretry: {}\ndata:\n\n", RETRY.as_millis());
+        let _ = tx.send(Bytes::from(priming));
+        let stream = Arc::new(Stream {
+            id,
+            state: Mutex::new(StreamState {
+                events: VecDeque::new(),
+                next: 1,
+                live: Some(tx),
+                ended: None,
+            }),
+        });
+        streams.open.insert(id, Arc::clone(&stream));
+        (stream, rx)
+    }
+}
+
+/// One event stream (a walk's or a command's call, or a batch holding one). Its events are
+/// kept, numbered, so that a client whose connection dropped can resume it with `GET /mcp` and
+/// `Last-Event-ID`: it gets the events after that one, then the rest as they come.
+struct Stream {
+    id: u64,
+    state: Mutex<StreamState>,
+}
+
+struct StreamState {
+    /// The events after the priming one, by number; at most `KEPT_EVENTS` (the oldest, which
+    /// are progress, go first: the answer is the last event).
+    events: VecDeque<(u64, Bytes)>,
+    next: u64,
+    /// The connection the events go to now; None once it is gone or the stream has ended.
+    live: Option<UnboundedSender<Bytes>>,
+    /// When the call ended (no event comes after).
+    ended: Option<Instant>,
 }
 
 struct Shared {
@@ -328,13 +400,15 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
     match *req.method() {
         Method::POST => post(req, shared).await,
         Method::DELETE => delete(req.headers(), shared),
+        Method::GET => resume(req.headers(), shared),
         _ => {
             let mut resp = plain(
                 StatusCode::METHOD_NOT_ALLOWED,
-                "method not allowed: POST a JSON-RPC message, DELETE to end a session",
+                "method not allowed: POST a JSON-RPC message, DELETE to end a session, GET with \
+                 Last-Event-ID to resume an event stream",
             );
             resp.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
             resp
         }
     }
@@ -546,12 +620,12 @@ fn batch(
         matches!(item, Ok(Message::Request { method, params, .. })
             if method == "tools/call" && !calls::brief(params.as_ref()))
     });
-    let (tx, rx) = unbounded_channel();
     let collected = Arc::new(calls::Collected::default());
-    let inner: Arc<dyn Outbound> = if streams {
-        Arc::new(SseOut { tx })
+    let (inner, rx): (Arc<dyn Outbound>, _) = if streams {
+        let (stream, rx) = session.open_stream();
+        (Arc::new(SseOut { stream }), Some(rx))
     } else {
-        Arc::clone(&collected) as Arc<dyn Outbound>
+        (Arc::clone(&collected) as Arc<dyn Outbound>, None)
     };
     let out = Arc::new(calls::BatchOut::new(inner));
     let mut requests = 0;
@@ -608,7 +682,7 @@ fn batch(
     if requests == 0 {
         return accepted();
     }
-    if streams {
+    if let Some(rx) = rx {
         return sse_response(rx);
     }
     match collected.take().pop() {
@@ -677,33 +751,112 @@ fn tool_call(
     let Some(cancel) = session.in_flight.start(&id) else {
         return json_response(StatusCode::OK, &still_running(&id));
     };
-    let (tx, rx) = unbounded_channel();
-    let mut call = ToolCall {
+    let brief = calls::brief(params.as_ref());
+    let collected = Arc::new(calls::Collected::default());
+    let (out, rx): (Arc<dyn Outbound>, _) = if brief {
+        (Arc::clone(&collected) as Arc<dyn Outbound>, None)
+    } else {
+        let (stream, rx) = session.open_stream();
+        (Arc::new(SseOut { stream }), Some(rx))
+    };
+    let call = ToolCall {
         id,
         params,
         version: session.version,
         cancel,
-        out: Arc::new(SseOut { tx }),
+        out,
         in_flight: session.in_flight.clone(),
     };
-    if calls::brief(call.params.as_ref()) {
+    let Some(rx) = rx else {
         // One file's work (milliseconds): run on this runtime thread, answer as JSON.
-        let collected = Arc::new(calls::Collected::default());
-        call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
         calls::run(call, &shared.tools);
         if let Some(reply) = collected.take().pop() {
             return json_response(StatusCode::OK, &reply);
         }
-        // Cancelled meanwhile: an event stream that ends without an answer.
-    } else {
-        let tools = Arc::clone(&shared.tools);
-        shared.pool.submit(false, move || calls::run(call, &tools));
+        // Cancelled meanwhile: an event stream that ends without an answer (and without an
+        // id, as there is nothing to resume).
+        return sse_response(unbounded_channel().1);
+    };
+    let tools = Arc::clone(&shared.tools);
+    shared.pool.submit(false, move || calls::run(call, &tools));
+    sse_response(rx)
+}
+
+/// `GET /mcp` with `Last-Event-ID`: the events of that stream after that one, then the rest
+/// as they come; 204 when the stream has ended and nothing is left (its call was cancelled,
+/// or every event was delivered). Without `Last-Event-ID`, 405: this server starts no stream
+/// of its own.
+fn resume(headers: &HeaderMap, shared: &Arc<Shared>) -> Response<HttpBody> {
+    let Some(last) = header_str(headers, "last-event-id") else {
+        let mut resp = plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: POST a JSON-RPC message, DELETE to end a session, GET with \
+             Last-Event-ID to resume an event stream",
+        );
+        resp.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        return resp;
+    };
+    let Some(sid) = header_str(headers, "mcp-session-id") else {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "bad request: Mcp-Session-Id header required",
+        );
+    };
+    let Some(session) = lock(&shared.sessions).get(sid).cloned() else {
+        return plain(StatusCode::NOT_FOUND, "not found: unknown or ended session");
+    };
+    *lock(&session.last_used) = Instant::now();
+    let Some((stream_id, seen)) = last
+        .trim()
+        .split_once('-')
+        .and_then(|(s, n)| Some((s.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+    else {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            &format!("bad request: Last-Event-ID {last:?} is no event id of this server"),
+        );
+    };
+    let Some(stream) = lock(&session.streams).open.get(&stream_id).cloned() else {
+        return plain(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "not found: no event stream {stream_id} to resume in this session (streams \
+                 are kept {} s after they end)",
+                STREAM_KEPT.as_secs()
+            ),
+        );
+    };
+    let mut state = lock(&stream.state);
+    let missed: Vec<Bytes> = state
+        .events
+        .iter()
+        .filter(|(n, _)| *n > seen)
+        .map(|(_, event)| event.clone())
+        .collect();
+    if missed.is_empty() && state.ended.is_some() {
+        return Response::builder()
+            .status(StatusCode::NO_CONTENT)
+            .body(Full::new(Bytes::new()).boxed())
+            .unwrap_or_else(|_| plain(StatusCode::NO_CONTENT, ""));
     }
+    let (tx, rx) = unbounded_channel();
+    for event in missed {
+        let _ = tx.send(event);
+    }
+    if state.ended.is_none() {
+        state.live = Some(tx);
+    }
+    drop(state);
     sse_response(rx)
 }
 
 fn sse_response(rx: UnboundedReceiver<Bytes>) -> Response<HttpBody> {
-    let mut resp = Response::new(SseBody { rx }.boxed());
+    let body = SseBody {
+        rx,
+        keep_alive: Box::pin(tokio::time::sleep(KEEP_ALIVE)),
+    };
+    let mut resp = Response::new(body.boxed());
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -742,6 +895,7 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
                 version: accepted.version,
                 in_flight: InFlight::default(),
                 last_used: Mutex::new(Instant::now()),
+                streams: Mutex::new(Streams::default()),
             }),
         );
     }
@@ -791,24 +945,50 @@ fn delete(headers: &HeaderMap, shared: &Arc<Shared>) -> Response<HttpBody> {
     }
 }
 
-/// Messages of one call, as SSE events on its POST's response.
+/// Messages of one call (or batch), as numbered SSE events of its stream; the stream ends
+/// when the call does (this is dropped).
 struct SseOut {
-    tx: UnboundedSender<Bytes>,
+    stream: Arc<Stream>,
 }
 
 impl Outbound for SseOut {
     fn send(&self, message: &Value) {
+        let mut state = lock(&self.stream.state);
+        let n = state.next;
+        state.next += 1;
         // Newlines inside strings are escaped: the JSON is one `data:` line.
-        let mut event = b"event: message\ndata: ".to_vec();
+        let mut event = format!("id: {}-{n}\nevent: message\ndata: ", self.stream.id).into_bytes();
         json_out::write_value(&mut event, message);
         event.extend_from_slice(b"\n\n");
-        let _ = self.tx.send(Bytes::from(event));
+        let event = Bytes::from(event);
+        if state.events.len() == KEPT_EVENTS {
+            state.events.pop_front();
+        }
+        state.events.push_back((n, event.clone()));
+        // A dropped connection: keep the events for a resumption.
+        if state
+            .live
+            .as_ref()
+            .is_some_and(|live| live.send(event).is_err())
+        {
+            state.live = None;
+        }
     }
 }
 
-/// The response body of an SSE stream: ends when the call's sender is dropped.
+impl Drop for SseOut {
+    fn drop(&mut self) {
+        let mut state = lock(&self.stream.state);
+        state.ended = Some(Instant::now());
+        state.live = None; // the response ends once what was sent is written
+    }
+}
+
+/// The response body of an SSE stream: ends when its sender is dropped; a comment line when
+/// nothing was sent for `KEEP_ALIVE`.
 struct SseBody {
     rx: UnboundedReceiver<Bytes>,
+    keep_alive: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl Body for SseBody {
@@ -819,9 +999,17 @@ impl Body for SseBody {
         mut self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+        let frame = match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(bytes)) => bytes,
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Pending => match self.keep_alive.as_mut().poll(cx) {
+                Poll::Ready(()) => Bytes::from_static(b": keep-alive\n\n"),
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        let next = tokio::time::Instant::now() + KEEP_ALIVE;
+        self.keep_alive.as_mut().reset(next);
+        Poll::Ready(Some(Ok(Frame::data(frame))))
     }
 }
 

@@ -903,3 +903,91 @@ fn http_batches_in_a_2025_03_26_session() {
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("-32600"), "{body}");
 }
+
+/// The ids of the events in a raw SSE response (chunked or not: each event is one chunk).
+fn event_ids(text: &str) -> Vec<(u64, u64)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(|id| {
+            let (s, n) = id.trim().split_once('-').expect("STREAM-N");
+            (s.parse().expect("stream"), n.parse().expect("number"))
+        })
+        .collect()
+}
+
+/// Event streams carry ids and `retry`; a client whose connection dropped during a long
+/// command resumes with `GET /mcp` and `Last-Event-ID` and gets the rest, answer included.
+#[test]
+fn http_event_streams_resume_after_a_dropped_connection() {
+    let w = util::ws();
+    let token = "t0ken-for-the-suite-0123456789";
+    let server = start_http(&w, Some(token), &[]);
+    let port = server.port;
+    let auth = format!("Bearer {token}");
+    let session = initialize(port, &auth);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "sleep 2; echo resumed"},
+        "_meta": {"progressToken": "p"}}})
+    .to_string();
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    conn.set_read_timeout(Some(WAIT)).expect("timeout");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, \
+         text/event-stream\r\nContent-Type: application/json\r\nAuthorization: {auth}\r\n\
+         Mcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{call}",
+        call.len()
+    );
+    conn.write_all(request.as_bytes()).expect("send");
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !seen.contains("notifications/progress") {
+        let n = conn.read(&mut buf).expect("read the stream");
+        assert!(n > 0, "the stream ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    drop(conn); // the connection drops while the command runs
+    assert!(seen.contains("retry: 1000"), "{seen}");
+    let ids = event_ids(&seen);
+    let (stream, _) = ids[0];
+    assert_eq!(ids[0], (stream, 0), "a priming event first: {seen}");
+    assert!(!seen.contains("resumed"), "{seen}");
+    let last = ids.last().expect("ids");
+    let last_id = format!("{}-{}", last.0, last.1);
+
+    let sid = ("Mcp-Session-Id", session.as_str());
+    let authorization = ("Authorization", auth.as_str());
+    let (status, head, body) = http(
+        port,
+        "GET",
+        &[ACCEPT, authorization, sid, ("Last-Event-ID", &last_id)],
+        "",
+    );
+    assert_eq!(status, 200, "{head}{body}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    let resumed = event_ids(&body);
+    assert!(
+        resumed.iter().all(|(s, n)| *s == stream && *n > last.1),
+        "only later events of that stream: {resumed:?} after {last_id}"
+    );
+    assert!(
+        body.contains(r#""id":7"#) && body.contains(r#"[stdout]\nresumed"#),
+        "{body}"
+    );
+
+    // Nothing left after the answer: 204. Unknown streams: 404. No Last-Event-ID: 405.
+    let (s, n) = resumed.last().expect("the answer's id");
+    let end = format!("{s}-{n}");
+    let get = |last: &str| {
+        http(
+            port,
+            "GET",
+            &[ACCEPT, authorization, sid, ("Last-Event-ID", last)],
+            "",
+        )
+        .0
+    };
+    assert_eq!(get(&end), 204);
+    assert_eq!(get("999-0"), 404);
+    assert_eq!(get("nonsense"), 400);
+    assert_eq!(http(port, "GET", &[ACCEPT, authorization, sid], "").0, 405);
+}

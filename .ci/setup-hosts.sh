@@ -5,7 +5,8 @@
 #     tool of sneaky-mcp: tests/mcp/ts_client_test.cjs), ajv (strict mode compiles every schema)
 #     and gpt-tokenizer (o200k_base, for benches/tokens.sh);
 #   - pip, into the venv "$target/hosts-venv": the OpenAI and Anthropic Python SDKs
-#     (tests/hosts/sdk_test.py: the strict, Responses and Anthropic tool exports).
+#     (tests/hosts/sdk_test.py: the strict, Responses and Anthropic tool exports) and Google's
+#     Gen AI SDK (tests/hosts/gemini_test.py: the Gemini export against its types).
 # Driven by tests/suite/mcp_client.rs and tests/suite/agent_sdk.rs, which skip (and say so) when
 # these are missing. Idempotent: what is already installed is left as it is.
 #
@@ -21,7 +22,7 @@ esac
 mkdir -p "$target"
 
 NPM_PACKAGES=('@modelcontextprotocol/sdk@^1.32' 'ajv@^8.17' 'gpt-tokenizer@^3.0.0 || ^4.0.0')
-PIP_PACKAGES=('openai>=2,<4' 'anthropic>=0.70,<3')
+PIP_PACKAGES=('openai>=2,<4' 'anthropic>=0.70,<3' 'google-genai>=1.30,<4')
 
 # --- npm
 if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -46,11 +47,11 @@ fi
 # --- pip
 venv="$target/hosts-venv"
 python="${PYTHON:-python3}"
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import openai, anthropic' 2>/dev/null; then
-  echo "setup-hosts: $venv already has the openai and anthropic SDKs"
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import openai, anthropic, google.genai' 2>/dev/null; then
+  echo "setup-hosts: $venv already has the openai, anthropic and google-genai SDKs"
 else
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${PIP_PACKAGES[@]}"
-  "$venv/bin/python" -c 'import openai, anthropic'
+  "$venv/bin/python" -c 'import openai, anthropic, google.genai'
   echo "setup-hosts: installed ${PIP_PACKAGES[*]} into $venv"
 fi

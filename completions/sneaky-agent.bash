@@ -202,7 +202,7 @@ _sneaky__agent() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "openai openai-responses anthropic mcp" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai openai-responses anthropic mcp gemini" -- "${cur}"))
                     return 0
                     ;;
                 --root)

@@ -44,7 +44,8 @@ complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand run" -s h -l h
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l format -d 'The API shape' -r -f -a "openai\t''
 openai-responses\t''
 anthropic\t''
-mcp\t''"
+mcp\t''
+gemini\t''"
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l root -d 'Workspace root (else SNEAKY_ROOT, else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l config -d 'Configuration file (else SNEAKY_CONFIG, <root>/sneaky.toml, ~/.config/sneaky/config.toml)' -r -F
 complete -c sneaky-agent -n "__fish_sneaky_agent_using_subcommand tools" -l strict -d 'With --format openai: strict function calling (strict: true); openai-responses is always strict'

@@ -28,6 +28,9 @@ pub enum Format {
     Anthropic,
     /// MCP tool objects, as `tools/list` lists them.
     Mcp,
+    /// Gemini `functionDeclarations`: `{name, description, parameters}`, the parameters in the
+    /// API's single-type Schema dialect (`gemini_parameters`).
+    Gemini,
 }
 
 /// The fields of an MCP tool object, which depend on the negotiated protocol version.
@@ -73,6 +76,7 @@ pub fn definitions(specs: &[&ToolSpec], format: Format) -> Value {
         Format::OpenAiResponses => openai_responses_tool,
         Format::Anthropic => anthropic_tool,
         Format::Mcp => |spec| mcp_tool(spec, McpFields::LATEST),
+        Format::Gemini => gemini_tool,
     };
     specs.iter().map(|spec| tool(spec)).collect()
 }
@@ -116,6 +120,81 @@ pub fn anthropic_tool(spec: &ToolSpec) -> Value {
         "description": spec.description(),
         "input_schema": parameters(spec),
     })
+}
+
+pub fn gemini_tool(spec: &ToolSpec) -> Value {
+    json!({
+        "name": spec.name(),
+        "description": spec.description(),
+        "parameters": gemini_parameters(spec),
+    })
+}
+
+/// The parameter list in the Schema of Gemini's function declarations (an OpenAPI 3.0
+/// subset), which takes one type per schema: `["integer", "null"]` becomes `"INTEGER"` with
+/// `nullable: true` (the tools read null as not given), several types become `anyOf`, `oneOf`
+/// becomes `anyOf`, and `additionalProperties` and `default` (which that dialect refuses or
+/// ignores; the descriptions say the defaults) go.
+pub fn gemini_parameters(spec: &ToolSpec) -> Value {
+    let mut schema = parameters(spec);
+    to_gemini(&mut schema);
+    schema
+}
+
+fn to_gemini(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    map.shift_remove("default");
+    map.shift_remove("additionalProperties");
+    if let Some(branches) = map.shift_remove("oneOf") {
+        map.insert("anyOf".into(), branches);
+    }
+    if let Some(value) = map.shift_remove("const") {
+        map.insert("enum".into(), Value::Array(vec![value]));
+    }
+    // Enum values are strings there; null among them is `nullable`.
+    let mut nullable = false;
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        let before = values.len();
+        values.retain(|v| !v.is_null());
+        nullable = values.len() < before;
+    }
+    if let Some(given) = map.shift_remove("type") {
+        let names: Vec<&str> = match &given {
+            Value::String(name) => vec![name.as_str()],
+            Value::Array(names) => names.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        nullable |= names.contains(&"null");
+        let types: Vec<String> = names
+            .iter()
+            .filter(|name| **name != "null")
+            .map(|name| name.to_ascii_uppercase())
+            .collect();
+        match types.as_slice() {
+            [one] => {
+                map.insert("type".into(), one.clone().into());
+            }
+            [] => {}
+            several => {
+                let branches = several.iter().map(|t| json!({ "type": t })).collect();
+                map.insert("anyOf".into(), Value::Array(branches));
+            }
+        }
+    }
+    if nullable {
+        map.insert("nullable".into(), true.into());
+    }
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        properties.values_mut().for_each(to_gemini);
+    }
+    if let Some(items) = map.get_mut("items") {
+        to_gemini(items);
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        branches.iter_mut().for_each(to_gemini);
+    }
 }
 
 /// The parameter list in the form strict function calling accepts.
@@ -235,6 +314,37 @@ mod tests {
     }
 
     #[test]
+    fn gemini_form_has_one_type_per_schema() {
+        let mut schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "limit": {"type": ["integer", "null"], "minimum": 1, "default": 3},
+                "globs": {"type": ["array", "null"], "items": {"type": "string"}, "default": []},
+                "either": {"type": ["string", "integer"]},
+                "mode": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+                "order": {"type": ["string", "null"], "enum": ["up", "down", null]},
+            },
+            "required": ["mode"],
+        });
+        to_gemini(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "OBJECT",
+                "properties": {
+                    "limit": {"type": "INTEGER", "nullable": true, "minimum": 1},
+                    "globs": {"type": "ARRAY", "nullable": true, "items": {"type": "STRING"}},
+                    "either": {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+                    "mode": {"anyOf": [{"enum": ["a"]}, {"enum": ["b"]}]},
+                    "order": {"type": "STRING", "nullable": true, "enum": ["up", "down"]},
+                },
+                "required": ["mode"],
+            })
+        );
+    }
+
+    #[test]
     fn every_format_is_an_array_of_every_tool() {
         let specs: Vec<&ToolSpec> = tools::all().collect();
         for format in [
@@ -243,6 +353,7 @@ mod tests {
             Format::OpenAiResponses,
             Format::Anthropic,
             Format::Mcp,
+            Format::Gemini,
         ] {
             let doc = definitions(&specs, format);
             assert_eq!(

@@ -45,13 +45,15 @@ pub fn command() -> Command {
                      strict function calling accepts: every property required, optional ones \
                      nullable, objects closed, no defaults; the tools read null as not given), \
                      of an OpenAI Responses request (strict), of an Anthropic Messages request, \
-                     or the tools of an MCP tools/list result.",
+                     the functionDeclarations of a Gemini request (one type per schema, \
+                     optional ones nullable), or the tools of an MCP tools/list result. Outside \
+                     any project the user's configuration decides which tools are offered.",
                 )
                 .arg(
                     Arg::new("format")
                         .long("format")
                         .value_name("FORMAT")
-                        .value_parser(["openai", "openai-responses", "anthropic", "mcp"])
+                        .value_parser(["openai", "openai-responses", "anthropic", "mcp", "gemini"])
                         .default_value("openai")
                         .help("The API shape"),
                 )
@@ -224,13 +226,14 @@ fn tools_invocation(m: &ArgMatches) -> Invocation {
     let strict = m.get_flag("strict");
     let format = match (m.get_one::<String>("format").map(String::as_str), strict) {
         (Some("openai-responses"), _) => Format::OpenAiResponses,
-        (Some("anthropic"), true) | (Some("mcp"), true) => {
+        (Some("anthropic" | "mcp" | "gemini"), true) => {
             return Invocation::Usage(
                 "--strict applies to --format openai (openai-responses is always strict)".into(),
             )
         }
         (Some("anthropic"), false) => Format::Anthropic,
         (Some("mcp"), false) => Format::Mcp,
+        (Some("gemini"), false) => Format::Gemini,
         (_, true) => Format::OpenAiStrict,
         (_, false) => Format::OpenAi,
     };

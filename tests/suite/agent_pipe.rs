@@ -363,11 +363,11 @@ fn pipe_takes_null_for_optional_arguments() {
 fn tools_rejects_an_unknown_format() {
     let w = util::ws();
     let r = ran(run(
-        agent_command(&w, &["tools", "--format", "gemini"]),
+        agent_command(&w, &["tools", "--format", "cohere"]),
         b"",
     ));
     assert_eq!(r.status, 2);
-    assert!(r.stderr.contains("gemini"));
+    assert!(r.stderr.contains("cohere"));
 }
 
 #[test]
@@ -468,4 +468,34 @@ fn tools_outside_a_project_follow_the_users_configuration() {
             "denied: {names:?}"
         );
     }
+}
+
+/// `--format gemini` is what the Google Gen AI SDK's own types accept (one type per schema),
+/// where the plain JSON Schema form is refused (tests/hosts/gemini_test.py).
+#[test]
+fn tools_gemini_format_is_accepted_by_the_google_genai_sdk() {
+    let python = crate::mcp_client::target_dir().join("hosts-venv/bin/python");
+    if !util::require_python_pkg(&python, "google.genai", ".ci/setup-hosts.sh") {
+        return;
+    }
+    let w = util::ws();
+    let exports = json!({
+        "gemini": tools(&w, "gemini"),
+        "anthropic": tools(&w, "anthropic"),
+    });
+    let file = w.outside().join("exports.json");
+    std::fs::write(&file, exports.to_string()).expect("write exports");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/gemini_test.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(&file)
+        .output()
+        .expect("run the Gemini SDK check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("all Gemini SDK checks passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -153,3 +153,29 @@ fn official_python_client_starts_the_server_as_desktop_hosts_do() {
         .arg(&home);
     run_client("Python MCP client", cmd, "all host start-up checks passed");
 }
+
+/// The same start-up through the TypeScript SDK's client (tests/mcp/ts_host_start_test.cjs).
+#[test]
+fn official_typescript_client_starts_the_server_as_desktop_hosts_do() {
+    let Some(node_modules) = node_modules() else {
+        return;
+    };
+    let w = sample_workspace();
+    let start = w.outside().join("start");
+    let home = w.outside().join("home");
+    std::fs::create_dir_all(&start).expect("mkdir");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_host_start_test.cjs");
+    let mut cmd = Command::new("node");
+    cmd.arg(&script)
+        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+        .arg(&w.root)
+        .arg(&start)
+        .arg(&home)
+        .env("NODE_PATH", &node_modules);
+    run_client(
+        "TypeScript MCP client",
+        cmd,
+        "all TypeScript host start-up checks passed",
+    );
+}

@@ -745,3 +745,47 @@ fn tools_list_with_an_invalid_cursor_is_invalid_params() {
     assert_eq!(reply["result"]["tools"], first["result"]["tools"]);
     s.finish();
 }
+
+/// Started in no project, the host offering roots but none yet: a call says how to give a
+/// root; once the host says its roots changed, the server asks again and the first root is the
+/// workspace.
+#[test]
+fn roots_that_come_later_open_the_workspace() {
+    let w = util::ws();
+    w.write("late.txt", "late root\n");
+    let nowhere = w.outside().join("nowhere");
+    std::fs::create_dir_all(&nowhere).expect("mkdir");
+    let mut cmd = command(&w, &[], &nowhere);
+    cmd.env("HOME", &nowhere)
+        .env("SNEAKY_CEILING_DIRECTORIES", &nowhere);
+    let mut s = Session::spawn(cmd);
+    s.initialize("2025-06-18", json!({"roots": {"listChanged": true}}));
+    let ask = s.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    s.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": []}}));
+    let tools = s.request(1, "tools/list", json!({}));
+    assert!(
+        tools["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.len() > 4),
+        "{tools}"
+    );
+    let result = s.call(2, "read_file", json!({"file_path": "late.txt"}));
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(text.starts_with("invalid_args: no workspace"), "{text}");
+    assert!(text.contains("--root") && text.contains("roots"), "{text}");
+
+    s.send(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    let ask = s.recv();
+    assert_eq!(ask["method"], "roots/list", "asked again: {ask}");
+    let uri = format!("file://{}", w.root.display()).replace(' ', "%20");
+    s.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": uri}]}}));
+    let result = s.call(3, "read_file", json!({"file_path": "late.txt"}));
+    assert_eq!(
+        result["structuredContent"]["content"], "late root\n",
+        "{result}"
+    );
+    let (_, status, _) = s.finish();
+    assert_eq!(status, 0);
+}

@@ -8,8 +8,19 @@
 //! tools refuse to guess, with a message that says how to name the root (`--root`). Roots a
 //! person named explicitly (flag, variable, configuration) are taken as given.
 //!
+//! The walk up stops below the directories listed in `SNEAKY_CEILING_DIRECTORIES` (as git's
+//! `GIT_CEILING_DIRECTORIES` does): the starting directory is always looked at, and no listed
+//! directory nor anything above one is. When the start is itself listed, the walk ends there
+//! (git ignores such an entry and climbs on; a ceiling here never lets the walk out). Entries
+//! are absolute paths separated by `:`; empty and relative entries are ignored. Entries and the
+//! directories on the way up are compared by their real paths (links resolved), so a link to a
+//! directory and the directory are one ceiling.
+//! A test (or a person with a dotfiles repository above their projects) uses it to keep
+//! whatever lies above a directory out of the search.
+//!
 //! Every binary, sneaky-agent and sneaky-mcp go through here, so they agree on the workspace.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use crate::config::{user_config_path, Config};
@@ -18,6 +29,9 @@ use crate::fs::jail::CONFIG_FILE_NAME;
 
 /// The files whose presence makes a directory a project root.
 pub const MARKERS: [&str; 2] = [CONFIG_FILE_NAME, ".git"];
+
+/// The environment variable listing the directories the walk up does not enter.
+pub const CEILING_VAR: &str = "SNEAKY_CEILING_DIRECTORIES";
 
 /// How the root was chosen, for messages and logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +76,19 @@ pub fn find_root(flag: Option<&Path>, config: Option<&Path>) -> Result<Found> {
             format!("no workspace: the current directory cannot be read ({e}); pass --root DIR"),
         )
     })?;
-    root_above(&cwd, home_dir().as_deref())
+    let ceilings = std::env::var_os(CEILING_VAR)
+        .map(|v| ceilings(&v))
+        .unwrap_or_default();
+    root_above(&cwd, home_dir().as_deref(), &ceilings)
+}
+
+/// The ceilings a `SNEAKY_CEILING_DIRECTORIES` value lists: its absolute entries, each by its
+/// real path when it exists (else as written, which then matches no real directory).
+pub fn ceilings(value: &OsStr) -> Vec<PathBuf> {
+    std::env::split_paths(value)
+        .filter(|p| p.is_absolute())
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .collect()
 }
 
 /// A root a person named: `--root`, `SNEAKY_ROOT`, or `workspace_root` in the configuration
@@ -121,68 +147,86 @@ pub fn resolve_configured(root: &Path, config_file: &Path) -> PathBuf {
     dir.join(root)
 }
 
-/// The nearest directory at or above `start` holding a marker; refuses `/`, `home` and the
-/// case where there is none.
-pub fn root_above(start: &Path, home: Option<&Path>) -> Result<Found> {
+/// The nearest directory at or above `start` and below every one of `ceilings` (already
+/// resolved, as `ceilings` returns them) holding a marker; `start` itself is looked at even
+/// when it is a ceiling, and then nothing above it. Refuses `/`, `home` and the case where
+/// there is none.
+pub fn root_above(start: &Path, home: Option<&Path>, ceilings: &[PathBuf]) -> Result<Found> {
     let home = home.and_then(|h| h.canonicalize().ok());
-    let ceilings = ceilings();
-    for dir in start.ancestors() {
-        let Some(marker) = MARKERS
-            .iter()
-            .map(|m| dir.join(m))
-            .find(|p| p.symlink_metadata().is_ok())
-        else {
-            if ceilings.iter().any(|c| c == dir) {
-                break;
+    let mut stopped_at = None;
+    for (i, dir) in start.ancestors().enumerate() {
+        // Resolving costs a syscall per level: only when there are ceilings to compare.
+        let ceiling = match ceilings {
+            [] => None,
+            _ => {
+                let real = real_path(dir);
+                ceilings.iter().find(|c| **c == real)
             }
-            continue;
         };
-        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        if canonical == Path::new("/") || home.as_deref() == Some(canonical.as_path()) {
-            return Err(Error::new(
-                ErrorKind::InvalidArgs,
-                format!(
-                    "no workspace: the nearest project marker is {}, but {} is not taken as a \
-                     workspace without being named; pass --root DIR (or set SNEAKY_ROOT, or \
-                     workspace_root in ~/.config/sneaky/config.toml)",
-                    marker.display(),
-                    if canonical == Path::new("/") {
-                        "/ (the whole filesystem)".to_string()
-                    } else {
-                        format!("{} (a home directory)", canonical.display())
-                    }
-                ),
-            ));
+        if i > 0 && ceiling.is_some() {
+            stopped_at = ceiling;
+            break;
         }
-        return Ok(Found {
-            root: dir.to_path_buf(),
-            origin: Origin::Marker(marker),
-        });
+        if let Some(found) = marker_in(dir, home.as_deref())? {
+            return Ok(found);
+        }
+        if ceiling.is_some() {
+            stopped_at = ceiling;
+            break;
+        }
     }
+    let searched = match stopped_at {
+        Some(ceiling) => format!(
+            "any directory above it below {} ({CEILING_VAR})",
+            ceiling.display()
+        ),
+        None => "any directory above it".to_string(),
+    };
     Err(Error::new(
         ErrorKind::InvalidArgs,
         format!(
-            "no workspace: no sneaky.toml or .git in {} or any directory above it, and none of \
-             --root, SNEAKY_ROOT or workspace_root names one; pass --root DIR (the tools do not \
-             guess, so that / or a home directory never becomes the workspace)",
+            "no workspace: no sneaky.toml or .git in {} or {searched}, and none of --root, \
+             SNEAKY_ROOT or workspace_root names one; pass --root DIR (the tools do not guess, \
+             so that / or a home directory never becomes the workspace)",
             start.display()
         ),
     ))
 }
 
-/// `SNEAKY_CEILING_DIRECTORIES`: absolute directories, `:`-separated, above which the search
-/// for a project marker does not go (they are searched themselves), as git's
-/// `GIT_CEILING_DIRECTORIES`: for a server started in a scratch directory, or a test that must
-/// not find whatever project lies above its temporary directory.
-fn ceilings() -> Vec<PathBuf> {
-    std::env::var_os("SNEAKY_CEILING_DIRECTORIES")
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| p.is_absolute())
-                .map(|p| p.canonicalize().unwrap_or(p))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The root `dir` makes when it holds a marker; `/` and `home` are refused.
+fn marker_in(dir: &Path, home: Option<&Path>) -> Result<Option<Found>> {
+    let Some(marker) = MARKERS
+        .iter()
+        .map(|m| dir.join(m))
+        .find(|p| p.symlink_metadata().is_ok())
+    else {
+        return Ok(None);
+    };
+    let canonical = real_path(dir);
+    if canonical == Path::new("/") || home == Some(canonical.as_path()) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgs,
+            format!(
+                "no workspace: the nearest project marker is {}, but {} is not taken as a \
+                 workspace without being named; pass --root DIR (or set SNEAKY_ROOT, or \
+                 workspace_root in ~/.config/sneaky/config.toml)",
+                marker.display(),
+                if canonical == Path::new("/") {
+                    "/ (the whole filesystem)".to_string()
+                } else {
+                    format!("{} (a home directory)", canonical.display())
+                }
+            ),
+        ));
+    }
+    Ok(Some(Found {
+        root: dir.to_path_buf(),
+        origin: Origin::Marker(marker),
+    }))
+}
+
+fn real_path(dir: &Path) -> PathBuf {
+    dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
 }
 
 fn home_dir() -> Option<PathBuf> {
@@ -196,34 +240,110 @@ fn home_dir() -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    /// A temporary directory that is also the walk's ceiling: nothing the machine holds above
+    /// it (a `/tmp/.git`, a dotfiles repository) takes part in a test.
+    fn fenced() -> (tempfile::TempDir, Vec<PathBuf>) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ceiling = vec![dir.path().canonicalize().expect("canonical")];
+        (dir, ceiling)
+    }
+
     #[test]
     fn nearest_marker_wins() {
-        let dir = tempfile::tempdir().expect("tmp");
+        let (dir, fence) = fenced();
         let top = dir.path().join("top");
         std::fs::create_dir_all(top.join(".git")).expect("mkdir");
         std::fs::create_dir_all(top.join("a/b/c")).expect("mkdir");
         std::fs::write(top.join("a/sneaky.toml"), "").expect("write");
-        let found = root_above(&top.join("a/b/c"), None).expect("found");
+        let found = root_above(&top.join("a/b/c"), None, &fence).expect("found");
         assert_eq!(found.root, top.join("a"));
         assert_eq!(found.origin, Origin::Marker(top.join("a/sneaky.toml")));
-        let found = root_above(&top, None).expect("found");
+        let found = root_above(&top, None, &fence).expect("found");
         assert_eq!(found.root, top);
     }
 
     #[test]
     fn home_and_nothing_are_refused() {
-        let dir = tempfile::tempdir().expect("tmp");
+        let (dir, fence) = fenced();
         let home = dir.path().join("home");
         std::fs::create_dir_all(home.join(".git")).expect("mkdir");
         std::fs::create_dir_all(home.join("scratch")).expect("mkdir");
-        let e = root_above(&home.join("scratch"), Some(&home)).expect_err("home");
+        let e = root_above(&home.join("scratch"), Some(&home), &fence).expect_err("home");
         assert_eq!(e.code(), "invalid_args");
         assert!(e.message().contains("--root"), "{}", e.message());
         assert!(e.message().contains("home directory"), "{}", e.message());
         let bare = dir.path().join("bare");
         std::fs::create_dir_all(&bare).expect("mkdir");
-        let e = root_above(&bare, None).expect_err("nothing");
+        let e = root_above(&bare, None, &fence).expect_err("nothing");
         assert!(e.message().contains("--root"), "{}", e.message());
+        assert!(e.message().contains(CEILING_VAR), "{}", e.message());
+    }
+
+    /// `<tmp>/up/.git` above `<tmp>/up/fence/here`: found without a ceiling, not with one at
+    /// `fence` or at `up` itself; a ceiling elsewhere changes nothing.
+    #[test]
+    fn a_ceiling_hides_what_lies_at_and_above_it() {
+        let (dir, fence) = fenced();
+        let up = dir.path().join("up");
+        let here = up.join("fence/here");
+        std::fs::create_dir_all(up.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(&here).expect("mkdir");
+        let real = |p: &Path| p.canonicalize().expect("canonical");
+        let with = |extra: &Path| [fence.clone(), vec![real(extra)]].concat();
+        let found = root_above(&here, None, &fence).expect("below the fence");
+        assert_eq!(found.root, up);
+        for ceiling in [up.join("fence"), up.clone()] {
+            let e = root_above(&here, None, &with(&ceiling)).expect_err("fenced off");
+            assert_eq!(e.code(), "invalid_args");
+            assert!(e.message().contains(CEILING_VAR), "{}", e.message());
+        }
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).expect("mkdir");
+        let found = root_above(&here, None, &with(&elsewhere)).expect("not an ancestor");
+        assert_eq!(found.root, up);
+        // A ceiling at the start leaves only the start.
+        let e = root_above(&here, None, &with(&here)).expect_err("start is a ceiling");
+        assert!(e.message().contains(CEILING_VAR), "{}", e.message());
+    }
+
+    /// Like git, the starting directory is looked at even when it is a ceiling.
+    #[test]
+    fn the_start_is_looked_at_even_as_a_ceiling() {
+        let (dir, _) = fenced();
+        let proj = dir.path().join("proj");
+        std::fs::create_dir_all(proj.join(".git")).expect("mkdir");
+        let found = root_above(&proj, None, &[proj.canonicalize().expect("real")]).expect("found");
+        assert_eq!(found.root, proj);
+        assert_eq!(found.origin, Origin::Marker(proj.join(".git")));
+    }
+
+    #[test]
+    fn the_variable_lists_absolute_real_paths() {
+        let (dir, fence) = fenced();
+        let real = &fence[0];
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(real, &link).expect("symlink");
+        let value = format!("::relative/dir:{}:/no/such/dir:", link.display());
+        assert_eq!(
+            ceilings(OsStr::new(&value)),
+            vec![real.clone(), PathBuf::from("/no/such/dir")]
+        );
+        assert!(ceilings(OsStr::new("")).is_empty());
+    }
+
+    /// A ceiling named through a link stops the walk at the directory the link points to.
+    #[test]
+    fn a_ceiling_named_through_a_link_is_the_real_directory() {
+        let (dir, fence) = fenced();
+        let up = dir.path().join("up");
+        std::fs::create_dir_all(up.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(up.join("in/here")).expect("mkdir");
+        let link = dir.path().join("to-in");
+        std::os::unix::fs::symlink(up.join("in"), &link).expect("symlink");
+        let value = format!("{}:{}", fence[0].display(), link.display());
+        let e = root_above(&up.join("in/here"), None, &ceilings(OsStr::new(&value)))
+            .expect_err("fenced off through the link");
+        assert!(e.message().contains(CEILING_VAR), "{}", e.message());
     }
 
     #[test]

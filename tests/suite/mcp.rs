@@ -22,7 +22,8 @@ struct Session {
 
 fn command(w: &Ws, args: &[&str], cwd: &Path) -> Command {
     let mut cmd = Command::cargo_bin("sneaky-mcp").expect("binary");
-    cmd.current_dir(cwd)
+    util::fence(&mut cmd, w.outside())
+        .current_dir(cwd)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))

@@ -169,24 +169,29 @@ fn run_block(script: &str, origin: &str) {
 }
 
 /// `bash <options> -c script` in `dir`, with the fresh binaries first on PATH and nothing
-/// naming the workspace: the tools find it as they would for a person.
+/// naming the workspace: the tools find it as they would for a person, but no higher than the
+/// test's temp dir (`home`'s parent).
 fn bash_in(script: &str, dir: &Path, home: &Path, options: &str) -> std::process::Output {
     let path = format!(
         "{}:{}",
         bin_dir().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    std::process::Command::new("bash")
-        .args(options.split(' '))
-        .args(["-c", script])
-        .current_dir(dir)
-        .env("PATH", &path)
-        .env_remove("SNEAKY_ROOT")
-        .env_remove("SNEAKY_CONFIG")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .output()
-        .expect("bash")
+    let mut bash = std::process::Command::new("bash");
+    crate::util::fence(
+        &mut bash,
+        home.parent().expect("home is inside the temp dir"),
+    )
+    .args(options.split(' '))
+    .args(["-c", script])
+    .current_dir(dir)
+    .env("PATH", &path)
+    .env_remove("SNEAKY_ROOT")
+    .env_remove("SNEAKY_CONFIG")
+    .env("HOME", home)
+    .env("XDG_CONFIG_HOME", home.join(".config"))
+    .output()
+    .expect("bash")
 }
 
 /// The block succeeded, and (with `shown`) printed each `# sneaky-…` message it promises.

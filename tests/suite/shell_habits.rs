@@ -12,10 +12,12 @@ use serde_json::{json, Value};
 use crate::util::{self, Reply, Ws};
 
 /// A binary run as a person runs it: from `cwd`, with HOME and the user configuration in
-/// `home`, and nothing naming the root unless `env` does.
+/// `home`, and nothing naming the root unless `env` does. The walk up for a marker stops at
+/// `home`'s parent, the test's temp dir (`fenced`).
 fn run_in(bin: &str, cwd: &Path, home: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
-    cmd.current_dir(cwd)
+    fenced(&mut cmd, home)
+        .current_dir(cwd)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
         .env("HOME", home)
@@ -29,6 +31,11 @@ fn run_in(bin: &str, cwd: &Path, home: &Path, args: &[&str], env: &[(&str, &Path
         .timeout(std::time::Duration::from_secs(60))
         .output()
         .expect("run")
+}
+
+/// The walk up stops at the test's temp dir, `home`'s parent.
+fn fenced<'c>(cmd: &'c mut std::process::Command, home: &Path) -> &'c mut std::process::Command {
+    util::fence(cmd, home.parent().expect("home is inside the temp dir"))
 }
 
 fn reply_in(bin: &str, cwd: &Path, home: &Path, args: &[&str]) -> Reply {
@@ -107,6 +114,49 @@ fn without_a_marker_the_tools_refuse_to_guess() {
     // Named explicitly, they are taken as given.
     let home = p.home.to_str().expect("utf-8");
     reply_in("sneaky-ls", Path::new("/"), &p.home, &["--root", home]).ok();
+}
+
+/// A `.git` in the parent of the test's temp dir (as a `/tmp/.git` is for every temp dir) is
+/// what `SNEAKY_CEILING_DIRECTORIES` keeps out: `<tmp>/up/.git` above `<tmp>/up/fence/bare`.
+#[test]
+fn a_ceiling_keeps_a_marker_above_it_out() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let up = dir.path().join("up");
+    let fence = up.join("fence");
+    let (home, bare) = (fence.join("home"), fence.join("bare"));
+    for d in [&up.join(".git"), &home, &bare] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    // run_in fences at home's parent, `fence`: the .git above is not looked at.
+    let message = reply_in("sneaky-ls", &bare, &home, &[]).err("invalid_args", 2);
+    assert!(message.contains("SNEAKY_CEILING_DIRECTORIES"), "{message}");
+    assert!(message.contains("--root"), "{message}");
+    // With the ceiling one level higher (at the temp dir itself), the same call finds `up`.
+    let out = run_in(
+        "sneaky-ls",
+        &bare,
+        &home,
+        &[],
+        &[("SNEAKY_CEILING_DIRECTORIES", dir.path())],
+    );
+    let r = Reply::parse("sneaky-ls", out);
+    assert_eq!(util::strings(&r.ok()["entries"]), [".git/", "fence/"]);
+    // Several entries, one of them through a link, one relative (ignored): still fenced.
+    let link = dir.path().join("link-to-fence");
+    std::os::unix::fs::symlink(&fence, &link).expect("symlink");
+    let value = format!(
+        "relative:{}:{}",
+        dir.path().join("elsewhere").display(),
+        link.display()
+    );
+    let out = run_in(
+        "sneaky-ls",
+        &bare,
+        &home,
+        &[],
+        &[("SNEAKY_CEILING_DIRECTORIES", Path::new(&value))],
+    );
+    Reply::parse("sneaky-ls", out).err("invalid_args", 2);
 }
 
 /// From src/, `main.rs` or `../notes.txt` are what a shell user types; paths are root-relative,
@@ -224,7 +274,8 @@ fn the_agent_and_the_mcp_server_discover_alike() {
         .map(|m| m.to_string() + "\n")
         .concat();
         let mut cmd = std::process::Command::cargo_bin("sneaky-mcp").expect("binary");
-        cmd.current_dir(cwd)
+        fenced(&mut cmd, &p.home)
+            .current_dir(cwd)
             .env_remove("SNEAKY_ROOT")
             .env_remove("SNEAKY_CONFIG")
             .env("HOME", &p.home)
@@ -261,7 +312,8 @@ fn sneaky_run_and_echo_pass_means_what_it_says() {
             bin_dir.parent().expect("dir").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        std::process::Command::new("bash")
+        let mut bash = std::process::Command::new("bash");
+        fenced(&mut bash, &p.home)
             .args(["-c", line])
             .current_dir(&p.proj)
             .env("PATH", path)

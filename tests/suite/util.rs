@@ -12,6 +12,13 @@ use std::process::Output;
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
+/// Keep a binary's walk up for a project marker inside `dir` (a test's temp dir): with
+/// `SNEAKY_CEILING_DIRECTORIES` naming it, nothing at or above `dir` is looked at, so whatever
+/// the machine holds above (a `/tmp/.git`, a dotfiles repository) cannot change the test.
+pub fn fence<'c>(cmd: &'c mut std::process::Command, dir: &Path) -> &'c mut std::process::Command {
+    cmd.env("SNEAKY_CEILING_DIRECTORIES", dir)
+}
+
 pub struct Ws {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,
@@ -73,7 +80,8 @@ impl Ws {
     /// Call a tool binary with flags (and stdin bytes).
     pub fn call_raw(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Reply {
         let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
-        cmd.current_dir(&self.root)
+        fence(&mut cmd, self.dir.path())
+            .current_dir(&self.root)
             .env("SNEAKY_ROOT", &self.root)
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))

@@ -57,6 +57,11 @@ fn schemas_match_the_argument_types() {
 /// The date the man pages carry; bump it with the version.
 const MAN_DATE: &str = "2026-11-29";
 
+/// What every program's ENVIRONMENT section says of the fence on the walk up.
+const CEILING_HELP: &str = "colon-separated absolute directories the search for sneaky.toml or \
+     .git does not enter: the current directory is always looked at, its parents only below \
+     the first listed one (links resolved; empty and relative entries ignored)";
+
 const COMMON_CONFIG: &[&str] = &[
     "workspace_root: the workspace when neither --root nor SNEAKY_ROOT is given (top-level key; \
      relative to the configuration file's directory; a project's own sneaky.toml cannot move it)",
@@ -249,6 +254,7 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
              else the nearest directory at or above the current one holding sneaky.toml or .git; \
              with none of these the tool refuses to guess, exit 2)",
         ),
+        ("SNEAKY_CEILING_DIRECTORIES", CEILING_HELP),
         (
             "SNEAKY_CONFIG",
             "configuration file when --config is not given",
@@ -314,6 +320,7 @@ fn program_doc(name: &str) -> ProgramDoc {
             ],
             env: &[
                 ("SNEAKY_ROOT", "workspace root when --root is not given (else workspace_root in the configuration, else the client's first root, else the nearest directory at or above the current one holding sneaky.toml or .git)"),
+                ("SNEAKY_CEILING_DIRECTORIES", CEILING_HELP),
                 ("SNEAKY_CONFIG", "configuration file when --config is not given"),
                 ("XDG_CONFIG_HOME", "where the user configuration sneaky/config.toml is looked for (else ~/.config)"),
             ],
@@ -351,6 +358,7 @@ fn program_doc(name: &str) -> ProgramDoc {
                 ("ANTHROPIC_BASE_URL", "base URL for --provider anthropic when --base-url is not given"),
                 ("SNEAKY_MODEL", "model when --model is not given"),
                 ("SNEAKY_ROOT", "workspace root when --root is not given (else workspace_root in the configuration, else the nearest directory at or above the current one holding sneaky.toml or .git)"),
+                ("SNEAKY_CEILING_DIRECTORIES", CEILING_HELP),
                 ("SNEAKY_CONFIG", "configuration file when --config is not given"),
                 ("NO_COLOR", "turns colours off"),
             ],

@@ -14,6 +14,8 @@ mod agent_pipe;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/contract.rs"]
+mod contract;
 #[path = "../benches/llm_edits/corpus.rs"]
 mod corpus;
 #[path = "suite/edit_corpus.rs"]

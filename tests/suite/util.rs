@@ -80,8 +80,12 @@ impl Ws {
     /// Call a tool binary with flags (and stdin bytes).
     pub fn call_raw(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Reply {
         let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
+        // The test run's own CARGO_TARGET_DIR lies outside the workspace, where a sandboxed
+        // command cannot write: a cargo run in the workspace builds in `<root>/target`, as it
+        // does for a person who has not set the variable.
         fence(&mut cmd, self.dir.path())
             .current_dir(&self.root)
+            .env_remove("CARGO_TARGET_DIR")
             .env("SNEAKY_ROOT", &self.root)
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzz runs (issue 8): each cargo-fuzz target for SECONDS (default 600) on its
+# The long fuzz runs: each cargo-fuzz target for SECONDS (default 600) on its
 # committed corpus, then a table of executions, time and findings. CI only replays the
 # minimised corpus (tests/suite/fuzz_replay.rs); this is the run that grows it.
 #

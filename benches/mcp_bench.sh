@@ -4,8 +4,8 @@
 #   - CLIENTS (8) concurrent clients × N (500) read_file calls of a 4 KB file, driven by a minimal
 #     pipelining JSON-RPC client (benches/clients/mcp_load.rs, std only, built with rustc -O) so that
 #     the server, not the client, is measured:
-#       ours over stdio · ours over Streamable HTTP · today's serial server over stdio (main at
-#       commit BASELINE, b01ccd0, built into a separate target dir) · the reference MCP server,
+#       ours over stdio · ours over Streamable HTTP · the serial server over stdio (the
+#       commit BASELINE, default b01ccd0, built into a separate target dir) · the reference MCP server,
 #       npm @modelcontextprotocol/server-filesystem (`read_text_file`) over stdio;
 #     over stdio the clients share the server's stdin/stdout, each with one request in flight
 #     (ids say whose); over HTTP each has its own session and keep-alive connection; either way

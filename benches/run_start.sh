@@ -2,7 +2,7 @@
 # Start-up cost of run_command's sandbox: `hyperfine -N` of `sneaky-run true` (release build,
 # every layer the kernel offers: user/mount/pid namespaces, Landlock, rlimits; and with
 # network = false also the net namespace and seccomp) side by side with `bash -c true`, and
-# the ratio. Target (issue 12): the new layers add no more than 5 ms: `sneaky-run true` after
+# the ratio. Target: the layers add no more than 5 ms: `sneaky-run true` after
 # minus before (BASELINE_SNEAKY_RUN, a release build of the commit before the sandbox layers,
 # 2b45ab6), printed as the last line in mean wall time, minimum and CPU time (user + system of
 # the whole process tree; the verdict is on this one, which load does not stretch). Without a baseline, the layers' cost over the launcher alone

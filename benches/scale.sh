@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 17): a monorepo-size tree of our own, and ours side by side with the
+# Scale benchmark: a monorepo-size tree of our own, and ours side by side with the
 # reference tools in one run. Prints (ours / reference; lower is better):
 #   - sneaky-find vs `fdfind --glob` on 200,000 files (target ≤ 1.0×), identical sets first;
 #   - sneaky-grep vs `rg -n` (target ≤ 1.0×), identical path:line sets first;

@@ -7,7 +7,7 @@
 # run commands through it) and HTTPS (rustls) only in sneaky-agent.
 #
 # Usage: benches/size.sh [BEFORE] [AFTER]
-#   BEFORE  a revision (default b81cd27, the last commit before issue 11's refactor)
+#   BEFORE  a revision (default b81cd27, a fixed baseline)
 #   AFTER   a revision, or `worktree` for the uncommitted state of this checkout (default HEAD)
 # Each revision is built in its own shared clone under ${SNEAKY_SIZE_DIR:-/tmp/sneaky-size}/<sha>;
 # a revision measured before is not rebuilt (its result file is reused) unless SNEAKY_SIZE_FORCE=1.

@@ -1,5 +1,5 @@
-//! The catalog: the tools of the contract (docs/contract.md, "Binaries") with their LLM names,
-//! binaries and default tiers. It is the root of the crate's dependency graph and imports
+//! The catalog: the tools of the contract (docs/contract.md, "Binaries and tools") with their
+//! LLM names, binaries and default tiers. It is the root of the crate's dependency graph and imports
 //! nothing from the crate: configuration, permissions, the MCP server and the agent depend on
 //! it, never the other way round.
 //!

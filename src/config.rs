@@ -1,4 +1,4 @@
-//! Finding and reading the TOML configuration (CONTRACT.md, "Configuration").
+//! Finding and reading the TOML configuration (docs/contract.md, "Configuration").
 //!
 //! Search order, first found wins: `--config FILE`, `SNEAKY_CONFIG`, `<root>/sneaky.toml`,
 //! `$XDG_CONFIG_HOME/sneaky/config.toml` (else `~/.config/sneaky/config.toml`). A file named

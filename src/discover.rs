@@ -1,7 +1,7 @@
-//! Where the workspace root comes from (CONTRACT.md, "Input"), as git and cargo find their
-//! project: `--root DIR`, else `SNEAKY_ROOT`, else `workspace_root` in the user's
-//! configuration, else the nearest directory at or above the current one that holds a
-//! `sneaky.toml` or a `.git`.
+//! Where the workspace root comes from (docs/contract.md, "Where the workspace is"), as git
+//! and cargo find their project: `--root DIR`, else `SNEAKY_ROOT`, else `workspace_root` in
+//! the user's configuration, else the nearest directory at or above the current one that
+//! holds a `sneaky.toml` or a `.git`.
 //!
 //! A found root is never `/` or a home directory: a `.git` in `~` (a dotfiles repository) must
 //! not turn a stray `sneaky-rm` into one on the whole home directory. Without any of these the

@@ -1,5 +1,5 @@
 //! One error type for every tool. Each error carries a stable snake_case `code` (part of the
-//! outside contract, CONTRACT.md) and maps to one exit status: 1 the operation failed,
+//! outside contract, docs/contract.md) and maps to one exit status: 1 the operation failed,
 //! 2 bad input, 3 refused.
 
 use std::fmt;

@@ -3,8 +3,8 @@
 //!
 //! Exit status: 0 success, 1 the operation failed, 2 bad input, 3 refused; and for shell use,
 //! `sneaky-run` exits 1 when the command ran but did not succeed, its envelope still `ok:true`
-//! (CONTRACT.md, "Output"). Nothing else is ever written to stdout, a closed stdout pipe is not
-//! an error, and a panic becomes an `internal_error` envelope rather than a backtrace.
+//! (docs/contract.md, "What comes out"). Nothing else is ever written to stdout, a closed
+//! stdout pipe is not an error, and a panic becomes an `internal_error` envelope rather than a backtrace.
 //! `--format text` prints the same outcome for people instead (`render::human`).
 //!
 //! Arguments given as flags get errors in the language of flags (`--new-str is required`,
@@ -27,7 +27,7 @@ use crate::permissions;
 use crate::render::human;
 use crate::tools::{self, Context, TextRun, Tool, ToolSpec};
 
-/// The success or failure envelope (CONTRACT.md, "Output").
+/// The success or failure envelope (docs/contract.md, "What comes out").
 #[derive(Debug, Serialize)]
 pub struct Envelope<'a> {
     pub ok: bool,

@@ -10,7 +10,7 @@
 //! process (`crate::isolate`), so that cancelling it kills its whole process tree.
 //!
 //! Why not the official Rust SDK (`rmcp`): it needs tokio and an async runtime around tools that
-//! are synchronous, and costs ~122 s of clean build and ~3 MB (FIELD-NOTES.md) for a protocol
+//! are synchronous, and costs ~122 s of clean build and ~3 MB for a protocol
 //! that, over stdio, is a handful of methods on newline-delimited JSON. This module is a few
 //! hundred lines over serde_json and runs each call through `tools::call`, the code path the
 //! tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio

@@ -1,7 +1,7 @@
-//! `--format text`: a tool's outcome as a person at a shell expects to read it (CONTRACT.md,
-//! "Output"). read_file prints the content as is, grep_files rg's `path:line:text` lines,
-//! find_files and list_dir one path a line, run_command the command's own stdout and stderr
-//! on the matching streams, the edit tools their diff. A failure is one line
+//! `--format text`: a tool's outcome as a person at a shell expects to read it
+//! (docs/contract.md, "What comes out"). read_file prints the content as is, grep_files rg's
+//! `path:line:text` lines, find_files and list_dir one path a line, run_command the command's
+//! own stdout and stderr on the matching streams, the edit tools their diff. A failure is one line
 //! `sneaky-TOOL: CODE: message` on stderr; a result that was cut says so on stderr, so that
 //! stdout stays exactly the data. Exit statuses are the protocol's, whatever the format.
 //!

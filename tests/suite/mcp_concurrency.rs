@@ -282,7 +282,7 @@ fn big_tree(w: &Ws, dirs: usize, files: usize) {
     }
 }
 
-/// issue 16: a cancelled walk stops early. With one worker, a grep over a large tree is
+/// A cancelled walk stops early. With one worker, a grep over a large tree is
 /// cancelled soon after it starts; it gets no answer, and the read queued behind it is answered
 /// well before the uncancelled grep's time (the worker is free again).
 #[test]

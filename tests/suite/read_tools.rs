@@ -1,4 +1,4 @@
-//! read_file, list_dir, grep_files, find_files and finish against CONTRACT.md.
+//! read_file, list_dir, grep_files, find_files and finish against docs/contract.md.
 
 use serde_json::json;
 

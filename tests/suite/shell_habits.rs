@@ -1,4 +1,4 @@
-//! The shell user's habits (issue 15), each through the real binaries: the workspace found
+//! The shell user's habits, each through the real binaries: the workspace found
 //! like git finds its repository, `sneaky-run … && echo pass` meaning what it says,
 //! `--format text` for every tool, errors in the language of flags, and the nearest name for
 //! a path that is not there.

@@ -1,4 +1,4 @@
-//! `--format text` of sneaky-grep and sneaky-find is streamed (issue 17): written as files are
+//! `--format text` of sneaky-grep and sneaky-find is streamed: written as files are
 //! searched, so in the order they finish, as rg and fd with threads. These tests hold it to
 //! rg's and fd's output as sets, to the cap (the first results found, the cut said on stderr),
 //! to the exit statuses of JSON mode, and to a reader that goes away (`| head -1`).

@@ -144,7 +144,7 @@ impl Reply {
     }
 
     /// A run_command result (`ok:true`) whose exit status follows the command's: 0 when it
-    /// exited 0, else 1 (CONTRACT.md, "Output": `sneaky-run 'make test' && echo pass`).
+    /// exited 0, else 1 (docs/contract.md, "Exit status": `sneaky-run 'make test' && echo pass`).
     pub fn command_ran(&self) -> &Value {
         assert_eq!(self.json["ok"], true, "expected a result: {}", self.json);
         let result = &self.json["result"];

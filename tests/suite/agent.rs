@@ -183,6 +183,7 @@ pub fn scrub(cmd: &mut std::process::Command, w: &Ws) {
     cmd.current_dir(&w.root)
         .env("SNEAKY_ROOT", &w.root)
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
         .env("SNEAKY_RETRY_BASE_MS", "10")
         .env("NO_COLOR", "1");
 }

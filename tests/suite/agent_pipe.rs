@@ -416,6 +416,7 @@ fn openai_and_anthropic_sdks_take_the_exports() {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ANTHROPIC_BASE_URL")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
         .output()
         .expect("run the SDK test");
     let stdout = String::from_utf8_lossy(&out.stdout);

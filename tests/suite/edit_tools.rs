@@ -560,6 +560,7 @@ fn concurrent_writers_never_interleave() {
                 .env("SNEAKY_ROOT", &w.root)
                 .env_remove("SNEAKY_CONFIG")
                 .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+                .env("XDG_STATE_HOME", w.outside().join("state"))
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .spawn()

@@ -101,6 +101,10 @@ fn call(root: &Path, bin: &str, request: &Value) -> Result<Reply, String> {
         .env("SNEAKY_ROOT", root)
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", root.join(".no-xdg"))
+        .env(
+            "XDG_STATE_HOME",
+            root.parent().expect("ws has a parent").join("state"),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

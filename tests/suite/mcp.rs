@@ -27,6 +27,7 @@ fn command(w: &Ws, args: &[&str], cwd: &Path) -> Command {
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -102,7 +102,8 @@ fn official_python_client_drives_the_server() {
         .arg(&elsewhere)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"));
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"));
     run_client("Python MCP client", cmd, "all MCP client checks passed");
 }
 
@@ -123,7 +124,8 @@ fn official_typescript_client_calls_every_tool_and_gets_results() {
         .env("NODE_PATH", &node_modules)
         .env_remove("SNEAKY_ROOT")
         .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"));
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"));
     run_client(
         "TypeScript MCP client",
         cmd,

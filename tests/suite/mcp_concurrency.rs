@@ -32,6 +32,7 @@ fn sneaky_mcp(w: &Ws, args: &[&str]) -> Command {
         .env_remove("SNEAKY_CONFIG")
         .env_remove("SNEAKY_MCP_TOKEN")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
         .arg("--root")
         .arg(&w.root)
         .args(args);
@@ -755,6 +756,7 @@ fn run_client(mut cmd: Command, name: &str) {
         .env_remove("SNEAKY_CONFIG")
         .env_remove("SNEAKY_MCP_TOKEN")
         .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
         .output()
         .expect("run the client");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -234,11 +234,7 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
     }
     match run_with_matches(spec, &schema, &matches, shown) {
         // Already written (a compact success envelope straight from the result, or the text).
-        Ok(Ran::Written(code)) => Step::Exit(code),
-        Ok(Ran::Result(result)) => Step::Done {
-            outcome: Ok(result),
-            shown,
-        },
+        Ok(code) => Step::Exit(code),
         Err(e) => Step::Done {
             outcome: Err(e),
             shown,
@@ -274,7 +270,7 @@ fn run_with_matches(
     schema: &Value,
     matches: &ArgMatches,
     shown: Shown,
-) -> Result<Ran> {
+) -> Result<ExitCode> {
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
     let ctx = open_context(root, config)?;
@@ -302,18 +298,15 @@ fn run_with_matches(
         }
         None => args_from_stdin(spec, schema, limit)?,
     };
-    // A compact JSON success is written straight from the result, unless the result is
-    // needed for the exit status (`Tool::SUCCEEDED`: run_command's, small since its output is
-    // capped); text needs the value.
-    let direct = shown.format == Format::Json && !shown.pretty && spec.succeeded.is_none();
+    // The success is written straight from the typed result, as JSON or as text; its exit
+    // status comes with it (`Tool::SUCCEEDED`: run_command's).
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
-    let outcome = if direct {
-        let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-        tools::call_writing(spec, args, &ctx, &mut out).map(|()| Ran::Written(ExitCode::SUCCESS))
-    } else if shown.format == Format::Text {
+    let outcome = if shown.format == Format::Text {
         call_text(spec, args, &ctx)
     } else {
-        tools::call(spec, args, &ctx).map(Ran::Result)
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        tools::call_writing(spec, args, &ctx, &mut out, shown.pretty)
+            .map(|succeeded| ExitCode::from(if succeeded { 0 } else { 1 }))
     };
     match outcome {
         Err(e) if by_flags && speaks_of_arguments(e.kind) => {
@@ -332,17 +325,10 @@ fn run_with_matches(
     }
 }
 
-/// How a call that did not fail went: its output already written (with the exit status), or
-/// the result for the envelope.
-enum Ran {
-    Written(ExitCode),
-    Result(Value),
-}
-
 /// `--format text`, written while the tool works for a tool that can (`Tool::STREAM_TEXT`):
 /// stdout buffered (by line at a terminal, so a person sees results as they come), the note
 /// of a cut on stderr; else the finished result's text.
-fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Ran> {
+fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     // Not the lock: the search threads write through it, and the lock may not cross threads;
     // the stream's own mutex keeps each piece whole.
@@ -355,7 +341,7 @@ fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Ran> {
         TextRun::Rendered { text, succeeded } => {
             drop(out);
             human::print(&text);
-            Ok(Ran::Written(ExitCode::from(if succeeded { 0 } else { 1 })))
+            Ok(ExitCode::from(if succeeded { 0 } else { 1 }))
         }
         TextRun::Streamed(streamed) => {
             drop(out);
@@ -364,7 +350,7 @@ fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Ran> {
                 let _ = err.write_all(note.as_bytes());
                 let _ = err.flush();
             }
-            Ok(Ran::Written(ExitCode::SUCCESS))
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

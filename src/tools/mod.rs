@@ -264,7 +264,9 @@ pub struct ToolSpec {
     /// Validate, run, and write the success envelope straight to `out` without building a
     /// JSON value first, so a large result costs its own size once (grep's 100,000 matches).
     /// Nothing is written when the call fails.
-    pub write_ok: fn(Value, &Context, &mut dyn std::io::Write) -> Result<()>,
+    /// With `pretty`, indented. Returns whether the result counts as a success
+    /// (`Tool::SUCCEEDED`), for the exit status.
+    pub write_ok: fn(Value, &Context, &mut dyn std::io::Write, bool) -> Result<bool>,
     /// For `--format text`, when the tool can stream it (`Tool::STREAM_TEXT`): validate, run,
     /// and write the text while running, or hand back the result for rendering.
     pub text_run: Option<TextRunner>,
@@ -285,10 +287,11 @@ pub struct ToolSpec {
 pub type TextRunner = fn(Value, &Context, &mut (dyn std::io::Write + Send)) -> Result<TextRun>;
 
 impl ToolSpec {
-    /// A tool as its own binary holds it: `--format text` is rendered from the typed result
-    /// (`text_run`), so the binary needs neither the text a model reads nor reading its result
-    /// back from JSON; `model_text` and `human_text` here only show the JSON (the hosts'
-    /// form, `hosted`, renders it).
+    /// A tool as its own binary holds it: the result is written from the typed value, as JSON
+    /// (`write_ok`) or as text (`text_run`), so the binary needs neither the result as a JSON
+    /// value (`run` is refused here), nor the text a model reads, nor reading its result back
+    /// from JSON (`model_text` and `human_text` only show the JSON). The hosts' form,
+    /// `hosted`, has all of them.
     pub const fn of<T: Tool>() -> ToolSpec {
         ToolSpec {
             name: T::NAME,
@@ -301,7 +304,7 @@ impl ToolSpec {
             path_params: T::PATH_PARAMS,
             precheck_flag: T::PRECHECK_FLAG,
             check_args: check_json::<T>,
-            run: run_json::<T>,
+            run: run_by_writing,
             write_ok: write_ok::<T>,
             text_run: Some(text_run::<T>),
             model_text: shown_as_json,
@@ -326,6 +329,7 @@ impl ToolSpec {
             Self::isolated::<T>()
         } else {
             ToolSpec {
+                run: run_json::<T>,
                 text_run: None,
                 model_text: model_text_json::<T>,
                 human_text: human_text_json::<T>,
@@ -427,10 +431,12 @@ pub fn call_writing(
     args: Value,
     ctx: &Context,
     out: &mut dyn std::io::Write,
-) -> Result<()> {
+    pretty: bool,
+) -> Result<bool> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
-    (spec.write_ok)(args, ctx, out).map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
+    (spec.write_ok)(args, ctx, out, pretty)
+        .map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
 }
 
 /// `call` for `--format text`: streamed to `out` when the tool can, else rendered from the
@@ -588,8 +594,13 @@ fn run_elsewhere(_: Value, _: &Context) -> Result<Value> {
     ))
 }
 
-fn write_elsewhere(args: Value, ctx: &Context, _: &mut dyn std::io::Write) -> Result<()> {
-    run_elsewhere(args, ctx).map(drop)
+fn write_elsewhere(
+    args: Value,
+    ctx: &Context,
+    _: &mut dyn std::io::Write,
+    _: bool,
+) -> Result<bool> {
+    run_elsewhere(args, ctx).map(|_| false)
 }
 
 fn check_json<T: Tool>(args: &Value) -> Result<()> {
@@ -603,7 +614,12 @@ fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
 }
 
-fn write_ok<T: Tool>(args: Value, ctx: &Context, out: &mut dyn std::io::Write) -> Result<()> {
+fn write_ok<T: Tool>(
+    args: Value,
+    ctx: &Context,
+    out: &mut dyn std::io::Write,
+    pretty: bool,
+) -> Result<bool> {
     #[derive(Serialize)]
     struct Success<'a, R> {
         ok: bool,
@@ -618,11 +634,24 @@ fn write_ok<T: Tool>(args: Value, ctx: &Context, out: &mut dyn std::io::Write) -
         result: &result,
     };
     // A closed pipe is not an error (the protocol's rule).
-    if serde_json::to_writer(&mut *out, &envelope).is_ok() {
+    let written = if pretty {
+        serde_json::to_writer_pretty(&mut *out, &envelope)
+    } else {
+        serde_json::to_writer(&mut *out, &envelope)
+    };
+    if written.is_ok() {
         let _ = out.write_all(b"\n");
     }
     let _ = out.flush();
-    Ok(())
+    Ok(T::SUCCEEDED.map_or(true, |succeeded| succeeded(&result)))
+}
+
+/// `ToolSpec::run` of a binary's own spec (see `ToolSpec::of`).
+fn run_by_writing(_: Value, _: &Context) -> Result<Value> {
+    Err(Error::new(
+        ErrorKind::Internal,
+        "a tool binary writes its result as it goes (ToolSpec::write_ok, text_run)",
+    ))
 }
 
 fn text_run<T: Tool>(

@@ -330,6 +330,8 @@ impl ToolSpec {
         } else {
             ToolSpec {
                 run: run_json::<T>,
+                // A host answers with the result as a value, never writes the envelope.
+                write_ok: written_by_its_binary,
                 text_run: None,
                 model_text: model_text_json::<T>,
                 human_text: human_text_json::<T>,
@@ -601,6 +603,19 @@ fn write_elsewhere(
     _: bool,
 ) -> Result<bool> {
     run_elsewhere(args, ctx).map(|_| false)
+}
+
+/// `ToolSpec::write_ok` of the hosts' specs (see `ToolSpec::hosted`).
+fn written_by_its_binary(
+    _: Value,
+    _: &Context,
+    _: &mut dyn std::io::Write,
+    _: bool,
+) -> Result<bool> {
+    Err(Error::new(
+        ErrorKind::Internal,
+        "only a tool's own binary writes its envelope; a host takes the result from ToolSpec::run",
+    ))
 }
 
 fn check_json<T: Tool>(args: &Value) -> Result<()> {

@@ -344,8 +344,26 @@ impl History {
         Ok(bytes)
     }
 
+    /// A completed entry: `<id>.json`.
     fn entry_path(&self, change_id: &str) -> PathBuf {
         self.dir.join(ENTRIES).join(format!("{change_id}.json"))
+    }
+
+    /// An entry whose edit is running, or was killed: `<id>.pending`. Apart from the completed
+    /// ones, so that settling and listing read only what they need.
+    fn pending_path(&self, change_id: &str) -> PathBuf {
+        self.dir.join(ENTRIES).join(format!("{change_id}.pending"))
+    }
+
+    /// The pending entries' files.
+    fn pending_files(&self) -> Vec<PathBuf> {
+        fs::read_dir(self.dir.join(ENTRIES))
+            .map(|dir| {
+                dir.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension() == Some(OsStr::new("pending")))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Keep a snapshot's content (once per hash), flushed before anything relies on it.
@@ -366,8 +384,14 @@ impl History {
     fn write_entry(&self, entry: &Entry, pending: bool) -> Result<Option<Flock<File>>> {
         let text = serde_json::to_vec(entry)
             .map_err(|e| Error::new(ErrorKind::Internal, format!("writing an entry: {e}")))?;
-        let path = self.entry_path(&entry.change_id);
-        let temp = path.with_extension("json.tmp");
+        let path = if pending {
+            self.pending_path(&entry.change_id)
+        } else {
+            self.entry_path(&entry.change_id)
+        };
+        let mut temp = path.clone().into_os_string();
+        temp.push(".tmp");
+        let temp = PathBuf::from(temp);
         let io = |e| Error::io("writing the undo history", e);
         let mut file = OpenOptions::new()
             .write(true)
@@ -411,22 +435,23 @@ impl History {
     /// workspace as it was means the edit never landed; otherwise it did, and what the
     /// workspace holds is what it left.
     fn settle_killed(&self, ws: &Workspace) {
-        let Ok(entries) = self.read_all() else { return };
-        for mut entry in entries.into_iter().filter(|e| !e.done) {
-            let path = self.entry_path(&entry.change_id);
+        for path in self.pending_files() {
             let Ok(file) = File::open(&path) else {
                 continue;
             };
             let Ok(_lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
                 continue; // a live edit
             };
-            // It may have been completed between the listing and the lock.
-            match fs::read(&path)
+            let Some(mut entry) = fs::read(&path)
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
-            {
-                Some(now) if !now.done => entry = now,
-                _ => continue,
+            else {
+                continue;
+            };
+            // Killed after its completed entry was written: only the pending one is left over.
+            if self.entry_path(&entry.change_id).exists() {
+                let _ = fs::remove_file(&path);
+                continue;
             }
             let now: Vec<Snapshot> = match entry
                 .paths
@@ -442,39 +467,52 @@ impl History {
                 .iter()
                 .zip(&now)
                 .all(|(p, s)| p.before == s.state);
-            if unchanged {
-                let _ = fs::remove_file(&path);
-                continue;
+            if !unchanged {
+                if now.iter().try_for_each(|s| self.keep_content(s)).is_err() {
+                    continue;
+                }
+                for (p, s) in entry.paths.iter_mut().zip(now) {
+                    p.after = Some(s.state);
+                }
+                entry.done = true;
+                if self.write_entry(&entry, false).is_err() {
+                    continue;
+                }
             }
-            if now.iter().try_for_each(|s| self.keep_content(s)).is_err() {
-                continue;
-            }
-            for (p, s) in entry.paths.iter_mut().zip(now) {
-                p.after = Some(s.state);
-            }
-            entry.done = true;
-            let _ = self.write_entry(&entry, false);
+            let _ = fs::remove_file(&path);
         }
     }
 
     /// Forget the oldest changes while the history is over its bound, then drop the contents
     /// no change refers to. Returns how many changes were forgotten.
     fn bound(&self) -> u64 {
+        // Within the bound (the usual case), the sizes of the files tell: no entry is read.
+        let on_disk = |sub: &str| -> u64 {
+            fs::read_dir(self.dir.join(sub))
+                .map(|dir| {
+                    dir.filter_map(|e| e.ok()?.metadata().ok())
+                        .map(|m| m.len())
+                        .sum()
+                })
+                .unwrap_or(0)
+        };
+        if on_disk(BLOBS) + on_disk(ENTRIES) <= self.max_bytes {
+            return 0;
+        }
         let Ok(mut entries) = self.read_all() else {
             return 0;
         };
-        let blob_size = |sha: &str| {
-            fs::metadata(self.dir.join(BLOBS).join(sha))
-                .map(|m| m.len())
-                .unwrap_or(0)
-        };
+        let file_size = |path: PathBuf| fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let mut forgotten = 0;
         loop {
             let used = referenced(&entries);
-            let total: u64 = used.iter().map(|s| blob_size(s)).sum::<u64>()
+            let total: u64 = used
+                .iter()
+                .map(|s| file_size(self.dir.join(BLOBS).join(s)))
+                .sum::<u64>()
                 + entries
                     .iter()
-                    .map(|e| e.paths.len() as u64 * 256)
+                    .map(|e| file_size(self.entry_path(&e.change_id)))
                     .sum::<u64>();
             if total <= self.max_bytes {
                 break;
@@ -527,6 +565,7 @@ impl Pending<'_> {
         self.entry.paths = paths;
         self.entry.done = true;
         self.history.write_entry(&self.entry, false)?;
+        let _ = fs::remove_file(self.history.pending_path(&self.entry.change_id));
         self.lock = None;
         let forgotten = self.history.bound();
         Ok(Recorded {
@@ -547,7 +586,7 @@ impl Pending<'_> {
 impl Drop for Pending<'_> {
     fn drop(&mut self) {
         if !self.entry.done {
-            let _ = fs::remove_file(self.history.entry_path(&self.entry.change_id));
+            let _ = fs::remove_file(self.history.pending_path(&self.entry.change_id));
         }
     }
 }
@@ -709,7 +748,8 @@ mod tests {
                 after: None,
             }],
         };
-        history.write_entry(&entry, false).expect("write");
+        // Written locked, and the lock let go: as a killed edit leaves it.
+        drop(history.write_entry(&entry, true).expect("write"));
         entry.change_id
     }
 
@@ -744,8 +784,10 @@ mod tests {
         fs::write(ws.root().join("x.txt"), "new\n").expect("write");
         // Another process opening the history meanwhile does not settle it.
         History::open_in(&state, &ws, max).expect("open again");
-        assert!(!history.read_all().expect("read")[0].done);
+        assert_eq!(history.pending_files().len(), 1);
+        assert!(history.read_all().expect("read").is_empty());
         drop(pending);
+        assert!(history.pending_files().is_empty());
         assert!(history.read_all().expect("read").is_empty());
     }
 }

@@ -120,7 +120,8 @@ pub struct Shell {
     pub default_timeout: u64,
     /// Restrict commands with Landlock where the kernel supports it.
     pub sandbox: bool,
-    /// Allow network access from commands (false: Landlock denies TCP bind/connect).
+    /// Allow network access from commands; off by default (a network namespace of its own,
+    /// seccomp refuses the socket families).
     pub network: bool,
     /// Environment variables passed to commands even though their names look like secrets.
     pub pass_env: Vec<String>,
@@ -176,7 +177,7 @@ impl Default for Shell {
             denied_commands: None,
             default_timeout: DEFAULT_TIMEOUT,
             sandbox: true,
-            network: true,
+            network: false,
             pass_env: Vec::new(),
             read_paths: None,
             write_paths: Vec::new(),

@@ -193,7 +193,7 @@ fn the_sandbox_stops_writes_outside_the_root() {
 }
 
 #[test]
-fn network_false_denies_tcp() {
+fn the_network_is_off_unless_the_user_turns_it_on() {
     let w = util::ws();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
@@ -216,7 +216,20 @@ fn network_false_denies_tcp() {
     );
     assert!(listener.accept().is_err(), "a connection got through");
 
+    // Off by default as well.
     std::fs::remove_file(w.root.join("sneaky.toml")).expect("rm");
+    let r = w
+        .call("sneaky-run", json!({"command": command, "timeout": 5}))
+        .command_ran()
+        .clone();
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert!(
+        listener.accept().is_err(),
+        "a connection got through by default"
+    );
+
+    // On when the user's configuration says so.
+    w.user_config("[tools.shell]\nnetwork = true\n");
     let connector = std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {

@@ -557,7 +557,10 @@ fn network_false_stops_udp_and_tcp_but_not_unix_sockets() {
     }
 
     // The control: with the network on, the same packet arrives.
-    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");
+    user_config(
+        &w,
+        "[tools.shell]\nnetwork = true\nextra_allowed_commands = [\"./p.sh\"]\n",
+    );
     let r = w
         .call("sneaky-run", json!({"command": "./p.sh"}))
         .command_ran()

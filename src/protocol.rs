@@ -126,19 +126,6 @@ struct Shown {
     pretty: bool,
 }
 
-/// The exit status of an outcome: the error's, or 1 when the call finished but its result says
-/// it did not succeed (`Tool::SUCCEEDED`: run_command's command exited non-zero, was killed or
-/// timed out), so that `sneaky-run 'make test' && echo pass` means what it says.
-pub fn exit_status(spec: &ToolSpec, outcome: &Result<Value>) -> u8 {
-    match outcome {
-        Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
-        Ok(result) => match spec.succeeded {
-            Some(succeeded) if !succeeded(result) => 1,
-            _ => 0,
-        },
-    }
-}
-
 /// Entry point of a tool binary: `fn main() -> ExitCode { protocol::main::<ReadFile>() }`.
 /// Generic, so that a binary links its own tool and not the others.
 pub fn main<T: Tool>() -> ExitCode {
@@ -151,18 +138,21 @@ pub fn main<T: Tool>() -> ExitCode {
         format: format_in_argv(&argv),
         pretty: false,
     };
-    let (outcome, shown) = match std::panic::catch_unwind(|| run_process(spec, argv)) {
+    // A success was written as it was made, with its exit status (`Tool::SUCCEEDED` for
+    // run_command); what is left to write here is a failure.
+    let (error, shown) = match std::panic::catch_unwind(|| run_process(spec, argv)) {
         Ok(Step::Exit(code)) => return code,
-        Ok(Step::Done { outcome, shown }) => (outcome, shown),
+        Ok(Step::Failed { error, shown }) => (error, shown),
         Err(_) => (
-            Err(Error::new(
+            Error::new(
                 ErrorKind::Internal,
                 "the tool panicked; this is a bug in SneakyCode",
-            )),
+            ),
             fallback,
         ),
     };
-    let status = exit_status(spec, &outcome);
+    let status = u8::try_from(error.exit_status()).unwrap_or(1);
+    let outcome = Err(error);
     match shown.format {
         Format::Json => emit(&Envelope::from_outcome(spec.name(), &outcome), shown.pretty),
         Format::Text => human::print(&crate::tools::outcome::human_outcome(spec, &outcome)),
@@ -171,10 +161,10 @@ pub fn main<T: Tool>() -> ExitCode {
 }
 
 enum Step {
-    /// --help, --version or --schema were printed.
+    /// --help, --version, --schema or the call's result were written.
     Exit(ExitCode),
-    Done {
-        outcome: Result<Value>,
+    Failed {
+        error: Error,
         shown: Shown,
     },
 }
@@ -210,8 +200,8 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
                 let _ = e.print();
                 return Step::Exit(ExitCode::SUCCESS);
             }
-            return Step::Done {
-                outcome: Err(Error::invalid_args(clap_message(&e))),
+            return Step::Failed {
+                error: Error::invalid_args(clap_message(&e)),
                 shown: fallback,
             };
         }
@@ -235,10 +225,7 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
     match run_with_matches(spec, &schema, &matches, shown) {
         // Already written (a compact success envelope straight from the result, or the text).
         Ok(code) => Step::Exit(code),
-        Err(e) => Step::Done {
-            outcome: Err(e),
-            shown,
-        },
+        Err(error) => Step::Failed { error, shown },
     }
 }
 

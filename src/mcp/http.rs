@@ -401,16 +401,7 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
         Method::POST => post(req, shared).await,
         Method::DELETE => delete(req.headers(), shared),
         Method::GET => resume(req.headers(), shared),
-        _ => {
-            let mut resp = plain(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method not allowed: POST a JSON-RPC message, DELETE to end a session, GET with \
-                 Last-Event-ID to resume an event stream",
-            );
-            resp.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-            resp
-        }
+        _ => method_not_allowed(),
     }
 }
 
@@ -782,20 +773,25 @@ fn tool_call(
     sse_response(rx)
 }
 
+/// 405, naming what the endpoint takes.
+fn method_not_allowed() -> Response<HttpBody> {
+    let mut resp = plain(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed: POST a JSON-RPC message, DELETE to end a session, GET with \
+         Last-Event-ID to resume an event stream",
+    );
+    resp.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    resp
+}
+
 /// `GET /mcp` with `Last-Event-ID`: the events of that stream after that one, then the rest
 /// as they come; 204 when the stream has ended and nothing is left (its call was cancelled,
 /// or every event was delivered). Without `Last-Event-ID`, 405: this server starts no stream
 /// of its own.
 fn resume(headers: &HeaderMap, shared: &Arc<Shared>) -> Response<HttpBody> {
     let Some(last) = header_str(headers, "last-event-id") else {
-        let mut resp = plain(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method not allowed: POST a JSON-RPC message, DELETE to end a session, GET with \
-             Last-Event-ID to resume an event stream",
-        );
-        resp.headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-        return resp;
+        return method_not_allowed();
     };
     let Some(sid) = header_str(headers, "mcp-session-id") else {
         return plain(

@@ -25,13 +25,12 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use nix::fcntl::{readlinkat, Flock, FlockArg};
-use nix::sys::stat::SFlag;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::durable::{self, Target};
-use super::jail::Workspace;
+use super::jail::{Kind, Workspace};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What one path of the workspace was, or became.
@@ -105,9 +104,8 @@ impl Snapshot {
         let Some(st) = target.stat()? else {
             return Ok(Snapshot::absent(path));
         };
-        let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
-        let state = match kind {
-            SFlag::S_IFREG => {
+        let state = match Kind::from_mode(st.st_mode) {
+            Kind::File => {
                 let existing = target.read_existing(ws, limit.min(u64::MAX - 1))?;
                 return match existing {
                     Some(e) => match e.bytes {
@@ -124,17 +122,17 @@ impl Snapshot {
                     None => Ok(Snapshot::absent(path)),
                 };
             }
-            SFlag::S_IFLNK => {
+            Kind::Symlink => {
                 let link = readlinkat(&target.dir, target.name.as_os_str())
                     .map_err(|e| crate::fs::jail::map_errno(e, path))?;
                 State::Link {
                     target: link.as_bytes().to_vec(),
                 }
             }
-            SFlag::S_IFDIR => State::Dir {
+            Kind::Dir => State::Dir {
                 mode: st.st_mode & 0o7777,
             },
-            _ => {
+            Kind::Other => {
                 return Err(Error::new(
                     ErrorKind::NotAFile,
                     format!("{path} is a special file; its changes cannot be recorded for undo"),

@@ -343,7 +343,7 @@ fn restore_diff(
 
 /// Give every path back its state before the change: directories first (outermost first),
 /// then the files all together, then links, then the directories the change made (deepest
-/// first).
+/// first). Links go and come after the files, so that a refused commit changes nothing.
 fn restore(ctx: &Context, history: &History, entry: &Entry, now: &[Snapshot]) -> Result<()> {
     let ws = &ctx.ws;
     for (p, snap) in entry.paths.iter().zip(now) {
@@ -355,9 +355,11 @@ fn restore(ctx: &Context, history: &History, entry: &Entry, now: &[Snapshot]) ->
     }
     let mut files = Vec::new();
     for (p, snap) in entry.paths.iter().zip(now) {
-        if matches!(snap.state, State::Link { .. }) {
-            let target = durable::locate(ws, &p.path, false, None)?;
-            target.unlink()?;
+        // A link that a file takes the place of goes first; any other link goes once the
+        // files have landed, so that a refused commit leaves it where it was.
+        let link_now = matches!(snap.state, State::Link { .. });
+        if link_now && matches!(p.before, State::File { .. }) {
+            durable::locate(ws, &p.path, false, None)?.unlink()?;
         }
         let prior = match snap.state {
             State::File { .. } => {
@@ -385,6 +387,11 @@ fn restore(ctx: &Context, history: &History, entry: &Entry, now: &[Snapshot]) ->
         }
     }
     durable::commit_all(ws, &files)?;
+    for (p, snap) in entry.paths.iter().zip(now) {
+        if matches!(snap.state, State::Link { .. }) && !matches!(p.before, State::File { .. }) {
+            durable::locate(ws, &p.path, false, None)?.unlink()?;
+        }
+    }
     for p in &entry.paths {
         if let State::File { mode, .. } = &p.before {
             keep_mode(ws, &p.path, *mode)?;

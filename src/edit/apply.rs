@@ -40,6 +40,8 @@ pub const MAX_FUZZ: usize = 2;
 pub(super) struct Want<'h, 'a> {
     pub hunk: &'h Hunk<'a>,
     pub old_side: Vec<&'a [u8]>,
+    /// For each old-side line: a context line (else a removed one).
+    pub context: Vec<bool>,
     pub lead: usize,
     pub trail: usize,
     /// 0-based line where the header says the old side starts.
@@ -61,6 +63,12 @@ impl<'h, 'a> Want<'h, 'a> {
         Want {
             hunk,
             old_side: hunk.old_side(),
+            context: hunk
+                .lines
+                .iter()
+                .filter(|l| l.op != Op::Add)
+                .map(|l| l.op == Op::Context)
+                .collect(),
             lead,
             trail,
             stated: hunk.written_position(),
@@ -182,13 +190,19 @@ pub fn apply(old: &[u8], hunks: &[Hunk<'_>], max_fuzz: usize) -> Result<Applied,
 }
 
 fn placement(w: &Want<'_, '_>, p: &Placed) -> Placement {
-    let start = p.at as isize - p.front as isize;
+    // Elided lines have no place in the file: the hunk is where its own lines start.
+    let front = if p.rung == Rung::Elided { 0 } else { p.front };
+    let start = p.at as isize - front as isize;
     Placement {
         number: w.hunk.number,
         expected_line: w.stated.map(|s| s + 1),
         line: start.max(0) as usize + 1,
         offset: w.stated.map_or(0, |s| start - s as isize),
-        fuzz: p.front.max(p.back),
+        fuzz: if p.rung == Rung::Fuzz {
+            p.front.max(p.back)
+        } else {
+            0
+        },
         rung: p.rung,
     }
 }
@@ -212,6 +226,19 @@ fn anchor(file: &Lines<'_>, w: &Want<'_, '_>) -> Option<Placed> {
     let [only] = all.as_slice() else {
         return None;
     };
+    if let Some(s) = w.stated.filter(|s| s != only) {
+        // A loose match elsewhere near the stated line competes with this one: the decision
+        // waits for the other hunks' shifts (see `seek_hunk`).
+        let window = search_range(Some(s), file.len());
+        let rival = LOOSE.iter().any(|&rung| {
+            loose_candidates(file, w, window.clone(), rung)
+                .iter()
+                .any(|p| p != only && w.fits(*p, 0, 0))
+        });
+        if rival {
+            return None;
+        }
+    }
     let rung = match w.stated {
         Some(s) if s == *only => Rung::Exact,
         Some(s) if only.abs_diff(s) <= WINDOW => Rung::Offset,
@@ -296,19 +323,6 @@ fn plausible(wants: &[Want<'_, '_>], placed: &[Option<Placed>], i: usize) -> Opt
     Some(at(lo)..at(hi) + 1)
 }
 
-/// Exactly one candidate, or the one at the line the numbers say: that one; none: None (try
-/// the next rung); several, none where the numbers say: refused.
-fn pick(found: Vec<usize>, rung: Rung, expected: Option<usize>) -> Option<Result<usize, Miss>> {
-    match found.len() {
-        0 => None,
-        1 => Some(Ok(found[0])),
-        _ => match expected.filter(|e| found.contains(e)) {
-            Some(e) => Some(Ok(e)),
-            None => Some(Err(Miss::Ambiguous(rung, found))),
-        },
-    }
-}
-
 /// The lines searched at a loose rung: a window around the expected line, or the whole file
 /// for a hunk without line numbers.
 fn search_range(expected: Option<usize>, n: usize) -> Range<usize> {
@@ -328,7 +342,34 @@ fn fuzz_range(expected: Option<usize>, n: usize) -> Range<usize> {
     }
 }
 
-/// Climb the ladder for one hunk that is not an anchor.
+/// The rungs looked for near the expected line after the exact one, strictest first.
+const LOOSE: [Rung; 4] = [
+    Rung::TrailingWhitespace,
+    Rung::LostMarker,
+    Rung::Indentation,
+    Rung::ContextIndentation,
+];
+
+/// Every start in `range` where the hunk's old side answers at a loose rung.
+fn loose_candidates(
+    file: &Lines<'_>,
+    w: &Want<'_, '_>,
+    range: Range<usize>,
+    rung: Rung,
+) -> Vec<usize> {
+    match rung {
+        Rung::LostMarker | Rung::ContextIndentation => {
+            seek::context_candidates(file, &w.old_side, &w.context, range, rung)
+        }
+        _ => seek::candidates(file, &w.old_side, range, rung),
+    }
+}
+
+/// Climb the ladder for one hunk that is not an anchor. Every rung is asked, and one decision
+/// is made from all their answers and the expected line: one place answering (at its strictest
+/// rung) is taken; several are decided by the expected line only (one of them there), else
+/// refused with the list. Rung order never decides between places. Fuzz comes last, only
+/// when no rung answers and no place matches with all whitespace ignored.
 fn seek_hunk(
     file: &Lines<'_>,
     wants: &[Want<'_, '_>],
@@ -363,33 +404,49 @@ fn seek_hunk(
         }
     }
     let window = search_range(expected, file.len());
-    let exact = free(
-        seek::candidates(file, &w.old_side, window.clone(), Rung::Exact),
-        0,
-        0,
-    );
-    if let Some(r) = pick(exact, Rung::Offset, None) {
-        return r.map(|at| Placed::new(at, Rung::Offset));
-    }
-    let anywhere = free(
+    // (start, strictest rung answering there), in the order found.
+    let mut found: Vec<(usize, Rung)> = Vec::new();
+    let near = |p: usize| expected.map_or(true, |e| p.abs_diff(e) <= WINDOW);
+    for p in free(
         seek::candidates(file, &w.old_side, 0..file.len() + 1, Rung::Exact),
         0,
         0,
-    );
-    if let Some(r) = pick(anywhere, Rung::NumbersIgnored, None) {
-        return r.map(|at| Placed::new(at, Rung::NumbersIgnored));
+    ) {
+        let rung = if near(p) {
+            Rung::Offset
+        } else {
+            Rung::NumbersIgnored
+        };
+        found.push((p, rung));
     }
-    for rung in [Rung::TrailingWhitespace, Rung::Indentation] {
-        let found = free(
-            seek::candidates(file, &w.old_side, window.clone(), rung),
-            0,
-            0,
-        );
-        if let Some(r) = pick(found, rung, expected) {
-            return r.and_then(|at| loose(file, w, at, rung));
+    for rung in LOOSE {
+        for p in free(loose_candidates(file, w, window.clone(), rung), 0, 0) {
+            if !found.iter().any(|f| f.0 == p) {
+                found.push((p, rung));
+            }
         }
     }
-    if expected.is_some() {
+    let chosen = match found.as_slice() {
+        [] => None,
+        [one] => Some(*one),
+        _ => match expected.and_then(|e| found.iter().find(|f| f.0 == e)) {
+            Some(at) => Some(*at),
+            None => {
+                let loosest = found.iter().map(|f| f.1).max().unwrap_or(Rung::Offset);
+                let mut at: Vec<usize> = found.iter().map(|f| f.0).collect();
+                at.sort_unstable();
+                return Err(Miss::Ambiguous(loosest, at));
+            }
+        },
+    };
+    if let Some((at, rung)) = chosen {
+        return loose(file, w, at, rung);
+    }
+    if let Some(r) = elided(file, w, &free) {
+        return r;
+    }
+    let whitespace_only = !seek::squashed_candidates(file, &w.old_side, window).is_empty();
+    if expected.is_some() && !whitespace_only {
         if let Some(r) = fuzzed(file, w, expected, max_fuzz, &free) {
             return r;
         }
@@ -420,7 +477,7 @@ fn insertion(
     Ok(Placed::new(at, rung))
 }
 
-/// A placement at a whitespace rung, with the added lines re-indented for the indentation one.
+/// A placement, with the added lines re-indented for the indentation rung.
 fn loose(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, rung: Rung) -> Result<Placed, Miss> {
     let mut p = Placed::new(at, rung);
     if rung == Rung::Indentation {
@@ -433,7 +490,7 @@ fn loose(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, rung: Rung) -> Result<Pl
 
 /// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at either end
 /// (or both), the rest matched exactly. Every way of leaving lines out at one fuzz level is
-/// tried; the hunk is placed only when they all point at one place.
+/// tried; the hunk is placed only when they all point at one place in the window.
 fn fuzzed(
     file: &Lines<'_>,
     w: &Want<'_, '_>,
@@ -472,11 +529,8 @@ fn fuzzed(
         let mut starts: Vec<isize> = found.iter().map(|f| f.0).collect();
         starts.sort_unstable();
         starts.dedup();
-        if let Some(e) = expected.map(|e| e as isize).filter(|e| starts.contains(e)) {
-            // Several places, one of them where the numbers say: that one.
-            found.retain(|f| f.0 == e);
-            starts = vec![e];
-        }
+        // Fuzz is the weakest evidence: several places in its window are refused even when one
+        // is where the numbers say (a similar spot a few lines away is the usual trap).
         match starts.len() {
             0 => continue,
             1 => {
@@ -496,6 +550,51 @@ fn fuzzed(
         }
     }
     None
+}
+
+/// A hunk whose leading or trailing context has a line standing for lines left out (`...`,
+/// `// ... existing code ...`): that line and the context beyond it are dropped, and the rest
+/// must occur as written once in the whole file (the dropped lines give no position, so the
+/// rest must anchor itself). An elision between changes is not guessed at.
+fn elided(
+    file: &Lines<'_>,
+    w: &Want<'_, '_>,
+    free: &dyn Fn(Vec<usize>, usize, usize) -> Vec<usize>,
+) -> Option<Result<Placed, Miss>> {
+    let lines = &w.hunk.lines;
+    let marked = |l: &super::HunkLine<'_>| seek::is_elision(l.text);
+    let front = lines[..w.lead]
+        .iter()
+        .rposition(marked)
+        .map_or(0, |m| m + 1);
+    let back = lines[lines.len() - w.trail..]
+        .iter()
+        .position(marked)
+        .map_or(0, |m| w.trail - m);
+    if front + back == 0 || front + back >= lines.len() {
+        return None;
+    }
+    let pattern = &w.old_side[front..w.old_side.len() - back];
+    let body = &lines[front..lines.len() - back];
+    if pattern.iter().all(|l| seek::rtrim(l).is_empty()) || body.iter().any(marked) {
+        return None;
+    }
+    let at = free(
+        seek::candidates(file, pattern, 0..file.len() + 1, Rung::Exact),
+        front,
+        back,
+    );
+    match at.as_slice() {
+        [] => None,
+        [one] => Some(Ok(Placed {
+            at: *one,
+            front,
+            back,
+            added: None,
+            rung: Rung::Elided,
+        })),
+        _ => Some(Err(Miss::Ambiguous(Rung::Elided, at))),
+    }
 }
 
 /// The (front, back) context lines left out at one fuzz level, fewest first.

@@ -3,10 +3,14 @@
 //! text into hunks and names the patch line that was wrong; applying is a separate step that
 //! works on the file's bytes and either places every hunk or explains each that failed.
 //!
-//! A hunk is placed by its own line numbers (hunks may come in any order, never overlapping),
-//! climbing a ladder only while exactly one place answers: exact → numbers and counts ignored →
-//! trailing whitespace ignored → tabs/spaces and a uniform indentation shift (added lines
-//! re-indented alike) → fuzz; the placement says which rung was used.
+//! A hunk is placed by its own line numbers (hunks may come in any order, never overlapping).
+//! Every rung of a ladder is asked where its lines are — exact, numbers and counts ignored,
+//! trailing whitespace ignored, context lines that lost their marker space, tabs/spaces and a
+//! uniform indentation shift (added lines re-indented alike), context lines alone shifted —
+//! and one decision is made from all the places found: one place, or the one at the expected
+//! line, else a refusal listing them. Only when none answers: a `...` line at either end of
+//! the hunk standing for lines left out, then fuzz (unique in its window, and never where the
+//! lines match with all whitespace ignored). The placement says which rung was used.
 //!
 //! Grammar accepted by [`parse`] (what `git diff`, `diff -u` and people write):
 //!

@@ -1,11 +1,14 @@
 //! Where a hunk's old lines occur in a file: the ladder of ways they may match, strictest first,
 //! and every candidate position at one rung. Nothing here chooses between candidates: `apply`
-//! takes a rung's answer only when it is the one candidate (never a guess).
+//! weighs every rung's places together and takes one only when it is the one place (or the
+//! one at the expected line), never by rung order alone.
 //!
 //! The rungs: the lines as written (at the stated line, near it, or anywhere when the numbers
-//! are missing or far off), then with trailing whitespace ignored, then with tabs/spaces and a
-//! uniform indentation shift allowed (added lines are then re-indented the same way), then with
-//! up to two context lines ignored at either end (GNU patch's fuzz).
+//! are missing or far off), then with trailing whitespace ignored, with context lines read
+//! with a lost marker space, with tabs/spaces and a uniform indentation shift allowed (added
+//! lines are then re-indented the same way), with only the context lines shifted, then with a
+//! `...` line at an end dropped, then with up to two context lines ignored at either end (GNU
+//! patch's fuzz).
 
 use std::ops::Range;
 
@@ -24,9 +27,21 @@ pub enum Rung {
     NumbersIgnored,
     /// Equal once trailing whitespace is ignored.
     TrailingWhitespace,
+    /// Context lines that lost their leading marker space (each one column less indented
+    /// than the file's line), the removed lines as the file has them: the added lines are
+    /// written as the patch has them.
+    LostMarker,
     /// Equal once indentation is compared by its width: tabs for spaces, or every line shifted
     /// by the same amount.
     Indentation,
+    /// Only the context lines' indentation is off, by the same amount on every one; the
+    /// removed lines are as the file has them, so the added lines are written as the patch
+    /// has them.
+    ContextIndentation,
+    /// A context line that stands for lines left out (`...`, `// ... existing code ...`,
+    /// `# rest unchanged`) at either end of the hunk dropped, with the lines it stands for;
+    /// the rest of the hunk's lines as written, once in the whole file.
+    Elided,
     /// Context lines at either end ignored.
     Fuzz,
 }
@@ -39,7 +54,10 @@ impl Rung {
             Rung::Offset => "offset",
             Rung::NumbersIgnored => "numbers_ignored",
             Rung::TrailingWhitespace => "trailing_whitespace",
+            Rung::LostMarker => "lost_marker",
             Rung::Indentation => "indentation",
+            Rung::ContextIndentation => "context_indentation",
+            Rung::Elided => "elided",
             Rung::Fuzz => "fuzz",
         }
     }
@@ -49,7 +67,10 @@ impl Rung {
         match self {
             Rung::Exact | Rung::Offset | Rung::NumbersIgnored => "exactly",
             Rung::TrailingWhitespace => "when trailing whitespace is ignored",
+            Rung::LostMarker => "when context lines are read with their lost marker space",
             Rung::Indentation => "when indentation is compared by width",
+            Rung::ContextIndentation => "when the context lines' indentation is ignored",
+            Rung::Elided => "when a line standing for lines left out is dropped",
             Rung::Fuzz => "when context lines at the ends are ignored",
         }
     }
@@ -122,6 +143,76 @@ pub(crate) fn candidates(
         .collect()
 }
 
+/// Words a model writes, in a comment or alone, for lines it left out.
+const ELISION_WORDS: [&str; 4] = ["existing code", "unchanged", "omitted", "rest of"];
+
+/// True when a line stands for lines left out: `...` or `…` alone or in a comment
+/// (`// ... existing code ...`, `# ...`, `/* ... */`, `<!-- ... -->`), or a comment saying so
+/// in words (`# rest unchanged`).
+pub fn is_elision(line: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let mut t = text.trim();
+    let mut comment = false;
+    for lead in ["//", "#", "/*", "<!--", "--", ";", "*"] {
+        if let Some(rest) = t.strip_prefix(lead) {
+            t = rest.trim_start_matches(lead.chars().next().unwrap_or('/'));
+            comment = true;
+            break;
+        }
+    }
+    for tail in ["*/", "-->"] {
+        if let Some(rest) = t.strip_suffix(tail) {
+            t = rest;
+        }
+    }
+    let dotted = t.contains("...") || t.contains('…');
+    let core = t
+        .trim_matches(|c: char| c == '.' || c == '…' || c.is_whitespace())
+        .to_ascii_lowercase();
+    if core.is_empty() {
+        return dotted;
+    }
+    (comment || dotted) && core.len() <= 40 && ELISION_WORDS.iter().any(|w| core.contains(w))
+}
+
+/// Every start in `range` where [`context_rung`] answers `rung`.
+pub(crate) fn context_candidates(
+    file: &Lines<'_>,
+    pattern: &[&[u8]],
+    context: &[bool],
+    range: Range<usize>,
+    rung: Rung,
+) -> Vec<usize> {
+    starts(file.len(), pattern.len(), range)
+        .filter(|&p| context_rung(file, pattern, context, p) == Some(rung))
+        .collect()
+}
+
+/// Every start in `range` where the pattern's lines equal the file's once all whitespace is
+/// ignored: the places a hunk may be meant for, whether or not a rung takes them.
+pub(crate) fn squashed_candidates(
+    file: &Lines<'_>,
+    pattern: &[&[u8]],
+    range: Range<usize>,
+) -> Vec<usize> {
+    let squash = |t: &[u8]| -> Vec<u8> {
+        t.iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect()
+    };
+    let want: Vec<Vec<u8>> = pattern.iter().map(|l| squash(l)).collect();
+    starts(file.len(), pattern.len(), range)
+        .filter(|&p| {
+            want.iter()
+                .enumerate()
+                .all(|(k, w)| squash(file.content(p + k)) == *w)
+        })
+        .collect()
+}
+
 /// (patch indentation, file indentation) of each non-blank line, when the lines are equal apart
 /// from their indentation and trailing whitespace.
 pub(crate) type Pairs<'a> = Vec<(&'a [u8], &'a [u8])>;
@@ -163,7 +254,9 @@ fn columns(indent: &[u8], tab: usize) -> usize {
 }
 
 /// The readings (tab width, columns added) under which every file line's indentation is its
-/// patch line's plus the same number of columns.
+/// patch line's plus the same number of columns. A shift of one column is no reading: no
+/// indentation unit is one column wide, and a uniform one-column shift is the mark of context
+/// lines that lost their marker space (see [`context_rung`]), whose added lines must not move.
 fn shifts(pairs: &Pairs<'_>) -> Vec<(usize, isize)> {
     TAB_WIDTHS
         .iter()
@@ -172,9 +265,81 @@ fn shifts(pairs: &Pairs<'_>) -> Vec<(usize, isize)> {
                 .iter()
                 .map(|(p, f)| columns(f, tab) as isize - columns(p, tab) as isize);
             let first = deltas.next()?;
-            deltas.all(|d| d == first).then_some((tab, first))
+            (deltas.all(|d| d == first) && first.abs() != 1).then_some((tab, first))
         })
         .collect()
+}
+
+/// Where only a hunk's context lines are off (`context[k]`: line k of the pattern is a
+/// context line; the others are removed lines): the rung that explains them, or None.
+///
+/// The removed lines must be the file's (trailing whitespace aside). Then either every
+/// non-blank context line is the file's line with one leading space lost, or as it is
+/// ([`Rung::LostMarker`], at least one line lost it), or every non-blank context line is
+/// shifted by the same number of columns, at least two, under every reading of its tabs
+/// ([`Rung::ContextIndentation`], at least one removed line with text proving the patch's own
+/// indentation right). Either way the added lines are written as the patch has them.
+pub(crate) fn context_rung(
+    file: &Lines<'_>,
+    pattern: &[&[u8]],
+    context: &[bool],
+    at: usize,
+) -> Option<Rung> {
+    if at + pattern.len() > file.len() || context.len() != pattern.len() {
+        return None;
+    }
+    let mut lost = 0;
+    let mut marker_fits = true;
+    let mut removed_text = false;
+    let mut pairs: Pairs<'_> = Vec::new();
+    for (k, want) in pattern.iter().enumerate() {
+        let has = file.content(at + k);
+        let (w, f) = (rtrim(want), rtrim(has));
+        if !context[k] {
+            if w != f {
+                return None;
+            }
+            removed_text |= !w.is_empty();
+            continue;
+        }
+        if w.is_empty() && f.is_empty() {
+            continue;
+        }
+        if f.first() == Some(&b' ') && &f[1..] == w {
+            lost += 1;
+        } else if f != w {
+            marker_fits = false;
+        }
+        let (wi, wr) = split_indent(want);
+        let (fi, fr) = split_indent(has);
+        if wr != fr || wr.is_empty() {
+            // A context line that differs in more than its indentation (or is blank on one
+            // side only): only a lost marker may explain it, and it did not.
+            if !marker_fits {
+                return None;
+            }
+            continue;
+        }
+        pairs.push((wi, fi));
+    }
+    if marker_fits && lost > 0 {
+        return Some(Rung::LostMarker);
+    }
+    if !removed_text || pairs.is_empty() {
+        return None;
+    }
+    let readings: Vec<(usize, isize)> = TAB_WIDTHS
+        .iter()
+        .filter_map(|&tab| {
+            let mut deltas = pairs
+                .iter()
+                .map(|(p, f)| columns(f, tab) as isize - columns(p, tab) as isize);
+            let first = deltas.next()?;
+            deltas.all(|d| d == first).then_some((tab, first))
+        })
+        .collect();
+    let shifted = readings.len() == TAB_WIDTHS.len() && readings.iter().all(|r| r.1.abs() >= 2);
+    shifted.then_some(Rung::ContextIndentation)
 }
 
 /// An added line's indentation as the file would have it under one reading.

@@ -471,3 +471,120 @@ fn a_shift_shown_by_a_unique_hunk_beats_a_repeat_at_the_stated_line() {
     );
     assert_eq!(out, want);
 }
+
+fn placed(file: &str, patch: &str) -> Result<(String, Vec<Placement>), String> {
+    let p = parse(patch).map_err(|e| e.to_string())?;
+    let hunks: Vec<Hunk<'_>> = p.sections.into_iter().flat_map(|s| s.hunks).collect();
+    apply(file.as_bytes(), &hunks, MAX_FUZZ)
+        .map(|a| (String::from_utf8(a.content).expect("utf8"), a.placements))
+        .map_err(|r| r.message)
+}
+
+/// Context lines that lost their marker space look one column less indented; the added lines
+/// (which kept their `+`) are right as written, and must not be moved by one column.
+#[test]
+fn a_lost_marker_space_is_not_a_reindent() {
+    let file = "fn f() {\n    let a = 1;\n    let b = 2;\n}\n";
+    // A pure insertion: every context line one column short.
+    let patch = "@@ -2,2 +2,3 @@\n    let a = 1;\n+    let c = 3;\n    let b = 2;\n";
+    let (out, at) = placed(file, patch).expect("applies");
+    assert_eq!(
+        out,
+        "fn f() {\n    let a = 1;\n    let c = 3;\n    let b = 2;\n}\n"
+    );
+    assert_eq!(at[0].rung, Rung::LostMarker);
+    // With a removed line (which kept its `-`), and a blank context line.
+    let file = "fn f() {\n    let a = 1;\n\n    let b = 2;\n}\n";
+    let patch = "@@ -2,3 +2,3 @@\n    let a = 1;\n\n-    let b = 2;\n+    let b = 4;\n";
+    let (out, at) = placed(file, patch).expect("applies");
+    assert_eq!(out, "fn f() {\n    let a = 1;\n\n    let b = 4;\n}\n");
+    assert_eq!(at[0].rung, Rung::LostMarker);
+    // A shift of one column on every line, added ones included, is no indentation reading.
+    let patch = "@@ -2,3 +2,3 @@\n    let a = 1;\n \n-   let b = 2;\n+   let b = 4;\n";
+    assert!(placed(file, patch).is_err());
+}
+
+/// Only the context lines' indentation is off; the removed line is the file's, which proves
+/// the patch's own indentation right: the added lines are written as the patch has them.
+#[test]
+fn a_context_only_shift_keeps_the_added_lines() {
+    let file = "impl X {\n    fn f() {\n        a();\n        b();\n    }\n}\n";
+    let patch = "@@ -2,4 +2,4 @@\n fn f() {\n     a();\n-        b();\n+        c();\n }\n";
+    let (out, at) = placed(file, patch).expect("applies");
+    assert_eq!(
+        out,
+        "impl X {\n    fn f() {\n        a();\n        c();\n    }\n}\n"
+    );
+    assert_eq!(at[0].rung, Rung::ContextIndentation);
+}
+
+/// An exact match some lines away and a match at the stated line that differs only in
+/// trailing whitespace disagree: the stated line decides, never the rung order. With neither
+/// at the stated line, the hunk is refused with both places listed.
+#[test]
+fn the_stated_line_decides_between_rungs() {
+    let mut file = String::from("head\n");
+    file.push_str("}\n\n#[test]\nfn t() {  \n    x();\n}\n");
+    for i in 0..20 {
+        file.push_str(&format!("filler {i}\n"));
+    }
+    file.push_str("}\n\n#[test]\nfn t() {\n    x();\n}\n");
+    let patch = "@@ -2,6 +2,7 @@\n }\n \n #[test]\n fn t() {\n+    y();\n     x();\n }\n";
+    let (out, at) = placed(&file, patch).expect("applies");
+    assert_eq!(at[0].rung, Rung::TrailingWhitespace);
+    assert_eq!(at[0].line, 2);
+    assert!(out.starts_with("head\n}\n\n#[test]\nfn t() {  \n    y();\n    x();\n"));
+    // Stated between the two: neither is where the numbers say.
+    let patch = patch.replace("@@ -2,6 +2,7 @@", "@@ -12,6 +12,7 @@");
+    let err = placed(&file, &patch).expect_err("ambiguous");
+    assert!(err.contains("2 places") && err.contains("2, 28"), "{err}");
+}
+
+/// Fuzz never wins over a place that matches with whitespace ignored, and is refused when it
+/// finds more than one place in its window, even one at the stated line.
+#[test]
+fn fuzz_is_last_and_unique() {
+    // The true place has its context indented otherwise (not uniformly); a similar spot two
+    // lines below matches with fuzz 1.
+    let file = "a\n  b\nc\n    x\nd\nb\nc\nx\nd\nz\n";
+    let patch = "@@ -1,5 +1,5 @@\n a\n b\n c\n-x\n+X\n d\n";
+    assert!(placed(file, patch).is_err());
+    // Two fuzzed places in the window, one at the stated line: refused.
+    let file = "q\nb\nc\nx\nd\nr\nb\nc\nx\nd\n";
+    let patch = "@@ -1,5 +1,5 @@\n a\n b\n c\n-x\n+X\n d\n";
+    let err = placed(file, patch).expect_err("two fuzzed places");
+    assert!(err.contains("2 places"), "{err}");
+}
+
+/// A line standing for lines left out at either end of a hunk is dropped with what it stands
+/// for, when the rest of the hunk anchors itself once in the file; between changes it is not.
+#[test]
+fn elided_context_at_the_ends() {
+    let file: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    let patch = "@@ -2,5 +2,5 @@\n // ... existing code ...\n line 4\n-line 5\n+LINE 5\n line 6\n";
+    let (out, at) = placed(&file, patch).expect("applies");
+    assert_eq!(out, file.replace("line 5\n", "LINE 5\n"));
+    assert_eq!((at[0].rung, at[0].line, at[0].fuzz), (Rung::Elided, 4, 0));
+    let patch = "@@ -8,4 +8,4 @@\n line 8\n-line 9\n+LINE 9\n line 10\n # rest unchanged\n";
+    let (out, _) = placed(&file, patch).expect("applies");
+    assert_eq!(out, file.replace("line 9\n", "LINE 9\n"));
+    // What is left occurs twice: refused.
+    let twice = format!("{file}{file}");
+    assert!(placed(&twice, "@@ -2,3 +2,3 @@\n ...\n line 4\n-line 5\n+LINE 5\n").is_err());
+    for yes in [
+        "...",
+        "  // ... existing code ...",
+        "# ...",
+        "/* … */",
+        "# rest unchanged",
+    ] {
+        assert!(seek::is_elision(yes.as_bytes()), "{yes}");
+    }
+    for no in [
+        "x...",
+        "// unchanged behaviour is documented below in detail, see the notes",
+        "..=",
+    ] {
+        assert!(!seek::is_elision(no.as_bytes()), "{no}");
+    }
+}

@@ -4,8 +4,8 @@
 //! renamed and patched as its headers say — all files or none (see `multi`).
 //!
 //! Each hunk is placed by the diff engine's ladder (exact, offset, numbers ignored, trailing
-//! whitespace, indentation, fuzz), only where one place answers; the result says which rung
-//! placed each hunk that was not exact.
+//! whitespace, lost marker, indentation, context indentation, elided, fuzz), only where one
+//! place answers; the result says which rung placed each hunk that was not exact.
 
 mod multi;
 
@@ -63,8 +63,11 @@ pub struct Adjustment {
     pub fuzz: usize,
     /// How the hunk's lines were found: `exact` (at the stated line), `offset` (as written, the
     /// one such place near it), `numbers_ignored` (as written, the one such place in the
-    /// file), `trailing_whitespace`, `indentation` (tabs/spaces or a uniform shift; added lines
-    /// re-indented alike) or `fuzz`. Each needs exactly one candidate.
+    /// file), `trailing_whitespace`, `lost_marker` (context lines missing their leading
+    /// space), `indentation` (tabs/spaces or a uniform shift; added lines re-indented alike),
+    /// `context_indentation` (only the context lines shifted; added lines as written),
+    /// `elided` (a `...` line at an end stood for lines left out) or `fuzz`. All the rungs'
+    /// places are weighed together: one place, or the one at the stated line, else refused.
     pub rung: String,
 }
 

@@ -345,7 +345,9 @@ pub fn forgiving(
     Err(Refusal::NotFound)
 }
 
-/// (new line, old line) pairs that new_str keeps unchanged from old_str.
+/// (new line, old line) pairs that new_str keeps unchanged from old_str, in their place: a
+/// line new_str moves (lines added or removed before it) is written by new_str, and its
+/// whitespace follows new_str's.
 fn kept_lines(old: &[u8], new: &[u8]) -> Vec<(usize, usize)> {
     let mut o = old.to_vec();
     o.push(b'\n');
@@ -367,6 +369,7 @@ fn kept_lines(old: &[u8], new: &[u8]) -> Vec<(usize, usize)> {
         i += 1;
         j += 1;
     }
+    kept.retain(|(n, o)| n == o);
     kept
 }
 
@@ -794,6 +797,14 @@ mod tests {
         )
         .expect("trailing");
         assert_eq!(got.rung, Rung::TrailingWhitespace);
+        // A line new_str moves is written as new_str has it: no trailing whitespace kept.
+        let file = Lines::new(b"x\na  \nb\nc\n");
+        let got = forgiving(&file, b"a\nb\nc", b"b\na\nc", 1 << 20).expect("trailing");
+        assert_eq!(got.content, b"x\nb\na\nc\n");
+        let got = forgiving(&file, b"a\nb", b"new\na\nb", 1 << 20).expect("trailing");
+        assert_eq!(got.content, b"x\nnew\na\nb\nc\n");
+        let got = forgiving(&file, b"a\nb", b"a\nB", 1 << 20).expect("trailing");
+        assert_eq!(got.content, b"x\na  \nB\nc\n");
         let twice = Lines::new(b"a \nb\na\t\nb\n");
         assert!(matches!(
             forgiving(&twice, b"a\nb", b"c", 1 << 20),

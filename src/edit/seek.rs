@@ -44,6 +44,11 @@ pub enum Rung {
     Elided,
     /// Context lines at either end ignored.
     Fuzz,
+    /// str_replace: old_str found once its numbered-listing prefixes (`12→`, `12:`) are
+    /// dropped.
+    LineNumbers,
+    /// str_replace: old_str found once typographic quotes are read as straight ones.
+    Quotes,
 }
 
 impl Rung {
@@ -59,6 +64,8 @@ impl Rung {
             Rung::ContextIndentation => "context_indentation",
             Rung::Elided => "elided",
             Rung::Fuzz => "fuzz",
+            Rung::LineNumbers => "line_numbers",
+            Rung::Quotes => "quotes",
         }
     }
 
@@ -72,6 +79,8 @@ impl Rung {
             Rung::ContextIndentation => "when the context lines' indentation is ignored",
             Rung::Elided => "when a line standing for lines left out is dropped",
             Rung::Fuzz => "when context lines at the ends are ignored",
+            Rung::LineNumbers => "when its line-number prefixes are dropped",
+            Rung::Quotes => "when typographic quotes are read as straight ones",
         }
     }
 }

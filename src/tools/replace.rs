@@ -4,14 +4,18 @@
 //! exactly as they were.
 //!
 //! old_str is looked for as written first. When it is not there, the diff engine's ladder is
-//! tried on whole lines: trailing whitespace ignored, then indentation compared by width (tabs
-//! for spaces, or every line shifted alike; new_str is then re-indented the same way). A rung
-//! is taken only when exactly one place answers, and the result's `rung` says which was used.
+//! tried on whole lines: trailing whitespace ignored, and indentation compared by width (tabs
+//! for spaces, or every line shifted alike; new_str is then re-indented the same way), their
+//! places weighed together; then numbered-listing prefixes, typographic quotes and elided
+//! lines (see `drift`). A rung is taken only when exactly one place answers, and the result's
+//! `rung` says which was used.
 //! Otherwise the error points at the nearest candidate so the model can correct itself.
 
 use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+mod drift;
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::edit::seek::{self, Rung};
@@ -54,8 +58,10 @@ pub struct ReplaceResult {
     /// Number of occurrences replaced.
     pub replacements: u64,
     /// How old_str was found: `exact`, `trailing_whitespace` (its lines match once trailing
-    /// whitespace is ignored) or `indentation` (tabs/spaces or a uniform shift; new_str was
-    /// re-indented alike). The loose rungs need exactly one candidate.
+    /// whitespace is ignored), `indentation` (tabs/spaces or a uniform shift; new_str was
+    /// re-indented alike), `line_numbers` (numbered-listing prefixes like `12→` dropped),
+    /// `quotes` (typographic quotes read as straight) or `elided` (lines like `...` stood for
+    /// lines left out, kept as they are). The loose rungs need exactly one placement.
     pub rung: String,
     pub replace_all: bool,
     pub dry_run: bool,
@@ -306,6 +312,23 @@ pub fn forgiving(
         (Some(_), None) => return Err(Refusal::NotFound),
         (None, _) => (old, new),
     };
+    match whitespace(file, &old, &new, max_len) {
+        Err(Refusal::NotFound) => {
+            drift::drifted(file, &old, &new, max_len)
+        }
+        found => found,
+    }
+}
+
+/// The whitespace rungs, weighed together: the one place where old_str's lines match with
+/// trailing whitespace ignored or indentation compared by width (at its strictest rung), or a
+/// refusal listing the places when there are several.
+fn whitespace(
+    file: &Lines<'_>,
+    old: &[u8],
+    new: &[u8],
+    max_len: u64,
+) -> std::result::Result<Loose, Refusal> {
     let pattern: Vec<&[u8]> = old.split(|b| *b == b'\n').collect();
     if pattern
         .iter()
@@ -314,35 +337,43 @@ pub fn forgiving(
         return Err(Refusal::NotFound);
     }
     let new_lines: Vec<&[u8]> = new.split(|b| *b == b'\n').collect();
+    let mut found: Vec<(usize, Rung)> = Vec::new();
     for rung in [Rung::TrailingWhitespace, Rung::Indentation] {
-        let found = seek::candidates(file, &pattern, 0..file.len() + 1, rung);
-        match found.as_slice() {
-            [] => continue,
-            [at] => {
-                let mut replaced: Vec<Vec<u8>> = if rung == Rung::Indentation {
-                    let pairs = seek::indent_pairs(file, &pattern, *at).unwrap_or_default();
-                    seek::reindent(&pairs, &new_lines).ok_or(Refusal::NotFound)?
-                } else {
-                    new_lines.iter().map(|l| l.to_vec()).collect()
-                };
-                // Lines new_str keeps from old_str keep the file's bytes (its whitespace).
-                for (n, o) in kept_lines(&old, &new) {
-                    replaced[n] = file.content(at + o).to_vec();
-                }
-                let content = splice_lines(file, *at, pattern.len(), &replaced, new.is_empty());
-                if content.len() as u64 > max_len {
-                    return Err(Refusal::TooLarge(content.len()));
-                }
-                return Ok(Loose {
-                    content,
-                    line: *at,
-                    rung,
-                });
+        for at in seek::candidates(file, &pattern, 0..file.len() + 1, rung) {
+            if !found.iter().any(|f| f.0 == at) {
+                found.push((at, rung));
             }
-            _ => return Err(Refusal::Loose(rung, found)),
         }
     }
-    Err(Refusal::NotFound)
+    let (at, rung) = match found.as_slice() {
+        [] => return Err(Refusal::NotFound),
+        [one] => *one,
+        _ => {
+            let loosest = found.iter().map(|f| f.1).max().unwrap_or(Rung::Indentation);
+            let mut at: Vec<usize> = found.iter().map(|f| f.0).collect();
+            at.sort_unstable();
+            return Err(Refusal::Loose(loosest, at));
+        }
+    };
+    let mut replaced: Vec<Vec<u8>> = if rung == Rung::Indentation {
+        let pairs = seek::indent_pairs(file, &pattern, at).unwrap_or_default();
+        seek::reindent(&pairs, &new_lines).ok_or(Refusal::NotFound)?
+    } else {
+        new_lines.iter().map(|l| l.to_vec()).collect()
+    };
+    // Lines new_str keeps from old_str keep the file's bytes (its whitespace).
+    for (n, o) in kept_lines(old, new) {
+        replaced[n] = file.content(at + o).to_vec();
+    }
+    let content = splice_lines(file, at, pattern.len(), &replaced, new.is_empty());
+    if content.len() as u64 > max_len {
+        return Err(Refusal::TooLarge(content.len()));
+    }
+    Ok(Loose {
+        content,
+        line: at,
+        rung,
+    })
 }
 
 /// (new line, old line) pairs that new_str keeps unchanged from old_str, in their place: a

@@ -366,10 +366,12 @@ fn loose_candidates(
 }
 
 /// Climb the ladder for one hunk that is not an anchor. Every rung is asked, and one decision
-/// is made from all their answers and the expected line: one place answering (at its strictest
-/// rung) is taken; several are decided by the expected line only (one of them there), else
-/// refused with the list. Rung order never decides between places. Fuzz comes last, only
-/// when no rung answers and no place matches with all whitespace ignored.
+/// is made from all their answers and the expected line: the places within the window of the
+/// expected line (or, when there are none, the exact ones beyond it) are weighed; one place
+/// (at its strictest rung) is taken; several are decided by the expected line only (one of
+/// them there), else refused with the list. Rung order never decides between places. Fuzz
+/// comes last, only when no rung answers, and is refused when a place elsewhere matches with
+/// all whitespace ignored.
 fn seek_hunk(
     file: &Lines<'_>,
     wants: &[Want<'_, '_>],
@@ -426,6 +428,15 @@ fn seek_hunk(
             }
         }
     }
+    // Places near the expected line are weighed first; a place far from it only when none is
+    // near.
+    let (near_found, far): (Vec<(usize, Rung)>, Vec<(usize, Rung)>) =
+        found.into_iter().partition(|f| near(f.0));
+    let found = if near_found.is_empty() {
+        far
+    } else {
+        near_found
+    };
     let chosen = match found.as_slice() {
         [] => None,
         [one] => Some(*one),
@@ -445,10 +456,21 @@ fn seek_hunk(
     if let Some(r) = elided(file, w, &free) {
         return r;
     }
-    let whitespace_only = !seek::squashed_candidates(file, &w.old_side, window).is_empty();
-    if expected.is_some() && !whitespace_only {
+    if expected.is_some() {
         if let Some(r) = fuzzed(file, w, expected, max_fuzz, &free) {
-            return r;
+            // A place where the lines match with all whitespace ignored is better evidence
+            // than fuzz: fuzz elsewhere than there is refused.
+            let squashed = seek::squashed_candidates(file, &w.old_side, window);
+            return match r {
+                Ok(p) if squashed.iter().any(|&s| s + p.front != p.at) => {
+                    let mut at = squashed;
+                    at.push(p.at.saturating_sub(p.front));
+                    at.sort_unstable();
+                    at.dedup();
+                    Err(Miss::Ambiguous(Rung::Fuzz, at))
+                }
+                r => r,
+            };
         }
     }
     Err(Miss::NotFound)
@@ -480,12 +502,66 @@ fn insertion(
 /// A placement, with the added lines re-indented for the indentation rung.
 fn loose(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, rung: Rung) -> Result<Placed, Miss> {
     let mut p = Placed::new(at, rung);
-    if rung == Rung::Indentation {
-        let pairs = seek::indent_pairs(file, &w.old_side, at).unwrap_or_default();
-        let added = w.added(0, 0);
-        p.added = Some(seek::reindent(&pairs, &added).ok_or(Miss::IndentUndecided(at))?);
+    if rung != Rung::Indentation {
+        return Ok(p);
+    }
+    let pairs = seek::indent_pairs(file, &w.old_side, at).unwrap_or_default();
+    let added = w.added(0, 0);
+    let reindented = seek::reindent(&pairs, &added).ok_or(Miss::IndentUndecided(at))?;
+    let proven = w
+        .old_side
+        .iter()
+        .zip(&w.context)
+        .any(|(l, ctx)| !ctx && !seek::rtrim(l).is_empty());
+    if proven || !seek::shifted(&pairs) {
+        p.added = Some(reindented);
+        return Ok(p);
+    }
+    // Only context lines, all shifted alike: the whole hunk was shifted (its added lines too)
+    // or only its context was. The added lines' neighbours in the file decide: the reading
+    // under which each run of added lines starts at the indentation of a file line next to
+    // it, when only one reading does.
+    let written: Vec<Vec<u8>> = added.iter().map(|l| l.to_vec()).collect();
+    match (
+        fits_neighbours(file, w, at, &reindented),
+        fits_neighbours(file, w, at, &written),
+    ) {
+        (true, false) => p.added = Some(reindented),
+        (false, true) => p.rung = Rung::ContextIndentation,
+        _ => return Err(Miss::IndentUndecided(at)),
     }
     Ok(p)
+}
+
+/// True when every run of added lines (as `added` gives them, in hunk order) starts at the
+/// indentation of the nearest non-blank file line before or after it within the hunk.
+fn fits_neighbours(file: &Lines<'_>, w: &Want<'_, '_>, at: usize, added: &[Vec<u8>]) -> bool {
+    let indent = |l: &[u8]| -> Option<Vec<u8>> {
+        let (i, rest) = seek::split_indent(l);
+        (!rest.is_empty()).then(|| i.to_vec())
+    };
+    let lines = &w.hunk.lines;
+    let (mut old_i, mut k) = (0, 0);
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].op != Op::Add {
+            old_i += 1;
+            i += 1;
+            continue;
+        }
+        let run = lines[i..].iter().take_while(|l| l.op == Op::Add).count();
+        let first = added[k..k + run].iter().find_map(|l| indent(l));
+        let before = (0..old_i).rev().find_map(|o| indent(file.content(at + o)));
+        let after = (old_i..w.old_side.len()).find_map(|o| indent(file.content(at + o)));
+        if let Some(first) = first {
+            if before.as_ref() != Some(&first) && after.as_ref() != Some(&first) {
+                return false;
+            }
+        }
+        k += run;
+        i += run;
+    }
+    true
 }
 
 /// GNU patch's fuzz, within the window: up to `max_fuzz` context lines left out at either end

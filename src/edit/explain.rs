@@ -105,8 +105,9 @@ pub(super) fn explain(
         Miss::IndentUndecided(at) => {
             msg.push_str(&format!(
                 " Its lines match from line {} when indentation is compared by width, but the \
-                 tabs and spaces of its added lines can be read more than one way. Copy the \
-                 file's indentation exactly.",
+                 indentation of its added lines can be read more than one way (their tabs and \
+                 spaces, or whether they shifted with the context lines). Copy the file's \
+                 indentation exactly.",
                 at + 1
             ));
             return msg;

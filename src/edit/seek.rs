@@ -351,6 +351,12 @@ pub(crate) fn context_rung(
     shifted.then_some(Rung::ContextIndentation)
 }
 
+/// True when no reading of the pairs leaves the indentation where it was (tabs for spaces
+/// alone is no shift).
+pub(crate) fn shifted(pairs: &Pairs<'_>) -> bool {
+    shifts(pairs).iter().all(|r| r.1 != 0)
+}
+
 /// An added line's indentation as the file would have it under one reading.
 fn reindent_one(
     pairs: &Pairs<'_>,

@@ -588,3 +588,25 @@ fn elided_context_at_the_ends() {
         assert!(!seek::is_elision(no.as_bytes()), "{no}");
     }
 }
+
+/// A pure insertion whose context is shifted alike: the whole hunk shifted (its added lines
+/// re-indented back) or only the context (added lines as written). The added lines' neighbours
+/// in the file decide when only one reading fits them; else refused.
+#[test]
+fn a_shifted_pure_insertion_is_read_by_its_neighbours() {
+    let file = "fn f() {\n    a();\n    c();\n}\n";
+    // Whole hunk 4 deeper: `b();` re-indented to 4, like its neighbours.
+    let all = "@@ -2,2 +2,3 @@\n         a();\n+        b();\n         c();\n";
+    let (out, at) = placed(file, all).expect("whole hunk shifted");
+    assert_eq!(out, "fn f() {\n    a();\n    b();\n    c();\n}\n");
+    assert_eq!(at[0].rung, Rung::Indentation);
+    // Only the context 4 deeper: `b();` written at 4 fits as it is.
+    let ctx = "@@ -2,2 +2,3 @@\n         a();\n+    b();\n         c();\n";
+    let (out, at) = placed(file, ctx).expect("context shifted");
+    assert_eq!(out, "fn f() {\n    a();\n    b();\n    c();\n}\n");
+    assert_eq!(at[0].rung, Rung::ContextIndentation);
+    let file = "fn f() {\n    if x {\n        a();\n    }\n}\n";
+    // Either reading fits a neighbour: refused.
+    let both = "@@ -3,2 +3,3 @@\n             a();\n+        b();\n         }\n";
+    assert!(placed(file, both).is_err());
+}

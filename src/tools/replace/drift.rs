@@ -4,7 +4,8 @@
 //!
 //! - `line_numbers`: every line of old_str carries the prefix of a numbered listing
 //!   (`  12→`, `12:`, `12\t`, numbers counting up by one); the prefixes are dropped (from
-//!   new_str too when all its lines carry them) and old_str is looked for again.
+//!   new_str too when all its lines carry them) and old_str is looked for again; where it
+//!   occurs more than once, the one at the line the first prefix numbers is taken.
 //! - `quotes`: old_str matches once when typographic quotes (‘’“”) are read as straight ones;
 //!   the text new_str keeps (its common start and end with old_str) keeps the file's quotes,
 //!   and a changed middle with a quote in it is refused (which style it wants is a guess).
@@ -21,7 +22,7 @@ use crate::edit::Lines;
 
 /// old_str and new_str (LF) without the prefixes of a numbered listing, when every line of
 /// old_str has one, numbered up by one.
-fn unnumbered(old: &[u8], new: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+fn unnumbered(old: &[u8], new: &[u8]) -> Option<(Vec<u8>, Vec<u8>, usize)> {
     let strip = |text: &[u8]| -> Option<(Vec<u8>, Vec<usize>)> {
         let mut out = Vec::with_capacity(text.len());
         let mut numbers = Vec::new();
@@ -51,7 +52,7 @@ fn unnumbered(old: &[u8], new: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
             None => new.to_vec(),
         }
     };
-    Some((o, n))
+    Some((o, n, numbers[0]))
 }
 
 /// (number, rest) of a line of a numbered listing: spaces, digits, then `→`, `:` or a tab.
@@ -239,6 +240,46 @@ fn elided(file: &Lines<'_>, old: &[u8], new: &[u8], max_len: u64) -> Result<Loos
     })
 }
 
+/// Of several places old_str occurs once its prefixes are dropped, the one starting the line
+/// its first prefix numbers: the listing says where it was copied from.
+fn numbered_at(
+    file: &Lines<'_>,
+    old: &[u8],
+    new: &[u8],
+    first: usize,
+    at: &[usize],
+    max_len: u64,
+) -> Option<Result<Loose, Refusal>> {
+    let line = first.checked_sub(1).filter(|l| *l < file.len())?;
+    let start = file.offset(line);
+    if !at.contains(&start) {
+        return None;
+    }
+    let crlf = file.newline() == b"\r\n";
+    let (o, n) = if crlf && old.contains(&b'\n') {
+        (super::to_crlf(old), super::to_crlf(new))
+    } else if crlf {
+        (old.to_vec(), super::to_crlf(new))
+    } else {
+        (old.to_vec(), new.to_vec())
+    };
+    if !file.bytes[start..].starts_with(&o) {
+        return None;
+    }
+    let mut content = Vec::with_capacity(file.bytes.len() + n.len());
+    content.extend_from_slice(&file.bytes[..start]);
+    content.extend_from_slice(&n);
+    content.extend_from_slice(&file.bytes[start + o.len()..]);
+    if content.len() as u64 > max_len {
+        return Some(Err(Refusal::TooLarge(content.len())));
+    }
+    Some(Ok(Loose {
+        content,
+        line,
+        rung: Rung::LineNumbers,
+    }))
+}
+
 /// The drift rungs in order, after the whitespace ones found nothing (old and new in LF, old
 /// without its final newline when new has none either).
 pub(super) fn drifted(
@@ -247,13 +288,16 @@ pub(super) fn drifted(
     new: &[u8],
     max_len: u64,
 ) -> Result<Loose, Refusal> {
-    if let Some((o, n)) = unnumbered(old, new) {
+    if let Some((o, n, first)) = unnumbered(old, new) {
         let found = match splice(file, &o, &n, false, max_len) {
             Ok(s) => Ok(Loose {
                 content: s.content,
                 line: file.line_of(s.at[0]),
                 rung: Rung::LineNumbers,
             }),
+            Err(Refusal::Multiple(at)) => numbered_at(file, &o, &n, first, &at, max_len)
+                .ok_or(Refusal::Multiple(at))
+                .and_then(|r| r),
             Err(Refusal::NotFound) => whitespace(file, &o, &n, max_len).map(|l| Loose {
                 rung: Rung::LineNumbers,
                 ..l
@@ -296,6 +340,11 @@ mod tests {
             assert_eq!(got.rung, Rung::LineNumbers);
             assert_eq!(text(&got), "fn a() {\n    x();\n    z();\n}\n");
         }
+        // Twice in the file: the numbers say which.
+        let twice = "x();\ny();\nx();\ny();\n";
+        let got = run(twice, "3:x();\n4:y();", "z();").expect("numbered");
+        assert_eq!(text(&got), "x();\ny();\nz();\n");
+        assert!(run(twice, "2:x();\n3:y();", "z();").is_err());
         // Not counting up by one: not a listing.
         assert!(run(file, "2:    x();\n5:    y();", "z").is_err());
     }

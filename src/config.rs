@@ -140,8 +140,12 @@ pub struct Shell {
     pub unix_sockets: Vec<String>,
     /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
     /// "namespaces", "seccomp", "pids" (the process limit holds: a pids cgroup, or
-    /// RLIMIT_NPROC for a user other than root), or "all". Empty: run with what the kernel offers, and say so.
-    pub require_layers: Vec<String>,
+    /// RLIMIT_NPROC for a user other than root), or "all". Empty: run with what the kernel
+    /// offers, and say so. Unset: every layer ([`Shell::required_layers`]).
+    pub require_layers: Option<Vec<String>>,
+    /// The container this runs in is the boundary: a missing layer does not refuse the
+    /// command (the result's `sandbox` says so). Only from the user's own configuration.
+    pub container_boundary: bool,
     /// rlimits of every command process: processes (RLIMIT_NPROC, and the call's pids cgroup's
     /// pids.max where one can be made: see src/shell/cgroup.rs), the largest file it may write, CPU seconds per process.
     pub max_processes: u64,
@@ -183,7 +187,8 @@ impl Default for Shell {
             write_paths: Vec::new(),
             exec_paths: Vec::new(),
             unix_sockets: Vec::new(),
-            require_layers: Vec::new(),
+            require_layers: None,
+            container_boundary: false,
             max_processes: DEFAULT_MAX_PROCESSES,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_cpu_seconds: MAX_TIMEOUT,
@@ -385,7 +390,14 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         write_paths: intersection(&base.write_paths, &ws.write_paths),
         exec_paths: intersection(&base.exec_paths, &ws.exec_paths),
         unix_sockets: intersection(&base.unix_sockets, &ws.unix_sockets),
-        require_layers: union(&base.require_layers, &ws.require_layers),
+        require_layers: match (&base.require_layers, &ws.require_layers) {
+            (_, None) => base.require_layers.clone(),
+            (None, Some(w)) if base.container_boundary => Some(w.clone()),
+            (None, Some(_)) => None,
+            (Some(b), Some(w)) => Some(union(b, w)),
+        },
+        // The user's: a workspace tightens through require_layers.
+        container_boundary: base.container_boundary,
         max_processes: base.max_processes.min(ws.max_processes),
         max_file_bytes: base.max_file_bytes.min(ws.max_file_bytes),
         max_cpu_seconds: base.max_cpu_seconds.min(ws.max_cpu_seconds),
@@ -418,6 +430,7 @@ impl Shell {
         if let Some(l) = self
             .require_layers
             .iter()
+            .flatten()
             .find(|l| !LAYERS.contains(&l.as_str()))
         {
             return bad(format!(
@@ -442,9 +455,15 @@ impl Shell {
         Ok(())
     }
 
-    /// Whether a layer is required (directly or by "all").
-    pub fn requires(&self, layer: &str) -> bool {
-        self.require_layers.iter().any(|l| l == layer || l == "all")
+    /// The layers that must be in force and whether that is the built-in default (every
+    /// layer, Landlock in force at least in part: what an older kernel's Landlock lacks, the
+    /// namespaces and seccomp hold). With `container_boundary` the default is none.
+    pub fn required_layers(&self) -> (Vec<String>, bool) {
+        match &self.require_layers {
+            Some(list) => (list.clone(), false),
+            None if self.container_boundary => (Vec::new(), false),
+            None => (vec!["all".to_string()], true),
+        }
     }
 }
 
@@ -622,6 +641,35 @@ default_timeout  = 30
         assert_eq!(merged.tools.shell.unix_sockets, vec!["/run/b.sock"]);
         assert!(Config::parse("[tools.shell]\nunix_sockets = [\"a.sock\"]\n", "t").is_err());
         assert!(Shell::default().unix_sockets.is_empty());
+    }
+
+    /// Refusing rather than running weaker is the default; a workspace can neither lower the
+    /// layers required nor declare itself a container boundary.
+    #[test]
+    fn a_workspace_cannot_lower_the_required_layers() {
+        let parse = |t: &str| Config::parse(t, "t").expect("parse");
+        let all = (vec!["all".to_string()], true);
+        assert_eq!(Shell::default().required_layers(), all);
+        let lowered = parse("[tools.shell]\nrequire_layers = []\ncontainer_boundary = true\n");
+        let merged = tighten_only(Config::default(), lowered.clone());
+        assert_eq!(merged.tools.shell.required_layers(), all);
+        assert!(!merged.tools.shell.container_boundary);
+        // The user's choice stands against a workspace without the key, and a workspace
+        // may add to it.
+        let user = parse("[tools.shell]\ncontainer_boundary = true\n");
+        let merged = tighten_only(user.clone(), Config::default());
+        assert_eq!(merged.tools.shell.required_layers(), (vec![], false));
+        let tighter = parse("[tools.shell]\nrequire_layers = [\"seccomp\"]\n");
+        let merged = tighten_only(user, tighter);
+        assert_eq!(
+            merged.tools.shell.required_layers(),
+            (vec!["seccomp".to_string()], false)
+        );
+        let merged = tighten_only(
+            parse("[tools.shell]\nrequire_layers = []\n"),
+            Config::default(),
+        );
+        assert_eq!(merged.tools.shell.required_layers(), (vec![], false));
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub fn run(
     ctx: Context<'_>,
 ) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
-    if !shell.sandbox && !shell.require_layers.is_empty() {
+    if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
         return Err(Error::new(
             ErrorKind::ConfigError,
             "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
@@ -189,10 +189,15 @@ fn describe(shell: &crate::config::Shell, status: Option<&LaunchStatus>) -> (boo
         "; network denied: TCP and UDP"
     };
     let sandboxed = matches!(s.landlock.as_str(), "full" | "partial");
+    let boundary = if shell.container_boundary {
+        "; boundary: the container (tools.shell.container_boundary)"
+    } else {
+        ""
+    };
     (
         sandboxed,
         format!(
-            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}",
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}{boundary}",
             s.namespaces, s.seccomp, s.processes
         ),
     )

@@ -55,6 +55,16 @@ pub struct Config {
     pub allow_vcs_writes: bool,
     pub mcp: Mcp,
     pub undo: Undo,
+    /// Paths no tool and no command reads (globs: `~/…`, absolute, or relative to the
+    /// root); None: the built-in list of credential stores (src/fs/pathlist.rs).
+    pub deny_read: Option<Vec<String>>,
+    /// Added to the read-deny list in force.
+    pub extra_deny_read: Vec<String>,
+    /// Workspace paths no tool and no command writes (globs relative to the root); None:
+    /// the built-in list of files that run code when the project is opened.
+    pub protected_paths: Option<Vec<String>>,
+    /// Added to the protected paths in force.
+    pub extra_protected_paths: Vec<String>,
 }
 
 /// `[undo]`: the history of changes kept for `undo` (`fs::history`).
@@ -169,6 +179,10 @@ impl Default for Config {
             allow_vcs_writes: false,
             mcp: Mcp::default(),
             undo: Undo::default(),
+            deny_read: None,
+            extra_deny_read: Vec::new(),
+            protected_paths: None,
+            extra_protected_paths: Vec::new(),
         }
     }
 }
@@ -247,7 +261,61 @@ impl Config {
                 "mcp.workers must be between 1 and {MAX_MCP_WORKERS}"
             ));
         }
+        for (key, list, inside) in [
+            (
+                "deny_read",
+                self.deny_read.as_deref().unwrap_or_default(),
+                false,
+            ),
+            ("extra_deny_read", &self.extra_deny_read[..], false),
+            (
+                "protected_paths",
+                self.protected_paths.as_deref().unwrap_or_default(),
+                true,
+            ),
+            (
+                "extra_protected_paths",
+                &self.extra_protected_paths[..],
+                true,
+            ),
+        ] {
+            if let Err(m) = crate::fs::pathlist::validate(key, list, inside) {
+                return bad(m);
+            }
+        }
         self.tools.shell.validate(origin)
+    }
+
+    /// The read-deny list in force: `deny_read` (or the built-in list), `extra_deny_read`,
+    /// and the token file of the `sneaky-mcp` that started this tool, if it has one.
+    pub fn deny_read_list(&self) -> Vec<String> {
+        use crate::fs::pathlist::{DEFAULT_DENY_READ, MCP_TOKEN_FILE_ENV};
+        let mut list: Vec<String> = match &self.deny_read {
+            Some(l) => l.clone(),
+            None => DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+        };
+        list.extend(self.extra_deny_read.iter().cloned());
+        if let Some(token) = std::env::var_os(MCP_TOKEN_FILE_ENV)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+        {
+            list.push(token.to_string_lossy().into_owned());
+        }
+        list
+    }
+
+    /// The protected paths in force: `protected_paths` (or the built-in list) and
+    /// `extra_protected_paths`.
+    pub fn protected_list(&self) -> Vec<String> {
+        let mut list: Vec<String> = match &self.protected_paths {
+            Some(l) => l.clone(),
+            None => crate::fs::pathlist::DEFAULT_PROTECTED
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
+        list.extend(self.extra_protected_paths.iter().cloned());
+        list
     }
 
     /// Find and load the configuration for a workspace. Marks the active file as protected
@@ -262,6 +330,7 @@ impl Config {
             let config = Config::parse(&text, &path.display().to_string())?;
             ws.protect_file(&path);
             ws.allow_vcs_writes(config.allow_vcs_writes);
+            ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
             return Ok((config, Source::File(path)));
         }
         let in_root = ws.root().join(CONFIG_FILE_NAME);
@@ -284,6 +353,7 @@ impl Config {
                 tighten_only(base, config)
             };
             ws.allow_vcs_writes(config.allow_vcs_writes);
+            ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
             return Ok((config, Source::File(in_root)));
         }
         let (config, source) = match user {
@@ -291,6 +361,7 @@ impl Config {
             None => (Config::default(), Source::Defaults),
         };
         ws.allow_vcs_writes(config.allow_vcs_writes);
+        ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
         Ok((config, source))
     }
 
@@ -333,6 +404,9 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         allow: intersection(&base.permissions.allow, &ws.permissions.allow),
         confirm: union(&base.permissions.confirm, &ws.permissions.confirm),
     };
+    // A project may add to what is denied or protected, never take away.
+    let deny_read = union(&base.deny_read_list(), &ws.deny_read_list());
+    let protected_paths = union(&base.protected_list(), &ws.protected_list());
     let shell = tighten_shell(&base.tools.shell, ws.tools.shell);
     Config {
         max_file_size_bytes: base.max_file_size_bytes.min(ws.max_file_size_bytes),
@@ -344,6 +418,10 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         mcp: Mcp {
             workers: base.mcp.workers.min(ws.mcp.workers),
         },
+        deny_read: Some(deny_read),
+        extra_deny_read: Vec::new(),
+        protected_paths: Some(protected_paths),
+        extra_protected_paths: Vec::new(),
         // The user's: a project can neither erase its history nor make it fill the disk.
         undo: base.undo,
         // Checked by the caller: a project may only name itself (protocol::refuse_moved_root).

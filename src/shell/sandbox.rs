@@ -65,6 +65,9 @@ pub struct LaunchSpec {
     pub read_only: Vec<PathBuf>,
     /// Directories made mount points so they cannot be renamed away (.git).
     pub pin: Vec<PathBuf>,
+    /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
+    #[serde(default)]
+    pub hide: Vec<PathBuf>,
     /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
     /// and the sockets `tools.shell.unix_sockets` lists.
     pub unix_sockets: Vec<PathBuf>,
@@ -200,6 +203,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         read_only: &spec.read_only,
         pin: &spec.pin,
         unix_sockets: &spec.unix_sockets,
+        hide: &spec.hide,
         exec: &exec,
         network: spec.network,
         cwd: &spec.cwd,

@@ -43,6 +43,7 @@ pub fn launch_spec(
     };
     read_only.push(root.join(CONFIG_FILE_NAME));
     read_only.extend(ws.protected_paths().iter().cloned());
+    read_only.extend(super::protect::protected_places(ws));
     let write = write_paths(shell, root, tmp)?;
     // Only what a command could otherwise write needs covering.
     read_only.retain(|p| write.iter().any(|w| p.starts_with(w)));
@@ -75,6 +76,7 @@ pub fn launch_spec(
         map_exec: library_dirs(),
         read_only,
         pin,
+        hide: super::protect::denied_places(config, ws)?,
         unix_sockets: [root.to_path_buf(), tmp.to_path_buf()]
             .into_iter()
             .chain(absolute_paths(&shell.unix_sockets, "unix_sockets")?)
@@ -109,6 +111,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         map_exec: Vec::new(),
         read_only: Vec::new(),
         pin: Vec::new(),
+        hide: Vec::new(),
         unix_sockets: Vec::new(),
         network: true,
         limits: Limits {

@@ -55,6 +55,16 @@ pub struct Config {
     pub allow_vcs_writes: bool,
     pub mcp: Mcp,
     pub undo: Undo,
+    /// Paths no tool and no command reads (globs: `~/…`, absolute, or relative to the
+    /// root); None: the built-in list of credential stores (src/fs/pathlist.rs).
+    pub deny_read: Option<Vec<String>>,
+    /// Added to the read-deny list in force.
+    pub extra_deny_read: Vec<String>,
+    /// Workspace paths no tool and no command writes (globs relative to the root); None:
+    /// the built-in list of files that run code when the project is opened.
+    pub protected_paths: Option<Vec<String>>,
+    /// Added to the protected paths in force.
+    pub extra_protected_paths: Vec<String>,
 }
 
 /// `[undo]`: the history of changes kept for `undo` (`fs::history`).
@@ -140,8 +150,12 @@ pub struct Shell {
     pub unix_sockets: Vec<String>,
     /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
     /// "namespaces", "seccomp", "pids" (the process limit holds: a pids cgroup, or
-    /// RLIMIT_NPROC for a user other than root), or "all". Empty: run with what the kernel offers, and say so.
-    pub require_layers: Vec<String>,
+    /// RLIMIT_NPROC for a user other than root), or "all". Empty: run with what the kernel
+    /// offers, and say so. Unset: every layer ([`Shell::required_layers`]).
+    pub require_layers: Option<Vec<String>>,
+    /// The container this runs in is the boundary: a missing layer does not refuse the
+    /// command (the result's `sandbox` says so). Only from the user's own configuration.
+    pub container_boundary: bool,
     /// rlimits of every command process: processes (RLIMIT_NPROC, and the call's pids cgroup's
     /// pids.max where one can be made: see src/shell/cgroup.rs), the largest file it may write, CPU seconds per process.
     pub max_processes: u64,
@@ -165,6 +179,10 @@ impl Default for Config {
             allow_vcs_writes: false,
             mcp: Mcp::default(),
             undo: Undo::default(),
+            deny_read: None,
+            extra_deny_read: Vec::new(),
+            protected_paths: None,
+            extra_protected_paths: Vec::new(),
         }
     }
 }
@@ -183,7 +201,8 @@ impl Default for Shell {
             write_paths: Vec::new(),
             exec_paths: Vec::new(),
             unix_sockets: Vec::new(),
-            require_layers: Vec::new(),
+            require_layers: None,
+            container_boundary: false,
             max_processes: DEFAULT_MAX_PROCESSES,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_cpu_seconds: MAX_TIMEOUT,
@@ -242,7 +261,61 @@ impl Config {
                 "mcp.workers must be between 1 and {MAX_MCP_WORKERS}"
             ));
         }
+        for (key, list, inside) in [
+            (
+                "deny_read",
+                self.deny_read.as_deref().unwrap_or_default(),
+                false,
+            ),
+            ("extra_deny_read", &self.extra_deny_read[..], false),
+            (
+                "protected_paths",
+                self.protected_paths.as_deref().unwrap_or_default(),
+                true,
+            ),
+            (
+                "extra_protected_paths",
+                &self.extra_protected_paths[..],
+                true,
+            ),
+        ] {
+            if let Err(m) = crate::fs::pathlist::validate(key, list, inside) {
+                return bad(m);
+            }
+        }
         self.tools.shell.validate(origin)
+    }
+
+    /// The read-deny list in force: `deny_read` (or the built-in list), `extra_deny_read`,
+    /// and the token file of the `sneaky-mcp` that started this tool, if it has one.
+    pub fn deny_read_list(&self) -> Vec<String> {
+        use crate::fs::pathlist::{DEFAULT_DENY_READ, MCP_TOKEN_FILE_ENV};
+        let mut list: Vec<String> = match &self.deny_read {
+            Some(l) => l.clone(),
+            None => DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+        };
+        list.extend(self.extra_deny_read.iter().cloned());
+        if let Some(token) = std::env::var_os(MCP_TOKEN_FILE_ENV)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+        {
+            list.push(token.to_string_lossy().into_owned());
+        }
+        list
+    }
+
+    /// The protected paths in force: `protected_paths` (or the built-in list) and
+    /// `extra_protected_paths`.
+    pub fn protected_list(&self) -> Vec<String> {
+        let mut list: Vec<String> = match &self.protected_paths {
+            Some(l) => l.clone(),
+            None => crate::fs::pathlist::DEFAULT_PROTECTED
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
+        list.extend(self.extra_protected_paths.iter().cloned());
+        list
     }
 
     /// Find and load the configuration for a workspace. Marks the active file as protected
@@ -257,6 +330,7 @@ impl Config {
             let config = Config::parse(&text, &path.display().to_string())?;
             ws.protect_file(&path);
             ws.allow_vcs_writes(config.allow_vcs_writes);
+            ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
             return Ok((config, Source::File(path)));
         }
         let in_root = ws.root().join(CONFIG_FILE_NAME);
@@ -279,6 +353,7 @@ impl Config {
                 tighten_only(base, config)
             };
             ws.allow_vcs_writes(config.allow_vcs_writes);
+            ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
             return Ok((config, Source::File(in_root)));
         }
         let (config, source) = match user {
@@ -286,6 +361,7 @@ impl Config {
             None => (Config::default(), Source::Defaults),
         };
         ws.allow_vcs_writes(config.allow_vcs_writes);
+        ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
         Ok((config, source))
     }
 
@@ -328,6 +404,9 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         allow: intersection(&base.permissions.allow, &ws.permissions.allow),
         confirm: union(&base.permissions.confirm, &ws.permissions.confirm),
     };
+    // A project may add to what is denied or protected, never take away.
+    let deny_read = union(&base.deny_read_list(), &ws.deny_read_list());
+    let protected_paths = union(&base.protected_list(), &ws.protected_list());
     let shell = tighten_shell(&base.tools.shell, ws.tools.shell);
     Config {
         max_file_size_bytes: base.max_file_size_bytes.min(ws.max_file_size_bytes),
@@ -339,6 +418,10 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         mcp: Mcp {
             workers: base.mcp.workers.min(ws.mcp.workers),
         },
+        deny_read: Some(deny_read),
+        extra_deny_read: Vec::new(),
+        protected_paths: Some(protected_paths),
+        extra_protected_paths: Vec::new(),
         // The user's: a project can neither erase its history nor make it fill the disk.
         undo: base.undo,
         // Checked by the caller: a project may only name itself (protocol::refuse_moved_root).
@@ -385,7 +468,14 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         write_paths: intersection(&base.write_paths, &ws.write_paths),
         exec_paths: intersection(&base.exec_paths, &ws.exec_paths),
         unix_sockets: intersection(&base.unix_sockets, &ws.unix_sockets),
-        require_layers: union(&base.require_layers, &ws.require_layers),
+        require_layers: match (&base.require_layers, &ws.require_layers) {
+            (_, None) => base.require_layers.clone(),
+            (None, Some(w)) if base.container_boundary => Some(w.clone()),
+            (None, Some(_)) => None,
+            (Some(b), Some(w)) => Some(union(b, w)),
+        },
+        // The user's: a workspace tightens through require_layers.
+        container_boundary: base.container_boundary,
         max_processes: base.max_processes.min(ws.max_processes),
         max_file_bytes: base.max_file_bytes.min(ws.max_file_bytes),
         max_cpu_seconds: base.max_cpu_seconds.min(ws.max_cpu_seconds),
@@ -418,6 +508,7 @@ impl Shell {
         if let Some(l) = self
             .require_layers
             .iter()
+            .flatten()
             .find(|l| !LAYERS.contains(&l.as_str()))
         {
             return bad(format!(
@@ -442,9 +533,15 @@ impl Shell {
         Ok(())
     }
 
-    /// Whether a layer is required (directly or by "all").
-    pub fn requires(&self, layer: &str) -> bool {
-        self.require_layers.iter().any(|l| l == layer || l == "all")
+    /// The layers that must be in force and whether that is the built-in default (every
+    /// layer, Landlock in force at least in part: what an older kernel's Landlock lacks, the
+    /// namespaces and seccomp hold). With `container_boundary` the default is none.
+    pub fn required_layers(&self) -> (Vec<String>, bool) {
+        match &self.require_layers {
+            Some(list) => (list.clone(), false),
+            None if self.container_boundary => (Vec::new(), false),
+            None => (vec!["all".to_string()], true),
+        }
     }
 }
 
@@ -622,6 +719,35 @@ default_timeout  = 30
         assert_eq!(merged.tools.shell.unix_sockets, vec!["/run/b.sock"]);
         assert!(Config::parse("[tools.shell]\nunix_sockets = [\"a.sock\"]\n", "t").is_err());
         assert!(Shell::default().unix_sockets.is_empty());
+    }
+
+    /// Refusing rather than running weaker is the default; a workspace can neither lower the
+    /// layers required nor declare itself a container boundary.
+    #[test]
+    fn a_workspace_cannot_lower_the_required_layers() {
+        let parse = |t: &str| Config::parse(t, "t").expect("parse");
+        let all = (vec!["all".to_string()], true);
+        assert_eq!(Shell::default().required_layers(), all);
+        let lowered = parse("[tools.shell]\nrequire_layers = []\ncontainer_boundary = true\n");
+        let merged = tighten_only(Config::default(), lowered.clone());
+        assert_eq!(merged.tools.shell.required_layers(), all);
+        assert!(!merged.tools.shell.container_boundary);
+        // The user's choice stands against a workspace without the key, and a workspace
+        // may add to it.
+        let user = parse("[tools.shell]\ncontainer_boundary = true\n");
+        let merged = tighten_only(user.clone(), Config::default());
+        assert_eq!(merged.tools.shell.required_layers(), (vec![], false));
+        let tighter = parse("[tools.shell]\nrequire_layers = [\"seccomp\"]\n");
+        let merged = tighten_only(user, tighter);
+        assert_eq!(
+            merged.tools.shell.required_layers(),
+            (vec!["seccomp".to_string()], false)
+        );
+        let merged = tighten_only(
+            parse("[tools.shell]\nrequire_layers = []\n"),
+            Config::default(),
+        );
+        assert_eq!(merged.tools.shell.required_layers(), (vec![], false));
     }
 
     #[test]

@@ -18,6 +18,8 @@ mod checks;
 mod contract;
 #[path = "../benches/llm_edits/corpus.rs"]
 mod corpus;
+#[path = "suite/deny.rs"]
+mod deny;
 #[path = "suite/edit_corpus.rs"]
 mod edit_corpus;
 #[path = "suite/edit_crash.rs"]

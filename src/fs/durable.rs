@@ -201,6 +201,7 @@ fn make_missing(ws: &Workspace, path: &Path, made: &mut Vec<Made>) -> Result<Own
             Err(Errno::ENOENT) if name != ".." => {
                 refuse_config_name(ws, &cur, name, &here)?;
                 refuse_vcs_metadata(ws, &cur, name, &here)?;
+                ws.refuse_protected_entry(cur.as_fd(), name, &here)?;
                 let next = match mkdirat(&cur, name, Mode::from_bits_truncate(0o777)) {
                     Ok(()) => {
                         // The new entry must survive a crash along with what goes in it.
@@ -266,6 +267,7 @@ fn check_unmade(ws: &Workspace, path: &Path) -> Result<String> {
                 Err(Errno::ENOENT) => {
                     refuse_config_name(ws, &cur, name, &here)?;
                     refuse_vcs_metadata(ws, &cur, name, &here)?;
+                    ws.refuse_protected_entry(cur.as_fd(), name, &here)?;
                     // Something is there that is no directory to enter (a dangling link):
                     // making the directory would fail on it.
                     if fstatat(&cur, name, AtFlags::AT_SYMLINK_NOFOLLOW).is_ok() {
@@ -460,6 +462,8 @@ fn find(ws: &Workspace, user: &str, follow: bool, mut missing: Missing<'_>) -> R
         // (`sub/new/.git` once reached patch_apply's creation path unchecked).
         refuse_config_name(ws, &dir, &name, &display)?;
         refuse_vcs_metadata(ws, &dir, &name, &display)?;
+        ws.refuse_protected_entry(dir.as_fd(), &name, &display)?;
+        ws.refuse_denied_entry(dir.as_fd(), &name, &display)?;
         return Ok(Unmade::Found(Target { dir, name, display }));
     }
     Err(map_errno(Errno::ELOOP, rel.display()))
@@ -544,6 +548,7 @@ impl Target {
         };
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, &self.display))?;
         self.refuse_protected(ws, &st)?;
+        ws.refuse_denied_open(fd.as_fd(), &st, &self.display)?;
         let kind = Kind::from_mode(st.st_mode);
         if kind != Kind::File {
             return Err(not_a_file(&self.display, kind));

@@ -17,12 +17,14 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 use nix::errno::Errno;
 use nix::fcntl::{openat, openat2, readlinkat, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::{fstat, fstatat, Mode, SFlag};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::pathlist::{DenyRead, PathList};
 
 /// Name of the per-workspace configuration file; never written by any tool.
 pub const CONFIG_FILE_NAME: &str = "sneaky.toml";
@@ -144,6 +146,10 @@ pub struct Workspace {
     protected_paths: Vec<PathBuf>,
     /// `allow_vcs_writes` in the configuration: the tools may write under `.git`.
     vcs_writable: bool,
+    /// The read-deny list (`deny_read`); None when it is empty.
+    deny: Option<Arc<DenyRead>>,
+    /// The protected paths (`protected_paths`), resolved beneath the root.
+    protected_list: PathList,
 }
 
 impl Workspace {
@@ -177,6 +183,8 @@ impl Workspace {
             protected: Vec::new(),
             protected_paths: Vec::new(),
             vcs_writable: false,
+            deny: None,
+            protected_list: PathList::default(),
         })
     }
 
@@ -425,8 +433,10 @@ impl Workspace {
     pub fn open_read_sized(&self, rel: &RelPath) -> Result<(File, u64)> {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for files.
         let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
+        self.refuse_denied_name(rel)?;
         let fd = self.open(rel, flags, Mode::empty())?;
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+        self.refuse_denied_open(fd.as_fd(), &st, rel.display())?;
         match Kind::from_mode(st.st_mode) {
             Kind::File => Ok((File::from(fd), u64::try_from(st.st_size).unwrap_or(0))),
             Kind::Dir => Err(Error::new(
@@ -442,14 +452,21 @@ impl Workspace {
 
     /// Open a directory (for listing or as a parent for `*at` calls).
     pub fn open_dir(&self, rel: &RelPath) -> Result<OwnedFd> {
-        self.open(rel, OFlag::O_RDONLY | OFlag::O_DIRECTORY, Mode::empty())
+        self.refuse_denied_name(rel)?;
+        let fd = self
+            .open(rel, OFlag::O_RDONLY | OFlag::O_DIRECTORY, Mode::empty())
             .map_err(|e| match e.kind {
                 ErrorKind::NotADirectory => Error::new(
                     ErrorKind::NotADirectory,
                     format!("{} is not a directory", rel.display()),
                 ),
                 _ => e,
-            })
+            })?;
+        if self.deny.as_ref().is_some_and(|d| !d.here.is_empty()) {
+            let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+            self.refuse_denied_open(fd.as_fd(), &st, rel.display())?;
+        }
+        Ok(fd)
     }
 
     /// Type of the object at a path, the final link not followed (parents must stay inside).
@@ -486,8 +503,10 @@ impl Workspace {
         // Readable whatever it is (O_RDONLY opens directories too); O_NONBLOCK: a FIFO must
         // not wait for a writer.
         let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK;
+        self.refuse_denied_name(rel)?;
         let fd = self.open(rel, flags, Mode::empty())?;
         let st = fstat(fd.as_fd()).map_err(|e| map_errno(e, rel.display()))?;
+        self.refuse_denied_open(fd.as_fd(), &st, rel.display())?;
         let kind = Kind::from_mode(st.st_mode);
         let real = self
             .real_location(fd.as_fd())
@@ -534,6 +553,141 @@ impl Workspace {
             prefix.push_str(part);
         }
         out
+    }
+
+    /// The configuration's read-deny list and protected paths (globs; see
+    /// src/fs/pathlist.rs).
+    pub fn set_path_lists(&mut self, deny_read: &[String], protected: &[String]) {
+        let all = PathList::resolve(deny_read, &self.root);
+        self.deny = (!all.is_empty()).then(|| Arc::new(DenyRead::new(all, &self.root)));
+        self.protected_list = PathList::resolve(protected, &self.root);
+    }
+
+    /// The read-deny list in force, if any.
+    pub fn deny_read(&self) -> Option<&Arc<DenyRead>> {
+        self.deny.as_ref()
+    }
+
+    /// The protected paths in force.
+    pub fn protected_list(&self) -> &PathList {
+        &self.protected_list
+    }
+
+    /// Refuse `rel` when it names a place in the read-deny list as written (before it is
+    /// opened: a name beneath a denied directory is refused whether it exists or not).
+    pub fn refuse_denied_name(&self, rel: &RelPath) -> Result<()> {
+        let Some(deny) = &self.deny else {
+            return Ok(());
+        };
+        if rel.path.components().any(|c| c == Component::ParentDir) {
+            // Folded by the kernel: the check after the open sees the real place.
+            return Ok(());
+        }
+        match deny.by_path(&self.root.join(&rel.path)) {
+            Some(p) => Err(denied(rel.display(), &p.given)),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuse an opened object that is in the read-deny list: where it really is (links
+    /// inside the workspace followed), and for a file with more than one link, whether it is
+    /// a denied file under another name.
+    pub fn refuse_denied_open(
+        &self,
+        fd: BorrowedFd<'_>,
+        st: &nix::sys::stat::FileStat,
+        display: &str,
+    ) -> Result<()> {
+        let Some(deny) = &self.deny else {
+            return Ok(());
+        };
+        if !deny.here.is_empty() {
+            if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+                if let Some(p) = deny.by_path(&real) {
+                    return Err(denied(display, &p.given));
+                }
+            }
+        }
+        if Kind::from_mode(st.st_mode) == Kind::File
+            && st.st_nlink > 1
+            && deny.by_identity(st.st_dev, st.st_ino)
+        {
+            return Err(Error::new(
+                ErrorKind::ProtectedPath,
+                format!(
+                    "{display} is a hard link to a file in the read-deny list (deny_read): no tool reads it; \
+                     to allow it, change deny_read or extra_deny_read in your own configuration"
+                ),
+            )
+            .about_path(display));
+        }
+        Ok(())
+    }
+
+    /// Where the entry `name` of the directory `dir` (beneath the root) really is, as an
+    /// absolute path; None when that cannot be told.
+    fn real_entry(&self, dir: BorrowedFd<'_>, name: &OsStr) -> Option<PathBuf> {
+        let real = self.real_location(dir).ok()??;
+        Some(self.root.join(real).join(name))
+    }
+
+    /// Refuse the entry `name` of `dir` for an edit when it is in the read-deny list (an
+    /// edit shows and records what it replaces).
+    pub fn refuse_denied_entry(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        display: &str,
+    ) -> Result<()> {
+        let Some(deny) = self.deny.as_ref().filter(|d| !d.here.is_empty()) else {
+            return Ok(());
+        };
+        match self
+            .real_entry(dir, name)
+            .and_then(|p| deny.by_path(&p).cloned())
+        {
+            Some(p) => Err(denied(display, &p.given)),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuse to create, change or remove the entry `name` of `dir` when it is, or lies
+    /// beneath, a protected path (`protected_paths`).
+    pub fn refuse_protected_entry(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        display: &str,
+    ) -> Result<()> {
+        if self.protected_list.is_empty() {
+            return Ok(());
+        }
+        let Some(path) = self.real_entry(dir, name) else {
+            return Err(Error::new(
+                ErrorKind::ProtectedPath,
+                format!("{display}: cannot tell where it lies, so it may be a protected path (protected_paths)"),
+            ));
+        };
+        match self.protected_list.covering(&path) {
+            Some(p) => Err(Error::new(
+                ErrorKind::ProtectedPath,
+                format!(
+                    "{display} is a protected path ({}, protected_paths): a program may run what it holds when \
+                     the project is opened, so no tool or command writes it; to allow it, change protected_paths \
+                     or extra_protected_paths in your own configuration",
+                    p.given
+                ),
+            )
+            .about_path(display)),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a walk skips the entry at the root-relative `path` (in the read-deny list).
+    pub fn walk_denies(&self, path: &str) -> bool {
+        self.deny
+            .as_ref()
+            .is_some_and(|d| d.by_path(&self.root.join(path)).is_some())
     }
 
     /// Let the tools write under `.git` (the configuration's `allow_vcs_writes`).
@@ -736,6 +890,18 @@ fn push_components(queue: &mut VecDeque<OsString>, path: &OsStr) {
 
 fn io_to_errno(e: std::io::Error) -> Errno {
     Errno::from_raw(e.raw_os_error().unwrap_or(Errno::EIO as i32))
+}
+
+/// A read refused by the read-deny list.
+pub fn denied(display: &str, pattern: &str) -> Error {
+    Error::new(
+        ErrorKind::ProtectedPath,
+        format!(
+            "{display} is in the read-deny list ({pattern}, deny_read): no tool or command reads it; \
+             to allow it, change deny_read or extra_deny_read in your own configuration"
+        ),
+    )
+    .about_path(display)
 }
 
 fn outside(path: &str) -> Error {

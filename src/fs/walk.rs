@@ -27,6 +27,7 @@ use ignore::types::Types;
 use ignore::Match;
 
 use crate::fs::jail::{DirEntry, DirHandle, Kind, WalkStart, Workspace};
+use crate::fs::pathlist::DenyRead;
 
 /// Ignore files larger than this are not read (a generated file is not a list of rules).
 const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
@@ -111,16 +112,27 @@ pub struct Entry<'a> {
     pub depth: usize,
     dir: &'a DirHandle,
     is_start: bool,
+    /// The read-deny list, whose files are not opened under another name (a hard link).
+    deny: Option<&'a DenyRead>,
 }
 
 impl Entry<'_> {
     /// Open a regular file for reading through its directory's handle; None when it is not
     /// one (any more): a link, FIFO or device swapped in is not opened.
     pub fn open_file(&self) -> Option<File> {
-        if self.is_start {
-            return self.dir.as_file().ok();
+        let file = if self.is_start {
+            self.dir.as_file().ok()?
+        } else {
+            self.dir.open_file(self.name).ok()?
+        };
+        if let Some(deny) = self.deny {
+            use std::os::unix::fs::MetadataExt;
+            let meta = file.metadata().ok()?;
+            if meta.nlink() > 1 && deny.by_identity(meta.dev(), meta.ino()) {
+                return None;
+            }
         }
-        self.dir.open_file(self.name).ok()
+        Some(file)
     }
 }
 
@@ -132,7 +144,7 @@ where
     F: Fn() -> V + Sync,
     V: FnMut(&Entry<'_>) -> Flow,
 {
-    let _ = ws;
+    let deny = ws.deny_read().cloned();
     if start.kind != Kind::Dir {
         let name = start.path.rsplit('/').next().unwrap_or("").to_string();
         let mut visit = make();
@@ -143,6 +155,7 @@ where
             depth: 0,
             dir: &start.handle,
             is_start: true,
+            deny: deny.as_deref(),
         });
         return;
     }
@@ -164,6 +177,11 @@ where
         quit: AtomicBool::new(false),
         cancel: crate::cancel::Cancel::current(),
         global: OnceLock::new(),
+        denied_here: deny
+            .as_ref()
+            .filter(|d| !d.here.is_empty())
+            .map(|_| ws.root().to_path_buf()),
+        deny,
     };
     let threads = opts.threads.max(1);
     std::thread::scope(|scope| {
@@ -220,6 +238,11 @@ struct Shared {
     cancel: crate::cancel::Cancel,
     /// git's global excludes file, read the first time a repository is seen.
     global: OnceLock<Gitignore>,
+    /// The read-deny list: denied entries are skipped (not reported, not entered), and a
+    /// denied file is not opened under another name.
+    deny: Option<Arc<DenyRead>>,
+    /// The workspace root, when some of the read-deny list can lie in the workspace.
+    denied_here: Option<std::path::PathBuf>,
 }
 
 impl Shared {
@@ -386,6 +409,11 @@ where
             path.push('/');
         }
         path.push_str(&name.to_string_lossy());
+        if let (Some(root), Some(deny)) = (&shared.denied_here, &shared.deny) {
+            if deny.by_path(&root.join(&path)).is_some() {
+                continue;
+            }
+        }
         let is_dir = entry.kind == Kind::Dir;
         if let Some(f) = filters_of(opts) {
             if skip(shared, f, dir.rules.map(|r| &**r), &path, name, is_dir) {
@@ -399,6 +427,7 @@ where
             depth,
             dir: dir.handle,
             is_start: false,
+            deny: shared.deny.as_deref(),
         });
         match flow {
             Flow::Quit => {

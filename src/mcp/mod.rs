@@ -117,6 +117,14 @@ pub fn main() -> ExitCode {
         config: matches.get_one::<PathBuf>("config").cloned(),
         read_only: matches.get_flag("read-only"),
     };
+    // The tools this server runs, here and in their own processes, never read its token
+    // (src/fs/pathlist.rs). Set before any thread starts.
+    if let Some(file) = matches
+        .get_one::<PathBuf>("token-file")
+        .and_then(|f| std::path::absolute(f).ok())
+    {
+        std::env::set_var(crate::fs::pathlist::MCP_TOKEN_FILE_ENV, file);
+    }
     let served = match matches.get_one::<String>("http") {
         Some(addr) => http::serve(
             opts,

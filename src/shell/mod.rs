@@ -9,6 +9,7 @@
 //!   need;
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `env`: the command's environment; `guard`: the workspace configuration put back;
+//! - `protect`: the read-deny list and the protected paths in the command's mount view;
 //! - `report`: what `sneaky-run --print-policy` prints.
 //!
 //! The `sneaky-run` program's process-wide setup (signal watcher, subreaper, the launcher
@@ -22,6 +23,7 @@ pub mod executables;
 pub mod guard;
 pub mod namespaces;
 pub mod policy;
+pub mod protect;
 pub mod report;
 pub mod sandbox;
 pub mod spec;
@@ -66,7 +68,7 @@ pub fn run(
     ctx: Context<'_>,
 ) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
-    if !shell.sandbox && !shell.require_layers.is_empty() {
+    if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
         return Err(Error::new(
             ErrorKind::ConfigError,
             "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
@@ -93,10 +95,12 @@ pub fn run(
     let mut pids_cgroup = None;
     // Likewise: the repository's placeholders are removed once the command has ended.
     let mut vcs_placeholders = None;
+    let mut protected_placeholders = None;
     let mut cmd = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
                 vcs_placeholders = Some(spec::VcsPlaceholders::make(ctx.config, ctx.ws));
+                protected_placeholders = Some(protect::Placeholders::make(ctx.ws));
                 let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
                 let made = cgroup::PidsCgroup::create(shell.max_processes);
                 spec.pids_cgroup = made
@@ -132,6 +136,7 @@ pub fn run(
     let finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
     drop(pids_cgroup);
     drop(vcs_placeholders);
+    drop(protected_placeholders);
     if let Some(LaunchStatus {
         error: Some(why), ..
     }) = &finished.launch
@@ -189,10 +194,15 @@ fn describe(shell: &crate::config::Shell, status: Option<&LaunchStatus>) -> (boo
         "; network denied: TCP and UDP"
     };
     let sandboxed = matches!(s.landlock.as_str(), "full" | "partial");
+    let boundary = if shell.container_boundary {
+        "; boundary: the container (tools.shell.container_boundary)"
+    } else {
+        ""
+    };
     (
         sandboxed,
         format!(
-            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}",
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}{boundary}",
             s.namespaces, s.seccomp, s.processes
         ),
     )

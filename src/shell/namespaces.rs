@@ -54,6 +54,8 @@ pub struct Request<'a> {
     pub pin: &'a [PathBuf],
     /// Unix sockets beneath these stay reachable (see the module's documentation).
     pub unix_sockets: &'a [PathBuf],
+    /// Places of the read-deny list, covered last (src/shell/protect.rs).
+    pub hide: &'a [PathBuf],
     /// The only places where files may be mapped executable: the exec set and the library
     /// directories (everything else is noexec, so the ELF loader cannot be used to run a
     /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
@@ -122,6 +124,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     }
     let shm = build_mounts(req)?;
     cover_sockets(&host_sockets)?;
+    super::protect::cover_denied(req.hide)?;
     Ok(Entered {
         user,
         pid: true,

@@ -26,7 +26,8 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
             "untrusted_requests": shell.untrusted_requests,
             "sandbox": shell.sandbox,
             "network": shell.network,
-            "require_layers": shell.require_layers,
+            "require_layers": shell.required_layers().0,
+            "container_boundary": shell.container_boundary,
             "exec_paths": shell.exec_paths,
         });
         return value.to_string();
@@ -50,7 +51,7 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
         "sandbox: {}; network: {}; require_layers: [{}]",
         shell.sandbox,
         shell.network,
-        shell.require_layers.join(", ")
+        shell.required_layers().0.join(", ")
     ));
     out
 }

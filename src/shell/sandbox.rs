@@ -65,13 +65,23 @@ pub struct LaunchSpec {
     pub read_only: Vec<PathBuf>,
     /// Directories made mount points so they cannot be renamed away (.git).
     pub pin: Vec<PathBuf>,
+    /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
+    #[serde(default)]
+    pub hide: Vec<PathBuf>,
     /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
     /// and the sockets `tools.shell.unix_sockets` lists.
     pub unix_sockets: Vec<PathBuf>,
     pub network: bool,
     pub limits: Limits,
-    /// tools.shell.require_layers.
+    /// The layers that must be in force (tools.shell.require_layers, or all by default).
     pub require: Vec<String>,
+    /// `require` is the built-in default (the key is unset): Landlock in force in part
+    /// counts, and the refusal says how to run weaker.
+    #[serde(default)]
+    pub require_by_default: bool,
+    /// tools.shell.container_boundary: said in the report.
+    #[serde(default)]
+    pub container_boundary: bool,
     /// The shell binary to run, absolute.
     pub shell: PathBuf,
     /// The working directory (the workspace root).
@@ -193,6 +203,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         read_only: &spec.read_only,
         pin: &spec.pin,
         unix_sockets: &spec.unix_sockets,
+        hide: &spec.hide,
         exec: &exec,
         network: spec.network,
         cwd: &spec.cwd,
@@ -204,9 +215,9 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     };
     match entered {
         Ok(entered) => run_as_init(spec, command, entered, &processes),
-        Err(why) if required(spec, "namespaces") => fail(&format!(
-            "namespaces are required by tools.shell.require_layers but unavailable: {why}"
-        )),
+        Err(why) if required(spec, "namespaces") => {
+            fail(&refusal(spec, &[("namespaces", why.as_str())]))
+        }
         Err(why) => match confine_self(spec, None, &why, &processes) {
             Ok(()) => exec_shell(spec, command),
             Err(code) => code,
@@ -266,10 +277,7 @@ fn confine_self(
     let status = status_of(&confined, entered, ns_error, processes);
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {
-        return Err(fail(&format!(
-            "required by tools.shell.require_layers but not in force: {}",
-            missing.join(", ")
-        )));
+        return Err(fail(&refusal(spec, &missing)));
     }
     report(&status);
     Ok(())
@@ -297,21 +305,49 @@ fn status_of(
     }
 }
 
-fn missing_layers(spec: &LaunchSpec, s: &LaunchStatus) -> Vec<&'static str> {
+/// The required layers that are not in force, each with what the report says of it.
+fn missing_layers<'s>(spec: &LaunchSpec, s: &'s LaunchStatus) -> Vec<(&'static str, &'s str)> {
     let mut missing = Vec::new();
-    if required(spec, "landlock") && s.landlock != "full" {
-        missing.push("landlock");
+    let landlock_ok = match s.landlock.as_str() {
+        "full" => true,
+        "partial" => spec.require_by_default,
+        _ => false,
+    };
+    if required(spec, "landlock") && !landlock_ok {
+        missing.push(("landlock", s.landlock.as_str()));
     }
     if required(spec, "namespaces") && !s.namespaces_ok {
-        missing.push("namespaces");
+        missing.push(("namespaces", s.namespaces.as_str()));
     }
     if required(spec, "seccomp") && !s.seccomp_ok {
-        missing.push("seccomp");
+        missing.push(("seccomp", s.seccomp.as_str()));
     }
     if required(spec, "pids") && !s.processes_ok {
-        missing.push("pids");
+        missing.push(("pids", s.processes.as_str()));
     }
     missing
+}
+
+/// Why nothing ran: the layers missing (with what stands in their place) and the key that
+/// would let the command run without them.
+fn refusal(spec: &LaunchSpec, missing: &[(&str, &str)]) -> String {
+    let layers: Vec<String> = missing
+        .iter()
+        .map(|(layer, state)| format!("{layer} ({state})"))
+        .collect();
+    let how = if spec.require_by_default {
+        "run_command refuses rather than run weaker. To run with the layers this system offers, \
+         list the ones you need in tools.shell.require_layers (`require_layers = []` for none) \
+         in your own configuration, or set tools.shell.container_boundary = true when a \
+         container is the boundary; docs/sandbox.md, \"Containers\", gives the engine options \
+         that keep every layer"
+    } else {
+        "they are required by tools.shell.require_layers"
+    };
+    format!(
+        "sandbox layer not in force here: {}; {how}",
+        layers.join("; ")
+    )
 }
 
 fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {

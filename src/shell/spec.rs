@@ -43,6 +43,7 @@ pub fn launch_spec(
     };
     read_only.push(root.join(CONFIG_FILE_NAME));
     read_only.extend(ws.protected_paths().iter().cloned());
+    read_only.extend(super::protect::protected_places(ws));
     let write = write_paths(shell, root, tmp)?;
     // Only what a command could otherwise write needs covering.
     read_only.retain(|p| write.iter().any(|w| p.starts_with(w)));
@@ -75,6 +76,7 @@ pub fn launch_spec(
         map_exec: library_dirs(),
         read_only,
         pin,
+        hide: super::protect::denied_places(config, ws)?,
         unix_sockets: [root.to_path_buf(), tmp.to_path_buf()]
             .into_iter()
             .chain(absolute_paths(&shell.unix_sockets, "unix_sockets")?)
@@ -85,7 +87,9 @@ pub fn launch_spec(
             file_bytes: shell.max_file_bytes,
             cpu_seconds: shell.max_cpu_seconds,
         },
-        require: shell.require_layers.clone(),
+        require: shell.required_layers().0,
+        require_by_default: shell.required_layers().1,
+        container_boundary: shell.container_boundary,
         shell: bash.to_path_buf(),
         cwd: root.to_path_buf(),
         skip_namespaces: std::env::var("SNEAKY_SANDBOX_SKIP")
@@ -107,6 +111,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         map_exec: Vec::new(),
         read_only: Vec::new(),
         pin: Vec::new(),
+        hide: Vec::new(),
         unix_sockets: Vec::new(),
         network: true,
         limits: Limits {
@@ -115,6 +120,8 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
             cpu_seconds: 0,
         },
         require: Vec::new(),
+        require_by_default: false,
+        container_boundary: false,
         shell: bash.to_path_buf(),
         cwd: ws.root().to_path_buf(),
         skip_namespaces: true,

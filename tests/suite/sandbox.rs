@@ -406,9 +406,12 @@ fn sigterm_still_puts_the_configuration_back() {
     for skip_namespaces in [false, true] {
         let w = util::ws();
         let _ = std::fs::remove_file(w.root.join("sneaky.toml"));
+        // Without namespaces the command runs only where the configuration accepts fewer
+        // layers.
         let original = if skip_namespaces {
-            w.write("sneaky.toml", "# the workspace config\n");
-            Some("# the workspace config\n")
+            user_config(&w, "");
+            w.write("sneaky.toml", "[tools.shell]\nrequire_layers = []\n");
+            Some("[tools.shell]\nrequire_layers = []\n")
         } else {
             None
         };
@@ -877,8 +880,11 @@ fn the_active_configuration_is_read_only_whatever_its_name() {
     );
 }
 
+/// A layer missing (simulated with SNEAKY_SANDBOX_SKIP=namespaces): refused by default,
+/// naming the layer and the key; run weaker, and said so, only when the configuration
+/// accepts it (`require_layers` without it, or `container_boundary`).
 #[test]
-fn without_namespaces_the_result_says_so_and_require_layers_refuses() {
+fn without_namespaces_nothing_runs_unless_the_configuration_accepts_it() {
     use assert_cmd::cargo::CommandCargoExt;
     let w = attack_ws();
     let call = |w: &Ws| {
@@ -889,24 +895,47 @@ fn without_namespaces_the_result_says_so_and_require_layers_refuses() {
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
             .env("SNEAKY_SANDBOX_SKIP", "namespaces")
-            .arg("echo ran; touch ../pwned")
+            .arg("echo ran; touch ../pwned; touch pwned")
             .output()
             .expect("run");
         util::Reply::parse("sneaky-run", out)
     };
-    let reply = call(&w);
-    let r = reply.command_ran();
-    let sandbox = r["sandbox"].as_str().unwrap_or("");
-    assert!(sandbox.contains("namespaces: unavailable (skipped"), "{r}");
-    assert_eq!(r["stdout"], "ran\n");
-    // Landlock still holds the writes.
-    assert!(!w.outside().join("pwned").exists(), "{r}");
+    let m = call(&w).err("io_error", 1);
+    assert!(
+        m.contains("namespaces (skipped: SNEAKY_SANDBOX_SKIP")
+            && m.contains("require_layers")
+            && m.contains("container_boundary")
+            && m.contains("nothing ran"),
+        "{m}"
+    );
+    assert!(!w.root.join("pwned").exists(), "{m}");
+    for accept in ["require_layers = []", "container_boundary = true"] {
+        user_config(&w, &format!("[tools.shell]\n{accept}\n"));
+        let reply = call(&w);
+        let r = reply.command_ran();
+        let sandbox = r["sandbox"].as_str().unwrap_or("");
+        assert!(sandbox.contains("namespaces: unavailable (skipped"), "{r}");
+        assert_eq!(
+            sandbox.contains("boundary: the container"),
+            accept.starts_with("container"),
+            "{r}"
+        );
+        assert_eq!(r["stdout"], "ran\n");
+        // Landlock still holds the writes.
+        assert!(!w.outside().join("pwned").exists(), "{r}");
+        std::fs::remove_file(w.root.join("pwned")).expect("ran");
+    }
     user_config(&w, "[tools.shell]\nrequire_layers = [\"namespaces\"]\n");
     let m = call(&w).err("io_error", 1);
     assert!(
-        m.contains("require_layers") && m.contains("nothing ran"),
+        m.contains("required by tools.shell.require_layers") && m.contains("nothing ran"),
         "{m}"
     );
+    user_config(
+        &w,
+        "[tools.shell]\ncontainer_boundary = true\nrequire_layers = [\"seccomp\"]\n",
+    );
+    call(&w).command_ran();
     assert!(!w.outside().join("pwned").exists());
 }
 

@@ -122,3 +122,157 @@ fn check_git_config(args: &[String]) -> std::result::Result<(), String> {
         GIT_CONFIG_SAFE_PREFIXES.join("*, ") + "*"
     ))
 }
+
+/// Options of git's network subcommands that take the next argument as their value (so it is
+/// not the repository).
+const VALUE_OPTIONS: &[&str] = &[
+    "-b",
+    "--branch",
+    "-o",
+    "--origin",
+    "--depth",
+    "--reference",
+    "--reference-if-able",
+    "--separate-git-dir",
+    "--template",
+    "-j",
+    "--jobs",
+    "--filter",
+    "--shallow-since",
+    "--shallow-exclude",
+    "--deepen",
+    "--server-option",
+    "--bundle-uri",
+    "--negotiation-tip",
+    "--refmap",
+    "--push-option",
+    "--sort",
+    "--recurse-submodules-default",
+    "--signed",
+    "--force-with-lease",
+    "--repo",
+    "--upload-pack",
+    "--receive-pack",
+    "--exec",
+];
+
+/// git's subcommands that reach another repository (`clone`, `fetch`, `pull`, `push`,
+/// `ls-remote`, `remote update`/`prune`/`show`) are judged under `tools.shell.network`, as the
+/// kernel judges their connections: with the network off they are refused, with a message
+/// that says so, unless the repository they name is a local path.
+pub(super) fn check_git_network(args: &[String], network: bool) -> std::result::Result<(), String> {
+    if network {
+        return Ok(());
+    }
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') {
+        // Global options with a separate value (checked by check_git).
+        i += if matches!(
+            args[i].as_str(),
+            "-C" | "--git-dir" | "--work-tree" | "--namespace"
+        ) {
+            2
+        } else {
+            1
+        };
+    }
+    let Some(sub) = args.get(i) else {
+        return Ok(());
+    };
+    let rest = &args[i + 1..];
+    let takes_value = |j: usize| j > 0 && VALUE_OPTIONS.contains(&rest[j - 1].as_str());
+    let mut positional = rest
+        .iter()
+        .enumerate()
+        .filter(|(j, a)| !a.starts_with('-') && !takes_value(*j));
+    let repository = match sub.as_str() {
+        "clone" | "fetch" | "pull" | "push" | "ls-remote" => positional.next().map(|(_, a)| a),
+        "remote" => match positional.next().map(|(_, a)| a.as_str()) {
+            Some("update" | "prune") => None,
+            Some("show") if !rest.iter().any(|a| a == "-n") => None,
+            _ => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    if repository.is_some_and(|r| is_local(r)) {
+        return Ok(());
+    }
+    let what = match repository {
+        Some(r) => format!("the repository {r}"),
+        None => "the remote named in the repository's configuration".to_string(),
+    };
+    Err(format!(
+        "git {sub} reaches {what} over the network, and tools.shell.network is off (the default): \
+         set tools.shell.network in your configuration to allow it; a repository on a local \
+         path (`git {sub} ../repo`, `file:///path`) needs no network"
+    ))
+}
+
+/// A repository argument that names a local path rather than a remote or a URL.
+fn is_local(repo: &str) -> bool {
+    repo.starts_with('/')
+        || repo.starts_with("./")
+        || repo.starts_with("../")
+        || repo == "."
+        || repo == ".."
+        || repo.starts_with("file://")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::Shell;
+
+    fn check(cmd: &str, network: bool) -> Result<(), String> {
+        let shell = Shell {
+            network,
+            ..Shell::default()
+        };
+        super::super::check(cmd, &shell, Path::new("/ws"))
+            .map(|_| ())
+            .map_err(|e| e.message())
+    }
+
+    /// clone, ls-remote, fetch, pull and push are judged alike, under the network key, with a
+    /// message that says so (clone and ls-remote were refused as if they were aliases).
+    #[test]
+    fn network_subcommands_are_judged_by_the_network_key() {
+        for cmd in [
+            "git clone https://git.example/r.git",
+            "git clone --depth 1 git@git.example:r.git dir",
+            "git ls-remote origin",
+            "git ls-remote https://git.example/r.git",
+            "git fetch",
+            "git fetch origin main",
+            "git -C sub fetch --all",
+            "git pull",
+            "git pull --rebase origin main",
+            "git push origin HEAD",
+            "git push",
+            "git remote update",
+            "git remote show origin",
+        ] {
+            let m = check(cmd, false).expect_err(cmd);
+            assert!(
+                m.contains("tools.shell.network") && m.contains("over the network"),
+                "{cmd}: {m}"
+            );
+            assert!(!m.contains("aliases"), "{cmd}: {m}");
+            check(cmd, true).unwrap_or_else(|e| panic!("{cmd} with network: {e}"));
+        }
+        for cmd in [
+            "git clone ../other copy",
+            "git clone -b main /srv/repo.git copy",
+            "git clone file:///srv/repo.git",
+            "git fetch ./other",
+            "git pull .. main",
+            "git ls-remote .",
+            "git remote -v",
+            "git remote show -n origin",
+            "git status",
+        ] {
+            check(cmd, false).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
+    }
+}

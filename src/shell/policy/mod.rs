@@ -91,6 +91,7 @@ pub fn check(command: &str, shell: &Shell, root: &Path) -> Result<Approved> {
         lists: Lists::from_config(shell),
         root,
         programs: Vec::new(),
+        network: shell.network,
     };
     checker.script(command, 0)?;
     Ok(Approved {
@@ -106,6 +107,8 @@ struct Checker<'a> {
     lists: Lists,
     root: &'a Path,
     programs: Vec<String>,
+    /// tools.shell.network allows some network: git's network subcommands may run.
+    network: bool,
 }
 
 fn parse(text: &str) -> Result<tree_sitter::Tree> {

@@ -142,6 +142,10 @@ impl Checker<'_> {
                 w.value
             )));
         }
+        if name == "git" {
+            super::git::check_git_network(values, self.network)
+                .map_err(|why| deny(format!("`{part}`: {why}")))?;
+        }
         for rule in ruled {
             if let Match::Check(f) = rule.matches {
                 f(values, self.root).map_err(|why| deny(format!("`{part}`: {why}")))?;

@@ -88,8 +88,8 @@ pub const ARG_RULES: &[ArgRule] = &[
 #[rustfmt::skip]
 pub(super) const GIT_SUBCOMMANDS: &[&str] = &[
     "add", "apply", "blame", "branch", "cat-file", "check-ignore", "checkout", "cherry-pick",
-    "clean", "commit", "config", "describe", "diff", "diff-tree", "fetch", "for-each-ref",
-    "format-patch", "grep", "init", "log", "ls-files", "ls-tree", "merge", "merge-base", "mv",
+    "clean", "clone", "commit", "config", "describe", "diff", "diff-tree", "fetch", "for-each-ref",
+    "format-patch", "grep", "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base", "mv",
     "name-rev", "pull", "push", "rebase", "reflog", "remote", "reset", "restore", "rev-list",
     "rev-parse", "revert", "rm", "shortlog", "show", "show-ref", "stash", "status", "switch",
     "symbolic-ref", "tag", "version", "worktree",

@@ -1,0 +1,575 @@
+//! Lists of paths written as globs: the read-deny list (`deny_read`, `extra_deny_read`) and
+//! the protected paths (`protected_paths`, `extra_protected_paths`), docs/contract.md.
+//!
+//! A pattern is absolute once resolved: `~/…` is beneath the home directory, `/…` is
+//! absolute, anything else is relative to the workspace root. Within a component `*` matches
+//! any run of characters, `?` one, `[abc]`/`[a-z]`/`[!x]` one of a set, `\` escapes; a
+//! component `**` matches any number of components. A pattern names a place and everything
+//! beneath it: `~/.ssh` covers `~/.ssh/id_ed25519`.
+//!
+//! The matcher is written here rather than taken from `globset`: every tool binary opens a
+//! workspace, and a regex engine in each of them would cost more than the budget of the
+//! installed binaries allows.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The built-in read-deny list: the usual credential stores. Commands and file tools read
+/// none of it; `deny_read` replaces it, `extra_deny_read` adds to it.
+pub const DEFAULT_DENY_READ: &[&str] = &[
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.npmrc",
+    "~/.yarnrc.yml",
+    "~/.pypirc",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.gem/credentials",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+];
+
+/// The environment variable through which `sneaky-mcp --http --token-file FILE` tells the
+/// tools it starts where its bearer token is, which then joins the read-deny list.
+pub const MCP_TOKEN_FILE_ENV: &str = "SNEAKY_MCP_TOKEN_FILE";
+
+/// The built-in protected paths: what makes a program run code when a person later opens the
+/// project in an editor or an agent, or enters it in a shell (`.git` metadata is protected
+/// apart, by `allow_vcs_writes`). `protected_paths` replaces it, `extra_protected_paths`
+/// adds to it.
+pub const DEFAULT_PROTECTED: &[&str] = &[
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".devcontainer",
+    ".envrc",
+    ".mcp.json",
+    ".claude",
+    ".codex",
+    ".cursor",
+    ".gemini",
+    ".husky",
+];
+
+/// Existing paths one list may expand to (a runaway `**` stops here).
+pub const MAX_EXPANDED: usize = 4096;
+/// Directories a `**` may look into while expanding one list.
+const MAX_WALKED_DIRS: usize = 20_000;
+
+/// One resolved pattern: its components (no empty ones, no `.`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    /// As the configuration wrote it (for messages).
+    pub given: String,
+    parts: Vec<Vec<u8>>,
+}
+
+impl Pattern {
+    /// Resolve `given` against the home directory and the workspace root.
+    pub fn resolve(given: &str, home: Option<&Path>, root: &Path) -> Option<Pattern> {
+        let absolute = if let Some(rest) = given.strip_prefix("~/") {
+            home?.join(rest)
+        } else if given == "~" {
+            home?.to_path_buf()
+        } else if given.starts_with('/') {
+            PathBuf::from(given)
+        } else {
+            root.join(given)
+        };
+        Some(Pattern::absolute(given, &absolute))
+    }
+
+    fn absolute(given: &str, path: &Path) -> Pattern {
+        let mut parts: Vec<Vec<u8>> = path
+            .as_os_str()
+            .as_bytes()
+            .split(|b| *b == b'/')
+            .filter(|c| !c.is_empty() && *c != b".")
+            .map(<[u8]>::to_vec)
+            .collect();
+        // `dir/**` names what `dir` names (a place and everything beneath it).
+        while parts.len() > 1 && parts.last().is_some_and(|p| p == b"**") {
+            parts.pop();
+        }
+        Pattern {
+            given: given.to_string(),
+            parts,
+        }
+    }
+
+    /// Whether `path` (absolute, without `..`) is this place or lies beneath it.
+    pub fn covers(&self, path: &Path) -> bool {
+        let comps = components(path);
+        prefix_match(&self.parts, &comps)
+    }
+
+    /// Whether this pattern could cover `dir` or something beneath it.
+    pub fn reaches(&self, dir: &Path) -> bool {
+        reaches(&self.parts, &components(dir))
+    }
+
+    /// The components before the first one with a glob character.
+    fn literal_prefix(&self) -> PathBuf {
+        let mut p = PathBuf::from("/");
+        for part in self.parts.iter().take_while(|c| !has_glob(c)) {
+            p.push(OsStr::from_bytes(part));
+        }
+        p
+    }
+
+    /// Whether the pattern has no glob character (it names exactly one place).
+    pub fn is_literal(&self) -> bool {
+        !self.parts.iter().any(|c| has_glob(c))
+    }
+
+    /// The one place a literal pattern names.
+    pub fn literal_path(&self) -> PathBuf {
+        self.literal_prefix()
+    }
+}
+
+/// A resolved list of patterns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathList {
+    pub patterns: Vec<Pattern>,
+}
+
+impl PathList {
+    /// Resolve a configuration list. Patterns beneath a home directory that is itself a
+    /// symbolic link are added once more with the real home, so that a real path (what the
+    /// kernel reports for an open file) matches too.
+    pub fn resolve(given: &[String], root: &Path) -> PathList {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let real_home = home
+            .as_deref()
+            .and_then(|h| std::fs::canonicalize(h).ok())
+            .filter(|r| Some(r.as_path()) != home.as_deref());
+        let mut patterns = Vec::new();
+        for g in given {
+            patterns.extend(Pattern::resolve(g, home.as_deref(), root));
+            if g.starts_with('~') {
+                patterns.extend(Pattern::resolve(g, real_home.as_deref(), root));
+            }
+        }
+        PathList { patterns }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    /// The first pattern that covers `path` (absolute, without `..`).
+    pub fn covering(&self, path: &Path) -> Option<&Pattern> {
+        self.patterns.iter().find(|p| p.covers(path))
+    }
+
+    /// Only the patterns that could cover `dir` or something beneath it.
+    pub fn reaching(&self, dir: &Path) -> PathList {
+        PathList {
+            patterns: self
+                .patterns
+                .iter()
+                .filter(|p| p.reaches(dir))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The existing places the patterns name now (links not followed at the last component;
+    /// nothing beneath a named directory is listed). At most [`MAX_EXPANDED`].
+    pub fn expand(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        let mut walked = 0;
+        for p in &self.patterns {
+            expand_pattern(p, &mut out, &mut walked);
+            if out.len() >= MAX_EXPANDED {
+                out.truncate(MAX_EXPANDED);
+                break;
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// (device, inode) of every regular file the list covers that exists now, beneath named
+    /// directories too: a hard link elsewhere is the same file.
+    pub fn identities(&self) -> HashSet<(u64, u64)> {
+        let mut ids = HashSet::new();
+        let mut budget = MAX_WALKED_DIRS;
+        for place in self.expand() {
+            collect_files(&place, &mut ids, &mut budget);
+        }
+        ids
+    }
+}
+
+/// The read-deny list as the file tools apply it to one workspace.
+#[derive(Debug)]
+pub struct DenyRead {
+    /// Every pattern: what commands cannot read, and whose files a hard link may reach.
+    pub all: PathList,
+    /// The patterns that can cover something in the workspace; path checks are skipped
+    /// when there is none (the usual case: the credential stores lie outside).
+    pub here: PathList,
+    /// (device, inode) of every denied file, gathered the first time a file with more than
+    /// one link is opened.
+    ids: OnceLock<HashSet<(u64, u64)>>,
+}
+
+impl DenyRead {
+    pub fn new(all: PathList, root: &Path) -> DenyRead {
+        DenyRead {
+            here: all.reaching(root),
+            all,
+            ids: OnceLock::new(),
+        }
+    }
+
+    /// The pattern that covers `path` (absolute, real), if one can lie in the workspace.
+    pub fn by_path(&self, path: &Path) -> Option<&Pattern> {
+        if self.here.is_empty() {
+            return None;
+        }
+        self.here.covering(path)
+    }
+
+    /// Whether the file (device, inode) is a denied file under another name.
+    pub fn by_identity(&self, dev: u64, ino: u64) -> bool {
+        self.ids
+            .get_or_init(|| self.all.identities())
+            .contains(&(dev, ino))
+    }
+}
+
+fn collect_files(path: &Path, ids: &mut HashSet<(u64, u64)>, budget: &mut usize) {
+    // Followed: a named place that is a link names what it points to.
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    if meta.is_file() {
+        ids.insert((meta.dev(), meta.ino()));
+        return;
+    }
+    if !meta.is_dir() || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_file() {
+            if let Ok(m) = e.metadata() {
+                ids.insert((m.dev(), m.ino()));
+            }
+        } else if ft.is_dir() {
+            collect_files(&e.path(), ids, budget);
+        }
+    }
+}
+
+fn expand_pattern(p: &Pattern, out: &mut Vec<PathBuf>, walked: &mut usize) {
+    let mut current = vec![PathBuf::from("/")];
+    for part in &p.parts {
+        if current.is_empty() {
+            return;
+        }
+        if part == b"**" {
+            let mut all = Vec::new();
+            for d in &current {
+                all.push(d.clone());
+                descendants(d, &mut all, walked);
+            }
+            current = all;
+        } else if has_glob(part) {
+            let mut next = Vec::new();
+            for d in &current {
+                let Ok(entries) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    if component_match(part, e.file_name().as_bytes()) {
+                        next.push(d.join(e.file_name()));
+                    }
+                }
+                if next.len() >= MAX_EXPANDED {
+                    break;
+                }
+            }
+            current = next;
+        } else {
+            for d in &mut current {
+                d.push(OsStr::from_bytes(part));
+            }
+        }
+    }
+    out.extend(
+        current
+            .into_iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok()),
+    );
+}
+
+/// Every directory beneath `dir` (links not followed), within the walk budget.
+fn descendants(dir: &Path, out: &mut Vec<PathBuf>, walked: &mut usize) {
+    if *walked >= MAX_WALKED_DIRS || out.len() >= MAX_EXPANDED * 4 {
+        return;
+    }
+    *walked += 1;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let sub = e.path();
+            out.push(sub.clone());
+            descendants(&sub, out, walked);
+        }
+    }
+}
+
+fn components(path: &Path) -> Vec<&[u8]> {
+    path.as_os_str()
+        .as_bytes()
+        .split(|b| *b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+        .collect()
+}
+
+fn has_glob(part: &[u8]) -> bool {
+    part.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'))
+}
+
+/// The pattern's components match the first components of `path` (the path is the place or
+/// lies beneath it).
+fn prefix_match(pat: &[Vec<u8>], path: &[&[u8]]) -> bool {
+    match pat.split_first() {
+        None => true,
+        Some((p, rest)) if p == b"**" => (0..=path.len()).any(|i| prefix_match(rest, &path[i..])),
+        Some((p, rest)) => match path.split_first() {
+            Some((c, tail)) if component_match(p, c) => prefix_match(rest, tail),
+            _ => false,
+        },
+    }
+}
+
+/// Whether the pattern could match `dir`, one of its ancestors, or something beneath it.
+fn reaches(pat: &[Vec<u8>], dir: &[&[u8]]) -> bool {
+    match (pat.split_first(), dir.split_first()) {
+        (None, _) | (_, None) => true,
+        (Some((p, _)), _) if p == b"**" => true,
+        (Some((p, rest)), Some((c, tail))) => component_match(p, c) && reaches(rest, tail),
+    }
+}
+
+/// One component against one glob component (`*`, `?`, `[…]`, `\`).
+pub fn component_match(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    // Where the last `*` was, and the name position it has taken up to.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let step = match pat.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => Some(1),
+            Some(b'[') => class_match(&pat[p..], name[n]),
+            Some(b'\\') => match pat.get(p + 1) {
+                Some(c) if *c == name[n] => Some(2),
+                _ => None,
+            },
+            Some(c) if *c == name[n] => Some(1),
+            _ => None,
+        };
+        match step {
+            Some(len) => {
+                p += len;
+                n += 1;
+            }
+            None => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pat[p..].iter().all(|b| *b == b'*')
+}
+
+/// `[…]` at the start of `pat` against one byte: the class's length when it matches.
+fn class_match(pat: &[u8], c: u8) -> Option<usize> {
+    let mut i = 1;
+    let negate = matches!(pat.get(i), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut hit = false;
+    let mut first = true;
+    while let Some(&b) = pat.get(i) {
+        if b == b']' && !first {
+            return (hit != negate).then_some(i + 1);
+        }
+        first = false;
+        if pat.get(i + 1) == Some(&b'-') && pat.get(i + 2).is_some_and(|e| *e != b']') {
+            let end = pat[i + 2];
+            hit |= (b..=end).contains(&c);
+            i += 3;
+        } else {
+            hit |= b == c;
+            i += 1;
+        }
+    }
+    // No closing bracket: a literal `[`.
+    (c == b'[').then_some(1)
+}
+
+/// Validate a configuration list: `key` names it in the message.
+pub fn validate(key: &str, list: &[String], workspace_only: bool) -> Result<(), String> {
+    for p in list {
+        if p.is_empty() || p.contains('\0') {
+            return Err(format!("{key}: {p:?} is not a path"));
+        }
+        if p.starts_with('~') && p != "~" && !p.starts_with("~/") {
+            return Err(format!(
+                "{key}: {p}: only ~/ (your own home directory) is understood"
+            ));
+        }
+        let escapes = p.split('/').any(|c| c == "..");
+        if workspace_only && (p.starts_with('/') || p.starts_with('~') || escapes) {
+            return Err(format!(
+                "{key}: {p} must be a path inside the workspace, relative to its root"
+            ));
+        }
+        if escapes {
+            return Err(format!("{key}: {p}: `..` is not allowed"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_match_like_a_shell() {
+        for (pat, name, hit) in [
+            ("id_*", "id_ed25519", true),
+            ("id_*", "known_hosts", false),
+            ("*.pem", "a.pem", true),
+            ("*.pem", "a.pem.txt", false),
+            ("*", "", true),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxbyy", false),
+            ("?x", "ax", true),
+            ("?x", "x", false),
+            ("[ab]x", "bx", true),
+            ("[!ab]x", "bx", false),
+            ("[a-c]", "b", true),
+            ("[a-c]", "d", false),
+            ("\\*", "*", true),
+            ("\\*", "a", false),
+            ("[", "[", true),
+            (".env", ".env", true),
+            (".env", ".envrc", false),
+        ] {
+            assert_eq!(
+                component_match(pat.as_bytes(), name.as_bytes()),
+                hit,
+                "{pat} {name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pattern_covers_its_place_and_what_is_beneath() {
+        let root = Path::new("/ws");
+        let home = Path::new("/home/u");
+        let p = |g: &str| Pattern::resolve(g, Some(home), root).expect("resolve");
+        assert!(p("~/.ssh").covers(Path::new("/home/u/.ssh")));
+        assert!(p("~/.ssh").covers(Path::new("/home/u/.ssh/id_rsa")));
+        assert!(!p("~/.ssh").covers(Path::new("/home/u/.sshx")));
+        assert!(!p("~/.ssh").covers(Path::new("/home/u")));
+        assert!(p(".env").covers(Path::new("/ws/.env")));
+        assert!(!p(".env").covers(Path::new("/ws/sub/.env")));
+        assert!(p("**/.env").covers(Path::new("/ws/sub/.env")));
+        assert!(p("**/.env").covers(Path::new("/ws/.env")));
+        assert!(p("secrets/**").covers(Path::new("/ws/secrets/a/b")));
+        assert!(p("/etc/ssh/*_key").covers(Path::new("/etc/ssh/ssh_host_rsa_key")));
+        assert!(!p("/etc/ssh/*_key").covers(Path::new("/etc/ssh/ssh_host_rsa_key.pub")));
+        assert!(Pattern::resolve("~/.ssh", None, root).is_none());
+        // Which patterns matter for a workspace.
+        assert!(p("~/.ssh").reaches(Path::new("/home/u")));
+        assert!(p("~/.ssh").reaches(Path::new("/home/u/.ssh/x")));
+        assert!(!p("~/.ssh").reaches(Path::new("/ws")));
+        assert!(p("**/.env").reaches(Path::new("/ws")));
+        assert!(p("/home/*/.ssh").reaches(Path::new("/home/u")));
+    }
+
+    #[test]
+    fn expansion_finds_what_exists() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for f in ["a/.env", "b/c/.env", "b/c/keep", "key.pem", "x.pem"] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, "s").expect("write");
+        }
+        let list = PathList::resolve(
+            &[
+                "**/.env".to_string(),
+                "*.pem".into(),
+                "missing".into(),
+                "b".into(),
+            ],
+            root,
+        );
+        let found: Vec<String> = list
+            .expand()
+            .iter()
+            .map(|p| p.strip_prefix(root).expect("inside").display().to_string())
+            .collect();
+        assert_eq!(found, ["a/.env", "b", "b/c/.env", "key.pem", "x.pem"]);
+        let ids = list.identities();
+        // b/c/keep beneath the named directory b counts too.
+        let keep = std::fs::metadata(root.join("b/c/keep")).expect("keep");
+        assert!(ids.contains(&(keep.dev(), keep.ino())));
+        assert_eq!(ids.len(), 5);
+    }
+
+    #[test]
+    fn lists_are_checked() {
+        assert!(validate("deny_read", &["~/.ssh".into(), "/etc/x".into()], false).is_ok());
+        assert!(validate("deny_read", &["~bob/.ssh".into()], false).is_err());
+        assert!(validate("deny_read", &["../x".into()], false).is_err());
+        assert!(validate("protected_paths", &[".vscode".into()], true).is_ok());
+        assert!(validate("protected_paths", &["/etc".into()], true).is_err());
+        assert!(validate("protected_paths", &["a/../../x".into()], true).is_err());
+    }
+}

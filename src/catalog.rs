@@ -52,6 +52,8 @@ macro_rules! tool_list {
             RunCommand "run_command" "sneaky-run" Confirm run::RunCommand,
             Finish "finish" "sneaky-finish" Auto finish::Finish,
             Undo "undo" "sneaky-undo" Confirm undo::Undo,
+            JobOutput "job_output" "sneaky-jobs" Auto jobs::JobOutput,
+            JobInput "job_input" "sneaky-input" Confirm input::JobInput,
         }
     };
 }
@@ -184,7 +186,8 @@ mod tests {
                 "list_dir",
                 "grep_files",
                 "find_files",
-                "finish"
+                "finish",
+                "job_output"
             ]
         );
     }

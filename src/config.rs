@@ -76,6 +76,9 @@ pub struct Undo {
     pub max_bytes: u64,
 }
 
+/// Default `tools.shell.max_job_seconds`: a background job's lease.
+pub const DEFAULT_MAX_JOB_SECONDS: u64 = 3600;
+
 /// Default `undo.max_bytes`.
 pub const DEFAULT_UNDO_MAX_BYTES: u64 = 256 << 20;
 
@@ -161,6 +164,8 @@ pub struct Shell {
     pub max_processes: u64,
     pub max_file_bytes: u64,
     pub max_cpu_seconds: u64,
+    /// Seconds a background job may run before it is ended (its lease).
+    pub max_job_seconds: u64,
     /// Programs a workspace `sneaky.toml` asked for that were dropped because the workspace
     /// is not trusted (not read from TOML; for messages).
     #[serde(skip)]
@@ -206,6 +211,7 @@ impl Default for Shell {
             max_processes: DEFAULT_MAX_PROCESSES,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_cpu_seconds: MAX_TIMEOUT,
+            max_job_seconds: DEFAULT_MAX_JOB_SECONDS,
             untrusted_requests: Vec::new(),
         }
     }
@@ -479,6 +485,7 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         max_processes: base.max_processes.min(ws.max_processes),
         max_file_bytes: base.max_file_bytes.min(ws.max_file_bytes),
         max_cpu_seconds: base.max_cpu_seconds.min(ws.max_cpu_seconds),
+        max_job_seconds: base.max_job_seconds.min(ws.max_job_seconds),
         untrusted_requests: dropped,
     }
 }
@@ -524,6 +531,9 @@ impl Shell {
             if let Some(p) = list.iter().find(|p| !Path::new(p).is_absolute()) {
                 return bad(format!("{key}: {p} is not an absolute path"));
             }
+        }
+        if self.max_job_seconds == 0 {
+            return bad("max_job_seconds must be at least 1".into());
         }
         if self.max_processes == 0 || self.max_file_bytes == 0 || self.max_cpu_seconds == 0 {
             return bad(

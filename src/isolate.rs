@@ -193,6 +193,11 @@ impl Isolation {
         if let Some(every) = progress {
             cmd.env(progress::ENV, every.as_millis().to_string());
         }
+        // A background job started by this call ends when this host does.
+        cmd.env(
+            crate::shell::jobs::OWNER_ENV,
+            std::process::id().to_string(),
+        );
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

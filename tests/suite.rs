@@ -36,6 +36,8 @@ mod fuzz_replay;
 mod generated;
 #[path = "suite/jail.rs"]
 mod jail;
+#[path = "suite/jobs.rs"]
+mod jobs;
 #[path = "suite/layers.rs"]
 mod layers;
 #[path = "suite/lean.rs"]

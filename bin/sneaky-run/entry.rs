@@ -3,6 +3,7 @@
 //! long-lived host runs:
 //!
 //! - the launcher step, when `sneaky-run` was started as its own sandbox launcher;
+//! - a workspace's supervisor of background jobs (src/shell/jobs), started the same way;
 //! - `--print-policy`: the effective command lists and where each entry came from;
 //! - `--check-policy`: whether the command policy would refuse a command;
 //! - the child-subreaper flag (orphans of a command are re-parented to this process, so the
@@ -23,14 +24,17 @@ use sneaky::config::{Config, Source};
 use sneaky::error::{Error, ErrorKind};
 use sneaky::fs::jail::Workspace;
 use sneaky::shell::policy::CHECK_POLICY_FLAG;
-use sneaky::shell::{policy, report, sandbox, supervise};
+use sneaky::shell::{jobs, policy, report, sandbox, supervise};
 use sneaky::tools::run::RunCommand;
 
 pub fn main() -> ExitCode {
     // The launcher's arguments are taken as they are (a command line need not be UTF-8).
     let mut raw = std::env::args_os().skip(1);
-    if raw.next().as_deref() == Some(sandbox::LAUNCH_FLAG.as_ref()) {
-        return sandbox::launcher_main(raw);
+    match raw.next() {
+        Some(f) if f == sandbox::LAUNCH_FLAG => return sandbox::launcher_main(raw),
+        Some(f) if f == jobs::SUPERVISOR_FLAG => return jobs::supervisor::starter_main(raw),
+        Some(f) if f == jobs::DAEMON_FLAG => return jobs::supervisor::daemon_main(raw),
+        _ => {}
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--print-policy") {

@@ -100,7 +100,7 @@ impl Stream {
 
 /// Split the launcher's status line off the start of stderr once it is complete (or once it
 /// is clear there is none). None while more bytes are needed.
-fn split_status(p: &[u8]) -> Option<(Option<LaunchStatus>, Vec<u8>)> {
+pub(crate) fn split_status(p: &[u8]) -> Option<(Option<LaunchStatus>, Vec<u8>)> {
     let prefix = sandbox::STATUS_PREFIX;
     let n = p.len().min(prefix.len());
     if p[..n] != prefix[..n] {

@@ -21,6 +21,7 @@ pub mod confine;
 pub mod env;
 pub mod executables;
 pub mod guard;
+pub mod jobs;
 pub mod namespaces;
 pub mod policy;
 pub mod protect;
@@ -160,7 +161,7 @@ pub fn run(
 /// cargo builds and runs build scripts and tests from its target directory, which must exist
 /// before the call for the sandbox to let it execute: the workspace's `target/` (shared by
 /// every crate in it) unless CARGO_TARGET_DIR says otherwise.
-fn cargo_target_dir(
+pub(crate) fn cargo_target_dir(
     env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
     root: &std::path::Path,
 ) {
@@ -175,7 +176,10 @@ fn cargo_target_dir(
 
 /// Which layers were in force, in words, and whether the command counts as sandboxed
 /// (Landlock in force: writes confined, the exec allowlist applied).
-fn describe(shell: &crate::config::Shell, status: Option<&LaunchStatus>) -> (bool, String) {
+pub(crate) fn describe(
+    shell: &crate::config::Shell,
+    status: Option<&LaunchStatus>,
+) -> (bool, String) {
     if !shell.sandbox {
         return (false, "off (tools.shell.sandbox = false)".into());
     }

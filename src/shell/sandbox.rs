@@ -95,6 +95,10 @@ pub struct LaunchSpec {
     /// The call's pids cgroup, which the launcher joins before entering the namespaces
     /// (src/shell/cgroup.rs), or why there is none.
     pub pids_cgroup: Result<PathBuf, String>,
+    /// A background job on a pseudo-terminal (its stdin and stdout): the shell's stderr goes
+    /// there too, after the launcher's report on the real stderr.
+    #[serde(default)]
+    pub tty: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -363,6 +367,11 @@ fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {
 fn shell_command(spec: &LaunchSpec, command: OsString) -> Command {
     let mut c = Command::new(&spec.shell);
     c.arg("--noprofile").arg("--norc").arg("-c").arg(command);
+    if spec.tty {
+        if let Ok(terminal) = std::os::fd::AsFd::as_fd(&std::io::stdout()).try_clone_to_owned() {
+            c.stderr(terminal);
+        }
+    }
     c
 }
 

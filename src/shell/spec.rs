@@ -97,6 +97,7 @@ pub fn launch_spec(
         parent: std::process::id() as i32,
         // Made by the caller, which removes it after the call (src/shell/cgroup.rs).
         pids_cgroup: Err("not created".into()),
+        tty: false,
     })
 }
 
@@ -127,6 +128,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         skip_namespaces: true,
         parent: std::process::id() as i32,
         pids_cgroup: Err("sandbox off".into()),
+        tty: false,
     }
 }
 
@@ -219,9 +221,14 @@ pub struct VcsPlaceholders {
 
 impl VcsPlaceholders {
     pub fn make(config: &Config, ws: &Workspace) -> VcsPlaceholders {
+        Self::make_at(ws.root(), config.allow_vcs_writes)
+    }
+
+    /// `make` for the workspace at `root` (a background job's supervisor has no open
+    /// workspace).
+    pub fn make_at(root: &Path, allow_vcs_writes: bool) -> VcsPlaceholders {
         let mut held = Vec::new();
-        let root = ws.root();
-        let git_dir = git_dir_of(root).filter(|d| !config.allow_vcs_writes && d.starts_with(root));
+        let git_dir = git_dir_of(root).filter(|d| !allow_vcs_writes && d.starts_with(root));
         let Some(git_dir) = git_dir else {
             return VcsPlaceholders { held };
         };

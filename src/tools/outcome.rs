@@ -363,7 +363,28 @@ pub(crate) mod tests {
                      "sandbox": "none", "stdout_lossy": true, "stderr_lossy": false,
                      "stdout_bytes": 1, "stderr_bytes": 0, "duration_ms": 3,
                      "programs": ["ls"], "env_removed": ["TOKEN"], "config_restored": true}),
+                json!({"exit_code": null, "stdout": "up\n", "stderr": "", "timed_out": false,
+                     "truncated": false, "signal": null, "sandboxed": true,
+                     "sandbox": "landlock", "stdout_lossy": false, "stderr_lossy": false,
+                     "stdout_bytes": 3, "stderr_bytes": 0, "duration_ms": 3,
+                     "programs": ["serve"], "env_removed": [], "config_restored": false,
+                     "job_id": "3fa2-1", "running": true, "matched": true}),
             ],
+        );
+        let job = json!({"job_id": "3fa2-1", "command": "serve", "stdout": "o", "stderr": "e",
+            "running": false, "exit_code": null, "signal": "SIGTERM", "ended_by": "kill",
+            "matched": false, "stdout_offset": 2, "stderr_offset": 0, "stdout_bytes": 3,
+            "stderr_bytes": 1, "dropped_bytes": 0, "more": false, "tty": false,
+            "sandboxed": true, "sandbox": "landlock", "elapsed_ms": 9, "lease_left_s": null});
+        let mut listed =
+            serde_json::to_value(crate::shell::jobs::JobView::default()).expect("a job view");
+        listed["jobs"] = json!([{"job_id": "3fa2-1", "command": "serve", "started": 1,
+            "state": "running", "exit_code": null, "signal": null, "ended_by": null,
+            "tty": true, "stdout_bytes": 3, "stderr_bytes": 0, "lease_left_s": 5}]);
+        round_trip::<tools::jobs::JobOutput>(seen, &[job, listed]);
+        round_trip::<tools::input::JobInput>(
+            seen,
+            &[json!({"job_id": "3fa2-1", "bytes_written": 4, "eof": true})],
         );
         round_trip::<tools::finish::Finish>(seen, &[json!({"message": "done"})]);
         round_trip::<tools::undo::Undo>(

@@ -17,7 +17,7 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::render::human::Text;
-use crate::shell::{self, policy};
+use crate::shell::{self, jobs, policy};
 
 /// Longest command line accepted.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -26,7 +26,9 @@ const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// (`|`) and lists (`&&`, `||`, `;`) are fine; every program in the line must be allowed by
 /// the configuration, and command substitution, variable expansion, `eval`, `sh -c` and
 /// similar are refused. Output redirection may only write inside the workspace. Commands run
-/// sandboxed: they cannot write outside the workspace (use relative paths).
+/// sandboxed: they cannot write outside the workspace (use relative paths). With `background`
+/// the command keeps running after the call (a dev server, a watcher, a REPL) as a job that
+/// job_output reads, waits for and kills, and job_input writes to.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
@@ -36,6 +38,31 @@ pub struct RunArgs {
     /// expiry the command and everything it started are killed.
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// Start the command as a background job and return while it still runs, with its output
+    /// so far and a job_id for job_output and job_input. The job runs under the same sandbox
+    /// and writes to the workspace directly; it ends when job_output kills it, at its lease
+    /// (tools.shell.max_job_seconds) or when the host that started it ends. Later commands
+    /// reach the ports it listens on through localhost. Default: false.
+    #[serde(default)]
+    pub background: bool,
+    /// With background: how long to wait for output before returning, in milliseconds
+    /// (default 1000, or the timeout when wait_for is given; at most 600000). The call
+    /// returns earlier when the job ends or its output matches wait_for.
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+    /// With background: a regular expression; the call returns as soon as the job's output
+    /// matches it (e.g. "Listening on|Serving HTTP"), and `matched` says whether it did.
+    #[serde(default)]
+    pub wait_for: Option<String>,
+    /// With background: run the job on a pseudo-terminal, for programs that act differently
+    /// on one (interactive interpreters, prompts); its stderr then goes to stdout. Default:
+    /// false.
+    #[serde(default)]
+    pub tty: bool,
+    /// With background: remove terminal escape sequences (colours, cursor moves) from the
+    /// output returned. Default: false.
+    #[serde(default)]
+    pub strip_escapes: bool,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -69,6 +96,15 @@ pub struct RunResult {
     pub env_removed: Vec<String>,
     /// The command changed the workspace's sneaky.toml and it was put back.
     pub config_restored: bool,
+    /// With background: the job's id, for job_output and job_input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    /// With background: the job still runs (exit_code is null until it ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    /// With background and wait_for: whether the output matched it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<bool>,
 }
 
 pub struct RunCommand;
@@ -156,8 +192,23 @@ impl Tool for RunCommand {
         if command.contains('\0') {
             return Err(Error::invalid_args("command: contains a NUL character"));
         }
+        let background = Background::of(&args.wait_ms, &args.wait_for, args.tty, args.strip_escapes);
+        if !args.background {
+            if let Some(field) = background.given() {
+                return Err(Error::invalid_arg(field, "only applies with background: true"));
+            }
+        } else if args.timeout.is_some() {
+            return Err(Error::invalid_arg(
+                "timeout",
+                "a background job has no timeout: it runs until killed or until its lease \
+                 (tools.shell.max_job_seconds) ends; use wait_ms for how long the call waits",
+            ));
+        }
         let approved = policy::check(&command, shell, ctx.ws.root())?;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
+        if args.background {
+            return background.start(&command, approved.programs, timeout, cap, ctx);
+        }
         let outcome = shell::run(
             &command,
             &approved.programs,
@@ -174,6 +225,18 @@ impl Tool for RunCommand {
     /// The status line, then stdout and stderr, each under a marker when there is any.
     fn model_text(r: &RunResult) -> String {
         let mut out = match r.exit_code {
+            _ if r.running == Some(true) => {
+                let id = r.job_id.as_deref().unwrap_or("");
+                let matched = match r.matched {
+                    Some(true) => ", its output matched wait_for",
+                    Some(false) => ", its output did not match wait_for yet",
+                    None => "",
+                };
+                format!(
+                    "job {id} is running in the background{matched} (job_output reads more, \
+                     waits or kills it; job_input writes to it)"
+                )
+            }
             _ if r.timed_out => "timed out and was killed".to_string(),
             Some(code) => format!("exit code {code}"),
             None => match r.signal.as_deref().unwrap_or("") {
@@ -221,7 +284,13 @@ impl Tool for RunCommand {
                 r.stdout_bytes, r.stderr_bytes
             );
         }
-        if r.timed_out {
+        if let (Some(true), Some(id)) = (r.running, &r.job_id) {
+            let _ = writeln!(
+                text.stderr,
+                "{binary}: job {id} runs in the background (sneaky-jobs {id} reads it, \
+                 sneaky-jobs --kill {id} ends it)"
+            );
+        } else if r.timed_out {
             let _ = writeln!(text.stderr, "{binary}: timed out; the command was killed");
         } else if let Some(signal) = &r.signal {
             let _ = writeln!(text.stderr, "{binary}: killed by {signal}");
@@ -233,8 +302,11 @@ impl Tool for RunCommand {
 
     /// The command exited 0 in time, so that `sneaky-run 'make test' && echo pass` means what
     /// it says.
-    const SUCCEEDED: Option<fn(&RunResult) -> bool> =
-        Some(|r| r.exit_code == Some(0) && !r.timed_out);
+    /// A background job succeeded when it runs (and matched wait_for, if given) or exited 0.
+    const SUCCEEDED: Option<fn(&RunResult) -> bool> = Some(|r| {
+        (r.running == Some(true) && r.matched != Some(false))
+            || (r.exit_code == Some(0) && !r.timed_out)
+    });
 
     const TEXT_FORMAT: &'static str =
         "the command's stdout on stdout and its stderr on stderr; then, on stderr, its exit \
@@ -261,6 +333,119 @@ fn result(outcome: shell::Outcome, programs: Vec<String>) -> RunResult {
         programs,
         env_removed: outcome.env_removed,
         config_restored: outcome.config_restored,
+        job_id: None,
+        running: None,
+        matched: None,
+    }
+}
+
+/// How long a background start waits when neither wait_ms nor wait_for says.
+const DEFAULT_WAIT_MS: u64 = 1000;
+
+/// The background options of a call.
+struct Background<'a> {
+    wait_ms: &'a Option<u64>,
+    wait_for: &'a Option<String>,
+    tty: bool,
+    strip_escapes: bool,
+}
+
+impl<'a> Background<'a> {
+    fn of(
+        wait_ms: &'a Option<u64>,
+        wait_for: &'a Option<String>,
+        tty: bool,
+        strip_escapes: bool,
+    ) -> Self {
+        Background {
+            wait_ms,
+            wait_for,
+            tty,
+            strip_escapes,
+        }
+    }
+
+    /// The first option given, for the message when background is not set.
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("wait_ms", self.wait_ms.is_some()),
+            ("wait_for", self.wait_for.is_some()),
+            ("tty", self.tty),
+            ("strip_escapes", self.strip_escapes),
+        ]
+        .into_iter()
+        .find(|(_, set)| *set)
+        .map(|(name, _)| name)
+    }
+
+    /// Start the job and wait for its first output; the result as a command's, with its id.
+    fn start(
+        &self,
+        command: &str,
+        programs: Vec<String>,
+        timeout: u64,
+        cap: usize,
+        ctx: &Context,
+    ) -> Result<RunResult> {
+        let ms = match (*self.wait_ms, self.wait_for) {
+            (Some(ms), _) if ms > jobs::MAX_WAIT_MS => {
+                return Err(Error::invalid_arg(
+                    "wait_ms",
+                    format!("at most {}", jobs::MAX_WAIT_MS),
+                ))
+            }
+            (Some(ms), _) => ms,
+            (None, Some(_)) => timeout.saturating_mul(1000),
+            (None, None) => DEFAULT_WAIT_MS,
+        };
+        let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let progress = crate::progress::Reporter::from_env({
+            let counter = counter.clone();
+            move || counter.load(std::sync::atomic::Ordering::Relaxed)
+        });
+        let opts = jobs::Background {
+            tty: self.tty,
+            wait: jobs::Wait {
+                ms,
+                pattern: self.wait_for.clone(),
+                any_output: false,
+                offset: None,
+                cap,
+                strip_escapes: self.strip_escapes,
+            },
+            progress: Some(counter),
+        };
+        let (v, env_removed) = jobs::start(
+            command,
+            &programs,
+            opts,
+            shell::Context {
+                ws: &ctx.ws,
+                config: &ctx.config,
+            },
+        )?;
+        drop(progress);
+        Ok(RunResult {
+            exit_code: v.exit_code,
+            stdout: v.stdout,
+            stderr: v.stderr,
+            timed_out: false,
+            truncated: v.more || v.dropped_bytes > 0,
+            signal: v.signal,
+            sandboxed: v.sandboxed,
+            sandbox: v.sandbox,
+            stdout_lossy: false,
+            stderr_lossy: false,
+            stdout_bytes: v.stdout_bytes,
+            stderr_bytes: v.stderr_bytes,
+            duration_ms: v.elapsed_ms,
+            programs,
+            env_removed,
+            config_restored: false,
+            job_id: Some(v.job_id),
+            running: Some(v.running),
+            matched: v.matched,
+        })
     }
 }
 

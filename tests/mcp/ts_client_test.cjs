@@ -100,7 +100,24 @@ const CALLS = [
   ['run_command', { command: 'ls' }, { command: 'sudo ls' }, 'command_denied'],
   // Takes back the patch above (the command changed nothing).
   ['undo', {}, { change_id: 'c0-0-0' }, 'not_found'],
+  // A background job (cat) to write to, then ended.
+  ['job_input', async (client) => ({ job_id: await startJob(client), input: 'hi\n' }),
+    { job_id: 'no-such-job', input: 'x' }, 'not_found'],
+  ['job_output', async () => ({ job_id: JOB.id, wait_for: 'hi', wait_ms: 5000 }),
+    { job_id: 'no-such-job' }, 'not_found'],
 ];
+
+const JOB = { id: null };
+
+async function startJob(client) {
+  const started = await client.callTool({
+    name: 'run_command', arguments: { command: 'cat', background: true, wait_ms: 0 },
+  });
+  check(!started.isError && started.structuredContent.running === true,
+    `a background job starts: ${textOf(started).slice(0, 80)}`);
+  JOB.id = started.structuredContent.job_id;
+  return JOB.id;
+}
 
 async function callAll(client, tools, root) {
   const listed = new Set(tools.map((t) => t.name));
@@ -108,7 +125,8 @@ async function callAll(client, tools, root) {
   for (const name of listed) {
     check(exercised.has(name), `${name} is exercised by this test`);
   }
-  for (const [name, good, bad, code] of CALLS) {
+  for (const [name, makeGood, bad, code] of CALLS) {
+    const good = typeof makeGood === 'function' ? await makeGood(client) : makeGood;
     if (!listed.has(name)) {
       throw new Error(`check failed: ${name} is not listed`);
     }

@@ -1,0 +1,449 @@
+//! Background jobs: commands that keep running after the call that started them
+//! (run_command with `background: true`), read with job_output and fed with job_input.
+//!
+//! A job runs exactly as a foreground command does (the same policy check, launch spec and
+//! launcher: src/shell/sandbox.rs), but its launcher is the child of a supervisor rather than
+//! of the `sneaky-run` that was called. The supervisor (`supervisor`) is `sneaky-run` started
+//! again with a hidden flag, one per workspace, detached from the caller; it owns the jobs
+//! (each in its own PID namespace and pids cgroup, so ending a job takes its whole tree),
+//! keeps their output in bounded files (`store`), ends each job at its lease, when the host
+//! that started it ends, or when it is itself ended, and leaves once no job has run for a
+//! while.
+//!
+//! The tools talk to it over a Unix socket in a private runtime directory (0700):
+//! `$XDG_RUNTIME_DIR/sneaky/jobs-<hash of the root>`, else `/tmp/sneaky-<uid>/…`. One JSON
+//! request per connection, answered by one JSON line (progress lines first while a call
+//! waits). The supervisor answers only our own binaries in its own PID namespace: a sandboxed
+//! command (in a PID namespace of its own, or running another program) is refused, so it
+//! cannot start a job with a spec of its own making.
+
+pub mod store;
+pub mod supervisor;
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::sandbox::LaunchSpec;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The hidden first argument of `sneaky-run` that starts a workspace's supervisor: it
+/// detaches and starts the long-lived process ([`DAEMON_FLAG`]).
+pub const SUPERVISOR_FLAG: &str = "--sneaky-jobs-supervisor";
+/// The hidden first argument of the supervisor process itself.
+pub const DAEMON_FLAG: &str = "--sneaky-jobs-daemon";
+/// Set by a host (sneaky-mcp, sneaky-agent) for the tools it runs: its pid. A job started by
+/// such a call ends when that process does.
+pub const OWNER_ENV: &str = "SNEAKY_JOB_OWNER";
+/// The longest a call waits for a job's output (wait_ms).
+pub const MAX_WAIT_MS: u64 = 600_000;
+/// The longest input one job_input call writes.
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+
+/// The process that started a job, by pid and start time (a reused pid is not it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub pid: i32,
+    pub start: u64,
+}
+
+impl Owner {
+    /// The host named by [`OWNER_ENV`], when it is alive.
+    pub fn from_env() -> Option<Owner> {
+        let pid: i32 = std::env::var(OWNER_ENV).ok()?.trim().parse().ok()?;
+        Some(Owner {
+            pid,
+            start: start_time(pid)?,
+        })
+    }
+
+    pub fn alive(&self) -> bool {
+        start_time(self.pid) == Some(self.start)
+    }
+}
+
+/// A process's start time in clock ticks since boot (field 22 of /proc/PID/stat).
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// How a call waits for a job's output and what it reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Wait {
+    pub ms: u64,
+    /// A regular expression: stop waiting as soon as the new output matches it.
+    pub pattern: Option<String>,
+    /// Stop waiting as soon as there is any new output (job_output); else wait the whole time
+    /// unless the pattern matches or the job ends (run_command).
+    pub any_output: bool,
+    /// Read from this offset of each stream instead of where the last read stopped.
+    pub offset: Option<u64>,
+    /// The most bytes of each stream one answer carries.
+    pub cap: usize,
+    pub strip_escapes: bool,
+}
+
+/// What the supervisor needs to start a job: everything a foreground command's runner has
+/// after the policy check (the launch spec, the environment, the private temp dir).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartJob {
+    pub command: String,
+    pub spec: LaunchSpec,
+    pub env: Vec<(OsString, OsString)>,
+    /// The command's private temporary directory, removed when the job ends.
+    pub tmp: PathBuf,
+    pub root: PathBuf,
+    pub allow_vcs_writes: bool,
+    pub tty: bool,
+    pub lease_secs: u64,
+    pub owner: Option<Owner>,
+    pub wait: Wait,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    Start(Box<StartJob>),
+    Read {
+        job_id: String,
+        wait: Wait,
+    },
+    Kill {
+        job_id: String,
+        wait: Wait,
+    },
+    List,
+    Input {
+        job_id: String,
+        input: String,
+        eof: bool,
+    },
+}
+
+/// A job and the output one call read from it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct JobView {
+    /// The job's id, for job_output and job_input.
+    pub job_id: String,
+    /// The command line it runs.
+    pub command: String,
+    /// New output on stdout since the last read (or from `offset`).
+    pub stdout: String,
+    /// New output on stderr (empty for a job with a terminal: its stderr is the terminal).
+    pub stderr: String,
+    /// The job is still running.
+    pub running: bool,
+    /// Its exit status once it ended; null while it runs or when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (e.g. "SIGTERM"), if any.
+    pub signal: Option<String>,
+    /// Why it was ended, when it did not end by itself: "kill" (job_output with kill),
+    /// "lease" (tools.shell.max_job_seconds), "host" (the host that started it ended),
+    /// "supervisor" (the supervisor was stopped).
+    pub ended_by: Option<String>,
+    /// With wait_for: whether the output matched it.
+    pub matched: Option<bool>,
+    /// The offset in each stream where the text above starts.
+    pub stdout_offset: u64,
+    pub stderr_offset: u64,
+    /// Bytes the job has written to each stream so far (the next read starts after what
+    /// was returned).
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// Output asked for that is no longer kept (each stream keeps its latest bytes only).
+    pub dropped_bytes: u64,
+    /// More output is there than one answer carries: read again.
+    pub more: bool,
+    /// The job runs on a pseudo-terminal.
+    pub tty: bool,
+    /// The job runs under the Landlock sandbox.
+    pub sandboxed: bool,
+    /// What the sandbox enforces, or why there is none.
+    pub sandbox: String,
+    /// Milliseconds since the job started.
+    pub elapsed_ms: u64,
+    /// Seconds left before its lease ends it (null once it ended).
+    pub lease_left_s: Option<u64>,
+}
+
+/// A job as `job_output {"list": true}` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct JobInfo {
+    pub job_id: String,
+    pub command: String,
+    /// When it started, in seconds since the Unix epoch.
+    pub started: u64,
+    /// "running" or "exited".
+    pub state: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub ended_by: Option<String>,
+    pub tty: bool,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub lease_left_s: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// While a call waits: bytes of output the job has written so far.
+    Progress(u64),
+    Job(Box<JobView>),
+    List(Vec<JobInfo>),
+    Written(u64),
+    Error {
+        code: String,
+        message: String,
+    },
+}
+
+impl Reply {
+    pub fn error(e: &Error) -> Reply {
+        Reply::Error {
+            code: e.code().to_string(),
+            message: e.message(),
+        }
+    }
+}
+
+/// The private directory of this user's supervisors: `$XDG_RUNTIME_DIR/sneaky`, else
+/// `/tmp/sneaky-<uid>`; made 0700, and refused unless it is ours and closed to others.
+fn runtime_base() -> Result<PathBuf> {
+    let uid = nix::unistd::geteuid().as_raw();
+    let base = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() && d.is_dir() => d.join("sneaky"),
+        _ => std::env::temp_dir().join(format!("sneaky-{uid}")),
+    };
+    private_dir(&base)?;
+    Ok(base)
+}
+
+fn private_dir(dir: &Path) -> Result<()> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(Error::io(format!("creating {}", dir.display()), e)),
+    }
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?;
+    let uid = nix::unistd::geteuid().as_raw();
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} is not a private directory of this user (mode 0700): background jobs keep \
+                 their state there; remove it or set XDG_RUNTIME_DIR",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The workspace's runtime directory (made when `create`).
+pub fn workspace_dir(root: &Path, create: bool) -> Result<PathBuf> {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let dir = runtime_base()?.join(format!("jobs-{hex}"));
+    if create {
+        private_dir(&dir)?;
+    }
+    Ok(dir)
+}
+
+fn socket_path(dir: &Path) -> PathBuf {
+    dir.join("sock")
+}
+
+/// Ask the workspace's supervisor. With `start`, one is started when none answers (only a
+/// job's start needs one); otherwise no supervisor means no job, which is `not_found`.
+/// `progress` receives the byte counts the supervisor reports while the call waits.
+pub fn ask(
+    root: &Path,
+    request: &Request,
+    start: bool,
+    progress: Option<&AtomicU64>,
+) -> Result<Reply> {
+    let dir = workspace_dir(root, start)?;
+    let stream = match UnixStream::connect(socket_path(&dir)) {
+        Ok(s) => s,
+        Err(_) if start => start_supervisor(&dir)?,
+        Err(_) => return Err(no_jobs(request)),
+    };
+    exchange(stream, request, progress)
+}
+
+fn no_jobs(request: &Request) -> Error {
+    match request {
+        Request::Read { job_id, .. }
+        | Request::Kill { job_id, .. }
+        | Request::Input { job_id, .. } => Error::new(
+            ErrorKind::NotFound,
+            format!("no job {job_id} in this workspace (no job runs here)"),
+        ),
+        _ => Error::new(ErrorKind::NotFound, "no job runs in this workspace"),
+    }
+}
+
+fn exchange(
+    mut stream: UnixStream,
+    request: &Request,
+    progress: Option<&AtomicU64>,
+) -> Result<Reply> {
+    let lost = |e: std::io::Error| Error::io("talking to the job supervisor", e);
+    let mut line = serde_json::to_vec(request)
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("job request: {e}")))?;
+    line.push(b'\n');
+    stream.write_all(&line).map_err(lost)?;
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut answer = String::new();
+        if reader.read_line(&mut answer).map_err(lost)? == 0 {
+            return Err(Error::new(
+                ErrorKind::IoError,
+                "the job supervisor ended without answering",
+            ));
+        }
+        let reply: Reply = serde_json::from_str(&answer).map_err(|e| {
+            Error::new(ErrorKind::Internal, format!("job supervisor's answer: {e}"))
+        })?;
+        match reply {
+            Reply::Progress(bytes) => {
+                if let Some(p) = progress {
+                    p.store(bytes, Ordering::Relaxed);
+                }
+            }
+            Reply::Error { code, message } => {
+                let kind = ErrorKind::from_code(&code).unwrap_or(ErrorKind::Internal);
+                return Err(Error::new(kind, message));
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
+/// How long a starting supervisor may take to listen.
+const START_LIMIT: Duration = Duration::from_secs(5);
+
+/// Start the workspace's supervisor and connect to it. It must not stay beneath the caller
+/// (a cancelled call's tree is killed, and `sneaky-run` kills its children on a signal): the
+/// starter it runs detaches it and exits, and while that happens this process is no child
+/// subreaper, so the supervisor goes to init (or an outer subreaper) rather than to us.
+fn start_supervisor(dir: &Path) -> Result<UnixStream> {
+    let exe = super::sandbox::launcher_path().ok_or_else(|| {
+        Error::new(
+            ErrorKind::IoError,
+            "background jobs need sneaky-run beside this program; install all SneakyCode \
+             binaries together",
+        )
+    })?;
+    let was_subreaper = nix::sys::prctl::get_child_subreaper().unwrap_or(false);
+    if was_subreaper {
+        let _ = nix::sys::prctl::set_child_subreaper(false);
+    }
+    let started = std::process::Command::new(exe)
+        .arg(SUPERVISOR_FLAG)
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if was_subreaper {
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+    }
+    started.map_err(|e| Error::io("starting the job supervisor", e))?;
+    let deadline = Instant::now() + START_LIMIT;
+    loop {
+        match UnixStream::connect(socket_path(dir)) {
+            Ok(s) => return Ok(s),
+            Err(e) if Instant::now() > deadline => {
+                return Err(Error::io("connecting to the job supervisor", e))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+/// What run_command asks of a background start beyond the command.
+pub struct Background {
+    pub tty: bool,
+    pub wait: Wait,
+    /// Receives the bytes of output so far while the start waits (progress for a host).
+    pub progress: Option<std::sync::Arc<AtomicU64>>,
+}
+
+/// Start an approved command line as a background job of the workspace, sandboxed exactly as
+/// a foreground command (the same launch spec, environment and launcher), and wait for its
+/// first output as `opts.wait` says. Jobs write to the workspace directly.
+pub fn start(
+    command: &str,
+    programs: &[String],
+    opts: Background,
+    ctx: super::Context<'_>,
+) -> Result<(JobView, Vec<String>)> {
+    let shell = &ctx.config.tools.shell;
+    if !shell.sandbox && !shell.require_layers.is_empty() {
+        return Err(Error::new(
+            ErrorKind::ConfigError,
+            "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
+        ));
+    }
+    let root = ctx.ws.root().to_path_buf();
+    let tmp = tempfile::Builder::new()
+        .prefix("sneaky-job-")
+        .tempdir()
+        .map_err(|e| Error::io("creating the job's temporary directory", e))?;
+    let (mut env, env_removed) = super::env::command_env(shell, &root, tmp.path());
+    if programs.iter().any(|p| p == "cargo") {
+        super::cargo_target_dir(&mut env, &root);
+    }
+    let bash = super::env::find_bash(&env)?;
+    let path_env = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    // The placeholders must exist before the launch spec lists what to bind read-only; the
+    // supervisor holds its own for as long as the job runs.
+    let _placeholders = shell
+        .sandbox
+        .then(|| super::spec::VcsPlaceholders::make(ctx.config, ctx.ws));
+    let spec = if shell.sandbox {
+        super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?
+    } else {
+        super::spec::unsandboxed_spec(ctx.ws, &bash)
+    };
+    let request = Request::Start(Box::new(StartJob {
+        command: command.to_string(),
+        spec,
+        env,
+        tmp: tmp.path().to_path_buf(),
+        root: root.clone(),
+        allow_vcs_writes: ctx.config.allow_vcs_writes,
+        tty: opts.tty,
+        lease_secs: shell.max_job_seconds,
+        owner: Owner::from_env(),
+        wait: opts.wait,
+    }));
+    let reply = ask(&root, &request, true, opts.progress.as_deref())?;
+    // The job's temporary directory is the supervisor's to remove now.
+    let _ = tmp.keep();
+    match reply {
+        Reply::Job(view) => Ok((*view, env_removed)),
+        _ => Err(Error::new(
+            ErrorKind::Internal,
+            "unexpected answer from the job supervisor",
+        )),
+    }
+}

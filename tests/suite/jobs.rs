@@ -1,0 +1,522 @@
+//! Background jobs (run_command with `background: true`, job_output, job_input) driven through
+//! the real binaries: start, read, wait, input, kill, list; the whole tree gone after a kill
+//! (forks, setsid, double forks); the lease; the supervisor killed; a host's end; many jobs;
+//! the output bound. Each test keeps its supervisor in its own runtime directory
+//! (XDG_RUNTIME_DIR in its temp dir) and stops it at the end.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{json, Value};
+
+use crate::run_exec::user_config;
+use crate::util::{self, Reply, Ws};
+
+/// The system's python3 by its real path (a version manager's shim runs more programs).
+const PYTHON: &str = "/usr/bin/python3";
+
+struct Jobs {
+    w: Ws,
+}
+
+impl Jobs {
+    fn new() -> Jobs {
+        let w = util::ws();
+        std::fs::create_dir_all(w.dir.path().join("run")).expect("mkdir run");
+        Jobs { w }
+    }
+
+    fn runtime(&self) -> PathBuf {
+        self.w.dir.path().join("run")
+    }
+
+    fn cmd(&self, bin: &str) -> Command {
+        let mut cmd = Command::cargo_bin(bin).expect("binary");
+        util::fence(&mut cmd, self.w.dir.path())
+            .current_dir(&self.w.root)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("SNEAKY_JOB_OWNER")
+            .env("SNEAKY_ROOT", &self.w.root)
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", self.w.dir.path().join("xdg"))
+            .env("XDG_STATE_HOME", self.w.dir.path().join("state"))
+            .env("XDG_RUNTIME_DIR", self.runtime());
+        cmd
+    }
+
+    fn call(&self, bin: &str, request: Value) -> Reply {
+        let out = assert_cmd::Command::from_std(self.cmd(bin))
+            .write_stdin(request.to_string())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .expect("run");
+        Reply::parse(bin, out)
+    }
+
+    /// Start a background job; its result.
+    fn start(&self, request: Value) -> Value {
+        let mut request = request;
+        request["background"] = json!(true);
+        let r = self.call("sneaky-run", request);
+        assert_eq!(r.status, 0, "{r:?}");
+        r.ok().clone()
+    }
+
+    fn output(&self, request: Value) -> Value {
+        self.call("sneaky-jobs", request).ok().clone()
+    }
+
+    fn allow_python(&self, extra: &str) {
+        user_config(
+            &self.w,
+            &format!("[tools.shell]\nextra_allowed_commands = [\"{PYTHON}\"]\n{extra}"),
+        );
+    }
+
+    /// The supervisor's pid, when one runs for this test.
+    fn supervisor(&self) -> Option<i32> {
+        let dir = self.runtime();
+        processes(|cmdline| {
+            cmdline.contains("--sneaky-jobs-daemon") && cmdline.contains(dir.to_str().unwrap())
+        })
+        .into_iter()
+        .next()
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        if let Some(pid) = self.supervisor() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
+}
+
+/// Live (not zombie) processes whose command line passes `want`.
+fn processes(want: impl Fn(&str) -> bool) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(true);
+        if zombie {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if want(&text) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Processes running `marker` (not the sneaky binaries that carry it in their arguments).
+fn with_marker(marker: &str) -> Vec<i32> {
+    processes(|c| c.contains(marker) && !c.contains("sneaky-"))
+}
+
+/// Wait until no process carries `marker`, or fail after `limit`.
+fn gone(marker: &str, limit: Duration) {
+    let started = Instant::now();
+    loop {
+        let left = with_marker(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "processes with {marker} still alive after {limit:?}: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait until a process carries `marker` (a job started with wait_ms 0 may not run yet).
+fn appears(marker: &str) {
+    let started = Instant::now();
+    while with_marker(marker).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{marker} never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn python_or_skip() -> bool {
+    Path::new(PYTHON).is_file() || util::skip(&format!("needs {PYTHON}"))
+}
+
+#[test]
+fn start_read_list_and_kill() {
+    let j = Jobs::new();
+    let r = j.start(json!({"command": "echo ready; sleep 3301; echo never", "wait_ms": 5000, "wait_for": "ready"}));
+    assert_eq!(r["running"], true, "{r}");
+    assert_eq!(r["matched"], true, "{r}");
+    assert_eq!(r["stdout"], "ready\n");
+    assert_eq!(r["exit_code"], Value::Null);
+    assert_eq!(r["sandboxed"], true, "{r}");
+    let id = r["job_id"].as_str().expect("job_id").to_string();
+    assert!(!with_marker("sleep 3301").is_empty());
+
+    // Nothing new since the start read it; offset 0 reads it again.
+    let o = j.output(json!({"job_id": id}));
+    assert_eq!(
+        (o["stdout"].as_str(), o["running"].as_bool()),
+        (Some(""), Some(true)),
+        "{o}"
+    );
+    let o = j.output(json!({"job_id": id, "offset": 0}));
+    assert_eq!(o["stdout"], "ready\n");
+
+    let list = j.output(json!({"list": true}));
+    let jobs = list["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 1, "{list}");
+    assert_eq!(jobs[0]["job_id"], id.as_str());
+    assert_eq!(jobs[0]["state"], "running");
+    assert_eq!(jobs[0]["command"], "echo ready; sleep 3301; echo never");
+
+    let k = j.output(json!({"job_id": id, "kill": true}));
+    assert_eq!(k["running"], false, "{k}");
+    assert_eq!(k["ended_by"], "kill");
+    gone("sleep 3301", Duration::from_secs(3));
+    let list = j.output(json!({"list": true}));
+    assert_eq!(list["jobs"][0]["state"], "exited", "{list}");
+
+    // A job that ends by itself: its exit code, and waiting returns at its end.
+    let r = j.start(json!({"command": "sleep 0.2; echo done; exit 3", "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("job_id");
+    let o = j.output(json!({"job_id": id, "wait_for": "never printed", "wait_ms": 10000}));
+    assert_eq!(
+        (o["running"].as_bool(), o["exit_code"].as_i64()),
+        (Some(false), Some(3)),
+        "{o}"
+    );
+    assert_eq!(o["matched"], false);
+    assert_eq!(o["stdout"], "done\n");
+    assert_eq!(o["ended_by"], Value::Null);
+
+    // Unknown jobs, bad patterns, options without background.
+    j.call("sneaky-jobs", json!({"job_id": "nope"}))
+        .err("not_found", 1);
+    j.call("sneaky-jobs", json!({"job_id": id, "wait_for": "("}))
+        .err("invalid_args", 2);
+    j.call("sneaky-run", json!({"command": "true", "wait_ms": 5}))
+        .err("invalid_args", 2);
+    // The policy holds for jobs as for any command.
+    j.call(
+        "sneaky-run",
+        json!({"command": "rm -rf x", "background": true}),
+    )
+    .err("command_denied", 3);
+}
+
+#[test]
+fn the_shell_flow_with_flags_and_text() {
+    let j = Jobs::new();
+    let out = j
+        .cmd("sneaky-run")
+        .args(["--background", "--wait-for", "up", "echo up; sleep 3302"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let id = r["result"]["job_id"].as_str().expect("id").to_string();
+    let out = j
+        .cmd("sneaky-jobs")
+        .args([id.as_str(), "--offset", "0", "--format", "text"])
+        .output()
+        .expect("run");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "up\n");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("running"),
+        "{out:?}"
+    );
+    let out = j
+        .cmd("sneaky-jobs")
+        .args(["--kill", id.as_str()])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    gone("sleep 3302", Duration::from_secs(3));
+}
+
+#[test]
+fn input_reaches_cat_and_an_interpreter_on_a_terminal() {
+    let j = Jobs::new();
+    let r = j.start(json!({"command": "cat", "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let w = j.call(
+        "sneaky-input",
+        json!({"job_id": id, "input": "hello cat\n"}),
+    );
+    assert_eq!(w.ok()["bytes_written"], 10);
+    let o = j.output(json!({"job_id": id, "wait_for": "hello cat", "wait_ms": 5000}));
+    assert_eq!(o["stdout"], "hello cat\n", "{o}");
+    // End of input ends cat.
+    j.call("sneaky-input", json!({"job_id": id, "eof": true}))
+        .ok();
+    let o = j.output(json!({"job_id": id, "wait_ms": 5000}));
+    let o = if o["running"] == true {
+        j.output(json!({"job_id": id, "wait_ms": 5000}))
+    } else {
+        o
+    };
+    assert_eq!(
+        (o["running"].as_bool(), o["exit_code"].as_i64()),
+        (Some(false), Some(0)),
+        "{o}"
+    );
+    j.call("sneaky-input", json!({"job_id": id, "input": "late\n"}))
+        .err("conflict", 1);
+
+    if !python_or_skip() {
+        return;
+    }
+    j.allow_python("");
+    let r = j.start(json!({
+        "command": format!("{PYTHON} -q"), "tty": true, "wait_for": ">>> ", "wait_ms": 10000,
+        "strip_escapes": true,
+    }));
+    assert_eq!(r["matched"], true, "{r}");
+    let id = r["job_id"].as_str().expect("id").to_string();
+    j.call(
+        "sneaky-input",
+        json!({"job_id": id, "input": "print(6 * 7)\n"}),
+    )
+    .ok();
+    let o = j.output(
+        json!({"job_id": id, "wait_for": "42\n>>> ", "wait_ms": 10000, "strip_escapes": true}),
+    );
+    assert_eq!(o["matched"], true, "{o}");
+    assert!(o["stdout"].as_str().unwrap_or("").contains("42\n"), "{o}");
+    assert_eq!(o["tty"], true);
+    // The interpreter knows it is on a terminal.
+    j.call(
+        "sneaky-input",
+        json!({"job_id": id, "input": "import sys; print('tty', sys.stdin.isatty(), sys.stdout.isatty())\n"}),
+    )
+    .ok();
+    let o = j.output(json!({"job_id": id, "wait_for": "tty \\w+ \\w+\r?\n", "wait_ms": 10000}));
+    assert!(
+        o["stdout"].as_str().unwrap_or("").contains("tty True True"),
+        "{o}"
+    );
+    j.call("sneaky-input", json!({"job_id": id, "input": "exit()\n"}))
+        .ok();
+    let o = j.output(json!({"job_id": id, "wait_for": "^$never", "wait_ms": 10000}));
+    assert_eq!(o["running"], false, "{o}");
+}
+
+#[test]
+fn a_kill_takes_forks_setsid_and_double_forks() {
+    if !python_or_skip() {
+        return;
+    }
+    let j = Jobs::new();
+    j.allow_python("");
+    j.w.write(
+        "spawn.py",
+        r#"import os, sys, time
+def child(tag, detach, double):
+    if os.fork() == 0:
+        if detach:
+            os.setsid()
+        if double and os.fork() != 0:
+            os._exit(0)
+        os.execv("/bin/sleep", ["sleep", tag])
+child("3311", False, False)
+child("3312", True, False)
+child("3313", True, True)
+print("spawned", flush=True)
+time.sleep(3314)
+"#,
+    );
+    user_config(
+        &j.w,
+        &format!("[tools.shell]\nextra_allowed_commands = [\"{PYTHON}\", \"/bin/sleep\"]\n"),
+    );
+    let r = j.start(
+        json!({"command": format!("{PYTHON} spawn.py"), "wait_for": "spawned", "wait_ms": 10000}),
+    );
+    assert_eq!(r["matched"], true, "{r}");
+    let id = r["job_id"].as_str().expect("id").to_string();
+    for tag in ["sleep 3311", "sleep 3312", "sleep 3313"] {
+        appears(tag);
+    }
+    j.output(json!({"job_id": id, "kill": true}));
+    for tag in ["sleep 3311", "sleep 3312", "sleep 3313", "3314"] {
+        gone(tag, Duration::from_secs(3));
+    }
+}
+
+#[test]
+fn a_forgotten_job_ends_at_its_lease() {
+    let j = Jobs::new();
+    user_config(&j.w, "[tools.shell]\nmax_job_seconds = 1\n");
+    let r = j.start(json!({"command": "sleep 3321", "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    assert!(r["running"] == true, "{r}");
+    appears("sleep 3321");
+    let o = j.output(json!({"job_id": id, "wait_for": "never", "wait_ms": 10000}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(o["ended_by"], "lease", "{o}");
+    gone("sleep 3321", Duration::from_secs(3));
+}
+
+#[test]
+fn killing_the_supervisor_ends_its_jobs() {
+    let j = Jobs::new();
+    j.start(json!({"command": "sleep 3331", "wait_ms": 0}));
+    j.start(json!({"command": "sleep 3332 & sleep 3333", "wait_ms": 0}));
+    for tag in ["sleep 3331", "sleep 3332", "sleep 3333"] {
+        appears(tag);
+    }
+    let pid = j.supervisor().expect("a supervisor runs");
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
+    assert!(killed.expect("kill").success());
+    gone("sleep 333", Duration::from_secs(3));
+    // A new supervisor takes over the workspace.
+    let r = j.start(json!({"command": "echo again", "wait_for": "again", "wait_ms": 5000}));
+    assert_eq!(r["stdout"], "again\n", "{r}");
+    // Stopped politely, it ends its jobs too.
+    j.start(json!({"command": "sleep 3334", "wait_ms": 0}));
+    appears("sleep 3334");
+    let pid = j.supervisor().expect("a supervisor runs");
+    assert!(Command::new("kill")
+        .arg(pid.to_string())
+        .status()
+        .expect("kill")
+        .success());
+    gone("sleep 3334", Duration::from_secs(5));
+}
+
+#[test]
+fn an_mcp_sessions_end_ends_its_jobs() {
+    let j = Jobs::new();
+    let root = j.w.root.to_str().expect("utf-8").to_string();
+    let mut mcp = j
+        .cmd("sneaky-mcp")
+        .args(["--root", root.as_str()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sneaky-mcp");
+    let mut stdin = mcp.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(mcp.stdout.take().expect("stdout")).lines();
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "echo up; sleep 3341", "background": true, "wait_for": "up"},
+        "_meta": {"progressToken": "p"}}}),
+    );
+    let mut call = None;
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.expect("line")).expect("json");
+        if v["id"] == 2 {
+            call = Some(v);
+            break;
+        }
+    }
+    let call = call.expect("an answer");
+    let job = &call["result"]["structuredContent"];
+    assert_eq!(job["running"], true, "{call}");
+    let id = job["job_id"].as_str().expect("id").to_string();
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "job_output", "arguments": {"job_id": id, "offset": 0}}}),
+    );
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.expect("line")).expect("json");
+        if v["id"] == 3 {
+            assert_eq!(v["result"]["structuredContent"]["stdout"], "up\n", "{v}");
+            break;
+        }
+    }
+    assert!(!with_marker("sleep 3341").is_empty());
+    drop(stdin);
+    let _ = mcp.wait();
+    gone("sleep 3341", Duration::from_secs(3));
+}
+
+#[test]
+fn fifty_jobs_at_once() {
+    let j = Jobs::new();
+    let mut ids = Vec::new();
+    for n in 0..50 {
+        let r =
+            j.start(json!({"command": format!("echo job{n}; sleep 44{n:02}.25"), "wait_ms": 0}));
+        ids.push(r["job_id"].as_str().expect("id").to_string());
+    }
+    let list = j.output(json!({"list": true}));
+    let jobs = list["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 50);
+    assert!(jobs.iter().all(|job| job["state"] == "running"), "{list}");
+    for (n, id) in ids.iter().enumerate() {
+        let o = j.output(json!({"job_id": id, "offset": 0, "wait_for": "job", "wait_ms": 5000}));
+        assert_eq!(o["stdout"], format!("job{n}\n"));
+    }
+    for id in &ids {
+        j.output(json!({"job_id": id, "kill": true}));
+    }
+    gone("sleep 44", Duration::from_secs(5));
+}
+
+#[test]
+fn a_flood_stays_within_the_output_bound() {
+    let j = Jobs::new();
+    let r = j.start(json!({"command": "yes flood", "wait_ms": 2000}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    // One answer carries at most max_output_bytes of each stream.
+    let cap = 65536;
+    assert!(
+        r["stdout"].as_str().expect("text").len() <= cap,
+        "{}",
+        r["stdout_bytes"]
+    );
+    let o = j.output(json!({"job_id": id, "offset": 0}));
+    assert!(o["stdout"].as_str().expect("text").len() <= cap);
+    assert!(o["more"] == true, "{}", o["stdout_bytes"]);
+    let written = o["stdout_bytes"].as_u64().expect("bytes");
+    let bound = sneaky::shell::jobs::store::BOUND;
+    assert!(written > 2 * bound, "the flood wrote only {written} bytes");
+    assert!(o["dropped_bytes"].as_u64().expect("dropped") > 0, "{o:?}");
+    let on_disk = du(&j.runtime());
+    assert!(
+        on_disk <= 2 * bound + 64 * 1024,
+        "{on_disk} bytes on disk for {written} bytes of output"
+    );
+    j.output(json!({"job_id": id, "kill": true}));
+}
+
+fn du(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        total += if meta.is_dir() {
+            du(&entry.path())
+        } else {
+            meta.len()
+        };
+    }
+    total
+}

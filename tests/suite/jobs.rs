@@ -176,6 +176,7 @@ fn start_read_list_and_kill() {
     );
     let o = j.output(json!({"job_id": id, "offset": 0}));
     assert_eq!(o["stdout"], "ready\n");
+    assert_eq!((&o["sandboxed"], &o["sandbox"]), (&r["sandboxed"], &r["sandbox"]));
 
     let list = j.output(json!({"list": true}));
     let jobs = list["jobs"].as_array().expect("jobs");
@@ -519,4 +520,35 @@ fn du(dir: &Path) -> u64 {
         };
     }
     total
+}
+
+#[test]
+fn an_agent_runs_jobs_end_with_it() {
+    let j = Jobs::new();
+    user_config(&j.w, "[permissions]\nallow = [\"run_command\"]\n");
+    let mut cmd = crate::agent::agent_command(&j.w, &["pipe"]);
+    cmd.env("XDG_RUNTIME_DIR", j.runtime())
+        .env_remove("SNEAKY_JOB_OWNER")
+        .env_remove("CARGO_TARGET_DIR");
+    let mut agent = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sneaky-agent");
+    let mut stdin = agent.stdin.take().expect("stdin");
+    let call = json!({"id": "call_1", "type": "function", "function": {"name": "run_command",
+        "arguments": json!({"command": "echo up; sleep 3351", "background": true,
+                            "wait_for": "up"}).to_string()}});
+    writeln!(stdin, "{call}").expect("write");
+    stdin.flush().expect("flush");
+    let mut lines = BufReader::new(agent.stdout.take().expect("stdout")).lines();
+    let line = lines.next().expect("an answer").expect("line");
+    assert!(line.contains("job_id"), "{line}");
+    appears("sleep 3351");
+    // The run ends with its input: its job ends with it.
+    drop(stdin);
+    let status = agent.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    gone("sleep 3351", Duration::from_secs(3));
 }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sandbox::LaunchSpec;
+use super::sandbox::{LaunchSpec, LaunchStatus};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The hidden first argument of `sneaky-run` that starts a workspace's supervisor: it
@@ -122,6 +122,13 @@ pub enum Request {
         wait: Wait,
     },
     List,
+    /// How the job's sandbox reads in words, from the caller that started it (which has the
+    /// configuration the words depend on).
+    Describe {
+        job_id: String,
+        sandboxed: bool,
+        sandbox: String,
+    },
     Input {
         job_id: String,
         input: String,
@@ -199,7 +206,10 @@ pub enum Reply {
     /// While a call waits: bytes of output the job has written so far.
     Progress(u64),
     Job(Box<JobView>),
+    /// A job just started, with the launcher's report.
+    Started(Box<JobView>, Option<LaunchStatus>),
     List(Vec<JobInfo>),
+    Done,
     Written(u64),
     Error {
         code: String,
@@ -439,11 +449,21 @@ pub fn start(
     let reply = ask(&root, &request, true, opts.progress.as_deref())?;
     // The job's temporary directory is the supervisor's to remove now.
     let _ = tmp.keep();
-    match reply {
-        Reply::Job(view) => Ok((*view, env_removed)),
-        _ => Err(Error::new(
+    let Reply::Started(mut view, launch) = reply else {
+        return Err(Error::new(
             ErrorKind::Internal,
             "unexpected answer from the job supervisor",
-        )),
-    }
+        ));
+    };
+    let (sandboxed, sandbox) = super::describe(shell, launch.as_ref());
+    view.sandboxed = sandboxed;
+    view.sandbox = sandbox.clone();
+    let describe = Request::Describe {
+        job_id: view.job_id.clone(),
+        sandboxed,
+        sandbox,
+    };
+    // Only later reads' words depend on it; the job runs either way.
+    let _ = ask(&root, &describe, false, None);
+    Ok((*view, env_removed))
 }

@@ -101,8 +101,9 @@ struct Job {
     /// Released once the job has ended: its pids cgroup (dropping it kills what is left in
     /// it), the repository's placeholders, and its private temp dir.
     held: Option<Held>,
-    sandbox: bool,
-    network: bool,
+    /// Whether the job counts as sandboxed and the layers in words, as the caller that
+    /// started it described them from the launcher's report (it has the configuration).
+    described: (bool, String),
     dir: PathBuf,
 }
 
@@ -195,12 +196,7 @@ impl Job {
             self.cursor[i] = start + bytes.len() as u64;
         }
         let [stdout, stderr] = texts;
-        let shell = crate::config::Shell {
-            sandbox: self.sandbox,
-            network: self.network,
-            ..crate::config::Shell::default()
-        };
-        let (sandboxed, sandbox) = crate::shell::describe(&shell, self.launch.as_ref());
+        let (sandboxed, sandbox) = self.described.clone();
         JobView {
             job_id: self.id.clone(),
             command: self.command.clone(),
@@ -444,7 +440,17 @@ fn answer(shared: &Arc<Shared>, request: Request, out: &mut UnixStream) -> Resul
                 .recv()
                 .map_err(|_| Error::new(ErrorKind::IoError, "the job supervisor is ending"))??;
             launched(shared, &id)?;
-            wait_and_read(shared, &id, &wait, out, Some([0, 0])).map(|v| Reply::Job(Box::new(v)))
+            let view = wait_and_read(shared, &id, &wait, out, Some([0, 0]))?;
+            let launch = find(&mut shared.lock(), &id)?.launch.clone();
+            Ok(Reply::Started(Box::new(view), launch))
+        }
+        Request::Describe {
+            job_id,
+            sandboxed,
+            sandbox,
+        } => {
+            find(&mut shared.lock(), &job_id)?.described = (sandboxed, sandbox);
+            Ok(Reply::Done)
         }
         Request::Read { job_id, wait } => {
             wait_and_read(shared, &job_id, &wait, out, None).map(|v| Reply::Job(Box::new(v)))
@@ -701,8 +707,7 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         launch: None,
         input: Arc::new(Mutex::new(input)),
         held: Some(held),
-        sandbox: spec.sandbox,
-        network: spec.network,
+        described: (false, String::new()),
         dir,
     });
     drop(t);

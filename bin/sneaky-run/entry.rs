@@ -34,6 +34,7 @@ pub fn main() -> ExitCode {
         Some(f) if f == sandbox::LAUNCH_FLAG => return sandbox::launcher_main(raw),
         Some(f) if f == jobs::SUPERVISOR_FLAG => return jobs::supervisor::starter_main(raw),
         Some(f) if f == jobs::DAEMON_FLAG => return jobs::supervisor::daemon_main(raw),
+        Some(f) if f == jobs::LOOPBACK_FLAG => return jobs::supervisor::loopback_main(),
         _ => {}
     }
     let args: Vec<String> = std::env::args().skip(1).collect();

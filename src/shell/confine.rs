@@ -8,6 +8,10 @@
 //! when `network = false`; signals and abstract UNIX sockets scoped to the sandbox (ABI 6+),
 //! so a command can neither signal nor talk to the agent.
 //!
+//! On the workspace's shared loopback (a network namespace with no other interface:
+//! src/shell/jobs), TCP and UDP stay, on that loopback only; the rest of the `network = false`
+//! rules hold.
+//!
 //! seccomp (`seccompiler`, as Firecracker and Codex use it), always: `ptrace` (nothing in the
 //! sandbox can trace or inject into another process, the PID namespace's init included),
 //! `keyctl`, `add_key` and `request_key` (the caller's session and user keyrings stay out of
@@ -47,11 +51,20 @@ pub struct Confined {
 
 /// Apply every process-level layer to this process. `write` is the spec's write list plus
 /// what the namespace layer added (a private /dev/shm).
-/// `memfd_sealed`: the PID namespace already forbids executing memory files.
-pub fn apply(spec: &LaunchSpec, write: &[PathBuf], memfd_sealed: bool) -> Result<Confined, String> {
+/// `memfd_sealed`: the PID namespace already forbids executing memory files. `bridged`: the
+/// command is in a network namespace whose only interface is a loopback (the workspace's
+/// shared one: src/shell/jobs), so TCP and UDP stay usable there (nothing else is reachable).
+pub fn apply(
+    spec: &LaunchSpec,
+    write: &[PathBuf],
+    memfd_sealed: bool,
+    bridged: bool,
+) -> Result<Confined, String> {
     limits(spec)?;
     drop_capabilities();
-    let (landlock, abi) = landlock(spec, write).map_err(|e| format!("landlock: {e}"))?;
+    let no_network = !spec.network && !bridged;
+    let (landlock, abi) =
+        landlock(spec, write, no_network).map_err(|e| format!("landlock: {e}"))?;
     let mut refused = vec!["ptrace", "keyrings", "core limit changes"];
     if !memfd_sealed {
         refused.push("executable memfd");
@@ -59,9 +72,17 @@ pub fn apply(spec: &LaunchSpec, write: &[PathBuf], memfd_sealed: bool) -> Result
     let base = seccomp_side_doors(memfd_sealed);
     let network = if spec.network {
         Ok(())
+    } else if bridged {
+        refused.push("AF_PACKET/AF_VSOCK sockets and io_uring");
+        seccomp_no_network(&[libc::AF_PACKET, libc::AF_VSOCK])
     } else {
         refused.push("AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets and io_uring");
-        seccomp_no_network()
+        seccomp_no_network(&[
+            libc::AF_INET,
+            libc::AF_INET6,
+            libc::AF_PACKET,
+            libc::AF_VSOCK,
+        ])
     };
     let (seccomp, seccomp_ok) = match base.and(network) {
         Ok(()) => (format!("{} refused", refused.join(", ")), true),
@@ -105,7 +126,11 @@ fn drop_capabilities() {
     let _ = caps::clear(None, CapSet::Permitted);
 }
 
-fn landlock(spec: &LaunchSpec, write: &[PathBuf]) -> Result<(String, Option<i32>), String> {
+fn landlock(
+    spec: &LaunchSpec,
+    write: &[PathBuf],
+    no_network: bool,
+) -> Result<(String, Option<i32>), String> {
     let abi = TARGET_ABI;
     let e = |err: landlock::RulesetError| err.to_string();
     let read: BitFlags<AccessFs> = AccessFs::from_read(abi) & !AccessFs::Execute;
@@ -115,7 +140,7 @@ fn landlock(spec: &LaunchSpec, write: &[PathBuf]) -> Result<(String, Option<i32>
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))
         .map_err(e)?;
-    if !spec.network {
+    if no_network {
         ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(e)?;
     }
     let mut created = ruleset
@@ -220,7 +245,10 @@ fn seccomp_side_doors(memfd_sealed: bool) -> Result<(), String> {
     seccompiler::apply_filter(&program).map_err(|err| err.to_string())
 }
 
-fn seccomp_no_network() -> Result<(), String> {
+/// `socket()` of these families fails, and io_uring cannot be set up (its socket operations
+/// bypass seccomp). AF_VSOCK is not network-namespaced (it reaches a VM's host) and AF_PACKET
+/// reaches the interfaces below IP: both are refused even on a shared loopback.
+fn seccomp_no_network(families: &[i32]) -> Result<(), String> {
     let e = |err: seccompiler::BackendError| err.to_string();
     let domain = |family: i32| -> Result<SeccompRule, String> {
         let cond =
@@ -228,13 +256,10 @@ fn seccomp_no_network() -> Result<(), String> {
                 .map_err(e)?;
         SeccompRule::new(vec![cond]).map_err(e)
     };
-    let socket_rules = vec![
-        domain(libc::AF_INET)?,
-        domain(libc::AF_INET6)?,
-        domain(libc::AF_PACKET)?,
-        // Not network-namespaced: it reaches the hypervisor host of a VM.
-        domain(libc::AF_VSOCK)?,
-    ];
+    let socket_rules = families
+        .iter()
+        .map(|f| domain(*f))
+        .collect::<Result<Vec<_>, String>>()?;
     let rules = [
         (libc::SYS_socket, socket_rules),
         (libc::SYS_io_uring_setup, vec![]),

@@ -103,6 +103,7 @@ pub fn run(
                 vcs_placeholders = Some(spec::VcsPlaceholders::make(ctx.config, ctx.ws));
                 protected_placeholders = Some(protect::Placeholders::make(ctx.ws));
                 let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+                spec.loopback = jobs::loopback(ctx.ws.root());
                 let made = cgroup::PidsCgroup::create(shell.max_processes);
                 spec.pids_cgroup = made
                     .as_ref()
@@ -194,6 +195,8 @@ pub(crate) fn describe(
     };
     let net = if shell.network {
         ""
+    } else if s.namespaces.contains("shared loopback") {
+        "; network: only the workspace's shared loopback"
     } else {
         "; network denied: TCP and UDP"
     };

@@ -14,6 +14,9 @@
 //! - a PID namespace, whose first process is the launcher's child: when it exits, the kernel
 //!   kills every process left in the namespace, setsid and double-fork hoppers included;
 //! - a network namespace when `network = false`: no interface but a loopback that is down;
+//!   or, while the workspace has a supervisor of background jobs, the workspace's shared one
+//!   (joined, not made): its loopback is up and every command of the workspace is on it, so
+//!   a later command reaches a job's server (src/shell/jobs); nothing else is in it;
 //! - the host's Unix sockets: every pathname socket bound in the host's network namespace
 //!   (as `/proc/net/unix` lists them when the call starts) outside the workspace, the private
 //!   temp dir and `tools.shell.unix_sockets` gets `/dev/null` bound over it, so `connect()`
@@ -61,6 +64,9 @@ pub struct Request<'a> {
     /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
     pub exec: &'a [PathBuf],
     pub network: bool,
+    /// The workspace's shared loopback: the process that holds its network namespace, by pid
+    /// and start time (see [`hold_loopback`]).
+    pub loopback: Option<(i32, u64)>,
     pub cwd: &'a Path,
 }
 
@@ -76,6 +82,8 @@ pub struct Entered {
     pub shm: Option<PathBuf>,
     /// The PID namespace's vm.memfd_noexec is 2: no anonymous memory file can be executed.
     pub memfd_noexec: bool,
+    /// The network namespace is the workspace's shared loopback.
+    pub loopback: bool,
 }
 
 impl Entered {
@@ -91,7 +99,9 @@ impl Entered {
         } else if self.pid {
             parts.push("pid (host /proc visible)");
         }
-        if self.net {
+        if self.loopback {
+            parts.push("net (the workspace's shared loopback only)");
+        } else if self.net {
             parts.push("net (no network)");
         }
         parts.join(" + ")
@@ -105,21 +115,33 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     let gid = nix::unistd::getegid();
     // Read in the host's network namespace, before a new one hides its sockets.
     let host_sockets = host_unix_sockets(req.unix_sockets);
+    // A shared loopback that cannot be joined (its holder just ended) is left for a network
+    // namespace of the command's own, as without one.
+    let joined = req
+        .loopback
+        .filter(|_| !req.network)
+        .and_then(|(pid, start)| join_loopback(pid, start).ok());
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
-    if !req.network {
+    if !req.network && joined.is_none() {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    let user = match unshare(flags | CloneFlags::CLONE_NEWUSER) {
-        Ok(()) => true,
-        // Root where user namespaces are off: the other namespaces still work; the launcher
-        // drops every capability before the command runs.
-        Err(_) if uid.is_root() => {
-            unshare(flags).map_err(|e| format!("unshare: {e}"))?;
-            false
+    let user = if joined == Some(true) {
+        // Already in the holder's user namespace, where the holder mapped our ids.
+        unshare(flags).map_err(|e| format!("unshare: {e}"))?;
+        true
+    } else {
+        match unshare(flags | CloneFlags::CLONE_NEWUSER) {
+            Ok(()) => true,
+            // Root where user namespaces are off: the other namespaces still work; the launcher
+            // drops every capability before the command runs.
+            Err(_) if uid.is_root() => {
+                unshare(flags).map_err(|e| format!("unshare: {e}"))?;
+                false
+            }
+            Err(e) => return Err(format!("unshare (user namespaces unavailable?): {e}")),
         }
-        Err(e) => return Err(format!("unshare (user namespaces unavailable?): {e}")),
     };
-    if user {
+    if user && joined != Some(true) {
         map_ids(uid.as_raw(), gid.as_raw())?;
     }
     let shm = build_mounts(req)?;
@@ -132,7 +154,64 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         net: !req.network,
         shm,
         memfd_noexec: false,
+        loopback: joined.is_some(),
     })
+}
+
+/// Become the holder of a workspace's shared loopback (a process that does nothing else and
+/// lives as long as the workspace's supervisor): a network namespace of its own, in a user
+/// namespace of its own unless it is root, with the loopback up and no other interface.
+pub fn hold_loopback() -> Result<(), String> {
+    let uid = nix::unistd::geteuid();
+    let gid = nix::unistd::getegid();
+    if !uid.is_root() || unshare(CloneFlags::CLONE_NEWNET).is_err() {
+        unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET)
+            .map_err(|e| format!("unshare: {e}"))?;
+        map_ids(uid.as_raw(), gid.as_raw())?;
+    }
+    super::sys::loopback_up().map_err(|e| format!("bringing the loopback up: {e}"))
+}
+
+/// Join the network namespace of the loopback's holder (and, when it has one, its user
+/// namespace first, where we hold every capability as its owner). The holder is checked to
+/// be the process that was recorded (its start time, after its namespace was opened), and the
+/// namespace to hold no interface but the loopback: a namespace that leads anywhere else is
+/// never joined. Whether we are now in the holder's user namespace.
+fn join_loopback(pid: i32, start: u64) -> Result<bool, String> {
+    use nix::sched::setns;
+    let open = |ns: &str| {
+        std::fs::File::open(format!("/proc/{pid}/ns/{ns}")).map_err(|e| format!("{ns}: {e}"))
+    };
+    let net = open("net")?;
+    let user = open("user")?;
+    let ours = std::fs::File::open("/proc/self/ns/net").map_err(|e| format!("own net: {e}"))?;
+    if crate::shell::jobs::start_time(pid) != Some(start) {
+        return Err("the loopback's holder is gone".into());
+    }
+    let link = |p: String| std::fs::read_link(p).ok();
+    let own_user = link(format!("/proc/{pid}/ns/user")) != link("/proc/self/ns/user".into());
+    if own_user {
+        setns(&user, CloneFlags::CLONE_NEWUSER).map_err(|e| format!("setns(user): {e}"))?;
+    }
+    setns(&net, CloneFlags::CLONE_NEWNET).map_err(|e| format!("setns(net): {e}"))?;
+    let devices = std::fs::read_to_string("/proc/self/net/dev").unwrap_or_default();
+    let names: Vec<&str> = devices
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(str::trim)
+        .collect();
+    if names != ["lo"] {
+        if own_user {
+            // No way back to the user namespace we left: this process must not go on.
+            std::process::exit(super::sandbox::SETUP_FAILED);
+        }
+        setns(&ours, CloneFlags::CLONE_NEWNET).map_err(|e| format!("setns(net) back: {e}"))?;
+        return Err(format!(
+            "the shared loopback holds other interfaces: {names:?}"
+        ));
+    }
+    Ok(own_user)
 }
 
 fn map_ids(uid: u32, gid: u32) -> Result<(), String> {

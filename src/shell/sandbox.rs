@@ -99,6 +99,10 @@ pub struct LaunchSpec {
     /// there too, after the launcher's report on the real stderr.
     #[serde(default)]
     pub tty: bool,
+    /// The workspace's shared loopback to join when `network = false` (its holder's pid and
+    /// start time; src/shell/jobs), if the workspace has one.
+    #[serde(default)]
+    pub loopback: Option<(i32, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -210,6 +214,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         hide: &spec.hide,
         exec: &exec,
         network: spec.network,
+        loopback: spec.loopback,
         cwd: &spec.cwd,
     };
     let entered = if spec.skip_namespaces {
@@ -277,7 +282,8 @@ fn confine_self(
     let mut write = spec.write.clone();
     write.extend(entered.and_then(|e| e.shm.clone()));
     let memfd_sealed = entered.is_some_and(|e| e.memfd_noexec);
-    let confined = confine::apply(spec, &write, memfd_sealed).map_err(|why| fail(&why))?;
+    let bridged = entered.is_some_and(|e| e.loopback);
+    let confined = confine::apply(spec, &write, memfd_sealed, bridged).map_err(|why| fail(&why))?;
     let status = status_of(&confined, entered, ns_error, processes);
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {

@@ -98,6 +98,7 @@ pub fn launch_spec(
         // Made by the caller, which removes it after the call (src/shell/cgroup.rs).
         pids_cgroup: Err("not created".into()),
         tty: false,
+        loopback: None,
     })
 }
 
@@ -129,6 +130,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         parent: std::process::id() as i32,
         pids_cgroup: Err("sandbox off".into()),
         tty: false,
+        loopback: None,
     }
 }
 

@@ -11,6 +11,8 @@
 //!   in one call (nix and rustix do not wrap it).
 //! - `close_range(2)` with `CLOSE_RANGE_CLOEXEC` (Linux 5.11): every descriptor the caller
 //!   left open is closed when the command is executed, in one call.
+//! - `ioctl(SIOCSIFFLAGS)`: the loopback of a workspace's shared network namespace is brought
+//!   up (src/shell/jobs).
 
 #![allow(unsafe_code)]
 
@@ -92,6 +94,35 @@ pub fn close_inherited_fds() -> std::io::Result<()> {
     // CLOSE_RANGE_CLOEXEC it closes nothing, so no descriptor owned elsewhere in this
     // process becomes invalid.
     let rc = unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Bring up the loopback interface of this (new) network namespace, where it starts down.
+/// nix has no wrapper for the interface ioctls; a netlink library for one flag is not worth
+/// its size.
+pub fn loopback_up() -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0")?;
+    // SAFETY: `ifreq` is a plain C struct (a name and a union of integers and addresses),
+    // for which all zero bytes are a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: `req` is a valid, initialized `struct ifreq` that lives across both calls, and
+    // SIOCGIFFLAGS / SIOCSIFFLAGS read and write only its name and flags.
+    let rc = unsafe {
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS as _, &mut req) != 0 {
+            -1
+        } else {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS as _, &req)
+        }
+    };
     if rc == 0 {
         Ok(())
     } else {

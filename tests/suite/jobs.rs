@@ -176,7 +176,10 @@ fn start_read_list_and_kill() {
     );
     let o = j.output(json!({"job_id": id, "offset": 0}));
     assert_eq!(o["stdout"], "ready\n");
-    assert_eq!((&o["sandboxed"], &o["sandbox"]), (&r["sandboxed"], &r["sandbox"]));
+    assert_eq!(
+        (&o["sandboxed"], &o["sandbox"]),
+        (&r["sandboxed"], &r["sandbox"])
+    );
 
     let list = j.output(json!({"list": true}));
     let jobs = list["jobs"].as_array().expect("jobs");
@@ -551,4 +554,79 @@ fn an_agent_runs_jobs_end_with_it() {
     let status = agent.wait().expect("wait");
     assert!(status.success(), "{status:?}");
     gone("sleep 3351", Duration::from_secs(3));
+}
+
+#[test]
+fn a_dev_server_answers_later_commands_on_the_workspaces_loopback() {
+    if !python_or_skip()
+        || !util::require_cmd("curl")
+        || !crate::sandbox::namespaces_or_skip("a_dev_server_answers_later_commands")
+    {
+        return;
+    }
+    let j = Jobs::new();
+    user_config(
+        &j.w,
+        &format!("[tools.shell]\nextra_allowed_commands = [\"{PYTHON}\", \"curl\"]\n"),
+    );
+    j.w.write("index.html", "hello from the job\n");
+    let r = j.start(json!({
+        "command": format!("{PYTHON} -m http.server 8080 --bind 127.0.0.1"),
+        "wait_for": "Serving HTTP", "wait_ms": 15000,
+    }));
+    assert_eq!(r["matched"], true, "{r}");
+    assert!(
+        r["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shared loopback"),
+        "{r}"
+    );
+    let id = r["job_id"].as_str().expect("id").to_string();
+    // A later command of the workspace reaches it.
+    let c = j.call(
+        "sneaky-run",
+        json!({"command": "curl -s --max-time 5 http://127.0.0.1:8080/index.html"}),
+    );
+    let c = c.command_ran().clone();
+    assert_eq!(c["stdout"], "hello from the job\n", "{c}");
+    assert!(
+        c["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shared loopback"),
+        "{c}"
+    );
+    // Its log shows the request.
+    let o = j.output(json!({"job_id": id, "wait_for": "GET /index.html", "wait_ms": 5000}));
+    assert_eq!(o["matched"], true, "{o}");
+    // Nothing beyond the loopback: no route out.
+    let c = j.call(
+        "sneaky-run",
+        json!({"command": "curl -s --max-time 3 http://192.0.2.1/"}),
+    );
+    assert_ne!(c.command_ran()["exit_code"], 0);
+    // Another workspace has a loopback of its own: the server is not there.
+    let other = Jobs::new();
+    user_config(
+        &other.w,
+        "[tools.shell]\nextra_allowed_commands = [\"curl\"]\n",
+    );
+    other.start(json!({"command": "sleep 3361", "wait_ms": 0}));
+    let c = other.call(
+        "sneaky-run",
+        json!({"command": "curl -s --max-time 3 http://127.0.0.1:8080/index.html"}),
+    );
+    let c = c.command_ran().clone();
+    assert_ne!(c["exit_code"], 0, "{c}");
+    assert!(
+        c["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shared loopback"),
+        "{c}"
+    );
+    // Killed: no process left.
+    j.output(json!({"job_id": id, "kill": true}));
+    gone("http.server 8080", Duration::from_secs(3));
 }

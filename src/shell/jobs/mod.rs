@@ -39,6 +39,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub const SUPERVISOR_FLAG: &str = "--sneaky-jobs-supervisor";
 /// The hidden first argument of the supervisor process itself.
 pub const DAEMON_FLAG: &str = "--sneaky-jobs-daemon";
+/// The hidden first argument of the process that holds a workspace's shared loopback.
+pub const LOOPBACK_FLAG: &str = "--sneaky-jobs-loopback";
 /// Set by a host (sneaky-mcp, sneaky-agent) for the tools it runs: its pid. A job started by
 /// such a call ends when that process does.
 pub const OWNER_ENV: &str = "SNEAKY_JOB_OWNER";
@@ -229,13 +231,24 @@ impl Reply {
 /// The private directory of this user's supervisors: `$XDG_RUNTIME_DIR/sneaky`, else
 /// `/tmp/sneaky-<uid>`; made 0700, and refused unless it is ours and closed to others.
 fn runtime_base() -> Result<PathBuf> {
-    let uid = nix::unistd::geteuid().as_raw();
-    let base = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(d) if d.is_absolute() && d.is_dir() => d.join("sneaky"),
-        _ => std::env::temp_dir().join(format!("sneaky-{uid}")),
-    };
+    let base = base_path();
     private_dir(&base)?;
     Ok(base)
+}
+
+fn base_path() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() && d.is_dir() => d.join("sneaky"),
+        _ => std::env::temp_dir().join(format!("sneaky-{}", nix::unistd::geteuid().as_raw())),
+    }
+}
+
+/// The name of a workspace's directory: a digest of its root.
+fn dir_name(root: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("jobs-{hex}")
 }
 
 fn private_dir(dir: &Path) -> Result<()> {
@@ -262,10 +275,7 @@ fn private_dir(dir: &Path) -> Result<()> {
 
 /// The workspace's runtime directory (made when `create`).
 pub fn workspace_dir(root: &Path, create: bool) -> Result<PathBuf> {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let dir = runtime_base()?.join(format!("jobs-{hex}"));
+    let dir = runtime_base()?.join(dir_name(root));
     if create {
         private_dir(&dir)?;
     }
@@ -274,6 +284,33 @@ pub fn workspace_dir(root: &Path, create: bool) -> Result<PathBuf> {
 
 fn socket_path(dir: &Path) -> PathBuf {
     dir.join("sock")
+}
+
+/// The file where the supervisor names its loopback's holder ("PID START").
+fn loopback_path(dir: &Path) -> PathBuf {
+    dir.join("loopback")
+}
+
+/// The workspace's shared loopback, while its supervisor runs: the holder's pid and start
+/// time, for a command's launcher to join (src/shell/namespaces.rs checks them again). Asks
+/// nothing and creates nothing: a workspace without jobs has none.
+pub fn loopback(root: &Path) -> Option<(i32, u64)> {
+    let base = base_path();
+    let dir = base.join(dir_name(root));
+    let uid = nix::unistd::geteuid().as_raw();
+    // Only a directory of ours that nobody else can write names it, and only a holder of ours.
+    let ours = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0)
+    };
+    if !ours(&base) || !ours(&dir) {
+        return None;
+    }
+    let text = std::fs::read_to_string(loopback_path(&dir)).ok()?;
+    let (pid, start) = text.trim().split_once(' ')?;
+    let holder: (i32, u64) = (pid.parse().ok()?, start.parse().ok()?);
+    let owner = std::fs::metadata(format!("/proc/{}", holder.0)).ok()?.uid();
+    (owner == uid && start_time(holder.0) == Some(holder.1)).then_some(holder)
 }
 
 /// Ask the workspace's supervisor. With `start`, one is started when none answers (only a

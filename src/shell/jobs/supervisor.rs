@@ -250,6 +250,9 @@ struct Shared {
     /// A tag that tells this supervisor's job ids from an earlier one's.
     tag: String,
     spawn: Mutex<mpsc::Sender<SpawnOrder>>,
+    /// The workspace's shared loopback (its holder's pid and start time), when one could be
+    /// made.
+    loopback: Option<(i32, u64)>,
 }
 
 fn lock(m: &Mutex<Table>) -> MutexGuard<'_, Table> {
@@ -307,6 +310,9 @@ pub fn daemon_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCo
     let Ok(listener) = UnixListener::bind(&socket) else {
         return ExitCode::from(1);
     };
+    // Held (with the pipe whose end tells the holder to go) for the supervisor's life.
+    let holder = start_loopback(&dir);
+    let loopback = holder.as_ref().map(|h| h.1);
     let (spawn_tx, spawn_rx) = mpsc::channel::<SpawnOrder>();
     let tag = format!(
         "{:04x}",
@@ -328,6 +334,7 @@ pub fn daemon_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCo
         dir,
         tag,
         spawn: Mutex::new(spawn_tx),
+        loopback,
     });
     {
         let shared = shared.clone();
@@ -350,7 +357,63 @@ pub fn daemon_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCo
         let started = spawn_job(&shared, order.start);
         let _ = order.answer.send(started);
     }
+    drop(holder);
     ExitCode::SUCCESS
+}
+
+/// `sneaky-run --sneaky-jobs-loopback`: hold the workspace's shared loopback until the
+/// supervisor ends (its end closes our stdin; its death kills us).
+pub fn loopback_main() -> ExitCode {
+    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
+        || nix::unistd::getppid().as_raw() == 1
+    {
+        return ExitCode::from(1);
+    }
+    if let Err(why) = crate::shell::namespaces::hold_loopback() {
+        let _ = writeln!(std::io::stderr(), "{why}");
+        return ExitCode::from(1);
+    }
+    let mut out = std::io::stdout();
+    if out
+        .write_all(b"ready\n")
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return ExitCode::from(1);
+    }
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    ExitCode::SUCCESS
+}
+
+/// Start the holder of the workspace's shared loopback and name it in the runtime directory
+/// for the workspace's commands (src/shell/jobs: `loopback`). None where it cannot be made
+/// (no network namespaces here): then every command has a network namespace of its own.
+fn start_loopback(dir: &Path) -> Option<(Child, (i32, u64))> {
+    let exe = std::env::current_exe().ok()?;
+    let mut child = Command::new(exe)
+        .arg(super::LOOPBACK_FLAG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut ready = String::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|out| BufReader::new(out).read_line(&mut ready));
+    if !matches!(read, Some(Ok(_))) || ready.trim() != "ready" {
+        let _ = child.kill();
+        let _ = child.wait();
+        return None;
+    }
+    let pid = child.id() as i32;
+    let start = super::start_time(pid)?;
+    let file = super::loopback_path(dir);
+    let partial = dir.join("loopback.new");
+    std::fs::write(&partial, format!("{pid} {start}\n")).ok()?;
+    std::fs::rename(&partial, &file).ok()?;
+    Some((child, (pid, start)))
 }
 
 fn accept_loop(shared: &Arc<Shared>, listener: UnixListener) {
@@ -616,6 +679,9 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
     let mut spec = start.spec.clone();
     spec.parent = std::process::id() as i32;
     spec.tty = start.tty;
+    if spec.sandbox && !spec.network {
+        spec.loopback = shared.loopback;
+    }
     let placeholders = spec
         .sandbox
         .then(|| VcsPlaceholders::make_at(&start.root, start.allow_vcs_writes));

@@ -430,7 +430,7 @@ fn an_mcp_sessions_end_ends_its_jobs() {
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "run_command", "arguments": {"command": "echo up; sleep 3341", "background": true, "wait_for": "up"},
+        "name": "run_command", "arguments": {"command": "echo up; sleep 1.5; echo later; sleep 3341", "background": true, "wait_for": "up"},
         "_meta": {"progressToken": "p"}}}),
     );
     let mut call = None;
@@ -453,6 +453,45 @@ fn an_mcp_sessions_end_ends_its_jobs() {
         let v: Value = serde_json::from_str(&line.expect("line")).expect("json");
         if v["id"] == 3 {
             assert_eq!(v["result"]["structuredContent"]["stdout"], "up\n", "{v}");
+            break;
+        }
+    }
+    // A waiting job_output reports progress, then answers.
+    send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "job_output", "arguments": {"job_id": id, "wait_for": "later", "wait_ms": 10000},
+        "_meta": {"progressToken": "w"}}}),
+    );
+    let mut progress = 0;
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.expect("line")).expect("json");
+        if v["method"] == "notifications/progress" && v["params"]["progressToken"] == "w" {
+            progress += 1;
+        }
+        if v["id"] == 4 {
+            assert_eq!(v["result"]["structuredContent"]["stdout"], "later\n", "{v}");
+            break;
+        }
+    }
+    assert!(progress > 0, "no progress while job_output waited");
+    // Cancelling a waiting call stops the wait, not the job.
+    send(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "job_output", "arguments": {"job_id": id, "wait_for": "never", "wait_ms": 60000}}}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}),
+    );
+    send(
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "job_output", "arguments": {"job_id": id}}}),
+    );
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.expect("line")).expect("json");
+        assert_ne!(v["id"], 5, "a cancelled call gets no answer: {v}");
+        if v["id"] == 6 {
+            assert_eq!(v["result"]["structuredContent"]["running"], true, "{v}");
             break;
         }
     }
@@ -629,4 +668,42 @@ fn a_dev_server_answers_later_commands_on_the_workspaces_loopback() {
     // Killed: no process left.
     j.output(json!({"job_id": id, "kill": true}));
     gone("http.server 8080", Duration::from_secs(3));
+}
+
+#[test]
+fn only_our_binaries_outside_the_sandbox_reach_the_supervisor() {
+    let j = Jobs::new();
+    j.start(json!({"command": "sleep 3371", "wait_ms": 0}));
+    let dirs: Vec<PathBuf> = std::fs::read_dir(j.runtime().join("sneaky"))
+        .expect("runtime dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let socket = dirs[0].join("sock");
+    // Private: the directories are the user's alone.
+    use std::os::unix::fs::PermissionsExt;
+    for dir in [j.runtime().join("sneaky"), dirs[0].clone()] {
+        let mode = std::fs::metadata(&dir).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+    }
+    // Another program (this test) is answered with a refusal and nothing else.
+    let mut conn = std::os::unix::net::UnixStream::connect(&socket).expect("connect");
+    // The refusal may come before the request is written.
+    let _ = writeln!(conn, "{}", json!({"op": "list"}));
+    let mut answer = String::new();
+    BufReader::new(conn).read_line(&mut answer).expect("read");
+    assert!(answer.contains("permission_denied"), "{answer}");
+    // A sandboxed command cannot even connect.
+    if python_or_skip() && crate::sandbox::namespaces_or_skip("only_our_binaries_reach") {
+        j.allow_python("");
+        let probe = format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect({:?})\n    s.sendall(b'{{\"op\": \"list\"}}\\n')\n    print('answer', s.recv(200))\nexcept OSError as e:\n    print('refused', e)\n",
+            socket.to_str().expect("utf-8")
+        );
+        j.w.write("probe.py", &probe);
+        let r = j.call("sneaky-run", json!({"command": format!("{PYTHON} probe.py")}));
+        let out = r.command_ran()["stdout"].as_str().unwrap_or("").to_string();
+        assert!(out.starts_with("refused"), "{out}");
+    }
 }

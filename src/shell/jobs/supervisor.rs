@@ -417,8 +417,15 @@ fn start_loopback(dir: &Path) -> Option<(Child, (i32, u64))> {
 }
 
 fn accept_loop(shared: &Arc<Shared>, listener: UnixListener) {
-    for conn in listener.incoming().flatten() {
+    for mut conn in listener.incoming().flatten() {
         if !peer_is_ours(&conn) {
+            let refused = Error::new(
+                ErrorKind::PermissionDenied,
+                "the job supervisor answers only the SneakyCode binaries installed beside it \
+                 (sneaky-run, sneaky-jobs, sneaky-input), never a sandboxed command",
+            );
+            let _ = conn.set_write_timeout(Some(Duration::from_secs(1)));
+            let _ = send(&mut conn, &Reply::error(&refused));
             continue;
         }
         shared.touch();

@@ -120,6 +120,22 @@ impl Placeholders {
         }
         Placeholders { held }
     }
+
+    /// Where the placeholders are, for a background job's supervisor ([`Self::hold_at`]).
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.held.iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    /// Hold the placeholders that another call made (while it still holds them), as long as a
+    /// background job runs: a placeholder removed under a job's mount view would let the job
+    /// make the protected path.
+    pub fn hold_at(paths: &[PathBuf]) -> Placeholders {
+        let held = paths
+            .iter()
+            .filter_map(|p| hold(p).map(|lock| (p.clone(), lock)))
+            .collect();
+        Placeholders { held }
+    }
 }
 
 /// Make the placeholder directory `path` unless something is there, and hold a shared lock

@@ -702,8 +702,34 @@ fn only_our_binaries_outside_the_sandbox_reach_the_supervisor() {
             socket.to_str().expect("utf-8")
         );
         j.w.write("probe.py", &probe);
-        let r = j.call("sneaky-run", json!({"command": format!("{PYTHON} probe.py")}));
+        let r = j.call(
+            "sneaky-run",
+            json!({"command": format!("{PYTHON} probe.py")}),
+        );
         let out = r.command_ran()["stdout"].as_str().unwrap_or("").to_string();
         assert!(out.starts_with("refused"), "{out}");
     }
+}
+
+#[test]
+fn a_job_cannot_make_a_protected_path_after_its_start_call_ended() {
+    if !python_or_skip()
+        || !crate::sandbox::namespaces_or_skip("a_job_cannot_make_a_protected_path")
+    {
+        return;
+    }
+    let j = Jobs::new();
+    j.allow_python("");
+    j.w.write(
+        "late.py",
+        "import os, time\ntime.sleep(1)\nfor p in ['.vscode/tasks.json', '.envrc']:\n    try:\n        os.makedirs(os.path.dirname(p) or '.', exist_ok=True)\n        open(p, 'w').write('x')\n        print('wrote', p, flush=True)\n    except OSError as e:\n        print('refused', p, e.errno, flush=True)\nprint('done', flush=True)\n",
+    );
+    let r = j.start(json!({"command": format!("{PYTHON} late.py"), "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let o = j.output(json!({"job_id": id, "wait_for": "done", "wait_ms": 15000}));
+    let out = o["stdout"].as_str().unwrap_or("");
+    assert!(!out.contains("wrote"), "{o}");
+    assert!(!j.w.root.join(".vscode/tasks.json").exists());
+    // (A placeholder directory may still be there a moment: never a file.)
+    assert!(!j.w.root.join(".envrc").is_file());
 }

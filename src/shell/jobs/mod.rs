@@ -105,6 +105,9 @@ pub struct StartJob {
     pub tmp: PathBuf,
     pub root: PathBuf,
     pub allow_vcs_writes: bool,
+    /// The protected paths' placeholders the caller made (src/shell/protect.rs), held by the
+    /// supervisor for the job's life.
+    pub protected_placeholders: Vec<PathBuf>,
     pub tty: bool,
     pub lease_secs: u64,
     pub owner: Option<Owner>,
@@ -440,7 +443,7 @@ pub fn start(
     ctx: super::Context<'_>,
 ) -> Result<(JobView, Vec<String>)> {
     let shell = &ctx.config.tools.shell;
-    if !shell.sandbox && !shell.require_layers.is_empty() {
+    if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
         return Err(Error::new(
             ErrorKind::ConfigError,
             "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
@@ -466,6 +469,9 @@ pub fn start(
     let _placeholders = shell
         .sandbox
         .then(|| super::spec::VcsPlaceholders::make(ctx.config, ctx.ws));
+    let protected = shell
+        .sandbox
+        .then(|| super::protect::Placeholders::make(ctx.ws));
     let spec = if shell.sandbox {
         super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?
     } else {
@@ -478,6 +484,10 @@ pub fn start(
         tmp: tmp.path().to_path_buf(),
         root: root.clone(),
         allow_vcs_writes: ctx.config.allow_vcs_writes,
+        protected_placeholders: protected
+            .as_ref()
+            .map(super::protect::Placeholders::paths)
+            .unwrap_or_default(),
         tty: opts.tty,
         lease_secs: shell.max_job_seconds,
         owner: Owner::from_env(),

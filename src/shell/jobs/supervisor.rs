@@ -110,6 +110,7 @@ struct Job {
 struct Held {
     cgroup: Option<PidsCgroup>,
     placeholders: Option<VcsPlaceholders>,
+    protected: Option<crate::shell::protect::Placeholders>,
     tmp: PathBuf,
 }
 
@@ -118,6 +119,7 @@ impl Drop for Held {
         // The cgroup first: what is left of the job is killed before its files go.
         self.cgroup.take();
         self.placeholders.take();
+        self.protected.take();
         let _ = std::fs::remove_dir_all(&self.tmp);
     }
 }
@@ -701,9 +703,13 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
             .map_err(Clone::clone);
         cgroup = made.ok();
     }
+    let protected = spec
+        .sandbox
+        .then(|| crate::shell::protect::Placeholders::hold_at(&start.protected_placeholders));
     let held = Held {
         cgroup,
         placeholders,
+        protected,
         tmp: start.tmp.clone(),
     };
     let spec_json = serde_json::to_string(&spec)

@@ -44,6 +44,8 @@ mod lean;
 mod load;
 #[path = "suite/mcp.rs"]
 mod mcp;
+#[path = "suite/media.rs"]
+mod media;
 #[path = "suite/mcp_client.rs"]
 mod mcp_client;
 #[path = "suite/mcp_concurrency.rs"]

@@ -14,6 +14,8 @@ mod agent_pipe;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/conformance.rs"]
+mod conformance;
 #[path = "suite/contract.rs"]
 mod contract;
 #[path = "../benches/llm_edits/corpus.rs"]
@@ -44,12 +46,12 @@ mod lean;
 mod load;
 #[path = "suite/mcp.rs"]
 mod mcp;
-#[path = "suite/media.rs"]
-mod media;
 #[path = "suite/mcp_client.rs"]
 mod mcp_client;
 #[path = "suite/mcp_concurrency.rs"]
 mod mcp_concurrency;
+#[path = "suite/media.rs"]
+mod media;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/props_edit.rs"]

@@ -36,6 +36,8 @@ mod faults;
 mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
+#[path = "suite/host_snippets.rs"]
+mod host_snippets;
 #[path = "suite/jail.rs"]
 mod jail;
 #[path = "suite/layers.rs"]

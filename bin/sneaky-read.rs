@@ -1,4 +1,4 @@
-//! `sneaky-read`: the read_file tool (see `sneaky::tools`).
+//! `sneaky-read`: the read_file tool (see `sneaky::tools`), and the hosts' image scaler.
 fn main() -> std::process::ExitCode {
-    sneaky::protocol::main::<sneaky::tools::read::ReadFile>()
+    sneaky::media::scale::read_main()
 }

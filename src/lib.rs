@@ -11,6 +11,7 @@
 //! - `render`: results as text; `render::model` is what a model reads, `render::human` the
 //!   binaries' `--format text`.
 //! - `tools`: one module per tool; `text`: small text helpers every layer uses.
+//! - `media`: what read_file returns of an image (and how it is scaled down).
 //! - `agent`: the LLM driver behind `sneaky-agent`; `mcp`: the MCP server.
 //! - `isolate`: running a tool in its own binary for a long-lived host, cancellable, with
 //!   progress (`progress`: the lines a tool binary prints for its host); `proctable`: the
@@ -27,6 +28,7 @@ pub mod error;
 pub mod fs;
 pub mod isolate;
 pub mod mcp;
+pub mod media;
 pub mod permissions;
 pub mod proctable;
 pub mod progress;

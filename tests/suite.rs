@@ -14,6 +14,8 @@ mod agent_pipe;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/conformance.rs"]
+mod conformance;
 #[path = "suite/contract.rs"]
 mod contract;
 #[path = "../benches/llm_edits/corpus.rs"]
@@ -34,6 +36,8 @@ mod faults;
 mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
+#[path = "suite/host_snippets.rs"]
+mod host_snippets;
 #[path = "suite/jail.rs"]
 mod jail;
 #[path = "suite/jobs.rs"]
@@ -50,6 +54,8 @@ mod mcp;
 mod mcp_client;
 #[path = "suite/mcp_concurrency.rs"]
 mod mcp_concurrency;
+#[path = "suite/media.rs"]
+mod media;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/props_edit.rs"]

@@ -84,7 +84,11 @@ pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Ve
         (None, Err(e)) => model::error_text(e.code(), &e.message()),
     };
     let mut result = Map::new();
-    result.insert("content".into(), json!([{"type": "text", "text": text}]));
+    let mut content = vec![json!({"type": "text", "text": text})];
+    if let Some(image) = outcome.as_ref().ok().and_then(image_block) {
+        content.push(image);
+    }
+    result.insert("content".into(), Value::Array(content));
     let failed = outcome.is_err();
     if let (Ok(structured), true) = (outcome, version.has_structured_output()) {
         // Moved, not copied: a file's content is only in the answer once more.
@@ -92,6 +96,17 @@ pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Ve
     }
     result.insert("isError".into(), failed.into());
     Value::Object(result)
+}
+
+/// An `image` content block (`data` in base64, `mimeType`) for a read_file result that holds
+/// an image, so that the host shows it to the model; the text beside it says what it is.
+fn image_block(result: &Value) -> Option<Value> {
+    if result.get("encoding")?.as_str()? != "base64" {
+        return None;
+    }
+    let mime = result.get("mime_type")?.as_str()?;
+    crate::media::ImageKind::from_mime_type(mime)?;
+    Some(json!({"type": "image", "data": result.get("content")?, "mimeType": mime}))
 }
 
 #[cfg(test)]
@@ -147,6 +162,28 @@ mod tests {
         assert_eq!(result["isError"], false);
         let old = call_result("read_file", ok, Version::V2024_11_05);
         assert!(old.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn an_image_is_an_image_block_beside_the_text() {
+        let ok = Ok(
+            json!({"path": "a.png", "content": "iVBORw0KGgo=", "total_lines": 0,
+                           "start_line": 1, "end_line": 0, "truncated": false,
+                           "encoding": "base64", "mime_type": "image/png", "width": 2,
+                           "height": 1, "original_width": 2, "original_height": 1}),
+        );
+        for version in [Version::LATEST, Version::V2024_11_05] {
+            let result = call_result("read_file", ok.clone(), version);
+            assert_eq!(
+                result["content"],
+                json!([{"type": "text", "text": "a.png (PNG image, 2x1 pixels)"},
+                       {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}])
+            );
+        }
+        let text = Ok(json!({"path": "a.txt", "content": "a\n", "total_lines": 1,
+                             "start_line": 1, "end_line": 1, "truncated": false}));
+        let result = call_result("read_file", text, Version::LATEST);
+        assert_eq!(result["content"].as_array().map(Vec::len), Some(1));
     }
 
     #[test]

@@ -193,6 +193,12 @@ pub trait Tool {
     type Args: DeserializeOwned + JsonSchema;
     type Output: Serialize + DeserializeOwned + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
+    /// `run` as the long-lived hosts call it in their own process (`ToolSpec::hosted`). The
+    /// same unless a tool hands part of its work to its binary so that the hosts need not link
+    /// it (read_file: scaling an image down).
+    fn run_hosted(args: Self::Args, ctx: &Context) -> Result<Self::Output> {
+        Self::run(args, ctx)
+    }
     /// `--format text` written while the tool works, for a tool whose text needs no global
     /// order (the searches): nothing is held whatever the size of the result. None (the
     /// default): the finished result is rendered by `render::human`.
@@ -622,9 +628,10 @@ fn check_json<T: Tool>(args: &Value) -> Result<()> {
     parse_args::<T::Args>(args.clone(), T::SCHEMA).map(drop)
 }
 
+/// `ToolSpec::run` of the hosts' specs (see `ToolSpec::hosted`).
 fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
     let args = parse_args::<T::Args>(args, T::SCHEMA)?;
-    let out = T::run(args, ctx)?;
+    let out = T::run_hosted(args, ctx)?;
     serde_json::to_value(out)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
 }

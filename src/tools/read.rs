@@ -1,15 +1,19 @@
 //! read_file: UTF-8 text, whole or a range of lines. Binary files (a NUL byte in the first
 //! 8 KiB, or bytes that are not UTF-8) are refused, and so are files over
 //! `max_file_size_bytes` unless a range of lines is asked for; a range is read streaming, so
-//! its memory stays bounded by the limit whatever the file's size.
+//! its memory stays bounded by the limit whatever the file's size. An image (PNG, JPEG, GIF,
+//! WebP, told by its first bytes) comes back in base64, scaled down when it is over the
+//! limits of `crate::media`.
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::FileExt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
+use crate::media::{self, Image, ImageKind};
 use crate::render::human::Text;
 use crate::render::model;
 
@@ -17,7 +21,9 @@ use crate::render::model;
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// Read a UTF-8 text file from the workspace. Returns its content (line endings kept) and its
-/// number of lines. For a large file, read a range with `offset` and `limit`.
+/// number of lines. For a large file, read a range with `offset` and `limit`. An image (PNG,
+/// JPEG, GIF, WebP) is returned as an image (base64 data, MIME type, pixel size), scaled down
+/// when large.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
@@ -44,8 +50,74 @@ pub struct ReadResult {
     /// First and last line returned (1-based; `end_line` < `start_line` when none).
     pub start_line: u64,
     pub end_line: u64,
-    /// True when `content` is not the whole file.
+    /// True when `content` is not the whole file (for an image: it was scaled down).
     pub truncated: bool,
+    /// `base64` for an image: `content` holds its bytes in base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// The type of an image's `content` (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// An image's width and height in pixels, as `content` holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u64>,
+    /// The file's own width and height, larger than `width` and `height` when it was scaled
+    /// down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_width: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_height: Option<u64>,
+}
+
+impl ReadResult {
+    /// A text result (no image fields).
+    fn text(path: String, content: String, total_lines: u64, lines: (u64, u64)) -> ReadResult {
+        ReadResult {
+            path,
+            content,
+            total_lines,
+            start_line: lines.0,
+            end_line: lines.1,
+            truncated: lines.0 > 1 || lines.1 < total_lines,
+            encoding: None,
+            mime_type: None,
+            width: None,
+            height: None,
+            original_width: None,
+            original_height: None,
+        }
+    }
+
+    /// The image `content` holds, when it is one.
+    pub fn image_kind(&self) -> Option<ImageKind> {
+        self.mime_type.as_deref().and_then(ImageKind::from_mime_type)
+    }
+
+    /// "PNG image, 64x32 pixels", "JPEG image, 4000x3000 pixels, scaled down to 2000x1500".
+    fn image_description(&self, kind: ImageKind) -> String {
+        let (w, h) = (self.width.unwrap_or(0), self.height.unwrap_or(0));
+        let (ow, oh) = (
+            self.original_width.unwrap_or(w),
+            self.original_height.unwrap_or(h),
+        );
+        let mut text = format!("{} image, {ow}x{oh} pixels", kind.name());
+        if (ow, oh) != (w, h) {
+            text.push_str(&format!(", scaled down to {w}x{h}"));
+        }
+        text
+    }
+}
+
+/// How an image over the limits is scaled down: in this process (`sneaky-read`), or by
+/// `sneaky-read` for a host (`media::scale_elsewhere`), so that only one binary links the
+/// decoders.
+type Scaler = fn(ImageKind, &[u8], u64, &str) -> Result<Image>;
+
+fn scale_here(kind: ImageKind, bytes: &[u8], max: u64, path: &str) -> Result<Image> {
+    media::scale::scale(kind, bytes, max)
+        .map_err(|e| Error::new(e.kind, format!("{path}: {}", e.message())))
 }
 
 pub struct ReadFile;
@@ -83,44 +155,20 @@ impl Tool for ReadFile {
     type Output = ReadResult;
 
     fn run(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
-        if args.offset == Some(0) {
-            return Err(Error::invalid_args("offset: lines count from 1"));
-        }
-        if args.limit == Some(0) {
-            return Err(Error::invalid_args("limit: must be at least 1"));
-        }
-        let rel = ctx.ws.relative(&args.file_path)?;
-        let (file, size) = ctx.ws.open_read_sized(&rel)?;
-        let max = ctx.config.max_file_size_bytes;
-        let path = rel.display().to_string();
-        if args.offset.is_none() && args.limit.is_none() {
-            if size > max {
-                return Err(too_large(&path, size, max));
-            }
-            let bytes = read_bounded(file, size, max, &path)?;
-            let content = text_or_binary(bytes, &path)?;
-            let total_lines = count_lines(content.as_bytes());
-            return Ok(ReadResult {
-                path,
-                content,
-                total_lines,
-                start_line: 1,
-                end_line: total_lines,
-                truncated: false,
-            });
-        }
-        read_range(
-            file,
-            path,
-            args.offset.unwrap_or(1),
-            args.limit.unwrap_or(u64::MAX),
-            max,
-        )
+        read(args, ctx, scale_here)
     }
 
-    /// `path (lines a-b of N)`, then the content unchanged.
+    fn run_hosted(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
+        read(args, ctx, media::scale_elsewhere)
+    }
+
+    /// `path (lines a-b of N)`, then the content unchanged; for an image, what it is (the image
+    /// itself goes beside the text, as the host's API takes images).
     fn model_text(r: &ReadResult) -> String {
         let path = &r.path;
+        if let Some(kind) = r.image_kind() {
+            return format!("{path} ({})", r.image_description(kind));
+        }
         let (start, end, total) = (r.start_line, r.end_line, r.total_lines);
         let header = if total == 0 {
             format!("{path} (empty file)")
@@ -139,13 +187,128 @@ impl Tool for ReadFile {
     }
 
     fn human_text(r: &ReadResult, _binary: &str) -> Text {
+        if let Some(kind) = r.image_kind() {
+            return Text {
+                stdout: format!(
+                    "{}: {} (its bytes, in base64, are in --format json's result.content)\n",
+                    r.path,
+                    r.image_description(kind)
+                ),
+                stderr: String::new(),
+            };
+        }
         Text {
             stdout: r.content.clone(),
             stderr: String::new(),
         }
     }
 
-    const TEXT_FORMAT: &'static str = "the file's content, as is";
+    const TEXT_FORMAT: &'static str =
+        "the file's content, as is; for an image, a line saying what it is";
+}
+
+fn read(args: ReadArgs, ctx: &Context, scaler: Scaler) -> Result<ReadResult> {
+    if args.offset == Some(0) {
+        return Err(Error::invalid_args("offset: lines count from 1"));
+    }
+    if args.limit == Some(0) {
+        return Err(Error::invalid_args("limit: must be at least 1"));
+    }
+    let rel = ctx.ws.relative(&args.file_path)?;
+    let (file, size) = ctx.ws.open_read_sized(&rel)?;
+    let max = ctx.config.max_file_size_bytes;
+    let path = rel.display().to_string();
+    if args.offset.is_none() && args.limit.is_none() {
+        if size > max {
+            // Over the limit for text; an image is read to be scaled down.
+            let mut head = [0u8; 16];
+            let n = file.read_at(&mut head, 0).map_err(|e| Error::io(&path, e))?;
+            return match ImageKind::sniff(&head[..n]) {
+                Some(kind) => {
+                    let bytes = read_image_bytes(file, &path)?;
+                    image_result(kind, bytes, path, max, scaler)
+                }
+                None => Err(too_large(&path, size, max)),
+            };
+        }
+        let bytes = read_bounded(file, size, max, &path)?;
+        if let Some(kind) = ImageKind::sniff(&bytes) {
+            return image_result(kind, bytes, path, max, scaler);
+        }
+        let content = text_or_binary(bytes, &path)?;
+        let total_lines = count_lines(content.as_bytes());
+        return Ok(ReadResult::text(
+            path,
+            content,
+            total_lines,
+            (1, total_lines),
+        ));
+    }
+    read_range(
+        file,
+        path,
+        args.offset.unwrap_or(1),
+        args.limit.unwrap_or(u64::MAX),
+        max,
+        scaler,
+    )
+}
+
+/// An image's whole file, up to `media::MAX_IMAGE_FILE_BYTES`.
+fn read_image_bytes(file: impl Read, path: &str) -> Result<Vec<u8>> {
+    let bound = media::MAX_IMAGE_FILE_BYTES;
+    let mut bytes = Vec::new();
+    file.take(bound + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > bound {
+        return Err(Error::new(
+            ErrorKind::FileTooLarge,
+            format!("{path} is an image over {bound} bytes, more than read_file scales down"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The image as it is when it is within the limits, else scaled down.
+fn image_result(
+    kind: ImageKind,
+    bytes: Vec<u8>,
+    path: String,
+    max: u64,
+    scaler: Scaler,
+) -> Result<ReadResult> {
+    let (width, height) = kind.dimensions(&bytes).ok_or_else(|| {
+        binary(
+            &path,
+            &format!("it starts as a {} image, but its header cannot be read", kind.name()),
+        )
+    })?;
+    let image = if media::fits(width, height, bytes.len() as u64, max) {
+        Image {
+            kind,
+            bytes,
+            width,
+            height,
+        }
+    } else {
+        scaler(kind, &bytes, max, &path)?
+    };
+    let scaled = (image.width, image.height) != (width, height) || image.kind != kind;
+    Ok(ReadResult {
+        path,
+        content: media::base64_encode(&image.bytes),
+        total_lines: 0,
+        start_line: 1,
+        end_line: 0,
+        truncated: scaled,
+        encoding: Some("base64".to_string()),
+        mime_type: Some(image.kind.mime_type().to_string()),
+        width: Some(u64::from(image.width)),
+        height: Some(u64::from(image.height)),
+        original_width: Some(u64::from(width)),
+        original_height: Some(u64::from(height)),
+    })
 }
 
 fn too_large(path: &str, size: u64, max: u64) -> Error {
@@ -209,15 +372,22 @@ pub fn count_lines(bytes: &[u8]) -> u64 {
     }
 }
 
+/// Lines `offset` on, `limit` of them, read streaming (an image is returned whole: lines mean
+/// nothing there).
 fn read_range(
     file: std::fs::File,
     path: String,
     offset: u64,
     limit: u64,
     max: u64,
+    scaler: Scaler,
 ) -> Result<ReadResult> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| Error::io(&path, e))?;
+    if let Some(kind) = ImageKind::sniff(head) {
+        let bytes = read_image_bytes(reader, &path)?;
+        return image_result(kind, bytes, path, max, scaler);
+    }
     if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(binary(&path, "it contains NUL bytes"));
     }
@@ -250,14 +420,12 @@ fn read_range(
     let content = text_or_binary(content, &path)?;
     let start_line = offset.min(number + 1);
     let end_line = last_wanted.min(number);
-    Ok(ReadResult {
+    Ok(ReadResult::text(
         path,
         content,
-        total_lines: number,
-        start_line,
-        end_line,
-        truncated: start_line > 1 || end_line < number,
-    })
+        number,
+        (start_line, end_line),
+    ))
 }
 
 #[cfg(test)]

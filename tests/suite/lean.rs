@@ -1,7 +1,7 @@
 //! Lean binaries: each tool binary links only what its tool uses (generic mains).
 //! The bash grammar (tree-sitter-bash) belongs only where commands are parsed: sneaky-run (the
 //! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it); HTTPS
-//! (rustls) only in sneaky-agent. Read from the symbol tables
+//! (rustls) only in sneaky-agent; the image codecs only in sneaky-read (`sneaky::media`). Read from the symbol tables
 //! of this build's binaries with `nm` (the linker drops what nothing references);
 //! `benches/size.sh` checks the same on the stripped release binaries and measures the sizes.
 //!
@@ -79,7 +79,7 @@ fn symbols(bin: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_bash_grammar_and_tls_are_linked_only_where_used() {
+fn the_bash_grammar_tls_and_image_codecs_are_linked_only_where_used() {
     if !util::require_cmd("nm") {
         return;
     }
@@ -94,6 +94,16 @@ fn the_bash_grammar_and_tls_are_linked_only_where_used() {
             "{bin}: no symbol table to read (stripped?)"
         );
         let grammar = symbols.iter().any(|s| s == "tree_sitter_bash");
+        // The image codecs: only sneaky-read scales images (the hosts hand them to it).
+        let wants_codecs = bin == ToolName::ReadFile.binary();
+        let codecs = symbols.iter().any(|s| {
+            ["zune_jpeg", "image_webp", "jpeg_encoder", "N3png", "N3gif"]
+                .iter()
+                .any(|mark| s.contains(mark))
+        });
+        if codecs != wants_codecs {
+            wrong.push(format!("{bin}: links the image codecs: {codecs}"));
+        }
         let tls = symbols.iter().any(|s| s.contains("rustls"));
         if grammar != wants_grammar {
             wrong.push(format!("{bin}: links the bash grammar: {grammar}"));

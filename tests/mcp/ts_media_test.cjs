@@ -1,0 +1,81 @@
+// read_file of an image through the official TypeScript MCP SDK's client: the SDK parses the
+// result against its CallToolResult schema (an `image` block needs `data` and `mimeType`) and
+// validates structuredContent against the tool's outputSchema.
+//
+// Usage: node ts_media_test.cjs SNEAKY_MCP_BINARY WORKSPACE_ROOT
+//
+// WORKSPACE_ROOT holds shot.png (48 x 20) and big.png (2400 x 600). Run by
+// tests/suite/media.rs with NODE_PATH pointing at the packages .ci/setup-hosts.sh installs.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { CallToolResultSchema } = require('@modelcontextprotocol/sdk/types.js');
+
+function check(condition, message) {
+  if (!condition) {
+    throw new Error(`check failed: ${message}`);
+  }
+  console.log(`ok: ${message}`);
+}
+
+// Width and height from a PNG's IHDR, or a JPEG's first frame header.
+function size(bytes) {
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
+    return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+  }
+  let at = 2;
+  while (at + 9 < bytes.length) {
+    const marker = bytes[at + 1];
+    const len = bytes.readUInt16BE(at + 2);
+    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) {
+      return [bytes.readUInt16BE(at + 7), bytes.readUInt16BE(at + 5)];
+    }
+    at += 2 + len;
+  }
+  return null;
+}
+
+async function main() {
+  const [binary, root] = process.argv.slice(2);
+  const transport = new StdioClientTransport({
+    command: binary,
+    args: ['--root', root],
+    env: process.env,
+    stderr: 'inherit',
+  });
+  const client = new Client({ name: 'sneaky-ts-media-test', version: '1.0.0' });
+  await client.connect(transport);
+  await client.listTools();
+
+  const small = await client.callTool({ name: 'read_file', arguments: { file_path: 'shot.png' } });
+  check(CallToolResultSchema.safeParse(small).success, 'the result parses as a CallToolResult');
+  check(small.isError === false, 'read_file of a PNG succeeds');
+  const image = small.content.find((c) => c.type === 'image');
+  check(image !== undefined, 'the result holds an image block');
+  check(image.mimeType === 'image/png', `its mimeType is image/png (${image.mimeType})`);
+  const bytes = Buffer.from(image.data, 'base64');
+  check(bytes.equals(fs.readFileSync(path.join(root, 'shot.png'))), 'its data is the file, in base64');
+  const text = small.content.find((c) => c.type === 'text');
+  check(text && text.text === 'shot.png (PNG image, 48x20 pixels)', `the text says what it is: ${text && text.text}`);
+  check(small.structuredContent.mime_type === 'image/png' && small.structuredContent.width === 48,
+    'structuredContent (validated by the SDK against outputSchema) has mime_type and width');
+
+  const big = await client.callTool({ name: 'read_file', arguments: { file_path: 'big.png' } });
+  check(CallToolResultSchema.safeParse(big).success, 'the scaled result parses as a CallToolResult');
+  const scaled = big.content.find((c) => c.type === 'image');
+  const dims = size(Buffer.from(scaled.data, 'base64'));
+  check(dims && dims[0] === 2000 && dims[1] === 500, `the 2400 x 600 image comes scaled to 2000 x 500 (${dims})`);
+  check(big.structuredContent.truncated === true && big.structuredContent.original_width === 2400,
+    'structuredContent says it was scaled from 2400 px');
+
+  await client.close();
+  console.log('all TypeScript media checks passed');
+}
+
+main().catch((e) => {
+  console.error(e && e.stack ? e.stack : e);
+  process.exit(1);
+});

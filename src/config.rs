@@ -147,6 +147,10 @@ pub struct Shell {
     /// Extra files or directories whose programs may execute (helpers an allowed program
     /// runs that the built-in helper table does not know). Absolute paths.
     pub exec_paths: Vec<String>,
+    /// Workspace directories (relative to the root; "." for all of it) whose files may
+    /// execute, and whose programs the policy accepts by path (`./hello`, `build/app`): what
+    /// the build makes there. Opt-in: a command can then run any program it writes there.
+    pub exec_workspace_dirs: Vec<String>,
     /// Unix sockets outside the workspace that commands may connect to (absolute paths; e.g.
     /// an SSH agent's). Every other pathname socket of the host is covered in the command's
     /// mount view.
@@ -205,6 +209,7 @@ impl Default for Shell {
             read_paths: None,
             write_paths: Vec::new(),
             exec_paths: Vec::new(),
+            exec_workspace_dirs: Vec::new(),
             unix_sockets: Vec::new(),
             require_layers: None,
             container_boundary: false,
@@ -473,6 +478,7 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         read_paths,
         write_paths: intersection(&base.write_paths, &ws.write_paths),
         exec_paths: intersection(&base.exec_paths, &ws.exec_paths),
+        exec_workspace_dirs: intersection(&base.exec_workspace_dirs, &ws.exec_workspace_dirs),
         unix_sockets: intersection(&base.unix_sockets, &ws.unix_sockets),
         require_layers: match (&base.require_layers, &ws.require_layers) {
             (_, None) => base.require_layers.clone(),
@@ -534,6 +540,11 @@ impl Shell {
         }
         if self.max_job_seconds == 0 {
             return bad("max_job_seconds must be at least 1".into());
+        }
+        if let Err(m) =
+            crate::fs::pathlist::validate("exec_workspace_dirs", &self.exec_workspace_dirs, true)
+        {
+            return bad(m);
         }
         if self.max_processes == 0 || self.max_file_bytes == 0 || self.max_cpu_seconds == 0 {
             return bad(

@@ -70,6 +70,8 @@ mod readme;
 mod run_exec;
 #[path = "suite/run_policy.rs"]
 mod run_policy;
+#[path = "suite/run_usability.rs"]
+mod run_usability;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
 #[path = "suite/sandbox_doors.rs"]

@@ -78,6 +78,11 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
         for helper in helpers(name, &found, inputs, &path) {
             add(helper, &mut set);
         }
+        for part in shim_parts(&found, &path) {
+            if add(part.clone(), &mut set) {
+                inspect.push(part);
+            }
+        }
         if !DEFAULT_ALLOWED.contains(name) {
             inspect.push(found.clone());
         }
@@ -295,6 +300,48 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, path: &SearchPath) -> 
         }
         _ => {}
     }
+    out
+}
+
+/// A version manager's shim (pyenv, rbenv, nodenv, asdf: a small shell script in a `shims`
+/// directory that runs `exec MANAGER exec PROGRAM "$@"`) is resolved to what it runs: the
+/// manager's own directory (`~/.pyenv`, `~/.asdf`: the shims directory's parent, where the
+/// manager's scripts and every installed version of the real program live) and the manager
+/// program the shim executes, when it lies elsewhere. Allowing a shimmed program allows what
+/// its manager runs for it; nothing else on the way is added.
+fn shim_parts(found: &Path, path: &SearchPath) -> Vec<PathBuf> {
+    let Some(shims) = found.parent() else {
+        return Vec::new();
+    };
+    if shims.file_name() != Some(OsStr::new("shims")) {
+        return Vec::new();
+    }
+    let mut head = [0u8; 4096];
+    let n = match std::fs::File::open(found).and_then(|mut f| f.read(&mut head)) {
+        Ok(n) => n,
+        Err(_) => return Vec::new(),
+    };
+    if !head.starts_with(b"#!") {
+        return Vec::new();
+    }
+    let mut out: Vec<PathBuf> = shims.parent().and_then(private_dir).into_iter().collect();
+    let text = String::from_utf8_lossy(&head[..n]);
+    let manager = text.lines().find_map(|line| {
+        let word = line
+            .trim()
+            .strip_prefix("exec ")?
+            .split_whitespace()
+            .next()?;
+        let word = word.trim_matches(['"', '\'']);
+        if word.starts_with('/') {
+            Some(PathBuf::from(word))
+        } else if !word.contains(['/', '$']) {
+            path.find(word)
+        } else {
+            None
+        }
+    });
+    out.extend(manager.filter(|m| m.is_file()));
     out
 }
 

@@ -135,7 +135,12 @@ pub fn run(
         }
     };
     cmd.current_dir(&root).env_clear().envs(env);
-    let finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
+    let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
+    if shell.sandbox {
+        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
+            finished.stderr.text.push_str(&hint);
+        }
+    }
     drop(pids_cgroup);
     drop(vcs_placeholders);
     drop(protected_placeholders);
@@ -213,4 +218,42 @@ pub(crate) fn describe(
             s.namespaces, s.seccomp, s.processes
         ),
     )
+}
+
+/// When the command's stderr says that a program could not be executed ("Permission
+/// denied") and that program is an executable file, the sandbox's exec set refused it: a
+/// line saying which keys allow it, for the person or model reading the result.
+fn exec_hint(stderr: &str, root: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let refused = stderr.lines().find_map(|line| {
+        // `bash: line 1: ./hello: Permission denied`, `make: ./hello: Permission denied`,
+        // `env: ‘./hello’: Permission denied`, `… [Errno 13] Permission denied: './hello'`.
+        let name = match line.strip_suffix(": Permission denied") {
+            Some(head) => head.rsplit(": ").next()?,
+            None => line.split("Permission denied: ").nth(1)?,
+        };
+        let name = name.trim().trim_matches(['\'', '"', '‘', '’', '`']);
+        if name.is_empty() || !name.contains('/') {
+            return None;
+        }
+        let meta = std::fs::metadata(root.join(name)).ok()?;
+        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| name.to_string())
+    })?;
+    let inside = std::fs::canonicalize(root.join(&refused)).is_ok_and(|p| p.starts_with(root));
+    let key = if inside {
+        "tools.shell.exec_workspace_dirs (directories of the workspace whose programs may run, \
+         such as the build's output; \".\" for all of it)"
+    } else {
+        "tools.shell.extra_allowed_commands (a program) or tools.shell.exec_paths (a helper \
+         file or directory)"
+    };
+    Some(format!(
+        "{}sneaky-run: {refused} could not be executed: the sandbox lets only allowed programs \
+         execute; {key} in your configuration allows it (docs/sandbox.md)\n",
+        if stderr.is_empty() || stderr.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        }
+    ))
 }

@@ -29,6 +29,7 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
             "require_layers": shell.required_layers().0,
             "container_boundary": shell.container_boundary,
             "exec_paths": shell.exec_paths,
+            "exec_workspace_dirs": shell.exec_workspace_dirs,
         });
         return value.to_string();
     }

@@ -36,6 +36,13 @@ pub fn launch_spec(
             lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
         },
     });
+    let mut exec_set = exec_set;
+    for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
+        if !exec_set.paths.contains(&dir) {
+            exec_set.paths.push(dir.clone());
+        }
+        exec_set.directories.push(dir);
+    }
     let (pin, mut read_only) = if config.allow_vcs_writes {
         (Vec::new(), Vec::new())
     } else {
@@ -352,4 +359,37 @@ fn write_paths(shell: &Shell, root: &Path, tmp: &Path) -> Result<Vec<PathBuf>> {
     let mut paths = vec![root.to_path_buf(), tmp.to_path_buf()];
     paths.extend(absolute_paths(&shell.write_paths, "write_paths")?);
     Ok(paths)
+}
+
+/// `tools.shell.exec_workspace_dirs` as real directories inside the workspace, made when
+/// missing (a bind mount and a Landlock rule need them to exist before the call; the build
+/// fills them). One that leads out of the workspace through a link is left out.
+fn workspace_exec_dirs(root: &Path, dirs: &[String]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in dirs {
+        let mut at = root.to_path_buf();
+        let mut inside = true;
+        for c in Path::new(d).components() {
+            let std::path::Component::Normal(name) = c else {
+                continue;
+            };
+            at.push(name);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&at) {
+                    Ok(real) if real.starts_with(root) && real.is_dir() => at = real,
+                    _ => inside = false,
+                },
+                Ok(_) => inside = false,
+                Err(_) => inside = std::fs::create_dir(&at).is_ok(),
+            }
+            if !inside {
+                break;
+            }
+        }
+        if inside {
+            out.push(at);
+        }
+    }
+    out
 }

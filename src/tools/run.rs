@@ -137,6 +137,7 @@ impl Tool for RunCommand {
             "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, all; unset: all; []: run with what the system offers)",
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
+            "tools.shell.exec_workspace_dirs: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
             "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores",
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",

@@ -79,7 +79,7 @@ impl Lists {
         }
         if name.contains('/') {
             return Some(format!(
-                "{name}: a command given by path runs only when listed verbatim in tools.shell.allowed_commands or tools.shell.extra_allowed_commands"
+                "{name}: a command given by path runs only when listed verbatim in tools.shell.allowed_commands or tools.shell.extra_allowed_commands, or when it lies in one of tools.shell.exec_workspace_dirs (what the build makes in the workspace: docs/sandbox.md)"
             ));
         }
         let which = if self.effective.allowed_replaced {

@@ -92,6 +92,7 @@ pub fn check(command: &str, shell: &Shell, root: &Path) -> Result<Approved> {
         root,
         programs: Vec::new(),
         network: shell.network,
+        workspace_exec: &shell.exec_workspace_dirs,
     };
     checker.script(command, 0)?;
     Ok(Approved {
@@ -109,6 +110,8 @@ struct Checker<'a> {
     programs: Vec<String>,
     /// tools.shell.network allows some network: git's network subcommands may run.
     network: bool,
+    /// tools.shell.exec_workspace_dirs: programs there run by path.
+    workspace_exec: &'a [String],
 }
 
 fn parse(text: &str) -> Result<tree_sitter::Tree> {

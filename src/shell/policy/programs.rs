@@ -37,8 +37,10 @@ impl Checker<'_> {
                 "`{part}`: `{name}` runs another program that the policy cannot check"
             )));
         }
-        if let Some(why) = self.lists.refusal(name) {
-            return Err(deny(format!("`{part}`: {why}")));
+        if !self.built_here(name) {
+            if let Some(why) = self.lists.refusal(name) {
+                return Err(deny(format!("`{part}`: {why}")));
+            }
         }
         self.programs.push(name.to_string());
         let values: Vec<String> = args.iter().map(|w| w.value.clone()).collect();
@@ -76,6 +78,37 @@ impl Checker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A program named by a path beneath one of `tools.shell.exec_workspace_dirs` (without
+    /// `..`): what the build made there, which that key lets run.
+    fn built_here(&self, name: &str) -> bool {
+        if !name.contains('/') || self.workspace_exec.is_empty() {
+            return false;
+        }
+        let path = std::path::Path::new(name);
+        let rel = match path.strip_prefix(self.root) {
+            Ok(rel) => rel,
+            Err(_) if path.is_absolute() => return false,
+            Err(_) => path,
+        };
+        use std::path::Component;
+        if rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return false;
+        }
+        let normal = |p: &std::path::Path| -> std::path::PathBuf {
+            p.components()
+                .filter(|c| matches!(c, Component::Normal(_)))
+                .collect()
+        };
+        let rel = normal(rel);
+        self.workspace_exec.iter().any(|d| {
+            let d = normal(std::path::Path::new(d));
+            rel.starts_with(&d) && rel != d
+        })
     }
 
     fn cd(&self, args: &[Word], part: &str) -> Result<()> {

@@ -66,7 +66,19 @@ struct World {
     files: Vec<(String, Option<String>)>,
     outside_meta: (i64, i64, u32),
     hooks: Vec<String>,
+    /// Which of the files that run code when the project is opened are there.
+    autorun: Vec<&'static str>,
 }
+
+/// Files that run code when a person opens the project (the built-in `protected_paths`).
+const AUTORUN: &[&str] = &[
+    ".vscode",
+    ".envrc",
+    ".mcp.json",
+    ".claude",
+    ".idea",
+    ".husky",
+];
 
 fn world(w: &Ws) -> World {
     let read = |p: &Path| std::fs::read_to_string(p).ok();
@@ -77,6 +89,13 @@ fn world(w: &Ws) -> World {
         ("outside.txt", w.outside().join("outside.txt")),
         ("../pwned", w.outside().join("pwned")),
         ("pwned", w.root.join("pwned")),
+        (".vscode/tasks.json", w.root.join(".vscode/tasks.json")),
+        (".envrc", w.root.join(".envrc")),
+        (".mcp.json", w.root.join(".mcp.json")),
+        (
+            ".claude/settings.json",
+            w.root.join(".claude/settings.json"),
+        ),
     ]
     .into_iter()
     .map(|(n, p)| (n.to_string(), read(&p)))
@@ -94,6 +113,11 @@ fn world(w: &Ws) -> World {
         files,
         outside_meta: (m.mtime(), m.ctime(), m.mode()),
         hooks,
+        autorun: AUTORUN
+            .iter()
+            .copied()
+            .filter(|p| std::fs::symlink_metadata(w.root.join(p)).is_ok())
+            .collect(),
     }
 }
 
@@ -166,6 +190,11 @@ const POLICY_CORPUS: &[(&str, &str)] = &[
     ("timeout runs a denied program", "timeout 5 rm f.txt"),
     ("find exec", "find . -maxdepth 0 -exec touch pwned ;"),
     ("xargs runs a shell", "echo 'touch pwned' | xargs sh -c"),
+    ("redirect into .envrc", "echo 'touch pwned' > .envrc"),
+    ("cp into .vscode", "mkdir -p .vscode && cp f.txt .vscode/tasks.json"),
+    ("tee into .mcp.json", "tee .mcp.json < evil"),
+    ("mkdir an agent's settings", "mkdir -p .claude/commands && cp hook .claude/settings.json"),
+    ("sed -i a new .envrc", "touch .envrc; sed -i 1i\\touch .envrc"),
 ];
 
 #[test]
@@ -214,6 +243,13 @@ const PAYLOADS: &[(&str, &str)] = &[
     ("read a disk", "head -c 512 /dev/vda > disk.bin; head -c 512 /dev/sda >> disk.bin; test -s disk.bin && touch pwned"),
     ("remount rw", "mount -o remount,rw / && touch /pwned-sneaky"),
     ("escape with unshare", "unshare -r sh -c 'touch ../pwned'"),
+    ("plant editor tasks", "mkdir -p .vscode && echo '{\"tasks\":[]}' > .vscode/tasks.json"),
+    ("plant .envrc", "echo 'touch pwned' > .envrc"),
+    ("plant an MCP server", "echo '{\"mcpServers\":{}}' > .mcp.json"),
+    ("plant agent settings", "mkdir -p .claude; echo '{}' > .claude/settings.json"),
+    ("remove a placeholder then plant", "rmdir .vscode; rm -rf .vscode; mkdir .vscode; touch .vscode/tasks.json"),
+    ("rename a placeholder then plant", "mv .claude old; mkdir .claude && echo '{}' > .claude/settings.json"),
+    ("husky hook", "mkdir -p .husky && cp hook .husky/pre-commit"),
 ];
 
 #[test]

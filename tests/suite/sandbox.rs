@@ -22,10 +22,16 @@ use crate::util::{self, Ws};
 /// Whether the namespace layer is in force here; prints why not.
 pub fn namespaces_or_skip(test: &str) -> bool {
     let w = util::ws();
-    let r = w
-        .call("sneaky-run", json!({"command": "true"}))
-        .command_ran()
-        .clone();
+    let reply = w.call("sneaky-run", json!({"command": "true"}));
+    if reply.json["ok"] == false {
+        // A layer is missing, and run_command refuses rather than run weaker.
+        eprintln!(
+            "SKIPPED {test}: a sandbox layer is unavailable here ({})",
+            reply.json["error"]["message"]
+        );
+        return false;
+    }
+    let r = reply.command_ran().clone();
     let sandbox = r["sandbox"].as_str().unwrap_or("").to_string();
     if sandbox.contains("mount (read-only world)") {
         return true;

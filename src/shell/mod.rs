@@ -140,6 +140,9 @@ pub fn run(
         if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
             finished.stderr.text.push_str(&hint);
         }
+        if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
+            finished.stderr.text.push_str(&hint);
+        }
     }
     drop(pids_cgroup);
     drop(vcs_placeholders);
@@ -255,5 +258,37 @@ fn exec_hint(stderr: &str, root: &std::path::Path) -> Option<String> {
         } else {
             "\n"
         }
+    ))
+}
+
+/// When the command's stderr says a write failed on a read-only file system and the path it
+/// names is one of the protected paths, a line naming the key (the kernel's EROFS does not).
+fn protected_hint(stderr: &str, ws: &Workspace) -> Option<String> {
+    let list = ws.protected_list();
+    if list.is_empty() {
+        return None;
+    }
+    let root = ws.root();
+    let hit = stderr
+        .lines()
+        .filter(|l| l.contains("Read-only file system") || l.contains("Is a directory"))
+        .flat_map(|l| l.split([' ', ':', '\'', '"', '‘', '’', '`']))
+        .filter(|w| !w.is_empty() && !w.starts_with('-'))
+        .find_map(|w| {
+            let path = root.join(w.trim_start_matches("./"));
+            let p = list.covering(&path)?;
+            Some((w.to_string(), p.given.clone()))
+        })?;
+    Some(format!(
+        "{}sneaky-run: {} is a protected path ({}, protected_paths): commands cannot write it, \
+         because a program may run what it holds when the project is opened; \
+         protected_paths or extra_protected_paths in your own configuration changes that\n",
+        if stderr.is_empty() || stderr.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        },
+        hit.0,
+        hit.1
     ))
 }

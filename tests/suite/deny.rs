@@ -456,6 +456,13 @@ fn commands_cannot_plant_autorun_files() {
         }
         assert!(!w.root.join("pwned").exists(), "{class}");
     }
+    // The refusal names the key.
+    let r = w.call("sneaky-run", json!({"command": "echo x > .envrc"}));
+    let stderr = r.command_ran()["stderr"].as_str().unwrap_or("").to_string();
+    assert!(
+        stderr.contains("sneaky-run: .envrc is a protected path (.envrc, protected_paths)"),
+        "{stderr}"
+    );
     // Inside the call the names are held, and git does not see what holds them.
     let r = w.call(
         "sneaky-run",

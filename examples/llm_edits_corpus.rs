@@ -5,7 +5,9 @@
 //!
 //! Usage: cargo run --example llm_edits_corpus -- OUTDIR [PER_CLASS] [SEED]
 //! Sources: text files from the cargo registry sources (`$CARGO_HOME/registry/src`, else
-//! `~/.cargo/registry/src`) and the file changes of this repository's first-parent history.
+//! `~/.cargo/registry/src`) and the file changes of the first-parent history of this
+//! repository and of every git repository named in `LLM_EDITS_REPOS` (paths separated by
+//! `:`; `benches/llm_edits.sh` brings a large test-heavy one).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -62,8 +64,7 @@ fn registry_sources(limit: usize) -> Vec<Source> {
         .collect()
 }
 
-fn git(args: &[&str]) -> Option<String> {
-    let root = env!("CARGO_MANIFEST_DIR");
+fn git(root: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(root)
@@ -75,9 +76,11 @@ fn git(args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Real changes: modified text files of this repository's first-parent history.
-fn history_sources(max_commits: usize) -> Vec<Source> {
+/// Real changes: modified text files of a repository's first-parent history (at most
+/// `max_files` of them).
+fn history_sources(root: &Path, max_commits: usize, max_files: usize) -> Vec<Source> {
     let mut out = Vec::new();
+    let git = |args: &[&str]| git(root, args);
     let Some(list) = git(&[
         "rev-list",
         "--first-parent",
@@ -92,6 +95,16 @@ fn history_sources(max_commits: usize) -> Vec<Source> {
             continue;
         };
         for file in names.lines() {
+            if out.len() >= max_files {
+                return out;
+            }
+            if !Path::new(file)
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| EXTENSIONS.contains(&x))
+            {
+                continue;
+            }
             let (Some(old), Some(new)) = (
                 git(&["show", &format!("{parent}:{file}")]),
                 git(&["show", &format!("{commit}:{file}")]),
@@ -100,7 +113,7 @@ fn history_sources(max_commits: usize) -> Vec<Source> {
             };
             if corpus::usable(&old) && corpus::usable(&new) && old != new {
                 out.push(Source {
-                    name: format!("{commit}:{file}"),
+                    name: format!("{}@{commit}:{file}", root.display()),
                     old,
                     new: Some(new),
                 });
@@ -119,12 +132,20 @@ fn main() {
     let per_class: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(100);
     let seed: u64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(20261130);
     let mut sources = registry_sources(600);
-    let registry = sources.len();
-    sources.extend(history_sources(300));
-    eprintln!(
-        "sources: {registry} registry files, {} history changes",
-        sources.len() - registry
-    );
+    eprintln!("sources: {} registry files", sources.len());
+    let mut repos = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR"))];
+    if let Some(extra) = std::env::var_os("LLM_EDITS_REPOS") {
+        repos.extend(std::env::split_paths(&extra));
+    }
+    for repo in &repos {
+        let changes = history_sources(repo, 400, 600);
+        eprintln!(
+            "sources: {} history changes of {}",
+            changes.len(),
+            repo.display()
+        );
+        sources.extend(changes);
+    }
     let cases = corpus::generate(&sources, per_class, seed);
     std::fs::create_dir_all(&dir).expect("outdir");
     for c in &cases {

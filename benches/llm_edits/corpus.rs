@@ -16,7 +16,7 @@
 use sneaky::edit::{line_edits, render, Lines};
 
 /// The mistake classes, in table order.
-pub const CLASSES: [&str; 16] = [
+pub const CLASSES: [&str; 23] = [
     "clean",
     "file_shifted",
     "numbers_wrong",
@@ -31,8 +31,15 @@ pub const CLASSES: [&str; 16] = [
     "crlf_file_lf_patch",
     "prose_and_fences",
     "elided_lines",
+    "lost_marker",
+    "context_indent_shifted",
+    "repeated_context",
     "replace_trailing_ws",
     "replace_indent_shifted",
+    "replace_moved_ws",
+    "replace_elided",
+    "replace_numbered",
+    "replace_quotes",
 ];
 
 /// What the tool is asked to do.
@@ -343,6 +350,9 @@ pub fn make(class: &'static str, src: &Source, new: &str, rng: &mut Rng) -> Opti
         "crlf_file_lf_patch" => (crlf(old), base.text(), crlf(new), unique),
         "prose_and_fences" => same(fenced(&base, rng))?,
         "elided_lines" => same(elided(&base, rng)?.text())?,
+        "lost_marker" => same(lost_marker(&base)?.text())?,
+        "context_indent_shifted" => same(context_shifted(&base, rng)?.text())?,
+        "repeated_context" => repeated_context(&base, old, new, rng)?,
         _ => return None,
     };
     Some(Case {
@@ -421,18 +431,128 @@ fn fenced(base: &Hunks, rng: &mut Rng) -> String {
     )
 }
 
-/// The leading context of one hunk but its last line replaced by `// ... existing code ...`.
+/// Lines a model writes for lines it left out.
+const ELISIONS: [&str; 4] = [
+    "...",
+    "// ... existing code ...",
+    "# rest unchanged",
+    "/* ... */",
+];
+
+/// The leading (or trailing) context of one hunk but the line nearest the change replaced by
+/// a line standing for them (`// ... existing code ...`, `...`, `# rest unchanged`).
 fn elided(base: &Hunks, rng: &mut Rng) -> Option<Hunks> {
     let mut h = base.clone();
     let k = rng.below(h.hunks.len());
+    let marker = ELISIONS[rng.below(ELISIONS.len())];
     let hunk = &mut h.hunks[k];
     let lead = hunk[1..].iter().take_while(|l| l.starts_with(' ')).count();
-    if lead < 3 {
+    let trail = hunk[1..]
+        .iter()
+        .rev()
+        .take_while(|l| l.starts_with(' '))
+        .count();
+    let front = rng.below(2) == 0;
+    if front && lead >= 3 {
+        let ind = indent_of(&hunk[1][1..]).to_string();
+        hunk.splice(1..lead, [format!(" {ind}{marker}\n")]);
+    } else if trail >= 3 {
+        let n = hunk.len();
+        let ind = indent_of(&hunk[n - 1][1..]).to_string();
+        hunk.splice(n - trail + 1..n, [format!(" {ind}{marker}\n")]);
+    } else {
         return None;
     }
-    let ind = indent_of(&hunk[1][1..]).to_string();
-    hunk.splice(1..lead, [format!(" {ind}// ... existing code ...\n")]);
     Some(h)
+}
+
+/// Context lines that start with a space written without their marker space (so that each
+/// reads one column less indented); blank context lines lose it too.
+fn lost_marker(base: &Hunks) -> Option<Hunks> {
+    let mut h = base.clone();
+    let mut changed = false;
+    for hunk in &mut h.hunks {
+        for l in hunk.iter_mut().skip(1) {
+            if l.starts_with("  ") || l.as_str() == " \n" {
+                *l = l[1..].to_string();
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(h)
+}
+
+/// The context lines (only) indented 4 spaces more, or less where every one allows it; the
+/// removed and added lines as they should be.
+fn context_shifted(base: &Hunks, rng: &mut Rng) -> Option<Hunks> {
+    let ctx = |l: &String| l.starts_with(' ') && !l[1..].trim().is_empty();
+    let all_deep = base
+        .hunks
+        .iter()
+        .flat_map(|h| h[1..].iter())
+        .filter(|l| ctx(l))
+        .all(|l| l[1..].starts_with("    "));
+    let add = !all_deep || rng.below(2) == 0;
+    let mut h = base.clone();
+    let mut changed = false;
+    for hunk in &mut h.hunks {
+        for l in hunk.iter_mut().skip(1) {
+            if ctx(l) {
+                *l = if add {
+                    format!("     {}", &l[1..])
+                } else {
+                    format!(" {}", &l[5..])
+                };
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(h)
+}
+
+/// The last hunk's old lines also occur, exactly, 12 to 44 lines below it, while at the place
+/// the header states one of its context lines has trailing whitespace the patch does not
+/// show: the stated place is the right one (test files full of `}`, blank lines and
+/// `#[test]` make such repeats common).
+fn repeated_context(base: &Hunks, old: &str, new: &str, rng: &mut Rng) -> Option<Mutated> {
+    let last = base.hunks.last()?;
+    let (os, oc, _, _) = header_numbers(&last[0])?;
+    let old_lines = lines_of(old);
+    let new_lines = lines_of(new);
+    let end = os.saturating_sub(1) + oc;
+    let at = end + rng.range(12, 44);
+    if at > old_lines.len() || oc == 0 {
+        return None;
+    }
+    let count = |lines: &[String], l: &str| lines.iter().filter(|x| *x == l).count();
+    let fit: Vec<String> = last[1..]
+        .iter()
+        .filter(|l| l.starts_with(' ') && !l[1..].trim().is_empty())
+        .map(|l| l[1..].to_string())
+        .filter(|l| count(&old_lines, l) == 1 && count(&new_lines, l) == 1)
+        .collect();
+    let pick = fit.get(rng.below(fit.len()))?.clone();
+    let with = format!("{}  \n", pick.trim_end_matches('\n'));
+    let swap = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| if *l == pick { with.clone() } else { l.clone() })
+            .collect()
+    };
+    let copy: Vec<String> = last[1..]
+        .iter()
+        .filter(|l| l.starts_with(' ') || l.starts_with('-'))
+        .map(|l| l[1..].to_string())
+        .collect();
+    let delta = new_lines.len() as isize - old_lines.len() as isize;
+    let at_new = usize::try_from(at as isize + delta).ok()?;
+    let mut o = swap(&old_lines);
+    o.splice(at..at, copy.iter().cloned());
+    let mut n = swap(&new_lines);
+    n.splice(at_new..at_new, copy.iter().cloned());
+    let (o, n) = (o.concat(), n.concat());
+    let u = unique_in(&o, base);
+    Some((o, base.text(), n, u))
 }
 
 /// Trailing whitespace added to some of the file's lines that the diff shows as context.
@@ -467,7 +587,14 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
     if lines.len() < 10 {
         return None;
     }
-    let len = rng.range(2, 5);
+    let len = if class == "replace_elided" {
+        rng.range(7, 12)
+    } else {
+        rng.range(2, 5)
+    };
+    if lines.len() <= len {
+        return None;
+    }
     let at = rng.below(lines.len() - len);
     let block: Vec<String> = lines[at..at + len].to_vec();
     if block.iter().filter(|l| !l.trim().is_empty()).count() < 2 {
@@ -484,7 +611,7 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
             }
         })
         .collect();
-    let drift = replace_drift(class, &block, &new_lines)?;
+    let drift = replace_drift(class, &block, &new_lines, at, rng)?;
     let splice = |with: &[String]| -> String {
         let mut v = lines.clone();
         v.splice(at..at + len, with.iter().cloned());
@@ -523,8 +650,135 @@ struct Drift {
     expected: Vec<String>,
 }
 
-fn replace_drift(class: &str, block: &[String], new_lines: &[String]) -> Option<Drift> {
+/// Typographic quotes for straight ones: an apostrophe between letters is `’`, other single
+/// and double quotes open and close in turn.
+fn curled(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let (mut single, mut double) = (false, false);
+    let mut out = String::new();
+    for (i, c) in chars.iter().enumerate() {
+        let letter = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
+        out.push(match c {
+            '\'' if letter(i.checked_sub(1).and_then(|j| chars.get(j)))
+                && letter(chars.get(i + 1)) =>
+            {
+                '\u{2019}'
+            }
+            '\'' => {
+                single = !single;
+                if single {
+                    '\u{2018}'
+                } else {
+                    '\u{2019}'
+                }
+            }
+            '"' => {
+                double = !double;
+                if double {
+                    '\u{201C}'
+                } else {
+                    '\u{201D}'
+                }
+            }
+            c => *c,
+        });
+    }
+    out
+}
+
+fn replace_drift(
+    class: &str,
+    block: &[String],
+    new_lines: &[String],
+    at: usize,
+    rng: &mut Rng,
+) -> Option<Drift> {
     match class {
+        "replace_moved_ws" => {
+            // A line of the file with trailing whitespace old_str lost, and new_str adds a
+            // line above it: every line new_str writes moves, and follows new_str.
+            let k = (0..block.len() - 1).find(|&i| !block[i].trim().is_empty())?;
+            let mut file_block = block.to_vec();
+            file_block[k] = format!("{}  \n", block[k].trim_end_matches('\n'));
+            let ind = indent_of(&block[0]).to_string();
+            let mut new_str = vec![format!("{ind}inserted_line_{}();\n", rng.below(1000))];
+            new_str.extend_from_slice(new_lines);
+            Some(Drift {
+                file_block,
+                old_str: block.to_vec(),
+                new_str: new_str.clone(),
+                expected: new_str,
+            })
+        }
+        "replace_elided" => {
+            // The middle of the block (or its end) written as one line standing for it; the
+            // first line changed (and the last, when the middle is elided).
+            let marker = ELISIONS[rng.below(ELISIONS.len())];
+            let n = block.len();
+            let mut expected = block.to_vec();
+            expected[0] = modified(&block[0], rng);
+            let ind = indent_of(&block[1]).to_string();
+            let mark = format!("{ind}{marker}\n");
+            let (old_str, new_str) = if rng.below(2) == 0 {
+                expected[n - 1] = modified(&block[n - 1], rng);
+                let o = [&block[..2], std::slice::from_ref(&mark), &block[n - 2..]].concat();
+                let w = [&expected[..2], &[mark], &expected[n - 2..]].concat();
+                (o, w)
+            } else {
+                let o = [&block[..3], std::slice::from_ref(&mark)].concat();
+                let w = [&expected[..3], &[mark]].concat();
+                (o, w)
+            };
+            Some(Drift {
+                file_block: block.to_vec(),
+                old_str,
+                new_str,
+                expected,
+            })
+        }
+        "replace_numbered" => {
+            let style = rng.below(3);
+            let number = |i: usize, l: &String| -> String {
+                let n = at + i + 1;
+                match style {
+                    0 => format!("{n:>6}\u{2192}{l}"),
+                    1 => format!("{n}:{l}"),
+                    _ => format!("{n:>6}\t{l}"),
+                }
+            };
+            let old_str: Vec<String> = block
+                .iter()
+                .enumerate()
+                .map(|(i, l)| number(i, l))
+                .collect();
+            let new_str = if rng.below(2) == 0 {
+                new_lines
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| number(i, l))
+                    .collect()
+            } else {
+                new_lines.to_vec()
+            };
+            Some(Drift {
+                file_block: block.to_vec(),
+                old_str,
+                new_str,
+                expected: new_lines.to_vec(),
+            })
+        }
+        "replace_quotes" => {
+            let file_block: Vec<String> = block.iter().map(|l| curled(l)).collect();
+            if file_block == block {
+                return None;
+            }
+            Some(Drift {
+                file_block,
+                old_str: block.to_vec(),
+                new_str: new_lines.to_vec(),
+                expected: new_lines.iter().map(|l| curled(l)).collect(),
+            })
+        }
         "replace_trailing_ws" => {
             // Not the last line: old_str ends there, and a text ending before the file's
             // trailing whitespace is an exact match of its own.

@@ -430,8 +430,7 @@ fn seek_hunk(
     }
     // Places near the expected line are weighed first; a place far from it only when none is
     // near.
-    let (near_found, far): (Vec<(usize, Rung)>, Vec<(usize, Rung)>) =
-        found.into_iter().partition(|f| near(f.0));
+    let (near_found, far): (Vec<_>, Vec<_>) = found.into_iter().partition(|f| near(f.0));
     let found = if near_found.is_empty() {
         far
     } else {

@@ -141,6 +141,7 @@ impl Tool for RunCommand {
             "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores",
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",
+            "tools.shell.max_job_seconds: the lease of a background job (3600): it is ended after that long",
             "tools.shell.pass_env: secret-looking variables passed anyway",
             "trusted_workspaces: workspaces whose own sneaky.toml may loosen your configuration",
             "allow_vcs_writes: let tools and commands change .git (config, hooks)",

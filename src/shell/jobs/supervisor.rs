@@ -742,7 +742,14 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
         None
     };
-    let mut child = cmd.spawn().map_err(|e| Error::io("starting the job", e))?;
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            drop(held);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(Error::io("starting the job", e));
+        }
+    };
     drop(cmd);
     let pid = child.id() as i32;
     let stderr = child.stderr.take();

@@ -51,6 +51,30 @@ pub struct ToolResult {
     pub id: String,
     pub content: String,
     pub is_error: bool,
+    /// An image the call returned (read_file of a PNG, JPEG, GIF or WebP), for the model to see.
+    pub image: Option<ImagePart>,
+}
+
+/// An image in base64 with its MIME type (`image/png` …), as both APIs take it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImagePart {
+    pub mime_type: String,
+    pub data: String,
+}
+
+impl ImagePart {
+    /// The image of a tool's result, when it holds one (`encoding: "base64"` and an image type).
+    pub fn of_result(result: &Value) -> Option<ImagePart> {
+        if result.get("encoding")?.as_str()? != "base64" {
+            return None;
+        }
+        let mime_type = result.get("mime_type")?.as_str()?;
+        crate::media::ImageKind::from_mime_type(mime_type)?;
+        Some(ImagePart {
+            mime_type: mime_type.to_string(),
+            data: result.get("content")?.as_str()?.to_string(),
+        })
+    }
 }
 
 pub struct Conversation {
@@ -101,26 +125,49 @@ impl Conversation {
         self.messages.push(json!({"role": "user", "content": text}));
     }
 
-    /// One result per call, in call order, each with its call's id.
+    /// One result per call, in call order, each with its call's id. An image goes where each
+    /// API takes one: Anthropic's in the tool_result itself (an `image` block beside the text);
+    /// OpenAI's Chat Completions takes only text in a `tool` message, so the images follow the
+    /// results in one `user` message (`image_url` parts with `data:` URLs), each after a line
+    /// naming the call it came from.
     pub fn push_results(&mut self, results: Vec<ToolResult>) {
         match self.provider {
             Provider::OpenAi => {
+                let mut images = Vec::new();
                 for r in results {
                     self.messages.push(json!({
                         "role": "tool",
                         "tool_call_id": r.id,
                         "content": r.content,
                     }));
+                    if let Some(image) = r.image {
+                        images.push(json!({"type": "text", "text": format!(
+                            "The image of tool call {}:", r.id)}));
+                        images.push(json!({"type": "image_url", "image_url": {
+                            "url": format!("data:{};base64,{}", image.mime_type, image.data)}}));
+                    }
+                }
+                if !images.is_empty() {
+                    self.messages
+                        .push(json!({"role": "user", "content": images}));
                 }
             }
             Provider::Anthropic => {
                 let blocks: Vec<Value> = results
                     .into_iter()
                     .map(|r| {
+                        let content = match r.image {
+                            None => json!(r.content),
+                            Some(image) => json!([
+                                {"type": "text", "text": r.content},
+                                {"type": "image", "source": {"type": "base64",
+                                    "media_type": image.mime_type, "data": image.data}},
+                            ]),
+                        };
                         json!({
                             "type": "tool_result",
                             "tool_use_id": r.id,
-                            "content": r.content,
+                            "content": content,
                             "is_error": r.is_error,
                         })
                     })
@@ -553,11 +600,13 @@ mod tests {
                 id: "a".into(),
                 content: "{}".into(),
                 is_error: false,
+                image: None,
             },
             ToolResult {
                 id: "b".into(),
                 content: "{}".into(),
                 is_error: true,
+                image: None,
             },
         ]);
         let body = c.request_body("m");
@@ -566,6 +615,60 @@ mod tests {
         assert_eq!(last["role"], "user");
         assert_eq!(last["content"][1]["tool_use_id"], "b");
         assert_eq!(last["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn images_go_where_each_api_takes_them() {
+        let image = ImagePart::of_result(&json!({"encoding": "base64", "mime_type": "image/png",
+                                                 "content": "iVBO"}));
+        assert_eq!(
+            image,
+            Some(ImagePart {
+                mime_type: "image/png".into(),
+                data: "iVBO".into()
+            })
+        );
+        assert_eq!(ImagePart::of_result(&json!({"content": "text"})), None);
+        let results = || {
+            vec![
+                ToolResult {
+                    id: "a".into(),
+                    content: "a.png (PNG image, 1x1 pixels)".into(),
+                    is_error: false,
+                    image: image.clone(),
+                },
+                ToolResult {
+                    id: "b".into(),
+                    content: "b.txt (lines 1-1 of 1)\nb\n".into(),
+                    is_error: false,
+                    image: None,
+                },
+            ]
+        };
+        let mut c = Conversation::new(Provider::Anthropic, "sys".into(), "task", json!([]));
+        c.push_results(results());
+        let body = c.request_body("m");
+        let blocks = &body["messages"][1]["content"];
+        assert_eq!(
+            blocks[0]["content"],
+            json!([{"type": "text", "text": "a.png (PNG image, 1x1 pixels)"},
+                   {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                "data": "iVBO"}}])
+        );
+        assert_eq!(blocks[1]["content"], "b.txt (lines 1-1 of 1)\nb\n");
+
+        let mut c = Conversation::new(Provider::OpenAi, "sys".into(), "task", json!([]));
+        c.push_results(results());
+        let messages = c.request_body("m")["messages"].clone();
+        assert_eq!(messages[2]["role"], "tool");
+        assert_eq!(messages[2]["content"], "a.png (PNG image, 1x1 pixels)");
+        assert_eq!(messages[3]["tool_call_id"], "b");
+        assert_eq!(
+            messages[4],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "The image of tool call a:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}]})
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::tools::ToolSpec;
 use super::approve::Gate;
 use super::cli::RunOptions;
 use super::exec::{error_envelope, error_line, is_ok, Runner};
-use super::llm::{self, Client, Conversation, Provider, Reply, ToolCall, ToolResult};
+use super::llm::{self, Client, Conversation, ImagePart, Provider, Reply, ToolCall, ToolResult};
 use super::ui::{self, Paint, Waited, EXIT_INTERRUPTED};
 use super::{prepare, EXIT_FAILED, EXIT_USAGE};
 use crate::definitions::{self, Format};
@@ -388,6 +388,10 @@ impl<'a> Session<'a> {
                 is_error: !is_ok(&envelope),
                 // What the model reads; the envelope stays in the transcript.
                 content: crate::tools::outcome::model_envelope(&envelope),
+                image: envelope
+                    .get("result")
+                    .filter(|_| is_ok(&envelope))
+                    .and_then(ImagePart::of_result),
             });
         }
         self.conversation.push_results(results);

@@ -284,3 +284,98 @@ fn official_typescript_client_parses_the_image_block() {
         out.status
     );
 }
+
+/// sneaky-agent sends the images read_file returned to the model as each API takes them (the
+/// request bodies validated against the OpenAI and Anthropic SDKs' message types by
+/// tests/hosts/image_request_test.py); big.png is scaled by sneaky-read for the agent.
+#[test]
+fn the_agent_passes_images_to_openai_and_anthropic() {
+    use crate::agent::{agent_command, finish_call, ok, openai_reply, ran, run, run_openai, serve};
+    let python = crate::mcp_client::target_dir().join("hosts-venv/bin/python");
+    let w = util::ws();
+    write_bytes(&w, "shot.png", &png(48, 20));
+    write_bytes(&w, "big.png", &png(2400, 600));
+    let finish = finish_call("c3", "seen");
+    let server = serve(vec![
+        openai_reply(
+            None,
+            &[
+                ("c1", "read_file", r#"{"file_path": "shot.png"}"#),
+                ("c2", "read_file", r#"{"file_path": "big.png"}"#),
+            ],
+        ),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let r = run_openai(&w, &server.base, &["look at the images"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let openai_body = server.requests()[1].body.clone();
+
+    let server = serve(vec![
+        ok(
+            json!({"id": "m1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+                  "content": [
+                      {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                       "input": {"file_path": "shot.png"}},
+                      {"type": "tool_use", "id": "toolu_2", "name": "read_file",
+                       "input": {"file_path": "big.png"}}]}),
+        ),
+        ok(
+            json!({"id": "m2", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+                  "content": [{"type": "tool_use", "id": "toolu_3", "name": "finish",
+                               "input": {"message": "seen"}}]}),
+        ),
+    ]);
+    let mut cmd = agent_command(
+        &w,
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &server.base,
+            "--model",
+            "claude-test",
+            "look at the images",
+        ],
+    );
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let r = ran(run(cmd, b""));
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let anthropic_body = server.requests()[1].body.clone();
+
+    // Checked here too, so that a machine without the SDKs still tests the shapes.
+    let last = openai_body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned();
+    assert_eq!(
+        last.as_ref().map(|m| m["role"].clone()),
+        Some(json!("user"))
+    );
+    let blocks = &anthropic_body["messages"][2]["content"];
+    assert_eq!(blocks[0]["content"][1]["type"], "image", "{blocks}");
+
+    if !util::require_python_pkg(&python, "anthropic", ".ci/setup-hosts.sh") {
+        return;
+    }
+    let file = w.outside().join("requests.json");
+    std::fs::write(
+        &file,
+        json!({"openai": openai_body, "anthropic": anthropic_body}).to_string(),
+    )
+    .expect("write");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/image_request_test.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(&file)
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("all image request checks passed"),
+        "{}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -17,6 +17,9 @@ use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 use commands::EffectiveLists;
 
 pub mod commands;
+pub mod network;
+
+pub use network::Network;
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 pub const DEFAULT_MAX_OUTPUT: u64 = 64 * 1024;
@@ -133,9 +136,12 @@ pub struct Shell {
     pub default_timeout: u64,
     /// Restrict commands with Landlock where the kernel supports it.
     pub sandbox: bool,
-    /// Allow network access from commands; off by default (a network namespace of its own,
-    /// seccomp refuses the socket families).
-    pub network: bool,
+    /// What commands may reach: false (the default: a network namespace of their own,
+    /// seccomp refuses the socket families), true, or a list of hosts reached through the
+    /// sandbox's proxy (src/config/network.rs).
+    pub network: Network,
+    /// Named host lists that `network` entries name as `@name`.
+    pub host_lists: network::HostLists,
     /// Environment variables passed to commands even though their names look like secrets.
     pub pass_env: Vec<String>,
     /// Where sandboxed commands may read and execute (None: everywhere). The root and the
@@ -204,7 +210,8 @@ impl Default for Shell {
             denied_commands: None,
             default_timeout: DEFAULT_TIMEOUT,
             sandbox: true,
-            network: false,
+            network: Network::Off,
+            host_lists: network::HostLists::new(),
             pass_env: Vec::new(),
             read_paths: None,
             write_paths: Vec::new(),
@@ -244,6 +251,9 @@ impl Config {
                 format!("{origin}: {}{hint}", text.trim_end()),
             )
         })?;
+        let mut config = config;
+        let shell = &mut config.tools.shell;
+        shell.network.resolve(&shell.host_lists);
         config.validate(origin)?;
         Ok(config)
     }
@@ -338,7 +348,8 @@ impl Config {
             .or(from_env.map(PathBuf::from))
         {
             let text = read_config_file(&path)?;
-            let config = Config::parse(&text, &path.display().to_string())?;
+            let origin = path.display().to_string();
+            let config = all_lists_known(Config::parse(&text, &origin)?, &origin)?;
             ws.protect_file(&path);
             ws.allow_vcs_writes(config.allow_vcs_writes);
             ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
@@ -348,16 +359,22 @@ impl Config {
         let user = match user_config_path().filter(|p| p.exists()) {
             Some(path) => {
                 let text = read_config_file(&path)?;
-                let config = Config::parse(&text, &path.display().to_string())?;
+                let origin = path.display().to_string();
+                let config = all_lists_known(Config::parse(&text, &origin)?, &origin)?;
                 ws.protect_file(&path);
                 Some((config, path))
             }
             None => None,
         };
         if let Some(text) = read_root_config(ws)? {
-            let config = Config::parse(&text, &in_root.display().to_string())?;
+            let origin = in_root.display().to_string();
+            let mut config = Config::parse(&text, &origin)?;
             ws.protect_file(&in_root);
             let base = user.map(|(c, _)| c).unwrap_or_default();
+            // A workspace may name the user's host lists (defined once, reused everywhere).
+            let shell = &mut config.tools.shell;
+            shell.network.resolve(&base.tools.shell.host_lists);
+            let config = all_lists_known(config, &origin)?;
             let config = if base.trusts(ws.root()) {
                 config
             } else {
@@ -392,7 +409,8 @@ impl Config {
             },
         };
         let text = read_config_file(&path)?;
-        Config::parse(&text, &path.display().to_string())
+        let origin = path.display().to_string();
+        all_lists_known(Config::parse(&text, &origin)?, &origin)
     }
 
     /// Whether this (user) configuration lists `root` in `trusted_workspaces`.
@@ -400,6 +418,20 @@ impl Config {
         self.trusted_workspaces
             .iter()
             .any(|t| t == root || std::fs::canonicalize(t).is_ok_and(|c| c == root))
+    }
+}
+
+/// Refuse a `tools.shell.network` entry `@name` that neither the file nor (for a workspace's
+/// file) the user's configuration defines.
+fn all_lists_known(config: Config, origin: &str) -> Result<Config> {
+    match config.tools.shell.network.unresolved() {
+        None => Ok(config),
+        Some(name) => Err(Error::new(
+            ErrorKind::ConfigError,
+            format!(
+                "{origin}: tools.shell.network: no host list named {name:?} (define it under [tools.shell.host_lists])"
+            ),
+        )),
     }
 }
 
@@ -473,7 +505,8 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         denied_commands: Some(denied),
         default_timeout: base.default_timeout.min(ws.default_timeout),
         sandbox: base.sandbox || ws.sandbox,
-        network: base.network && ws.network,
+        network: base.network.tighten(ws.network),
+        host_lists: base.host_lists.clone(),
         pass_env: intersection(&base.pass_env, &ws.pass_env),
         read_paths,
         write_paths: intersection(&base.write_paths, &ws.write_paths),
@@ -545,6 +578,9 @@ impl Shell {
             crate::fs::pathlist::validate("exec_workspace_dirs", &self.exec_workspace_dirs, true)
         {
             return bad(m);
+        }
+        if let Err(why) = self.network.validate(&self.host_lists) {
+            return bad(why);
         }
         if self.max_processes == 0 || self.max_file_bytes == 0 || self.max_cpu_seconds == 0 {
             return bad(
@@ -678,7 +714,7 @@ default_timeout  = 30
         let lists = EffectiveLists::from_config(shell);
         assert_eq!(lists.runnable(), vec!["echo"]);
         assert_eq!(shell.untrusted_requests, vec!["perl", "curl"]);
-        assert!(!shell.network && shell.sandbox);
+        assert!(shell.network == Network::Off && shell.sandbox);
         assert!(merged.permissions.allow.is_empty());
     }
 

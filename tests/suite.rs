@@ -76,6 +76,8 @@ mod run_usability;
 mod sandbox;
 #[path = "suite/sandbox_doors.rs"]
 mod sandbox_doors;
+#[path = "suite/sandbox_net.rs"]
+mod sandbox_net;
 #[path = "suite/shell_habits.rs"]
 mod shell_habits;
 #[path = "suite/text_stream.rs"]

@@ -8,9 +8,9 @@
 //! when `network = false`; signals and abstract UNIX sockets scoped to the sandbox (ABI 6+),
 //! so a command can neither signal nor talk to the agent.
 //!
-//! On the workspace's shared loopback (a network namespace with no other interface:
-//! src/shell/jobs), TCP and UDP stay, on that loopback only; the rest of the `network = false`
-//! rules hold.
+//! On a loopback-only network namespace (the workspace's shared loopback, src/shell/jobs, or
+//! one holding a host list's proxy bridge, src/shell/proxy.rs), TCP and UDP stay, on that
+//! loopback only; the rest of the `network = false` rules hold.
 //!
 //! seccomp (`seccompiler`, as Firecracker and Codex use it), always: `ptrace` (nothing in the
 //! sandbox can trace or inject into another process, the PID namespace's init included),
@@ -53,7 +53,8 @@ pub struct Confined {
 /// what the namespace layer added (a private /dev/shm).
 /// `memfd_sealed`: the PID namespace already forbids executing memory files. `bridged`: the
 /// command is in a network namespace whose only interface is a loopback (the workspace's
-/// shared one: src/shell/jobs), so TCP and UDP stay usable there (nothing else is reachable).
+/// shared one: src/shell/jobs, or one holding the host list's proxy bridge:
+/// src/shell/proxy.rs), so TCP and UDP stay usable there (nothing else is reachable).
 pub fn apply(
     spec: &LaunchSpec,
     write: &[PathBuf],
@@ -247,7 +248,7 @@ fn seccomp_side_doors(memfd_sealed: bool) -> Result<(), String> {
 
 /// `socket()` of these families fails, and io_uring cannot be set up (its socket operations
 /// bypass seccomp). AF_VSOCK is not network-namespaced (it reaches a VM's host) and AF_PACKET
-/// reaches the interfaces below IP: both are refused even on a shared loopback.
+/// reaches the interfaces below IP: both are refused even on a loopback-only namespace.
 fn seccomp_no_network(families: &[i32]) -> Result<(), String> {
     let e = |err: seccompiler::BackendError| err.to_string();
     let domain = |family: i32| -> Result<SeccompRule, String> {

@@ -7,6 +7,7 @@
 //! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
 //!   `namespaces`, `confine` and `cgroup` are those layers, `sys` the raw system calls they
 //!   need;
+//! - `proxy`: the network with a host list (a proxy outside the command's network namespace);
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `env`: the command's environment; `guard`: the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
@@ -25,6 +26,7 @@ pub mod jobs;
 pub mod namespaces;
 pub mod policy;
 pub mod protect;
+pub mod proxy;
 pub mod report;
 pub mod sandbox;
 pub mod spec;
@@ -201,12 +203,17 @@ pub(crate) fn describe(
         "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): exec only allowed programs, writes only in the workspace and a private temp dir"),
         _ => "landlock unavailable (this kernel does not support it)".to_string(),
     };
-    let net = if shell.network {
-        ""
-    } else if s.namespaces.contains("shared loopback") {
-        "; network: only the workspace's shared loopback"
-    } else {
-        "; network denied: TCP and UDP"
+    let net = match shell.network.hosts() {
+        _ if shell.network.all() => String::new(),
+        Some(hosts) if s.namespaces.contains("proxy") => format!(
+            "; network: only {} through the sandbox's proxy (HTTP_PROXY, HTTPS_PROXY)",
+            hosts.join(", ")
+        ),
+        Some(_) => "; network denied: TCP and UDP (the proxy for tools.shell.network needs the net namespace)".into(),
+        None if s.namespaces.contains("shared loopback") => {
+            "; network: only the workspace's shared loopback".into()
+        }
+        None => "; network denied: TCP and UDP".into(),
     };
     let sandboxed = matches!(s.landlock.as_str(), "full" | "partial");
     let boundary = if shell.container_boundary {

@@ -17,6 +17,8 @@
 //!   or, while the workspace has a supervisor of background jobs, the workspace's shared one
 //!   (joined, not made): its loopback is up and every command of the workspace is on it, so
 //!   a later command reaches a job's server (src/shell/jobs); nothing else is in it;
+//!   with a host list (`network = [...]`), that namespace (its own, or the shared one) also
+//!   holds the proxy's bridge (src/shell/proxy.rs);
 //! - the host's Unix sockets: every pathname socket bound in the host's network namespace
 //!   (as `/proc/net/unix` lists them when the call starts) outside the workspace, the private
 //!   temp dir and `tools.shell.unix_sockets` gets `/dev/null` bound over it, so `connect()`
@@ -84,6 +86,8 @@ pub struct Entered {
     pub memfd_noexec: bool,
     /// The network namespace is the workspace's shared loopback.
     pub loopback: bool,
+    /// The port on the namespace's loopback where the host list's proxy listens.
+    pub proxy_port: Option<u16>,
 }
 
 impl Entered {
@@ -99,7 +103,11 @@ impl Entered {
         } else if self.pid {
             parts.push("pid (host /proc visible)");
         }
-        if self.loopback {
+        if self.proxy_port.is_some() && self.loopback {
+            parts.push("net (the workspace's shared loopback, a proxy for the host list)");
+        } else if self.proxy_port.is_some() {
+            parts.push("net (loopback only, a proxy for the host list)");
+        } else if self.loopback {
             parts.push("net (the workspace's shared loopback only)");
         } else if self.net {
             parts.push("net (no network)");
@@ -155,6 +163,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         shm,
         memfd_noexec: false,
         loopback: joined.is_some(),
+        proxy_port: None,
     })
 }
 

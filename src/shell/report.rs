@@ -25,7 +25,7 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
             "runnable": lists.runnable(),
             "untrusted_requests": shell.untrusted_requests,
             "sandbox": shell.sandbox,
-            "network": shell.network,
+            "network": shell.network.to_json(),
             "require_layers": shell.required_layers().0,
             "container_boundary": shell.container_boundary,
             "exec_paths": shell.exec_paths,
@@ -51,7 +51,7 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
     out.push_str(&format!(
         "sandbox: {}; network: {}; require_layers: [{}]",
         shell.sandbox,
-        shell.network,
+        shell.network.describe(),
         shell.required_layers().0.join(", ")
     ));
     out

@@ -6,7 +6,8 @@
 //!    and marks every descriptor it inherited above 2 close-on-exec;
 //! 2. starts its own session (`setsid`: a process group to signal, no controlling terminal);
 //! 3. enters the namespaces (src/shell/namespaces.rs: user, mount with a read-only world, pid,
-//!    ipc, net when `network = false`), becomes non-dumpable (nothing can trace it or the init)
+//!    ipc, net unless `network = true`; with a host list, the proxy is forked before and
+//!    bridged into the new network namespace after: src/shell/proxy.rs), becomes non-dumpable (nothing can trace it or the init)
 //!    and forks the PID namespace's first process, which mounts a
 //!    fresh /proc, forbids executable memory files in the namespace, becomes the init that
 //!    reaps everything, and on the shell's exit kills
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use super::cgroup;
 use super::confine::{self, Confined};
 use super::namespaces::{self, Entered};
+use super::proxy;
 use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
 
 /// The hidden first argument of `sneaky-run` that selects the launcher step.
@@ -71,7 +73,12 @@ pub struct LaunchSpec {
     /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
     /// and the sockets `tools.shell.unix_sockets` lists.
     pub unix_sockets: Vec<PathBuf>,
+    /// The host's whole network (`tools.shell.network = true`).
     pub network: bool,
+    /// `tools.shell.network` as a host list: reached only through the proxy
+    /// (src/shell/proxy.rs); empty otherwise.
+    #[serde(default)]
+    pub proxy_hosts: Vec<String>,
     pub limits: Limits,
     /// The layers that must be in force (tools.shell.require_layers, or all by default).
     pub require: Vec<String>,
@@ -204,6 +211,16 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     }
     // Before the namespaces: afterwards the cgroup files are read-only here too.
     let processes = process_limit(spec);
+    // A host list's proxy: forked while this process is single-threaded and still in the
+    // host's network namespace (and after joining the cgroup, which then holds it too).
+    let proxy = if spec.proxy_hosts.is_empty() || spec.skip_namespaces {
+        None
+    } else {
+        match proxy::start(&spec.proxy_hosts) {
+            Ok(p) => Some(p),
+            Err(why) => return fail(&format!("starting the network proxy: {why}")),
+        }
+    };
     let mut exec = spec.exec.clone();
     exec.extend(spec.map_exec.iter().cloned());
     let request = namespaces::Request {
@@ -223,7 +240,15 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         namespaces::enter(&request)
     };
     match entered {
-        Ok(entered) => run_as_init(spec, command, entered, &processes),
+        Ok(mut entered) => {
+            if let Some(p) = proxy {
+                match proxy::bridge(p) {
+                    Ok(port) => entered.proxy_port = Some(port),
+                    Err(why) => return fail(&format!("the network proxy's bridge: {why}")),
+                }
+            }
+            run_as_init(spec, command, entered, &processes)
+        }
         Err(why) if required(spec, "namespaces") => {
             fail(&refusal(spec, &[("namespaces", why.as_str())]))
         }
@@ -282,7 +307,7 @@ fn confine_self(
     let mut write = spec.write.clone();
     write.extend(entered.and_then(|e| e.shm.clone()));
     let memfd_sealed = entered.is_some_and(|e| e.memfd_noexec);
-    let bridged = entered.is_some_and(|e| e.loopback);
+    let bridged = entered.is_some_and(|e| e.loopback || e.proxy_port.is_some());
     let confined = confine::apply(spec, &write, memfd_sealed, bridged).map_err(|why| fail(&why))?;
     let status = status_of(&confined, entered, ns_error, processes);
     let missing = missing_layers(spec, &status);
@@ -435,7 +460,11 @@ fn init_main(
     if let Err(code) = confine_self(spec, Some(&entered), "", processes) {
         return code;
     }
-    let shell = match shell_command(spec, command).spawn() {
+    let mut shell = shell_command(spec, command);
+    if let Some(port) = entered.proxy_port {
+        shell.envs(proxy::env(port, &spec.proxy_hosts));
+    }
+    let shell = match shell.spawn() {
         Ok(child) => Pid::from_raw(child.id() as i32),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "sneaky-run: cannot run bash: {e}");

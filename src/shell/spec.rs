@@ -88,7 +88,12 @@ pub fn launch_spec(
             .into_iter()
             .chain(absolute_paths(&shell.unix_sockets, "unix_sockets")?)
             .collect(),
-        network: shell.network,
+        network: shell.network.all(),
+        proxy_hosts: shell
+            .network
+            .hosts()
+            .map(<[String]>::to_vec)
+            .unwrap_or_default(),
         limits: Limits {
             processes: shell.max_processes,
             file_bytes: shell.max_file_bytes,
@@ -123,6 +128,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         hide: Vec::new(),
         unix_sockets: Vec::new(),
         network: true,
+        proxy_hosts: Vec::new(),
         limits: Limits {
             processes: 0,
             file_bytes: 0,

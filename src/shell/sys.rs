@@ -11,8 +11,10 @@
 //!   in one call (nix and rustix do not wrap it).
 //! - `close_range(2)` with `CLOSE_RANGE_CLOEXEC` (Linux 5.11): every descriptor the caller
 //!   left open is closed when the command is executed, in one call.
-//! - `ioctl(SIOCSIFFLAGS)`: the loopback of a workspace's shared network namespace is brought
-//!   up (src/shell/jobs).
+//! - `ioctl(SIOCSIFFLAGS)`: the loopback of a workspace's shared network namespace
+//!   (src/shell/jobs) or of a command's own with a host list (src/shell/proxy.rs) is brought up.
+//! - `SCM_RIGHTS`: the listening socket of a host list's bridge is handed to the proxy
+//!   (src/shell/proxy.rs); a received descriptor becomes an `OwnedFd`.
 
 #![allow(unsafe_code)]
 
@@ -128,4 +130,58 @@ pub fn loopback_up() -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// Send one descriptor over a Unix socket (SCM_RIGHTS), with one byte of data.
+pub fn send_fd(
+    sock: &std::os::unix::net::UnixStream,
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> std::io::Result<()> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, UnixAddr};
+    use std::os::fd::AsRawFd;
+    let fds = [fd.as_raw_fd()];
+    let iov = [std::io::IoSlice::new(b"L")];
+    sendmsg::<UnixAddr>(
+        sock.as_raw_fd(),
+        &iov,
+        &[ControlMessage::ScmRights(&fds)],
+        MsgFlags::empty(),
+        None,
+    )
+    .map(drop)
+    .map_err(std::io::Error::from)
+}
+
+/// Receive one descriptor sent by [`send_fd`] (close-on-exec); None when the other end
+/// closed without sending one.
+pub fn recv_fd(
+    sock: &std::os::unix::net::UnixStream,
+) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+    let msg = recvmsg::<UnixAddr>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .map_err(std::io::Error::from)?;
+    let mut got = None;
+    for cmsg in msg.cmsgs().map_err(std::io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(fds) = cmsg {
+            for fd in fds {
+                // SAFETY: the kernel just installed `fd` in this process's table for this
+                // message; nothing else owns it, so it is wrapped exactly once (an extra one
+                // is wrapped too, and closed when dropped).
+                let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+                if got.is_none() {
+                    got = Some(owned);
+                }
+            }
+        }
+    }
+    Ok(got)
 }

@@ -222,9 +222,13 @@ fn is_local(repo: &str) -> bool {
 mod tests {
     use std::path::Path;
 
-    use crate::config::Shell;
+    use crate::config::{Network, Shell};
 
     fn check(cmd: &str, network: bool) -> Result<(), String> {
+        check_with(cmd, if network { Network::On } else { Network::Off })
+    }
+
+    fn check_with(cmd: &str, network: Network) -> Result<(), String> {
         let shell = Shell {
             network,
             ..Shell::default()
@@ -260,6 +264,9 @@ mod tests {
             );
             assert!(!m.contains("aliases"), "{cmd}: {m}");
             check(cmd, true).unwrap_or_else(|e| panic!("{cmd} with network: {e}"));
+            // A host list lets git through its proxy, which judges the host.
+            check_with(cmd, Network::Hosts(vec!["git.example".into()]))
+                .unwrap_or_else(|e| panic!("{cmd} with a host list: {e}"));
         }
         for cmd in [
             "git clone ../other copy",

@@ -91,7 +91,7 @@ pub fn check(command: &str, shell: &Shell, root: &Path) -> Result<Approved> {
         lists: Lists::from_config(shell),
         root,
         programs: Vec::new(),
-        network: shell.network,
+        network: shell.network.all() || shell.network.hosts().is_some(),
         workspace_exec: &shell.exec_workspace_dirs,
     };
     checker.script(command, 0)?;

@@ -76,13 +76,35 @@ pub const DEFAULT_PORT: u16 = 8765;
 const MAX_SESSIONS: usize = 256;
 /// A session unused this long is forgotten.
 const SESSION_IDLE: Duration = Duration::from_secs(3600);
-/// A client has this long to send a request's headers (no slow-drip connections held open).
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// A client has this long to send a request's headers, from the moment it connects or its
+/// previous answer was sent: a connection without the token lives at most this long (then 401
+/// and closed), and no slow-drip or silent connection is held open longer.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections held open at once, at most (and at most half the descriptors the process may
 /// open, the rest being for the work). Past it, the oldest connection that has not shown the
 /// token yet is closed to make room, so clients without the token can neither crowd out those
 /// with it nor use up the descriptors; when every one has shown it, the newcomer is closed.
 const MAX_CONNECTIONS: usize = 256;
+/// Connections without the token from one client address, at most: past it, that address's
+/// oldest one is closed, so that one address flooding the server closes only its own (the
+/// slots of others, and their new connections, stay).
+const MAX_PER_ADDRESS: usize = 64;
+/// The soft descriptor limit is raised to the hard one at start, up to this.
+const WANTED_DESCRIPTORS: u64 = 65536;
+
+/// Raise the soft RLIMIT_NOFILE towards the hard one (distributions start services at 1024
+/// with a far higher hard limit): every connection and every call's pipes take descriptors.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let wanted = hard.min(WANTED_DESCRIPTORS);
+        if soft < wanted && setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).is_err() {
+            log(format!(
+                "could not raise the descriptor limit from {soft} to {wanted}"
+            ));
+        }
+    }
+}
 
 /// `MAX_CONNECTIONS`, or half of RLIMIT_NOFILE when that is lower (at least 8).
 fn connection_cap() -> usize {
@@ -186,29 +208,39 @@ struct Shared {
     connections: Mutex<Connections>,
 }
 
-/// The open connections, by the order they came in: whether each has shown the token, and how
-/// to close it.
+/// The open connections, by the order they came in.
 struct Connections {
     cap: usize,
     next: u64,
-    open: std::collections::BTreeMap<u64, (bool, tokio::task::AbortHandle)>,
+    open: std::collections::BTreeMap<u64, Connection>,
+}
+
+/// One open connection: where from, whether it has shown the token, and how to close it.
+struct Connection {
+    addr: std::net::IpAddr,
+    authorized: bool,
+    abort: tokio::task::AbortHandle,
 }
 
 impl Connections {
-    /// Room for one more: true when there is (after closing the oldest connection without the
-    /// token if need be), false when every open one has shown it.
-    fn make_room(&mut self) -> bool {
-        if self.open.len() < self.cap {
-            return true;
+    /// Room for one more from `addr`: true when there is (after closing that address's oldest
+    /// connection without the token when it has `MAX_PER_ADDRESS` of them, then the oldest
+    /// one without the token at all when the table is full), false when every open one has
+    /// shown it.
+    fn make_room(&mut self, addr: std::net::IpAddr) -> bool {
+        let waiting = |c: &Connection| !c.authorized && c.addr == addr;
+        if self.open.values().filter(|c| waiting(c)).count() >= MAX_PER_ADDRESS {
+            self.close_oldest(waiting);
         }
-        let oldest = self
-            .open
-            .iter()
-            .find(|(_, (authorized, _))| !authorized)
-            .map(|(id, _)| *id);
+        self.open.len() < self.cap || self.close_oldest(|c| !c.authorized)
+    }
+
+    /// Close the oldest connection that `pick` selects; whether there was one.
+    fn close_oldest(&mut self, pick: impl Fn(&Connection) -> bool) -> bool {
+        let oldest = self.open.iter().find(|(_, c)| pick(c)).map(|(id, _)| *id);
         match oldest.and_then(|id| self.open.remove(&id)) {
-            Some((_, abort)) => {
-                abort.abort();
+            Some(c) => {
+                c.abort.abort();
                 true
             }
             None => false,
@@ -235,6 +267,7 @@ type HttpBody = BoxBody<Bytes, Infallible>;
 pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
     let addr = parse_addr(&http.addr)?;
     let token = load_token(http.token_file.as_deref())?;
+    raise_descriptor_limit();
     let ctx = protocol::open_context(opts.root.clone(), opts.config.clone())?;
     let body_limit = usize::try_from(
         ctx.config
@@ -301,8 +334,8 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
 
 async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of descriptors and the like: wait a little rather than spin.
                 log(format!("accepting a connection: {e}"));
@@ -312,7 +345,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
         };
         let _ = stream.set_nodelay(true);
         let mut connections = lock(&shared.connections);
-        if !connections.make_room() {
+        if !connections.make_room(peer.ip()) {
             log("refusing a connection: every open one holds the token");
             continue;
         }
@@ -338,7 +371,14 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
-        connections.open.insert(id, (false, task.abort_handle()));
+        connections.open.insert(
+            id,
+            Connection {
+                addr: peer.ip(),
+                authorized: false,
+                abort: task.abort_handle(),
+            },
+        );
     }
 }
 
@@ -391,8 +431,8 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
     if !authorized(req.headers(), &shared.token) {
         return unauthorized(req.headers(), shared);
     }
-    if let Some((authorized, _)) = lock(&shared.connections).open.get_mut(&conn) {
-        *authorized = true;
+    if let Some(c) = lock(&shared.connections).open.get_mut(&conn) {
+        c.authorized = true;
     }
     if req.uri().path() != ENDPOINT {
         return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");

@@ -993,3 +993,125 @@ fn http_event_streams_resume_after_a_dropped_connection() {
     assert_eq!(get("nonsense"), 400);
     assert_eq!(http(port, "GET", &[ACCEPT, authorization, sid], "").0, 405);
 }
+
+/// A TCP connection to 127.0.0.1:`port` from the source address `from` (any of 127/8).
+fn connect_from(from: std::net::Ipv4Addr, port: u16) -> std::io::Result<TcpStream> {
+    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let [a, b, c, d] = from.octets();
+    bind(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrIn::new(a, b, c, d, 0),
+    )?;
+    connect(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrIn::new(127, 0, 0, 1, port),
+    )?;
+    Ok(TcpStream::from(fd))
+}
+
+/// Whether the server closed this connection (EOF or reset); waits up to `wait` for it.
+fn closed_within(stream: &TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).expect("timeout");
+    let mut byte = [0u8; 1];
+    matches!((&*stream).read(&mut byte), Ok(0))
+        || matches!((&*stream).read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset)
+}
+
+/// The bounds of `--http` against clients without the token: started with a soft descriptor
+/// limit of 256 (the hard one higher), the server raises it; 2,500 idle connections from one
+/// address close only that address's own older ones (another address's stay open), a client
+/// with the token is served at once, and an idle connection is closed after the header
+/// timeout.
+#[test]
+fn http_bounds_hold_against_2500_idle_connections_without_the_token() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("limit");
+    if hard < 3000 && !util::skip("needs a hard descriptor limit of at least 3000") {
+        return;
+    }
+    if soft < 3000 {
+        setrlimit(Resource::RLIMIT_NOFILE, hard.min(8192), hard).expect("raise");
+    }
+    let w = util::ws();
+    let token = "a-long-enough-test-token-123";
+    let bin = assert_cmd::cargo::cargo_bin("sneaky-mcp");
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("SNEAKY_MCP_TOKEN", token)
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .args(["-c", "ulimit -Sn 256 && exec \"$0\" \"$@\""])
+        .arg(&bin)
+        .arg("--root")
+        .arg(&w.root)
+        .args(["--http", "127.0.0.1:0"]);
+    let server = spawn_http(cmd);
+    let limits =
+        std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).expect("limits");
+    let raised: u64 = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .expect("soft limit");
+    assert!(raised > 256, "the soft descriptor limit stayed {raised}");
+
+    let neighbour = std::net::Ipv4Addr::new(127, 0, 0, 3);
+    let flood = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let theirs: Vec<TcpStream> = (0..10)
+        .map(|_| connect_from(neighbour, server.port).expect("connect"))
+        .collect();
+    let opened = Instant::now();
+    // In bursts: a burst beyond the listen backlog (1024) would have the kernel drop SYNs,
+    // and each dropped one costs its client a second before it tries again.
+    let mut idle: Vec<TcpStream> = Vec::new();
+    for _ in 0..25 {
+        for _ in 0..100 {
+            idle.push(connect_from(flood, server.port).expect("connect"));
+        }
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    let started = Instant::now();
+    let session = initialize(server.port, &format!("Bearer {token}"));
+    assert!(!session.is_empty());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the client with the token waited {:?}",
+        started.elapsed()
+    );
+    // The flood closed its own oldest connections, not the neighbour's (which the header
+    // timeout closes only 10 s after they were opened): at most 64 of its own are left open.
+    let age = opened.elapsed();
+    for t in &theirs {
+        assert!(
+            !closed_within(t, Duration::from_millis(20)),
+            "another address's connection was closed by the flood ({age:?} after it opened)"
+        );
+    }
+    let still_open = idle
+        .iter()
+        .rev()
+        .take(100)
+        .filter(|s| !closed_within(s, Duration::from_millis(20)))
+        .count();
+    assert!(
+        still_open <= 64,
+        "{still_open} of the flood's connections open"
+    );
+    drop(idle);
+    // Without the token: 401 and closed; and an idle one closed after the header timeout.
+    let (status, head, _) = http(server.port, "POST", &[ACCEPT, JSON], "{}");
+    assert_eq!(status, 401, "{head}");
+    let silent = theirs.into_iter().next().expect("one");
+    assert!(
+        closed_within(&silent, Duration::from_secs(20)),
+        "an idle connection without the token stayed open"
+    );
+}

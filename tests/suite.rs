@@ -10,6 +10,8 @@ mod util;
 mod agent;
 #[path = "suite/agent_pipe.rs"]
 mod agent_pipe;
+#[path = "suite/agent_screen.rs"]
+mod agent_screen;
 #[path = "suite/agent_tty.rs"]
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]

@@ -213,8 +213,9 @@ impl Gate {
     }
 }
 
-/// The call as the person sees it: the tool, its arguments, and the diff when there is one
-/// (then the long texts the diff already shows are summarised). Every text passes through
+/// The call as the person sees it: the tool, its arguments (whole: a command of any length or
+/// number of lines is shown entirely), and the diff when there is one (then the long texts
+/// the diff already shows are summarised). Every text passes through
 /// `text::visible`: a control, escape, bidirectional or zero-width character is shown as an
 /// escape, never handed to the terminal, so that what is approved is what runs; when there is
 /// any, a line says so first.
@@ -239,21 +240,12 @@ fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> 
                     ))
                 }
                 Value::String(s) if s.contains('\n') => {
-                    let lines: Vec<&str> = s.lines().collect();
                     let mut text = String::new();
-                    for line in lines.iter().take(MAX_LINES) {
+                    // split, not lines: a carriage return before a newline is part of the
+                    // text and must show.
+                    for line in s.split('\n') {
                         text.push_str("\n    ");
                         text.push_str(&seen(line));
-                    }
-                    // What is not shown is still counted.
-                    lines
-                        .iter()
-                        .skip(MAX_LINES)
-                        .for_each(|line| drop(seen(line)));
-                    if lines.len() > MAX_LINES {
-                        text.push_str(
-                            &paint.dim(&format!("\n    … {} more lines", lines.len() - MAX_LINES)),
-                        );
                     }
                     text
                 }
@@ -264,7 +256,12 @@ fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> 
         }
     }
     if let Some(diff) = diff {
-        let lines: Vec<String> = diff.lines().map(&mut seen).collect();
+        let lines: Vec<String> = diff
+            .strip_suffix('\n')
+            .unwrap_or(diff)
+            .split('\n')
+            .map(&mut seen)
+            .collect();
         let head = lines
             .iter()
             .take(MAX_LINES * 5)

@@ -79,7 +79,7 @@ impl Console {
             return;
         }
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", text.trim_end());
+        let _ = writeln!(out, "{}", for_terminal(text.trim_end(), &out));
         let _ = out.flush();
     }
 
@@ -110,16 +110,26 @@ impl Console {
         if is_ok(envelope) {
             eprintln!("  {}", self.err.green("ok"));
         } else {
-            eprintln!(
-                "  {}",
-                self.err
-                    .red(&crate::text::shorten(&error_line(envelope), 300))
-            );
+            // A refusal may quote what the model sent (a command line): as text only.
+            let (line, _) = crate::text::visible(&error_line(envelope));
+            eprintln!("  {}", self.err.red(&crate::text::shorten(&line, 300)));
         }
     }
 
     fn error(&self, text: &str) {
+        let (text, _) = crate::text::visible(text);
         eprintln!("{} {text}", self.err.red("sneaky-agent:"));
+    }
+}
+
+/// What the model wrote, for stdout: on a terminal, as text only (`text::visible`), so that
+/// it cannot clear the screen, set a scroll region or hide what a later approval prompt
+/// shows; to a pipe or a file, as the model wrote it.
+fn for_terminal(text: &str, out: &impl std::io::IsTerminal) -> String {
+    if out.is_terminal() {
+        crate::text::visible(text).0
+    } else {
+        text.to_string()
     }
 }
 
@@ -401,7 +411,7 @@ impl<'a> Session<'a> {
     /// The model called finish: its message on stdout.
     fn finish(&mut self, message: &str) -> ExitCode {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{message}");
+        let _ = writeln!(out, "{}", for_terminal(message, &out));
         let _ = out.flush();
         self.end("finish", Some(message.to_string()), 0)
     }

@@ -53,6 +53,12 @@ fn run_in_pty(w: &util::Ws, base: &str, typed: &str) -> (i32, String) {
 }
 
 fn run_in_pty_with(w: &util::Ws, base: &str, typed: &str, colour: bool) -> (i32, String) {
+    let (status, raw) = run_in_pty_raw(w, base, typed, colour);
+    (status, raw.replace("\r\n", "\n"))
+}
+
+/// Like `run_in_pty_with`, with the bytes as the terminal received them (for an emulator).
+pub(crate) fn run_in_pty_raw(w: &util::Ws, base: &str, typed: &str, colour: bool) -> (i32, String) {
     let agent = bin_path("sneaky-agent");
     let line = [
         agent.to_str().unwrap(),
@@ -74,7 +80,7 @@ fn run_in_pty_with(w: &util::Ws, base: &str, typed: &str, colour: bool) -> (i32,
         cmd.env_remove("NO_COLOR");
     }
     let r = ran(crate::agent::run(cmd, typed.as_bytes()));
-    (r.status, r.stdout.replace("\r\n", "\n"))
+    (r.status, r.stdout)
 }
 
 fn prompts(screen: &str, tool: &str) -> usize {

@@ -337,11 +337,12 @@ fn respond(client: &TcpStream, status: u16, body: &str) {
         431 => "Request Header Fields Too Large",
         _ => "Bad Gateway",
     };
-    let _ = write!(
-        &*client,
+    // One write: a client reading the status line gets it whole.
+    let response = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+    let _ = (&*client).write_all(response.as_bytes());
     let _ = client.shutdown(Shutdown::Write);
 }
 

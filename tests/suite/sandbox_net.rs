@@ -221,7 +221,13 @@ proxy = os.environ["HTTPS_PROXY"].rsplit(":", 1)[1]
 def through(port):
     s = socket.create_connection(("127.0.0.1", int(proxy)), timeout=5)
     s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n" % port)
-    return s.recv(100).split(b"\r\n")[0].decode()
+    got = b""
+    while b"\r\n" not in got:
+        more = s.recv(100)
+        if not more:
+            break
+        got += more
+    return got.split(b"\r\n")[0].decode()
 print("proxy-listed", through(A))
 print("proxy-other", through(B))
 "#;

@@ -50,8 +50,9 @@ pub struct RunArgs {
     /// returns earlier when the job ends or its output matches wait_for.
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// With background: a regular expression; the call returns as soon as the job's output
-    /// matches it (e.g. "Listening on|Serving HTTP"), and `matched` says whether it did.
+    /// With background: a regular expression (Perl-like; \w, \d and \s are ASCII); the call
+    /// returns as soon as the job's output matches it (e.g. "Listening on|Serving HTTP"), and
+    /// `matched` says whether it did.
     #[serde(default)]
     pub wait_for: Option<String>,
     /// With background: run the job on a pseudo-terminal, for programs that act differently

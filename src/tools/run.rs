@@ -153,6 +153,16 @@ impl Tool for RunCommand {
                 "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands",
             ),
             (
+                "XDG_RUNTIME_DIR",
+                "background jobs: where the workspace's job supervisor keeps its socket and the \
+                 jobs' output ($XDG_RUNTIME_DIR/sneaky/, else /tmp/sneaky-UID/)",
+            ),
+            (
+                "SNEAKY_JOB_OWNER",
+                "set by sneaky-mcp and sneaky-agent for the tools they run: the pid of the host, \
+                 whose end ends the background jobs the call starts",
+            ),
+            (
                 "SNEAKY_SANDBOX_SKIP",
                 "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses)",
             ),

@@ -35,8 +35,8 @@ pub struct JobOutputArgs {
     /// 600000).
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// Wait until the new output matches this regular expression, the job ends, or wait_ms
-    /// passes; `matched` says which.
+    /// Wait until the new output matches this regular expression (Perl-like; \w, \d and \s
+    /// are ASCII), the job ends, or wait_ms passes; `matched` says which.
     #[serde(default)]
     pub wait_for: Option<String>,
     /// End the job and every process it started (SIGTERM, then SIGKILL a second later), and

@@ -50,8 +50,9 @@ pub struct RunArgs {
     /// returns earlier when the job ends or its output matches wait_for.
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// With background: a regular expression; the call returns as soon as the job's output
-    /// matches it (e.g. "Listening on|Serving HTTP"), and `matched` says whether it did.
+    /// With background: a regular expression (Perl-like; \w, \d and \s are ASCII); the call
+    /// returns as soon as the job's output matches it (e.g. "Listening on|Serving HTTP"), and
+    /// `matched` says whether it did.
     #[serde(default)]
     pub wait_for: Option<String>,
     /// With background: run the job on a pseudo-terminal, for programs that act differently
@@ -151,6 +152,16 @@ impl Tool for RunCommand {
             (
                 "(credentials)",
                 "variables named like *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*, AWS_* are not passed to commands",
+            ),
+            (
+                "XDG_RUNTIME_DIR",
+                "background jobs: where the workspace's job supervisor keeps its socket and the \
+                 jobs' output ($XDG_RUNTIME_DIR/sneaky/, else /tmp/sneaky-UID/)",
+            ),
+            (
+                "SNEAKY_JOB_OWNER",
+                "set by sneaky-mcp and sneaky-agent for the tools they run: the pid of the host, \
+                 whose end ends the background jobs the call starts",
             ),
             (
                 "SNEAKY_SANDBOX_SKIP",

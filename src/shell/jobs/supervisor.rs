@@ -224,7 +224,7 @@ impl Job {
     }
 
     /// Whether the output from `from` matches `re` (in the form the caller reads it).
-    fn matches(&self, from: [u64; 2], re: &regex::Regex, strip: bool) -> bool {
+    fn matches(&self, from: [u64; 2], re: &regex_lite::Regex, strip: bool) -> bool {
         (0..2).any(|i| {
             let (_, bytes) = self.out[i].read(from[i], store::BOUND as usize);
             let text = String::from_utf8_lossy(&bytes);
@@ -594,7 +594,7 @@ fn wait_and_read(
     from: Option<[u64; 2]>,
 ) -> Result<JobView> {
     let re = match &wait.pattern {
-        Some(p) => Some(regex::Regex::new(p).map_err(|e| {
+        Some(p) => Some(regex_lite::Regex::new(p).map_err(|e| {
             Error::invalid_arg("wait_for", format!("not a valid regular expression: {e}"))
         })?),
         None => None,

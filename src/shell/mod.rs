@@ -278,7 +278,18 @@ fn protected_hint(stderr: &str, ws: &Workspace) -> Option<String> {
     let root = ws.root();
     let hit = stderr
         .lines()
-        .filter(|l| l.contains("Read-only file system") || l.contains("Is a directory"))
+        .filter(|l| {
+            // EROFS on what exists; what a placeholder (a socket file) answers otherwise.
+            [
+                "Read-only file system",
+                "No such device or address",
+                "Not a directory",
+                "Device or resource busy",
+                "File exists",
+            ]
+            .iter()
+            .any(|m| l.contains(m))
+        })
         .flat_map(|l| l.split([' ', ':', '\'', '"', '‘', '’', '`']))
         .filter(|w| !w.is_empty() && !w.starts_with('-'))
         .find_map(|w| {

@@ -11,13 +11,16 @@
 //!   is mounted as.
 //! - Protected paths (`protected_paths`): what exists is bound read-only like `.git/config`
 //!   (src/shell/spec.rs); a literal path that does not exist yet gets a placeholder for the
-//!   call, as `.git`'s missing metadata does: an empty directory (mode 1500, which marks it as
-//!   a placeholder) at the first missing component, bound read-only, so that nothing can be
-//!   created there; git does not see an empty directory. Removed after the call by the last
-//!   call using it.
+//!   call, as `.git`'s missing metadata does, at its first missing component: a socket file
+//!   that nothing listens on, bound read-only, so that nothing can be created there. A socket
+//!   file is what a placeholder must be: git does not list it (`git status`, `git add -A` stay
+//!   as they were), opening it fails at once (ENXIO: a program that reads `.envrc` does not
+//!   wait), and making and removing it frees no disk block (a directory's removal can cost
+//!   milliseconds on a file system mounted with `discard`). Removed after the call by the
+//!   last call using it.
 
 use std::fs::File;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
@@ -75,20 +78,17 @@ pub fn protected_places(ws: &Workspace) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The mode that marks a placeholder directory (r-x for the owner, sticky): a directory a
-/// person makes does not look like it.
-const PLACEHOLDER_MODE: u32 = 0o1500;
-
-/// Placeholders made for protected paths that did not exist, each held with a shared lock;
-/// dropping removes those no other call holds.
+/// Placeholders for protected paths that did not exist: socket files (see the module's
+/// documentation), grouped by the directory that holds them, which is locked shared while
+/// they are in use; dropping removes them unless another call or job still holds the lock.
 pub struct Placeholders {
-    held: Vec<(PathBuf, Flock<File>)>,
+    held: Vec<(Flock<File>, Vec<PathBuf>)>,
 }
 
 impl Placeholders {
     pub fn make(ws: &Workspace) -> Placeholders {
         let root = ws.root();
-        let mut held = Vec::new();
+        let mut wanted: Vec<PathBuf> = Vec::new();
         for p in ws
             .protected_list()
             .patterns
@@ -102,81 +102,86 @@ impl Placeholders {
             // The first component that does not exist: a placeholder there keeps the whole
             // path from being made.
             let mut at = root.to_path_buf();
-            let mut missing = None;
             for c in rel.components() {
                 at.push(c);
                 match std::fs::symlink_metadata(&at) {
                     Ok(m) if m.is_dir() => continue,
-                    Ok(_) => break,
-                    Err(_) => {
-                        missing = Some(at.clone());
-                        break;
-                    }
+                    Ok(m) if is_placeholder(&m) => wanted.push(at.clone()),
+                    Ok(_) => {}
+                    Err(_) => wanted.push(at.clone()),
                 }
-            }
-            if let Some(lock) = missing.and_then(|m| hold(&m).map(|l| (m, l))) {
-                held.push(lock);
+                break;
             }
         }
-        Placeholders { held }
+        Placeholders::hold(&wanted, true)
     }
 
     /// Where the placeholders are, for a background job's supervisor ([`Self::hold_at`]).
     pub fn paths(&self) -> Vec<PathBuf> {
-        self.held.iter().map(|(p, _)| p.clone()).collect()
+        self.held
+            .iter()
+            .flat_map(|(_, p)| p.iter().cloned())
+            .collect()
     }
 
     /// Hold the placeholders that another call made (while it still holds them), as long as a
     /// background job runs: a placeholder removed under a job's mount view would let the job
     /// make the protected path.
     pub fn hold_at(paths: &[PathBuf]) -> Placeholders {
-        let held = paths
-            .iter()
-            .filter_map(|p| hold(p).map(|lock| (p.clone(), lock)))
-            .collect();
+        Placeholders::hold(paths, false)
+    }
+
+    /// Lock each directory holding `paths` (shared: a call that ends meanwhile cannot remove
+    /// them), then make the missing placeholders (`make`) and keep those that are placeholders.
+    fn hold(paths: &[PathBuf], make: bool) -> Placeholders {
+        let mut held: Vec<(Flock<File>, Vec<PathBuf>)> = Vec::new();
+        let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            let Some(lock) = lock_dir(dir) else { continue };
+            let mut here = Vec::new();
+            for p in paths.iter().filter(|p| p.parent() == Some(dir)) {
+                if make && std::fs::symlink_metadata(p).is_err() {
+                    // A socket file: bound and closed at once, so no one listens on it.
+                    let _ = std::os::unix::net::UnixListener::bind(p);
+                }
+                if std::fs::symlink_metadata(p).is_ok_and(|m| is_placeholder(&m)) {
+                    here.push(p.clone());
+                }
+            }
+            if !here.is_empty() {
+                held.push((lock, here));
+            }
+        }
         Placeholders { held }
     }
 }
 
-/// Make the placeholder directory `path` unless something is there, and hold a shared lock
-/// on it when it is a placeholder (ours or another call's). Retried when it is removed in
-/// between (by a call that just ended).
-fn hold(path: &Path) -> Option<Flock<File>> {
-    for _ in 0..3 {
-        match std::fs::DirBuilder::new()
-            .mode(PLACEHOLDER_MODE)
-            .create(path)
-        {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
-        let dir = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-            .open(path)
-            .ok()?;
-        let lock = Flock::lock(dir, FlockArg::LockShared).ok()?;
-        let Ok(now) = std::fs::symlink_metadata(path) else {
-            continue;
-        };
-        let Ok(held) = lock.metadata() else {
-            return None;
-        };
-        if held.ino() == now.ino() && held.dev() == now.dev() {
-            let ours = now.is_dir() && now.mode() & 0o7777 == PLACEHOLDER_MODE;
-            return ours.then_some(lock);
-        }
-    }
-    None
+/// A socket file where a protected path should be: nobody makes one there but this module.
+fn is_placeholder(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_socket()
+}
+
+fn lock_dir(dir: &Path) -> Option<Flock<File>> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)
+        .ok()?;
+    Flock::lock(file, FlockArg::LockShared).ok()
 }
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        for (path, lock) in self.held.drain(..) {
+        for (lock, paths) in self.held.drain(..) {
             if lock.relock(FlockArg::LockExclusiveNonblock).is_ok() {
-                // Only an empty directory goes (a person may have put something there).
-                let _ = std::fs::remove_dir(&path);
+                for p in paths {
+                    if std::fs::symlink_metadata(&p).is_ok_and(|m| is_placeholder(&m)) {
+                        let _ = std::fs::remove_file(&p);
+                    }
+                }
             }
         }
     }

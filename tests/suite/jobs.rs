@@ -730,6 +730,6 @@ fn a_job_cannot_make_a_protected_path_after_its_start_call_ended() {
     let out = o["stdout"].as_str().unwrap_or("");
     assert!(!out.contains("wrote"), "{o}");
     assert!(!j.w.root.join(".vscode/tasks.json").exists());
-    // (A placeholder directory may still be there a moment: never a file.)
+    // (A placeholder, a socket file, may still be there a moment: never a regular file.)
     assert!(!j.w.root.join(".envrc").is_file());
 }

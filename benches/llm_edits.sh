@@ -106,17 +106,15 @@ done
 
 [ -n "${LLM_EDITS_RESULTS:-}" ] && cp "$WORK/results" "$LLM_EDITS_RESULTS"
 if [ -n "${LLM_EDITS_SAMPLE:-}" ]; then
-  # The fixed sample tests/suite/edit_corpus.rs checks: the first LLM_EDITS_SAMPLE_PER (2)
-  # cases of each class whose file has at most 80 lines, with the references' outcomes
-  # (`refs`, without ours).
+  # The fixed sample tests/suite/edit_corpus.rs checks: the LLM_EDITS_SAMPLE_PER (2) cases of
+  # each class with the smallest files, with the references' outcomes (`refs`, without ours).
   rm -rf "$LLM_EDITS_SAMPLE"; mkdir -p "$LLM_EDITS_SAMPLE"
-  declare -A taken=()
   for case in "$WORK"/corpus/*/; do
     case=${case%/}
     read -r class tag < "$case/meta"
-    [ "${taken[$class]:-0}" -lt "${LLM_EDITS_SAMPLE_PER:-2}" ] || continue
-    [ "$(wc -l < "$case/old")" -le 80 ] || continue
-    taken[$class]=$(( ${taken[$class]:-0} + 1 ))
+    echo "$class $(wc -c < "$case/old") $case"
+  done | sort -k1,1 -k2,2n | awk -v per="${LLM_EDITS_SAMPLE_PER:-2}" '++n[$1] <= per { print $3 }' |
+  while read -r case; do
     cp -r "$case" "$LLM_EDITS_SAMPLE/"
     grep -v '^ours ' "$case/refs" > "$LLM_EDITS_SAMPLE/$(basename "$case")/refs" || true
   done

@@ -4,7 +4,10 @@
 //! indentation, hunks out of order, a context line dropped or doubled, CRLF files, prose and
 //! fences, elided lines, str_replace drift) made to seeded edits of this repository's own
 //! files. Never wrong in any class; the cases the text pins down are nearly all recovered.
-//! `benches/llm_edits.sh` runs the full corpus against GNU patch and git apply.
+//! `benches/llm_edits.sh` runs the full corpus against GNU patch, git apply and an Aider-like
+//! matcher. A second test applies the committed sample in `tests/llm_edits` (cases made from
+//! registry crates and the histories of this repository and ripgrep, with the references'
+//! outcomes beside each) and holds ours to the best reference that is never wrong in a class.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -132,5 +135,107 @@ fn corpus_sample_is_never_wrong() {
             t.unique_correct,
             t.unique
         );
+    }
+}
+
+/// One committed case's file, request and the references' outcomes.
+fn read_case(
+    dir: &Path,
+) -> (
+    String,
+    String,
+    Request,
+    Option<String>,
+    Vec<(String, String)>,
+) {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name));
+    let meta = read("meta").expect("meta");
+    let class = meta.split_whitespace().next().expect("class").to_string();
+    let old = read("old").expect("old");
+    let request = match read("patch") {
+        Ok(patch) => Request::Patch(patch),
+        Err(_) => {
+            let args: serde_json::Value =
+                serde_json::from_str(&read("args.json").expect("args.json")).expect("json");
+            Request::Replace {
+                old_str: args["old_str"].as_str().expect("old_str").to_string(),
+                new_str: args["new_str"].as_str().expect("new_str").to_string(),
+            }
+        }
+    };
+    let refs = read("refs")
+        .expect("refs")
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(t, o)| (t.to_string(), o.to_string()))
+        .collect();
+    (class, old, request, read("expected").ok(), refs)
+}
+
+#[test]
+fn committed_sample_is_never_wrong_and_beats_every_never_wrong_reference() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/llm_edits");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .expect("tests/llm_edits")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    // class → tool → (correct, wrong); "ours" among the tools.
+    let mut table: BTreeMap<String, BTreeMap<String, (usize, usize)>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for dir in &dirs {
+        let (class, old, request, expected, refs) = read_case(dir);
+        let w = util::ws();
+        w.write("f", &old);
+        let reply = match &request {
+            Request::Patch(patch) => {
+                w.call("sneaky-patch", json!({"file_path": "f", "patch": patch}))
+            }
+            Request::Replace { old_str, new_str } => w.call(
+                "sneaky-replace",
+                json!({"file_path": "f", "old_str": old_str, "new_str": new_str}),
+            ),
+        };
+        let now = std::fs::read(w.root.join("f")).expect("read");
+        let outcome = if reply.status != 0 {
+            if now == old.as_bytes() {
+                "refused"
+            } else {
+                "wrong"
+            }
+        } else if expected.as_deref().map(str::as_bytes) == Some(now.as_slice()) {
+            "correct"
+        } else {
+            "wrong"
+        };
+        if outcome == "wrong" {
+            wrong.push(dir.display().to_string());
+        }
+        let tools = table.entry(class).or_default();
+        for (tool, o) in refs
+            .iter()
+            .map(|(t, o)| (t.as_str(), o.as_str()))
+            .chain([("ours", outcome)])
+        {
+            let cell = tools.entry(tool.to_string()).or_default();
+            cell.0 += usize::from(o == "correct");
+            cell.1 += usize::from(o == "wrong");
+        }
+    }
+    assert!(wrong.is_empty(), "ours wrong on: {wrong:#?}");
+    for class in CLASSES {
+        let tools = table
+            .get(class)
+            .unwrap_or_else(|| panic!("the sample has no case of {class}"));
+        let ours = tools["ours"].0;
+        for (tool, (correct, wrong)) in tools {
+            eprintln!("{class:24} {tool:8} correct {correct:3} wrong {wrong:3}");
+            assert!(
+                *wrong > 0 || ours >= *correct,
+                "{class}: ours correct {ours} times, {tool} (never wrong) {correct} times"
+            );
+        }
     }
 }

@@ -259,13 +259,17 @@ pub fn scale_elsewhere(
             ),
         )
     })?;
-    let outcome = crate::isolate::outcome_of(&envelope).unwrap_or_else(|| {
-        Err(Error::new(
-            ErrorKind::Internal,
-            format!("{} --scale-image: unexpected answer", binary.display()),
-        ))
-    });
-    let result = outcome.map_err(|e| Error::new(e.kind, format!("{path}: {}", e.message())))?;
+    if envelope.get("ok").and_then(Value::as_bool) != Some(true) {
+        let field = |name: &str| {
+            envelope
+                .pointer(&format!("/error/{name}"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let kind = ErrorKind::from_code(field("code")).unwrap_or(ErrorKind::Internal);
+        return Err(Error::new(kind, format!("{path}: {}", field("message"))));
+    }
+    let result = envelope.get("result").cloned().unwrap_or(Value::Null);
     scaled_from_json(&result).ok_or_else(|| {
         Error::new(
             ErrorKind::Internal,

@@ -4,7 +4,7 @@
 //! would not fit `max_file_size_bytes` — smaller still until its data fits. Only `sneaky-read`
 //! links this: the hosts reach it through `sneaky-read --scale-image` (`super::scale_elsewhere`).
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Write};
 use std::process::ExitCode;
 
 use serde_json::json;
@@ -27,15 +27,16 @@ struct Pixels {
     channels: usize,
 }
 
-/// The main of `sneaky-read`: read_file, or with [`super::SCALE_FLAG`] as its first argument
-/// (how a host has an image scaled down), `main` below.
-pub fn read_main() -> ExitCode {
+/// The main of `sneaky-read`: `main` below when [`super::SCALE_FLAG`] is its first argument
+/// (how a host has an image scaled down), else `read_file` (the tool's main, handed in by the
+/// binary: this module sits beneath the tools and the protocol).
+pub fn main_or(read_file: fn() -> ExitCode) -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     if args.next().as_deref() == Some(std::ffi::OsStr::new(super::SCALE_FLAG)) {
         let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
         return main(&rest);
     }
-    crate::protocol::main::<crate::tools::read::ReadFile>()
+    read_file()
 }
 
 /// `sneaky-read --scale-image MAX_BYTES`: the image on stdin, its scaled form as an envelope
@@ -72,14 +73,21 @@ pub fn main(args: &[String]) -> ExitCode {
                 "content": super::base64_encode(&image.bytes),
             })
         });
-    let status = match &outcome {
-        Ok(_) => 0,
-        Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
+    // The binaries' envelope (docs/contract.md, "What comes out"), which the host reads back.
+    let (envelope, status) = match outcome {
+        Ok(result) => (
+            json!({"ok": true, "tool": "read_file", "result": result}),
+            0,
+        ),
+        Err(e) => (
+            json!({"ok": false, "tool": "read_file",
+                   "error": {"code": e.code(), "message": e.message()}}),
+            u8::try_from(e.exit_status()).unwrap_or(1),
+        ),
     };
-    crate::protocol::emit(
-        &crate::protocol::Envelope::from_outcome("read_file", &outcome),
-        false,
-    );
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{envelope}");
+    let _ = out.flush();
     ExitCode::from(status)
 }
 

@@ -36,6 +36,9 @@ const LAYERS: &[&[&str]] = &[
     &["shell"],
     // Results as text, for models and for people.
     &["render"],
+    // Images as read_file returns them: format, size, base64, scaling down (in sneaky-read,
+    // which the hosts run for it).
+    &["media"],
     // One module per tool, over everything beneath.
     &["tools"],
     // Running a tool in its own binary; the stdin/flags → envelope front end; the tool

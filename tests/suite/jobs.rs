@@ -405,6 +405,8 @@ fn killing_the_supervisor_ends_its_jobs() {
     gone("sleep 3334", Duration::from_secs(5));
 }
 
+/// One stdio session driven through its steps in order (a start, a read, a wait with progress,
+/// a cancelled wait, the session's end), which is why it is long.
 #[test]
 fn an_mcp_sessions_end_ends_its_jobs() {
     let j = Jobs::new();

@@ -656,6 +656,64 @@ fn wait_and_read(
 /// Start a job's launcher (on the main thread) and its threads.
 fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
     let mut t = shared.lock();
+    let (id, released) = admit(shared, &mut t)?;
+    let dir = shared.dir.join(&id);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| Error::io("creating the job's directory", e))?;
+    let (spec, held) = prepare(&start, shared.loopback);
+    let (child, streams) = match launch(&start, &spec) {
+        Ok(launched) => launched,
+        Err(e) => {
+            drop(held);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
+    let now_unix = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    t.jobs.push(Job {
+        id: id.clone(),
+        command: start.command.clone(),
+        started: Instant::now(),
+        started_unix: now_unix,
+        lease: Duration::from_secs(start.lease_secs),
+        owner: start.owner,
+        tty: start.tty,
+        pid: child.id() as i32,
+        out: [Store::new(&dir, "stdout"), Store::new(&dir, "stderr")],
+        cursor: [0, 0],
+        open: 2,
+        exit: None,
+        ended_by: None,
+        launch: None,
+        input: Arc::new(Mutex::new(streams.input)),
+        held: Some(held),
+        described: (false, String::new()),
+        dir,
+    });
+    drop(t);
+    drop(released);
+    for (i, stream) in [streams.stdout, streams.stderr].into_iter().enumerate() {
+        let shared = shared.clone();
+        let id = id.clone();
+        std::thread::spawn(move || read_stream(&shared, &id, i, stream));
+    }
+    {
+        let shared = shared.clone();
+        let id = id.clone();
+        std::thread::spawn(move || wait_for_exit(&shared, &id, child));
+    }
+    Ok(id)
+}
+
+/// Room for one more job: refused while the supervisor ends or when too many run; the
+/// oldest ended jobs are forgotten (what they held is returned, to be dropped without the
+/// lock). The new job's id.
+fn admit(shared: &Shared, t: &mut Table) -> Result<(String, Vec<Option<Held>>)> {
     if t.closing {
         return Err(Error::new(
             ErrorKind::IoError,
@@ -674,22 +732,24 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         .filter(|j| !j.running())
         .map(|j| j.id.clone())
         .collect();
-    let mut released = Vec::new();
-    for id in ended.iter().take(ended.len().saturating_sub(MAX_ENDED - 1)) {
-        released.push(forget(&mut t, id));
-    }
+    let released = ended
+        .iter()
+        .take(ended.len().saturating_sub(MAX_ENDED - 1))
+        .map(|id| forget(t, id))
+        .collect();
     let id = format!("{}-{}", shared.tag, t.next);
     t.next += 1;
-    let dir = shared.dir.join(&id);
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| Error::io("creating the job's directory", e))?;
+    Ok((id, released))
+}
+
+/// The caller's launch spec as this supervisor runs it (its parent, the terminal, the shared
+/// loopback, a pids cgroup), and what the job holds while it runs.
+fn prepare(start: &StartJob, loopback: Option<(i32, u64)>) -> (sandbox::LaunchSpec, Held) {
     let mut spec = start.spec.clone();
     spec.parent = std::process::id() as i32;
     spec.tty = start.tty;
     if spec.sandbox && !spec.network {
-        spec.loopback = shared.loopback;
+        spec.loopback = loopback;
     }
     let placeholders = spec
         .sandbox
@@ -712,7 +772,21 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         protected,
         tmp: start.tmp.clone(),
     };
-    let spec_json = serde_json::to_string(&spec)
+    (spec, held)
+}
+
+/// A job's output streams (stdout, stderr: a terminal's one stream is its stdout) and its
+/// input.
+struct Streams {
+    stdout: Option<Box<dyn Read + Send>>,
+    stderr: Option<Box<dyn Read + Send>>,
+    input: Option<File>,
+}
+
+/// Start the launcher with the spec, on pipes or, with `tty`, a pseudo-terminal for stdin
+/// and stdout (stderr stays a pipe for the launcher's report).
+fn launch(start: &StartJob, spec: &sandbox::LaunchSpec) -> Result<(Child, Streams)> {
+    let spec_json = serde_json::to_string(spec)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
     let exe = std::env::current_exe().map_err(|e| Error::io("finding sneaky-run", e))?;
     let mut cmd = Command::new(exe);
@@ -742,76 +816,27 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
         None
     };
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            drop(held);
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(Error::io("starting the job", e));
-        }
-    };
+    let mut child = cmd.spawn().map_err(|e| Error::io("starting the job", e))?;
+    // The terminal's other end is the job's alone now (its end is seen as the job's end).
     drop(cmd);
-    let pid = child.id() as i32;
-    let stderr = child.stderr.take();
-    let (stdout, input): (Option<Box<dyn Read + Send>>, Option<File>) = match terminal {
-        Some(master) => {
-            let reader = master.try_clone().ok();
-            (
-                reader.map(|r| Box::new(r) as Box<dyn Read + Send>),
-                Some(master),
-            )
-        }
-        None => (
-            child
-                .stdout
-                .take()
-                .map(|r| Box::new(r) as Box<dyn Read + Send>),
-            child
+    let boxed = |r: Box<dyn Read + Send>| Some(r);
+    let stderr = child.stderr.take().and_then(|r| boxed(Box::new(r)));
+    let streams = match terminal {
+        Some(master) => Streams {
+            stdout: master.try_clone().ok().and_then(|r| boxed(Box::new(r))),
+            stderr,
+            input: Some(master),
+        },
+        None => Streams {
+            stdout: child.stdout.take().and_then(|r| boxed(Box::new(r))),
+            stderr,
+            input: child
                 .stdin
                 .take()
                 .map(|w| File::from(std::os::fd::OwnedFd::from(w))),
-        ),
+        },
     };
-    let now_unix = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    t.jobs.push(Job {
-        id: id.clone(),
-        command: start.command.clone(),
-        started: Instant::now(),
-        started_unix: now_unix,
-        lease: Duration::from_secs(start.lease_secs),
-        owner: start.owner,
-        tty: start.tty,
-        pid,
-        out: [Store::new(&dir, "stdout"), Store::new(&dir, "stderr")],
-        cursor: [0, 0],
-        open: 2,
-        exit: None,
-        ended_by: None,
-        launch: None,
-        input: Arc::new(Mutex::new(input)),
-        held: Some(held),
-        described: (false, String::new()),
-        dir,
-    });
-    drop(t);
-    drop(released);
-    for (i, stream) in [stdout, stderr.map(|r| Box::new(r) as Box<dyn Read + Send>)]
-        .into_iter()
-        .enumerate()
-    {
-        let shared = shared.clone();
-        let id = id.clone();
-        std::thread::spawn(move || read_stream(&shared, &id, i, stream));
-    }
-    {
-        let shared = shared.clone();
-        let id = id.clone();
-        std::thread::spawn(move || wait_for_exit(&shared, &id, child));
-    }
-    Ok(id)
+    Ok((child, streams))
 }
 
 /// Copy one output stream of a job into its store; stderr starts with the launcher's report.

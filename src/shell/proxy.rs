@@ -66,10 +66,13 @@ pub fn start(hosts: &[String]) -> Result<Proxy, String> {
     }
 }
 
-/// Inside the command's network namespace: bring up the loopback, listen on 127.0.0.1 and
-/// hand the listener to the proxy. Returns the port the command's proxy variables name.
-pub fn bridge(proxy: Proxy) -> Result<u16, String> {
-    loopback_up().map_err(|e| format!("bringing up the loopback: {e}"))?;
+/// Inside the command's network namespace: bring up the loopback (unless `loopback_up`
+/// already: the workspace's shared one, whose holder did), listen on 127.0.0.1 and hand the
+/// listener to the proxy. Returns the port the command's proxy variables name.
+pub fn bridge(proxy: Proxy, loopback_is_up: bool) -> Result<u16, String> {
+    if !loopback_is_up {
+        loopback_up().map_err(|e| format!("bringing up the loopback: {e}"))?;
+    }
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("listening on 127.0.0.1: {e}"))?;
     let port = listener

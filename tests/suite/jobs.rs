@@ -672,6 +672,61 @@ fn a_dev_server_answers_later_commands_on_the_workspaces_loopback() {
     gone("http.server 8080", Duration::from_secs(3));
 }
 
+/// With a host list, a command on the workspace's shared loopback reaches a job's server
+/// directly and the listed host (a server on the host's loopback) through the proxy bridged
+/// into that namespace; an unlisted port is refused.
+#[test]
+fn a_host_list_works_on_the_workspaces_shared_loopback() {
+    if !python_or_skip()
+        || !util::require_cmd("curl")
+        || !crate::sandbox::namespaces_or_skip("a_host_list_works_on_the_shared_loopback")
+    {
+        return;
+    }
+    let host = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = host.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for mut conn in host.incoming().flatten() {
+            let mut line = String::new();
+            let _ = BufReader::new(conn.try_clone().expect("clone")).read_line(&mut line);
+            let _ = conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nHOST\n",
+            );
+        }
+    });
+    let j = Jobs::new();
+    user_config(
+        &j.w,
+        &format!(
+            "[tools.shell]\nextra_allowed_commands = [\"{PYTHON}\", \"curl\"]\nnetwork = [\"127.0.0.1:{port}\"]\n"
+        ),
+    );
+    j.w.write("index.html", "JOB\n");
+    let r = j.start(json!({
+        "command": format!("{PYTHON} -m http.server 8091 --bind 127.0.0.1"),
+        "wait_for": "Serving HTTP", "wait_ms": 15000,
+    }));
+    assert_eq!(r["matched"], true, "{r}");
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let c = j.call(
+        "sneaky-run",
+        json!({"command": format!(
+            "curl -s --max-time 5 --noproxy '*' http://127.0.0.1:8091/index.html; \
+             curl -s --max-time 5 http://127.0.0.1:{port}/; \
+             curl -s --max-time 5 -o /dev/null -w '%{{http_code}}\\n' http://127.0.0.1:8091/"
+        )}),
+    );
+    let c = c.command_ran().clone();
+    assert_eq!(c["stdout"], "JOB\nHOST\n403\n", "{c}");
+    let sandbox = c["sandbox"].as_str().unwrap_or("");
+    assert!(
+        sandbox.contains("shared loopback, a proxy for the host list"),
+        "{c}"
+    );
+    j.output(json!({"job_id": id, "kill": true}));
+    gone("http.server 8091", Duration::from_secs(3));
+}
+
 #[test]
 fn only_our_binaries_outside_the_sandbox_reach_the_supervisor() {
     let j = Jobs::new();

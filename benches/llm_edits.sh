@@ -12,6 +12,8 @@
 # file is anything else (or it applied a case whose only right answer is a refusal);
 # "refused" = the tool failed and left the file alone. Column u = cases whose answer the text
 # pins down (every hunk's lines, whitespace stripped, occur once); uc = correct among them.
+# Tools are compared on correct results, for str_replace classes on uc: without line numbers,
+# taking the first of several places (as the Aider-like matcher does) is a guess.
 #
 # Usage: benches/llm_edits.sh [PER_CLASS] [SEED]     Needs git, GNU patch and python3.
 # SNEAKY_BENCH_PROFILE=release builds release binaries (default debug: this measures results,
@@ -140,12 +142,13 @@ awk '
         if (!(k in n)) { printf " | %-18s", "-"; continue }
         cell = sprintf("%d/%d/%d uc%d", r[k SUBSEP "correct"], r[k SUBSEP "refused"], r[k SUBSEP "wrong"], uc[k])
         printf " | %-18s", cell
-        if (t != "ours" && r[k SUBSEP "wrong"] == 0 && r[k SUBSEP "correct"] > best) { best = r[k SUBSEP "correct"]; bestname = hdr[t] }
+        score[t] = (c ~ /^replace_/) ? uc[k] : r[k SUBSEP "correct"]
+        if (t != "ours" && r[k SUBSEP "wrong"] == 0 && score[t] > best) { best = score[t]; bestname = hdr[t] }
       }
       printf "\n"
       ko = c SUBSEP "ours"
       if (r[ko SUBSEP "wrong"] > 0) { fail = 1; print "  FAIL: ours wrong in " c }
-      if (r[ko SUBSEP "correct"] < best) { fail = 1; print "  FAIL: ours correct less often than " bestname " (never wrong) in " c }
+      if (score["ours"] < best) { fail = 1; print "  FAIL: ours correct less often than " bestname " (never wrong) in " c }
     }
     if (fail) exit 1
     print "OK: ours never wrong, and in every class correct at least as often as the best never-wrong reference"

@@ -8,8 +8,10 @@
 //! `benches/llm_edits.sh` (through `examples/llm_edits_corpus.rs`, which writes every case to
 //! disk for GNU patch and git apply too) and the CI sample in `tests/suite/edit_corpus.rs`.
 //!
-//! "Unique" marks cases whose answer is pinned by the text itself: every hunk's old lines,
-//! compared with all whitespace stripped, occur once in the file. Tools are compared on those.
+//! "Unique" marks cases whose answer is pinned by the text itself: every hunk's old lines (for
+//! str_replace, the lines meant, as the file has them), compared with all whitespace stripped,
+//! occur once in the file. str_replace tools are compared on those: with no line numbers, a
+//! tool that takes the first of several places is guessing, right or wrong.
 
 #![allow(dead_code)]
 
@@ -629,8 +631,13 @@ pub fn make_replace(class: &'static str, src: &Source, rng: &mut Rng) -> Option<
         // another edit, not a slip.
         return None;
     }
+    // Pinned down when the lines meant (as the file has them) occur once with all whitespace
+    // ignored: old_str's drift (numbers, quotes, elided lines) says nothing about where.
     let squash = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
-    let unique = squash(&old).matches(&squash(&old_str)).count() == 1;
+    let unique = squash(&old)
+        .matches(&squash(&drift.file_block.concat()))
+        .count()
+        == 1;
     Some(Case {
         class,
         name: src.name.clone(),

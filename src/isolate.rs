@@ -84,6 +84,9 @@ pub struct Control<'a> {
     pub flags: &'a [&'a str],
     pub cancel: Option<&'a Cancel>,
     pub progress: Option<(&'a (dyn Fn(Progress) + Sync), Duration)>,
+    /// The host's session that asks, when it serves several: its background jobs end with it
+    /// (crate::shell::jobs::end_owner), not only with the host.
+    pub job_owner: Option<&'a str>,
 }
 
 enum Event {
@@ -133,7 +136,12 @@ impl Isolation {
                 left_behind: 0,
             });
         }
-        let mut child = match self.spawn(spec, control.flags, control.progress.map(|p| p.1)) {
+        let mut child = match self.spawn(
+            spec,
+            control.flags,
+            control.progress.map(|p| p.1),
+            control.job_owner,
+        ) {
             Ok(child) => child,
             Err(e) => return Ended::Finished(Err(e)),
         };
@@ -183,7 +191,13 @@ impl Isolation {
         ))
     }
 
-    fn spawn(&self, spec: &ToolSpec, flags: &[&str], progress: Option<Duration>) -> Result<Child> {
+    fn spawn(
+        &self,
+        spec: &ToolSpec,
+        flags: &[&str],
+        progress: Option<Duration>,
+        job_owner: Option<&str>,
+    ) -> Result<Child> {
         let path = self.binary_path(spec.binary());
         let mut cmd = Command::new(&path);
         cmd.args(flags).arg("--root").arg(&self.root);
@@ -193,10 +207,14 @@ impl Isolation {
         if let Some(every) = progress {
             cmd.env(progress::ENV, every.as_millis().to_string());
         }
-        // A background job started by this call ends when this host does.
+        // A background job started by this call ends when this host (or its session) does.
+        let pid = std::process::id();
         cmd.env(
             crate::shell::jobs::OWNER_ENV,
-            std::process::id().to_string(),
+            match job_owner {
+                Some(tag) => format!("{pid}:{tag}"),
+                None => pid.to_string(),
+            },
         );
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -58,6 +58,9 @@ pub struct ToolCall {
     pub out: Arc<dyn Outbound>,
     /// The session's running calls; this one leaves it just before it answers.
     pub in_flight: InFlight,
+    /// The session's tag for the background jobs it starts, when the server serves several
+    /// sessions (over HTTP): they end with the session.
+    pub job_owner: Option<Arc<str>>,
 }
 
 /// The calls of a session that are queued or running, by request id, so that a
@@ -200,6 +203,7 @@ fn run_isolated(
         flags: &[],
         cancel: Some(&call.cancel),
         progress: wants_progress.then_some((&report as &(dyn Fn(Progress) + Sync), PROGRESS_EVERY)),
+        job_owner: call.job_owner.as_deref(),
     };
     match tools.isolation.run(spec, arguments, control) {
         Ended::Finished(outcome) => Some(outcome),

@@ -76,6 +76,8 @@ pub const DEFAULT_PORT: u16 = 8765;
 const MAX_SESSIONS: usize = 256;
 /// A session unused this long is forgotten.
 const SESSION_IDLE: Duration = Duration::from_secs(3600);
+/// How often expired sessions are looked for.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(60);
 /// A client has this long to send a request's headers, from the moment it connects or its
 /// previous answer was sent: a connection without the token lives at most this long (then 401
 /// and closed), and no slow-drip or silent connection is held open longer.
@@ -139,6 +141,22 @@ struct Session {
     in_flight: InFlight,
     last_used: Mutex<Instant>,
     streams: Mutex<Streams>,
+    /// The tag of the background jobs this session starts (SNEAKY_JOB_OWNER=PID:TAG): a
+    /// random value apart from the session id, which tool processes are not shown.
+    job_owner: Arc<str>,
+    /// The workspace, where the session's jobs run.
+    root: PathBuf,
+}
+
+/// However a session goes (DELETE, expiry, eviction), the background jobs it started end
+/// with it; on the server's exit, the supervisor ends them as its host is gone.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let root = std::mem::take(&mut self.root);
+        let tag = Arc::clone(&self.job_owner);
+        // Off the runtime's threads: the supervisor is asked over a socket.
+        std::thread::spawn(move || crate::shell::jobs::end_owner(&root, &tag));
+    }
 }
 
 /// The event streams of a session, by number: those open and, for a while after they end,
@@ -327,6 +345,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         }
         log(format!("listening on http://{bound}{ENDPOINT}"));
         tokio::spawn(cancel_on_signal(Arc::clone(&shared)));
+        tokio::spawn(expire_sessions(Arc::clone(&shared)));
         accept_loop(listener, shared).await;
         Ok(())
     })
@@ -692,6 +711,7 @@ fn batch(
                     cancel,
                     out: Arc::clone(&out) as Arc<dyn Outbound>,
                     in_flight: session.in_flight.clone(),
+                    job_owner: Some(Arc::clone(&session.job_owner)),
                 };
                 if calls::brief(call.params.as_ref()) {
                     calls::run(call, &shared.tools);
@@ -797,6 +817,7 @@ fn tool_call(
         cancel,
         out,
         in_flight: session.in_flight.clone(),
+        job_owner: Some(Arc::clone(&session.job_owner)),
     };
     let Some(rx) = rx else {
         // One file's work (milliseconds): run on this runtime thread, answer as JSON.
@@ -907,8 +928,8 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
     let Some(accepted) = accepted else {
         return json_response(StatusCode::OK, &reply);
     };
-    let session_id = match random_hex(16) {
-        Ok(sid) => sid,
+    let (session_id, job_owner) = match random_hex(16).and_then(|s| Ok((s, random_hex(16)?))) {
+        Ok(ids) => ids,
         Err(e) => {
             log(format!("making a session id: {e}"));
             return plain(
@@ -932,6 +953,8 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
                 in_flight: InFlight::default(),
                 last_used: Mutex::new(Instant::now()),
                 streams: Mutex::new(Streams::default()),
+                job_owner: job_owner.into(),
+                root: shared.tools.isolation.root().to_path_buf(),
             }),
         );
     }
@@ -942,9 +965,23 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
     resp
 }
 
+/// Forget sessions as they expire, not only when a new one needs room: the background jobs
+/// they started end with them.
+async fn expire_sessions(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(EXPIRY_SWEEP);
+    loop {
+        tick.tick().await;
+        expire(&mut lock(&shared.sessions));
+    }
+}
+
+fn expire(sessions: &mut HashMap<String, Arc<Session>>) {
+    sessions.retain(|_, s| s.in_flight.len() > 0 || lock(&s.last_used).elapsed() < SESSION_IDLE);
+}
+
 /// Drop expired sessions, and the longest idle one when full; false when all are busy.
 fn make_room(sessions: &mut HashMap<String, Arc<Session>>) -> bool {
-    sessions.retain(|_, s| s.in_flight.len() > 0 || lock(&s.last_used).elapsed() < SESSION_IDLE);
+    expire(sessions);
     if sessions.len() < MAX_SESSIONS {
         return true;
     }

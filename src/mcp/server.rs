@@ -688,6 +688,8 @@ impl<W: Write + Send + 'static> Server<W> {
                 None => Arc::clone(&self.out) as Arc<dyn Outbound>,
             },
             in_flight: self.in_flight.clone(),
+            // One session per process: its jobs end with the process.
+            job_owner: None,
         };
         match &self.pool {
             Some(pool) if !here => pool.submit(brief, move || calls::run(call, &tools)),

@@ -1,8 +1,8 @@
 //! Background jobs (run_command with `background: true`, job_output, job_input) driven through
 //! the real binaries: start, read, wait, input, kill, list; the whole tree gone after a kill
 //! (forks, setsid, double forks); the lease; the supervisor killed; a host's end; many jobs;
-//! the output bound. Each test keeps its supervisor in its own runtime directory
-//! (XDG_RUNTIME_DIR in its temp dir) and stops it at the end.
+//! the output bound; an HTTP session's end. Each test keeps its supervisor in its own runtime
+//! directory (XDG_RUNTIME_DIR in its temp dir) and stops it at the end.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -501,6 +501,124 @@ fn an_mcp_sessions_end_ends_its_jobs() {
     drop(stdin);
     let _ = mcp.wait();
     gone("sleep 3341", Duration::from_secs(3));
+}
+
+/// One raw HTTP/1.1 exchange with `sneaky-mcp --http` (the connection closes after it): the
+/// status and the body.
+fn http(port: u16, method: &str, session: Option<&str>, body: &str) -> (u16, String, String) {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Authorization: Bearer {HTTP_TOKEN}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(sid) = session {
+        request.push_str(&format!("Mcp-Session-Id: {sid}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+const HTTP_TOKEN: &str = "jobs-suite-token-0123456789abcdef";
+
+/// An HTTP session: its id.
+fn http_session(port: u16) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, head, body) = http(port, "POST", None, &init.to_string());
+    assert_eq!(status, 200, "{head}{body}");
+    head.lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string()
+}
+
+/// Start a background job in an HTTP session (the answer comes as server-sent events): its id.
+fn http_start(port: u16, session: &str, command: &str) -> String {
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": command, "background": true,
+                                             "wait_ms": 0}}});
+    let (status, _, body) = http(port, "POST", Some(session), &call.to_string());
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer in {body}"));
+    let job = &answer["result"]["structuredContent"];
+    assert_eq!(job["running"], true, "{answer}");
+    job["job_id"].as_str().expect("id").to_string()
+}
+
+/// Over HTTP one server serves many sessions: a session's end ends the jobs it started and
+/// no others; the server's end ends the rest.
+#[test]
+fn an_http_sessions_end_ends_its_jobs_and_no_others() {
+    let j = Jobs::new();
+    let root = j.w.root.to_str().expect("utf-8").to_string();
+    let mut server = j
+        .cmd("sneaky-mcp")
+        .args(["--root", root.as_str(), "--http", "127.0.0.1:0"])
+        .env("SNEAKY_MCP_TOKEN", HTTP_TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sneaky-mcp --http");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let port: u16 = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.split("listening on http://127.0.0.1:")
+                .nth(1)
+                .map(|p| p.trim_end_matches("/mcp").parse().expect("port"))
+        })
+        .expect("the server says where it listens");
+    std::thread::spawn(move || lines.for_each(drop));
+    let (a, b) = (http_session(port), http_session(port));
+    let job_a = http_start(port, &a, "sleep 3371");
+    let job_b = http_start(port, &b, "sleep 3372");
+    appears("sleep 3371");
+    appears("sleep 3372");
+    let (status, head, _) = http(port, "DELETE", Some(&a), "");
+    assert_eq!(status, 204, "{head}");
+    gone("sleep 3371", Duration::from_secs(5));
+    let o = j.output(json!({"job_id": job_a}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(o["ended_by"], "host", "{o}");
+    // Session B and its job go on.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!with_marker("sleep 3372").is_empty(), "B's job ended too");
+    let o = j.output(json!({"job_id": job_b}));
+    assert_eq!(o["running"], true, "{o}");
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string();
+    assert_eq!(http(port, "POST", Some(&b), &ping).0, 200);
+    // The server's end ends the jobs of the sessions it still had.
+    let _ = server.kill();
+    let _ = server.wait();
+    gone("sleep 3372", Duration::from_secs(5));
+    let o = j.output(json!({"job_id": job_b}));
+    assert_eq!(o["ended_by"], "host", "{o}");
 }
 
 #[test]

@@ -41,28 +41,38 @@ pub const SUPERVISOR_FLAG: &str = "--sneaky-jobs-supervisor";
 pub const DAEMON_FLAG: &str = "--sneaky-jobs-daemon";
 /// The hidden first argument of the process that holds a workspace's shared loopback.
 pub const LOOPBACK_FLAG: &str = "--sneaky-jobs-loopback";
-/// Set by a host (sneaky-mcp, sneaky-agent) for the tools it runs: its pid. A job started by
-/// such a call ends when that process does.
+/// Set by a host (sneaky-mcp, sneaky-agent) for the tools it runs: its pid, and for a host
+/// that serves many sessions `PID:TAG` with the session's tag. A job started by such a call
+/// ends when that process does, or when the host ends the tag ([`end_owner`]).
 pub const OWNER_ENV: &str = "SNEAKY_JOB_OWNER";
 /// The longest a call waits for a job's output (wait_ms).
 pub const MAX_WAIT_MS: u64 = 600_000;
 /// The longest input one job_input call writes.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
-/// The process that started a job, by pid and start time (a reused pid is not it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The process that started a job, by pid and start time (a reused pid is not it), and the
+/// host's session, when it serves several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: i32,
     pub start: u64,
+    #[serde(default)]
+    pub tag: Option<String>,
 }
 
 impl Owner {
     /// The host named by [`OWNER_ENV`], when it is alive.
     pub fn from_env() -> Option<Owner> {
-        let pid: i32 = std::env::var(OWNER_ENV).ok()?.trim().parse().ok()?;
+        let value = std::env::var(OWNER_ENV).ok()?;
+        let (pid, tag) = match value.trim().split_once(':') {
+            Some((pid, tag)) => (pid, Some(tag.to_string())),
+            None => (value.trim(), None),
+        };
+        let pid: i32 = pid.parse().ok()?;
         Some(Owner {
             pid,
             start: start_time(pid)?,
+            tag,
         })
     }
 
@@ -138,6 +148,11 @@ pub enum Request {
         job_id: String,
         input: String,
         eof: bool,
+    },
+    /// The asking host's session `tag` ended: end the jobs it started (those whose owner is
+    /// the asking process with that tag), and start none for it from now on.
+    EndOwner {
+        tag: String,
     },
 }
 
@@ -294,21 +309,26 @@ fn loopback_path(dir: &Path) -> PathBuf {
     dir.join("loopback")
 }
 
-/// The workspace's shared loopback, while its supervisor runs: the holder's pid and start
-/// time, for a command's launcher to join (src/shell/namespaces.rs checks them again). Asks
-/// nothing and creates nothing: a workspace without jobs has none.
-pub fn loopback(root: &Path) -> Option<(i32, u64)> {
+/// The workspace's runtime directory when it exists and it and its parent are ours and
+/// closed to others; made by nobody.
+fn existing_workspace_dir(root: &Path) -> Option<PathBuf> {
     let base = base_path();
     let dir = base.join(dir_name(root));
     let uid = nix::unistd::geteuid().as_raw();
-    // Only a directory of ours that nobody else can write names it, and only a holder of ours.
     let ours = |p: &Path| {
         std::fs::symlink_metadata(p)
             .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0)
     };
-    if !ours(&base) || !ours(&dir) {
-        return None;
-    }
+    (ours(&base) && ours(&dir)).then_some(dir)
+}
+
+/// The workspace's shared loopback, while its supervisor runs: the holder's pid and start
+/// time, for a command's launcher to join (src/shell/namespaces.rs checks them again). Asks
+/// nothing and creates nothing: a workspace without jobs has none.
+pub fn loopback(root: &Path) -> Option<(i32, u64)> {
+    let dir = existing_workspace_dir(root)?;
+    let uid = nix::unistd::geteuid().as_raw();
+    // Only a directory of ours that nobody else can write names it, and only a holder of ours.
     let text = std::fs::read_to_string(loopback_path(&dir)).ok()?;
     let (pid, start) = text.trim().split_once(' ')?;
     let holder: (i32, u64) = (pid.parse().ok()?, start.parse().ok()?);
@@ -422,6 +442,26 @@ fn start_supervisor(dir: &Path) -> Result<UnixStream> {
             }
             Err(_) => std::thread::sleep(Duration::from_millis(5)),
         }
+    }
+}
+
+/// End the jobs that this process's session `tag` started in the workspace (sent by a host
+/// when a session ends; the supervisor takes the owner's pid from the connection, so a host
+/// ends only its own sessions' jobs). Returns at once: the jobs end in the supervisor, and
+/// a workspace without a supervisor has none. Written without [`Request`]'s types, which a
+/// host that starts no job need not carry.
+pub fn end_owner(root: &Path, tag: &str) {
+    let Some(dir) = existing_workspace_dir(root) else {
+        return;
+    };
+    let Ok(mut stream) = UnixStream::connect(socket_path(&dir)) else {
+        return;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = serde_json::json!({"op": "end_owner", "tag": tag});
+    if stream.write_all(format!("{request}\n").as_bytes()).is_ok() {
+        // The answer says the supervisor took it; nothing in it is needed.
+        let _ = BufReader::new(stream).read_line(&mut String::new());
     }
 }
 

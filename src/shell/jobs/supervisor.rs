@@ -243,6 +243,9 @@ struct Table {
     last_activity: Instant,
     /// The supervisor is ending: no new job.
     closing: bool,
+    /// Hosts' sessions that ended (Request::EndOwner), while their host lives: a start of
+    /// theirs still on its way is refused.
+    ended_owners: Vec<Owner>,
 }
 
 struct Shared {
@@ -331,6 +334,7 @@ pub fn daemon_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCo
             next: 1,
             last_activity: Instant::now(),
             closing: false,
+            ended_owners: Vec::new(),
         }),
         changed: Condvar::new(),
         dir,
@@ -538,6 +542,44 @@ fn answer(shared: &Arc<Shared>, request: Request, out: &mut UnixStream) -> Resul
         Request::Input { job_id, input, eof } => {
             write_input(shared, &job_id, input.into_bytes(), eof).map(Reply::Written)
         }
+        Request::EndOwner { tag } => {
+            end_owner(shared, out, tag);
+            Ok(Reply::Done)
+        }
+    }
+}
+
+/// End the jobs of the asking host's session `tag`: the host is the peer of the connection,
+/// so no host ends another's jobs.
+fn end_owner(shared: &Arc<Shared>, conn: &UnixStream, tag: String) {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let Ok(cred) = getsockopt(&conn.as_fd(), PeerCredentials) else {
+        return;
+    };
+    let Some(start) = super::start_time(cred.pid()) else {
+        return;
+    };
+    let owner = Owner {
+        pid: cred.pid(),
+        start,
+        tag: Some(tag),
+    };
+    let due: Vec<String> = {
+        let mut t = shared.lock();
+        let due = t
+            .jobs
+            .iter()
+            .filter(|j| j.running() && j.ended_by.is_none() && j.owner.as_ref() == Some(&owner))
+            .map(|j| j.id.clone())
+            .collect();
+        if !t.ended_owners.contains(&owner) {
+            t.ended_owners.push(owner);
+        }
+        due
+    };
+    for id in due {
+        let shared = shared.clone();
+        std::thread::spawn(move || end_job(&shared, &id, "host"));
     }
 }
 
@@ -656,6 +698,16 @@ fn wait_and_read(
 /// Start a job's launcher (on the main thread) and its threads.
 fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
     let mut t = shared.lock();
+    if start
+        .owner
+        .as_ref()
+        .is_some_and(|o| t.ended_owners.contains(o))
+    {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            "the MCP session that asked for this job has ended; nothing ran",
+        ));
+    }
     let (id, released) = admit(shared, &mut t)?;
     let dir = shared.dir.join(&id);
     std::fs::DirBuilder::new()
@@ -681,7 +733,7 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         started: Instant::now(),
         started_unix: now_unix,
         lease: Duration::from_secs(start.lease_secs),
-        owner: start.owner,
+        owner: start.owner.clone(),
         tty: start.tty,
         pid: child.id() as i32,
         out: [Store::new(&dir, "stdout"), Store::new(&dir, "stderr")],
@@ -1050,7 +1102,8 @@ fn watch(shared: &Arc<Shared>) {
         std::thread::sleep(TICK);
         let mut due = Vec::new();
         let idle = {
-            let t = shared.lock();
+            let mut t = shared.lock();
+            t.ended_owners.retain(Owner::alive);
             for job in t
                 .jobs
                 .iter()
@@ -1058,7 +1111,7 @@ fn watch(shared: &Arc<Shared>) {
             {
                 if job.started.elapsed() >= job.lease {
                     due.push((job.id.clone(), "lease"));
-                } else if job.owner.is_some_and(|o| !o.alive()) {
+                } else if job.owner.as_ref().is_some_and(|o| !o.alive()) {
                     due.push((job.id.clone(), "host"));
                 }
             }

@@ -42,25 +42,25 @@ ROUNDS=${ROUNDS:-3}
 RUN="$DIR/sneaky-run --root $WORK/ws"
 WRITE="$DIR/sneaky-write --root $WORK/ws"
 FILES="mkdir out && seq 1000 | split -a 3 -l 1 - out/f"
-# name|command|prepare|runs (the two of each pair adjacent).
-pairs=(
-  "true, overlay|env SNEAKY_SANDBOX_SKIP= $RUN true||100"
-  "true, direct|env SNEAKY_SANDBOX_SKIP=overlay $RUN true||100"
-  "1000 files, overlay|env SNEAKY_SANDBOX_SKIP= $RUN '$FILES'|rm -rf $WORK/ws/out|20"
-  "1000 files, direct|env SNEAKY_SANDBOX_SKIP=overlay $RUN '$FILES'|rm -rf $WORK/ws/out|20"
-  "write 1 MB, journal|$WRITE < $WORK/big.json|head -c 1048576 /dev/urandom > $WORK/ws/big.txt|30"
-  "write 1 MB, no journal|env XDG_STATE_HOME=/proc/none $WRITE < $WORK/big.json|head -c 1048576 /dev/urandom > $WORK/ws/big.txt|30"
-)
+# The pairs measured, each name with its command, what runs before each run, and how many
+# runs (the two of a pair adjacent).
+names=("true, overlay" "true, direct" "1000 files, overlay" "1000 files, direct"
+  "write 1 MB, journal" "write 1 MB, no journal")
+cmds=("env SNEAKY_SANDBOX_SKIP= $RUN true" "env SNEAKY_SANDBOX_SKIP=overlay $RUN true"
+  "env SNEAKY_SANDBOX_SKIP= $RUN '$FILES'" "env SNEAKY_SANDBOX_SKIP=overlay $RUN '$FILES'"
+  "$WRITE < $WORK/big.json" "env XDG_STATE_HOME=/proc/none $WRITE < $WORK/big.json")
+preps=("" "" "rm -rf $WORK/ws/out" "rm -rf $WORK/ws/out"
+  "head -c 1048576 /dev/urandom > $WORK/ws/big.txt" "head -c 1048576 /dev/urandom > $WORK/ws/big.txt")
+runs=(100 100 20 20 30 30)
 for round in $(seq 1 "$ROUNDS"); do
   echo "round $round/$ROUNDS (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   for p in 0 2 4; do
     first=$p second=$((p + 1))
     if [ $((round % 2)) = 0 ]; then first=$((p + 1)) second=$p; fi
     for i in $first $second; do
-      IFS='|' read -r name cmd prep runs <<<"${pairs[$i]}"
-      args=(--warmup 3 --runs "$runs" --style none --export-json "$WORK/r$round-$i.json" -n "$name")
-      if [ -n "$prep" ]; then args+=(--prepare "$prep"); fi
-      hyperfine "${args[@]}" "$cmd" >/dev/null
+      args=(--warmup 3 --runs "${runs[$i]}" --style none --export-json "$WORK/r$round-$i.json" -n "${names[$i]}")
+      if [ -n "${preps[$i]}" ]; then args+=(--prepare "${preps[$i]}"); fi
+      hyperfine "${args[@]}" "${cmds[$i]}" >/dev/null
     done
   done
 done

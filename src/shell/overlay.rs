@@ -25,8 +25,6 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::Match;
 use nix::fcntl::{Flock, FlockArg, OFlag};
 use nix::mount::{mount, MsFlags};
 use nix::sys::stat::Mode;
@@ -485,69 +483,183 @@ fn same_content(a: &Path, b: &Path) -> bool {
 }
 
 /// Whether git ignores a path (by the workspace's `.gitignore` files, `.git/info/exclude` and
-/// the user's global excludes): it, or a directory above it, matches. Files git tracks although
-/// they match are not told apart (git's index is not read).
+/// the user's global excludes file, `$XDG_CONFIG_HOME/git/ignore`): it, or a directory above
+/// it, matches. Files git tracks although they match are not told apart (git's index is not
+/// read). The patterns are gitignore(5)'s, matched here rather than through a glob crate: the
+/// regular-expression engine one brings would more than double sneaky-run's size.
 struct Ignored {
     root: PathBuf,
-    per_dir: HashMap<String, Gitignore>,
-    exclude: Gitignore,
-    global: Gitignore,
+    per_dir: HashMap<String, Vec<Rule>>,
+    exclude: Vec<Rule>,
+    global: Vec<Rule>,
+}
+
+/// One line of an ignore file.
+struct Rule {
+    /// The pattern's segments (split at `/`); `**` matches any number of directories.
+    segments: Vec<Vec<u8>>,
+    /// No `/` but a trailing one: matches a name at any depth.
+    anywhere: bool,
+    negated: bool,
+    dir_only: bool,
+}
+
+fn read_rules(file: &Path) -> Vec<Rule> {
+    let Ok(text) = fs::read(file) else {
+        return Vec::new();
+    };
+    text.split(|b| *b == b'\n').filter_map(parse_rule).collect()
+}
+
+fn parse_rule(line: &[u8]) -> Option<Rule> {
+    let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+    // Trailing spaces are dropped unless escaped.
+    while line.ends_with(b" ") && !line.ends_with(b"\\ ") {
+        line = &line[..line.len() - 1];
+    }
+    if line.is_empty() || line.starts_with(b"#") {
+        return None;
+    }
+    let (negated, mut line) = match line.strip_prefix(b"!") {
+        Some(rest) => (true, rest),
+        None => (false, line.strip_prefix(b"\\").unwrap_or(line)),
+    };
+    let dir_only = line.ends_with(b"/");
+    if dir_only {
+        line = &line[..line.len() - 1];
+    }
+    let anchored = line.contains(&b'/');
+    let line = line.strip_prefix(b"/").unwrap_or(line);
+    if line.is_empty() {
+        return None;
+    }
+    Some(Rule {
+        segments: line.split(|b| *b == b'/').map(<[u8]>::to_vec).collect(),
+        anywhere: !anchored,
+        negated,
+        dir_only,
+    })
+}
+
+impl Rule {
+    /// `parts`: the path's components relative to the ignore file's directory.
+    fn matches(&self, parts: &[&[u8]], is_dir: bool) -> bool {
+        if self.dir_only && !is_dir {
+            return false;
+        }
+        if self.anywhere {
+            return parts
+                .last()
+                .is_some_and(|name| glob(&self.segments[0], name));
+        }
+        segments_match(&self.segments, parts)
+    }
+}
+
+fn segments_match(pattern: &[Vec<u8>], parts: &[&[u8]]) -> bool {
+    match pattern.split_first() {
+        None => parts.is_empty(),
+        Some((first, rest)) if first.as_slice() == b"**" => {
+            (0..=parts.len()).any(|skip| segments_match(rest, &parts[skip..]))
+        }
+        Some((first, rest)) => match parts.split_first() {
+            Some((part, others)) => glob(first, part) && segments_match(rest, others),
+            None => false,
+        },
+    }
+}
+
+/// One path component against one pattern segment: `*`, `?`, `[...]` (with `!` or `^` and
+/// ranges) and `\` escapes.
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|i| glob(rest, &name[i..])),
+        Some((b'?', rest)) => !name.is_empty() && glob(rest, &name[1..]),
+        Some((b'[', rest)) => {
+            let Some((&c, tail)) = name.split_first() else {
+                return false;
+            };
+            let (negate, body) = match rest.first() {
+                Some(b'!' | b'^') => (true, &rest[1..]),
+                _ => (false, rest),
+            };
+            // A `]` right after the opening is part of the set.
+            let Some(close) = body.iter().skip(1).position(|b| *b == b']').map(|i| i + 1) else {
+                return !name.is_empty() && pattern[0] == name[0] && glob(rest, tail);
+            };
+            let set = &body[..close];
+            let mut found = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == b'-' {
+                    found |= set[i] <= c && c <= set[i + 2];
+                    i += 3;
+                } else {
+                    found |= set[i] == c;
+                    i += 1;
+                }
+            }
+            found != negate && glob(&body[close + 1..], tail)
+        }
+        Some((b'\\', rest)) if !rest.is_empty() => {
+            name.first() == Some(&rest[0]) && glob(&rest[1..], &name[1..])
+        }
+        Some((&p, rest)) => name.first() == Some(&p) && glob(rest, &name[1..]),
+    }
+}
+
+/// The last rule of a file that matches decides: Some(ignored) or None (no opinion).
+fn decide(rules: &[Rule], parts: &[&[u8]], is_dir: bool) -> Option<bool> {
+    rules
+        .iter()
+        .rev()
+        .find(|r| r.matches(parts, is_dir))
+        .map(|r| !r.negated)
 }
 
 impl Ignored {
     fn new(root: &Path) -> Ignored {
-        let mut exclude = GitignoreBuilder::new(root);
-        let _ = exclude.add(root.join(".git/info/exclude"));
+        let global = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|base| read_rules(&base.join("git/ignore")))
+            .unwrap_or_default();
         Ignored {
             root: root.to_path_buf(),
             per_dir: HashMap::new(),
-            exclude: exclude.build().unwrap_or_else(|_| Gitignore::empty()),
-            global: GitignoreBuilder::new(root).build_global().0,
+            exclude: read_rules(&root.join(".git/info/exclude")),
+            global,
         }
-    }
-
-    fn rules(&mut self, dir: &str) -> &Gitignore {
-        let root = &self.root;
-        self.per_dir.entry(dir.to_string()).or_insert_with(|| {
-            let base = root.join(dir);
-            let mut b = GitignoreBuilder::new(&base);
-            let _ = b.add(base.join(".gitignore"));
-            b.build().unwrap_or_else(|_| Gitignore::empty())
-        })
     }
 
     /// Does git ignore `path` (root-relative; `is_dir` for the path itself)?
     fn ignores(&mut self, path: &str, is_dir: bool) -> bool {
-        let parts: Vec<&str> = path.split('/').collect();
-        for end in 1..=parts.len() {
-            let sub = parts[..end].join("/");
-            let dir_flag = end < parts.len() || is_dir;
-            if self.matches(&sub, dir_flag) {
-                return true;
-            }
-        }
-        false
+        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        (1..=parts.len()).any(|end| self.matches(&parts[..end], end < parts.len() || is_dir))
     }
 
-    fn matches(&mut self, path: &str, is_dir: bool) -> bool {
-        let parts: Vec<&str> = path.split('/').collect();
+    fn matches(&mut self, parts: &[&[u8]], is_dir: bool) -> bool {
         // The deepest .gitignore with an opinion decides, then exclude, then the global one.
         for depth in (0..parts.len()).rev() {
-            let dir = parts[..depth].join("/");
-            let full = self.root.join(path);
-            match self.rules(&dir).matched(&full, is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-                Match::None => {}
+            let dir = parts[..depth]
+                .iter()
+                .map(|p| String::from_utf8_lossy(p))
+                .collect::<Vec<_>>()
+                .join("/");
+            let root = &self.root;
+            let rules = self
+                .per_dir
+                .entry(dir.clone())
+                .or_insert_with(|| read_rules(&root.join(&dir).join(".gitignore")));
+            if let Some(ignored) = decide(rules, &parts[depth..], is_dir) {
+                return ignored;
             }
         }
-        let full = self.root.join(path);
-        match self.exclude.matched(&full, is_dir) {
-            Match::Ignore(_) => return true,
-            Match::Whitelist(_) => return false,
-            Match::None => {}
-        }
-        matches!(self.global.matched(&full, is_dir), Match::Ignore(_))
+        decide(&self.exclude, parts, is_dir)
+            .or_else(|| decide(&self.global, parts, is_dir))
+            .unwrap_or(false)
     }
 }
 
@@ -943,4 +1055,42 @@ pub fn unavailable(why: impl std::fmt::Display) -> Error {
         ErrorKind::IoError,
         format!("the command's changes cannot be held aside: {why}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignored(lines: &str, path: &str, is_dir: bool) -> bool {
+        let rules: Vec<Rule> = lines
+            .lines()
+            .filter_map(|l| parse_rule(l.as_bytes()))
+            .collect();
+        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        (1..=parts.len())
+            .any(|end| decide(&rules, &parts[..end], end < parts.len() || is_dir) == Some(true))
+    }
+
+    #[test]
+    fn gitignore_patterns_match_as_git_documents_them() {
+        assert!(ignored("*.log", "a/b/run.log", false));
+        assert!(!ignored("*.log", "a/b/run.logs", false));
+        assert!(ignored("build/", "out/build/x.o", false));
+        assert!(!ignored("build/", "build", false));
+        assert!(ignored("/target", "target/debug/app", false));
+        assert!(!ignored("/target", "sub/target/x", false));
+        assert!(ignored("doc/*.html", "doc/a.html", false));
+        assert!(!ignored("doc/*.html", "doc/sub/a.html", false));
+        assert!(ignored("**/tmp", "a/b/tmp", true));
+        assert!(ignored("a/**/z", "a/z", false));
+        assert!(ignored("a/**/z", "a/b/c/z", false));
+        assert!(ignored("logs/**", "logs/x/y", false));
+        assert!(ignored("*.o\n!keep.o", "x.o", false));
+        assert!(!ignored("*.o\n!keep.o", "keep.o", false));
+        assert!(ignored("f[0-9].txt", "f7.txt", false));
+        assert!(!ignored("f[!0-9].txt", "f7.txt", false));
+        assert!(ignored("?.c", "a.c", false));
+        assert!(!ignored("# comment\n\n", "# comment", false));
+        assert!(ignored("\\#lit", "#lit", false));
+    }
 }

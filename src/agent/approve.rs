@@ -63,11 +63,12 @@ impl Tty {
     /// them.
     fn ask(&mut self, tool: &str, held: bool, paint: Paint) -> std::io::Result<Answer> {
         let _prompting = Prompting::start();
-        let (question, no) = if held {
-            (format!("Keep what {tool} changed?"), "[n]o (drop it)")
+        let no = if held {
+            "[n]o (drop its changes)"
         } else {
-            (format!("Allow {tool}?"), "[n]o")
+            "[n]o"
         };
+        let question = format!("Allow {tool}?");
         loop {
             write!(
                 self.writer,
@@ -177,9 +178,14 @@ impl Gate {
         }
         // A command is approved by its effect: it runs with its changes held, the person sees
         // them, and keeping applies them (the command does not run again); dropping discards
-        // them. Where they cannot be held (no overlay), the command is asked about as it is.
+        // them. Only without network: held file changes are then all it can do. Where they
+        // cannot be held (no overlay), or with a network, it is asked about before it runs.
         let mut held = None;
-        let preview = if tool == ToolName::RunCommand && spec.supports_dry_run() {
+        let by_effect = tool == ToolName::RunCommand
+            && spec.supports_dry_run()
+            && runner.config().tools.shell.network == crate::config::Network::Off
+            && args.get("background").and_then(Value::as_bool) != Some(true);
+        let preview = if by_effect {
             let mut dry = args.clone();
             dry["dry_run"] = Value::Bool(true);
             let envelope = runner.execute_holding(spec, &dry);
@@ -209,7 +215,13 @@ impl Gate {
         let Some(tty) = self.tty() else {
             return Decision::Refuse(error_envelope(name, NOT_APPROVED, "no terminal"));
         };
-        let shown = describe(spec, args, preview.as_deref(), paint);
+        // The command itself is shown whole, as for any call; its effect below it.
+        let shown = match (&held, preview.as_deref()) {
+            (Some(_), Some(effect)) => {
+                describe(spec, args, None, paint) + &shown_effect(effect, paint)
+            }
+            _ => describe(spec, args, preview.as_deref(), paint),
+        };
         let mut answer = write!(tty.writer, "{shown}")
             .and_then(|()| tty.writer.flush())
             .and_then(|()| tty.ask(name, held.is_some(), paint));
@@ -316,6 +328,13 @@ fn effect(envelope: &Value) -> String {
     }
     out.push_str(r["diff"].as_str().unwrap_or(""));
     out
+}
+
+/// A command's effect as the person sees it: every line through `text::visible` (what the
+/// command wrote into a file is shown escaped, as a diff is), the diff coloured.
+fn shown_effect(effect: &str, paint: Paint) -> String {
+    let lines: Vec<String> = effect.lines().map(|l| crate::text::visible(l).0).collect();
+    format!("{}\n", paint.diff(&lines.join("\n")))
 }
 
 /// The person's undo at the prompt: the workspace's most recent change taken back, in words.

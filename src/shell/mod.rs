@@ -193,14 +193,6 @@ pub fn run_with_changes(
     };
     cmd.current_dir(&root).env_clear().envs(env);
     let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
-    if shell.sandbox {
-        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
-            finished.stderr.text.push_str(&hint);
-        }
-        if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
-            finished.stderr.text.push_str(&hint);
-        }
-    }
     drop(pids_cgroup);
     drop(vcs_placeholders);
     drop(protected_placeholders);
@@ -234,6 +226,15 @@ pub fn run_with_changes(
             no_overlay.unwrap_or_else(|| "the launcher did not report".into())
         )),
     };
+    // After the command's changes are applied: a program it built is then in the workspace.
+    if shell.sandbox {
+        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
+            finished.stderr.text.push_str(&hint);
+        }
+        if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
+            finished.stderr.text.push_str(&hint);
+        }
+    }
     // A command's sneaky.toml is never applied from the overlay: that too is putting it back.
     let config_restored = config_restored
         || matches!(&changes, Some(Ok(a)) if a.discarded.iter().any(|p| p == crate::fs::jail::CONFIG_FILE_NAME));

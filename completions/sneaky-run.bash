@@ -23,7 +23,7 @@ _sneaky__run() {
 
     case "${cmd}" in
         sneaky__run)
-            opts="-h -V --root --config --format --pretty --schema --command --timeout --background --wait-ms --wait-for --tty --strip-escapes --help --version"
+            opts="-h -V --root --config --format --pretty --schema --command --timeout --background --wait-ms --wait-for --tty --strip-escapes --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -11,5 +11,6 @@ complete -c sneaky-run -l schema -d 'Print the JSON Schema of the input and exit
 complete -c sneaky-run -l background -d 'Start the command as a background job and return while it still runs, with its output so far and a job_id for job_output and job_input. The job runs under the same sandbox and writes to the workspace directly; it ends when job_output kills it, at its lease (tools.shell.max_job_seconds) or when the host that started it ends. Later commands reach the ports it listens on through localhost. Default: false.'
 complete -c sneaky-run -l tty -d 'With background: run the job on a pseudo-terminal, for programs that act differently on one (interactive interpreters, prompts); its stderr then goes to stdout. Default: false.'
 complete -c sneaky-run -l strip-escapes -d 'With background: remove terminal escape sequences (colours, cursor moves) from the output returned. Default: false.'
+complete -c sneaky-run -l dry-run -d 'Run the command with its file changes held aside: they are reported (`changes`, `diff`) and not applied, and the workspace is left as it was. Not with background.'
 complete -c sneaky-run -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c sneaky-run -s V -l version -d 'Print version'

@@ -31,7 +31,14 @@ pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
 /// Default RLIMIT_FSIZE of commands: no single file larger than 16 GiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 30;
 /// The sandbox layers `tools.shell.require_layers` may name.
-pub const LAYERS: &[&str] = &["landlock", "namespaces", "seccomp", "pids", "all"];
+pub const LAYERS: &[&str] = &[
+    "landlock",
+    "namespaces",
+    "seccomp",
+    "pids",
+    "overlay",
+    "all",
+];
 /// Tool calls sneaky-mcp runs at the same time unless `[mcp] workers` says otherwise.
 pub const DEFAULT_MCP_WORKERS: usize = 8;
 pub const MAX_MCP_WORKERS: usize = 256;
@@ -163,8 +170,10 @@ pub struct Shell {
     pub unix_sockets: Vec<String>,
     /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
     /// "namespaces", "seccomp", "pids" (the process limit holds: a pids cgroup, or
-    /// RLIMIT_NPROC for a user other than root), or "all". Empty: run with what the kernel
-    /// offers, and say so. Unset: every layer ([`Shell::required_layers`]).
+    /// RLIMIT_NPROC for a user other than root), "overlay" (a command's changes are held and
+    /// recorded: src/shell/overlay.rs; required only when named, or by an "all" given), or
+    /// "all". Empty: run with what the kernel offers, and say so. Unset: every layer but the
+    /// overlay ([`Shell::required_layers`]).
     pub require_layers: Option<Vec<String>>,
     /// The container this runs in is the boundary: a missing layer does not refuse the
     /// command (the result's `sandbox` says so). Only from the user's own configuration.

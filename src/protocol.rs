@@ -129,11 +129,15 @@ struct Shown {
 /// Entry point of a tool binary: `fn main() -> ExitCode { protocol::main::<ReadFile>() }`.
 /// Generic, so that a binary links its own tool and not the others.
 pub fn main<T: Tool>() -> ExitCode {
+    main_with_args::<T>(std::env::args_os().collect())
+}
+
+/// [`main`] with the arguments given (a binary that took a hidden flag of its own off them).
+pub fn main_with_args<T: Tool>(argv: Vec<OsString>) -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("sneaky: internal error: {info}");
     }));
     let spec = &ToolSpec::of::<T>();
-    let argv: Vec<OsString> = std::env::args_os().collect();
     let fallback = Shown {
         format: format_in_argv(&argv),
         pretty: false,

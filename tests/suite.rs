@@ -86,3 +86,5 @@ mod shell_habits;
 mod text_stream;
 #[path = "suite/undo.rs"]
 mod undo;
+#[path = "suite/undo_command.rs"]
+mod undo_command;

@@ -6,6 +6,8 @@
 //! - a workspace's supervisor of background jobs (src/shell/jobs), started the same way;
 //! - `--print-policy`: the effective command lists and where each entry came from;
 //! - `--check-policy`: whether the command policy would refuse a command;
+//! - `--hold-changes`: a dry run keeps the changes it held, for the host to apply or drop
+//!   (sneaky-agent's approval by effect; src/shell/overlay.rs);
 //! - the child-subreaper flag (orphans of a command are re-parented to this process, so the
 //!   clean-up finds them where the PID namespace is unavailable);
 //! - SIGTERM, SIGINT and SIGHUP: a watcher thread kills the command's whole tree, lets the
@@ -24,7 +26,7 @@ use sneaky::config::{Config, Source};
 use sneaky::error::{Error, ErrorKind};
 use sneaky::fs::jail::Workspace;
 use sneaky::shell::policy::CHECK_POLICY_FLAG;
-use sneaky::shell::{jobs, policy, report, sandbox, supervise};
+use sneaky::shell::{jobs, overlay, policy, report, sandbox, supervise};
 use sneaky::tools::run::RunCommand;
 
 pub fn main() -> ExitCode {
@@ -44,9 +46,22 @@ pub fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some(CHECK_POLICY_FLAG) {
         return check_policy(&args);
     }
+    for (flag, apply) in [
+        (overlay::APPLY_HELD_FLAG, true),
+        (overlay::DROP_HELD_FLAG, false),
+    ] {
+        if args.first().map(String::as_str) == Some(flag) {
+            return held(&args, apply);
+        }
+    }
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == overlay::HOLD_FLAG) {
+        argv.remove(1);
+        overlay::hold_dry_runs();
+    }
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let watcher = Watcher::start();
-    let code = sneaky::protocol::main::<RunCommand>();
+    let code = sneaky::protocol::main_with_args::<RunCommand>(argv);
     match watcher {
         Some(w) => w.finish(code),
         None => code,
@@ -145,6 +160,59 @@ fn check_policy(args: &[String]) -> ExitCode {
         let ctx = sneaky::protocol::open_context(value("--root"), value("--config"))?;
         policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
         Ok(serde_json::json!({}))
+    })();
+    let status = match &outcome {
+        Ok(_) => 0,
+        Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
+    };
+    let envelope = sneaky::protocol::Envelope::from_outcome("run_command", &outcome);
+    println!("{}", serde_json::to_string(&envelope).unwrap_or_default());
+    ExitCode::from(status)
+}
+
+/// `sneaky-run --apply-held|--drop-held [--root DIR] [--config FILE]` with `{"held": ID}` on
+/// stdin: apply the changes a `--hold-changes` dry run held (the result holds `changes`,
+/// `untracked`, `discarded` and `change_id` as a command's call does), or drop them. For the
+/// driver, whose person approved (or not) a command by its effect.
+fn held(args: &[String], apply: bool) -> ExitCode {
+    use std::io::Read;
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+    };
+    let outcome: sneaky::error::Result<serde_json::Value> = (|| {
+        let mut input = String::new();
+        std::io::stdin()
+            .take(1 << 20)
+            .read_to_string(&mut input)
+            .map_err(|e| Error::io("reading the arguments", e))?;
+        let request: serde_json::Value = serde_json::from_str(&input)
+            .map_err(|e| Error::new(ErrorKind::InvalidJson, e.to_string()))?;
+        let id = request
+            .get("held")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| Error::invalid_args("held: the id of the held changes is missing"))?;
+        let ctx = sneaky::protocol::open_context(value("--root"), value("--config"))?;
+        if !apply {
+            overlay::discard_held(&ctx.ws, id)?;
+            return Ok(serde_json::json!({}));
+        }
+        let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
+        let applied = overlay::apply_held(&ctx.ws, id, ctx.config.undo.max_bytes, cap)?;
+        let mut result = serde_json::json!({
+            "changes": applied.changes,
+            "untracked": applied.untracked,
+            "discarded": applied.discarded,
+        });
+        if let (Ok(undo), Some(map)) = (serde_json::to_value(&applied.undo), result.as_object_mut())
+        {
+            if let Some(fields) = undo.as_object() {
+                map.extend(fields.clone());
+            }
+        }
+        Ok(result)
     })();
     let status = match &outcome {
         Ok(_) => 0,

@@ -23,6 +23,8 @@ const NOT_APPROVED: ErrorKind = ErrorKind::NotApproved;
 
 enum Decision {
     Run,
+    /// Already run (a command approved by its effect): send this envelope back.
+    Done(Value),
     /// Send this envelope back instead of running.
     Refuse(Value),
     /// The person wants to stop: send this envelope, then end the session.
@@ -34,6 +36,8 @@ enum Answer {
     No,
     Always,
     Quit,
+    /// Take back the workspace's most recent change first, then ask again.
+    Undo,
 }
 
 struct Tty {
@@ -55,13 +59,21 @@ impl Tty {
         })
     }
 
-    fn ask(&mut self, tool: &str, paint: Paint) -> std::io::Result<Answer> {
+    /// `held`: the call already ran with its changes held; the question is whether to keep
+    /// them.
+    fn ask(&mut self, tool: &str, held: bool, paint: Paint) -> std::io::Result<Answer> {
         let _prompting = Prompting::start();
+        let no = if held {
+            "[n]o (drop its changes)"
+        } else {
+            "[n]o"
+        };
+        let question = format!("Allow {tool}?");
         loop {
             write!(
                 self.writer,
-                "{} [y]es, [n]o, [a]lways for {tool} this session, [q]uit: ",
-                paint.bold(&format!("Allow {tool}?"))
+                "{} [y]es, {no}, [a]lways for {tool} this session, [q]uit, [u]ndo the last change: ",
+                paint.bold(&question)
             )?;
             self.writer.flush()?;
             let mut line = String::new();
@@ -75,7 +87,8 @@ impl Tty {
                 "n" | "no" => return Ok(Answer::No),
                 "a" | "always" => return Ok(Answer::Always),
                 "q" | "quit" => return Ok(Answer::Quit),
-                _ => writeln!(self.writer, "Please answer y, n, a or q.")?,
+                "u" | "undo" | "/undo" => return Ok(Answer::Undo),
+                _ => writeln!(self.writer, "Please answer y, n, a, q or u.")?,
             }
         }
     }
@@ -135,6 +148,7 @@ impl Gate {
         };
         match self.decide(runner, spec, args) {
             Decision::Run => (runner.execute(spec, args), false),
+            Decision::Done(envelope) => (envelope, false),
             Decision::Refuse(envelope) => (envelope, false),
             Decision::Quit(envelope) => (envelope, true),
         }
@@ -162,7 +176,27 @@ impl Gate {
                 ),
             ));
         }
-        let preview = if spec.supports_dry_run() {
+        // A command is approved by its effect: it runs with its changes held, the person sees
+        // them, and keeping applies them (the command does not run again); dropping discards
+        // them. Only without network: held file changes are then all it can do. Where they
+        // cannot be held (no overlay), or with a network, it is asked about before it runs.
+        let mut held = None;
+        let by_effect = tool == ToolName::RunCommand
+            && spec.supports_dry_run()
+            && runner.config().tools.shell.network == crate::config::Network::Off
+            && args.get("background").and_then(Value::as_bool) != Some(true);
+        let preview = if by_effect {
+            let mut dry = args.clone();
+            dry["dry_run"] = Value::Bool(true);
+            let envelope = runner.execute_holding(spec, &dry);
+            match envelope.pointer("/result/held").and_then(Value::as_str) {
+                Some(id) if is_ok(&envelope) => {
+                    held = Some((id.to_string(), envelope.clone()));
+                    Some(effect(&envelope))
+                }
+                _ => None,
+            }
+        } else if spec.supports_dry_run() {
             let mut dry = args.clone();
             dry["dry_run"] = Value::Bool(true);
             let envelope = runner.execute(spec, &dry);
@@ -181,36 +215,152 @@ impl Gate {
         let Some(tty) = self.tty() else {
             return Decision::Refuse(error_envelope(name, NOT_APPROVED, "no terminal"));
         };
-        let shown = describe(spec, args, preview.as_deref(), paint);
-        let answer = write!(tty.writer, "{shown}")
+        // The command itself is shown whole, as for any call; its effect below it.
+        let shown = match (&held, preview.as_deref()) {
+            (Some(_), Some(effect)) => {
+                describe(spec, args, None, paint) + &shown_effect(effect, paint)
+            }
+            _ => describe(spec, args, preview.as_deref(), paint),
+        };
+        let mut answer = write!(tty.writer, "{shown}")
             .and_then(|()| tty.writer.flush())
-            .and_then(|()| tty.ask(name, paint));
+            .and_then(|()| tty.ask(name, held.is_some(), paint));
+        while let Ok(Answer::Undo) = answer {
+            let report = undo_last(runner, paint);
+            answer = write!(tty.writer, "{report}")
+                .and_then(|()| tty.writer.flush())
+                .and_then(|()| tty.ask(name, held.is_some(), paint));
+        }
+        let keep = |held: Option<(String, Value)>| match held {
+            Some((id, dry)) => Decision::Done(runner.keep_held(&id, dry)),
+            None => Decision::Run,
+        };
+        let drop_held = |held: &Option<(String, Value)>| {
+            if let Some((id, _)) = held {
+                runner.drop_held(id);
+            }
+        };
         match answer {
-            Ok(Answer::Yes) => Decision::Run,
+            Ok(Answer::Yes) => keep(held),
             Ok(Answer::Always) => {
                 self.always.insert(tool);
-                Decision::Run
+                keep(held)
             }
-            Ok(Answer::No) => Decision::Refuse(error_envelope(
-                name,
-                NOT_APPROVED,
-                format!(
-                    "the person declined this {name} call; nothing was changed. Do not retry it \
-                     unchanged: ask yourself what they would accept, or call finish and explain."
-                ),
-            )),
-            Ok(Answer::Quit) => Decision::Quit(error_envelope(
-                name,
-                NOT_APPROVED,
-                "the person declined this call and ended the session",
-            )),
-            Err(e) => Decision::Refuse(error_envelope(
-                name,
-                NOT_APPROVED,
-                format!("could not ask the person on the terminal ({e}); the call was not run"),
-            )),
+            Ok(Answer::No) => {
+                drop_held(&held);
+                let what = if held.is_some() {
+                    "the command ran with its changes held, and the person dropped them: the \
+                     workspace is as it was"
+                } else {
+                    "nothing was changed"
+                };
+                Decision::Refuse(error_envelope(
+                    name,
+                    NOT_APPROVED,
+                    format!(
+                        "the person declined this {name} call; {what}. Do not retry it \
+                         unchanged: ask yourself what they would accept, or call finish and \
+                         explain."
+                    ),
+                ))
+            }
+            Ok(Answer::Quit) => {
+                drop_held(&held);
+                Decision::Quit(error_envelope(
+                    name,
+                    NOT_APPROVED,
+                    "the person declined this call and ended the session",
+                ))
+            }
+            Ok(Answer::Undo) | Err(_) => {
+                drop_held(&held);
+                let why = match answer {
+                    Err(e) => e.to_string(),
+                    _ => "no answer".into(),
+                };
+                Decision::Refuse(error_envelope(
+                    name,
+                    NOT_APPROVED,
+                    format!(
+                        "could not ask the person on the terminal ({why}); the call was not run"
+                    ),
+                ))
+            }
         }
     }
+}
+
+/// What a command did with its changes held: how it ended, what it would change, the diff.
+fn effect(envelope: &Value) -> String {
+    let r = &envelope["result"];
+    let mut out = match r["exit_code"].as_i64() {
+        Some(code) => format!("It ran (exit code {code}) with its changes held"),
+        None => "It ran and was killed; its changes are held".to_string(),
+    };
+    let list = |key: &str| -> Vec<String> {
+        r[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|c| {
+                        format!(
+                            "{} ({})",
+                            c["path"].as_str().unwrap_or(""),
+                            c["kind"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let changes = list("changes");
+    if changes.is_empty() {
+        out.push_str(": it changed no file.\n");
+    } else {
+        out.push_str(&format!(": {}.\n", changes.join(", ")));
+    }
+    let untracked = list("untracked");
+    if !untracked.is_empty() {
+        out.push_str(&format!(
+            "Untracked (git ignores them): {}.\n",
+            untracked.join(", ")
+        ));
+    }
+    out.push_str(r["diff"].as_str().unwrap_or(""));
+    out
+}
+
+/// A command's effect as the person sees it: every line through `text::visible` (what the
+/// command wrote into a file is shown escaped, as a diff is), the diff coloured.
+fn shown_effect(effect: &str, paint: Paint) -> String {
+    let lines: Vec<String> = effect.lines().map(|l| crate::text::visible(l).0).collect();
+    format!("{}\n", paint.diff(&lines.join("\n")))
+}
+
+/// The person's undo at the prompt: the workspace's most recent change taken back, in words.
+fn undo_last(runner: &Runner, paint: Paint) -> String {
+    let name = crate::tools::spec(ToolName::Undo).name();
+    let envelope = match runner.check(name, &serde_json::json!({})) {
+        Ok(spec) => runner.execute(spec, &serde_json::json!({})),
+        Err(e) => envelope(name, &Err(e)),
+    };
+    if !is_ok(&envelope) {
+        return paint.red(&format!("undo: {}\n", super::exec::error_line(&envelope)));
+    }
+    let r = &envelope["result"];
+    let paths: Vec<&str> = r["paths"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    format!(
+        "{}\n{}",
+        paint.green(&format!(
+            "undid {} ({})",
+            r["undone"].as_str().unwrap_or(""),
+            paths.join(", ")
+        )),
+        paint.diff(r["diff"].as_str().unwrap_or(""))
+    )
 }
 
 /// The call as the person sees it: the tool, its arguments (whole: a command of any length or

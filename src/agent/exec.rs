@@ -113,6 +113,41 @@ impl Runner {
         envelope(spec.name(), &outcome)
     }
 
+    /// Run a command's dry run keeping what it held (`sneaky-run --hold-changes`): the result's
+    /// `held` names them, for [`Runner::keep_held`] or [`Runner::drop_held`].
+    pub fn execute_holding(&self, spec: &ToolSpec, args: &Value) -> Value {
+        envelope(
+            spec.name(),
+            &self.run_binary(spec, &[crate::shell::overlay::HOLD_FLAG], args),
+        )
+    }
+
+    /// Apply the changes a held dry run of run_command kept: the envelope the model gets, the
+    /// dry run's (its output, how it ended) with what was applied in place of what was held.
+    pub fn keep_held(&self, id: &str, dry: Value) -> Value {
+        let spec = tools::spec(ToolName::RunCommand);
+        let flag = crate::shell::overlay::APPLY_HELD_FLAG;
+        let applied = match self.run_binary(spec, &[flag], &serde_json::json!({ "held": id })) {
+            Ok(applied) => applied,
+            Err(e) => return envelope(spec.name(), &Err(e)),
+        };
+        let mut result = dry.get("result").cloned().unwrap_or(Value::Null);
+        if let (Some(map), Some(applied)) = (result.as_object_mut(), applied.as_object()) {
+            for key in ["diff", "diff_truncated", "held", "dry_run"] {
+                map.remove(key);
+            }
+            map.extend(applied.clone());
+        }
+        envelope(spec.name(), &Ok(result))
+    }
+
+    /// Drop the changes a held dry run kept.
+    pub fn drop_held(&self, id: &str) {
+        let spec = tools::spec(ToolName::RunCommand);
+        let flag = crate::shell::overlay::DROP_HELD_FLAG;
+        let _ = self.run_binary(spec, &[flag], &serde_json::json!({ "held": id }));
+    }
+
     /// Run the tool's binary (`flags` before its own) on checked arguments and read back its
     /// outcome, as the MCP server does, without cancellation or progress.
     fn run_binary(&self, spec: &ToolSpec, flags: &[&str], args: &Value) -> Result<Value> {

@@ -585,7 +585,7 @@ impl Target {
             self.refuse_unwritable()?;
         }
         let written = TempFile::create(self, prior.is_none()).and_then(|mut temp| {
-            temp.fill(content, prior)
+            temp.fill(content, prior, true)
                 .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
             match prior {
                 None => temp.link_new(self),
@@ -788,7 +788,14 @@ impl TempFile {
         ))
     }
 
-    fn fill(&mut self, content: &[u8], prior: Option<&Existing>) -> std::io::Result<()> {
+    /// Write the content and give it the old file's owner and mode; with `flush`, `fsync` it
+    /// (a transaction of many files flushes them all at once instead).
+    fn fill(
+        &mut self,
+        content: &[u8],
+        prior: Option<&Existing>,
+        flush: bool,
+    ) -> std::io::Result<()> {
         self.file.write_all(content)?;
         if let Some(p) = prior {
             // Keep the owner and group where allowed (root, or a group the user is in); chown
@@ -801,7 +808,10 @@ impl TempFile {
             fchmod(self.file.as_fd(), Mode::from_bits_truncate(p.mode))
                 .map_err(std::io::Error::from)?;
         }
-        self.file.sync_all()
+        if flush {
+            self.file.sync_all()?;
+        }
+        Ok(())
     }
 
     fn proc_path(&self) -> PathBuf {

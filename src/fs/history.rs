@@ -219,6 +219,8 @@ pub struct Pending<'h> {
 }
 
 const ENTRIES: &str = "entries";
+/// Contents kept with a flush each, up to this many a change (see [`History::keep_contents`]).
+const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
 
 impl History {
@@ -270,9 +272,7 @@ impl History {
         before: &[Snapshot],
         undoes: Option<&str>,
     ) -> Result<Pending<'_>> {
-        for snap in before {
-            self.keep_content(snap)?;
-        }
+        self.keep_contents(before)?;
         let entry = Entry {
             change_id: new_change_id(),
             tool: tool.to_string(),
@@ -366,15 +366,39 @@ impl History {
 
     /// Keep a snapshot's content (once per hash), flushed before anything relies on it.
     fn keep_content(&self, snap: &Snapshot) -> Result<()> {
+        self.keep_content_flushed(snap, true).map(|_| ())
+    }
+
+    /// Keep the contents of many snapshots. Past a few, each is written unflushed and the
+    /// file system is flushed once at the end (`syncfs`): a command that wrote a thousand
+    /// files would otherwise wait for a thousand flushes.
+    fn keep_contents(&self, snaps: &[Snapshot]) -> Result<()> {
+        let batch = snaps.len() > FLUSH_EACH_UP_TO;
+        let mut wrote = false;
+        for snap in snaps {
+            wrote |= self.keep_content_flushed(snap, !batch)?;
+        }
+        if batch && wrote {
+            let dir = File::open(self.dir.join(BLOBS))
+                .map_err(|e| Error::io("flushing the undo history", e))?;
+            nix::unistd::syncfs(&dir)
+                .map_err(|e| Error::io("flushing the undo history", std::io::Error::from(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the content had to be written (it was not kept yet).
+    fn keep_content_flushed(&self, snap: &Snapshot, flush: bool) -> Result<bool> {
         let (State::File { sha256, .. }, Some(content)) = (&snap.state, &snap.content) else {
-            return Ok(());
+            return Ok(false);
         };
         let path = self.dir.join(BLOBS).join(sha256);
         if path.exists() {
-            return Ok(());
+            return Ok(false);
         }
-        write_durably(&path, content)
-            .map_err(|e| Error::io(format!("keeping the old content of {}", snap.path), e))
+        write_file(&path, content, flush)
+            .map_err(|e| Error::io(format!("keeping the old content of {}", snap.path), e))?;
+        Ok(true)
     }
 
     /// Write an entry whole (temporary name, flush, rename, flush the directory). A pending
@@ -541,9 +565,7 @@ impl Pending<'_> {
     /// The change landed: record what it left. `made` are the directories it made on the way
     /// (outermost first), which an undo removes again.
     pub fn done(mut self, ws: &Workspace, made: &[String], after: &[Snapshot]) -> Result<Recorded> {
-        for snap in after {
-            self.history.keep_content(snap)?;
-        }
+        self.history.keep_contents(after)?;
         let mut paths = Vec::with_capacity(made.len() + self.entry.paths.len());
         for dir in made {
             // Its mode is what the kernel gave it under the umask: read back.
@@ -622,6 +644,38 @@ fn state_home() -> Option<PathBuf> {
         })
 }
 
+/// A directory of the workspace's history for the upper layers of commands' overlays
+/// (src/shell/overlay.rs): outside the workspace, out of commands' reach, 0700.
+pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
+    let base = state_home().ok_or_else(|| {
+        Error::new(
+            ErrorKind::IoError,
+            "no place for the undo history: set XDG_STATE_HOME or HOME",
+        )
+    })?;
+    let dir = base
+        .join("sneaky")
+        .join("undo")
+        .join(workspace_key(ws.root()))
+        .join("scratch");
+    if dir.starts_with(ws.root()) {
+        return Err(Error::new(
+            ErrorKind::ConfigError,
+            format!(
+                "the undo history would be inside the workspace ({}), where commands could \
+                 change it; point XDG_STATE_HOME elsewhere",
+                dir.display()
+            ),
+        ));
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| Error::io(format!("making {}", dir.display()), e))?;
+    Ok(dir)
+}
+
 /// The directory name of a workspace's history: the root's last name (for people) and a hash
 /// of its whole path (so that two roots never share one).
 fn workspace_key(root: &Path) -> String {
@@ -661,9 +715,9 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// Write a file whole under its final name, flushed: temporary name, `fsync`, rename, `fsync`
-/// of the directory.
-fn write_durably(path: &Path, content: &[u8]) -> std::io::Result<()> {
+/// Write a file whole under its final name: temporary name, `fsync` (with `flush`), rename,
+/// `fsync` of the directory (with `flush`).
+fn write_file(path: &Path, content: &[u8], flush: bool) -> std::io::Result<()> {
     let temp = path.with_extension(format!("{}.tmp", std::process::id()));
     let mut file = OpenOptions::new()
         .write(true)
@@ -672,11 +726,13 @@ fn write_durably(path: &Path, content: &[u8]) -> std::io::Result<()> {
         .mode(0o600)
         .open(&temp)?;
     file.write_all(content)?;
-    file.sync_all()?;
+    if flush {
+        file.sync_all()?;
+    }
     fs::rename(&temp, path)?;
     match path.parent() {
-        Some(dir) => sync_dir(dir),
-        None => Ok(()),
+        Some(dir) if flush => sync_dir(dir),
+        _ => Ok(()),
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `history`: what each change replaced and left, for `undo` (kept outside the workspace).
 //! - `suggest`: the nearest existing name for a path that is not there; the root named in
 //!   `outside_workspace` messages.
+//! - `transition`: taking paths from their states to new ones (a command's changes, undo).
 //! - `walk`: the shared machinery of the walking tools (list_dir, grep_files, find_files).
 
 pub mod durable;
@@ -13,4 +14,5 @@ pub mod history;
 pub mod jail;
 pub mod pathlist;
 pub mod suggest;
+pub mod transition;
 pub mod walk;

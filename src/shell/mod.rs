@@ -24,6 +24,7 @@ pub mod executables;
 pub mod guard;
 pub mod jobs;
 pub mod namespaces;
+pub mod overlay;
 pub mod policy;
 pub mod protect;
 pub mod proxy;
@@ -60,6 +61,21 @@ pub struct Outcome {
     /// Whether the sandbox layers were in force, and a description of them.
     pub sandboxed: bool,
     pub sandbox: String,
+    /// The command's changes to the workspace, when they were held in an overlay; else why
+    /// they were not (None: not asked for).
+    pub changes: Option<std::result::Result<overlay::Applied, String>>,
+}
+
+/// Whether a command's changes go through an overlay (src/shell/overlay.rs).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Changes {
+    /// Written to the workspace directly, not recorded.
+    Direct,
+    /// Held in an overlay, then applied as one recorded change (where the overlay is
+    /// unavailable: written directly, and the outcome says why).
+    Record,
+    /// Held in an overlay and reported, never applied (refused where it is unavailable).
+    DryRun,
 }
 
 /// Run an approved command line in the workspace root, sandboxed as configured.
@@ -69,6 +85,18 @@ pub fn run(
     timeout: Duration,
     cap: usize,
     ctx: Context<'_>,
+) -> Result<Outcome> {
+    run_with_changes(command, programs, timeout, cap, ctx, Changes::Direct)
+}
+
+/// [`run`], with the command's changes held as `changes` says.
+pub fn run_with_changes(
+    command: &str,
+    programs: &[String],
+    timeout: Duration,
+    cap: usize,
+    ctx: Context<'_>,
+    changes: Changes,
 ) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
     if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
@@ -99,6 +127,9 @@ pub fn run(
     // Likewise: the repository's placeholders are removed once the command has ended.
     let mut vcs_placeholders = None;
     let mut protected_placeholders = None;
+    // The overlay's upper layer, removed once its changes are applied or reported.
+    let mut scratch = None;
+    let mut no_overlay = None;
     let mut cmd = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
@@ -112,8 +143,27 @@ pub fn run(
                     .map(|c| c.path().to_path_buf())
                     .map_err(Clone::clone);
                 pids_cgroup = made.ok();
+                if changes != Changes::Direct {
+                    match hold_changes(ctx.ws, changes, &mut spec) {
+                        Ok(held) => scratch = Some(held),
+                        Err(why)
+                            if changes == Changes::DryRun || {
+                                let (list, by_default) = shell.required_layers();
+                                sandbox::overlay_required(&list, by_default)
+                            } =>
+                        {
+                            return Err(overlay::unavailable(why))
+                        }
+                        Err(why) => no_overlay = Some(why),
+                    }
+                }
                 spec
+            } else if changes == Changes::DryRun {
+                return Err(overlay::unavailable(
+                    "the sandbox is off (tools.shell.sandbox = false)",
+                ));
             } else {
+                no_overlay = Some("the sandbox is off (tools.shell.sandbox = false)".to_string());
                 spec::unsandboxed_spec(ctx.ws, &bash)
             };
             let spec = serde_json::to_string(&spec)
@@ -121,6 +171,11 @@ pub fn run(
             let mut c = Command::new(exe);
             c.arg(sandbox::LAUNCH_FLAG).arg(spec).arg(command);
             c
+        }
+        None if changes == Changes::DryRun => {
+            return Err(overlay::unavailable(
+                "the sandbox launcher (sneaky-run) was not found",
+            ))
         }
         None if shell.sandbox => {
             return Err(Error::new(
@@ -138,14 +193,6 @@ pub fn run(
     };
     cmd.current_dir(&root).env_clear().envs(env);
     let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
-    if shell.sandbox {
-        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
-            finished.stderr.text.push_str(&hint);
-        }
-        if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
-            finished.stderr.text.push_str(&hint);
-        }
-    }
     drop(pids_cgroup);
     drop(vcs_placeholders);
     drop(protected_placeholders);
@@ -160,13 +207,65 @@ pub fn run(
     }
     let config_restored = config_before.restore_if_changed(ctx.ws)?;
     let (sandboxed, sandbox) = describe(shell, finished.launch.as_ref());
+    let changes = match (changes, scratch, finished.launch.as_ref()) {
+        (Changes::Direct, _, _) => None,
+        (_, Some(held), Some(status)) if status.overlay_ok => {
+            let dry_run = changes == Changes::DryRun;
+            match overlay::collect(ctx.ws, &held, ctx.config.undo.max_bytes, cap, dry_run) {
+                Ok(mut applied) => {
+                    if dry_run && overlay::holding() {
+                        applied.held = Some(held.hold()?);
+                    }
+                    Some(Ok(applied))
+                }
+                Err(e) => return Err(held.keep_after(e)),
+            }
+        }
+        (_, Some(_), Some(status)) => Some(Err(status.overlay.clone())),
+        (_, _, _) => Some(Err(
+            no_overlay.unwrap_or_else(|| "the launcher did not report".into())
+        )),
+    };
+    // After the command's changes are applied: a program it built is then in the workspace.
+    if shell.sandbox {
+        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
+            finished.stderr.text.push_str(&hint);
+        }
+        if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
+            finished.stderr.text.push_str(&hint);
+        }
+    }
+    // A command's sneaky.toml is never applied from the overlay: that too is putting it back.
+    let config_restored = config_restored
+        || matches!(&changes, Some(Ok(a)) if a.discarded.iter().any(|p| p == crate::fs::jail::CONFIG_FILE_NAME));
     Ok(Outcome {
         finished,
         env_removed,
         config_restored,
         sandboxed,
         sandbox,
+        changes,
     })
+}
+
+/// Give the launcher an overlay whose upper layer is in the undo history's directory. A dry
+/// run requires it (nothing runs without it: it would change the workspace).
+fn hold_changes(
+    ws: &Workspace,
+    changes: Changes,
+    spec: &mut sandbox::LaunchSpec,
+) -> std::result::Result<overlay::Scratch, String> {
+    if changes == Changes::DryRun {
+        spec.require.push("overlay".into());
+    }
+    if std::env::var("SNEAKY_SANDBOX_SKIP")
+        .is_ok_and(|v| v.split(',').any(|l| l.trim() == "overlay"))
+    {
+        return Err("skipped: SNEAKY_SANDBOX_SKIP=overlay".into());
+    }
+    let held = overlay::Scratch::create(ws).map_err(|e| e.message())?;
+    spec.overlay = Some(held.spec(ws, changes == Changes::DryRun));
+    Ok(held)
 }
 
 /// cargo builds and runs build scripts and tests from its target directory, which must exist

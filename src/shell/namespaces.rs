@@ -70,6 +70,8 @@ pub struct Request<'a> {
     /// and start time (see [`hold_loopback`]).
     pub loopback: Option<(i32, u64)>,
     pub cwd: &'a Path,
+    /// The workspace (`cwd`) as an overlay holding the command's changes.
+    pub overlay: Option<&'a super::overlay::OverlaySpec>,
 }
 
 /// What was set up.
@@ -88,6 +90,8 @@ pub struct Entered {
     pub loopback: bool,
     /// The port on the namespace's loopback where the host list's proxy listens.
     pub proxy_port: Option<u16>,
+    /// The overlay over the workspace: None when not asked for, else whether it is mounted.
+    pub overlay: Option<Result<(), String>>,
 }
 
 impl Entered {
@@ -152,7 +156,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     if user && joined != Some(true) {
         map_ids(uid.as_raw(), gid.as_raw())?;
     }
-    let shm = build_mounts(req)?;
+    let (shm, overlay) = build_mounts(req)?;
     cover_sockets(&host_sockets)?;
     super::protect::cover_denied(req.hide)?;
     Ok(Entered {
@@ -164,6 +168,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         memfd_noexec: false,
         loopback: joined.is_some(),
         proxy_port: None,
+        overlay,
     })
 }
 
@@ -232,7 +237,9 @@ fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
     write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
 }
 
-fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
+type Mounted = (Option<PathBuf>, Option<Result<(), String>>);
+
+fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     let none: Option<&str> = None;
     let err =
         |what: &str, p: &Path, e: &dyn std::fmt::Display| format!("{what} {}: {e}", p.display());
@@ -245,6 +252,11 @@ fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
         none,
     )
     .map_err(|e| err("making mounts private at", root, &e))?;
+    // First of all, while the upper layer's file system is still writable here: every mount
+    // below applies on top of the overlay as it did on the workspace.
+    let overlay = req
+        .overlay
+        .map(|spec| super::overlay::mount_over(req.cwd, spec));
     mount_setattr(
         root,
         true,
@@ -287,7 +299,7 @@ fn build_mounts(req: &Request<'_>) -> Result<Option<PathBuf>, String> {
     }
     // The working directory still points into the mount that was there before the binds.
     std::env::set_current_dir(req.cwd).map_err(|e| err("entering", req.cwd, &e))?;
-    Ok(shm)
+    Ok((shm, overlay))
 }
 
 /// Bind `path` onto itself, writable (nodev, nosuid) or read-only.

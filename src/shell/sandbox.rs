@@ -110,6 +110,10 @@ pub struct LaunchSpec {
     /// start time; src/shell/jobs), if the workspace has one.
     #[serde(default)]
     pub loopback: Option<(i32, u64)>,
+    /// The workspace as an overlay whose upper layer holds the command's changes
+    /// (src/shell/overlay.rs); None: the command writes the workspace directly.
+    #[serde(default)]
+    pub overlay: Option<super::overlay::OverlaySpec>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -138,6 +142,11 @@ pub struct LaunchStatus {
     /// The process limit holds: a pids cgroup, or RLIMIT_NPROC for a user other than root.
     #[serde(default)]
     pub processes_ok: bool,
+    /// The overlay that holds the command's changes: "in force", or why not.
+    #[serde(default)]
+    pub overlay: String,
+    #[serde(default)]
+    pub overlay_ok: bool,
     /// Set when setup failed; then the command did not run.
     pub error: Option<String>,
 }
@@ -233,6 +242,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         network: spec.network,
         loopback: spec.loopback,
         cwd: &spec.cwd,
+        overlay: spec.overlay.as_ref(),
     };
     let entered = if spec.skip_namespaces {
         Err("skipped: SNEAKY_SANDBOX_SKIP=namespaces".to_string())
@@ -336,6 +346,13 @@ fn status_of(
         seccomp_ok: c.seccomp_ok,
         processes: processes.text.clone(),
         processes_ok: processes.ok,
+        overlay: match entered.map(|e| &e.overlay) {
+            Some(Some(Ok(()))) => "in force".into(),
+            Some(Some(Err(why))) => format!("unavailable ({why})"),
+            Some(None) => "off".into(),
+            None => "unavailable (no mount namespace)".into(),
+        },
+        overlay_ok: matches!(entered.map(|e| &e.overlay), Some(Some(Ok(())))),
         error: None,
     }
 }
@@ -360,7 +377,22 @@ fn missing_layers<'s>(spec: &LaunchSpec, s: &'s LaunchStatus) -> Vec<(&'static s
     if required(spec, "pids") && !s.processes_ok {
         missing.push(("pids", s.processes.as_str()));
     }
+    if spec.overlay.is_some()
+        && overlay_required(&spec.require, spec.require_by_default)
+        && !s.overlay_ok
+    {
+        missing.push(("overlay", s.overlay.as_str()));
+    }
     missing
+}
+
+/// The overlay that holds a command's changes is required when named, or by an "all" the
+/// configuration gives (not by the default's: without it a command runs as before, and its
+/// result says its changes were not recorded).
+pub fn overlay_required(require: &[String], by_default: bool) -> bool {
+    require
+        .iter()
+        .any(|l| l == "overlay" || (l == "all" && !by_default))
 }
 
 /// Why nothing ran: the layers missing (with what stands in their place) and the key that

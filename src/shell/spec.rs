@@ -111,6 +111,7 @@ pub fn launch_spec(
         pids_cgroup: Err("not created".into()),
         tty: false,
         loopback: None,
+        overlay: None,
     })
 }
 
@@ -144,6 +145,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         pids_cgroup: Err("sandbox off".into()),
         tty: false,
         loopback: None,
+        overlay: None,
     }
 }
 

@@ -15,6 +15,8 @@
 //!   (src/shell/jobs) or of a command's own with a host list (src/shell/proxy.rs) is brought up.
 //! - `SCM_RIGHTS`: the listening socket of a host list's bridge is handed to the proxy
 //!   (src/shell/proxy.rs); a received descriptor becomes an `OwnedFd`.
+//! - `lgetxattr(2)`: whether a directory of a command's overlay upper layer is opaque (its
+//!   `user.overlay.opaque` attribute; src/shell/overlay.rs).
 
 #![allow(unsafe_code)]
 
@@ -184,4 +186,25 @@ pub fn recv_fd(
         }
     }
     Ok(got)
+}
+
+/// The value of the extended attribute `name` of `path` (a link itself, never followed), or
+/// None when it has none (or it cannot be read).
+pub fn lgetxattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
+    let c_name = CString::new(name).ok()?;
+    let mut value = vec![0u8; 256];
+    // SAFETY: both strings are valid and NUL-terminated, and `value` is a writable buffer of
+    // the length passed; the kernel writes at most that many bytes and returns how many.
+    let n = unsafe {
+        libc::lgetxattr(
+            c_path.as_ptr(),
+            c_name.as_ptr(),
+            value.as_mut_ptr().cast::<libc::c_void>(),
+            value.len(),
+        )
+    };
+    let n = usize::try_from(n).ok()?;
+    value.truncate(n);
+    Some(value)
 }

@@ -17,7 +17,9 @@ use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExam
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::render::human::Text;
-use crate::shell::{self, jobs, policy};
+use crate::fs::history::Undoable;
+use crate::shell::overlay::Changed;
+use crate::shell::{self, jobs, policy, Changes};
 
 /// Longest command line accepted.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -64,6 +66,10 @@ pub struct RunArgs {
     /// output returned. Default: false.
     #[serde(default)]
     pub strip_escapes: bool,
+    /// Run the command with its file changes held aside: they are reported (`changes`,
+    /// `diff`) and not applied, and the workspace is left as it was. Not with background.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -106,6 +112,39 @@ pub struct RunResult {
     /// With background and wait_for: whether the output matched it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matched: Option<bool>,
+    /// The workspace files the command created, modified or deleted (a rename is a delete
+    /// and a create; directories and links count), paths git ignores left out: applied as one
+    /// change (`change_id`), or with dry_run held and not applied. Absent when the changes
+    /// could not be held (see `changes_unavailable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<Changed>>,
+    /// The paths git ignores that the command changed (build outputs): applied as they are,
+    /// not recorded for undo (with dry_run: held, not applied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untracked: Vec<Changed>,
+    /// Changes no tool may make (under .git, the workspace's sneaky.toml, protected paths):
+    /// not applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discarded: Vec<String>,
+    #[serde(flatten)]
+    pub undo: Undoable,
+    /// With dry_run: the unified diff of `changes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The diff was cut at max_output_bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub diff_truncated: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// With dry_run, for a host that ran `sneaky-run --hold-changes` (sneaky-agent's approval
+    /// by effect): the id the held changes wait under, to be applied or dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
+    /// Why the command's changes were not held and recorded: it wrote the workspace
+    /// directly, and they cannot be undone (the sandbox is off, or the kernel refused the
+    /// overlay). tools.shell.require_layers = ["overlay"] refuses to run instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_unavailable: Option<String>,
 }
 
 pub struct RunCommand;
@@ -136,7 +175,7 @@ impl Tool for RunCommand {
             "tools.shell.default_timeout: seconds when the call gives none",
             "tools.shell.sandbox, tools.shell.network: the sandbox layers (Landlock, namespaces, seccomp); network = false (the default) means no TCP or UDP, true the whole network, a list [\"host\", \"host:port\", \"*.suffix\", \"@name\"] only those hosts through the sandbox's proxy (HTTP_PROXY and friends set)",
             "tools.shell.host_lists: named host lists that network entries name as @name",
-            "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, all; unset: all; []: run with what the system offers)",
+            "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, overlay, all; unset: all but overlay; []: run with what the system offers)",
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
             "tools.shell.exec_workspace_dirs: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
@@ -165,7 +204,7 @@ impl Tool for RunCommand {
             ),
             (
                 "SNEAKY_SANDBOX_SKIP",
-                "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses)",
+                "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses); overlay: without the overlay that holds a command's changes (written directly, not recorded for undo)",
             ),
         ],
         text: TextExample {
@@ -220,10 +259,16 @@ impl Tool for RunCommand {
         }
         let approved = policy::check(&command, shell, ctx.ws.root())?;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
+        if args.background && args.dry_run {
+            return Err(Error::invalid_arg(
+                "dry_run",
+                "does not apply with background: true (a job writes the workspace directly)",
+            ));
+        }
         if args.background {
             return background.start(&command, approved.programs, timeout, cap, ctx);
         }
-        let outcome = shell::run(
+        let outcome = shell::run_with_changes(
             &command,
             &approved.programs,
             Duration::from_secs(timeout),
@@ -232,8 +277,13 @@ impl Tool for RunCommand {
                 ws: &ctx.ws,
                 config: &ctx.config,
             },
+            if args.dry_run {
+                Changes::DryRun
+            } else {
+                Changes::Record
+            },
         )?;
-        Ok(result(outcome, approved.programs))
+        Ok(result(outcome, approved.programs, args.dry_run))
     }
 
     /// The status line, then stdout and stderr, each under a marker when there is any.
@@ -281,6 +331,7 @@ impl Tool for RunCommand {
         if r.stdout.is_empty() && r.stderr.is_empty() {
             out.push_str(", no output");
         }
+        out.push_str(&changes_text(r));
         out
     }
 
@@ -311,6 +362,13 @@ impl Tool for RunCommand {
         } else if let Some(code) = r.exit_code.filter(|c| *c != 0) {
             let _ = writeln!(text.stderr, "{binary}: exit status {code}");
         }
+        if r.dry_run || r.changes.as_ref().is_some_and(|c| !c.is_empty()) {
+            let summary = changes_text(r);
+            let _ = writeln!(text.stderr, "{binary}: {}", summary.trim_start());
+        }
+        if let Some(diff) = &r.diff {
+            text.stderr.push_str(diff);
+        }
         text
     }
 
@@ -327,10 +385,64 @@ impl Tool for RunCommand {
          status, signal or timeout when it did not succeed";
 }
 
-fn result(outcome: shell::Outcome, programs: Vec<String>) -> RunResult {
+/// What the command changed, in words: one line after the output (empty when nothing).
+fn changes_text(r: &RunResult) -> String {
+    let list = |c: &[Changed]| {
+        c.iter()
+            .map(|c| format!("{} ({})", c.path, c.kind))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = String::new();
+    match &r.changes {
+        Some(c) if r.dry_run && c.is_empty() && r.untracked.is_empty() => {
+            out.push_str("\ndry run: the command changed no file")
+        }
+        Some(c) if r.dry_run => {
+            let _ = write!(out, "\ndry run, nothing applied; it would change: {}", list(c));
+        }
+        Some(c) if !c.is_empty() => {
+            let _ = write!(out, "\nchanged: {}", list(c));
+            if let Some(id) = &r.undo.change_id {
+                let _ = write!(out, " (undo takes it back: change_id {id})");
+            }
+        }
+        _ => {}
+    }
+    if !r.untracked.is_empty() {
+        let _ = write!(out, "\nuntracked (git ignores them; not recorded): {}", list(&r.untracked));
+    }
+    if !r.discarded.is_empty() {
+        let _ = write!(out, "\nnot applied (no tool may change them): {}", r.discarded.join(", "));
+    }
+    if let Some(why) = &r.undo.undo_unavailable {
+        let _ = write!(out, "\nthe change cannot be undone: {why}");
+    }
+    if let Some(why) = &r.changes_unavailable {
+        let _ = write!(out, "\nchanges not recorded: {why}");
+    }
+    out
+}
+
+fn result(outcome: shell::Outcome, programs: Vec<String>, dry_run: bool) -> RunResult {
     let f = outcome.finished;
     let signal = f.signal();
+    let (applied, changes_unavailable) = match outcome.changes {
+        Some(Ok(a)) => (Some(a), None),
+        Some(Err(why)) => (None, Some(why)),
+        None => (None, None),
+    };
+    let applied_ref = applied.as_ref();
     RunResult {
+        changes: applied_ref.map(|a| a.changes.clone()),
+        untracked: applied_ref.map(|a| a.untracked.clone()).unwrap_or_default(),
+        discarded: applied_ref.map(|a| a.discarded.clone()).unwrap_or_default(),
+        undo: applied_ref.map(|a| a.undo.clone()).unwrap_or_default(),
+        diff: applied_ref.and_then(|a| a.diff.clone()),
+        diff_truncated: applied_ref.is_some_and(|a| a.diff_truncated),
+        held: applied_ref.and_then(|a| a.held.clone()),
+        dry_run,
+        changes_unavailable,
         exit_code: f.status.code(),
         signal,
         timed_out: f.timed_out,
@@ -459,6 +571,18 @@ impl<'a> Background<'a> {
             job_id: Some(v.job_id),
             running: Some(v.running),
             matched: v.matched,
+            changes: None,
+            untracked: Vec::new(),
+            discarded: Vec::new(),
+            undo: Undoable::default(),
+            diff: None,
+            diff_truncated: false,
+            dry_run: false,
+            held: None,
+            changes_unavailable: Some(
+                "a background job writes the workspace directly; its changes are not recorded"
+                    .into(),
+            ),
         })
     }
 }

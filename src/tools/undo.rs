@@ -6,17 +6,13 @@
 //! are restored together through the same all-or-none commit a multi-file patch uses; the undo
 //! is recorded as a change of its own, so it can be undone in turn.
 
-use std::os::unix::ffi::OsStrExt;
-
-use nix::sys::stat::{mkdirat, Mode};
-use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::render::human::Text;
-use crate::fs::durable::{self, Change};
+use crate::fs::transition::{self, Content, Step, To};
 use crate::fs::history::{Entry, History, PathChange, Snapshot, State};
 use crate::fs::jail::map_errno;
 
@@ -250,7 +246,7 @@ fn check_unchanged(ctx: &Context, history: &History, entry: &Entry) -> Result<Ve
             return Err(changed_since(history, entry, p, left, &snap, ctx));
         }
         // A directory the undo removes must hold nothing the change did not put there.
-        if matches!(p.before, State::Absent) && matches!(left, State::Dir { .. }) {
+        if !matches!(p.before, State::Dir { .. }) && matches!(left, State::Dir { .. }) {
             refuse_foreign_entries(ctx, entry, &p.path)?;
         }
         now.push(snap);
@@ -341,95 +337,29 @@ fn restore_diff(
     Ok((diff, truncated))
 }
 
-/// Give every path back its state before the change: directories first (outermost first),
-/// then the files all together, then links, then the directories the change made (deepest
-/// first). Links go and come after the files, so that a refused commit changes nothing.
+/// Give every path back its state before the change (`fs::transition`: the files through one
+/// all-or-none commit, directories and links made and removed around it).
 fn restore(ctx: &Context, history: &History, entry: &Entry, now: &[Snapshot]) -> Result<()> {
-    let ws = &ctx.ws;
-    for (p, snap) in entry.paths.iter().zip(now) {
-        if let (State::Dir { mode }, State::Absent) = (&p.before, &snap.state) {
-            let target = durable::locate(ws, &p.path, false, None)?;
-            mkdirat(&target.dir, target.name.as_os_str(), Mode::from_bits_truncate(*mode))
-                .map_err(|e| map_errno(e, &p.path))?;
-        }
-    }
-    let mut files = Vec::new();
-    for (p, snap) in entry.paths.iter().zip(now) {
-        // A link that a file takes the place of goes first; any other link goes once the
-        // files have landed, so that a refused commit leaves it where it was.
-        let link_now = matches!(snap.state, State::Link { .. });
-        if link_now && matches!(p.before, State::File { .. }) {
-            durable::locate(ws, &p.path, false, None)?.unlink()?;
-        }
-        let prior = match snap.state {
-            State::File { .. } => {
-                let target = durable::locate(ws, &p.path, false, None)?;
-                target.read_existing(ws, u64::MAX - 1)?.map(|e| (target, e))
-            }
-            _ => None,
-        };
-        match (&p.before, prior) {
-            (State::File { sha256, mode, .. }, prior) => {
-                let content = history.content(sha256)?;
-                let (target, prior) = match prior {
-                    Some((t, e)) => (t, Some(e)),
-                    None => (durable::locate(ws, &p.path, false, None)?, None),
-                };
-                files.push(Change::Write {
-                    target,
-                    content,
-                    prior,
-                    mode: Some(*mode),
-                });
-            }
-            (_, Some((target, prior))) => files.push(Change::Delete { target, prior }),
-            _ => {}
-        }
-    }
-    durable::commit_all(ws, &files)?;
-    for (p, snap) in entry.paths.iter().zip(now) {
-        if matches!(snap.state, State::Link { .. }) && !matches!(p.before, State::File { .. }) {
-            durable::locate(ws, &p.path, false, None)?.unlink()?;
-        }
-    }
-    for p in &entry.paths {
-        if let State::File { mode, .. } = &p.before {
-            keep_mode(ws, &p.path, *mode)?;
-        }
-        if let State::Link { target: link } = &p.before {
-            let target = durable::locate(ws, &p.path, false, None)?;
-            symlinkat(
-                std::ffi::OsStr::from_bytes(link),
-                &target.dir,
-                target.name.as_os_str(),
-            )
-            .map_err(|e| map_errno(e, &p.path))?;
-        }
-    }
-    for (p, snap) in entry.paths.iter().zip(now).rev() {
-        if let (State::Absent, State::Dir { .. }) = (&p.before, &snap.state) {
-            let target = durable::locate(ws, &p.path, false, None)?;
-            unlinkat(&target.dir, target.name.as_os_str(), UnlinkatFlags::RemoveDir)
-                .map_err(|e| map_errno(e, &p.path))?;
-        }
-    }
-    Ok(())
-}
-
-/// A rewritten file keeps the bits it had when the undo began; give it back the recorded ones.
-fn keep_mode(ws: &crate::fs::jail::Workspace, path: &str, mode: u32) -> Result<()> {
-    let target = durable::locate(ws, path, false, None)?;
-    let Some(st) = target.stat()? else {
-        return Ok(());
-    };
-    if st.st_mode & 0o7777 == mode {
-        return Ok(());
-    }
-    nix::sys::stat::fchmodat(
-        &target.dir,
-        target.name.as_os_str(),
-        Mode::from_bits_truncate(mode),
-        nix::sys::stat::FchmodatFlags::FollowSymlink,
-    )
-    .map_err(|e| map_errno(e, path))
+    let steps = entry
+        .paths
+        .iter()
+        .map(|p| {
+            let to = match &p.before {
+                State::Absent => To::Absent,
+                State::File { mode, sha256, .. } => To::File {
+                    mode: *mode,
+                    content: Content::Bytes(history.content(sha256)?),
+                },
+                State::Link { target } => To::Link {
+                    target: target.clone(),
+                },
+                State::Dir { mode } => To::Dir { mode: *mode },
+            };
+            Ok(Step {
+                path: p.path.clone(),
+                to,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    transition::apply(&ctx.ws, &steps, now)
 }

@@ -200,3 +200,81 @@ fn colours_unless_no_color() {
         "{plain:?}"
     );
 }
+
+/// A command is approved by its effect: it runs once with its changes held, the person sees
+/// them, "no" drops them (the workspace stays as it was), "yes" applies them without running
+/// the command again, as one change that undo takes back.
+#[test]
+fn a_command_is_approved_by_its_effect_kept_or_dropped() {
+    let w = util::ws();
+    w.write("a.txt", "old line\n");
+    let command = json!({"command": "echo more >> a.txt"}).to_string();
+    let finish = finish_call("f", "done");
+    let server = serve(vec![
+        openai_reply(None, &[("r1", "run_command", &command)]),
+        openai_reply(None, &[("r2", "run_command", &command)]),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let (status, screen) = run_in_pty(&w, &server.base, "n\ny\n");
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(prompts(&screen, "run_command"), 2, "{screen}");
+    assert!(
+        screen.contains("It ran (exit code 0) with its changes held"),
+        "{screen}"
+    );
+    assert!(screen.contains("a.txt (modified)"), "{screen}");
+    assert!(screen.contains("+more"), "{screen}");
+    // Once, not twice: the kept changes were applied, the command was not run again.
+    assert_eq!(w.read("a.txt"), "old line\nmore\n");
+    let requests = server.requests();
+    let results = openai_results(&requests[2]);
+    let result = |id: &str| {
+        results
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, text)| text.clone())
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+    };
+    let dropped = result("r1");
+    assert_eq!(code(&dropped), "not_approved", "{dropped}");
+    assert!(dropped.contains("dropped"), "{dropped}");
+    let kept = result("r2");
+    assert!(kept.starts_with("exit code 0"), "{kept}");
+    assert!(kept.contains("changed: a.txt (modified)"), "{kept}");
+    assert!(kept.contains("change_id"), "{kept}");
+    // Nothing held is left behind.
+    let scratch = std::fs::read_dir(w.outside().join("state/sneaky/undo"))
+        .expect("history")
+        .flatten()
+        .map(|d| d.path().join("scratch"))
+        .next()
+        .expect("a workspace history");
+    let left: Vec<_> = std::fs::read_dir(scratch)
+        .expect("scratch")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// "u" at the prompt takes back the workspace's most recent change, shows it, and asks again.
+#[test]
+fn undo_at_the_prompt_takes_back_the_last_change() {
+    let w = util::ws();
+    let c = case(&w);
+    if !c.has_write {
+        return;
+    }
+    let finish = finish_call("f", "done");
+    let server = serve(vec![
+        openai_reply(None, &[("w1", c.tool, &c.args("one\n"))]),
+        openai_reply(None, &[("w2", c.tool, &c.args("two\n"))]),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let (status, screen) = run_in_pty(&w, &server.base, "y\nu\nn\n");
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("undid "), "{screen}");
+    assert!(screen.contains("+old line"), "{screen}");
+    assert_eq!(prompts(&screen, c.tool), 3, "{screen}");
+    assert_eq!(w.read("a.txt"), "old line\n");
+}

@@ -791,3 +791,61 @@ fn roots_that_come_later_open_the_workspace() {
     let (_, status, _) = s.finish();
     assert_eq!(status, 0);
 }
+
+/// `undo` over MCP: listed, and it takes back an edit and a command's changes (each result
+/// matching its outputSchema).
+#[test]
+fn undo_takes_back_an_edit_and_a_command_s_changes() {
+    let w = util::ws();
+    w.write("a.txt", "one\n");
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    let tools = s.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+    let schema_of = |name: &str| -> Value {
+        tools
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == name))
+            .map(|t| t["outputSchema"].clone())
+            .unwrap_or_else(|| panic!("{name} listed"))
+    };
+    let mut call = |id: i64, tool: &str, args: Value| -> Value {
+        let result = s.call(id, tool, args.clone());
+        assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+        let schema = schema_of(tool);
+        let validator = jsonschema::validator_for(&schema).expect("output schema compiles");
+        let structured = result["structuredContent"].clone();
+        if let Err(e) = validator.validate(&structured) {
+            panic!("{tool}: structuredContent does not match outputSchema: {e}\n{structured}");
+        }
+        structured
+    };
+    let write = call(
+        2,
+        "write_file",
+        json!({"file_path": "a.txt", "content": "two\n"}),
+    );
+    let write_id = write["change_id"].as_str().expect("change_id").to_string();
+    let run = call(3, "run_command", json!({"command": "echo three >> a.txt"}));
+    assert_eq!(
+        run["changes"],
+        json!([{"path": "a.txt", "kind": "modified"}]),
+        "{run}"
+    );
+    let run_id = run["change_id"].as_str().expect("change_id").to_string();
+    assert_eq!(w.read("a.txt"), "two\nthree\n");
+    let back = call(4, "undo", json!({}));
+    assert_eq!(back["undone"], run_id.as_str());
+    assert_eq!(w.read("a.txt"), "two\n");
+    let back = call(5, "undo", json!({"change_id": write_id}));
+    assert_eq!(back["undone"], write_id.as_str());
+    assert_eq!(w.read("a.txt"), "one\n");
+    let list = call(6, "undo", json!({"list": true}));
+    let tools: Vec<&str> = list["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .filter_map(|c| c["tool"].as_str())
+        .collect();
+    assert_eq!(tools, ["undo", "undo", "run_command", "write_file"]);
+    s.finish();
+}

@@ -440,8 +440,8 @@ fn killing_sneaky_run_takes_the_whole_tree_down() {
 
 /// SIGTERM while a command runs: the tree is killed, the call still finishes (a workspace
 /// `sneaky.toml` the command created or changed is put back) and sneaky-run leaves with
-/// 128 + 15. Both with the namespace layer (the command can only create the file) and
-/// without it (it can overwrite it).
+/// 128 + 15. Both with the namespace layer (the command can only create the file, in the
+/// overlay that holds its changes, which never applies it) and without it (it can overwrite it).
 #[test]
 fn sigterm_still_puts_the_configuration_back() {
     use assert_cmd::cargo::CommandCargoExt;
@@ -475,6 +475,7 @@ fn sigterm_still_puts_the_configuration_back() {
             .env("SNEAKY_ROOT", &w.root)
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+            .env("XDG_STATE_HOME", w.dir.path().join("state"))
             .arg(&command)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
@@ -482,12 +483,14 @@ fn sigterm_still_puts_the_configuration_back() {
             cmd.env("SNEAKY_SANDBOX_SKIP", "namespaces");
         }
         let mut child = cmd.spawn().expect("spawn");
-        // The shell's own command line holds the marker too: wait for the file as well.
+        // The shell's own command line holds the marker too: wait for the file as well (in
+        // the workspace only without the overlay; with it, `sleep` follows the write).
         let planted = || {
-            std::fs::read_to_string(w.root.join("sneaky.toml"))
-                .ok()
-                .as_deref()
-                == Some("[tools.shell]\nsandbox = false\n")
+            !skip_namespaces
+                || std::fs::read_to_string(w.root.join("sneaky.toml"))
+                    .ok()
+                    .as_deref()
+                    == Some("[tools.shell]\nsandbox = false\n")
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while (processes_with(&marker).is_empty() || !planted()) && Instant::now() < deadline {

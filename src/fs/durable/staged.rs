@@ -10,6 +10,10 @@
 //!    was read, then rename each new version over its file (or unlink a deleted one).
 //! 4. Commit point: the journal is renamed to `….done`; then backups and journal are removed.
 //!
+//! A transaction of more than a few files flushes them all at once (`syncfs` after staging
+//! and after publishing) instead of one `fsync` each: a command's thousand changed files
+//! would otherwise wait for a thousand flushes.
+//!
 //! A failure in step 3 rolls back at once. A process killed during steps 2–4 leaves its
 //! journal unlocked: the next edit tool run in the workspace ([`recover`], called by
 //! [`super::locate`]) puts every old version back (pending journal) or finishes the cleanup
@@ -90,12 +94,17 @@ fn dir_of(display: &str) -> std::path::PathBuf {
 
 /// Apply every change or none (see the module comment).
 pub fn commit_all(ws: &Workspace, changes: &[Change]) -> Result<()> {
+    let batch = changes.len() > FLUSH_EACH_UP_TO;
     let mut staged = Vec::with_capacity(changes.len());
     for change in changes {
-        staged.push(stage(change)?);
+        staged.push(stage(change, !batch)?);
+    }
+    if batch {
+        flush_all(ws)?;
     }
     let journal = Journal::create(ws, &staged)?;
-    let result = publish(&mut staged);
+    let result =
+        publish(&mut staged, !batch).and_then(|()| if batch { flush_all(ws) } else { Ok(()) });
     match result {
         Ok(()) => {
             journal.finish(ws, &staged);
@@ -109,7 +118,15 @@ pub fn commit_all(ws: &Workspace, changes: &[Change]) -> Result<()> {
     }
 }
 
-fn stage(change: &Change) -> Result<Staged<'_>> {
+/// Files a transaction flushes one by one, at most (see the module notes).
+const FLUSH_EACH_UP_TO: usize = 8;
+
+/// Flush the workspace's file system: every staged file, or every rename, at once.
+fn flush_all(ws: &Workspace) -> Result<()> {
+    nix::unistd::syncfs(root_dir(ws)?).map_err(|e| map_errno(e, "."))
+}
+
+fn stage(change: &Change, flush: bool) -> Result<Staged<'_>> {
     let target = change.target();
     let (temp, ino) = match change {
         Change::Write {
@@ -122,7 +139,7 @@ fn stage(change: &Change) -> Result<Staged<'_>> {
                 target.refuse_unwritable()?;
             }
             let mut temp = TempFile::create(target, prior.is_none())?;
-            temp.fill(content, prior.as_ref())
+            temp.fill(content, prior.as_ref(), flush)
                 .map_err(|e| Error::io(format!("writing {}", target.display), e))?;
             if let (None, Some(bits)) = (prior, mode) {
                 nix::sys::stat::fchmod(temp.file.as_fd(), Mode::from_bits_truncate(*bits))
@@ -165,7 +182,7 @@ fn backup_name(name: &OsStr) -> OsString {
 
 /// Link the new versions and the backups under their journal names, check every file is as
 /// read, then rename the new versions into place.
-fn publish(staged: &mut [Staged<'_>]) -> Result<()> {
+fn publish(staged: &mut [Staged<'_>], flush: bool) -> Result<()> {
     for s in staged.iter() {
         check_unchanged(s.change, false)?;
     }
@@ -200,7 +217,9 @@ fn publish(staged: &mut [Staged<'_>]) -> Result<()> {
             _ => unlinkat(&t.dir, t.name.as_os_str(), UnlinkatFlags::NoRemoveDir)
                 .map_err(|e| map_errno(e, &t.display))?,
         }
-        let _ = fsync(&t.dir);
+        if flush {
+            let _ = fsync(&t.dir);
+        }
     }
     Ok(())
 }
@@ -443,13 +462,15 @@ mod tests {
             write_change(&ws, "sub/b.txt", "new b\n"),
             write_change(&ws, "c.txt", "new c\n"),
         ];
-        let mut staged: Vec<Staged<'_>> =
-            changes.iter().map(|c| stage(c).expect("stage")).collect();
+        let mut staged: Vec<Staged<'_>> = changes
+            .iter()
+            .map(|c| stage(c, true).expect("stage"))
+            .collect();
         let journal = Journal::create(&ws, &staged).expect("journal");
         // The first file (and the new one) published, then the process dies.
-        publish(&mut staged[..1]).expect("first");
+        publish(&mut staged[..1], true).expect("first");
         let mut rest: Vec<Staged<'_>> = staged.drain(2..).collect();
-        publish(&mut rest).expect("third");
+        publish(&mut rest, true).expect("third");
         assert_eq!(
             std::fs::read_to_string(root.join("a.txt")).expect("read"),
             "new a\n"
@@ -481,10 +502,12 @@ mod tests {
         std::fs::write(root.join("a.txt"), "old a\n").expect("write");
         let ws = Workspace::open_root(root).expect("root");
         let changes = [write_change(&ws, "a.txt", "new a\n")];
-        let mut staged: Vec<Staged<'_>> =
-            changes.iter().map(|c| stage(c).expect("stage")).collect();
+        let mut staged: Vec<Staged<'_>> = changes
+            .iter()
+            .map(|c| stage(c, true).expect("stage"))
+            .collect();
         let journal = Journal::create(&ws, &staged).expect("journal");
-        publish(&mut staged).expect("publish");
+        publish(&mut staged, true).expect("publish");
         recover(&ws);
         assert_eq!(
             std::fs::read_to_string(root.join("a.txt")).expect("read"),

@@ -1,0 +1,218 @@
+//! Taking a set of workspace paths from the states they are in to the states a change wants:
+//! files, links and directories, a directory becoming a file and back. Used to apply a
+//! command's changes (src/shell/overlay.rs) and to take a change back (`undo`).
+//!
+//! The files go through the all-or-none commit of `durable` (one commit, or two when a file
+//! takes the place of a directory or a directory the place of a file, since the one must be
+//! gone before the other can be made); directories and links are made and removed around it.
+//! Order: new directories (outermost first) and links a file replaces; the commit; the links
+//! and directories that go (deepest first); directories in the place of what went; the files
+//! that waited for them; new links; modes.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use nix::sys::stat::{fchmodat, mkdirat, FchmodatFlags, Mode};
+use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
+
+use super::durable::{self, Change};
+use super::history::{Snapshot, State};
+use super::jail::{map_errno, Kind, Workspace};
+use crate::error::{Error, Result};
+
+/// Where a file's new content comes from.
+#[derive(Debug, Clone)]
+pub enum Content {
+    Bytes(Vec<u8>),
+    /// Read when the change is applied (a command's upper layer).
+    File(PathBuf),
+}
+
+/// What a path is to become.
+#[derive(Debug, Clone)]
+pub enum To {
+    Absent,
+    File { mode: u32, content: Content },
+    Link { target: Vec<u8> },
+    Dir { mode: u32 },
+}
+
+/// One path and what it becomes.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub path: String,
+    pub to: To,
+}
+
+fn is_dir(s: &State) -> bool {
+    matches!(s, State::Dir { .. })
+}
+
+fn is_link(s: &State) -> bool {
+    matches!(s, State::Link { .. })
+}
+
+/// Take every path of `steps` from `now` (the same order, as the workspace holds them) to its
+/// new state. Parents come before their children in `steps`.
+pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
+    let pairs: Vec<(&Step, &State)> = steps.iter().zip(now.iter().map(|s| &s.state)).collect();
+    // Directories made where something else stands now (made once it is gone).
+    let replaced_dirs: Vec<&str> = pairs
+        .iter()
+        .filter(|(s, n)| matches!(s.to, To::Dir { .. }) && !is_dir(n) && **n != State::Absent)
+        .map(|(s, _)| s.path.as_str())
+        .collect();
+    let waits = |s: &Step, n: &State| {
+        is_dir(n)
+            || replaced_dirs.iter().any(|d| {
+                s.path.len() > d.len()
+                    && s.path.starts_with(d)
+                    && s.path.as_bytes()[d.len()] == b'/'
+            })
+    };
+    // 1. New directories where nothing is, outermost first; links a file takes the place of.
+    for (s, n) in &pairs {
+        match (&s.to, n) {
+            (To::Dir { mode }, State::Absent) => make_dir(ws, &s.path, *mode)?,
+            (To::File { .. }, State::Link { .. }) => {
+                durable::locate(ws, &s.path, false, None)?.unlink()?
+            }
+            _ => {}
+        }
+    }
+    // 2. The files, together.
+    let mut first = Vec::new();
+    for (s, n) in &pairs {
+        match (&s.to, n) {
+            (To::File { .. }, _) if waits(s, n) => {}
+            (To::File { mode, content }, _) => {
+                first.push(write_change(ws, &s.path, *mode, content)?)
+            }
+            (_, State::File { .. }) => first.push(delete_change(ws, &s.path)?),
+            _ => {}
+        }
+    }
+    commit(ws, &first)?;
+    // 3. Links and directories that go, deepest first.
+    for (s, n) in pairs.iter().rev() {
+        let stays = match (&s.to, n) {
+            (To::Link { target }, State::Link { target: t }) => target == t,
+            (To::Dir { .. }, State::Dir { .. }) => true,
+            (To::File { .. }, State::Link { .. }) => true, // gone in step 1
+            _ => !(is_link(n) || is_dir(n)),
+        };
+        if stays {
+            continue;
+        }
+        let target = durable::locate(ws, &s.path, false, None)?;
+        let flag = if is_dir(n) {
+            UnlinkatFlags::RemoveDir
+        } else {
+            UnlinkatFlags::NoRemoveDir
+        };
+        match unlinkat(&target.dir, target.name.as_os_str(), flag) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+            Err(e) => return Err(map_errno(e, &s.path)),
+        }
+    }
+    // 4. Directories in the place of what went; then the files that waited for them.
+    for (s, n) in &pairs {
+        if let To::Dir { mode } = s.to {
+            if !is_dir(n) && **n != State::Absent {
+                make_dir(ws, &s.path, mode)?;
+            }
+        }
+    }
+    let mut second = Vec::new();
+    for (s, n) in &pairs {
+        if let To::File { mode, content } = &s.to {
+            if waits(s, n) {
+                second.push(write_change(ws, &s.path, *mode, content)?);
+            }
+        }
+    }
+    commit(ws, &second)?;
+    // 5. New links; the modes a rewrite or an existing directory did not take.
+    for (s, n) in &pairs {
+        match &s.to {
+            To::Link { target } if !matches!(n, State::Link { target: t } if t == target) => {
+                let t = durable::locate(ws, &s.path, false, None)?;
+                symlinkat(OsStr::from_bytes(target), &t.dir, t.name.as_os_str())
+                    .map_err(|e| map_errno(e, &s.path))?;
+            }
+            To::File { mode, .. } | To::Dir { mode } => set_mode(ws, &s.path, *mode)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn commit(ws: &Workspace, changes: &[Change]) -> Result<()> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    durable::commit_all(ws, changes)
+}
+
+fn make_dir(ws: &Workspace, path: &str, mode: u32) -> Result<()> {
+    let target = durable::locate(ws, path, false, None)?;
+    match mkdirat(
+        &target.dir,
+        target.name.as_os_str(),
+        Mode::from_bits_truncate(mode),
+    ) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(map_errno(e, path)),
+    }
+}
+
+fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Result<Change> {
+    let target = durable::locate(ws, path, false, None)?;
+    // Only the file's identity is compared at the commit, never its content: nothing read.
+    let prior = match target.stat()? {
+        Some(st) if Kind::from_mode(st.st_mode) == Kind::File => target.read_existing(ws, 0)?,
+        _ => None,
+    };
+    let content = match content {
+        Content::Bytes(b) => b.clone(),
+        Content::File(p) => {
+            std::fs::read(p).map_err(|e| Error::io(format!("reading the new {path}"), e))?
+        }
+    };
+    Ok(Change::Write {
+        target,
+        content,
+        prior,
+        mode: Some(mode),
+    })
+}
+
+fn delete_change(ws: &Workspace, path: &str) -> Result<Change> {
+    let target = durable::locate(ws, path, false, None)?;
+    let prior = target.read_existing(ws, 0)?.ok_or_else(|| {
+        Error::new(
+            crate::error::ErrorKind::Conflict,
+            format!("{path} was removed by another process meanwhile; nothing was changed"),
+        )
+    })?;
+    Ok(Change::Delete { target, prior })
+}
+
+/// Give a file or directory the permission bits recorded (a rewrite keeps the old file's).
+fn set_mode(ws: &Workspace, path: &str, mode: u32) -> Result<()> {
+    let target = durable::locate(ws, path, false, None)?;
+    let Some(st) = target.stat()? else {
+        return Ok(());
+    };
+    if st.st_mode & 0o7777 == mode & 0o7777 {
+        return Ok(());
+    }
+    fchmodat(
+        &target.dir,
+        target.name.as_os_str(),
+        Mode::from_bits_truncate(mode),
+        FchmodatFlags::FollowSymlink,
+    )
+    .map_err(|e| map_errno(e, path))
+}

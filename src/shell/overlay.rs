@@ -1,0 +1,1096 @@
+//! A command's changes to the workspace, held aside, shown, and applied as one change that
+//! `undo` takes back.
+//!
+//! In the command's mount namespace the workspace is an overlay (overlayfs, mounted by the
+//! launcher in its user namespace with `userxattr`): the real workspace is the lower layer,
+//! read as it is, and everything the command writes, creates or deletes lands in an upper
+//! layer outside the workspace (in the undo history's directory, so that it is out of the
+//! command's reach and usually on the workspace's file system). The repository's `.git` is the
+//! real one, bound over the overlay (git's own writes go straight through, as before). This
+//! step runs before every other mount of the namespace, so the read-only binds and pins of the
+//! sandbox apply on top of the overlay as they did on the workspace.
+//!
+//! Once the command has ended, the runner reads the upper layer (whiteouts, opaque
+//! directories, a directory replaced by a file and back, links, modes) into the paths that
+//! changed, and applies them to the workspace: the paths git ignores (build outputs) straight,
+//! reported as untracked; the others as one journaled change (`fs::history`, through the
+//! all-or-none commit of `fs::durable`). With `dry_run` nothing is applied: the changes and
+//! their diff are reported and the upper layer is removed.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg, OFlag};
+use nix::mount::{mount, MsFlags};
+use nix::sys::stat::Mode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::durable;
+use crate::fs::history::{self, Snapshot, State, Undoable};
+use crate::fs::jail::{map_errno, Workspace, CONFIG_FILE_NAME};
+use crate::fs::transition::{self, Content, Step, To};
+
+/// `sneaky-run --hold-changes`: a dry run keeps what it held (under `held-<id>` beside the
+/// upper layers) and says `held: <id>` in its result, for the host to apply ([`apply_held`])
+/// or drop ([`discard_held`]) once the person has seen the diff.
+pub const HOLD_FLAG: &str = "--hold-changes";
+/// `sneaky-run --apply-held` / `--drop-held` with `{"held": ID}` on stdin.
+pub const APPLY_HELD_FLAG: &str = "--apply-held";
+pub const DROP_HELD_FLAG: &str = "--drop-held";
+
+static HOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// For this process: dry runs keep what they held (see [`HOLD_FLAG`]).
+pub fn hold_dry_runs() {
+    HOLD.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn holding() -> bool {
+    HOLD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Held changes left longer than this by a host that never came back are removed.
+const HELD_FOR_AT_MOST_SECS: u64 = 24 * 3600;
+
+/// What the launcher is told: where the upper layer and overlayfs's work directory are, and
+/// which real directories of the workspace are bound over the overlay.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OverlaySpec {
+    pub upper: PathBuf,
+    pub work: PathBuf,
+    pub pass_through: Vec<PathBuf>,
+}
+
+/// Mount the overlay over the workspace `root` (in the launcher, in its own mount namespace,
+/// before anything else is mounted there).
+pub fn mount_over(root: &Path, spec: &OverlaySpec) -> std::result::Result<(), String> {
+    for p in [root, &spec.upper, &spec.work] {
+        // overlayfs's options are a comma-separated list where `:` separates lower layers.
+        if p.as_os_str().as_bytes().iter().any(|b| b",:\\".contains(b)) {
+            return Err(format!(
+                "{} holds a character overlayfs options cannot carry (, : \\)",
+                p.display()
+            ));
+        }
+    }
+    // Opened before the overlay hides them; bound over it afterwards.
+    let real: Vec<(&PathBuf, OwnedFd)> = spec
+        .pass_through
+        .iter()
+        .filter_map(|p| {
+            let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            nix::fcntl::open(p, flags, Mode::empty())
+                .ok()
+                .map(|fd| (p, fd))
+        })
+        .collect();
+    let data = format!(
+        "lowerdir={},upperdir={},workdir={},userxattr",
+        root.display(),
+        spec.upper.display(),
+        spec.work.display()
+    );
+    mount(
+        Some("overlay"),
+        root,
+        Some("overlay"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(data.as_str()),
+    )
+    .map_err(|e| format!("mounting the overlay on {}: {e}", root.display()))?;
+    for (path, fd) in real {
+        let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        mount(
+            Some(source.as_str()),
+            path.as_path(),
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None::<&str>,
+        )
+        .map_err(|e| {
+            // Not half in force: the command writes the workspace directly, as reported.
+            let _ = nix::mount::umount2(root, nix::mount::MntFlags::MNT_DETACH);
+            format!("binding {} over the overlay: {e}", path.display())
+        })?;
+    }
+    Ok(())
+}
+
+/// The upper layer of one call, in the undo history's directory, removed when dropped. It
+/// holds a lock while it lives, so that a later call removes the ones killed calls left.
+pub struct Scratch {
+    dir: PathBuf,
+    _lock: Flock<File>,
+    /// Kept (its changes could not be applied): not removed.
+    kept: bool,
+}
+
+impl Scratch {
+    pub fn create(ws: &Workspace) -> Result<Scratch> {
+        let base = history::scratch_dir(ws)?;
+        remove_abandoned(&base);
+        let dir = tempfile::Builder::new()
+            .prefix("run-")
+            .tempdir_in(&base)
+            .map_err(|e| Error::io("making the command's overlay directory", e))?
+            .keep();
+        let lock = File::create(dir.join("lock"))
+            .map_err(|e| Error::io("making the command's overlay directory", e))
+            .and_then(|f| {
+                Flock::lock(f, FlockArg::LockExclusiveNonblock)
+                    .map_err(|(_, e)| Error::io("locking the overlay", std::io::Error::from(e)))
+            });
+        let lock = match lock {
+            Ok(lock) => lock,
+            Err(e) => {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        for sub in ["upper", "work"] {
+            if let Err(e) = fs::create_dir(dir.join(sub)) {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(Error::io("making the command's overlay directory", e));
+            }
+        }
+        Ok(Scratch {
+            dir,
+            _lock: lock,
+            kept: false,
+        })
+    }
+
+    pub fn upper(&self) -> PathBuf {
+        self.dir.join("upper")
+    }
+
+    /// The launcher's part. With `dry_run` the repository's `.git` is in the overlay too, so
+    /// that nothing at all reaches the workspace.
+    pub fn spec(&self, ws: &Workspace, dry_run: bool) -> OverlaySpec {
+        let git = ws.root().join(".git");
+        OverlaySpec {
+            upper: self.upper(),
+            work: self.dir.join("work"),
+            pass_through: if !dry_run && git.is_dir() {
+                vec![git]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+impl Scratch {
+    /// Keep a dry run's upper layer for [`apply_held`]; its id.
+    pub fn hold(mut self) -> Result<String> {
+        let id = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().replacen("run-", "", 1))
+            .unwrap_or_default();
+        let held = self.dir.with_file_name(format!("held-{id}"));
+        fs::rename(&self.dir, &held).map_err(|e| Error::io("keeping the held changes", e))?;
+        self.kept = true;
+        Ok(id)
+    }
+
+    /// A held upper layer, taken over by this process (None: no such id).
+    fn adopt(ws: &Workspace, id: &str) -> Result<Scratch> {
+        let gone = || {
+            Error::new(
+                ErrorKind::NotFound,
+                format!("no held changes {id} in this workspace (applied, dropped or never held)"),
+            )
+        };
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(gone());
+        }
+        let base = history::scratch_dir(ws)?;
+        let held = base.join(format!("held-{id}"));
+        // Renamed back first, so that two hosts never apply the same changes.
+        let dir = base.join(format!("run-{id}"));
+        fs::rename(&held, &dir).map_err(|_| gone())?;
+        let lock = File::create(dir.join("lock"))
+            .map_err(|e| Error::io("taking the held changes", e))
+            .and_then(|f| {
+                Flock::lock(f, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+                    Error::io("locking the held changes", std::io::Error::from(e))
+                })
+            })?;
+        Ok(Scratch {
+            dir,
+            _lock: lock,
+            kept: false,
+        })
+    }
+
+    /// The changes could not be applied: keep the upper layer where a person can take them
+    /// from (under a name later calls leave alone), and say where.
+    pub fn keep_after(mut self, e: Error) -> Error {
+        let name = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().replacen("run-", "kept-", 1))
+            .unwrap_or_default();
+        let kept = self.dir.with_file_name(name);
+        if fs::rename(&self.dir, &kept).is_err() {
+            return e;
+        }
+        self.kept = true;
+        let message = format!(
+            "{}; the command's changes were not applied and are kept in {}",
+            e.message(),
+            kept.join("upper").display()
+        );
+        Error::new(e.kind, message)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.kept {
+            remove_tree(&self.dir);
+        }
+    }
+}
+
+/// Remove a tree whatever the modes in it (overlayfs makes its work directory mode 000).
+fn remove_tree(dir: &Path) {
+    if fs::remove_dir_all(dir).is_ok() {
+        return;
+    }
+    for entry in walkdir_dirs(dir) {
+        let _ = fs::set_permissions(&entry, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    }
+    let _ = fs::remove_dir_all(dir);
+}
+
+fn walkdir_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        let _ = fs::set_permissions(&out[i], std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        if let Ok(rd) = fs::read_dir(&out[i]) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    out.push(e.path());
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The upper layers of calls that were killed (their lock is free).
+fn remove_abandoned(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("held-") {
+            let stale = e.metadata().is_ok_and(|m| {
+                m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > HELD_FOR_AT_MOST_SECS)
+            });
+            if stale {
+                remove_tree(&e.path());
+            }
+            continue;
+        }
+        if !name.starts_with("run-") {
+            continue;
+        }
+        let path = e.path();
+        let Ok(file) = File::open(path.join("lock")) else {
+            // A directory without its lock yet is being made, or was left before it had one.
+            if e.metadata().is_ok_and(|m| {
+                m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 60)
+            }) {
+                remove_tree(&path);
+            }
+            continue;
+        };
+        if Flock::lock(file, FlockArg::LockExclusiveNonblock).is_ok() {
+            remove_tree(&path);
+        }
+    }
+}
+
+/// One path the command changed, as a result states it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Changed {
+    /// Root-relative.
+    pub path: String,
+    /// "created", "modified" or "deleted" (a rename is a delete and a create).
+    pub kind: String,
+}
+
+/// What became of a command's changes.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// The changes git does not ignore: journaled (or, with dry_run, held).
+    pub changes: Vec<Changed>,
+    /// The paths git ignores, applied straight (or held, with dry_run).
+    pub untracked: Vec<Changed>,
+    /// Changes no tool may make (`.git`, the workspace configuration, protected paths): never
+    /// applied.
+    pub discarded: Vec<String>,
+    pub undo: Undoable,
+    /// With dry_run: the diff of the changes.
+    pub diff: Option<String>,
+    pub diff_truncated: bool,
+    /// With dry_run under `--hold-changes`: the id the held changes wait under.
+    pub held: Option<String>,
+}
+
+/// One changed path found in the upper layer.
+struct Found {
+    path: String,
+    to: To,
+}
+
+/// Read the upper layer into the paths that changed, parents before their children.
+fn scan(root: &Path, upper: &Path) -> Vec<Found> {
+    let mut out = Vec::new();
+    scan_dir(root, upper, "", true, &mut out);
+    out
+}
+
+fn join(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{rel}/{name}")
+    }
+}
+
+/// `lower_dir`: the workspace holds a real directory at `rel` (else nothing below it is
+/// looked up there).
+fn scan_dir(root: &Path, upper: &Path, rel: &str, lower_dir: bool, out: &mut Vec<Found>) {
+    let Ok(entries) = fs::read_dir(upper.join(rel)) else {
+        return;
+    };
+    let mut names: Vec<OsString> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        let Some(name) = name.to_str().map(str::to_string) else {
+            continue; // not UTF-8: results could not name it
+        };
+        let path = join(rel, &name);
+        let up = upper.join(&path);
+        let Ok(meta) = fs::symlink_metadata(&up) else {
+            continue;
+        };
+        let lower = if lower_dir {
+            fs::symlink_metadata(root.join(&path)).ok()
+        } else {
+            None
+        };
+        let ft = meta.file_type();
+        if ft.is_char_device() && meta.rdev() == 0 {
+            // A whiteout: deleted.
+            if lower.is_some() {
+                out.push(Found {
+                    path,
+                    to: To::Absent,
+                });
+            }
+        } else if ft.is_dir() {
+            let mode = meta.mode() & 0o7777;
+            let was_dir = lower.as_ref().is_some_and(|m| m.file_type().is_dir());
+            let opaque = was_dir
+                && super::sys::lgetxattr(&up, "user.overlay.opaque").as_deref() == Some(b"y");
+            let same_mode = lower.as_ref().is_some_and(|m| m.mode() & 0o7777 == mode);
+            if !was_dir || !same_mode || opaque {
+                out.push(Found {
+                    path: path.clone(),
+                    to: To::Dir { mode },
+                });
+            }
+            if opaque {
+                // What the lower directory held and the upper does not was removed.
+                if let Ok(lower_entries) = fs::read_dir(root.join(&path)) {
+                    let mut gone: Vec<String> = lower_entries
+                        .flatten()
+                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                        .filter(|n| fs::symlink_metadata(up.join(n)).is_err())
+                        .collect();
+                    gone.sort();
+                    for n in gone {
+                        out.push(Found {
+                            path: join(&path, &n),
+                            to: To::Absent,
+                        });
+                    }
+                }
+            }
+            scan_dir(root, upper, &path, was_dir, out);
+        } else if ft.is_symlink() {
+            let Ok(target) = fs::read_link(&up) else {
+                continue;
+            };
+            let target = target.into_os_string().into_vec();
+            let same = lower.is_some_and(|m| m.file_type().is_symlink())
+                && fs::read_link(root.join(&path))
+                    .is_ok_and(|t| t.into_os_string().into_vec() == target);
+            if !same {
+                out.push(Found {
+                    path,
+                    to: To::Link { target },
+                });
+            }
+        } else if ft.is_file() {
+            let mode = meta.mode() & 0o7777;
+            let same = lower.is_some_and(|m| {
+                m.file_type().is_file()
+                    && m.mode() & 0o7777 == mode
+                    && m.len() == meta.len()
+                    && same_content(&root.join(&path), &up)
+            });
+            if !same {
+                out.push(Found {
+                    path,
+                    to: To::File {
+                        mode,
+                        content: Content::File(up),
+                    },
+                });
+            }
+        }
+        // Other kinds (a FIFO, a socket) are not carried over.
+    }
+}
+
+fn same_content(a: &Path, b: &Path) -> bool {
+    match (fs::read(a), fs::read(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether git ignores a path (by the workspace's `.gitignore` files, `.git/info/exclude` and
+/// the user's global excludes file, `$XDG_CONFIG_HOME/git/ignore`): it, or a directory above
+/// it, matches. Files git tracks although they match are not told apart (git's index is not
+/// read). The patterns are gitignore(5)'s, matched here rather than through a glob crate: the
+/// regular-expression engine one brings would more than double sneaky-run's size.
+struct Ignored {
+    root: PathBuf,
+    per_dir: HashMap<String, Vec<Rule>>,
+    exclude: Vec<Rule>,
+    global: Vec<Rule>,
+}
+
+/// One line of an ignore file.
+struct Rule {
+    /// The pattern's segments (split at `/`); `**` matches any number of directories.
+    segments: Vec<Vec<u8>>,
+    /// No `/` but a trailing one: matches a name at any depth.
+    anywhere: bool,
+    negated: bool,
+    dir_only: bool,
+}
+
+fn read_rules(file: &Path) -> Vec<Rule> {
+    let Ok(text) = fs::read(file) else {
+        return Vec::new();
+    };
+    text.split(|b| *b == b'\n').filter_map(parse_rule).collect()
+}
+
+fn parse_rule(line: &[u8]) -> Option<Rule> {
+    let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+    // Trailing spaces are dropped unless escaped.
+    while line.ends_with(b" ") && !line.ends_with(b"\\ ") {
+        line = &line[..line.len() - 1];
+    }
+    if line.is_empty() || line.starts_with(b"#") {
+        return None;
+    }
+    let (negated, mut line) = match line.strip_prefix(b"!") {
+        Some(rest) => (true, rest),
+        None => (false, line.strip_prefix(b"\\").unwrap_or(line)),
+    };
+    let dir_only = line.ends_with(b"/");
+    if dir_only {
+        line = &line[..line.len() - 1];
+    }
+    let anchored = line.contains(&b'/');
+    let line = line.strip_prefix(b"/").unwrap_or(line);
+    if line.is_empty() {
+        return None;
+    }
+    Some(Rule {
+        segments: line.split(|b| *b == b'/').map(<[u8]>::to_vec).collect(),
+        anywhere: !anchored,
+        negated,
+        dir_only,
+    })
+}
+
+impl Rule {
+    /// `parts`: the path's components relative to the ignore file's directory.
+    fn matches(&self, parts: &[&[u8]], is_dir: bool) -> bool {
+        if self.dir_only && !is_dir {
+            return false;
+        }
+        if self.anywhere {
+            return parts
+                .last()
+                .is_some_and(|name| glob(&self.segments[0], name));
+        }
+        segments_match(&self.segments, parts)
+    }
+}
+
+fn segments_match(pattern: &[Vec<u8>], parts: &[&[u8]]) -> bool {
+    match pattern.split_first() {
+        None => parts.is_empty(),
+        Some((first, rest)) if first.as_slice() == b"**" => {
+            (0..=parts.len()).any(|skip| segments_match(rest, &parts[skip..]))
+        }
+        Some((first, rest)) => match parts.split_first() {
+            Some((part, others)) => glob(first, part) && segments_match(rest, others),
+            None => false,
+        },
+    }
+}
+
+/// One path component against one pattern segment: `*`, `?`, `[...]` (with `!` or `^` and
+/// ranges) and `\` escapes.
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|i| glob(rest, &name[i..])),
+        Some((b'?', rest)) => !name.is_empty() && glob(rest, &name[1..]),
+        Some((b'[', rest)) => {
+            let Some((&c, tail)) = name.split_first() else {
+                return false;
+            };
+            let (negate, body) = match rest.first() {
+                Some(b'!' | b'^') => (true, &rest[1..]),
+                _ => (false, rest),
+            };
+            // A `]` right after the opening is part of the set.
+            let Some(close) = body.iter().skip(1).position(|b| *b == b']').map(|i| i + 1) else {
+                return !name.is_empty() && pattern[0] == name[0] && glob(rest, tail);
+            };
+            let set = &body[..close];
+            let mut found = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == b'-' {
+                    found |= set[i] <= c && c <= set[i + 2];
+                    i += 3;
+                } else {
+                    found |= set[i] == c;
+                    i += 1;
+                }
+            }
+            found != negate && glob(&body[close + 1..], tail)
+        }
+        Some((b'\\', rest)) if !rest.is_empty() => {
+            name.first() == Some(&rest[0]) && glob(&rest[1..], &name[1..])
+        }
+        Some((&p, rest)) => name.first() == Some(&p) && glob(rest, &name[1..]),
+    }
+}
+
+/// The last rule of a file that matches decides: Some(ignored) or None (no opinion).
+fn decide(rules: &[Rule], parts: &[&[u8]], is_dir: bool) -> Option<bool> {
+    rules
+        .iter()
+        .rev()
+        .find(|r| r.matches(parts, is_dir))
+        .map(|r| !r.negated)
+}
+
+impl Ignored {
+    fn new(root: &Path) -> Ignored {
+        let global = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|base| read_rules(&base.join("git/ignore")))
+            .unwrap_or_default();
+        Ignored {
+            root: root.to_path_buf(),
+            per_dir: HashMap::new(),
+            exclude: read_rules(&root.join(".git/info/exclude")),
+            global,
+        }
+    }
+
+    /// Does git ignore `path` (root-relative; `is_dir` for the path itself)?
+    fn ignores(&mut self, path: &str, is_dir: bool) -> bool {
+        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        (1..=parts.len()).any(|end| self.matches(&parts[..end], end < parts.len() || is_dir))
+    }
+
+    fn matches(&mut self, parts: &[&[u8]], is_dir: bool) -> bool {
+        // The deepest .gitignore with an opinion decides, then exclude, then the global one.
+        for depth in (0..parts.len()).rev() {
+            let dir = parts[..depth]
+                .iter()
+                .map(|p| String::from_utf8_lossy(p))
+                .collect::<Vec<_>>()
+                .join("/");
+            let root = &self.root;
+            let rules = self
+                .per_dir
+                .entry(dir.clone())
+                .or_insert_with(|| read_rules(&root.join(&dir).join(".gitignore")));
+            if let Some(ignored) = decide(rules, &parts[depth..], is_dir) {
+                return ignored;
+            }
+        }
+        decide(&self.exclude, parts, is_dir)
+            .or_else(|| decide(&self.global, parts, is_dir))
+            .unwrap_or(false)
+    }
+}
+
+/// No tool may change these; a command's changes to them are never applied.
+fn off_limits(ws: &Workspace, path: &str) -> bool {
+    path == CONFIG_FILE_NAME
+        || path.split('/').any(|c| c == ".git")
+        || ws
+            .protected_paths()
+            .iter()
+            .any(|p| ws.root().join(path).starts_with(p))
+}
+
+/// Every path beneath a directory of the workspace that goes (or becomes something else),
+/// deepest last, as deletions.
+fn expand_removed(root: &Path, dir: &str, out: &mut Vec<Found>) {
+    let Ok(entries) = fs::read_dir(root.join(dir)) else {
+        return;
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    for n in names {
+        let path = join(dir, &n);
+        let is_dir = fs::symlink_metadata(root.join(&path)).is_ok_and(|m| m.file_type().is_dir());
+        out.push(Found {
+            path: path.clone(),
+            to: To::Absent,
+        });
+        if is_dir {
+            expand_removed(root, &path, out);
+        }
+    }
+}
+
+/// A path's state without its content (what applying needs to know of it).
+fn state_of(root: &Path, path: &str) -> Snapshot {
+    let state = match fs::symlink_metadata(root.join(path)) {
+        Err(_) => State::Absent,
+        Ok(m) if m.file_type().is_dir() => State::Dir {
+            mode: m.mode() & 0o7777,
+        },
+        Ok(m) if m.file_type().is_symlink() => State::Link {
+            target: fs::read_link(root.join(path))
+                .map(|t| t.into_os_string().into_vec())
+                .unwrap_or_default(),
+        },
+        Ok(m) => State::File {
+            mode: m.mode() & 0o7777,
+            size: m.len(),
+            sha256: String::new(),
+        },
+    };
+    Snapshot {
+        path: path.to_string(),
+        state,
+        content: None,
+    }
+}
+
+fn kind_of(before: &State, to: &To) -> &'static str {
+    match (before, to) {
+        (State::Absent, _) => "created",
+        (_, To::Absent) => "deleted",
+        _ => "modified",
+    }
+}
+
+/// Turn the upper layer into changes, and apply them unless `dry_run`.
+pub fn collect(
+    ws: &Workspace,
+    scratch: &Scratch,
+    max_bytes: u64,
+    cap: usize,
+    dry_run: bool,
+) -> Result<Applied> {
+    let root = ws.root();
+    let found = scan(root, &scratch.upper());
+    if found.is_empty() {
+        // The usual case for a command that only reads: nothing more to look at.
+        return Ok(Applied {
+            diff: dry_run.then(String::new),
+            ..Applied::default()
+        });
+    }
+    // A directory of the workspace that goes or becomes something else takes its contents
+    // with it: each is a change of its own.
+    let mut all = Vec::with_capacity(found.len());
+    for f in found {
+        let was_dir =
+            fs::symlink_metadata(root.join(&f.path)).is_ok_and(|m| m.file_type().is_dir());
+        let removes_tree = was_dir && !matches!(f.to, To::Dir { .. });
+        let path = f.path.clone();
+        all.push(f);
+        if removes_tree {
+            expand_removed(root, &path, &mut all);
+        }
+    }
+    // Parents before their children.
+    all.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+    let mut ignored = Ignored::new(root);
+    let mut applied = Applied::default();
+    let mut journaled = Vec::new();
+    let mut untracked = Vec::new();
+    for f in all {
+        if off_limits(ws, &f.path) {
+            applied.discarded.push(f.path);
+            continue;
+        }
+        let is_dir = matches!(f.to, To::Dir { .. })
+            || fs::symlink_metadata(root.join(&f.path)).is_ok_and(|m| m.file_type().is_dir());
+        if ignored.ignores(&f.path, is_dir) {
+            untracked.push(f);
+        } else {
+            journaled.push(f);
+        }
+    }
+    let steps: Vec<Step> = journaled
+        .into_iter()
+        .map(|f| Step {
+            path: f.path,
+            to: f.to,
+        })
+        .collect();
+    // What the history keeps (contents included); a file it cannot keep (over
+    // undo.max_bytes) leaves the change unrecorded rather than lost.
+    let (now, unrecordable) = match steps
+        .iter()
+        .map(|s| Snapshot::at(ws, &s.path, max_bytes))
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(now) => (now, None),
+        Err(e) => (
+            steps.iter().map(|s| state_of(root, &s.path)).collect(),
+            Some(e),
+        ),
+    };
+    applied.changes = steps
+        .iter()
+        .zip(&now)
+        .map(|(s, n)| Changed {
+            path: s.path.clone(),
+            kind: kind_of(&n.state, &s.to).into(),
+        })
+        .collect();
+    let untracked_steps: Vec<Step> = untracked
+        .into_iter()
+        .map(|f| Step {
+            path: f.path,
+            to: f.to,
+        })
+        .collect();
+    let untracked_now: Vec<Snapshot> = untracked_steps
+        .iter()
+        .map(|s| state_of(root, &s.path))
+        .collect();
+    applied.untracked = untracked_steps
+        .iter()
+        .zip(&untracked_now)
+        .map(|(s, n)| Changed {
+            path: s.path.clone(),
+            kind: kind_of(&n.state, &s.to).into(),
+        })
+        .collect();
+    if dry_run {
+        let (diff, cut) = diff_of(&steps, &now, cap);
+        applied.diff = Some(diff);
+        applied.diff_truncated = cut;
+        return Ok(applied);
+    }
+    // What goes of them goes first, what comes last: an untracked path may sit in a tracked
+    // directory that the recorded change removes or makes.
+    remove_untracked(ws, &untracked_steps, &untracked_now)?;
+    applied.undo = match unrecordable {
+        _ if steps.is_empty() => Undoable::default(),
+        None => apply_journaled(ws, &steps, &now, max_bytes)?,
+        Some(e) => {
+            transition::apply(ws, &steps, &now)?;
+            Undoable {
+                undo_unavailable: Some(e.message()),
+                ..Undoable::default()
+            }
+        }
+    };
+    add_untracked(ws, &untracked_steps, &untracked_now)?;
+    Ok(applied)
+}
+
+/// The paths git ignores are applied as they are, unrecorded, each through the jail
+/// (`durable::locate`). First what goes, deepest first.
+fn remove_untracked(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
+    use nix::unistd::{unlinkat, UnlinkatFlags};
+    for (s, n) in steps.iter().zip(now).rev() {
+        let goes = match (&s.to, &n.state) {
+            (_, State::Absent) => false,
+            (To::Dir { .. }, State::Dir { .. }) => false,
+            (To::File { .. }, State::File { .. }) => false, // renamed over
+            _ => true,
+        };
+        if !goes {
+            continue;
+        }
+        let t = durable::locate(ws, &s.path, false, None)?;
+        let flag = if matches!(n.state, State::Dir { .. }) {
+            UnlinkatFlags::RemoveDir
+        } else {
+            UnlinkatFlags::NoRemoveDir
+        };
+        match unlinkat(&t.dir, t.name.as_os_str(), flag) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+            Err(e) => return Err(map_errno(e, &s.path)),
+        }
+    }
+    Ok(())
+}
+
+/// Then what comes, parents first: a file is moved from the upper layer (a rename where it
+/// shares the workspace's file system, so that a build's outputs are not copied).
+fn add_untracked(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
+    use nix::unistd::symlinkat;
+    for (s, n) in steps.iter().zip(now) {
+        match &s.to {
+            To::Absent => {}
+            To::Dir { mode } => {
+                let t = durable::locate(ws, &s.path, false, None)?;
+                if !matches!(n.state, State::Dir { .. }) {
+                    nix::sys::stat::mkdirat(
+                        &t.dir,
+                        t.name.as_os_str(),
+                        Mode::from_bits_truncate(*mode),
+                    )
+                    .map_err(|e| map_errno(e, &s.path))?;
+                }
+                nix::sys::stat::fchmodat(
+                    &t.dir,
+                    t.name.as_os_str(),
+                    Mode::from_bits_truncate(*mode),
+                    nix::sys::stat::FchmodatFlags::FollowSymlink,
+                )
+                .map_err(|e| map_errno(e, &s.path))?;
+            }
+            To::Link { target } => {
+                let t = durable::locate(ws, &s.path, false, None)?;
+                symlinkat(
+                    std::ffi::OsStr::from_bytes(target),
+                    &t.dir,
+                    t.name.as_os_str(),
+                )
+                .map_err(|e| map_errno(e, &s.path))?;
+            }
+            To::File { content, .. } => {
+                let t = durable::locate(ws, &s.path, false, None)?;
+                let Content::File(from) = content else {
+                    continue;
+                };
+                move_in(from, &t)
+                    .map_err(|e| Error::io(format!("moving {} in place", s.path), e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Move a file of the upper layer to the target: renamed, or, across file systems, copied to
+/// a temporary beside it and renamed over it.
+fn move_in(from: &Path, t: &durable::Target) -> std::io::Result<()> {
+    let (Some(dir), Some(name)) = (from.parent(), from.file_name()) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    let src = File::open(dir)?;
+    match nix::fcntl::renameat(&src, name, &t.dir, t.name.as_os_str()) {
+        Ok(()) => return Ok(()),
+        Err(nix::errno::Errno::EXDEV) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let mut temp = t.name.clone();
+    temp.push(format!(".sneaky-{}.tmp", std::process::id()));
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC;
+    let mode = fs::metadata(from)?.mode() & 0o7777;
+    let fd = nix::fcntl::openat(
+        &t.dir,
+        temp.as_os_str(),
+        flags,
+        Mode::from_bits_truncate(mode),
+    )?;
+    let mut out = File::from(fd);
+    let copied = std::io::copy(&mut File::open(from)?, &mut out).and_then(|_| {
+        nix::sys::stat::fchmod(&out, Mode::from_bits_truncate(mode))?;
+        nix::fcntl::renameat(&t.dir, temp.as_os_str(), &t.dir, t.name.as_os_str())?;
+        Ok(())
+    });
+    if copied.is_err() {
+        let _ = nix::unistd::unlinkat(
+            &t.dir,
+            temp.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    }
+    copied
+}
+
+fn apply_journaled(
+    ws: &Workspace,
+    steps: &[Step],
+    now: &[Snapshot],
+    max_bytes: u64,
+) -> Result<Undoable> {
+    let history = match history::History::open(ws, max_bytes) {
+        Ok(h) => h,
+        Err(e) => {
+            transition::apply(ws, steps, now)?;
+            return Ok(Undoable {
+                undo_unavailable: Some(e.message()),
+                ..Undoable::default()
+            });
+        }
+    };
+    let pending = history.begin("run_command", now, None)?;
+    transition::apply(ws, steps, now)?;
+    let after = steps
+        .iter()
+        .map(|s| Snapshot::at(ws, &s.path, max_bytes))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(pending.done(ws, &[], &after)?.undo)
+}
+
+/// The diff from what the workspace holds to what the command left.
+fn diff_of(steps: &[Step], now: &[Snapshot], cap: usize) -> (String, bool) {
+    let mut diff = String::new();
+    let mut truncated = false;
+    for (s, n) in steps.iter().zip(now) {
+        let room = cap.saturating_sub(diff.len());
+        let (part, cut) = match (&s.to, &n.state) {
+            (To::File { content, .. }, State::Absent | State::File { .. }) => {
+                let new = match content {
+                    Content::Bytes(b) => b.clone(),
+                    Content::File(p) => fs::read(p).unwrap_or_default(),
+                };
+                crate::edit::diff_text(&s.path, n.content.as_deref(), &new, None, room)
+            }
+            (To::Absent, State::File { .. }) => {
+                let old = n.content.as_deref().unwrap_or_default();
+                let (text, cut) = crate::edit::diff_text(&s.path, Some(old), b"", None, room);
+                (
+                    text.replacen(&format!("+++ b/{}", s.path), "+++ /dev/null", 1),
+                    cut,
+                )
+            }
+            (to, from) => (
+                format!(
+                    "{}: {} becomes {}\n",
+                    s.path,
+                    from.describe(),
+                    describe_to(to)
+                ),
+                false,
+            ),
+        };
+        truncated |= cut;
+        diff.push_str(&part);
+    }
+    (diff, truncated)
+}
+
+fn describe_to(to: &To) -> String {
+    match to {
+        To::Absent => "missing".into(),
+        To::File { .. } => "a file".into(),
+        To::Link { target } => format!("a link to {}", String::from_utf8_lossy(target)),
+        To::Dir { .. } => "a directory".into(),
+    }
+}
+
+/// Apply the changes a dry run held (`--hold-changes`), as the command's call would have.
+pub fn apply_held(ws: &Workspace, id: &str, max_bytes: u64, cap: usize) -> Result<Applied> {
+    let scratch = Scratch::adopt(ws, id)?;
+    match collect(ws, &scratch, max_bytes, cap, false) {
+        Ok(applied) => Ok(applied),
+        Err(e) => Err(scratch.keep_after(e)),
+    }
+}
+
+/// Drop the changes a dry run held.
+pub fn discard_held(ws: &Workspace, id: &str) -> Result<()> {
+    Scratch::adopt(ws, id).map(drop)
+}
+
+/// Why a command's changes could not be held or recorded, for the result.
+pub fn unavailable(why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::IoError,
+        format!("the command's changes cannot be held aside: {why}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignored(lines: &str, path: &str, is_dir: bool) -> bool {
+        let rules: Vec<Rule> = lines
+            .lines()
+            .filter_map(|l| parse_rule(l.as_bytes()))
+            .collect();
+        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        (1..=parts.len())
+            .any(|end| decide(&rules, &parts[..end], end < parts.len() || is_dir) == Some(true))
+    }
+
+    #[test]
+    fn gitignore_patterns_match_as_git_documents_them() {
+        assert!(ignored("*.log", "a/b/run.log", false));
+        assert!(!ignored("*.log", "a/b/run.logs", false));
+        assert!(ignored("build/", "out/build/x.o", false));
+        assert!(!ignored("build/", "build", false));
+        assert!(ignored("/target", "target/debug/app", false));
+        assert!(!ignored("/target", "sub/target/x", false));
+        assert!(ignored("doc/*.html", "doc/a.html", false));
+        assert!(!ignored("doc/*.html", "doc/sub/a.html", false));
+        assert!(ignored("**/tmp", "a/b/tmp", true));
+        assert!(ignored("a/**/z", "a/z", false));
+        assert!(ignored("a/**/z", "a/b/c/z", false));
+        assert!(ignored("logs/**", "logs/x/y", false));
+        assert!(ignored("*.o\n!keep.o", "x.o", false));
+        assert!(!ignored("*.o\n!keep.o", "keep.o", false));
+        assert!(ignored("f[0-9].txt", "f7.txt", false));
+        assert!(!ignored("f[!0-9].txt", "f7.txt", false));
+        assert!(ignored("?.c", "a.c", false));
+        assert!(!ignored("# comment\n\n", "# comment", false));
+        assert!(ignored("\\#lit", "#lit", false));
+    }
+}

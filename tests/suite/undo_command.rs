@@ -1,0 +1,407 @@
+//! A command's changes: held in an overlay of the workspace, applied as one change that undo
+//! takes back byte-exact (created, modified, deleted, renamed, a directory replaced by a file
+//! and back, links, modes), the paths git ignores passed straight through and reported as
+//! untracked; a dry run leaves the workspace byte-identical; a kill while the changes are
+//! applied leaves every file old or new, and the history still undoes.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Ws};
+
+/// Everything under `root` (with `.git` when `with_git`): path -> (kind, mode, content or link
+/// target).
+fn tree(root: &Path, with_git: bool) -> BTreeMap<String, (char, u32, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let rel = path.strip_prefix(root).expect("under root");
+            if rel.starts_with(".git") && !with_git {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).expect("lstat");
+            let mode = meta.permissions().mode() & 0o7777;
+            let key = rel.to_string_lossy().into_owned();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).expect("readlink");
+                out.insert(key, ('l', 0, target.into_os_string().into_encoded_bytes()));
+            } else if meta.is_dir() {
+                out.insert(key, ('d', mode, Vec::new()));
+                stack.push(path);
+            } else {
+                out.insert(key, ('f', mode, std::fs::read(&path).expect("read")));
+            }
+        }
+    }
+    out
+}
+
+/// A workspace that is a git repository ignoring `build/` and `*.log`, whose commands may use
+/// the file programs the default list denies.
+fn repo() -> Option<Ws> {
+    if !util::require_cmd("git") {
+        return None;
+    }
+    let w = util::ws();
+    w.user_config(
+        "[tools.shell]\ndenied_commands = []\n\
+         extra_allowed_commands = [\"rm\", \"mv\", \"ln\", \"chmod\", \"rmdir\", \"mkdir\", \"cp\", \"touch\"]\n",
+    );
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&w.root)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    w.write(".gitignore", "build/\n*.log\n")
+        .write("a.txt", "one\r\ntwo\r\n")
+        .write("b.txt", "bee\n")
+        .write("d/x.txt", "x\n")
+        .write("d/deep/y.txt", "y\n")
+        .write("e/inside.txt", "e\n")
+        .write("f", "a file\n")
+        .write("m.sh", "#!/bin/sh\n")
+        .write("build/old.o", "old object\n");
+    std::fs::write(w.root.join("bin.dat"), [0u8, 159, 146, 150, 0, 255]).expect("write");
+    w.link("b.txt", "l");
+    Some(w)
+}
+
+/// The same trees, or a panic naming the paths that differ.
+fn assert_same(
+    now: &BTreeMap<String, (char, u32, Vec<u8>)>,
+    expected: &BTreeMap<String, (char, u32, Vec<u8>)>,
+    what: &str,
+) {
+    let differ: Vec<&String> = now
+        .keys()
+        .chain(expected.keys())
+        .filter(|k| now.get(*k) != expected.get(*k))
+        .collect();
+    assert!(differ.is_empty(), "{what}: these differ: {differ:?}");
+}
+
+fn run(w: &Ws, request: Value) -> util::Reply {
+    w.call("sneaky-run", request)
+}
+
+fn kinds(list: &Value) -> BTreeMap<String, String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().expect("path").to_string(),
+                c["kind"].as_str().expect("kind").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn expect_kinds(list: &Value, expected: &[(&str, &str)]) {
+    let expected: BTreeMap<String, String> = expected
+        .iter()
+        .map(|(p, k)| (p.to_string(), k.to_string()))
+        .collect();
+    assert_eq!(kinds(list), expected);
+}
+
+#[test]
+fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
+    let Some(w) = repo() else { return };
+    let before = tree(&w.root, false);
+    let command = "echo three >> a.txt && mv b.txt b2.txt && rm -r d && rm -r e && \
+                   echo now a file > e && rm f && mkdir f && echo in > f/in.txt && \
+                   ln -sfn b2.txt l && ln -s a.txt l2 && chmod 700 m.sh && mkdir empty && \
+                   printf '\\0\\1' > bin.dat && mkdir -p build && echo new > build/new.o && \
+                   rm build/old.o && echo log > run.log";
+    let reply = run(&w, json!({ "command": command }));
+    let r = reply.command_ran();
+    assert_eq!(r["exit_code"], 0, "{}", reply.json);
+    expect_kinds(
+        &r["changes"],
+        &[
+            ("a.txt", "modified"),
+            ("b.txt", "deleted"),
+            ("b2.txt", "created"),
+            ("bin.dat", "modified"),
+            ("d", "deleted"),
+            ("d/deep", "deleted"),
+            ("d/deep/y.txt", "deleted"),
+            ("d/x.txt", "deleted"),
+            ("e", "modified"),
+            ("e/inside.txt", "deleted"),
+            ("empty", "created"),
+            ("f", "modified"),
+            ("f/in.txt", "created"),
+            ("l", "modified"),
+            ("l2", "created"),
+            ("m.sh", "modified"),
+        ],
+    );
+    expect_kinds(
+        &r["untracked"],
+        &[
+            ("build/new.o", "created"),
+            ("build/old.o", "deleted"),
+            ("run.log", "created"),
+        ],
+    );
+    let change = r["change_id"].as_str().expect("change_id").to_string();
+    // The workspace holds what the command left.
+    assert_eq!(w.read("a.txt"), "one\r\ntwo\r\nthree\n");
+    assert_eq!(w.read("e"), "now a file\n");
+    assert_eq!(w.read("f/in.txt"), "in\n");
+    assert_eq!(
+        std::fs::read_link(w.root.join("l")).expect("link"),
+        Path::new("b2.txt")
+    );
+    assert!(w.root.join("empty").is_dir());
+    let mode = std::fs::metadata(w.root.join("m.sh"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert_eq!(w.read("build/new.o"), "new\n");
+    let after = tree(&w.root, false);
+    // Undone: byte-exact, except what git ignores, which is not recorded.
+    let back = w.call("sneaky-undo", json!({}));
+    assert_eq!(back.ok()["undone"], change.as_str(), "{}", back.json);
+    let mut expected = before.clone();
+    expected.remove("build/old.o");
+    for p in ["build/new.o", "run.log"] {
+        expected.insert(p.to_string(), after[p].clone());
+    }
+    assert_same(&tree(&w.root, false), &expected, "not restored byte-exact");
+    // And the undo undone: the command's result again.
+    w.call("sneaky-undo", json!({})).ok();
+    assert_same(&tree(&w.root, false), &after, "the undo undone");
+    // A directory replaced by a file and back, by a second command, undone too.
+    let before_back = tree(&w.root, false);
+    let reply = run(
+        &w,
+        json!({"command": "rm e && mkdir e && echo again > e/again.txt"}),
+    );
+    expect_kinds(
+        &reply.command_ran()["changes"],
+        &[("e", "modified"), ("e/again.txt", "created")],
+    );
+    w.call("sneaky-undo", json!({})).ok();
+    assert_same(&tree(&w.root, false), &before_back, "back");
+    // The history lists the command.
+    let list = w.call("sneaky-undo", json!({"list": true}));
+    let tools: Vec<&str> = list.ok()["changes"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|c| c["tool"].as_str())
+        .collect();
+    assert!(tools.contains(&"run_command"), "{}", list.json);
+}
+
+#[test]
+fn ignored_paths_inside_a_new_tracked_directory_land_after_it_and_stay_when_it_is_undone() {
+    let Some(w) = repo() else { return };
+    let reply = run(
+        &w,
+        json!({"command": "mkdir -p out/build && echo o > out/build/x.o && echo t > out/t.txt"}),
+    );
+    let r = reply.command_ran();
+    expect_kinds(
+        &r["changes"],
+        &[("out", "created"), ("out/t.txt", "created")],
+    );
+    expect_kinds(
+        &r["untracked"],
+        &[("out/build", "created"), ("out/build/x.o", "created")],
+    );
+    assert_eq!(w.read("out/build/x.o"), "o\n");
+    // Undo takes back what it recorded; the directory holds an untracked file it did not put
+    // there, so it stays: a conflict, and nothing changes.
+    let message = w.call("sneaky-undo", json!({})).err("conflict", 1);
+    assert!(message.contains("out/build"), "{message}");
+    assert_eq!(w.read("out/t.txt"), "t\n");
+}
+
+#[test]
+fn a_command_that_changes_nothing_records_nothing() {
+    let Some(w) = repo() else { return };
+    let reply = run(
+        &w,
+        json!({"command": "cat a.txt > /dev/null && touch a.txt"}),
+    );
+    let r = reply.command_ran();
+    assert_eq!(r["changes"], json!([]), "{}", reply.json);
+    assert!(r.get("change_id").is_none(), "{}", reply.json);
+    w.call("sneaky-undo", json!({})).err("not_found", 1);
+}
+
+#[test]
+fn a_dry_run_leaves_the_workspace_byte_identical() {
+    let Some(w) = repo() else { return };
+    // The sandbox makes the repository's missing metadata directories once (so that they are
+    // bound read-only like existing ones: src/shell/spec.rs); not part of any command's
+    // changes.
+    run(&w, json!({"command": "true"})).command_ran();
+    let before = tree(&w.root, true);
+    let reply = run(
+        &w,
+        json!({"command": "echo three >> a.txt && rm -r d && echo n > new.txt && \
+                           mkdir -p build && echo o > build/o.o && git add a.txt", "dry_run": true}),
+    );
+    let r = reply.command_ran();
+    assert_eq!(r["exit_code"], 0, "{}", reply.json);
+    assert_eq!(r["dry_run"], true);
+    assert!(r.get("change_id").is_none(), "{}", reply.json);
+    let diff = r["diff"].as_str().expect("diff");
+    assert!(diff.contains("+three"), "{diff}");
+    assert!(diff.contains("+++ b/new.txt"), "{diff}");
+    assert!(diff.contains("-y"), "{diff}");
+    assert_eq!(kinds(&r["changes"])["new.txt"], "created");
+    assert_eq!(kinds(&r["untracked"])["build/o.o"], "created");
+    // Nothing reached the workspace, .git included (git add ran in the overlay too).
+    assert_same(&tree(&w.root, true), &before, "after a dry run");
+    w.call("sneaky-undo", json!({})).err("not_found", 1);
+    // From a shell: --dry-run.
+    let shell = w.call_raw("sneaky-run", &["--dry-run", "echo x > x.txt"], b"");
+    assert_eq!(
+        shell.command_ran()["changes"],
+        json!([{"path": "x.txt", "kind": "created"}])
+    );
+    assert!(!w.root.join("x.txt").exists());
+}
+
+#[test]
+fn git_s_own_writes_go_straight_through_and_git_status_is_as_the_command_left_it() {
+    let Some(w) = repo() else { return };
+    let reply = run(&w, json!({"command": "git add a.txt && echo z >> b.txt"}));
+    let r = reply.command_ran();
+    assert_eq!(r["exit_code"], 0, "{}", reply.json);
+    // Only the work tree's file is a change; the index was written by git directly.
+    assert_eq!(r["changes"], json!([{"path": "b.txt", "kind": "modified"}]));
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&w.root)
+        .output()
+        .expect("git");
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(status.contains("A  a.txt"), "{status}");
+    assert!(status.contains("?? b.txt"), "{status}");
+}
+
+#[test]
+fn without_the_overlay_the_command_runs_as_before_and_says_so_or_refuses_when_required() {
+    let Some(w) = repo() else { return };
+    // The namespace layer skipped: no mount namespace, so no overlay. The user lets commands
+    // run with the layers the system offers (else the missing namespaces refuse first).
+    w.user_config("[tools.shell]\nrequire_layers = []\n");
+    let skip = |request: &str| {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("sneaky-run"));
+        util::fence(&mut cmd, w.outside())
+            .current_dir(&w.root)
+            .env("SNEAKY_ROOT", &w.root)
+            .env_remove("SNEAKY_CONFIG")
+            .env_remove("CARGO_TARGET_DIR")
+            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+            .env("XDG_STATE_HOME", w.outside().join("state"))
+            .env("SNEAKY_SANDBOX_SKIP", "namespaces");
+        let out = assert_cmd::Command::from_std(cmd)
+            .write_stdin(request.as_bytes().to_vec())
+            .output()
+            .expect("run");
+        util::Reply::parse("sneaky-run", out)
+    };
+    let reply = skip(r#"{"command": "echo direct > direct.txt"}"#);
+    let r = reply.command_ran();
+    assert!(r.get("changes").is_none(), "{}", reply.json);
+    assert!(
+        r["changes_unavailable"]
+            .as_str()
+            .is_some_and(|s| s.contains("no mount namespace")),
+        "{}",
+        reply.json
+    );
+    assert_eq!(w.read("direct.txt"), "direct\n");
+    // A dry run cannot hold anything without it: refused, nothing ran.
+    let reply = skip(r#"{"command": "echo no > no.txt", "dry_run": true}"#);
+    assert!(reply.json["ok"] == false, "{}", reply.json);
+    assert!(!w.root.join("no.txt").exists());
+    // require_layers = ["overlay"] refuses too.
+    w.user_config("[tools.shell]\nrequire_layers = [\"overlay\"]\n");
+    let reply = skip(r#"{"command": "echo no > no.txt"}"#);
+    assert!(reply.json["ok"] == false, "{}", reply.json);
+    assert!(!w.root.join("no.txt").exists());
+}
+
+/// `sneaky-run` killed with SIGKILL at spread-out moments while a command's changes to many
+/// files are applied: every file is the old content or the new, never torn; all of them
+/// together (one commit); and once the next tool has settled what the killed one left, the
+/// history still undoes.
+#[test]
+fn kill_9_while_a_command_s_changes_are_applied_leaves_old_or_new_and_undo_still_works() {
+    let rounds: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let Some(w) = repo() else { return };
+    let files = 200;
+    let old = format!("{}\n", "A".repeat(4000));
+    let new = format!("{}\n", "B".repeat(4000));
+    for i in 0..files {
+        w.write(&format!("many/f{i:03}.txt"), &old);
+    }
+    let which = |w: &Ws| -> Vec<bool> {
+        (0..files)
+            .map(|i| {
+                let now = w.read(&format!("many/f{i:03}.txt"));
+                assert!(now == old || now == new, "many/f{i:03}.txt is torn");
+                now == new
+            })
+            .collect()
+    };
+    let flip = json!({"command": "sed -i y/AB/BA/ many/f*.txt"}).to_string();
+    let started = std::time::Instant::now();
+    run(&w, serde_json::from_str(&flip).expect("json")).command_ran();
+    let full = started.elapsed();
+    assert!(which(&w).iter().all(|b| *b));
+    let mut seen = [0, 0];
+    for i in 0..rounds {
+        let before = which(&w)[0];
+        let delay = full.mul_f64(1.5 * i as f64 / rounds as f64);
+        let (mut child, feeder) = crate::edit_crash::spawn_tool("sneaky-run", &w, flip.as_bytes());
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = feeder.join();
+        // The next tool settles what the killed one left.
+        let listed = w.call("sneaky-undo", json!({"list": true}));
+        assert!(listed.ok()["changes"].is_array());
+        let now = which(&w);
+        assert!(
+            now.iter().all(|b| *b == now[0]),
+            "round {i}: some files flipped and others not"
+        );
+        seen[usize::from(now[0] != before)] += 1;
+        // The newest change is taken back: the files flip.
+        w.call("sneaky-undo", json!({})).ok();
+        let back = which(&w);
+        assert!(
+            back.iter().all(|b| *b != now[0]),
+            "round {i}: the undo did not take back"
+        );
+    }
+    eprintln!(
+        "command crash test: {rounds} kills over 0..{:?}: not landed {}, landed {}",
+        full.mul_f64(1.5),
+        seen[0],
+        seen[1]
+    );
+}

@@ -138,36 +138,14 @@ impl Watcher {
 /// link the shell grammar itself. Answers with the usual envelope (`result: {}` when allowed)
 /// and exit status.
 fn check_policy(args: &[String]) -> ExitCode {
-    use std::io::Read;
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .map(PathBuf::from)
-    };
-    let outcome: sneaky::error::Result<serde_json::Value> = (|| {
-        let mut input = String::new();
-        std::io::stdin()
-            .take(1 << 20)
-            .read_to_string(&mut input)
-            .map_err(|e| Error::io("reading the arguments", e))?;
-        let request: serde_json::Value = serde_json::from_str(&input)
-            .map_err(|e| Error::new(ErrorKind::InvalidJson, e.to_string()))?;
+    driver_call(args, |request, ctx| {
         let command = request
             .get("command")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("");
-        let ctx = sneaky::protocol::open_context(value("--root"), value("--config"))?;
         policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
         Ok(serde_json::json!({}))
-    })();
-    let status = match &outcome {
-        Ok(_) => 0,
-        Err(e) => u8::try_from(e.exit_status()).unwrap_or(1),
-    };
-    let envelope = sneaky::protocol::Envelope::from_outcome("run_command", &outcome);
-    println!("{}", serde_json::to_string(&envelope).unwrap_or_default());
-    ExitCode::from(status)
+    })
 }
 
 /// `sneaky-run --apply-held|--drop-held [--root DIR] [--config FILE]` with `{"held": ID}` on
@@ -175,26 +153,11 @@ fn check_policy(args: &[String]) -> ExitCode {
 /// `untracked`, `discarded` and `change_id` as a command's call does), or drop them. For the
 /// driver, whose person approved (or not) a command by its effect.
 fn held(args: &[String], apply: bool) -> ExitCode {
-    use std::io::Read;
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .map(PathBuf::from)
-    };
-    let outcome: sneaky::error::Result<serde_json::Value> = (|| {
-        let mut input = String::new();
-        std::io::stdin()
-            .take(1 << 20)
-            .read_to_string(&mut input)
-            .map_err(|e| Error::io("reading the arguments", e))?;
-        let request: serde_json::Value = serde_json::from_str(&input)
-            .map_err(|e| Error::new(ErrorKind::InvalidJson, e.to_string()))?;
+    driver_call(args, |request, ctx| {
         let id = request
             .get("held")
             .and_then(serde_json::Value::as_str)
             .ok_or_else(|| Error::invalid_args("held: the id of the held changes is missing"))?;
-        let ctx = sneaky::protocol::open_context(value("--root"), value("--config"))?;
         if !apply {
             overlay::discard_held(&ctx.ws, id)?;
             return Ok(serde_json::json!({}));
@@ -213,6 +176,36 @@ fn held(args: &[String], apply: bool) -> ExitCode {
             }
         }
         Ok(result)
+    })
+}
+
+/// A driver's call of sneaky-run's own (`--check-policy`, `--apply-held`, `--drop-held`): its
+/// JSON request from stdin (at most 1 MiB) and the context of `--root` / `--config` go to
+/// `body`; its outcome is answered as run_command's envelope, with the error's exit status.
+fn driver_call(
+    args: &[String],
+    body: impl FnOnce(
+        &serde_json::Value,
+        &sneaky::tools::Context,
+    ) -> sneaky::error::Result<serde_json::Value>,
+) -> ExitCode {
+    use std::io::Read;
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+    };
+    let outcome: sneaky::error::Result<serde_json::Value> = (|| {
+        let mut input = String::new();
+        std::io::stdin()
+            .take(1 << 20)
+            .read_to_string(&mut input)
+            .map_err(|e| Error::io("reading the arguments", e))?;
+        let request: serde_json::Value = serde_json::from_str(&input)
+            .map_err(|e| Error::new(ErrorKind::InvalidJson, e.to_string()))?;
+        let ctx = sneaky::protocol::open_context(value("--root"), value("--config"))?;
+        body(&request, &ctx)
     })();
     let status = match &outcome {
         Ok(_) => 0,

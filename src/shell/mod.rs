@@ -99,27 +99,14 @@ pub fn run_with_changes(
     changes: Changes,
 ) -> Result<Outcome> {
     let shell = &ctx.config.tools.shell;
-    if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
-        return Err(Error::new(
-            ErrorKind::ConfigError,
-            "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
-        ));
-    }
     let root = ctx.ws.root().to_path_buf();
-    let tmp = tempfile::Builder::new()
-        .prefix("sneaky-run-")
-        .tempdir()
-        .map_err(|e| Error::io("creating the command's temporary directory", e))?;
-    let (mut env, env_removed) = env::command_env(shell, &root, tmp.path());
-    if programs.iter().any(|p| p == "cargo") {
-        cargo_target_dir(&mut env, &root);
-    }
-    let bash = env::find_bash(&env)?;
-    let path_env = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
+    let Setup {
+        tmp,
+        env,
+        env_removed,
+        bash,
+        path_env,
+    } = Setup::new(shell, &root, programs, "sneaky-run-", "the command's")?;
     let config_before = guard::ConfigSnapshot::take(ctx.ws);
     let launcher = sandbox::launcher_path();
     // Held until the command has ended; dropping it kills what is left in it and removes it.
@@ -268,10 +255,61 @@ fn hold_changes(
     Ok(held)
 }
 
+/// What a command starts from, in the foreground or as a job: its private temporary
+/// directory, its environment (and the names kept out of it), the bash that runs it and the
+/// PATH the exec set is built from.
+pub(crate) struct Setup {
+    pub tmp: tempfile::TempDir,
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    pub env_removed: Vec<String>,
+    pub bash: std::path::PathBuf,
+    pub path_env: std::ffi::OsString,
+}
+
+impl Setup {
+    /// Refuses a configuration that asks for layers with the sandbox off. `prefix` names the
+    /// temporary directory, `whose` the command in an error ("the command's", "the job's").
+    pub(crate) fn new(
+        shell: &crate::config::Shell,
+        root: &std::path::Path,
+        programs: &[String],
+        prefix: &str,
+        whose: &str,
+    ) -> Result<Setup> {
+        if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
+            return Err(Error::new(
+                ErrorKind::ConfigError,
+                "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
+            ));
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .map_err(|e| Error::io(format!("creating {whose} temporary directory"), e))?;
+        let (mut env, env_removed) = env::command_env(shell, root, tmp.path());
+        if programs.iter().any(|p| p == "cargo") {
+            cargo_target_dir(&mut env, root);
+        }
+        let bash = env::find_bash(&env)?;
+        let path_env = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        Ok(Setup {
+            tmp,
+            env,
+            env_removed,
+            bash,
+            path_env,
+        })
+    }
+}
+
 /// cargo builds and runs build scripts and tests from its target directory, which must exist
 /// before the call for the sandbox to let it execute: the workspace's `target/` (shared by
 /// every crate in it) unless CARGO_TARGET_DIR says otherwise.
-pub(crate) fn cargo_target_dir(
+fn cargo_target_dir(
     env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
     root: &std::path::Path,
 ) {

@@ -483,27 +483,14 @@ pub fn start(
     ctx: super::Context<'_>,
 ) -> Result<(JobView, Vec<String>)> {
     let shell = &ctx.config.tools.shell;
-    if !shell.sandbox && shell.require_layers.as_ref().is_some_and(|l| !l.is_empty()) {
-        return Err(Error::new(
-            ErrorKind::ConfigError,
-            "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
-        ));
-    }
     let root = ctx.ws.root().to_path_buf();
-    let tmp = tempfile::Builder::new()
-        .prefix("sneaky-job-")
-        .tempdir()
-        .map_err(|e| Error::io("creating the job's temporary directory", e))?;
-    let (mut env, env_removed) = super::env::command_env(shell, &root, tmp.path());
-    if programs.iter().any(|p| p == "cargo") {
-        super::cargo_target_dir(&mut env, &root);
-    }
-    let bash = super::env::find_bash(&env)?;
-    let path_env = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
+    let super::Setup {
+        tmp,
+        env,
+        env_removed,
+        bash,
+        path_env,
+    } = super::Setup::new(shell, &root, programs, "sneaky-job-", "the job's")?;
     // The placeholders must exist before the launch spec lists what to bind read-only; the
     // supervisor holds its own for as long as the job runs.
     let _placeholders = shell

@@ -19,10 +19,12 @@
 //!   `Last-Event-ID` (a stream for messages the server starts on its own) gets `405`: this
 //!   server asks the client nothing over HTTP, as the workspace is fixed when it starts (roots
 //!   name the client's directories, which a remote server cannot see).
+//! - `GET /healthz` answers `200 ok` without the token once the server serves (the workspace
+//!   is open), for an engine's readiness probe; it says nothing else. Other methods get 405.
 //!
-//! Security: bound to 127.0.0.1 unless ADDR names another address; every request needs
-//! `Authorization: Bearer TOKEN` (`--token-file`, else `SNEAKY_MCP_TOKEN`, else a random token
-//! printed once on stderr), checked before the body is read: without it, 401 and nothing runs;
+//! Security: bound to 127.0.0.1 unless ADDR names another address; every request but
+//! `/healthz` needs `Authorization: Bearer TOKEN` (`--token-file`, else `SNEAKY_MCP_TOKEN`,
+//! else a random token printed once on stderr), checked before the body is read: without it, 401 and nothing runs;
 //! the 401 says (body and `WWW-Authenticate` error description) that a bearer token is wanted
 //! and where it comes from. OAuth discovery (`/.well-known/oauth-protected-resource` and the
 //! like) gets 404 with a JSON reason, not 401, so that clients learn there is no OAuth here.
@@ -68,6 +70,8 @@ use crate::protocol;
 
 /// The one endpoint.
 pub const ENDPOINT: &str = "/mcp";
+/// The readiness endpoint: answered without the token.
+pub const HEALTH: &str = "/healthz";
 /// The environment variable holding the bearer token.
 pub const TOKEN_ENV: &str = "SNEAKY_MCP_TOKEN";
 /// Default port when ADDR names none.
@@ -444,6 +448,9 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
             );
         }
     }
+    if req.uri().path() == HEALTH {
+        return health(req.method());
+    }
     if is_oauth_discovery(req.uri().path()) {
         return no_oauth_here(shared);
     }
@@ -462,6 +469,28 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
         Method::GET => resume(req.headers(), shared),
         _ => method_not_allowed(),
     }
+}
+
+/// `GET /healthz`: 200 and `ok` without a token, for an engine's readiness and liveness
+/// probes (the listener is bound only once the workspace is open, so an answer means ready).
+/// It tells nothing about the server, the workspace or its sessions. Other methods: 405.
+fn health(method: &Method) -> Response<HttpBody> {
+    let mut resp = match *method {
+        Method::GET | Method::HEAD => plain(StatusCode::OK, "ok"),
+        _ => {
+            let mut resp = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed: GET /healthz",
+            );
+            resp.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            resp
+        }
+    };
+    // A probe comes back on a connection of its own; it keeps none open without the token.
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
 }
 
 /// 401, saying what is wanted and where it comes from: clients such as the MCP Inspector start

@@ -1115,3 +1115,40 @@ fn http_bounds_hold_against_2500_idle_connections_without_the_token() {
         "an idle connection without the token stayed open"
     );
 }
+
+/// `/healthz` answers 200 `ok` without the token (an engine's readiness probe), says nothing
+/// of the server, refuses other methods with 405, and runs nothing; `/mcp` still wants the
+/// token.
+#[test]
+fn http_healthz_answers_without_the_token_and_tells_nothing() {
+    let w = util::ws();
+    let token = "healthz-suite-token-0123456789";
+    let server = start_http(&w, Some(token), &[]);
+    let port = server.port;
+    let (status, head, body) = http_at(port, "GET", "/healthz", &[], "");
+    assert_eq!((status, body.as_str()), (200, "ok\n"), "{head}");
+    assert!(head.contains("content-type: text/plain"), "{head}");
+    assert!(!head.contains("www-authenticate"), "{head}");
+    assert!(!head.contains("server:"), "{head}");
+    assert!(!body.contains(token), "{body}");
+    // A wrong token changes nothing: the probe needs none and gets the same.
+    let (status, _, body) = http_at(
+        port,
+        "GET",
+        "/healthz",
+        &[("Authorization", "Bearer not-the-token-000000")],
+        "",
+    );
+    assert_eq!((status, body.as_str()), (200, "ok\n"));
+    let (status, head, body) = http_at(port, "HEAD", "/healthz", &[], "");
+    assert_eq!((status, body.as_str()), (200, ""), "{head}");
+    for method in ["POST", "PUT", "DELETE", "PATCH"] {
+        let (status, head, _) = http_at(port, method, "/healthz", &[], "{}");
+        assert_eq!(status, 405, "{method}: {head}");
+        assert!(head.contains("allow: get, head"), "{method}: {head}");
+    }
+    // Only that path: a neighbour or the endpoint without the token is still 401.
+    assert_eq!(http_at(port, "GET", "/healthz/x", &[], "").0, 401);
+    assert_eq!(http_at(port, "GET", "/health", &[], "").0, 401);
+    assert_eq!(http(port, "POST", &[ACCEPT, JSON], "{}").0, 401);
+}

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -114,11 +115,32 @@ impl InFlight {
     }
 }
 
+/// Set once the server stops (SIGTERM or SIGINT over HTTP): a call cancelled from then on was
+/// cancelled by the server, not by its client, and is answered so.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+pub fn set_stopping() {
+    STOPPING.store(true, Ordering::SeqCst);
+}
+
+/// The answer to a call the stopping server cancelled (a client-cancelled call gets none).
+fn stopped_answer(id: &Value) -> Value {
+    jsonrpc::error_response(
+        id,
+        jsonrpc::INTERNAL_ERROR,
+        "sneaky-mcp stopped (SIGTERM or SIGINT) before this call ended: it was cancelled, and \
+         a command's process tree killed",
+    )
+}
+
 /// Run the call and send its answer, unless it was cancelled.
 pub fn run(call: ToolCall, tools: &Tools) {
     if call.cancel.is_cancelled() {
         call.in_flight.finish(&call.id);
         log(format!("request {} was cancelled before it ran", call.id));
+        if STOPPING.load(Ordering::SeqCst) {
+            call.out.send(&stopped_answer(&call.id));
+        }
         return;
     }
     let reply = answer(&call, tools);
@@ -126,6 +148,7 @@ pub fn run(call: ToolCall, tools: &Tools) {
     call.in_flight.finish(&call.id);
     match reply {
         Some(reply) if !call.cancel.is_cancelled() => call.out.send(&reply),
+        _ if STOPPING.load(Ordering::SeqCst) => call.out.send(&stopped_answer(&call.id)),
         Some(_) => log(format!(
             "request {} was cancelled; its result is dropped",
             call.id

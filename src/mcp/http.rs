@@ -130,6 +130,16 @@ const KEPT_EVENTS: usize = 64;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// A token shorter than this is refused (it would be guessable).
 const MIN_TOKEN_LEN: usize = 16;
+/// After SIGTERM or SIGINT, running calls have this long to end before they are cancelled.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Cancelled calls' process trees are gone within this (isolate's TERM_GRACE and the kill).
+const STOP_CANCEL: Duration = Duration::from_millis(2500);
+/// The supervisor is asked to end the sessions' background jobs within this.
+const STOP_JOBS: Duration = Duration::from_secs(1);
+/// Connections write the answers of the calls that ended within this.
+const STOP_FLUSH: Duration = Duration::from_millis(500);
+/// The server has exited this long after SIGTERM or SIGINT at the latest, whatever hangs.
+pub const STOP_BOUND: Duration = Duration::from_secs(10);
 
 /// What `--http` and its companions say.
 pub struct HttpOptions {
@@ -228,6 +238,15 @@ struct Shared {
     body_limit: usize,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     connections: Mutex<Connections>,
+    /// Set on SIGTERM or SIGINT: no new connection, no new call; open connections close once
+    /// their answers are out.
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
 }
 
 /// The open connections, by the order they came in.
@@ -284,7 +303,7 @@ impl Drop for Registered {
 
 type HttpBody = BoxBody<Bytes, Infallible>;
 
-/// Serve until killed (SIGINT/SIGTERM cancel running calls first). Fails when the workspace,
+/// Serve until SIGTERM or SIGINT, which stop the server gracefully ([`stop_on_signal`]). Fails when the workspace,
 /// the token or the address is unusable.
 pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
     let addr = parse_addr(&http.addr)?;
@@ -317,6 +336,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
             next: 0,
             open: Default::default(),
         }),
+        stop: tokio::sync::watch::Sender::new(false),
     });
     // Brief calls (reads, edits: one file's work) run on the runtime's threads, one per core
     // (at most `[mcp] workers`): more threads than cores only add switches between them. Walks
@@ -348,18 +368,31 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
             ));
         }
         log(format!("listening on http://{bound}{ENDPOINT}"));
-        tokio::spawn(cancel_on_signal(Arc::clone(&shared)));
+        tokio::spawn(stop_on_signal(Arc::clone(&shared)));
         tokio::spawn(expire_sessions(Arc::clone(&shared)));
         accept_loop(listener, shared).await;
-        Ok(())
+        // Stopping: the stop task ends the process once the running calls are dealt with.
+        std::future::pending::<Result<()>>().await
     })
 }
 
+/// Accept connections until the server stops (then the listener closes: new connections are
+/// refused).
 async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+    let mut stop = shared.stop.subscribe();
+    let mut stopped = std::pin::pin!(stop.wait_for(|s| *s));
     loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
+        let accepted = std::future::poll_fn(|cx| {
+            if stopped.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            listener.poll_accept(cx).map(Some)
+        })
+        .await;
+        let (stream, peer) = match accepted {
+            None => return,
+            Some(Ok(accepted)) => accepted,
+            Some(Err(e)) => {
                 // Out of descriptors and the like: wait a little rather than spin.
                 log(format!("accepting a connection: {e}"));
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -379,6 +412,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             id,
         };
         let shared = Arc::clone(&shared);
+        let mut stop = shared.stop.subscribe();
         let task = tokio::spawn(async move {
             let _registered = registered;
             let service = service_fn(move |req| {
@@ -386,13 +420,20 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
                 async move { Ok::<_, Infallible>(handle(req, &shared, id).await) }
             });
             // A client that goes away mid-request is not the server's problem.
-            let _ = http1::Builder::new()
+            let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
                 // A client that pipelines gets its answers in one write where they are ready.
                 .pipeline_flush(true)
                 .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .serve_connection(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            let stopping = stop.wait_for(|s| *s);
+            if !first_of(connection.as_mut(), stopping).await {
+                // The answer being written (a call's event stream until the call ends) goes
+                // out, then the connection closes; an idle one closes at once.
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.await;
+            }
         });
         connections.open.insert(
             id,
@@ -405,8 +446,27 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// On SIGINT or SIGTERM: cancel every running call (their command trees go), then exit.
-async fn cancel_on_signal(shared: Arc<Shared>) {
+/// Whether `a` is ready before `b` (true) or `b` first (false); the other is dropped.
+async fn first_of(a: impl Future, b: impl Future) -> bool {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    std::future::poll_fn(|cx| {
+        if a.as_mut().poll(cx).is_ready() {
+            Poll::Ready(true)
+        } else if b.as_mut().poll(cx).is_ready() {
+            Poll::Ready(false)
+        } else {
+            Poll::Pending
+        }
+    })
+    .await
+}
+
+/// On SIGTERM or SIGINT, stop gracefully and exit with status 0 within [`STOP_BOUND`]: close
+/// the listener (new connections are refused) and refuse new calls; give running calls
+/// [`STOP_GRACE`] to end (a second signal cuts it short), then cancel the rest (their process
+/// trees go, and they are answered that the server stopped); ask the job supervisor to end the
+/// background jobs of every session; let the connections write what they still hold.
+async fn stop_on_signal(shared: Arc<Shared>) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
@@ -414,25 +474,92 @@ async fn cancel_on_signal(shared: Arc<Shared>) {
     ) else {
         return;
     };
-    let (tx, mut rx) = unbounded_channel::<()>();
+    let (tx, mut signals) = unbounded_channel::<&'static str>();
     let tx2 = tx.clone();
     tokio::spawn(async move {
-        int.recv().await;
-        let _ = tx.send(());
+        while int.recv().await.is_some() {
+            let _ = tx.send("SIGINT");
+        }
     });
     tokio::spawn(async move {
-        term.recv().await;
-        let _ = tx2.send(());
+        while term.recv().await.is_some() {
+            let _ = tx2.send("SIGTERM");
+        }
     });
-    rx.recv().await;
-    log("stopping: cancelling running calls");
+    let Some(name) = signals.recv().await else {
+        return;
+    };
+    // Whatever hangs below (a supervisor that does not answer, a stuck worker), the bound holds.
+    let _ = std::thread::Builder::new()
+        .name("mcp-stop".into())
+        .spawn(|| {
+            std::thread::sleep(STOP_BOUND.saturating_sub(Duration::from_millis(300)));
+            log("stopped: time was up");
+            std::process::exit(0);
+        });
+    calls::set_stopping();
+    let _ = shared.stop.send(true);
+    let running = running_calls(&shared);
+    log(format!(
+        "{name}: stopping: no new connections or calls{}",
+        if running > 0 {
+            format!(
+                "; {running} running calls have {} s to end (signal again to cancel them now)",
+                STOP_GRACE.as_secs()
+            )
+        } else {
+            String::new()
+        }
+    ));
+    let calls_ended = async {
+        while running_calls(&shared) > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let _ = tokio::time::timeout(STOP_GRACE, first_of(calls_ended, signals.recv())).await;
     let sessions: Vec<Arc<Session>> = lock(&shared.sessions).values().cloned().collect();
-    for s in sessions {
-        s.in_flight.cancel_all();
+    let running = running_calls(&shared);
+    if running > 0 {
+        log(format!(
+            "cancelling {running} running calls (their process trees go)"
+        ));
+        for s in &sessions {
+            s.in_flight.cancel_all();
+        }
     }
-    let pool_done = tokio::task::spawn_blocking(move || shared.pool.wait_idle());
-    let _ = tokio::time::timeout(Duration::from_secs(5), pool_done).await;
+    let worker_shared = Arc::clone(&shared);
+    let pool_done = tokio::task::spawn_blocking(move || worker_shared.pool.wait_idle());
+    let _ = tokio::time::timeout(STOP_CANCEL, pool_done).await;
+    // The sessions' jobs: each asked for at once, as each session's end would.
+    let asked: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let (root, tag) = (s.root.clone(), Arc::clone(&s.job_owner));
+            tokio::task::spawn_blocking(move || crate::shell::jobs::end_owner(&root, &tag))
+        })
+        .collect();
+    let _ = tokio::time::timeout(STOP_JOBS, async {
+        for a in asked {
+            let _ = a.await;
+        }
+    })
+    .await;
+    let _ = tokio::time::timeout(STOP_FLUSH, async {
+        while !lock(&shared.connections).open.is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    log("stopped");
     std::process::exit(0);
+}
+
+/// Calls queued or running, in every session.
+fn running_calls(shared: &Shared) -> usize {
+    lock(&shared.sessions)
+        .values()
+        .map(|s| s.in_flight.len())
+        .sum()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -449,7 +576,7 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
         }
     }
     if req.uri().path() == HEALTH {
-        return health(req.method());
+        return health(req.method(), shared);
     }
     if is_oauth_discovery(req.uri().path()) {
         return no_oauth_here(shared);
@@ -474,8 +601,11 @@ async fn handle(req: Request<IncomingBody>, shared: &Arc<Shared>, conn: u64) -> 
 /// `GET /healthz`: 200 and `ok` without a token, for an engine's readiness and liveness
 /// probes (the listener is bound only once the workspace is open, so an answer means ready).
 /// It tells nothing about the server, the workspace or its sessions. Other methods: 405.
-fn health(method: &Method) -> Response<HttpBody> {
+fn health(method: &Method, shared: &Shared) -> Response<HttpBody> {
     let mut resp = match *method {
+        Method::GET | Method::HEAD if shared.stopping() => {
+            plain(StatusCode::SERVICE_UNAVAILABLE, "stopping")
+        }
         Method::GET | Method::HEAD => plain(StatusCode::OK, "ok"),
         _ => {
             let mut resp = plain(
@@ -622,6 +752,7 @@ async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Http
     };
     let message = match jsonrpc::parse(&body) {
         Ok(Parsed::One(message)) => message,
+        Ok(Parsed::Batch(_)) if shared.stopping() => return stopping(),
         Ok(Parsed::Batch(items)) => {
             let session = session_id
                 .as_deref()
@@ -640,6 +771,10 @@ async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Http
         }
         Err(fault) => return refuse(fault),
     };
+    // A cancellation still reaches a running call; nothing new starts.
+    if matches!(message, Message::Request { .. }) && shared.stopping() {
+        return stopping();
+    }
     if let Message::Request { id, method, params } = &message {
         match method.as_str() {
             "initialize" => return initialize(id, params.as_ref(), shared),
@@ -861,6 +996,17 @@ fn tool_call(
     let tools = Arc::clone(&shared.tools);
     shared.pool.submit(false, move || calls::run(call, &tools));
     sse_response(rx)
+}
+
+/// 503 while the server stops: the request was not run.
+fn stopping() -> Response<HttpBody> {
+    let mut resp = plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "service unavailable: the server is stopping; nothing was run",
+    );
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
 }
 
 /// 405, naming what the endpoint takes.

@@ -908,3 +908,118 @@ fn a_job_cannot_make_a_protected_path_after_its_start_call_ended() {
     // (A placeholder, a socket file, may still be there a moment: never a regular file.)
     assert!(!j.w.root.join(".envrc").is_file());
 }
+
+/// `sneaky-mcp --http` started for `j`'s workspace: the child and its port.
+fn http_server(j: &Jobs) -> (std::process::Child, u16) {
+    let root = j.w.root.to_str().expect("utf-8").to_string();
+    let mut server = j
+        .cmd("sneaky-mcp")
+        .args(["--root", root.as_str(), "--http", "127.0.0.1:0"])
+        .env("SNEAKY_MCP_TOKEN", HTTP_TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sneaky-mcp --http");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let port: u16 = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.split("listening on http://127.0.0.1:")
+                .nth(1)
+                .map(|p| p.trim_end_matches("/mcp").parse().expect("port"))
+        })
+        .expect("the server says where it listens");
+    std::thread::spawn(move || lines.for_each(drop));
+    (server, port)
+}
+
+/// A foreground run_command in an HTTP session, on a thread: the JSON-RPC answers its event
+/// stream carried.
+fn http_command(
+    port: u16,
+    session: &str,
+    id: u64,
+    command: &str,
+) -> std::thread::JoinHandle<Vec<Value>> {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": command}}})
+    .to_string();
+    let session = session.to_string();
+    std::thread::spawn(move || {
+        let (status, head, body) = http(port, "POST", Some(&session), &call);
+        assert_eq!(status, 200, "{head}{body}");
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v.get("id").is_some())
+            .collect()
+    })
+}
+
+/// SIGTERM stops `sneaky-mcp --http` gracefully: new connections are refused at once, a call
+/// that ends within the grace period is answered, one that does not is cancelled (its process
+/// tree gone, its answer says the server stopped), the sessions' background jobs end, and the
+/// server exits with status 0 within its 10 s bound.
+#[test]
+fn sigterm_stops_http_gracefully_within_its_bound() {
+    let j = Jobs::new();
+    let (mut server, port) = http_server(&j);
+    let session = http_session(port);
+    let job = http_start(port, &session, "sleep 3391");
+    appears("sleep 3391");
+    let quick = http_command(port, &session, 3, "sleep 2 && echo finished-in-grace");
+    let slow = http_command(port, &session, 4, "sleep 3392 | sleep 3392");
+    appears("sleep 3392");
+    std::thread::sleep(Duration::from_millis(300)); // the quick one runs too
+    let signalled = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("signal");
+    // The listener closes at once: a new connection (a probe) is refused.
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            signalled.elapsed() < Duration::from_secs(1),
+            "still accepting after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = loop {
+        if let Some(status) = server.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(10),
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(0));
+    // The slow call had the 5 s grace period, then was cancelled.
+    assert!(took >= Duration::from_millis(4500), "{took:?}");
+    gone("sleep 3392", Duration::from_secs(1));
+    let quick = quick.join().expect("quick call");
+    assert_eq!(quick.len(), 1, "{quick:?}");
+    let text = quick[0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("finished-in-grace"), "{quick:?}");
+    let slow = slow.join().expect("slow call");
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    assert_eq!(slow[0]["error"]["code"], -32603, "{slow:?}");
+    assert!(
+        slow[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("stopped")),
+        "{slow:?}"
+    );
+    // The session's job was ended on the server's way out.
+    gone("sleep 3391", Duration::from_secs(3));
+    let o = j.output(json!({"job_id": job}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(o["ended_by"], "host", "{o}");
+}

@@ -23,7 +23,7 @@ _sneaky__mcp() {
 
     case "${cmd}" in
         sneaky__mcp)
-            opts="-h -V --root --config --read-only --http --token-file --allow-origin --help --version"
+            opts="-h -V --root --config --read-only --http --token-file --log-format --allow-origin --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -43,6 +43,10 @@ _sneaky__mcp() {
                     ;;
                 --token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 --allow-origin)

@@ -10,13 +10,13 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::catalog;
 use super::jsonrpc;
-use super::server::log;
+use super::server::{log, log_call, CallEnd};
 use super::version::Version;
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorKind, Result};
@@ -62,6 +62,10 @@ pub struct ToolCall {
     /// The session's tag for the background jobs it starts, when the server serves several
     /// sessions (over HTTP): they end with the session.
     pub job_owner: Option<Arc<str>>,
+    /// The session's name in log lines (over HTTP).
+    pub session: Option<Arc<str>>,
+    /// When the request came in: the call's logged duration includes its wait for a worker.
+    pub received: Instant,
 }
 
 /// The calls of a session that are queued or running, by request id, so that a
@@ -133,59 +137,95 @@ fn stopped_answer(id: &Value) -> Value {
     )
 }
 
-/// Run the call and send its answer, unless it was cancelled.
+/// Run the call and send its answer, unless it was cancelled; log its end.
 pub fn run(call: ToolCall, tools: &Tools) {
+    let cancelled = || {
+        if STOPPING.load(Ordering::SeqCst) {
+            "stopped"
+        } else {
+            "cancelled"
+        }
+    };
     if call.cancel.is_cancelled() {
         call.in_flight.finish(&call.id);
         log(format!("request {} was cancelled before it ran", call.id));
         if STOPPING.load(Ordering::SeqCst) {
             call.out.send(&stopped_answer(&call.id));
         }
+        log_end(&call, cancelled(), None);
         return;
     }
-    let reply = answer(&call, tools);
+    let (reply, (outcome, code)) = answer(&call, tools);
     // Before the answer goes out: the client may reuse the id as soon as it has it.
     call.in_flight.finish(&call.id);
-    match reply {
-        Some(reply) if !call.cancel.is_cancelled() => call.out.send(&reply),
-        _ if STOPPING.load(Ordering::SeqCst) => call.out.send(&stopped_answer(&call.id)),
-        Some(_) => log(format!(
-            "request {} was cancelled; its result is dropped",
-            call.id
-        )),
-        None => {}
-    }
+    let outcome = match reply {
+        Some(reply) if !call.cancel.is_cancelled() => {
+            call.out.send(&reply);
+            outcome
+        }
+        _ if STOPPING.load(Ordering::SeqCst) => {
+            call.out.send(&stopped_answer(&call.id));
+            "stopped"
+        }
+        Some(_) => {
+            log(format!(
+                "request {} was cancelled; its result is dropped",
+                call.id
+            ));
+            "cancelled"
+        }
+        None => "cancelled",
+    };
+    log_end(&call, outcome, code.filter(|_| outcome == "error"));
 }
 
-/// The response to send, or None when the call was cancelled while it ran.
-fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
+fn log_end(call: &ToolCall, outcome: &'static str, code: Option<&'static str>) {
+    log_call(&CallEnd {
+        session: call.session.as_deref(),
+        tool: named_tool(call.params.as_ref()).map(ToolSpec::name),
+        took: call.received.elapsed(),
+        outcome,
+        code,
+    });
+}
+
+/// How a call ended for its log line: the outcome, and a tool error's code.
+type Logged = (&'static str, Option<&'static str>);
+
+const INVALID: Logged = ("invalid_params", None);
+
+/// The response to send (None when the call was cancelled while it ran), and how it ended.
+fn answer(call: &ToolCall, tools: &Tools) -> (Option<Value>, Logged) {
     let id = &call.id;
     let Some(Value::Object(params)) = &call.params else {
-        return Some(invalid_params(id, "tools/call: params must be an object"));
+        let reply = invalid_params(id, "tools/call: params must be an object");
+        return (Some(reply), INVALID);
     };
     let Some(Value::String(name)) = params.get("name") else {
-        return Some(invalid_params(
-            id,
-            "tools/call: params.name must be a string",
-        ));
+        let reply = invalid_params(id, "tools/call: params.name must be a string");
+        return (Some(reply), INVALID);
     };
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => json!({}),
         Some(args @ Value::Object(_)) => args.clone(),
         Some(_) => {
-            return Some(invalid_params(
-                id,
-                "tools/call: params.arguments must be an object",
-            ))
+            let reply = invalid_params(id, "tools/call: params.arguments must be an object");
+            return (Some(reply), INVALID);
         }
     };
     let Some(spec) = catalog::find(name) else {
-        return Some(invalid_params(id, format!("unknown tool: {name}")));
+        return (
+            Some(invalid_params(id, format!("unknown tool: {name}"))),
+            INVALID,
+        );
     };
     let outcome = if !catalog::exposed(spec, &tools.ctx.config, tools.read_only) {
         Err(catalog::refusal(spec, &tools.ctx.config))
     } else if spec.hints.isolated {
-        run_isolated(call, spec, &arguments, tools)?
+        match run_isolated(call, spec, &arguments, tools) {
+            Some(outcome) => outcome,
+            None => return (None, ("cancelled", None)),
+        }
     } else {
         // A walk (list, grep, find) stops early once the call is cancelled.
         let flag = &call.cancel;
@@ -196,10 +236,12 @@ fn answer(call: &ToolCall, tools: &Tools) -> Option<Value> {
             log(format!("{name}: {}", e.message()));
         }
     }
-    Some(jsonrpc::response(
-        id,
-        catalog::call_result(spec.name(), outcome, call.version),
-    ))
+    let logged = match &outcome {
+        Ok(_) => ("ok", None),
+        Err(e) => ("error", Some(e.code())),
+    };
+    let reply = jsonrpc::response(id, catalog::call_result(spec.name(), outcome, call.version));
+    (Some(reply), logged)
 }
 
 /// The outcome of a tool run in its own binary, or None when cancelled.

@@ -160,6 +160,9 @@ struct Session {
     job_owner: Arc<str>,
     /// The workspace, where the session's jobs run.
     root: PathBuf,
+    /// The session in log lines: the first 8 characters of its id (the client can match them;
+    /// the 24 others keep the id unguessable from the log).
+    label: Arc<str>,
 }
 
 /// However a session goes (DELETE, expiry, eviction), the background jobs it started end
@@ -876,6 +879,8 @@ fn batch(
                     out: Arc::clone(&out) as Arc<dyn Outbound>,
                     in_flight: session.in_flight.clone(),
                     job_owner: Some(Arc::clone(&session.job_owner)),
+                    session: Some(Arc::clone(&session.label)),
+                    received: Instant::now(),
                 };
                 if calls::brief(call.params.as_ref()) {
                     calls::run(call, &shared.tools);
@@ -982,6 +987,8 @@ fn tool_call(
         out,
         in_flight: session.in_flight.clone(),
         job_owner: Some(Arc::clone(&session.job_owner)),
+        session: Some(Arc::clone(&session.label)),
+        received: Instant::now(),
     };
     let Some(rx) = rx else {
         // One file's work (milliseconds): run on this runtime thread, answer as JSON.
@@ -1130,6 +1137,7 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
                 streams: Mutex::new(Streams::default()),
                 job_owner: job_owner.into(),
                 root: shared.tools.isolation.root().to_path_buf(),
+                label: session_id.get(..8).unwrap_or_default().into(),
             }),
         );
     }

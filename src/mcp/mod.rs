@@ -90,6 +90,14 @@ pub fn command() -> Command {
                 .help("With --http: read the bearer token from FILE (else SNEAKY_MCP_TOKEN, else a random one)"),
         )
         .arg(
+            Arg::new("log-format")
+                .long("log-format")
+                .value_name("FORMAT")
+                .value_parser(["text", "json"])
+                .default_value("text")
+                .help("Logs on stderr: text lines, or JSON lines for a log collector (time and message; one line per tool call with its session, tool, duration_ms and outcome, never its arguments)"),
+        )
+        .arg(
             Arg::new("allow-origin")
                 .long("allow-origin")
                 .value_name("ORIGIN")
@@ -112,6 +120,12 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    if matches
+        .get_one::<String>("log-format")
+        .is_some_and(|f| f == "json")
+    {
+        server::set_json_log();
+    }
     let opts = Options {
         root: matches.get_one::<PathBuf>("root").cloned(),
         config: matches.get_one::<PathBuf>("config").cloned(),

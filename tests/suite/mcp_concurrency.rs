@@ -456,7 +456,9 @@ fn spawn_http(mut cmd: Command) -> HttpServer {
             .recv_timeout(WAIT)
             .expect("the server says where it listens");
         if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
-            server.port = rest.trim_end_matches("/mcp").parse().expect("port");
+            // The port's digits, in a text line or a JSON one (`--log-format json`).
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            server.port = digits.parse().expect("port");
         }
         seen.push(line);
         assert!(seen.len() < 20, "{seen:?}");
@@ -1151,4 +1153,188 @@ fn http_healthz_answers_without_the_token_and_tells_nothing() {
     assert_eq!(http_at(port, "GET", "/healthz/x", &[], "").0, 401);
     assert_eq!(http_at(port, "GET", "/health", &[], "").0, 401);
     assert_eq!(http(port, "POST", &[ACCEPT, JSON], "{}").0, 401);
+}
+
+/// The JSON lines `--log-format json` wrote: each line must be one.
+fn json_lines(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn calls_logged(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter(|l| l["event"] == "call").collect()
+}
+
+/// `--log-format json` over stdio: every stderr line is JSON, each call gets one line with its
+/// time, tool, duration and outcome (a tool error's code), and neither an argument's value nor
+/// a result's content appears.
+#[test]
+fn json_logs_one_line_per_call_without_arguments_over_stdio() {
+    let w = util::ws();
+    let secret = "sk-live-0123456789abcdefSECRET";
+    w.write("notes.txt", &format!("key {secret}\n"));
+    let mut child = sneaky_mcp(&w, &["--log-format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "suite", "version": "1"}}});
+    let calls = [
+        json!({"name": "read_file", "arguments": {"file_path": "notes.txt"}}),
+        json!({"name": "read_file", "arguments": {"file_path": format!("{secret}.txt")}}),
+        json!({"name": "run_command", "arguments": {"command": format!("echo {secret}")}}),
+        json!({"name": format!("no-such-{secret}"), "arguments": {}}),
+    ];
+    writeln!(stdin, "{init}").expect("write");
+    for (n, params) in calls.iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": n + 1, "method": "tools/call",
+                          "params": params});
+        writeln!(stdin, "{call}").expect("write");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(secret), "the call ran: {stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains(secret), "{stderr}");
+    let lines = json_lines(&stderr.lines().map(str::to_string).collect::<Vec<_>>());
+    assert!(
+        lines.iter().all(|l| l["time"]
+            .as_str()
+            .is_some_and(|t| t.len() == 24 && t.ends_with('Z'))),
+        "{stderr}"
+    );
+    assert!(
+        lines.iter().any(|l| l["msg"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("workspace "))),
+        "{stderr}"
+    );
+    let logged = calls_logged(&lines);
+    assert_eq!(logged.len(), 4, "{stderr}");
+    let summary: Vec<(Value, Value, Value)> = logged
+        .iter()
+        .map(|l| (l["tool"].clone(), l["outcome"].clone(), l["code"].clone()))
+        .collect();
+    for expected in [
+        (json!("read_file"), json!("ok"), Value::Null),
+        (json!("read_file"), json!("error"), json!("not_found")),
+        (json!("run_command"), json!("ok"), Value::Null),
+        (Value::Null, json!("invalid_params"), Value::Null),
+    ] {
+        assert!(summary.contains(&expected), "{expected:?} in {summary:?}");
+    }
+    for l in &logged {
+        assert!(l["duration_ms"].is_u64(), "{l}");
+        assert!(l.get("session").is_none(), "{l}");
+        let keys: Vec<&String> = l.as_object().expect("object").keys().collect();
+        assert!(
+            keys.iter().all(
+                |k| ["time", "event", "tool", "duration_ms", "outcome", "code"]
+                    .contains(&k.as_str())
+            ),
+            "{l}"
+        );
+    }
+}
+
+/// Over HTTP each call's line names its session by the first 8 characters of its id; the token
+/// is never logged; a cancelled call logs "cancelled". Without `--log-format json` nothing per
+/// call is logged (the text lines stay as they were).
+#[test]
+fn json_logs_over_http_name_the_session_and_never_the_token() {
+    let w = util::ws();
+    w.write("hello.txt", "hi\n");
+    let token = "log-suite-token-0123456789abcdef";
+    let server = start_http(&w, Some(token), &["--log-format", "json"]);
+    let port = server.port;
+    let auth = format!("Bearer {token}");
+    let session = initialize(port, &auth);
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let read = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "read_file", "arguments": {"file_path": "hello.txt"}}});
+    assert_eq!(http(port, "POST", &headers, &read.to_string()).0, 200);
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while calls_logged(&json_lines(&lines)).is_empty() {
+        assert!(Instant::now() < deadline, "no call logged: {lines:?}");
+        if let Ok(line) = server.stderr.recv_timeout(Duration::from_millis(100)) {
+            lines.push(line);
+        }
+    }
+    let parsed = json_lines(&lines);
+    let logged = calls_logged(&parsed);
+    assert_eq!(logged.len(), 1, "{lines:?}");
+    assert_eq!(logged[0]["tool"], "read_file");
+    assert_eq!(logged[0]["outcome"], "ok");
+    assert_eq!(logged[0]["session"], session[..8], "{lines:?}");
+    // A cancelled command.
+    let mark = marker();
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": format!("sleep {mark}")}}})
+    .to_string();
+    let (s2, a2) = (session.clone(), auth.clone());
+    let stream = std::thread::spawn(move || {
+        let headers = [
+            ACCEPT,
+            JSON,
+            ("Authorization", a2.as_str()),
+            ("Mcp-Session-Id", s2.as_str()),
+        ];
+        http(port, "POST", &headers, &call)
+    });
+    wait_until("the sleep", WAIT, || {
+        !running(&format!("sleep {mark}")).is_empty()
+    });
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 3}});
+    assert_eq!(http(port, "POST", &headers, &cancel.to_string()).0, 202);
+    stream.join().expect("stream");
+    while calls_logged(&json_lines(&lines)).len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no second call logged: {lines:?}"
+        );
+        if let Ok(line) = server.stderr.recv_timeout(Duration::from_millis(100)) {
+            lines.push(line);
+        }
+    }
+    let parsed = json_lines(&lines);
+    let logged = calls_logged(&parsed);
+    assert_eq!(
+        (&logged[1]["tool"], &logged[1]["outcome"]),
+        (&json!("run_command"), &json!("cancelled")),
+        "{lines:?}"
+    );
+    assert!(!lines
+        .iter()
+        .any(|l| l.contains(token) || l.contains(&session) || l.contains(&mark)));
+    // The text format logs no line per call.
+    let plain = start_http(&w, Some(token), &[]);
+    let session = initialize(plain.port, &auth);
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    assert_eq!(http(plain.port, "POST", &headers, &read.to_string()).0, 200);
+    std::thread::sleep(Duration::from_millis(300));
+    let said: Vec<String> = plain.stderr.try_iter().collect();
+    assert!(
+        said.iter().all(|l| l.starts_with("sneaky-mcp: ")),
+        "{said:?}"
+    );
 }

@@ -36,6 +36,7 @@ pub const LAYERS: &[&str] = &[
     "namespaces",
     "seccomp",
     "pids",
+    "proc",
     "overlay",
     "all",
 ];
@@ -170,7 +171,8 @@ pub struct Shell {
     pub unix_sockets: Vec<String>,
     /// Sandbox layers that must be in force, else nothing runs: any of "landlock",
     /// "namespaces", "seccomp", "pids" (the process limit holds: a pids cgroup, or
-    /// RLIMIT_NPROC for a user other than root), "overlay" (a command's changes are held and
+    /// RLIMIT_NPROC for a user other than root), "proc" (the PID namespace's own /proc, which
+    /// a container's masked /proc paths can refuse), "overlay" (a command's changes are held and
     /// recorded: src/shell/overlay.rs; required only when named, or by an "all" given), or
     /// "all". Empty: run with what the kernel offers, and say so. Unset: every layer but the
     /// overlay ([`Shell::required_layers`]).

@@ -18,6 +18,8 @@ mod agent_tty;
 mod checks;
 #[path = "suite/conformance.rs"]
 mod conformance;
+#[path = "suite/containers.rs"]
+mod containers;
 #[path = "suite/contract.rs"]
 mod contract;
 #[path = "../benches/llm_edits/corpus.rs"]

@@ -353,10 +353,14 @@ pub(crate) fn describe(
         None => "; network denied: TCP and UDP".into(),
     };
     let sandboxed = matches!(s.landlock.as_str(), "full" | "partial");
-    let boundary = if shell.container_boundary {
-        "; boundary: the container (tools.shell.container_boundary)"
-    } else {
-        ""
+    let boundary = match (shell.container_boundary, &s.container) {
+        (false, _) => String::new(),
+        (true, Some(found)) => {
+            format!("; boundary: the container (tools.shell.container_boundary; {found})")
+        }
+        (true, None) => "; boundary: the container (tools.shell.container_boundary; no \
+                         container marker found here)"
+            .into(),
     };
     (
         sandboxed,

@@ -82,6 +82,8 @@ pub struct Entered {
     pub net: bool,
     /// The PID namespace's own /proc is mounted (else the host's is visible, read-only).
     pub own_proc: bool,
+    /// Why it is not (mounting it failed: a container's masked /proc paths).
+    pub proc_error: Option<String>,
     /// A private /dev/shm was mounted (writable for the command).
     pub shm: Option<PathBuf>,
     /// The PID namespace's vm.memfd_noexec is 2: no anonymous memory file can be executed.
@@ -163,6 +165,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         user,
         pid: true,
         own_proc: true,
+        proc_error: None,
         net: !req.network,
         shm,
         memfd_noexec: false,

@@ -21,7 +21,8 @@
 //!    `bash --noprofile --norc -c COMMAND`.
 //!
 //! Every layer that cannot be applied is named in the report; `tools.shell.require_layers`
-//! turns a missing layer into a refusal (nothing runs).
+//! turns a missing layer into a refusal (nothing runs). Inside a container ([`Container`]),
+//! the refusal names the engine option that gives the missing layer.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -96,6 +97,13 @@ pub struct LaunchSpec {
     /// Do not enter namespaces (`SNEAKY_SANDBOX_SKIP=namespaces` in the runner's environment:
     /// to see and test how the sandbox degrades; `require_layers` still refuses).
     pub skip_namespaces: bool,
+    /// Do not mount the PID namespace's own /proc (`SNEAKY_SANDBOX_SKIP=proc`: what a
+    /// container's masked /proc paths do, without the container).
+    #[serde(default)]
+    pub skip_proc: bool,
+    /// The container the runner found itself in ([`detect_container`]).
+    #[serde(default)]
+    pub container: Option<Container>,
     /// The runner's pid: the launcher checks it is still its parent after arming the
     /// parent-death signal (else the runner died in between).
     pub parent: i32,
@@ -147,6 +155,14 @@ pub struct LaunchStatus {
     pub overlay: String,
     #[serde(default)]
     pub overlay_ok: bool,
+    /// The PID namespace's own /proc: "own", or why the command would see the outer one.
+    #[serde(default)]
+    pub proc: String,
+    #[serde(default)]
+    pub proc_ok: bool,
+    /// The container this runs in, in words ("podman (/run/.containerenv)").
+    #[serde(default)]
+    pub container: Option<String>,
     /// Set when setup failed; then the command did not run.
     pub error: Option<String>,
 }
@@ -260,7 +276,11 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
             run_as_init(spec, command, entered, &processes)
         }
         Err(why) if required(spec, "namespaces") => {
-            fail(&refusal(spec, &[("namespaces", why.as_str())]))
+            let mut missing = vec![("namespaces", why.as_str())];
+            if required(spec, "proc") {
+                missing.push(("proc", NO_PID_NAMESPACE));
+            }
+            fail(&refusal(spec, &missing))
         }
         Err(why) => match confine_self(spec, None, &why, &processes) {
             Ok(()) => exec_shell(spec, command),
@@ -319,7 +339,7 @@ fn confine_self(
     let memfd_sealed = entered.is_some_and(|e| e.memfd_noexec);
     let bridged = entered.is_some_and(|e| e.loopback || e.proxy_port.is_some());
     let confined = confine::apply(spec, &write, memfd_sealed, bridged).map_err(|why| fail(&why))?;
-    let status = status_of(&confined, entered, ns_error, processes);
+    let status = status_of(spec, &confined, entered, ns_error, processes);
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {
         return Err(fail(&refusal(spec, &missing)));
@@ -329,6 +349,7 @@ fn confine_self(
 }
 
 fn status_of(
+    spec: &LaunchSpec,
     c: &Confined,
     entered: Option<&Entered>,
     ns_error: &str,
@@ -353,9 +374,21 @@ fn status_of(
             None => "unavailable (no mount namespace)".into(),
         },
         overlay_ok: matches!(entered.map(|e| &e.overlay), Some(Some(Ok(())))),
+        proc: match entered {
+            Some(e) if e.own_proc => "own".into(),
+            Some(e) => format!(
+                "the outer /proc visible ({})",
+                e.proc_error.as_deref().unwrap_or("not mounted")
+            ),
+            None => NO_PID_NAMESPACE.into(),
+        },
+        proc_ok: entered.is_some_and(|e| e.own_proc),
+        container: spec.container.as_ref().map(Container::describe),
         error: None,
     }
 }
+
+const NO_PID_NAMESPACE: &str = "unavailable (no PID namespace)";
 
 /// The required layers that are not in force, each with what the report says of it.
 fn missing_layers<'s>(spec: &LaunchSpec, s: &'s LaunchStatus) -> Vec<(&'static str, &'s str)> {
@@ -376,6 +409,9 @@ fn missing_layers<'s>(spec: &LaunchSpec, s: &'s LaunchStatus) -> Vec<(&'static s
     }
     if required(spec, "pids") && !s.processes_ok {
         missing.push(("pids", s.processes.as_str()));
+    }
+    if required(spec, "proc") && !s.proc_ok {
+        missing.push(("proc", s.proc.as_str()));
     }
     if spec.overlay.is_some()
         && overlay_required(&spec.require, spec.require_by_default)
@@ -411,10 +447,148 @@ fn refusal(spec: &LaunchSpec, missing: &[(&str, &str)]) -> String {
     } else {
         "they are required by tools.shell.require_layers"
     };
+    let engine = spec
+        .container
+        .as_ref()
+        .and_then(|c| c.options_for(missing))
+        .map(|hint| format!("{hint}; "))
+        .unwrap_or_default();
     format!(
-        "sandbox layer not in force here: {}; {how}",
+        "sandbox layer not in force here: {}; {engine}{how}",
         layers.join("; ")
     )
+}
+
+/// Points the container engines' documentation at; tests point it elsewhere.
+pub const CONTAINER_ROOT_ENV: &str = "SNEAKY_CONTAINER_ROOT";
+
+/// The container this runs in, as its markers tell: Kubernetes (the `KUBERNETES_SERVICE_HOST`
+/// every pod's containers get), Podman (`/run/.containerenv`, which CRI-O writes too), Docker
+/// (`/.dockerenv`), else the `container` variable of PID 1's environment (systemd's
+/// convention: `podman`, `docker`, `lxc`, `systemd-nspawn` …; readable when PID 1 runs as
+/// this user or this is root). Only messages and reports use it: it loosens nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Container {
+    /// "kubernetes", "podman", "docker", or the `container` variable's value.
+    pub engine: String,
+    /// What told.
+    pub marker: String,
+}
+
+/// [`Container`] from the markers beneath `/`, or beneath `$SNEAKY_CONTAINER_ROOT` (for
+/// tests: `DIR/run/.containerenv`, `DIR/.dockerenv`, `DIR/proc/1/environ`).
+pub fn detect_container() -> Option<Container> {
+    let root = std::env::var_os(CONTAINER_ROOT_ENV)
+        .filter(|r| !r.is_empty())
+        .map_or_else(|| PathBuf::from("/"), PathBuf::from);
+    let kubernetes = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|v| !v.is_empty());
+    detect_container_in(&root, kubernetes)
+}
+
+fn detect_container_in(root: &std::path::Path, kubernetes: bool) -> Option<Container> {
+    let found = |engine: &str, marker: &str| {
+        Some(Container {
+            engine: engine.into(),
+            marker: marker.into(),
+        })
+    };
+    if kubernetes {
+        return found("kubernetes", "KUBERNETES_SERVICE_HOST");
+    }
+    if root.join("run/.containerenv").exists() {
+        return found("podman", "/run/.containerenv");
+    }
+    if root.join(".dockerenv").exists() {
+        return found("docker", "/.dockerenv");
+    }
+    let environ = std::fs::read(root.join("proc/1/environ")).ok()?;
+    let value = environ
+        .split(|b| *b == 0)
+        .find_map(|var| var.strip_prefix(b"container="))?;
+    let engine = String::from_utf8_lossy(value).trim().to_string();
+    // A name, not arbitrary text, goes into messages.
+    (!engine.is_empty()
+        && engine.len() <= 32
+        && engine
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)))
+    .then(|| Container {
+        marker: format!("container={engine} in PID 1's environment"),
+        engine,
+    })
+}
+
+impl Container {
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.engine, self.marker)
+    }
+
+    /// The engine options that give the missing layers, when this engine has them; the
+    /// layers it cannot give (Landlock, seccomp: the kernel's) are left to the refusal.
+    fn options_for(&self, missing: &[(&str, &str)]) -> Option<String> {
+        let hints: Vec<String> = missing
+            .iter()
+            .filter_map(|(layer, state)| {
+                self.option_for(layer, state)
+                    .map(|o| format!("for {layer}, {o}"))
+            })
+            .collect();
+        (!hints.is_empty()).then(|| {
+            format!(
+                "inside this container ({}): {}",
+                self.describe(),
+                hints.join("; ")
+            )
+        })
+    }
+
+    fn option_for(&self, layer: &str, state: &str) -> Option<String> {
+        let engine = self.engine.as_str();
+        let seccomp = "`--security-opt seccomp=deploy/seccomp.json` (SneakyCode's profile: \
+                       Docker's default plus the system calls the namespaces need)";
+        // A refused unshare is the seccomp profile; a refused mount (after unshare worked)
+        // is AppArmor's default profile for containers.
+        let apparmor = if state.contains("unshare") {
+            ""
+        } else {
+            ", and `--security-opt apparmor=unconfined` where AppArmor refuses mounts"
+        };
+        Some(match (layer, engine) {
+            ("proc", "kubernetes") => "set `procMount: Unmasked` in the container's \
+                 securityContext, with `hostUsers: false` in the pod (a user namespace)"
+                .into(),
+            ("proc", "podman") => "run it with `--security-opt unmask=/proc/*` (rootless Podman: \
+                 nothing more; rootful only together with `--userns=auto`, or the container's \
+                 root could write the host's sysctls through it)"
+                .into(),
+            ("proc", "docker") => "run it with `--security-opt systempaths=unconfined` (only \
+                 where the container's root is not the host's: rootless Docker, or the \
+                 daemon's userns-remap; else it could write the host's sysctls through it)"
+                .into(),
+            ("proc", _) => "run it with the engine's option that unmasks /proc (Podman \
+                 `--security-opt unmask=/proc/*` with `--userns=auto`, Docker \
+                 `--security-opt systempaths=unconfined` where its root is not the host's)"
+                .into(),
+            ("namespaces", "kubernetes") => format!(
+                "give the container the seccomp profile deploy/seccomp.json \
+                 (securityContext.seccompProfile of type Localhost: Docker's default plus the \
+                 system calls the namespaces need){}",
+                if apparmor.is_empty() {
+                    ""
+                } else {
+                    ", and an AppArmor profile that allows mounts where the default one refuses them"
+                }
+            ),
+            ("namespaces", _) => format!("run it with {seccomp}{apparmor}"),
+            ("pids", "kubernetes") => "run the container as a user other than root \
+                 (securityContext.runAsUser: RLIMIT_NPROC then holds)"
+                .into(),
+            ("pids", _) => "run it with `--user UID:GID`, a user other than root (RLIMIT_NPROC \
+                 then holds; `--pids-limit` bounds the container as a whole)"
+                .into(),
+            _ => return None,
+        })
+    }
 }
 
 fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {
@@ -482,12 +656,19 @@ fn init_main(
         return ExitCode::from(SETUP_FAILED as u8);
     }
     let mut entered = entered.clone();
-    if namespaces::mount_proc().is_err() {
-        // Without its own /proc the command would see the host's processes; go on with the
-        // other layers but say so.
-        entered.own_proc = false;
+    let proc = if spec.skip_proc {
+        Err("skipped: SNEAKY_SANDBOX_SKIP=proc".to_string())
     } else {
-        entered.memfd_noexec = namespaces::seal_memfd_exec();
+        namespaces::mount_proc()
+    };
+    match proc {
+        // Without its own /proc the command would see the outer processes (in a container,
+        // the server's command line): refused where `proc` is required, else said.
+        Err(why) => {
+            entered.own_proc = false;
+            entered.proc_error = Some(why);
+        }
+        Ok(()) => entered.memfd_noexec = namespaces::seal_memfd_exec(),
     }
     if let Err(code) = confine_self(spec, Some(&entered), "", processes) {
         return code;
@@ -578,4 +759,60 @@ pub fn launcher_path() -> Option<PathBuf> {
     }
     let sibling = exe.parent()?.join("sneaky-run");
     sibling.is_file().then_some(sibling)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_markers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        assert_eq!(detect_container_in(root, false), None);
+        std::fs::create_dir_all(root.join("proc/1")).expect("mkdir");
+        let environ = root.join("proc/1/environ");
+        std::fs::write(&environ, "A=1\0container=$(touch x)\0").expect("write");
+        assert_eq!(detect_container_in(root, false), None, "not a name");
+        std::fs::write(&environ, "A=1\0container=systemd-nspawn\0").expect("write");
+        let found = detect_container_in(root, false).expect("found");
+        assert_eq!(found.engine, "systemd-nspawn");
+        std::fs::write(root.join(".dockerenv"), "").expect("write");
+        assert_eq!(
+            detect_container_in(root, false).expect("found").engine,
+            "docker"
+        );
+        std::fs::create_dir_all(root.join("run")).expect("mkdir");
+        std::fs::write(root.join("run/.containerenv"), "").expect("write");
+        assert_eq!(
+            detect_container_in(root, false).expect("found").engine,
+            "podman"
+        );
+        assert_eq!(
+            detect_container_in(root, true).expect("found").engine,
+            "kubernetes"
+        );
+    }
+
+    #[test]
+    fn engine_options_only_for_the_layers_an_engine_gives() {
+        let podman = Container {
+            engine: "podman".into(),
+            marker: "/run/.containerenv".into(),
+        };
+        assert_eq!(podman.options_for(&[("landlock", "none")]), None);
+        let hint = podman
+            .options_for(&[("namespaces", "unshare: EPERM"), ("seccomp", "failed")])
+            .expect("a hint");
+        assert!(hint.contains("seccomp=deploy/seccomp.json"), "{hint}");
+        assert!(
+            !hint.contains("apparmor"),
+            "unshare refused is seccomp: {hint}"
+        );
+        assert!(!hint.contains("for seccomp"), "{hint}");
+        let hint = podman
+            .options_for(&[("namespaces", "making mounts private at /: EACCES")])
+            .expect("a hint");
+        assert!(hint.contains("apparmor=unconfined"), "{hint}");
+    }
 }

@@ -104,8 +104,9 @@ pub fn launch_spec(
         container_boundary: shell.container_boundary,
         shell: bash.to_path_buf(),
         cwd: root.to_path_buf(),
-        skip_namespaces: std::env::var("SNEAKY_SANDBOX_SKIP")
-            .is_ok_and(|v| v.split(',').any(|l| l.trim() == "namespaces")),
+        skip_namespaces: skipped("namespaces"),
+        skip_proc: skipped("proc"),
+        container: super::sandbox::detect_container(),
         parent: std::process::id() as i32,
         // Made by the caller, which removes it after the call (src/shell/cgroup.rs).
         pids_cgroup: Err("not created".into()),
@@ -113,6 +114,12 @@ pub fn launch_spec(
         loopback: None,
         overlay: None,
     })
+}
+
+/// `SNEAKY_SANDBOX_SKIP` (a comma-separated list) names `layer`: leave it out, to see and
+/// test how the sandbox refuses or degrades without it.
+fn skipped(layer: &str) -> bool {
+    std::env::var("SNEAKY_SANDBOX_SKIP").is_ok_and(|v| v.split(',').any(|l| l.trim() == layer))
 }
 
 /// With `tools.shell.sandbox = false`: only the session and the parent-death signal.
@@ -141,6 +148,8 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         shell: bash.to_path_buf(),
         cwd: ws.root().to_path_buf(),
         skip_namespaces: true,
+        skip_proc: true,
+        container: None,
         parent: std::process::id() as i32,
         pids_cgroup: Err("sandbox off".into()),
         tty: false,

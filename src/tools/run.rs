@@ -175,7 +175,7 @@ impl Tool for RunCommand {
             "tools.shell.default_timeout: seconds when the call gives none",
             "tools.shell.sandbox, tools.shell.network: the sandbox layers (Landlock, namespaces, seccomp); network = false (the default) means no TCP or UDP, true the whole network, a list [\"host\", \"host:port\", \"*.suffix\", \"@name\"] only those hosts through the sandbox's proxy (HTTP_PROXY and friends set)",
             "tools.shell.host_lists: named host lists that network entries name as @name",
-            "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, overlay, all; unset: all but overlay; []: run with what the system offers)",
+            "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, proc: the command's own /proc, overlay, all; unset: all but overlay; []: run with what the system offers)",
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
             "tools.shell.exec_workspace_dirs: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
@@ -204,7 +204,11 @@ impl Tool for RunCommand {
             ),
             (
                 "SNEAKY_SANDBOX_SKIP",
-                "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses); overlay: without the overlay that holds a command's changes (written directly, not recorded for undo)",
+                "namespaces: run without the namespace layer, to see how the sandbox degrades (tools.shell.require_layers still refuses); proc: without the command's own /proc (what a container's masked /proc does); overlay: without the overlay that holds a command's changes (written directly, not recorded for undo)",
+            ),
+            (
+                "SNEAKY_CONTAINER_ROOT",
+                "tests only: look for a container engine's markers (run/.containerenv, .dockerenv, proc/1/environ) beneath this directory instead of /; they change only what a refusal or the sandbox field says",
             ),
         ],
         text: TextExample {

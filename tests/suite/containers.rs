@@ -1,0 +1,177 @@
+//! Inside a container run_command keeps its promises or refuses: the own /proc counts as a
+//! layer (`proc`), and a refusal names the engine option that gives the missing layer. No
+//! engine is needed: `SNEAKY_SANDBOX_SKIP` leaves a layer out as a container would, and
+//! `SNEAKY_CONTAINER_ROOT` points the detection at a directory holding an engine's marker.
+
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+use crate::run_exec::user_config;
+use crate::sandbox::namespaces_or_skip;
+use crate::util::{self, Reply, Ws};
+
+/// A directory that looks like the root of a container of `engine`.
+fn marker_root(w: &Ws, engine: &str) -> std::path::PathBuf {
+    let root = w.outside().join(format!("ctr-{engine}"));
+    std::fs::create_dir_all(root.join("run")).expect("mkdir");
+    std::fs::create_dir_all(root.join("proc/1")).expect("mkdir");
+    match engine {
+        "podman" => std::fs::write(root.join("run/.containerenv"), "").expect("marker"),
+        "docker" => std::fs::write(root.join(".dockerenv"), "").expect("marker"),
+        other => std::fs::write(
+            root.join("proc/1/environ"),
+            format!("PATH=/bin\0container={other}\0HOME=/\0"),
+        )
+        .expect("marker"),
+    }
+    root
+}
+
+fn call(w: &Ws, skip: &str, root: Option<&std::path::Path>, env: &[(&str, &str)]) -> Reply {
+    let mut cmd = Command::cargo_bin("sneaky-run").expect("binary");
+    cmd.current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .env("SNEAKY_SANDBOX_SKIP", skip)
+        .arg("--root")
+        .arg(&w.root)
+        .arg("echo ran; touch pwned");
+    match root {
+        Some(root) => cmd.env("SNEAKY_CONTAINER_ROOT", root),
+        // Nothing beneath an empty directory: no marker, whatever this machine is.
+        None => cmd.env("SNEAKY_CONTAINER_ROOT", w.outside().join("no-container")),
+    };
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Reply::parse("sneaky-run", cmd.output().expect("run"))
+}
+
+/// Without its own /proc (what Podman's masked /proc paths do) nothing runs by default: the
+/// refusal names `proc`, and inside a container the engine option that gives it.
+#[test]
+fn without_its_own_proc_nothing_runs_and_the_refusal_names_the_engine_option() {
+    if !namespaces_or_skip("without_its_own_proc_nothing_runs") {
+        return;
+    }
+    let w = util::ws();
+    let m = call(&w, "proc", None, &[]).err("io_error", 1);
+    assert!(
+        m.contains("proc (the outer /proc visible (skipped: SNEAKY_SANDBOX_SKIP=proc))")
+            && m.contains("nothing ran")
+            && !m.contains("inside this container"),
+        "{m}"
+    );
+    assert!(!w.root.join("pwned").exists(), "{m}");
+    let podman = marker_root(&w, "podman");
+    let m = call(&w, "proc", Some(&podman), &[]).err("io_error", 1);
+    assert!(
+        m.contains("inside this container (podman (/run/.containerenv)): for proc, run it with `--security-opt unmask=/proc/*`")
+            && m.contains("rootful only together with `--userns=auto`")
+            && m.contains("container_boundary")
+            && m.contains("nothing ran"),
+        "{m}"
+    );
+    let docker = marker_root(&w, "docker");
+    let m = call(&w, "proc", Some(&docker), &[]).err("io_error", 1);
+    assert!(
+        m.contains(
+            "docker (/.dockerenv)): for proc, run it with `--security-opt systempaths=unconfined`"
+        ),
+        "{m}"
+    );
+    let lxc = marker_root(&w, "lxc");
+    let m = call(&w, "proc", Some(&lxc), &[]).err("io_error", 1);
+    assert!(
+        m.contains("lxc (container=lxc in PID 1's environment)): for proc, run it with the engine's option that unmasks /proc"),
+        "{m}"
+    );
+    let m = call(&w, "proc", None, &[("KUBERNETES_SERVICE_HOST", "10.0.0.1")]).err("io_error", 1);
+    assert!(
+        m.contains("kubernetes (KUBERNETES_SERVICE_HOST)): for proc, set `procMount: Unmasked`")
+            && m.contains("`hostUsers: false`"),
+        "{m}"
+    );
+    assert!(!w.root.join("pwned").exists());
+}
+
+/// Namespaces refused (a Docker-default-like seccomp profile refuses unshare): the refusal
+/// names both layers the namespaces carry and the shipped seccomp profile.
+#[test]
+fn without_namespaces_in_a_container_the_refusal_names_the_seccomp_profile() {
+    let w = util::ws();
+    let docker = marker_root(&w, "docker");
+    let m = call(&w, "namespaces", Some(&docker), &[]).err("io_error", 1);
+    assert!(
+        m.contains("namespaces (skipped: SNEAKY_SANDBOX_SKIP=namespaces)")
+            && m.contains("proc (unavailable (no PID namespace))")
+            && m.contains(
+                "for namespaces, run it with `--security-opt seccomp=deploy/seccomp.json`"
+            )
+            && m.contains("for proc, run it with `--security-opt systempaths=unconfined`")
+            && m.contains("nothing ran"),
+        "{m}"
+    );
+    assert!(!w.root.join("pwned").exists(), "{m}");
+}
+
+/// `require_layers` without `proc` runs without it and says so; `proc` alone refuses;
+/// `container_boundary` accepts the container and the result's `sandbox` names it.
+#[test]
+fn the_configuration_decides_about_the_own_proc_and_the_boundary() {
+    if !namespaces_or_skip("the_configuration_decides_about_the_own_proc") {
+        return;
+    }
+    let w = util::ws();
+    let podman = marker_root(&w, "podman");
+    user_config(
+        &w,
+        "[tools.shell]\nrequire_layers = [\"landlock\", \"namespaces\", \"seccomp\"]\n",
+    );
+    let reply = call(&w, "proc", Some(&podman), &[]);
+    let r = reply.command_ran();
+    assert_eq!(r["stdout"], "ran\n", "{r}");
+    let sandbox = r["sandbox"].as_str().unwrap_or("");
+    assert!(sandbox.contains("pid (host /proc visible)"), "{r}");
+    assert!(!sandbox.contains("boundary"), "{r}");
+    std::fs::remove_file(w.root.join("pwned")).expect("ran");
+    user_config(&w, "[tools.shell]\nrequire_layers = [\"proc\"]\n");
+    let m = call(&w, "proc", Some(&podman), &[]).err("io_error", 1);
+    assert!(
+        m.contains("required by tools.shell.require_layers") && m.contains("unmask=/proc/*"),
+        "{m}"
+    );
+    user_config(&w, "[tools.shell]\ncontainer_boundary = true\n");
+    let reply = call(&w, "proc", Some(&podman), &[]);
+    let r = reply.command_ran();
+    assert!(
+        r["sandbox"].as_str().unwrap_or("").ends_with(
+            "boundary: the container (tools.shell.container_boundary; podman (/run/.containerenv))"
+        ),
+        "{r}"
+    );
+    std::fs::remove_file(w.root.join("pwned")).expect("ran");
+    let reply = call(&w, "proc", None, &[]);
+    assert!(
+        reply.command_ran()["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no container marker found here"),
+        "{}",
+        reply.json
+    );
+    // With its own /proc (nothing skipped) the default runs, and says so.
+    user_config(&w, "");
+    let reply = call(&w, "", Some(&podman), &[]);
+    assert!(
+        reply.command_ran()["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pid (own /proc)"),
+        "{}",
+        reply.json
+    );
+}

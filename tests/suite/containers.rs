@@ -175,3 +175,86 @@ fn the_configuration_decides_about_the_own_proc_and_the_boundary() {
         reply.json
     );
 }
+
+/// deploy/seccomp.json is Docker's default profile plus, unconditionally, the system calls
+/// the namespace layer makes; everything Docker keeps behind a capability (or refuses) stays
+/// so.
+#[test]
+fn the_shipped_seccomp_profile_allows_the_namespaces_and_nothing_more() {
+    use serde_json::Value;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/seccomp.json");
+    let text = std::fs::read_to_string(&path).expect("deploy/seccomp.json");
+    let profile: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(profile["defaultAction"], "SCMP_ACT_ERRNO");
+    let rules = profile["syscalls"].as_array().expect("syscalls");
+    let unconditional = |rule: &Value| {
+        rule["action"] == "SCMP_ACT_ALLOW"
+            && rule["args"].as_array().is_none_or(Vec::is_empty)
+            && rule
+                .get("includes")
+                .is_none_or(|i| i.as_object().is_none_or(|o| o.is_empty()))
+            && rule
+                .get("excludes")
+                .is_none_or(|e| e.as_object().is_none_or(|o| o.is_empty()))
+    };
+    let names = |rule: &Value| -> Vec<String> {
+        rule["names"]
+            .as_array()
+            .expect("names")
+            .iter()
+            .map(|n| n.as_str().expect("a name").to_string())
+            .collect()
+    };
+    let allowed: Vec<String> = rules
+        .iter()
+        .filter(|r| unconditional(r))
+        .flat_map(names)
+        .collect();
+    let added = ["mount", "mount_setattr", "setns", "umount2", "unshare"];
+    for name in added {
+        assert!(allowed.iter().any(|a| a == name), "{name} is not allowed");
+        // Only there: no other rule of the profile conditions or refuses it.
+        let rules_naming: Vec<&Value> = rules
+            .iter()
+            .filter(|r| names(r).iter().any(|n| n == name))
+            .collect();
+        assert_eq!(rules_naming.len(), 1, "{name}: {rules_naming:?}");
+    }
+    // What the sandbox does not need stays as Docker has it: behind a capability the
+    // container does not hold, or refused.
+    for name in [
+        "bpf",
+        "clone3",
+        "fsopen",
+        "fsmount",
+        "move_mount",
+        "open_tree",
+        "pivot_root",
+        "umount",
+        "sethostname",
+        "syslog",
+        "perf_event_open",
+        "kexec_load",
+        "init_module",
+        "open_by_handle_at",
+        "keyctl",
+        "userfaultfd",
+        "reboot",
+    ] {
+        assert!(!allowed.iter().any(|a| a == name), "{name} allowed");
+    }
+    // Docker's conditional clone (no namespace flags without CAP_SYS_ADMIN) is kept: the
+    // sandbox makes its namespaces with unshare.
+    assert!(rules.iter().any(|r| names(r) == ["clone"]
+        && r["args"][0]["op"] == "SCMP_CMP_MASKED_EQ"
+        && r["args"][0]["value"] == 2_114_060_288u64));
+    // Landlock's calls are in Docker's default already.
+    for name in [
+        "landlock_create_ruleset",
+        "landlock_add_rule",
+        "landlock_restrict_self",
+        "seccomp",
+    ] {
+        assert!(allowed.iter().any(|a| a == name), "{name}");
+    }
+}

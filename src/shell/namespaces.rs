@@ -231,13 +231,25 @@ fn join_loopback(pid: i32, start: u64) -> Result<bool, String> {
     Ok(own_user)
 }
 
+/// Map our ids to themselves in the user namespace just made. A non-dumpable process's
+/// /proc/self files belong to root of the namespace it was started in, so a user other than
+/// root could not open them for writing: dumpable while they are written (nothing of the
+/// command exists yet), then as it was.
 fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
+    let dumpable = nix::sys::prctl::get_dumpable().unwrap_or(false);
+    if !dumpable {
+        nix::sys::prctl::set_dumpable(true).map_err(|e| format!("prctl(PR_SET_DUMPABLE): {e}"))?;
+    }
     let write = |file: &str, text: String| {
         std::fs::write(file, text).map_err(|e| format!("writing {file}: {e}"))
     };
-    write("/proc/self/setgroups", "deny".into())?;
-    write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
-    write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
+    let written = write("/proc/self/setgroups", "deny".into())
+        .and_then(|()| write("/proc/self/uid_map", format!("{uid} {uid} 1\n")))
+        .and_then(|()| write("/proc/self/gid_map", format!("{gid} {gid} 1\n")));
+    if !dumpable {
+        nix::sys::prctl::set_dumpable(false).map_err(|e| format!("prctl(PR_SET_DUMPABLE): {e}"))?;
+    }
+    written
 }
 
 type Mounted = (Option<PathBuf>, Option<Result<(), String>>);

@@ -258,3 +258,57 @@ fn the_shipped_seccomp_profile_allows_the_namespaces_and_nothing_more() {
         assert!(allowed.iter().any(|a| a == name), "{name}");
     }
 }
+
+/// The reference image runs its server as a user other than root: the namespaces, the own
+/// /proc and every other layer must hold for one (the launcher is non-dumpable, which makes
+/// its /proc/self files root's; it maps its ids all the same).
+#[test]
+fn every_layer_holds_for_a_user_other_than_root() {
+    use std::os::unix::process::CommandExt;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIPPED every_layer_holds_for_a_user_other_than_root: needs root to become another user");
+        return;
+    }
+    if !namespaces_or_skip("every_layer_holds_for_a_user_other_than_root") {
+        return;
+    }
+    let w = util::ws();
+    let (uid, gid) = (65_534, 65_534);
+    let chown = Command::new("chown")
+        .args(["-R", &format!("{uid}:{gid}")])
+        .arg(w.dir.path())
+        .status()
+        .expect("chown");
+    assert!(chown.success());
+    let out = Command::cargo_bin("sneaky-run")
+        .expect("binary")
+        .current_dir(&w.root)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", w.dir.path())
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .env("XDG_STATE_HOME", w.dir.path().join("state"))
+        .env("XDG_RUNTIME_DIR", w.dir.path().join("run"))
+        .env("SNEAKY_CONTAINER_ROOT", w.outside().join("no-container"))
+        .uid(uid)
+        .gid(gid)
+        .arg("--root")
+        .arg(&w.root)
+        .arg("echo ran; ls /proc | grep -c '^[0-9]'")
+        .output()
+        .expect("run");
+    let reply = Reply::parse("sneaky-run", out);
+    let r = reply.command_ran();
+    let sandbox = r["sandbox"].as_str().unwrap_or("");
+    assert!(
+        sandbox.contains("user + mount (read-only world)") && sandbox.contains("pid (own /proc)"),
+        "{r}"
+    );
+    // The command's own processes only: bash, ls, grep (and nothing of the host's).
+    let seen: u32 = r["stdout"]
+        .as_str()
+        .and_then(|s| s.lines().nth(1))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(u32::MAX);
+    assert!(seen <= 4, "{r}");
+}

@@ -61,7 +61,8 @@ pub fn command() -> Command {
              on stderr.\n\
              Tools denied by the configuration are not offered. Logs go to stderr.\n\
              Exit status: 0 at the end of input, when the client closes stdout, or on SIGINT \
-             or SIGTERM (which first kill running commands' process trees), 1 when stdin \
+             or SIGTERM (which first kill running commands' process trees; with --http, \
+             within 10 s: running calls get 5 s to end, GET /healthz then answers 503), 1 when stdin \
              cannot be read or the address cannot be listened on, 2 on bad flags, a bad token \
              or a workspace or configuration that cannot be opened.",
         )

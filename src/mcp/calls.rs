@@ -119,8 +119,9 @@ impl InFlight {
     }
 }
 
-/// Set once the server stops (SIGTERM or SIGINT over HTTP): a call cancelled from then on was
-/// cancelled by the server, not by its client, and is answered so.
+/// Set when the stopping server cancels the calls still running after its grace period
+/// (SIGTERM or SIGINT over HTTP): a call cancelled from then on was cancelled by the server,
+/// not by its client, and is answered so.
 static STOPPING: AtomicBool = AtomicBool::new(false);
 
 pub fn set_stopping() {

@@ -500,7 +500,6 @@ async fn stop_on_signal(shared: Arc<Shared>) {
             log("stopped: time was up");
             std::process::exit(0);
         });
-    calls::set_stopping();
     let _ = shared.stop.send(true);
     let running = running_calls(&shared);
     log(format!(
@@ -526,6 +525,9 @@ async fn stop_on_signal(shared: Arc<Shared>) {
         log(format!(
             "cancelling {running} running calls (their process trees go)"
         ));
+        // From here a cancelled call was cancelled by the stop (one its client cancelled
+        // during the grace period gets no answer, as always) and is answered so.
+        calls::set_stopping();
         for s in &sessions {
             s.in_flight.cancel_all();
         }

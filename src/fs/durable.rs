@@ -581,29 +581,96 @@ impl Target {
     /// Give the target `content` atomically. `prior` is the file as read (None: it must not
     /// exist yet). Fails with `conflict` when the target is no longer what was read.
     pub fn replace_with(&self, content: &[u8], prior: Option<&Existing>) -> Result<()> {
-        if prior.is_some() {
-            self.refuse_unwritable()?;
-        }
-        let written = TempFile::create(self, prior.is_none()).and_then(|mut temp| {
-            temp.fill(content, prior, true)
-                .map_err(|e| Error::io(format!("writing {}", self.display), e))?;
-            match prior {
-                None => temp.link_new(self),
-                Some(p) => temp.rename_over(self, p.stamp),
-            }
-        });
-        if let Err(e) = written {
-            // The directory itself was removed or replaced while we worked in it.
-            if fstat(self.dir.as_fd()).is_ok_and(|st| st.st_nlink == 0) {
-                return Err(
-                    self.conflict("(its directory) was removed or replaced by another process")
-                );
-            }
-            return Err(e);
-        }
+        let staged = self.stage(content, prior)?;
+        staged
+            .sync()
+            .map_err(|e| self.explain(Error::io(format!("writing {}", self.display), e)))?;
+        staged.publish()?;
         // The new name must survive a crash too.
         let _ = fsync(&self.dir);
         Ok(())
+    }
+
+    /// The first half of [`Target::replace_with`]: `content` written beside the target (with
+    /// the old file's owner and mode), neither flushed nor named yet, so that a caller can
+    /// flush it together with writes of its own (the undo history's) before it lands.
+    pub fn stage(&self, content: &[u8], prior: Option<&Existing>) -> Result<Staged<'_>> {
+        if prior.is_some() {
+            self.refuse_unwritable()?;
+        }
+        let mut temp = TempFile::create(self, prior.is_none()).map_err(|e| self.explain(e))?;
+        temp.fill(content, prior, false)
+            .map_err(|e| self.explain(Error::io(format!("writing {}", self.display), e)))?;
+        Ok(Staged {
+            target: self,
+            temp,
+            expected: prior.map(|p| p.stamp),
+        })
+    }
+
+    /// An edit failed: when the directory itself was removed or replaced while we worked in
+    /// it, that is what to say.
+    fn explain(&self, e: Error) -> Error {
+        if fstat(self.dir.as_fd()).is_ok_and(|st| st.st_nlink == 0) {
+            return self.conflict("(its directory) was removed or replaced by another process");
+        }
+        e
+    }
+
+    /// Give the file at the target, still the one read as `prior`, a second name `name` in
+    /// `dir` (a hard link): a rewrite replaces the file by a rename, which leaves this one as
+    /// it was, so the second name keeps the old content without a copy. None (and nothing
+    /// done) when that cannot hold or be done: the file has other names (one of them could
+    /// change it in place), `dir` is on another file system, `name` exists, or the file is no
+    /// longer the one read; the caller copies the content instead. The file is returned open
+    /// (to be flushed), and the stamp the edit must now expect of it (the link changed its
+    /// ctime).
+    pub fn link_as(
+        &self,
+        prior: &Existing,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+    ) -> Result<Option<(File, Stamp)>> {
+        let Some(st) = self.stat()? else {
+            return Ok(None);
+        };
+        if Stamp::of(&st) != prior.stamp || st.st_nlink != 1 {
+            return Ok(None);
+        }
+        match linkat(
+            &self.dir,
+            self.name.as_os_str(),
+            dir,
+            name,
+            AtFlags::empty(),
+        ) {
+            Ok(()) => {}
+            Err(_) => return Ok(None),
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let opened = openat(dir, name, flags, Mode::empty()).and_then(|fd| {
+            let st = fstat(fd.as_fd())?;
+            Ok((File::from(fd), st))
+        });
+        let same = |st: &FileStat| {
+            // The file that was read, with no other name than the two.
+            Stamp::of(st).same_but_ctime(&prior.stamp)
+                && st.st_nlink == 2
+                && st.st_mode & 0o7777 == prior.mode
+                && (st.st_uid, st.st_gid) == (prior.uid, prior.gid)
+                && Kind::from_mode(st.st_mode) == Kind::File
+        };
+        match opened {
+            Ok((file, st)) if same(&st) => Ok(Some((file, Stamp::of(&st)))),
+            other => {
+                let _ = unlinkat(dir, name, UnlinkatFlags::NoRemoveDir);
+                match other {
+                    // Changed meanwhile by someone else: the edit would overwrite that.
+                    Ok(_) => Err(self.conflict("was changed by another process")),
+                    Err(e) => Err(map_errno(e, &self.display)),
+                }
+            }
+        }
     }
 
     /// An existing file is only rewritten when it could be written in place: the rename would
@@ -684,6 +751,44 @@ fn temp_error(e: Errno, display: &str) -> Error {
             ),
         ),
         other => map_errno(other, display),
+    }
+}
+
+/// New content written beside its target and not yet in place ([`Target::stage`]).
+pub struct Staged<'t> {
+    target: &'t Target,
+    temp: TempFile,
+    /// The file it replaces, as it must still be (None: a new file).
+    expected: Option<Stamp>,
+}
+
+impl Staged<'_> {
+    /// Flush the content (`fsync`).
+    pub fn sync(&self) -> std::io::Result<()> {
+        self.temp.file.sync_all()
+    }
+
+    /// Its permission bits (as it will be once in place).
+    pub fn mode(&self) -> Result<u32> {
+        let st = fstat(self.temp.file.as_fd()).map_err(|e| map_errno(e, &self.target.display))?;
+        Ok(st.st_mode & 0o7777)
+    }
+
+    /// The file it replaces must now be as `stamp` says (see [`Target::link_as`]).
+    pub fn expect(&mut self, stamp: Stamp) {
+        self.expected = Some(stamp);
+    }
+
+    /// Put it in place: renamed over the old file if that is still the one read, or named as
+    /// a new file if none has appeared meanwhile (`conflict` otherwise). The directory is not
+    /// flushed: the caller does.
+    pub fn publish(self) -> Result<()> {
+        let t = self.target;
+        let published = match self.expected {
+            None => self.temp.link_new(t),
+            Some(stamp) => self.temp.rename_over(t, stamp),
+        };
+        published.map_err(|e| t.explain(e))
     }
 }
 

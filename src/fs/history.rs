@@ -19,6 +19,7 @@
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::durable::{self, Target};
+use super::durable::{self, Existing, MadeDirs, Target};
 use super::jail::{Kind, Workspace};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -273,22 +274,38 @@ impl History {
         undoes: Option<&str>,
     ) -> Result<Pending<'_>> {
         self.keep_contents(before)?;
+        let paths = before
+            .iter()
+            .map(|s| PathChange {
+                path: s.path.clone(),
+                before: s.state.clone(),
+                after: None,
+            })
+            .collect();
+        let mut flush = Flush::default();
+        let pending = self.begin_unflushed(tool, paths, undoes, &mut flush)?;
+        flush.run(|| Ok(()))?;
+        Ok(pending)
+    }
+
+    /// The entry of [`History::begin`] written, its flush left to `flush` (which must run
+    /// before the change touches the workspace).
+    fn begin_unflushed(
+        &self,
+        tool: &str,
+        paths: Vec<PathChange>,
+        undoes: Option<&str>,
+        flush: &mut Flush,
+    ) -> Result<Pending<'_>> {
         let entry = Entry {
             change_id: new_change_id(),
             tool: tool.to_string(),
             time: now_secs(),
             undoes: undoes.map(str::to_string),
             done: false,
-            paths: before
-                .iter()
-                .map(|s| PathChange {
-                    path: s.path.clone(),
-                    before: s.state.clone(),
-                    after: None,
-                })
-                .collect(),
+            paths,
         };
-        let lock = self.write_entry(&entry, true)?;
+        let lock = self.write_entry(&entry, true, flush)?;
         Ok(Pending {
             history: self,
             entry,
@@ -393,7 +410,7 @@ impl History {
             return Ok(false);
         };
         let path = self.dir.join(BLOBS).join(sha256);
-        if path.exists() {
+        if kept_whole(&path, content.len()) {
             return Ok(false);
         }
         write_file(&path, content, flush)
@@ -401,9 +418,66 @@ impl History {
         Ok(true)
     }
 
-    /// Write an entry whole (temporary name, flush, rename, flush the directory). A pending
-    /// entry is written locked and the lock handed back.
-    fn write_entry(&self, entry: &Entry, pending: bool) -> Result<Option<Flock<File>>> {
+    /// Keep `content` (whose hash is `sha256`) unflushed, its flush left to `flush`.
+    fn keep_bytes(
+        &self,
+        sha256: &str,
+        content: &[u8],
+        path: &str,
+        flush: &mut Flush,
+    ) -> Result<()> {
+        let blob = self.dir.join(BLOBS).join(sha256);
+        if kept_whole(&blob, content.len()) {
+            return Ok(());
+        }
+        let file = write_unflushed(&blob, content)
+            .map_err(|e| Error::io(format!("keeping the content of {path}"), e))?;
+        flush.file(file);
+        flush.dir(self.dir.join(BLOBS));
+        Ok(())
+    }
+
+    /// Keep the file a rewrite replaces (`prior`, read as `content`, whose state is `state`)
+    /// unflushed, its flush left to `flush`: the file itself, given a second name in the
+    /// history, where that can be (see [`Target::link_as`]), else a copy. Returns the stamp
+    /// the rewrite must expect of it when it was linked.
+    fn keep_replaced(
+        &self,
+        target: &Target,
+        prior: &Existing,
+        content: &[u8],
+        state: &State,
+        flush: &mut Flush,
+    ) -> Result<Option<durable::Stamp>> {
+        let State::File { sha256, .. } = state else {
+            return Ok(None);
+        };
+        let blobs = self.dir.join(BLOBS);
+        if kept_whole(&blobs.join(sha256), content.len()) {
+            return Ok(None);
+        }
+        let dir = File::open(&blobs).map_err(|e| Error::io("opening the undo history", e))?;
+        match target.link_as(prior, dir.as_fd(), OsStr::new(sha256.as_str()))? {
+            Some((file, stamp)) => {
+                flush.file(file);
+                flush.dir(blobs);
+                Ok(Some(stamp))
+            }
+            None => {
+                self.keep_bytes(sha256, content, &target.display, flush)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Write an entry whole (temporary name, rename), its flush (the file and the directory)
+    /// left to `flush`. A pending entry is written locked and the lock handed back.
+    fn write_entry(
+        &self,
+        entry: &Entry,
+        pending: bool,
+        flush: &mut Flush,
+    ) -> Result<Option<Flock<File>>> {
         let text = serde_json::to_vec(entry)
             .map_err(|e| Error::new(ErrorKind::Internal, format!("writing an entry: {e}")))?;
         let path = if pending {
@@ -423,9 +497,9 @@ impl History {
             .open(&temp)
             .map_err(io)?;
         file.write_all(&text).map_err(io)?;
-        file.sync_all().map_err(io)?;
         let lock = if pending {
-            let locked = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+            let kept = file.try_clone().map_err(io)?;
+            let locked = Flock::lock(kept, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
                 Error::new(ErrorKind::IoError, format!("locking an undo entry: {e}"))
             })?;
             Some(locked)
@@ -433,7 +507,8 @@ impl History {
             None
         };
         fs::rename(&temp, &path).map_err(io)?;
-        sync_dir(&self.dir.join(ENTRIES)).map_err(io)?;
+        flush.file(file);
+        flush.dir(self.dir.join(ENTRIES));
         Ok(lock)
     }
 
@@ -468,10 +543,17 @@ impl History {
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
             else {
+                // Cut short by a crash before it was flushed: its change never began, since
+                // a change waits for its entry's flush.
+                let _ = fs::remove_file(&path);
                 continue;
             };
             // Killed after its completed entry was written: only the pending one is left over.
-            if self.entry_path(&entry.change_id).exists() {
+            // (A completed entry a crash cut short is written again below.)
+            let completed = fs::read(self.entry_path(&entry.change_id))
+                .ok()
+                .is_some_and(|b| serde_json::from_slice::<Entry>(&b).is_ok());
+            if completed {
                 let _ = fs::remove_file(&path);
                 continue;
             }
@@ -489,7 +571,9 @@ impl History {
                 .iter()
                 .zip(&now)
                 .all(|(p, s)| p.before == s.state);
-            if !unchanged {
+            if unchanged {
+                self.unlink_kept_files(ws, &entry);
+            } else {
                 if now.iter().try_for_each(|s| self.keep_content(s)).is_err() {
                     continue;
                 }
@@ -497,11 +581,41 @@ impl History {
                     p.after = Some(s.state);
                 }
                 entry.done = true;
-                if self.write_entry(&entry, false).is_err() {
+                let mut flush = Flush::default();
+                if self.write_entry(&entry, false, &mut flush).is_err()
+                    || flush.run(|| Ok(())).is_err()
+                {
                     continue;
                 }
             }
             let _ = fs::remove_file(&path);
+        }
+    }
+
+    /// For a change that never landed: a kept content that is the workspace's file itself (a
+    /// rewrite killed between giving the old file a name here and replacing it) loses that
+    /// name, so that a later change of the file in place cannot alter it.
+    fn unlink_kept_files(&self, ws: &Workspace, entry: &Entry) {
+        use std::os::unix::fs::MetadataExt;
+        for p in &entry.paths {
+            let State::File { sha256, .. } = &p.before else {
+                continue;
+            };
+            let blob = self.dir.join(BLOBS).join(sha256);
+            let Ok(kept) = fs::symlink_metadata(&blob) else {
+                continue;
+            };
+            let Ok(target) = durable::locate(ws, &p.path, false, None) else {
+                continue;
+            };
+            let same = target
+                .stat()
+                .ok()
+                .flatten()
+                .is_some_and(|st| st.st_dev == kept.dev() && st.st_ino == kept.ino());
+            if same {
+                let _ = fs::remove_file(&blob);
+            }
         }
     }
 
@@ -564,8 +678,25 @@ impl History {
 impl Pending<'_> {
     /// The change landed: record what it left. `made` are the directories it made on the way
     /// (outermost first), which an undo removes again.
-    pub fn done(mut self, ws: &Workspace, made: &[String], after: &[Snapshot]) -> Result<Recorded> {
+    pub fn done(self, ws: &Workspace, made: &[String], after: &[Snapshot]) -> Result<Recorded> {
         self.history.keep_contents(after)?;
+        let after: Vec<(&str, State)> = after
+            .iter()
+            .map(|s| (s.path.as_str(), s.state.clone()))
+            .collect();
+        self.finish(ws, made, &after, Flush::default(), || Ok(()))
+    }
+
+    /// [`Pending::done`] with the contents kept already: the completed entry is written, and
+    /// flushed with the rest of `flush`, after `first` (a flush of the caller's).
+    fn finish(
+        mut self,
+        ws: &Workspace,
+        made: &[String],
+        after: &[(&str, State)],
+        mut flush: Flush,
+        first: impl FnOnce() -> Result<()>,
+    ) -> Result<Recorded> {
         let mut paths = Vec::with_capacity(made.len() + self.entry.paths.len());
         for dir in made {
             // Its mode is what the kernel gave it under the umask: read back.
@@ -576,15 +707,16 @@ impl Pending<'_> {
             });
         }
         for p in &mut self.entry.paths {
-            if let Some(s) = after.iter().find(|s| s.path == p.path) {
-                p.after = Some(s.state.clone());
+            if let Some((_, state)) = after.iter().find(|(path, _)| *path == p.path) {
+                p.after = Some(state.clone());
             }
         }
         self.entry.paths.retain(|p| p.after.is_some());
         paths.append(&mut self.entry.paths);
         self.entry.paths = paths;
         self.entry.done = true;
-        self.history.write_entry(&self.entry, false)?;
+        self.history.write_entry(&self.entry, false, &mut flush)?;
+        flush.run(first)?;
         let _ = fs::remove_file(self.history.pending_path(&self.entry.change_id));
         self.lock = None;
         let forgotten = self.history.bound();
@@ -736,8 +868,71 @@ fn write_file(path: &Path, content: &[u8], flush: bool) -> std::io::Result<()> {
     }
 }
 
+/// Write a file whole under its final name (temporary name, rename), unflushed; the file is
+/// handed back to be flushed.
+fn write_unflushed(path: &Path, content: &[u8]) -> std::io::Result<File> {
+    let temp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temp)?;
+    file.write_all(content)?;
+    fs::rename(&temp, path)?;
+    Ok(file)
+}
+
+/// Whether a content of `len` bytes is kept at `path` already. One of another size was cut
+/// short by a crash before its flush, and is written again.
+fn kept_whole(path: &Path, len: usize) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.len() == len as u64)
+}
+
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// The history's writes made without a flush, flushed together before anything relies on
+/// them. Each file's write-back is started before the first flush waits, so that on a
+/// journaling file system the first journal commit takes them all and the later flushes
+/// find their work done: a change then waits for the disk about as often as it would without
+/// the history.
+#[derive(Default)]
+struct Flush {
+    files: Vec<File>,
+    dirs: Vec<PathBuf>,
+}
+
+impl Flush {
+    fn file(&mut self, file: File) {
+        self.files.push(file);
+    }
+
+    fn dir(&mut self, dir: PathBuf) {
+        if !self.dirs.contains(&dir) {
+            self.dirs.push(dir);
+        }
+    }
+
+    /// Flush `first` (the caller's own), then everything written.
+    fn run(self, first: impl FnOnce() -> Result<()>) -> Result<()> {
+        use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
+        for file in &self.files {
+            // Starts the write-back (and drops the pages from the cache once written: the
+            // history is seldom read again). Only a hint: the flush below is what counts.
+            let _ = posix_fadvise(file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
+        }
+        first()?;
+        let io = |e| Error::io("flushing the undo history", e);
+        for file in &self.files {
+            file.sync_all().map_err(io)?;
+        }
+        for dir in &self.dirs {
+            sync_dir(dir).map_err(io)?;
+        }
+        Ok(())
+    }
 }
 
 /// Record one change of the workspace around `apply`: the states of `targets` are kept before
@@ -776,6 +971,142 @@ pub fn record(
     pending.done(ws, &made, &take()?)
 }
 
+/// [`record`] for a rewrite of one file with `content` (write_file), whose old content the
+/// caller has read (`prior`; None for a new file): nothing is read again, both hashes come
+/// from memory, the old file itself is kept where it can be (a second name for it in the
+/// history, see [`Target::link_as`]) rather than copied, and the history's writes are flushed
+/// together with the edit's own: its entry and the old content with the new content before the
+/// rename, the completed entry with the directory after it. `made`: the directories made on
+/// the way, kept once the file is in place.
+pub fn record_write(
+    ws: &Workspace,
+    max_bytes: u64,
+    tool: &str,
+    target: &Target,
+    prior: Option<&Existing>,
+    content: &[u8],
+    made: MadeDirs,
+) -> Result<Recorded> {
+    let old = match prior {
+        None => None,
+        Some(p) => match &p.bytes {
+            Some(bytes) if p.size <= max_bytes && bytes.len() as u64 <= max_bytes => {
+                Some((p, bytes.as_slice()))
+            }
+            // Not read (over max_file_size_bytes), or more than the history keeps: the general
+            // way reads it, or says why it cannot be kept.
+            _ => {
+                return record(ws, max_bytes, tool, &[target], || {
+                    target.replace_with(content, prior)?;
+                    Ok(made.keep())
+                })
+            }
+        },
+    };
+    let history = match History::open(ws, max_bytes) {
+        Ok(history) => history,
+        Err(e) => {
+            target.replace_with(content, prior)?;
+            return Ok(Recorded {
+                undo: Undoable {
+                    undo_unavailable: Some(e.message()),
+                    ..Undoable::default()
+                },
+                made: made.keep(),
+            });
+        }
+    };
+    history.rewrite(ws, tool, target, old, content, made)
+}
+
+impl History {
+    /// [`record_write`] once the history is open; `old`: the file replaced and its content.
+    fn rewrite(
+        &self,
+        ws: &Workspace,
+        tool: &str,
+        target: &Target,
+        old: Option<(&Existing, &[u8])>,
+        content: &[u8],
+        made: MadeDirs,
+    ) -> Result<Recorded> {
+        let prior = old.map(|(p, _)| p);
+        let mut staged = target.stage(content, prior)?;
+        let mut ahead = Flush::default();
+        // The old file when it was given a name in the history: until the rename has replaced
+        // it, that name goes again on every way out.
+        let mut linked = None;
+        let before = match old {
+            Some((p, bytes)) => {
+                let sha256 = sha256_hex(bytes);
+                let state = State::File {
+                    mode: p.mode,
+                    size: bytes.len() as u64,
+                    sha256: sha256.clone(),
+                };
+                if let Some(stamp) = self.keep_replaced(target, p, bytes, &state, &mut ahead)? {
+                    staged.expect(stamp);
+                    linked = Some(LinkedBlob(self.dir.join(BLOBS).join(sha256)));
+                }
+                state
+            }
+            None => {
+                let snap = Snapshot::of_target(ws, target, self.max_bytes)?;
+                if let (State::File { sha256, .. }, Some(bytes)) = (&snap.state, &snap.content) {
+                    self.keep_bytes(sha256, bytes, &snap.path, &mut ahead)?;
+                }
+                snap.state
+            }
+        };
+        let path = target.display.as_str();
+        let paths = vec![PathChange {
+            path: path.to_string(),
+            before,
+            after: None,
+        }];
+        let pending = self.begin_unflushed(tool, paths, None, &mut ahead)?;
+        ahead.run(|| {
+            staged
+                .sync()
+                .map_err(|e| Error::io(format!("writing {path}"), e))
+        })?;
+        let mode = staged.mode()?;
+        staged.publish()?;
+        if let Some(linked) = linked.as_mut() {
+            linked.0 = PathBuf::new();
+        }
+        let made = made.keep();
+        let sha256 = sha256_hex(content);
+        let mut behind = Flush::default();
+        self.keep_bytes(&sha256, content, path, &mut behind)?;
+        let after = State::File {
+            mode,
+            size: content.len() as u64,
+            sha256,
+        };
+        // The new name must survive a crash too (flushed with the completed entry; as for a
+        // write without the history, a failure there is not the edit's).
+        let new_name = || {
+            let _ = nix::unistd::fsync(&target.dir);
+            Ok(())
+        };
+        pending.finish(ws, &made, &[(path, after)], behind, new_name)
+    }
+}
+
+/// The history's name for a file of the workspace ([`Target::link_as`]), removed when dropped
+/// unless emptied: a file that stays in the workspace (the rewrite failed) must not also be a
+/// kept content, which a later change to it in place would alter.
+struct LinkedBlob(PathBuf);
+
+impl Drop for LinkedBlob {
+    fn drop(&mut self) {
+        if !self.0.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -803,7 +1134,13 @@ mod tests {
             }],
         };
         // Written locked, and the lock let go: as a killed edit leaves it.
-        drop(history.write_entry(&entry, true).expect("write"));
+        let mut flush = Flush::default();
+        drop(
+            history
+                .write_entry(&entry, true, &mut flush)
+                .expect("write"),
+        );
+        flush.run(|| Ok(())).expect("flush");
         entry.change_id
     }
 
@@ -825,6 +1162,116 @@ mod tests {
         let settled = history.entry(Some(&landed)).expect("settled");
         assert!(settled.done);
         assert_eq!(settled.paths[0].after.as_ref(), Some(&old.state));
+    }
+
+    /// A rewrite of `name` to `new` through [`History::rewrite`], as write_file makes it.
+    fn rewrite(history: &History, ws: &Workspace, name: &str, new: &[u8]) -> Result<Recorded> {
+        let target = durable::locate(ws, name, true, None).expect("locate");
+        let prior = target.read_existing(ws, 1 << 20).expect("read");
+        let old = prior
+            .as_ref()
+            .map(|p| (p, p.bytes.as_deref().expect("bytes")));
+        history.rewrite(ws, "write_file", &target, old, new, MadeDirs::default())
+    }
+
+    fn blob_of(state: &Path, content: &[u8]) -> PathBuf {
+        let undo = state.join("sneaky").join("undo");
+        let ws = fs::read_dir(&undo)
+            .expect("undo")
+            .flatten()
+            .next()
+            .expect("one");
+        ws.path().join(BLOBS).join(sha256_hex(content))
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_old_file_itself_unless_it_has_other_names() {
+        use std::os::unix::fs::MetadataExt;
+        let (dir, ws, max) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, max).expect("open");
+        let a = ws.root().join("a.txt");
+        fs::write(&a, "old a\n").expect("write");
+        let ino = fs::metadata(&a).expect("stat").ino();
+        let done = rewrite(&history, &ws, "a.txt", b"new a\n").expect("rewrite");
+        assert_eq!(fs::read(&a).expect("read"), b"new a\n");
+        // The old file is the kept content: no copy was made.
+        let kept = blob_of(&state, b"old a\n");
+        assert_eq!(fs::metadata(&kept).expect("kept").ino(), ino);
+        assert_eq!(fs::metadata(&kept).expect("kept").nlink(), 1);
+        let id = done.undo.change_id.expect("id");
+        let entry = history.entry(Some(&id)).expect("entry");
+        assert_eq!(
+            history.content(&sha256_hex(b"old a\n")).expect("old"),
+            b"old a\n"
+        );
+        assert!(matches!(
+            &entry.paths[0].after,
+            Some(State::File { size: 6, .. })
+        ));
+        assert!(history.pending_files().is_empty());
+
+        // A file with another name is copied: that name could change it in place.
+        let b = ws.root().join("b.txt");
+        let other = dir.path().join("other-name");
+        fs::write(&b, "old b\n").expect("write");
+        fs::hard_link(&b, &other).expect("link");
+        rewrite(&history, &ws, "b.txt", b"new b\n").expect("rewrite");
+        let kept = blob_of(&state, b"old b\n");
+        assert_ne!(
+            fs::metadata(&kept).expect("kept").ino(),
+            fs::metadata(&other).expect("other").ino()
+        );
+        assert_eq!(fs::read(&kept).expect("kept"), b"old b\n");
+        assert_eq!(fs::read(&other).expect("other"), b"old b\n");
+        assert_eq!(fs::read(&b).expect("read"), b"new b\n");
+
+        // Changed by someone else after it was read: a conflict, and no name is left to it.
+        let target = durable::locate(&ws, "a.txt", true, None).expect("locate");
+        let prior = target
+            .read_existing(&ws, 1 << 20)
+            .expect("read")
+            .expect("there");
+        fs::write(&a, "theirs\n").expect("write");
+        let bytes = prior.bytes.clone().expect("bytes");
+        let err = history
+            .rewrite(
+                &ws,
+                "write_file",
+                &target,
+                Some((&prior, &bytes)),
+                b"ours\n",
+                MadeDirs::default(),
+            )
+            .expect_err("conflict");
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        assert_eq!(fs::read(&a).expect("read"), b"theirs\n");
+        assert!(history.pending_files().is_empty());
+    }
+
+    #[test]
+    fn a_rewrite_killed_before_its_rename_leaves_the_file_no_name_in_the_history() {
+        use std::os::unix::fs::MetadataExt;
+        let (dir, ws, max) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, max).expect("open");
+        let a = ws.root().join("a.txt");
+        fs::write(&a, "old\n").expect("write");
+        // As a killed rewrite leaves it: the file linked into the history, its entry pending.
+        let old = Snapshot::at(&ws, "a.txt", max).expect("snapshot");
+        let State::File { sha256, .. } = &old.state else {
+            panic!("not a file")
+        };
+        let kept = history.dir.join(BLOBS).join(sha256);
+        fs::hard_link(&a, &kept).expect("link");
+        killed_edit(&history, "a.txt", old.state.clone());
+        History::open_in(&state, &ws, max).expect("open again");
+        assert!(
+            !kept.exists(),
+            "the workspace's file is still a kept content"
+        );
+        assert_eq!(fs::metadata(&a).expect("stat").nlink(), 1);
+        assert!(history.pending_files().is_empty());
     }
 
     #[test]

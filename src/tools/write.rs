@@ -146,15 +146,14 @@ impl Tool for WriteFile {
             },
         };
         let recorded = match (&target, args.dry_run) {
-            (Some(t), false) => Some(history::record(
+            (Some(t), false) => Some(history::record_write(
                 &ctx.ws,
                 ctx.config.undo.max_bytes,
                 Self::NAME.as_str(),
-                &[t],
-                || {
-                    t.replace_with(content, existing.as_ref())?;
-                    Ok(made.keep())
-                },
+                t,
+                existing.as_ref(),
+                content,
+                made,
             )?),
             _ => None,
         };

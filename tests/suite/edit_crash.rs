@@ -130,6 +130,86 @@ fn kill_9_during_large_writes_leaves_old_or_new() {
     );
 }
 
+/// `sneaky-write` killed at spread-out moments while it rewrites a file someone else has just
+/// changed (so its old content is new to the undo history, which keeps the old file itself):
+/// the file is the old content or the new; once the next tool has settled the history, a write
+/// that landed is undone byte-exact, and one that did not leaves no name in the history to the
+/// workspace's file (which a later change in place would alter).
+#[test]
+fn kill_9_during_a_journaled_write_leaves_a_history_that_undoes() {
+    use std::os::unix::fs::MetadataExt;
+    let rounds: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let w = util::ws();
+    w.user_config("max_file_size_bytes = 67108864\n");
+    let size = 2 << 20;
+    let content = |tag: &str| format!("{}\n", tag.repeat(size / tag.len()));
+    let request = |c: &str| {
+        serde_json::json!({"file_path": "big.txt", "content": c})
+            .to_string()
+            .into_bytes()
+    };
+    let file = w.root.join("big.txt");
+    std::fs::write(&file, content("first ")).expect("write");
+    let started = Instant::now();
+    w.call(
+        "sneaky-write",
+        serde_json::json!({"file_path": "big.txt", "content": content("timed ")}),
+    )
+    .ok();
+    let full = started.elapsed();
+    let (mut landed, mut not_landed) = (0, 0);
+    for i in 0..rounds {
+        let (old, new) = (content(&format!("old {i} ")), content(&format!("new {i} ")));
+        std::fs::write(&file, &old).expect("write");
+        let delay = full.mul_f64(1.5 * i as f64 / rounds as f64);
+        let (mut child, feeder) = spawn_tool("sneaky-write", &w, &request(&new));
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = feeder.join();
+        let now = std::fs::read_to_string(&file).expect("read");
+        assert!(
+            now == old || now == new,
+            "round {i}: big.txt is torn: {} bytes",
+            now.len()
+        );
+        // The next tool settles what the killed one left.
+        let listed = w.call("sneaky-undo", serde_json::json!({"list": true}));
+        assert!(listed.ok()["changes"].is_array());
+        let ino = std::fs::metadata(&file).expect("stat").ino();
+        let histories = w.outside().join("state").join("sneaky").join("undo");
+        for history in std::fs::read_dir(&histories).expect("history").flatten() {
+            for blob in std::fs::read_dir(history.path().join("blobs"))
+                .expect("blobs")
+                .flatten()
+            {
+                assert_ne!(
+                    blob.metadata().expect("blob").ino(),
+                    ino,
+                    "round {i}: the workspace's file is also a kept content"
+                );
+            }
+        }
+        if now == new {
+            landed += 1;
+            w.call("sneaky-undo", serde_json::json!({})).ok();
+            assert!(
+                std::fs::read_to_string(&file).expect("read") == old,
+                "round {i}: the undo did not give back the old content byte-exact"
+            );
+        } else {
+            not_landed += 1;
+        }
+    }
+    eprintln!(
+        "journaled write crash test: {rounds} kills over 0..{:?}: landed {landed}, not {not_landed}",
+        full.mul_f64(1.5)
+    );
+}
+
 /// A multi-file patch (three large files) killed at spread-out moments: once the next edit has
 /// run (it finishes or rolls back what a killed one left), the three files are all old or all
 /// new, and no journal, backup or temporary is left.

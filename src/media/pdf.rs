@@ -1052,6 +1052,186 @@ fn ligature(c: char) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lopdf::{dictionary, Stream};
+
+    const TO_UNICODE: &str = "/CIDInit /ProcSet findresource begin 12 dict begin begincmap \
+        /CMapName /Test def 1 begincodespacerange <0000> <FFFF> endcodespacerange \
+        3 beginbfchar <0001> <0416> <0002> <6F22> <0003> <0020> endbfchar endcmap \
+        CMapName currentdict /CMap defineresource pop end end";
+
+    /// A PDF with a page per content stream, the fonts F1 (simple, every glyph 600/1000 em
+    /// wide, WinAnsi) and F2 (Type0, Identity-H, a ToUnicode map: 1 Ж, 2 漢, 3 space), and the
+    /// form XObjects Fm1 (its content `form`) and Loop (which draws itself, then shows "Loop").
+    fn pdf(pages: &[&str], form: &str) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let f1 = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier",
+            "Encoding" => "WinAnsiEncoding", "FirstChar" => 32,
+            "Widths" => (32..127).map(|_| Object::Integer(600)).collect::<Vec<_>>(),
+        });
+        let map = doc.add_object(Stream::new(dictionary! {}, TO_UNICODE.as_bytes().to_vec()));
+        let cid = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "Test", "DW" => 1000,
+        });
+        let f2 = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "Test",
+            "Encoding" => "Identity-H", "DescendantFonts" => vec![cid.into()], "ToUnicode" => map,
+        });
+        let form_id = doc.add_object(Stream::new(
+            dictionary! {"Type" => "XObject", "Subtype" => "Form",
+            "BBox" => vec![0.into(), 0.into(), 600.into(), 800.into()]},
+            form.as_bytes().to_vec(),
+        ));
+        let loop_id = doc.new_object_id();
+        let loop_form = Stream::new(
+            dictionary! {"Type" => "XObject", "Subtype" => "Form",
+            "BBox" => vec![0.into(), 0.into(), 600.into(), 800.into()],
+            "Resources" => dictionary! {
+                "Font" => dictionary! {"F1" => f1},
+                "XObject" => dictionary! {"Loop" => loop_id},
+            }},
+            b"/Loop Do BT /F1 10 Tf 72 100 Td (Loop) Tj ET".to_vec(),
+        );
+        doc.objects.insert(loop_id, Object::Stream(loop_form));
+        let resources = doc.add_object(dictionary! {
+            "Font" => dictionary! {"F1" => f1, "F2" => f2},
+            "XObject" => dictionary! {"Fm1" => form_id, "Loop" => loop_id},
+        });
+        let kids: Vec<Object> = pages
+            .iter()
+            .map(|content| {
+                let content =
+                    doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+                doc.add_object(dictionary! {
+                    "Type" => "Page", "Parent" => pages_id, "Contents" => content,
+                })
+                .into()
+            })
+            .collect();
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Count" => i64::try_from(kids.len()).unwrap_or(0),
+                "Kids" => kids, "Resources" => resources,
+                "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+            }),
+        );
+        let catalog = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
+        doc.trailer.set("Root", catalog);
+        let mut out = Vec::new();
+        doc.save_to(&mut out).expect("save");
+        out
+    }
+
+    fn all(max_bytes: u64) -> PdfRequest {
+        PdfRequest {
+            offset: 1,
+            limit: u64::MAX,
+            max_bytes,
+        }
+    }
+
+    fn pages(bytes: Vec<u8>) -> Vec<String> {
+        text(bytes, all(1 << 20))
+            .expect("read")
+            .pages
+            .into_iter()
+            .map(|p| p.text)
+            .collect()
+    }
+
+    #[test]
+    fn words_and_lines_come_from_where_the_glyphs_are() {
+        // 10 pt Courier: each glyph 6 pt wide.
+        let page = "BT /F1 10 Tf 72 700 Td (Hel) Tj 18 0 Td (lo) Tj \
+                    [-300 (wor) -50 (ld) -300 (again) -300] TJ 3 Tc (AT) Tj 0 Tc \
+                    0 -12 Td (next) Tj 0 -40 Td (far) Tj ET \
+                    BT /F1 10 Tf 1 0 0 1 72 500 Tm (x) Tj 5 Ts (2) Tj 0 Ts ( y) Tj ET";
+        assert_eq!(
+            pages(pdf(&[page], "")),
+            ["Hello world again A T\nnext\n\nfar\n\nx2 y\n"]
+        );
+    }
+
+    #[test]
+    fn two_byte_codes_are_read_through_the_tounicode_map() {
+        let page = "BT /F2 10 Tf 72 700 Td <0001000200030001> Tj <0009> Tj ET";
+        assert_eq!(pages(pdf(&[page], "")), ["Ж漢 Ж\u{fffd}\n"]);
+    }
+
+    #[test]
+    fn text_inside_forms_is_read_and_a_form_that_draws_itself_ends() {
+        let page = "q 1 0 0 1 0 -100 cm /Fm1 Do Q /Loop Do BT /F1 10 Tf 72 700 Td (Page) Tj ET";
+        let form = "BT /F1 10 Tf 72 700 Td (Inside) Tj ET";
+        assert_eq!(pages(pdf(&[page], form)), ["Inside\n\nLoop\n\nPage\n"]);
+    }
+
+    #[test]
+    fn pages_are_asked_for_by_number_and_bounded_by_size() {
+        let doc = pdf(
+            &[
+                "BT /F1 10 Tf 72 700 Td (One) Tj ET",
+                "BT /F1 10 Tf 72 700 Td (Two) Tj ET",
+                "BT /F1 10 Tf 72 700 Td (Three) Tj ET",
+            ],
+            "",
+        );
+        let ask = |offset, limit, max_bytes| {
+            text(
+                doc.clone(),
+                PdfRequest {
+                    offset,
+                    limit,
+                    max_bytes,
+                },
+            )
+        };
+        let found = ask(2, 5, 100).expect("read");
+        assert_eq!(found.total_pages, 3);
+        assert_eq!(
+            found.pages,
+            [
+                PdfPage {
+                    number: 2,
+                    text: "Two\n".into()
+                },
+                PdfPage {
+                    number: 3,
+                    text: "Three\n".into()
+                }
+            ]
+        );
+        assert!(!found.cut_short);
+        let cut = ask(1, 3, 9).expect("read");
+        assert_eq!(cut.pages.len(), 2);
+        assert!(cut.cut_short);
+        assert!(ask(4, 1, 100).expect("read").pages.is_empty());
+        let over = ask(3, 1, 5).expect_err("a page over the bound");
+        assert_eq!(over.code(), "file_too_large");
+    }
+
+    #[test]
+    fn cut_and_scrambled_files_are_errors_never_panics() {
+        let doc = pdf(&["BT /F1 10 Tf 72 700 Td (Hello) Tj ET"], "");
+        let mut variants: Vec<Vec<u8>> = (0..doc.len())
+            .step_by(doc.len() / 60 + 1)
+            .map(|cut| doc[..cut].to_vec())
+            .collect();
+        for at in (0..doc.len()).step_by(doc.len() / 60 + 1) {
+            let mut flipped = doc.clone();
+            flipped[at] ^= 0x55;
+            variants.push(flipped);
+        }
+        variants.push(b"%PDF-1.7\n".to_vec());
+        variants.push(b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 1 0 R >> endobj\n".to_vec());
+        for bytes in variants {
+            match text(bytes, all(1 << 20)) {
+                Ok(_) => {}
+                Err(e) => assert_eq!(e.code(), "binary_file", "{}", e.message()),
+            }
+        }
+    }
 
     #[test]
     fn matrices_compose_as_pdf_writes_them() {

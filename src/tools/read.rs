@@ -48,7 +48,7 @@ pub struct ReadResult {
     /// The text, line endings kept (an image: its bytes in base64; a PDF: the text of the
     /// pages returned, each followed by a form feed, as `pdftotext` writes it).
     pub content: String,
-    /// Number of lines in the whole file.
+    /// Number of lines in the whole file (0 for an image or a PDF).
     pub total_lines: u64,
     /// First and last line returned (1-based; `end_line` < `start_line` when none).
     pub start_line: u64,

@@ -722,12 +722,25 @@ fn page_text(doc: &Document, page_id: ObjectId, fonts: &mut Fonts) -> String {
     tidy(&page.text)
 }
 
-/// Each line without the spaces at its ends of lines, no blank lines at either end, and a
-/// final newline unless empty.
+/// Each line without the spaces at its ends, no blank lines at either end, and a final
+/// newline unless empty; a word hyphenated at the end of a line is joined again (as
+/// `pdftotext` does, so that a search for "report" finds "re-" / "port").
 fn tidy(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 1);
-    for line in text.lines() {
-        out.push_str(line.trim_end());
+    let mut lines = text.lines().map(str::trim_end).peekable();
+    while let Some(line) = lines.next() {
+        let next_starts_lower = lines
+            .peek()
+            .and_then(|next| next.chars().next())
+            .is_some_and(char::is_lowercase);
+        let mut end = line.chars().rev();
+        let hyphenated = matches!(end.next(), Some('-' | '\u{ad}' | '\u{2010}'))
+            && end.next().is_some_and(char::is_alphabetic);
+        if hyphenated && next_starts_lower {
+            out.push_str(&line[..line.len() - line.chars().last().map_or(0, char::len_utf8)]);
+            continue;
+        }
+        out.push_str(line);
         out.push('\n');
     }
     let trimmed = out.trim_matches('\n');
@@ -1244,5 +1257,9 @@ mod tests {
     fn pages_are_tidied() {
         assert_eq!(tidy("  \n\na b  \nc\n\n"), "a b\nc\n");
         assert_eq!(tidy(" \n "), "");
+        assert_eq!(
+            tidy("a re-\nport\nself-\nContained 2-\nx\n"),
+            "a report\nself-\nContained 2-\nx\n"
+        );
     }
 }

@@ -80,8 +80,6 @@ pub struct PdfText {
     pub total_pages: u64,
     /// The pages asked for, in order, up to the first that would go over the bound.
     pub pages: Vec<PdfPage>,
-    /// True when pages asked for were left out for the bound.
-    pub cut_short: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +100,6 @@ pub fn pdf_text_json(text: &PdfText) -> Value {
     serde_json::json!({
         "total_pages": text.total_pages,
         "pages": pages,
-        "cut_short": text.cut_short,
     })
 }
 
@@ -121,7 +118,6 @@ fn pdf_text_from_json(result: &Value) -> Option<PdfText> {
     Some(PdfText {
         total_pages: result.get("total_pages")?.as_u64()?,
         pages,
-        cut_short: result.get("cut_short")?.as_bool()?,
     })
 }
 

@@ -181,7 +181,6 @@ fn extract(bytes: &[u8], request: PdfRequest) -> Result<PdfText> {
     let mut found = PdfText {
         total_pages,
         pages: Vec::new(),
-        cut_short: false,
     };
     let mut used = 0u64;
     let mut fonts = Fonts::new();
@@ -204,7 +203,6 @@ fn extract(bytes: &[u8], request: PdfRequest) -> Result<PdfText> {
                     ),
                 ));
             }
-            found.cut_short = true;
             break;
         }
         found.pages.push(PdfPage {
@@ -1215,10 +1213,8 @@ mod tests {
                 }
             ]
         );
-        assert!(!found.cut_short);
         let cut = ask(1, 3, 9).expect("read");
         assert_eq!(cut.pages.len(), 2);
-        assert!(cut.cut_short);
         assert!(ask(4, 1, 100).expect("read").pages.is_empty());
         let over = ask(3, 1, 5).expect_err("a page over the bound");
         assert_eq!(over.code(), "file_too_large");

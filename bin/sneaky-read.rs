@@ -1,4 +1,5 @@
-//! `sneaky-read`: the read_file tool (see `sneaky::tools`), and the hosts' image scaler.
+//! `sneaky-read`: the read_file tool (see `sneaky::tools`), and the hosts' image scaler and
+//! PDF reader.
 fn main() -> std::process::ExitCode {
-    sneaky::media::scale::main_or(sneaky::protocol::main::<sneaky::tools::read::ReadFile>)
+    sneaky::media::main_or(sneaky::protocol::main::<sneaky::tools::read::ReadFile>)
 }

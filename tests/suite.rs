@@ -60,6 +60,8 @@ mod mcp_client;
 mod mcp_concurrency;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/pdf.rs"]
+mod pdf;
 #[path = "suite/props.rs"]
 mod props;
 #[path = "suite/props_edit.rs"]

@@ -1,14 +1,16 @@
 //! Files that read_file returns as something other than text, told by their first bytes: the
-//! images a multimodal model takes (PNG, JPEG, GIF, WebP).
+//! images a multimodal model takes (PNG, JPEG, GIF, WebP), and PDFs.
 //!
 //! An image comes back as its bytes in base64 with its MIME type and size in pixels, bounded
 //! twice: its data by `max_file_size_bytes`, its sides by [`MAX_EDGE`]. One within both is
 //! returned as it is (only its header is read); a larger one is decoded and scaled down
-//! (`scale`). The decoders live in `sneaky-read` alone: the hosts (sneaky-mcp, sneaky-agent),
-//! which run read_file in their own process, hand such an image's bytes to
-//! `sneaky-read --scale-image` (`scale_elsewhere`), so that only one installed binary carries
-//! them.
+//! (`scale`). A PDF comes back as the text of its pages (`pdf`), as many as fit
+//! `max_file_size_bytes`. The decoders and the PDF parser live in `sneaky-read` alone: the
+//! hosts (sneaky-mcp, sneaky-agent), which run read_file in their own process, hand such an
+//! image's or PDF's bytes to `sneaky-read --scale-image` (`scale_elsewhere`) or
+//! `sneaky-read --pdf-text` (`pdf_elsewhere`), so that only one installed binary carries them.
 
+pub mod pdf;
 pub mod scale;
 
 use std::io::{Read, Write};
@@ -33,6 +35,109 @@ pub const MAX_PIXELS: u64 = 64_000_000;
 
 /// The flag of `sneaky-read` that scales an image given on stdin (`scale::main`).
 pub const SCALE_FLAG: &str = "--scale-image";
+
+/// The flag of `sneaky-read` that reads the text of a PDF given on stdin (`pdf::main`).
+pub const PDF_FLAG: &str = "--pdf-text";
+
+/// The largest PDF read_file reads, whatever `max_file_size_bytes` (what it returns, the
+/// text, stays within that): a PDF's pictures and fonts make it far larger than its text.
+pub const MAX_PDF_FILE_BYTES: u64 = 64 << 20;
+
+/// The main of `sneaky-read`: `scale::main` or `pdf::main` when [`SCALE_FLAG`] or [`PDF_FLAG`]
+/// is its first argument (how a host has an image scaled down or a PDF read), else `read_file`
+/// (the tool's main, handed in by the binary: this module sits beneath the tools and the
+/// protocol).
+pub fn main_or(read_file: fn() -> std::process::ExitCode) -> std::process::ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let first = args.next();
+    let rest = || -> Vec<String> { args.map(|a| a.to_string_lossy().into_owned()).collect() };
+    match first.as_deref().and_then(std::ffi::OsStr::to_str) {
+        Some(SCALE_FLAG) => scale::main(&rest()),
+        Some(PDF_FLAG) => pdf::main(&rest()),
+        _ => read_file(),
+    }
+}
+
+/// Whether a file is a PDF: it starts with the header `%PDF-` (PDF 32000-1, 7.5.2).
+pub fn is_pdf(head: &[u8]) -> bool {
+    head.starts_with(b"%PDF-")
+}
+
+/// Which pages of a PDF to read, and how much text they may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PdfRequest {
+    /// The first page, from 1.
+    pub offset: u64,
+    /// How many pages at most (at least 1).
+    pub limit: u64,
+    /// The most bytes of text: the pages that would go over are left out.
+    pub max_bytes: u64,
+}
+
+/// The text of a PDF's pages, as read_file returns them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PdfText {
+    pub total_pages: u64,
+    /// The pages asked for, in order, up to the first that would go over the bound.
+    pub pages: Vec<PdfPage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PdfPage {
+    /// From 1.
+    pub number: u64,
+    /// Its text, a line a line, ending with a newline unless empty.
+    pub text: String,
+}
+
+/// How `pdf::main` writes a [`PdfText`] and [`pdf_elsewhere`] reads it back.
+pub fn pdf_text_json(text: &PdfText) -> Value {
+    let pages: Vec<Value> = text
+        .pages
+        .iter()
+        .map(|p| serde_json::json!({"number": p.number, "text": p.text}))
+        .collect();
+    serde_json::json!({
+        "total_pages": text.total_pages,
+        "pages": pages,
+    })
+}
+
+fn pdf_text_from_json(result: &Value) -> Option<PdfText> {
+    let pages = result
+        .get("pages")?
+        .as_array()?
+        .iter()
+        .map(|p| {
+            Some(PdfPage {
+                number: p.get("number")?.as_u64()?,
+                text: p.get("text")?.as_str()?.to_string(),
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(PdfText {
+        total_pages: result.get("total_pages")?.as_u64()?,
+        pages,
+    })
+}
+
+/// How a host reads a PDF's text: through `sneaky-read --pdf-text MAX_BYTES OFFSET LIMIT`, the
+/// PDF's bytes on stdin; it answers with the envelope `pdf::main` writes.
+pub fn pdf_elsewhere(bytes: Vec<u8>, request: PdfRequest, path: &str) -> Result<PdfText> {
+    let args = [
+        PDF_FLAG.to_string(),
+        request.max_bytes.to_string(),
+        request.offset.to_string(),
+        request.limit.to_string(),
+    ];
+    let result = ask_sneaky_read(&args, &bytes, path, &format!("read the text of {path}"))?;
+    pdf_text_from_json(&result).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Internal,
+            format!("sneaky-read {PDF_FLAG}: unexpected result"),
+        )
+    })
+}
 
 /// An image format read_file returns as an image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,10 +318,22 @@ pub fn scale_elsewhere(
     max_bytes: u64,
     path: &str,
 ) -> Result<Image> {
+    let args = [SCALE_FLAG.to_string(), max_bytes.to_string()];
+    let result = ask_sneaky_read(&args, bytes, path, &format!("scale {path} down"))?;
+    scaled_from_json(&result).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Internal,
+            format!("sneaky-read {SCALE_FLAG}: unexpected result"),
+        )
+    })
+}
+
+/// Runs `sneaky-read ARGS` with `input` on stdin and returns the `result` of its envelope, or
+/// its error (`purpose` says what it was asked to do, for the messages).
+fn ask_sneaky_read(args: &[String], input: &[u8], path: &str, purpose: &str) -> Result<Value> {
     let binary = sibling_binary("sneaky-read");
     let spawned = Command::new(&binary)
-        .arg(SCALE_FLAG)
-        .arg(max_bytes.to_string())
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -225,26 +342,31 @@ pub fn scale_elsewhere(
         Error::new(
             ErrorKind::Internal,
             format!(
-                "cannot run {} to scale {path} down: {e} (`cargo install --path .` installs \
+                "cannot run {} to {purpose}: {e} (`cargo install --path .` installs \
                  every binary)",
                 binary.display()
             ),
         )
     })?;
-    let input = bytes.to_vec();
+    let input = input.to_vec();
     let writer = child.stdin.take().map(|mut stdin| {
         std::thread::spawn(move || {
             let _ = stdin.write_all(&input);
+        })
+    });
+    // stderr on a thread of its own, so that neither pipe fills while the other is read.
+    let errors = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut err = String::new();
+            let _ = stderr.read_to_string(&mut err);
+            err
         })
     });
     let mut out = Vec::new();
     if let Some(mut stdout) = child.stdout.take() {
         let _ = stdout.read_to_end(&mut out);
     }
-    let mut err = String::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let _ = stderr.read_to_string(&mut err);
-    }
+    let err = errors.and_then(|e| e.join().ok()).unwrap_or_default();
     if let Some(writer) = writer {
         let _ = writer.join();
     }
@@ -253,8 +375,9 @@ pub fn scale_elsewhere(
         Error::new(
             ErrorKind::Internal,
             format!(
-                "{} --scale-image gave no answer for {path}: {}",
+                "{} {} gave no answer for {path}: {}",
                 binary.display(),
+                args.first().map_or("", String::as_str),
                 err.trim()
             ),
         )
@@ -269,13 +392,7 @@ pub fn scale_elsewhere(
         let kind = ErrorKind::from_code(field("code")).unwrap_or(ErrorKind::Internal);
         return Err(Error::new(kind, format!("{path}: {}", field("message"))));
     }
-    let result = envelope.get("result").cloned().unwrap_or(Value::Null);
-    scaled_from_json(&result).ok_or_else(|| {
-        Error::new(
-            ErrorKind::Internal,
-            format!("{} --scale-image: unexpected result", binary.display()),
-        )
-    })
+    Ok(envelope.get("result").cloned().unwrap_or(Value::Null))
 }
 
 /// The image of `scale::main`'s result: `{mime_type, width, height, content}` (base64).

@@ -27,18 +27,6 @@ struct Pixels {
     channels: usize,
 }
 
-/// The main of `sneaky-read`: `main` below when [`super::SCALE_FLAG`] is its first argument
-/// (how a host has an image scaled down), else `read_file` (the tool's main, handed in by the
-/// binary: this module sits beneath the tools and the protocol).
-pub fn main_or(read_file: fn() -> ExitCode) -> ExitCode {
-    let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() == Some(std::ffi::OsStr::new(super::SCALE_FLAG)) {
-        let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
-        return main(&rest);
-    }
-    read_file()
-}
-
 /// `sneaky-read --scale-image MAX_BYTES`: the image on stdin, its scaled form as an envelope
 /// on stdout (`{"ok":true,"result":{"mime_type","width","height","content"}}`, content in
 /// base64), or a failure envelope.

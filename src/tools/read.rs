@@ -3,7 +3,8 @@
 //! `max_file_size_bytes` unless a range of lines is asked for; a range is read streaming, so
 //! its memory stays bounded by the limit whatever the file's size. An image (PNG, JPEG, GIF,
 //! WebP, told by its first bytes) comes back in base64, scaled down when it is over the
-//! limits of `crate::media`.
+//! limits of `crate::media`; a PDF as the text of its pages, `offset` and `limit` counting
+//! pages.
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::FileExt;
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
 use crate::error::{Error, ErrorKind, Result};
-use crate::media::{self, Image, ImageKind};
+use crate::media::{self, Image, ImageKind, PdfRequest, PdfText};
 use crate::render::human::Text;
 use crate::render::model;
 
@@ -23,17 +24,18 @@ pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// Read a UTF-8 text file from the workspace. Returns its content (line endings kept) and its
 /// number of lines. For a large file, read a range with `offset` and `limit`. An image (PNG,
 /// JPEG, GIF, WebP) is returned as an image (base64 data, MIME type, pixel size), scaled down
-/// when large.
+/// when large; a PDF as the text of its pages (`offset` and `limit` then count pages).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
     /// Path of the file to read, relative to the workspace root.
     pub file_path: String,
-    /// First line to return, counting from 1. Default: 1.
+    /// First line to return, counting from 1 (for a PDF: first page). Default: 1.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub offset: Option<u64>,
-    /// Maximum number of lines to return. Default: all lines up to the end of the file.
+    /// Maximum number of lines to return (for a PDF: pages). Default: all lines up to the end
+    /// of the file.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
@@ -43,19 +45,22 @@ pub struct ReadArgs {
 pub struct ReadResult {
     /// The file, relative to the workspace root.
     pub path: String,
-    /// The text, line endings kept.
+    /// The text, line endings kept (an image: its bytes in base64; a PDF: the text of the
+    /// pages returned, each followed by a form feed, as `pdftotext` writes it).
     pub content: String,
-    /// Number of lines in the whole file.
+    /// Number of lines in the whole file (0 for an image or a PDF).
     pub total_lines: u64,
     /// First and last line returned (1-based; `end_line` < `start_line` when none).
     pub start_line: u64,
     pub end_line: u64,
-    /// True when `content` is not the whole file (for an image: it was scaled down).
+    /// True when `content` is not the whole file (for an image: it was scaled down; for a PDF:
+    /// not every page is there).
     pub truncated: bool,
     /// `base64` for an image: `content` holds its bytes in base64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
-    /// The type of an image's `content` (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
+    /// The type of an image's `content` (`image/png`, `image/jpeg`, `image/gif`, `image/webp`);
+    /// `application/pdf` for a PDF.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// An image's width and height in pixels, as `content` holds it.
@@ -69,7 +74,34 @@ pub struct ReadResult {
     pub original_width: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_height: Option<u64>,
+    /// A PDF's number of pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_pages: Option<u64>,
+    /// The first and last page returned (from 1; `end_page` < `start_page` when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_page: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_page: Option<u64>,
+    /// A PDF's pages returned, each with its text (empty for a page without a text layer,
+    /// such as a scan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Vec<Page>>,
 }
+
+/// One page of a PDF.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct Page {
+    /// Its number, from 1.
+    pub number: u64,
+    /// Its text, a line of the page a line.
+    pub text: String,
+}
+
+/// The form feed that ends each page in `content`.
+const PAGE_END: char = '\u{c}';
+
+/// The MIME type of a PDF.
+const PDF_MIME_TYPE: &str = "application/pdf";
 
 impl ReadResult {
     /// A text result (no image fields).
@@ -87,12 +119,45 @@ impl ReadResult {
             height: None,
             original_width: None,
             original_height: None,
+            total_pages: None,
+            start_page: None,
+            end_page: None,
+            pages: None,
         }
     }
 
     /// The image `content` holds, when it is one.
     pub fn image_kind(&self) -> Option<ImageKind> {
         self.mime_type.as_deref().and_then(ImageKind::from_mime_type)
+    }
+
+    /// "PDF, pages 1-3 of 12; read on with offset 4", "PDF, page 2 of 2: no text layer …".
+    fn pdf_description(&self) -> String {
+        let total = self.total_pages.unwrap_or(0);
+        let start = self.start_page.unwrap_or(1);
+        let end = self.end_page.unwrap_or(0);
+        if end < start {
+            return format!(
+                "PDF, nothing there: the document has {}",
+                model::plural(total, "page", "pages")
+            );
+        }
+        let mut text = if start == end {
+            format!("PDF, page {start} of {total}")
+        } else {
+            format!("PDF, pages {start}-{end} of {total}")
+        };
+        let pages = self.pages.as_deref().unwrap_or_default();
+        if pages.iter().all(|p| p.text.is_empty()) {
+            text.push_str(
+                ": no text layer (the pages are only pictures, such as a scan); read_file \
+                 returns no text for them",
+            );
+        }
+        if end < total {
+            text.push_str(&format!("; read on with offset {}", end + 1));
+        }
+        text
     }
 
     /// "PNG image, 64x32 pixels", "JPEG image, 4000x3000 pixels, scaled down to 2000x1500".
@@ -110,13 +175,32 @@ impl ReadResult {
     }
 }
 
-/// How an image over the limits is scaled down: in this process (`sneaky-read`), or by
-/// `sneaky-read` for a host (`media::scale_elsewhere`), so that only one binary links the
-/// decoders.
-type Scaler = fn(ImageKind, &[u8], u64, &str) -> Result<Image>;
+/// Where an image over the limits is scaled down and a PDF's text read: in this process
+/// (`sneaky-read`), or by `sneaky-read` for a host (`media::scale_elsewhere`,
+/// `media::pdf_elsewhere`), so that only one binary links the decoders and the PDF parser.
+#[derive(Clone, Copy)]
+struct Media {
+    scale: fn(ImageKind, &[u8], u64, &str) -> Result<Image>,
+    pdf: fn(Vec<u8>, PdfRequest, &str) -> Result<PdfText>,
+}
+
+const HERE: Media = Media {
+    scale: scale_here,
+    pdf: pdf_here,
+};
+
+const ELSEWHERE: Media = Media {
+    scale: media::scale_elsewhere,
+    pdf: media::pdf_elsewhere,
+};
 
 fn scale_here(kind: ImageKind, bytes: &[u8], max: u64, path: &str) -> Result<Image> {
     media::scale::scale(kind, bytes, max)
+        .map_err(|e| Error::new(e.kind, format!("{path}: {}", e.message())))
+}
+
+fn pdf_here(bytes: Vec<u8>, request: PdfRequest, path: &str) -> Result<PdfText> {
+    media::pdf::text(bytes, request)
         .map_err(|e| Error::new(e.kind, format!("{path}: {}", e.message())))
 }
 
@@ -155,11 +239,11 @@ impl Tool for ReadFile {
     type Output = ReadResult;
 
     fn run(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
-        read(args, ctx, scale_here)
+        read(args, ctx, HERE)
     }
 
     fn run_hosted(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
-        read(args, ctx, media::scale_elsewhere)
+        read(args, ctx, ELSEWHERE)
     }
 
     /// `path (lines a-b of N)`, then the content unchanged; for an image, what it is (the image
@@ -168,6 +252,20 @@ impl Tool for ReadFile {
         let path = &r.path;
         if let Some(kind) = r.image_kind() {
             return format!("{path} ({})", r.image_description(kind));
+        }
+        if let Some(pages) = &r.pages {
+            let mut text = format!("{path} ({})", r.pdf_description());
+            if pages.iter().any(|p| !p.text.is_empty()) {
+                for page in pages {
+                    if page.text.is_empty() {
+                        text.push_str(&format!("\n--- page {} (no text) ---", page.number));
+                    } else {
+                        text.push_str(&format!("\n--- page {} ---\n", page.number));
+                        text.push_str(page.text.trim_end_matches('\n'));
+                    }
+                }
+            }
+            return text;
         }
         let (start, end, total) = (r.start_line, r.end_line, r.total_lines);
         let header = if total == 0 {
@@ -186,7 +284,18 @@ impl Tool for ReadFile {
         format!("{header}\n{}", r.content)
     }
 
-    fn human_text(r: &ReadResult, _binary: &str) -> Text {
+    fn human_text(r: &ReadResult, binary: &str) -> Text {
+        if let Some(pages) = &r.pages {
+            // The text as `pdftotext` prints it; what the pages are goes to stderr.
+            let mut stderr = String::new();
+            if pages.is_empty() || pages.iter().all(|p| p.text.is_empty()) || r.truncated {
+                stderr = format!("{binary}: {}: {}\n", r.path, r.pdf_description());
+            }
+            return Text {
+                stdout: r.content.clone(),
+                stderr,
+            };
+        }
         if let Some(kind) = r.image_kind() {
             return Text {
                 stdout: format!(
@@ -204,10 +313,11 @@ impl Tool for ReadFile {
     }
 
     const TEXT_FORMAT: &'static str =
-        "the file's content, as is; for an image, a line saying what it is";
+        "the file's content, as is; for an image, a line saying what it is; for a PDF, the text \
+         of its pages, each ended by a form feed";
 }
 
-fn read(args: ReadArgs, ctx: &Context, scaler: Scaler) -> Result<ReadResult> {
+fn read(args: ReadArgs, ctx: &Context, via: Media) -> Result<ReadResult> {
     if args.offset == Some(0) {
         return Err(Error::invalid_args("offset: lines count from 1"));
     }
@@ -220,20 +330,27 @@ fn read(args: ReadArgs, ctx: &Context, scaler: Scaler) -> Result<ReadResult> {
     let path = rel.display().to_string();
     if args.offset.is_none() && args.limit.is_none() {
         if size > max {
-            // Over the limit for text; an image is read to be scaled down.
+            // Over the limit for text; an image is read to be scaled down, a PDF for its text.
             let mut head = [0u8; 16];
             let n = file.read_at(&mut head, 0).map_err(|e| Error::io(&path, e))?;
+            if media::is_pdf(&head[..n]) {
+                let bytes = read_pdf_bytes(file, &path)?;
+                return pdf_result(bytes, path, PdfRequest::whole(max), via);
+            }
             return match ImageKind::sniff(&head[..n]) {
                 Some(kind) => {
                     let bytes = read_image_bytes(file, &path)?;
-                    image_result(kind, bytes, path, max, scaler)
+                    image_result(kind, bytes, path, max, via)
                 }
                 None => Err(too_large(&path, size, max)),
             };
         }
         let bytes = read_bounded(file, size, max, &path)?;
         if let Some(kind) = ImageKind::sniff(&bytes) {
-            return image_result(kind, bytes, path, max, scaler);
+            return image_result(kind, bytes, path, max, via);
+        }
+        if media::is_pdf(&bytes) {
+            return pdf_result(bytes, path, PdfRequest::whole(max), via);
         }
         let content = text_or_binary(bytes, &path)?;
         let total_lines = count_lines(content.as_bytes());
@@ -250,7 +367,7 @@ fn read(args: ReadArgs, ctx: &Context, scaler: Scaler) -> Result<ReadResult> {
         args.offset.unwrap_or(1),
         args.limit.unwrap_or(u64::MAX),
         max,
-        scaler,
+        via,
     )
 }
 
@@ -270,13 +387,87 @@ fn read_image_bytes(file: impl Read, path: &str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A PDF's whole file, up to `media::MAX_PDF_FILE_BYTES`.
+fn read_pdf_bytes(file: impl Read, path: &str) -> Result<Vec<u8>> {
+    let bound = media::MAX_PDF_FILE_BYTES;
+    let mut bytes = Vec::new();
+    file.take(bound + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > bound {
+        return Err(Error::new(
+            ErrorKind::FileTooLarge,
+            format!("{path} is a PDF over {bound} bytes, more than read_file reads"),
+        ));
+    }
+    Ok(bytes)
+}
+
+impl PdfRequest {
+    /// Every page, as many as fit `max` bytes of text.
+    fn whole(max: u64) -> PdfRequest {
+        PdfRequest {
+            offset: 1,
+            limit: u64::MAX,
+            max_bytes: max,
+        }
+    }
+}
+
+/// The text of the pages asked for.
+fn pdf_result(
+    bytes: Vec<u8>,
+    path: String,
+    request: PdfRequest,
+    via: Media,
+) -> Result<ReadResult> {
+    let found = (via.pdf)(bytes, request, &path)?;
+    let total = found.total_pages;
+    let start_page = request.offset.min(total + 1);
+    let end_page = found
+        .pages
+        .last()
+        .map_or(start_page - 1, |page| page.number);
+    let mut content = String::new();
+    for page in &found.pages {
+        content.push_str(&page.text);
+        content.push(PAGE_END);
+    }
+    let pages = found
+        .pages
+        .into_iter()
+        .map(|p| Page {
+            number: p.number,
+            text: p.text,
+        })
+        .collect();
+    Ok(ReadResult {
+        path,
+        content,
+        total_lines: 0,
+        start_line: 1,
+        end_line: 0,
+        truncated: start_page > 1 || end_page < total,
+        encoding: None,
+        mime_type: Some(PDF_MIME_TYPE.to_string()),
+        width: None,
+        height: None,
+        original_width: None,
+        original_height: None,
+        total_pages: Some(total),
+        start_page: Some(start_page),
+        end_page: Some(end_page),
+        pages: Some(pages),
+    })
+}
+
 /// The image as it is when it is within the limits, else scaled down.
 fn image_result(
     kind: ImageKind,
     bytes: Vec<u8>,
     path: String,
     max: u64,
-    scaler: Scaler,
+    via: Media,
 ) -> Result<ReadResult> {
     let (width, height) = kind.dimensions(&bytes).ok_or_else(|| {
         binary(
@@ -292,7 +483,7 @@ fn image_result(
             height,
         }
     } else {
-        scaler(kind, &bytes, max, &path)?
+        (via.scale)(kind, &bytes, max, &path)?
     };
     let scaled = (image.width, image.height) != (width, height) || image.kind != kind;
     Ok(ReadResult {
@@ -308,6 +499,10 @@ fn image_result(
         height: Some(u64::from(image.height)),
         original_width: Some(u64::from(width)),
         original_height: Some(u64::from(height)),
+        total_pages: None,
+        start_page: None,
+        end_page: None,
+        pages: None,
     })
 }
 
@@ -373,20 +568,29 @@ pub fn count_lines(bytes: &[u8]) -> u64 {
 }
 
 /// Lines `offset` on, `limit` of them, read streaming (an image is returned whole: lines mean
-/// nothing there).
+/// nothing there; a PDF's pages are counted instead).
 fn read_range(
     file: std::fs::File,
     path: String,
     offset: u64,
     limit: u64,
     max: u64,
-    scaler: Scaler,
+    via: Media,
 ) -> Result<ReadResult> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| Error::io(&path, e))?;
     if let Some(kind) = ImageKind::sniff(head) {
         let bytes = read_image_bytes(reader, &path)?;
-        return image_result(kind, bytes, path, max, scaler);
+        return image_result(kind, bytes, path, max, via);
+    }
+    if media::is_pdf(head) {
+        let bytes = read_pdf_bytes(reader, &path)?;
+        let request = PdfRequest {
+            offset,
+            limit,
+            max_bytes: max,
+        };
+        return pdf_result(bytes, path, request, via);
     }
     if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(binary(&path, "it contains NUL bytes"));

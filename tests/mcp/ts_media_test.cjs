@@ -1,11 +1,12 @@
-// read_file of an image through the official TypeScript MCP SDK's client: the SDK parses the
-// result against its CallToolResult schema (an `image` block needs `data` and `mimeType`) and
-// validates structuredContent against the tool's outputSchema.
+// read_file of an image and of a PDF through the official TypeScript MCP SDK's client: the SDK
+// parses the result against its CallToolResult schema (an `image` block needs `data` and
+// `mimeType`) and validates structuredContent against the tool's outputSchema.
 //
 // Usage: node ts_media_test.cjs SNEAKY_MCP_BINARY WORKSPACE_ROOT
 //
-// WORKSPACE_ROOT holds shot.png (48 x 20) and big.png (2400 x 600). Run by
-// tests/suite/media.rs with NODE_PATH pointing at the packages .ci/setup-hosts.sh installs.
+// WORKSPACE_ROOT holds shot.png (48 x 20), big.png (2400 x 600) and doc.pdf (tests/pdf/groff.pdf:
+// three pages). Run by tests/suite/media.rs with NODE_PATH pointing at the packages
+// .ci/setup-hosts.sh installs.
 'use strict';
 
 const fs = require('fs');
@@ -70,6 +71,17 @@ async function main() {
   check(dims && dims[0] === 2000 && dims[1] === 500, `the 2400 x 600 image comes scaled to 2000 x 500 (${dims})`);
   check(big.structuredContent.truncated === true && big.structuredContent.original_width === 2400,
     'structuredContent says it was scaled from 2400 px');
+
+  const pdf = await client.callTool({ name: 'read_file', arguments: { file_path: 'doc.pdf', offset: 2, limit: 1 } });
+  check(CallToolResultSchema.safeParse(pdf).success, 'the PDF result parses as a CallToolResult');
+  check(pdf.isError === false && pdf.content.length === 1 && pdf.content[0].type === 'text',
+    'read_file of a PDF is one text block');
+  const pages = pdf.content[0].text;
+  check(pages.startsWith('doc.pdf (PDF, page 2 of 3; read on with offset 3)\n--- page 2 ---\n')
+    && pages.includes('The second page says hello.'), "ok: the PDF's second page comes as text");
+  check(pdf.structuredContent.total_pages === 3 && pdf.structuredContent.pages.length === 1
+    && pdf.structuredContent.pages[0].number === 2 && pdf.structuredContent.mime_type === 'application/pdf',
+    'structuredContent (validated against outputSchema) has the page, its number and total_pages');
 
   await client.close();
   console.log('all TypeScript media checks passed');

@@ -1,8 +1,9 @@
 //! Lean binaries: each tool binary links only what its tool uses (generic mains).
 //! The bash grammar (tree-sitter-bash) belongs only where commands are parsed: sneaky-run (the
 //! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it); HTTPS
-//! (rustls) only in sneaky-agent; the image codecs only in sneaky-read (`sneaky::media`). Read from the symbol tables
-//! of this build's binaries with `nm` (the linker drops what nothing references);
+//! (rustls) only in sneaky-agent; the image codecs and the PDF parser (lopdf) only in sneaky-read
+//! (`sneaky::media`). Read from the symbol tables of this build's binaries with `nm` (the
+//! linker drops what nothing references);
 //! `benches/size.sh` checks the same on the stripped release binaries and measures the sizes.
 //!
 //! The binaries are Cargo.toml's `[[bin]]` targets, held to the catalog: one per tool, plus the
@@ -79,7 +80,7 @@ fn symbols(bin: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_bash_grammar_tls_and_image_codecs_are_linked_only_where_used() {
+fn the_bash_grammar_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
     if !util::require_cmd("nm") {
         return;
     }
@@ -103,6 +104,11 @@ fn the_bash_grammar_tls_and_image_codecs_are_linked_only_where_used() {
         });
         if codecs != wants_codecs {
             wrong.push(format!("{bin}: links the image codecs: {codecs}"));
+        }
+        // The PDF parser: only sneaky-read reads PDFs (the hosts hand them to it).
+        let pdf = symbols.iter().any(|s| s.contains("lopdf"));
+        if pdf != wants_codecs {
+            wrong.push(format!("{bin}: links lopdf: {pdf}"));
         }
         let tls = symbols.iter().any(|s| s.contains("rustls"));
         if grammar != wants_grammar {

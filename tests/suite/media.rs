@@ -1,6 +1,7 @@
 //! read_file of an image: through sneaky-read (JSON and text), through sneaky-mcp (an `image`
 //! content block; scaling handed to `sneaky-read --scale-image`), and through the official
-//! TypeScript SDK's client (tests/mcp/ts_media_test.cjs), which parses the image block.
+//! TypeScript SDK's client (tests/mcp/ts_media_test.cjs), which parses the image block (and
+//! reads a PDF's pages: tests/suite/pdf.rs has the rest of read_file of a PDF).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -179,8 +180,8 @@ fn a_large_image_is_scaled_down_and_an_unreadable_one_refused() {
     assert!(msg.contains("PNG"), "{msg}");
 }
 
-/// One stdio session: initialize, then each call's result.
-fn mcp_calls(w: &Ws, calls: &[Value]) -> Vec<Value> {
+/// One stdio session: initialize, then each read_file call's result.
+pub fn mcp_calls(w: &Ws, calls: &[Value]) -> Vec<Value> {
     let mut child = Command::cargo_bin("sneaky-mcp")
         .expect("binary")
         .arg("--root")
@@ -264,6 +265,7 @@ fn official_typescript_client_parses_the_image_block() {
     let w = util::ws();
     write_bytes(&w, "shot.png", &png(48, 20));
     write_bytes(&w, "big.png", &png(2400, 600));
+    write_bytes(&w, "doc.pdf", &crate::pdf::fixture("groff.pdf"));
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_media_test.cjs");
     let out = Command::new("node")
         .arg(&script)
@@ -279,7 +281,9 @@ fn official_typescript_client_parses_the_image_block() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && stdout.contains("all TypeScript media checks passed"),
+        out.status.success()
+            && stdout.contains("all TypeScript media checks passed")
+            && stdout.contains("the PDF's second page comes as text"),
         "{}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         out.status
     );

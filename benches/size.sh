@@ -2,7 +2,7 @@
 # Size and build time of the installed binaries, before and after: for each of two revisions,
 # a clean release build (`cargo install --path . --root DIR --locked` into a fresh target
 # directory, the way a user installs) timed with /usr/bin/time, then the installed size of each of the
-# 13 binaries. Prints both side by side with the ratio, and checks that the bash grammar
+# binaries (every [[bin]] of Cargo.toml). Prints both side by side with the ratio, and checks that the bash grammar
 # (tree-sitter-bash) is linked only where commands are parsed (sneaky-run: the hosts check and
 # run commands through it) and HTTPS (rustls) only in sneaky-agent.
 #

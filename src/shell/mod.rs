@@ -98,6 +98,9 @@ pub fn run_with_changes(
     ctx: Context<'_>,
     changes: Changes,
 ) -> Result<Outcome> {
+    // Taken first: what changes the workspace from here on counts as changed meanwhile when
+    // the command's changes are applied (src/shell/overlay.rs, `Started`).
+    let started = overlay::Started::now();
     let shell = &ctx.config.tools.shell;
     let root = ctx.ws.root().to_path_buf();
     let Setup {
@@ -131,7 +134,7 @@ pub fn run_with_changes(
                     .map_err(Clone::clone);
                 pids_cgroup = made.ok();
                 if changes != Changes::Direct {
-                    match hold_changes(ctx.ws, changes, &mut spec) {
+                    match hold_changes(ctx.ws, changes, &mut spec, started) {
                         Ok(held) => scratch = Some(held),
                         Err(why)
                             if changes == Changes::DryRun || {
@@ -179,6 +182,9 @@ pub fn run_with_changes(
         }
     };
     cmd.current_dir(&root).env_clear().envs(env);
+    if let Some(held) = &scratch {
+        held.settle();
+    }
     let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
     drop(pids_cgroup);
     drop(vcs_placeholders);
@@ -241,6 +247,7 @@ fn hold_changes(
     ws: &Workspace,
     changes: Changes,
     spec: &mut sandbox::LaunchSpec,
+    started: overlay::Started,
 ) -> std::result::Result<overlay::Scratch, String> {
     if changes == Changes::DryRun {
         spec.require.push("overlay".into());
@@ -250,7 +257,7 @@ fn hold_changes(
     {
         return Err("skipped: SNEAKY_SANDBOX_SKIP=overlay".into());
     }
-    let held = overlay::Scratch::create(ws).map_err(|e| e.message())?;
+    let held = overlay::Scratch::create(ws, started).map_err(|e| e.message())?;
     spec.overlay = Some(held.spec(ws, changes == Changes::DryRun));
     Ok(held)
 }

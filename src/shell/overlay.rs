@@ -136,17 +136,78 @@ pub fn mount_over(root: &Path, spec: &OverlaySpec) -> std::result::Result<(), St
     Ok(())
 }
 
+/// The file of a scratch directory that holds when its command started.
+const STARTED_FILE: &str = "started";
+
+/// When a command started, in nanoseconds since the epoch on this machine's real-time clock.
+///
+/// Whether a workspace path was changed by someone else while the command ran (a person's
+/// editor, another tool) is told by its change time (ctime), which every change of content,
+/// mode, links or name sets to the kernel's clock and which no program can set back: a change
+/// time at or after the start is a change made since. Nothing is read or recorded per path
+/// at the start, so a large workspace costs nothing. The kernel stamps change times from a
+/// coarse clock, up to one tick (1-10 ms) behind the real time: [`Started::settle`] holds the
+/// command back until that clock has passed the start, so that any change made once the
+/// command runs is stamped after the start, and any change made before the start is stamped
+/// before it (a change made during the few milliseconds in between counts as made meanwhile:
+/// the safe side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Started(i128);
+
+impl Started {
+    pub fn now() -> Started {
+        Started(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i128),
+        )
+    }
+
+    /// Wait until the coarse clock that stamps change times has passed the start (at most one
+    /// clock tick, and usually no time at all: setting the command up takes longer).
+    pub fn settle(self) {
+        use nix::time::{clock_gettime, ClockId};
+        let limit = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        loop {
+            let Ok(coarse) = clock_gettime(ClockId::CLOCK_REALTIME_COARSE) else {
+                // No coarse clock to watch: wait out the longest tick (HZ=100).
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                return;
+            };
+            let coarse = i128::from(coarse.tv_sec()) * 1_000_000_000 + i128::from(coarse.tv_nsec());
+            if coarse > self.0 || std::time::Instant::now() > limit {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(250));
+        }
+    }
+
+    /// Whether a path with this status was changed at or after the start. A change time with
+    /// no nanoseconds comes from a file system that keeps whole seconds (or two): then a
+    /// change in the second before the start counts too.
+    fn changed_since(self, meta: &fs::Metadata) -> bool {
+        if meta.ctime_nsec() == 0 {
+            let start_secs = self.0.div_euclid(1_000_000_000);
+            return i128::from(meta.ctime()) >= start_secs - 1;
+        }
+        i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()) >= self.0
+    }
+}
+
 /// The upper layer of one call, in the undo history's directory, removed when dropped. It
 /// holds a lock while it lives, so that a later call removes the ones killed calls left.
 pub struct Scratch {
     dir: PathBuf,
     _lock: Flock<File>,
+    /// When the command started: what the workspace's paths are compared against when its
+    /// changes are applied.
+    started: Started,
     /// Kept (its changes could not be applied): not removed.
     kept: bool,
 }
 
 impl Scratch {
-    pub fn create(ws: &Workspace) -> Result<Scratch> {
+    pub fn create(ws: &Workspace, started: Started) -> Result<Scratch> {
         let base = history::scratch_dir(ws)?;
         remove_abandoned(&base);
         let dir = tempfile::Builder::new()
@@ -173,11 +234,22 @@ impl Scratch {
                 return Err(Error::io("making the command's overlay directory", e));
             }
         }
+        // Kept with the upper layer, for changes held and applied later (`apply_held`).
+        if let Err(e) = fs::write(dir.join(STARTED_FILE), started.0.to_string()) {
+            let _ = fs::remove_dir_all(&dir);
+            return Err(Error::io("making the command's overlay directory", e));
+        }
         Ok(Scratch {
             dir,
             _lock: lock,
+            started,
             kept: false,
         })
+    }
+
+    /// Wait until the command may start: see [`Started::settle`].
+    pub fn settle(&self) {
+        self.started.settle();
     }
 
     pub fn upper(&self) -> PathBuf {
@@ -242,9 +314,15 @@ impl Scratch {
                     Error::io("locking the held changes", std::io::Error::from(e))
                 })
             })?;
+        // Without its start, every path the held changes touch counts as changed since.
+        let started = fs::read_to_string(dir.join(STARTED_FILE))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .map_or(Started(i128::MIN), Started);
         Ok(Scratch {
             dir,
             _lock: lock,
+            started,
             kept: false,
         })
     }
@@ -715,6 +793,64 @@ fn expand_removed(root: &Path, dir: &str, out: &mut Vec<Found>) {
     }
 }
 
+/// The paths the command changed that someone else changed in the workspace while it ran
+/// (see [`Started`]): applying the command's version would overwrite that work. Its
+/// files, links and what it removes are compared by their change time; a directory the
+/// command keeps as a directory is not (its change time moves with every entry made or
+/// removed in it, and its entries are compared one by one). A file the command changed that
+/// is gone from the workspace was deleted meanwhile, unless the command also removed paths,
+/// one of which it may have renamed there (overlayfs marks a file copied up from the
+/// workspace, not where from).
+fn changed_meanwhile(ws: &Workspace, upper: &Path, all: &[Found], started: Started) -> Vec<String> {
+    let root = ws.root();
+    // A clock set back while the command ran leaves change times that cannot be judged.
+    let clock_went_back = Started::now().0 < started.0;
+    let renames_possible = all.iter().any(|f| matches!(f.to, To::Absent));
+    let mut out = Vec::new();
+    for f in all {
+        if off_limits(ws, &f.path) {
+            continue;
+        }
+        let changed = match fs::symlink_metadata(root.join(&f.path)) {
+            Ok(m) if m.file_type().is_dir() && matches!(f.to, To::Dir { .. }) => false,
+            Ok(m) => clock_went_back || started.changed_since(&m),
+            Err(_) => match f.to {
+                To::File { .. } | To::Link { .. } => {
+                    !renames_possible
+                        && super::sys::lgetxattr(&upper.join(&f.path), "user.overlay.origin")
+                            .is_some()
+                }
+                To::Absent | To::Dir { .. } => false,
+            },
+        };
+        if changed {
+            out.push(f.path.clone());
+        }
+    }
+    out
+}
+
+/// The error of changes that would overwrite work done while the command ran.
+fn conflict(paths: &[String]) -> Error {
+    const SHOWN: usize = 20;
+    let mut named = paths
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        named.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    Error::new(
+        ErrorKind::Conflict,
+        format!(
+            "while the command ran, someone else changed what it changed too, and applying its \
+             changes would overwrite that: {named}"
+        ),
+    )
+}
+
 /// A path's state without its content (what applying needs to know of it).
 fn state_of(root: &Path, path: &str) -> Snapshot {
     let state = match fs::symlink_metadata(root.join(path)) {
@@ -780,6 +916,12 @@ pub fn collect(
     }
     // Parents before their children.
     all.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+    if !dry_run {
+        let meanwhile = changed_meanwhile(ws, &scratch.upper(), &all, scratch.started);
+        if !meanwhile.is_empty() {
+            return Err(conflict(&meanwhile));
+        }
+    }
     let mut ignored = Ignored::new(root);
     let mut applied = Applied::default();
     let mut journaled = Vec::new();

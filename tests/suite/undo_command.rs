@@ -405,3 +405,233 @@ fn kill_9_while_a_command_s_changes_are_applied_leaves_old_or_new_and_undo_still
         seen[1]
     );
 }
+
+/// The upper layers of the workspace's running commands (`<state>/sneaky/undo/<key>/scratch/
+/// run-*/upper`).
+fn uppers(w: &Ws) -> Vec<std::path::PathBuf> {
+    let undo = w.outside().join("state/sneaky/undo");
+    let mut out = Vec::new();
+    for key in std::fs::read_dir(&undo).into_iter().flatten().flatten() {
+        for run in std::fs::read_dir(key.path().join("scratch"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if run.file_name().to_string_lossy().starts_with("run-") {
+                out.push(run.path().join("upper"));
+            }
+        }
+    }
+    out
+}
+
+/// Run `request` in sneaky-run; once `ready` says the command has got that far (given its
+/// upper layer), do what a person does meanwhile; the reply.
+fn run_meanwhile(
+    w: &Ws,
+    request: Value,
+    ready: impl Fn(&Path) -> bool,
+    person: impl FnOnce(),
+) -> util::Reply {
+    use assert_cmd::cargo::CommandCargoExt;
+    use std::io::Write;
+    let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");
+    util::fence(&mut cmd, w.outside())
+        .current_dir(&w.root)
+        .env_remove("CARGO_TARGET_DIR")
+        .env("SNEAKY_ROOT", &w.root)
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(request.to_string().as_bytes())
+        .expect("request");
+    drop(stdin);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !uppers(w).iter().any(|u| ready(u)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never got there"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    person();
+    util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"))
+}
+
+/// `rel` is in the upper layer: the command has written (or removed) it.
+fn wrote(rel: &'static str) -> impl Fn(&Path) -> bool {
+    move |upper: &Path| std::fs::symlink_metadata(upper.join(rel)).is_ok()
+}
+
+/// `rel` is a whiteout in the upper layer: the command has removed it (a directory: with all
+/// it held).
+fn removed(rel: &'static str) -> impl Fn(&Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    move |upper: &Path| {
+        std::fs::symlink_metadata(upper.join(rel)).is_ok_and(|m| m.file_type().is_char_device())
+    }
+}
+
+/// The error of a conflict: names each of `paths`, says where the command's changes are kept,
+/// and nothing of them was applied (nor recorded).
+fn expect_conflict(w: &Ws, reply: &util::Reply, paths: &[&str], not_applied: &str) {
+    let message = reply.err("conflict", 1);
+    for p in paths {
+        assert!(message.contains(p), "{p} not named: {message}");
+    }
+    assert!(message.contains("kept in"), "{message}");
+    assert!(!w.root.join(not_applied).exists(), "{not_applied} applied");
+    w.call("sneaky-undo", json!({})).err("not_found", 1);
+}
+
+#[test]
+fn a_file_a_person_edits_while_the_command_changes_it_is_never_overwritten() {
+    let Some(w) = repo() else { return };
+    // The command has read and changed its copy when the person saves theirs.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && echo cmd >> a.txt && sleep 1"}),
+        wrote("a.txt"),
+        || std::fs::write(w.root.join("a.txt"), "the person's\n").expect("write"),
+    );
+    expect_conflict(&w, &reply, &["a.txt"], "other.txt");
+    assert_eq!(w.read("a.txt"), "the person's\n");
+    // The command's version is where the error says.
+    let message = reply.err("conflict", 1);
+    let kept = message.rsplit("kept in ").next().expect("kept").trim();
+    assert_eq!(
+        std::fs::read(Path::new(kept).join("a.txt")).expect("kept a.txt"),
+        b"one\r\ntwo\r\ncmd\n"
+    );
+    // The person saves while the command runs, before it writes the file (it overwrites it
+    // without reading it): the command never saw the person's version either.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && sleep 1 && echo cmd > b.txt"}),
+        wrote("other.txt"),
+        || std::fs::write(w.root.join("b.txt"), "the person's\n").expect("write"),
+    );
+    expect_conflict(&w, &reply, &["b.txt"], "other.txt");
+    assert_eq!(w.read("b.txt"), "the person's\n");
+}
+
+#[test]
+fn deletions_creations_and_directories_changed_meanwhile_are_conflicts_too() {
+    let Some(w) = repo() else { return };
+    // The command deletes a file the person edits.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && rm b.txt && sleep 1"}),
+        wrote("b.txt"),
+        || std::fs::write(w.root.join("b.txt"), "edited\n").expect("write"),
+    );
+    expect_conflict(&w, &reply, &["b.txt"], "other.txt");
+    assert_eq!(w.read("b.txt"), "edited\n");
+    // Both create the same file.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && echo cmd > n.txt && sleep 1"}),
+        wrote("n.txt"),
+        || std::fs::write(w.root.join("n.txt"), "mine\n").expect("write"),
+    );
+    expect_conflict(&w, &reply, &["n.txt"], "other.txt");
+    assert_eq!(w.read("n.txt"), "mine\n");
+    std::fs::remove_file(w.root.join("n.txt")).expect("rm");
+    // The person deletes a file the command changes: it is not brought back.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && echo cmd >> f && sleep 1"}),
+        wrote("f"),
+        || std::fs::remove_file(w.root.join("f")).expect("rm"),
+    );
+    expect_conflict(&w, &reply, &["f"], "other.txt");
+    assert!(!w.root.join("f").exists());
+    // The command removes a directory in which the person makes a file and edits another.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && rm -r d && sleep 1"}),
+        removed("d"),
+        || {
+            std::fs::write(w.root.join("d/new.txt"), "new\n").expect("write");
+            std::fs::write(w.root.join("d/deep/y.txt"), "y2\n").expect("write");
+        },
+    );
+    expect_conflict(&w, &reply, &["d/new.txt", "d/deep/y.txt"], "other.txt");
+    assert_eq!(w.read("d/new.txt"), "new\n");
+    assert_eq!(w.read("d/deep/y.txt"), "y2\n");
+    assert_eq!(w.read("d/x.txt"), "x\n");
+    // The command makes a file where the person makes a directory.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && echo cmd > z && sleep 1"}),
+        wrote("z"),
+        || std::fs::create_dir(w.root.join("z")).expect("mkdir"),
+    );
+    expect_conflict(&w, &reply, &["z"], "other.txt");
+    assert!(w.root.join("z").is_dir());
+}
+
+#[test]
+fn work_on_other_files_meanwhile_or_just_before_is_no_conflict() {
+    let Some(w) = repo() else { return };
+    // The person edits another file, and makes one in a directory the command writes in.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo cmd >> a.txt && echo n > d/n.txt && sleep 1"}),
+        wrote("a.txt"),
+        || {
+            std::fs::write(w.root.join("b.txt"), "the person's\n").expect("write");
+            std::fs::write(w.root.join("d/mine.txt"), "mine\n").expect("write");
+        },
+    );
+    let r = reply.command_ran();
+    expect_kinds(
+        &r["changes"],
+        &[("a.txt", "modified"), ("d/n.txt", "created")],
+    );
+    assert_eq!(w.read("a.txt"), "one\r\ntwo\r\ncmd\n");
+    assert_eq!(w.read("b.txt"), "the person's\n");
+    assert_eq!(w.read("d/mine.txt"), "mine\n");
+    // An edit right before the command, within the same tick of the clock that stamps change
+    // times, is what the command started from: no conflict.
+    for i in 0..5 {
+        w.call(
+            "sneaky-write",
+            json!({"file_path": "b.txt", "content": format!("edit {i}\n")}),
+        )
+        .ok();
+        let reply = run(&w, json!({"command": "echo cmd >> b.txt"}));
+        assert_eq!(reply.command_ran()["exit_code"], 0, "{}", reply.json);
+        assert_eq!(w.read("b.txt"), format!("edit {i}\ncmd\n"));
+    }
+}
+
+#[test]
+fn held_changes_are_not_applied_over_an_edit_made_after_the_dry_run() {
+    let Some(w) = repo() else { return };
+    let held = w.call_raw(
+        "sneaky-run",
+        &["--hold-changes"],
+        json!({"command": "echo cmd >> a.txt && echo other > other.txt", "dry_run": true})
+            .to_string()
+            .as_bytes(),
+    );
+    let id = held.command_ran()["held"]
+        .as_str()
+        .expect("held")
+        .to_string();
+    std::fs::write(w.root.join("a.txt"), "the person's\n").expect("write");
+    let reply = w.call_raw(
+        "sneaky-run",
+        &["--apply-held"],
+        json!({ "held": id }).to_string().as_bytes(),
+    );
+    expect_conflict(&w, &reply, &["a.txt"], "other.txt");
+    assert_eq!(w.read("a.txt"), "the person's\n");
+}

@@ -578,16 +578,20 @@ fn same_content(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Whether git ignores a path (by the workspace's `.gitignore` files, `.git/info/exclude` and
-/// the user's global excludes file, `$XDG_CONFIG_HOME/git/ignore`): it, or a directory above
-/// it, matches. Files git tracks although they match are not told apart (git's index is not
-/// read). The patterns are gitignore(5)'s, matched here rather than through a glob crate: the
+/// Whether git ignores a path (by the workspace's `.gitignore` files, the repository's
+/// `info/exclude` and the user's excludes file: `core.excludesFile` as git's configuration
+/// sets it, else `$XDG_CONFIG_HOME/git/ignore`): it, or a directory above it, matches, and
+/// git does not track it (a path in the index, or a directory holding one, is never ignored).
+/// The patterns are gitignore(5)'s, matched here rather than through a glob crate: the
 /// regular-expression engine one brings would more than double sneaky-run's size.
 struct Ignored {
     root: PathBuf,
     per_dir: HashMap<String, Vec<Rule>>,
     exclude: Vec<Rule>,
     global: Vec<Rule>,
+    repo: Option<GitDirs>,
+    /// The index's paths, read the first time a changed path matches a rule.
+    tracked: Option<Vec<Vec<u8>>>,
 }
 
 /// One line of an ignore file.
@@ -716,17 +720,27 @@ fn decide(rules: &[Rule], parts: &[&[u8]], is_dir: bool) -> Option<bool> {
 
 impl Ignored {
     fn new(root: &Path) -> Ignored {
-        let global = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-            .map(|base| read_rules(&base.join("git/ignore")))
-            .unwrap_or_default();
+        let repo = GitDirs::of(root);
+        let config = GitConfig::read(repo.as_ref().map(|r| r.common.as_path()));
+        let global = match &config.excludes_file {
+            Some(file) => read_rules(&root.join(file)),
+            None => config_home()
+                .map(|base| read_rules(&base.join("git/ignore")))
+                .unwrap_or_default(),
+        };
         Ignored {
             root: root.to_path_buf(),
             per_dir: HashMap::new(),
-            exclude: read_rules(&root.join(".git/info/exclude")),
+            exclude: repo
+                .as_ref()
+                .map(|r| read_rules(&r.common.join("info/exclude")))
+                .unwrap_or_default(),
             global,
+            tracked: None,
+            repo: repo.map(|r| GitDirs {
+                hash_len: config.hash_len,
+                ..r
+            }),
         }
     }
 
@@ -734,6 +748,28 @@ impl Ignored {
     fn ignores(&mut self, path: &str, is_dir: bool) -> bool {
         let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
         (1..=parts.len()).any(|end| self.matches(&parts[..end], end < parts.len() || is_dir))
+            && !self.tracks(path)
+    }
+
+    /// Whether git tracks `path`, or files beneath it.
+    fn tracks(&mut self, path: &str) -> bool {
+        let Some(repo) = &self.repo else {
+            return false;
+        };
+        let paths = self.tracked.get_or_insert_with(|| read_index(repo));
+        let path = path.as_bytes();
+        let mut below = path.to_vec();
+        below.push(b'/');
+        let at = paths.partition_point(|p| p.as_slice() < path);
+        if paths.get(at).is_some_and(|p| p == path) {
+            return true;
+        }
+        let at_below = paths.partition_point(|p| p.as_slice() < below.as_slice());
+        if paths.get(at_below).is_some_and(|p| p.starts_with(&below)) {
+            return true;
+        }
+        // A sparse index's directory entry (`dir/`) stands for all it holds.
+        at > 0 && paths[at - 1].ends_with(b"/") && path.starts_with(&paths[at - 1])
     }
 
     fn matches(&mut self, parts: &[&[u8]], is_dir: bool) -> bool {
@@ -757,6 +793,313 @@ impl Ignored {
             .or_else(|| decide(&self.global, parts, is_dir))
             .unwrap_or(false)
     }
+}
+
+/// `$XDG_CONFIG_HOME`, else `~/.config`, as git finds its per-user files.
+fn config_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+}
+
+/// Where the workspace's repository keeps its files: `.git`, or the directory a `.git` file
+/// names (`gitdir: …`), and the common directory a linked worktree shares (`commondir`).
+struct GitDirs {
+    /// The index's directory.
+    git: PathBuf,
+    /// The configuration's and `info/exclude`'s.
+    common: PathBuf,
+    /// 20 (SHA-1) or 32 (SHA-256, `extensions.objectFormat`).
+    hash_len: usize,
+}
+
+impl GitDirs {
+    fn of(root: &Path) -> Option<GitDirs> {
+        let dot_git = root.join(".git");
+        let meta = fs::metadata(&dot_git).ok()?;
+        let git = if meta.is_dir() {
+            dot_git
+        } else {
+            let text = fs::read_to_string(&dot_git).ok()?;
+            root.join(text.strip_prefix("gitdir:")?.trim())
+        };
+        let common = fs::read_to_string(git.join("commondir"))
+            .ok()
+            .map_or_else(|| git.clone(), |c| git.join(c.trim()));
+        Some(GitDirs {
+            git,
+            common,
+            hash_len: 20,
+        })
+    }
+}
+
+/// The paths of git's index (index-format(5), versions 2 to 4, with a split index's shared
+/// part), sorted; empty where it cannot be read, as in a repository without commits.
+fn read_index(repo: &GitDirs) -> Vec<Vec<u8>> {
+    let Ok(data) = fs::read(repo.git.join("index")) else {
+        return Vec::new();
+    };
+    let (mut paths, shared) = parse_index(&data, repo.hash_len).unwrap_or_default();
+    if let Some(hash) = shared {
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        if let Ok(data) = fs::read(repo.git.join(format!("sharedindex.{hex}"))) {
+            // Entries the split part deletes stay listed: a path counted as tracked is
+            // recorded for undo, the safe side.
+            paths.extend(parse_index(&data, repo.hash_len).unwrap_or_default().0);
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// An index's entry paths, and the shared index a split index names (its `link` extension).
+fn parse_index(data: &[u8], hash_len: usize) -> Option<(Vec<Vec<u8>>, Option<Vec<u8>>)> {
+    let be32 = |at: usize| -> Option<u32> {
+        data.get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if data.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = be32(4)?;
+    let count = be32(8)? as usize;
+    let mut paths = Vec::with_capacity(count.min(1 << 20));
+    let mut pos = 12;
+    let mut prev: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = pos;
+        let flags_at = start + 40 + hash_len;
+        let flags = u16::from_be_bytes([*data.get(flags_at)?, *data.get(flags_at + 1)?]);
+        let mut name_at = flags_at + 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            name_at += 2;
+        }
+        let name = if version >= 4 {
+            // The name is the previous one less `strip` bytes, then the bytes to the NUL.
+            let mut strip: usize = 0;
+            let mut at = name_at;
+            loop {
+                let c = *data.get(at)?;
+                at += 1;
+                strip = (strip << 7) | usize::from(c & 0x7f);
+                if c & 0x80 == 0 {
+                    break;
+                }
+                strip += 1;
+            }
+            let end = at + data.get(at..)?.iter().position(|b| *b == 0)?;
+            let mut name = prev.get(..prev.len().checked_sub(strip)?)?.to_vec();
+            name.extend_from_slice(&data[at..end]);
+            pos = end + 1;
+            name
+        } else {
+            let end = name_at + data.get(name_at..)?.iter().position(|b| *b == 0)?;
+            // Padded with 1 to 8 NULs to a multiple of 8 bytes.
+            pos = start + ((end - start + 8) & !7);
+            data[name_at..end].to_vec()
+        };
+        prev.clone_from(&name);
+        paths.push(name);
+    }
+    // Extensions follow, up to the closing checksum.
+    let mut shared = None;
+    while pos + 8 + hash_len <= data.len() {
+        let size = be32(pos + 4)? as usize;
+        if &data[pos..pos + 4] == b"link" {
+            shared = data.get(pos + 8..pos + 8 + hash_len).map(<[u8]>::to_vec);
+        }
+        pos += 8 + size;
+    }
+    Some((paths, shared))
+}
+
+/// What of git's configuration (git-config(1)) deciding what is ignored: the system file,
+/// the user's (`$XDG_CONFIG_HOME/git/config`, then `~/.gitconfig`, or `GIT_CONFIG_GLOBAL`)
+/// and the repository's, the last setting winning; `include.path` is followed,
+/// `includeIf` is not.
+#[derive(Default)]
+struct GitConfig {
+    excludes_file: Option<PathBuf>,
+    hash_len: usize,
+}
+
+impl GitConfig {
+    fn read(common: Option<&Path>) -> GitConfig {
+        let mut files = Vec::new();
+        if std::env::var_os("GIT_CONFIG_NOSYSTEM").is_none() {
+            files.push(
+                std::env::var_os("GIT_CONFIG_SYSTEM")
+                    .map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
+            );
+        }
+        match std::env::var_os("GIT_CONFIG_GLOBAL") {
+            Some(global) => files.push(PathBuf::from(global)),
+            None => {
+                files.extend(config_home().map(|c| c.join("git/config")));
+                files.extend(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".gitconfig")));
+            }
+        }
+        files.extend(common.map(|c| c.join("config")));
+        let mut config = GitConfig {
+            excludes_file: None,
+            hash_len: 20,
+        };
+        for file in files {
+            config.read_file(&file, 0);
+        }
+        config
+    }
+
+    fn read_file(&mut self, file: &Path, depth: usize) {
+        // Includes nest at most as deep as git lets them (10).
+        if depth > 10 {
+            return;
+        }
+        let Ok(text) = fs::read(file) else {
+            return;
+        };
+        for (section, key, value) in config_entries(&text) {
+            match (section.as_str(), key.as_str()) {
+                ("core", "excludesfile") => {
+                    self.excludes_file = Some(expand_home(&value));
+                }
+                ("extensions", "objectformat") => {
+                    self.hash_len = if value.eq_ignore_ascii_case(b"sha256") {
+                        32
+                    } else {
+                        20
+                    };
+                }
+                ("include", "path") => {
+                    let path = expand_home(&value);
+                    let path = match file.parent() {
+                        Some(dir) if path.is_relative() => dir.join(path),
+                        _ => path,
+                    };
+                    self.read_file(&path, depth + 1);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A path setting with `~/` standing for the home directory, as git reads it.
+fn expand_home(value: &[u8]) -> PathBuf {
+    match (value.strip_prefix(b"~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(std::ffi::OsStr::from_bytes(rest)),
+        _ => PathBuf::from(std::ffi::OsStr::from_bytes(value)),
+    }
+}
+
+/// The settings of a git configuration file: (section, key) lower-cased (a subsection kept
+/// apart: `section "sub"` reads as `section.sub`), and the value with quotes, escapes and
+/// comments resolved; a key without `=` is `true`.
+fn config_entries(text: &[u8]) -> Vec<(String, String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut lines = text.split(|b| *b == b'\n');
+    while let Some(line) = lines.next() {
+        let mut line = trim_ascii(line);
+        if line.starts_with(b"[") {
+            let Some(close) = line.iter().rposition(|b| *b == b']') else {
+                continue;
+            };
+            let header = &line[1..close];
+            section = match header.iter().position(|b| *b == b'"') {
+                Some(q) => {
+                    let name = String::from_utf8_lossy(trim_ascii(&header[..q])).to_lowercase();
+                    let sub = String::from_utf8_lossy(&header[q + 1..])
+                        .trim_end_matches('"')
+                        .to_string();
+                    format!("{name}.{sub}")
+                }
+                None => String::from_utf8_lossy(header).to_lowercase(),
+            };
+            line = trim_ascii(&line[close + 1..]);
+            if line.is_empty() || line[0] == b'#' || line[0] == b';' {
+                continue;
+            }
+        }
+        if line.is_empty() || line[0] == b'#' || line[0] == b';' {
+            continue;
+        }
+        let (key, rest) = match line.iter().position(|b| *b == b'=') {
+            Some(eq) => (trim_ascii(&line[..eq]), Some(&line[eq + 1..])),
+            None => (line, None),
+        };
+        let key = String::from_utf8_lossy(key).to_lowercase();
+        let Some(rest) = rest else {
+            out.push((section.clone(), key, b"true".to_vec()));
+            continue;
+        };
+        // The value: quotes toggle, `\` escapes, a comment ends it, a final `\` continues it.
+        let mut value = Vec::new();
+        let mut quoted = false;
+        let mut pending_space = 0;
+        let mut chars: Vec<u8> = rest.to_vec();
+        let mut i = 0;
+        loop {
+            if i >= chars.len() {
+                break;
+            }
+            let c = chars[i];
+            i += 1;
+            match c {
+                b'"' => quoted = !quoted,
+                b'\\' if i >= chars.len() => {
+                    // A line ending in `\`: the value goes on on the next line.
+                    match lines.next() {
+                        Some(next) => {
+                            chars = next.strip_suffix(b"\r").unwrap_or(next).to_vec();
+                            i = 0;
+                        }
+                        None => break,
+                    }
+                }
+                b'\\' => {
+                    let e = chars[i];
+                    i += 1;
+                    value.extend(std::iter::repeat_n(b' ', pending_space));
+                    pending_space = 0;
+                    value.push(match e {
+                        b'n' => b'\n',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        other => other,
+                    });
+                }
+                b'#' | b';' if !quoted => break,
+                b' ' | b'\t' | b'\r' if !quoted => {
+                    if !value.is_empty() {
+                        pending_space += 1;
+                    }
+                }
+                other => {
+                    value.extend(std::iter::repeat_n(b' ', pending_space));
+                    pending_space = 0;
+                    value.push(other);
+                }
+            }
+        }
+        out.push((section.clone(), key, value));
+    }
+    out
+}
+
+fn trim_ascii(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &b[start..end.max(start)]
 }
 
 /// No tool may change these; a command's changes to them are never applied.
@@ -1229,6 +1572,48 @@ mod tests {
         let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
         (1..=parts.len())
             .any(|end| decide(&rules, &parts[..end], end < parts.len() || is_dir) == Some(true))
+    }
+
+    #[test]
+    fn git_configuration_values_are_read_as_git_reads_them() {
+        let text = b"# top\n[core]\n\tExcludesFile = ~/ignore # a comment\n\
+                     [Core \"sub\"]\n\texcludesfile = no\n\
+                     [extensions]\n\tobjectFormat = sha256\n\
+                     [core] bare\n[user]\n\tname = \"A \\\"B\\\" ; c\" ; gone\n\
+                     \tlong = one \\\n two\n";
+        let entries = config_entries(text);
+        let find = |s: &str, k: &str| {
+            entries
+                .iter()
+                .filter(|(sec, key, _)| sec == s && key == k)
+                .map(|(_, _, v)| String::from_utf8_lossy(v).into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(find("core", "excludesfile"), ["~/ignore"]);
+        assert_eq!(find("core.sub", "excludesfile"), ["no"]);
+        assert_eq!(find("extensions", "objectformat"), ["sha256"]);
+        assert_eq!(find("core", "bare"), ["true"]);
+        assert_eq!(find("user", "name"), ["A \"B\" ; c"]);
+        assert_eq!(find("user", "long"), ["one  two"]);
+    }
+
+    #[test]
+    fn a_version_4_index_s_prefix_compressed_paths_are_read() {
+        // Two entries with no extended flags, SHA-1: "ab/c" then "ab/d" (strip 1, then "d").
+        let mut data = b"DIRC".to_vec();
+        data.extend(4u32.to_be_bytes());
+        data.extend(2u32.to_be_bytes());
+        for (strip, suffix) in [(0u8, &b"ab/c"[..]), (1, b"d")] {
+            data.extend([0u8; 40 + 20]);
+            data.extend(4u16.to_be_bytes());
+            data.push(strip);
+            data.extend(suffix);
+            data.push(0);
+        }
+        data.extend([0u8; 20]);
+        let (paths, shared) = parse_index(&data, 20).expect("index");
+        assert_eq!(paths, [b"ab/c".to_vec(), b"ab/d".to_vec()]);
+        assert!(shared.is_none());
     }
 
     #[test]

@@ -635,3 +635,99 @@ fn held_changes_are_not_applied_over_an_edit_made_after_the_dry_run() {
     expect_conflict(&w, &reply, &["a.txt"], "other.txt");
     assert_eq!(w.read("a.txt"), "the person's\n");
 }
+
+fn git(w: &Ws, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(&w.root)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_tracked_file_that_matches_an_ignore_rule_is_a_recorded_change() {
+    let Some(w) = repo() else { return };
+    w.write("kept.log", "tracked log\n")
+        .write("build/keep.txt", "tracked in build\n");
+    git(&w, &["add", "-f", "kept.log", "build/keep.txt"]);
+    // Each index format git writes: 2, 3 (an intent-to-add entry has the extended flags), 4
+    // (paths prefix-compressed).
+    for (i, version) in ["2", "3", "4"].iter().enumerate() {
+        git(&w, &["update-index", "--index-version", version]);
+        if *version == "3" {
+            w.write("later.txt", "later\n");
+            git(&w, &["add", "-N", "later.txt"]);
+        }
+        let reply = run(
+            &w,
+            json!({"command": format!("echo {i} >> kept.log && echo {i} >> build/keep.txt && \
+                                       echo o >> build/old.o && echo n > new.log")}),
+        );
+        let r = reply.command_ran();
+        expect_kinds(
+            &r["changes"],
+            &[("build/keep.txt", "modified"), ("kept.log", "modified")],
+        );
+        expect_kinds(
+            &r["untracked"],
+            &[("build/old.o", "modified"), ("new.log", "created")],
+        );
+        w.call("sneaky-undo", json!({})).ok();
+        assert_eq!(w.read("kept.log"), "tracked log\n");
+        assert_eq!(w.read("build/keep.txt"), "tracked in build\n");
+        std::fs::remove_file(w.root.join("new.log")).expect("rm");
+    }
+    // A directory git ignores but that holds a tracked file is recorded when it goes: undo
+    // brings it and its tracked file back (the ignored file is not recorded).
+    let reply = run(&w, json!({"command": "rm -r build"}));
+    let r = reply.command_ran();
+    expect_kinds(
+        &r["changes"],
+        &[("build", "deleted"), ("build/keep.txt", "deleted")],
+    );
+    expect_kinds(&r["untracked"], &[("build/old.o", "deleted")]);
+    w.call("sneaky-undo", json!({})).ok();
+    assert_eq!(w.read("build/keep.txt"), "tracked in build\n");
+}
+
+#[test]
+fn core_excludes_file_is_read_from_the_repository_and_the_user_s_git_configuration() {
+    let Some(w) = repo() else { return };
+    // The user's (XDG) configuration names one excludes file; the repository's names
+    // another, and wins, as in git.
+    let user_ignore = w.outside().join("user-ignore");
+    std::fs::write(&user_ignore, "*.user\n").expect("write");
+    std::fs::create_dir_all(w.outside().join("xdg/git")).expect("mkdir");
+    std::fs::write(
+        w.outside().join("xdg/git/config"),
+        format!("[core]\n\texcludesFile = \"{}\"\n", user_ignore.display()),
+    )
+    .expect("write");
+    let reply = run(&w, json!({"command": "echo a > a.user && echo b > b.repo"}));
+    let r = reply.command_ran();
+    expect_kinds(&r["changes"], &[("b.repo", "created")]);
+    expect_kinds(&r["untracked"], &[("a.user", "created")]);
+    let repo_ignore = w.outside().join("repo-ignore");
+    std::fs::write(&repo_ignore, "*.repo\n").expect("write");
+    git(
+        &w,
+        &[
+            "config",
+            "core.excludesFile",
+            &repo_ignore.to_string_lossy(),
+        ],
+    );
+    let reply = run(&w, json!({"command": "echo a > c.user && echo b > d.repo"}));
+    let r = reply.command_ran();
+    expect_kinds(&r["changes"], &[("c.user", "created")]);
+    expect_kinds(&r["untracked"], &[("d.repo", "created")]);
+}

@@ -1102,14 +1102,88 @@ fn trim_ascii(b: &[u8]) -> &[u8] {
     &b[start..end.max(start)]
 }
 
-/// No tool may change these; a command's changes to them are never applied.
-fn off_limits(ws: &Workspace, path: &str) -> bool {
-    path == CONFIG_FILE_NAME
-        || path.split('/').any(|c| c == ".git")
+/// What becomes of a path the command changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// No tool may change it (the workspace's repository's `.git`, the root's `sneaky.toml`,
+    /// protected paths): never applied.
+    Discarded,
+    /// A nested repository's git directory, as git wrote it: applied, not recorded.
+    NestedGit,
+    /// A change of the workspace: recorded, or applied as untracked where git ignores it.
+    Workspace,
+}
+
+/// What of a nested repository's git directory git writes as it works: objects, refs, the
+/// index, logs, the state of a merge, rebase or bisect. The rest (config, hooks, info, …)
+/// can make a later git run programs, and is applied only with `allow_vcs_writes`, as the
+/// sandbox keeps it read-only in the workspace's own repository (src/shell/spec.rs).
+const NESTED_GIT_DATA: &[&str] = &[
+    "objects",
+    "refs",
+    "logs",
+    "index",
+    "HEAD",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_LOG",
+    "BISECT_START",
+    "BISECT_TERMS",
+    "BISECT_NAMES",
+    "BISECT_EXPECTED_REV",
+    "COMMIT_EDITMSG",
+    "packed-refs",
+    "description",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "shallow",
+    "rr-cache",
+];
+
+fn route(ws: &Workspace, upper: &Path, f: &Found, vcs_writable: bool) -> Route {
+    let path = f.path.as_str();
+    if path == CONFIG_FILE_NAME
         || ws
             .protected_paths()
             .iter()
             .any(|p| ws.root().join(path).starts_with(p))
+    {
+        return Route::Discarded;
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let Some(at) = parts.iter().position(|c| *c == ".git") else {
+        return Route::Workspace;
+    };
+    if at == 0 {
+        return Route::Discarded;
+    }
+    if vcs_writable {
+        return Route::NestedGit;
+    }
+    // A `.git` file (`gitdir: …`) or link could send git anywhere: only a directory counts.
+    let git_dir = parts[..=at].join("/");
+    let is_dir = |base: &Path| fs::symlink_metadata(base.join(&git_dir)).is_ok_and(|m| m.is_dir());
+    if !(is_dir(upper) || is_dir(ws.root())) {
+        return Route::Discarded;
+    }
+    let data = match parts.get(at + 1) {
+        None => matches!(f.to, To::Dir { .. } | To::Absent),
+        Some(first) => NESTED_GIT_DATA.contains(first) || matches!(f.to, To::Absent),
+    };
+    if data {
+        Route::NestedGit
+    } else {
+        Route::Discarded
+    }
 }
 
 /// Every path beneath a directory of the workspace that goes (or becomes something else),
@@ -1144,14 +1218,20 @@ fn expand_removed(root: &Path, dir: &str, out: &mut Vec<Found>) {
 /// is gone from the workspace was deleted meanwhile, unless the command also removed paths,
 /// one of which it may have renamed there (overlayfs marks a file copied up from the
 /// workspace, not where from).
-fn changed_meanwhile(ws: &Workspace, upper: &Path, all: &[Found], started: Started) -> Vec<String> {
+fn changed_meanwhile(
+    ws: &Workspace,
+    upper: &Path,
+    all: &[Found],
+    started: Started,
+    vcs_writable: bool,
+) -> Vec<String> {
     let root = ws.root();
     // A clock set back while the command ran leaves change times that cannot be judged.
     let clock_went_back = Started::now().0 < started.0;
     let renames_possible = all.iter().any(|f| matches!(f.to, To::Absent));
     let mut out = Vec::new();
     for f in all {
-        if off_limits(ws, &f.path) {
+        if route(ws, upper, f, vcs_writable) == Route::Discarded {
             continue;
         }
         let changed = match fs::symlink_metadata(root.join(&f.path)) {
@@ -1259,8 +1339,10 @@ pub fn collect(
     }
     // Parents before their children.
     all.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+    let upper = scratch.upper();
+    let vcs_writable = !ws.is_vcs_metadata(ws.root_fd(), std::ffi::OsStr::new(".git"));
     if !dry_run {
-        let meanwhile = changed_meanwhile(ws, &scratch.upper(), &all, scratch.started);
+        let meanwhile = changed_meanwhile(ws, &upper, &all, scratch.started, vcs_writable);
         if !meanwhile.is_empty() {
             return Err(conflict(&meanwhile));
         }
@@ -1269,10 +1351,21 @@ pub fn collect(
     let mut applied = Applied::default();
     let mut journaled = Vec::new();
     let mut untracked = Vec::new();
+    let mut nested_git = Vec::new();
     for f in all {
-        if off_limits(ws, &f.path) {
-            applied.discarded.push(f.path);
-            continue;
+        match route(ws, &upper, &f, vcs_writable) {
+            Route::Discarded => {
+                applied.discarded.push(f.path);
+                continue;
+            }
+            Route::NestedGit => {
+                nested_git.push(Step {
+                    path: f.path,
+                    to: f.to,
+                });
+                continue;
+            }
+            Route::Workspace => {}
         }
         let is_dir = matches!(f.to, To::Dir { .. })
             || fs::symlink_metadata(root.join(&f.path)).is_ok_and(|m| m.file_type().is_dir());
@@ -1335,8 +1428,21 @@ pub fn collect(
         applied.diff_truncated = cut;
         return Ok(applied);
     }
+    // A nested repository's own writes are applied as git made them, through a handle of the
+    // workspace that lets them into `.git` (what may go there was decided by `route`).
+    let git_ws = if nested_git.is_empty() {
+        None
+    } else {
+        let mut git_ws = Workspace::open_root(root)?;
+        git_ws.allow_vcs_writes(true);
+        Some(git_ws)
+    };
+    let nested_now: Vec<Snapshot> = nested_git.iter().map(|s| state_of(root, &s.path)).collect();
     // What goes of them goes first, what comes last: an untracked path may sit in a tracked
     // directory that the recorded change removes or makes.
+    if let Some(git_ws) = &git_ws {
+        remove_untracked(git_ws, &nested_git, &nested_now)?;
+    }
     remove_untracked(ws, &untracked_steps, &untracked_now)?;
     applied.undo = match unrecordable {
         _ if steps.is_empty() => Undoable::default(),
@@ -1350,6 +1456,9 @@ pub fn collect(
         }
     };
     add_untracked(ws, &untracked_steps, &untracked_now)?;
+    if let Some(git_ws) = &git_ws {
+        add_untracked(git_ws, &nested_git, &nested_now)?;
+    }
     Ok(applied)
 }
 

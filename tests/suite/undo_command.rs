@@ -731,3 +731,53 @@ fn core_excludes_file_is_read_from_the_repository_and_the_user_s_git_configurati
     expect_kinds(&r["changes"], &[("c.user", "created")]);
     expect_kinds(&r["untracked"], &[("d.repo", "created")]);
 }
+
+#[test]
+fn a_commit_in_a_nested_repository_is_kept_and_its_hooks_are_not_planted() {
+    let Some(w) = repo() else { return };
+    w.write("vendor/x/lib.txt", "lib\n");
+    let sub = w.root.join("vendor/x");
+    let in_sub = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&sub)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    in_sub(&["init", "-q"]);
+    in_sub(&["config", "user.name", "t"]);
+    in_sub(&["config", "user.email", "t@t"]);
+    in_sub(&["add", "lib.txt"]);
+    in_sub(&["commit", "-q", "-m", "one"]);
+    let reply = run(
+        &w,
+        json!({"command": "echo more >> vendor/x/lib.txt && git -C vendor/x commit -q -am two && \
+                           cd vendor/x/.git && echo 'echo planted' > hooks/post-commit && \
+                           echo '[alias]' >> config"}),
+    );
+    let r = reply.command_ran();
+    assert_eq!(r["exit_code"], 0, "{}", reply.json);
+    // The work tree's file is a recorded change; git's writes went through.
+    expect_kinds(&r["changes"], &[("vendor/x/lib.txt", "modified")]);
+    assert_eq!(in_sub(&["log", "--format=%s"]), "two\none\n");
+    assert_eq!(in_sub(&["status", "--porcelain"]), "");
+    // What makes git run programs is not applied, and says so.
+    let discarded: Vec<&str> = r["discarded"]
+        .as_array()
+        .expect("discarded")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        discarded.contains(&"vendor/x/.git/hooks/post-commit")
+            && discarded.contains(&"vendor/x/.git/config"),
+        "{}",
+        reply.json
+    );
+    assert!(!sub.join(".git/hooks/post-commit").exists());
+    assert!(!std::fs::read_to_string(sub.join(".git/config"))
+        .expect("config")
+        .contains("[alias]"));
+}

@@ -10,10 +10,11 @@
 //! that waited for them; new links; modes.
 
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use nix::sys::stat::{fchmodat, mkdirat, FchmodatFlags, Mode};
+use nix::sys::stat::{fchmodat, fstat, mkdirat, FchmodatFlags, Mode};
 use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
 
 use super::durable::{self, Change};
@@ -174,6 +175,19 @@ fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Res
         Some(st) if Kind::from_mode(st.st_mode) == Kind::File => target.read_existing(ws, 0)?,
         _ => None,
     };
+    // A new file whose content is a file on the workspace's file system (a command's upper
+    // layer) is linked into place: neither read nor written again.
+    if let (None, Content::File(p)) = (&prior, content) {
+        let from =
+            std::fs::File::open(p).map_err(|e| Error::io(format!("reading the new {path}"), e))?;
+        let same_fs = match (fstat(from.as_fd()), fstat(target.dir.as_fd())) {
+            (Ok(a), Ok(b)) => a.st_dev == b.st_dev,
+            _ => false,
+        };
+        if same_fs {
+            return Ok(Change::Move { target, from, mode });
+        }
+    }
     let content = match content {
         Content::Bytes(b) => b.clone(),
         Content::File(p) => {

@@ -781,3 +781,65 @@ fn a_commit_in_a_nested_repository_is_kept_and_its_hooks_are_not_planted() {
         .expect("config")
         .contains("[alias]"));
 }
+
+/// The same for a command's new files, which are linked into place from its upper layer
+/// rather than copied: after a kill, all of them are there, whole, or none.
+#[test]
+fn kill_9_while_a_command_s_new_files_are_linked_in_leaves_all_or_none() {
+    let rounds: usize = std::env::var("SNEAKY_CRASH_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let Some(w) = repo() else { return };
+    w.user_config(
+        "[tools.shell]\ndenied_commands = []\nextra_allowed_commands = [\"mkdir\", \"seq\", \"split\"]\n",
+    );
+    let files = 300;
+    let make = json!({"command": format!("mkdir new && seq {files} | split -a 3 -l 1 - new/f")})
+        .to_string();
+    let count = |w: &Ws| -> usize {
+        let Ok(entries) = std::fs::read_dir(w.root.join("new")) else {
+            return 0;
+        };
+        let mut n = 0;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(name.starts_with('f'), "a temporary left: {name}");
+            let text = std::fs::read_to_string(e.path()).expect("read");
+            assert!(
+                text.ends_with('\n') && text.trim().parse::<usize>().is_ok(),
+                "new/{name} is torn: {text:?}"
+            );
+            n += 1;
+        }
+        n
+    };
+    let started = std::time::Instant::now();
+    run(&w, serde_json::from_str(&make).expect("json")).command_ran();
+    let full = started.elapsed();
+    assert_eq!(count(&w), files);
+    w.call("sneaky-undo", json!({})).ok();
+    assert!(!w.root.join("new").exists());
+    let mut landed = 0;
+    for i in 0..rounds {
+        let delay = full.mul_f64(1.5 * i as f64 / rounds as f64);
+        let (mut child, feeder) = crate::edit_crash::spawn_tool("sneaky-run", &w, make.as_bytes());
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = feeder.join();
+        let listed = w.call("sneaky-undo", json!({"list": true}));
+        assert!(listed.ok()["changes"].is_array());
+        let n = count(&w);
+        assert!(n == 0 || n == files, "round {i}: {n} of {files} new files");
+        if n == files {
+            landed += 1;
+            w.call("sneaky-undo", json!({})).ok();
+            assert_eq!(count(&w), 0, "round {i}: the undo did not take them back");
+        }
+        // An empty directory made before the commit, left by the kill, is not a change to
+        // keep: it goes before the next round.
+        let _ = std::fs::remove_dir(w.root.join("new"));
+    }
+    eprintln!("new files crash test: {rounds} kills, landed {landed}");
+}

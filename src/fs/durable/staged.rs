@@ -49,13 +49,22 @@ pub enum Change {
     },
     /// Remove the target, which must still be the file as read.
     Delete { target: Target, prior: Existing },
+    /// Make the target, which must not exist, a new name of `from`: a file on the same file
+    /// system (a command's upper layer), linked rather than copied.
+    Move {
+        target: Target,
+        from: std::fs::File,
+        mode: u32,
+    },
 }
 
 impl Change {
     /// The entry the change is to.
     pub fn target(&self) -> &Target {
         match self {
-            Change::Write { target, .. } | Change::Delete { target, .. } => target,
+            Change::Write { target, .. }
+            | Change::Delete { target, .. }
+            | Change::Move { target, .. } => target,
         }
     }
 }
@@ -148,6 +157,29 @@ fn stage(change: &Change, flush: bool) -> Result<Staged<'_>> {
             let ino = fstat(temp.file.as_fd()).ok().map(|st| st.st_ino);
             (Some(temp), ino)
         }
+        Change::Move { from, mode, .. } => {
+            let dir = target
+                .dir
+                .try_clone()
+                .map_err(|e| Error::io(format!("directory of {}", target.display), e))?;
+            let file = from
+                .try_clone()
+                .map_err(|e| Error::io(format!("opening the new {}", target.display), e))?;
+            nix::sys::stat::fchmod(file.as_fd(), Mode::from_bits_truncate(*mode))
+                .map_err(|e| map_errno(e, &target.display))?;
+            if flush {
+                file.sync_all()
+                    .map_err(|e| Error::io(format!("writing {}", target.display), e))?;
+            }
+            let ino = fstat(file.as_fd()).ok().map(|st| st.st_ino);
+            // Named through /proc/self/fd like an unnamed temporary when published.
+            let temp = TempFile {
+                file,
+                name: None,
+                dir,
+            };
+            (Some(temp), ino)
+        }
         Change::Delete { .. } => (None, None),
     };
     let has_prior = matches!(
@@ -212,7 +244,9 @@ fn publish(staged: &mut [Staged<'_>], flush: bool) -> Result<()> {
     for s in staged.iter_mut() {
         let t = s.change.target();
         match (s.change, s.temp.as_mut()) {
-            (Change::Write { prior: None, .. }, Some(temp)) => temp.commit_new(t)?,
+            (Change::Write { prior: None, .. } | Change::Move { .. }, Some(temp)) => {
+                temp.commit_new(t)?
+            }
             (Change::Write { .. }, Some(temp)) => temp.commit_over(t)?,
             _ => unlinkat(&t.dir, t.name.as_os_str(), UnlinkatFlags::NoRemoveDir)
                 .map_err(|e| map_errno(e, &t.display))?,
@@ -231,6 +265,7 @@ fn check_unchanged(change: &Change, linked: bool) -> Result<()> {
     let expected = match change {
         Change::Write { prior, .. } => prior.as_ref().map(|p| p.stamp),
         Change::Delete { prior, .. } => Some(prior.stamp),
+        Change::Move { .. } => None,
     };
     match (t.stat()?, expected) {
         (None, None) => Ok(()),

@@ -209,6 +209,14 @@ pub fn run_with_changes(
                     if dry_run && overlay::holding() {
                         applied.held = Some(held.hold()?);
                     }
+                    let note = applied.links_note();
+                    if !note.is_empty() {
+                        let text = &mut finished.stderr.text;
+                        if !text.is_empty() && !text.ends_with('\n') {
+                            text.push('\n');
+                        }
+                        text.push_str(&note);
+                    }
                     Some(Ok(applied))
                 }
                 Err(e) => return Err(held.keep_after(e)),

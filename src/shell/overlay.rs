@@ -451,6 +451,29 @@ pub struct Applied {
     pub diff_truncated: bool,
     /// With dry_run under `--hold-changes`: the id the held changes wait under.
     pub held: Option<String>,
+    /// Files the command changed that have other hard links: their new version replaces
+    /// them (as an edit tool's does), and the other names keep the old content.
+    pub links_broken: Vec<String>,
+}
+
+impl Applied {
+    /// What the command's stderr gains when applying broke hard links (empty: none).
+    pub fn links_note(&self) -> String {
+        if self.links_broken.is_empty() {
+            return String::new();
+        }
+        format!(
+            "sneaky-run: {} had other hard links; the command's version {} it, and the other \
+             names keep the old content (a command's changes are applied as an edit tool's are, \
+             never written through a hard link)\n",
+            self.links_broken.join(", "),
+            if self.held.is_some() || self.diff.is_some() {
+                "would replace"
+            } else {
+                "replaced"
+            }
+        )
+    }
 }
 
 /// One changed path found in the upper layer.
@@ -1421,6 +1444,18 @@ pub fn collect(
             path: s.path.clone(),
             kind: kind_of(&n.state, &s.to).into(),
         })
+        .collect();
+    // A file with other hard links loses them: the new version is a new file (the overlay
+    // copied it up at the command's first write, and the commit replaces, never writes into,
+    // an existing file).
+    applied.links_broken = steps
+        .iter()
+        .chain(&untracked_steps)
+        .filter(|s| matches!(s.to, To::File { .. }))
+        .filter(|s| {
+            fs::symlink_metadata(root.join(&s.path)).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+        })
+        .map(|s| s.path.clone())
         .collect();
     if dry_run {
         let (diff, cut) = diff_of(&steps, &now, cap);

@@ -843,3 +843,39 @@ fn kill_9_while_a_command_s_new_files_are_linked_in_leaves_all_or_none() {
     }
     eprintln!("new files crash test: {rounds} kills, landed {landed}");
 }
+
+#[test]
+fn hard_links_the_command_makes_are_kept_and_those_it_breaks_are_named() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(w) = repo() else { return };
+    std::fs::hard_link(w.root.join("b.txt"), w.root.join("b-link.txt")).expect("link");
+    let reply = run(
+        &w,
+        json!({"command": "echo more >> b.txt && echo n > n1.txt && ln n1.txt n2.txt"}),
+    );
+    let r = reply.command_ran();
+    expect_kinds(
+        &r["changes"],
+        &[
+            ("b.txt", "modified"),
+            ("n1.txt", "created"),
+            ("n2.txt", "created"),
+        ],
+    );
+    // The command's version replaced b.txt; its other name kept the old content, and the
+    // result says so.
+    assert_eq!(w.read("b.txt"), "bee\nmore\n");
+    assert_eq!(w.read("b-link.txt"), "bee\n");
+    let stderr = r["stderr"].as_str().expect("stderr");
+    assert!(
+        stderr.contains("b.txt had other hard links") && stderr.contains("replaced"),
+        "{stderr}"
+    );
+    // Two names the command made for one file are still one file.
+    let ino = |p: &str| std::fs::metadata(w.root.join(p)).expect("stat").ino();
+    assert_eq!(ino("n1.txt"), ino("n2.txt"));
+    // The undo takes all of it back.
+    w.call("sneaky-undo", json!({})).ok();
+    assert_eq!(w.read("b.txt"), "bee\n");
+    assert!(!w.root.join("n1.txt").exists() && !w.root.join("n2.txt").exists());
+}

@@ -142,7 +142,11 @@ pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
                 symlinkat(OsStr::from_bytes(target), &t.dir, t.name.as_os_str())
                     .map_err(|e| map_errno(e, &s.path))?;
             }
-            To::File { mode, .. } | To::Dir { mode } => set_mode(ws, &s.path, *mode)?,
+            // A file that was not one before is new: the commit made it with its mode.
+            To::File { mode, .. } if matches!(n, State::File { .. }) => {
+                set_mode(ws, &s.path, *mode)?
+            }
+            To::Dir { mode } => set_mode(ws, &s.path, *mode)?,
             _ => {}
         }
     }

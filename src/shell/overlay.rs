@@ -1407,9 +1407,17 @@ pub fn collect(
         .collect();
     // What the history keeps (contents included); a file it cannot keep (over
     // undo.max_bytes) leaves the change unrecorded rather than lost.
+    // (A path that is not there has nothing to keep: one lstat says so.)
     let (now, unrecordable) = match steps
         .iter()
-        .map(|s| Snapshot::at(ws, &s.path, max_bytes))
+        .map(|s| match fs::symlink_metadata(root.join(&s.path)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Snapshot {
+                path: s.path.clone(),
+                state: State::Absent,
+                content: None,
+            }),
+            _ => Snapshot::at(ws, &s.path, max_bytes),
+        })
         .collect::<Result<Vec<_>>>()
     {
         Ok(now) => (now, None),

@@ -182,9 +182,6 @@ pub fn run_with_changes(
         }
     };
     cmd.current_dir(&root).env_clear().envs(env);
-    if let Some(held) = &scratch {
-        held.settle();
-    }
     let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
     drop(pids_cgroup);
     drop(vcs_placeholders);

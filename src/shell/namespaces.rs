@@ -314,6 +314,9 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     }
     // The working directory still points into the mount that was there before the binds.
     std::env::set_current_dir(req.cwd).map_err(|e| err("entering", req.cwd, &e))?;
+    if let (Some(spec), Some(Ok(()))) = (req.overlay, &overlay) {
+        super::overlay::settle(spec);
+    }
     Ok((shm, overlay))
 }
 

@@ -66,6 +66,19 @@ pub struct OverlaySpec {
     pub upper: PathBuf,
     pub work: PathBuf,
     pub pass_through: Vec<PathBuf>,
+    /// When the command's call started (see [`Started`]): the launcher lets the command run
+    /// only once the clock that stamps change times has passed it.
+    #[serde(default)]
+    pub started: Option<Started>,
+}
+
+/// In the launcher, once the overlay and the sandbox's other mounts are in place: wait, if
+/// need be, until the command may start ([`Started::settle`]). Setting the sandbox up has
+/// usually taken longer than the clock's tick, so this seldom waits.
+pub fn settle(spec: &OverlaySpec) {
+    if let Some(started) = spec.started {
+        started.settle();
+    }
 }
 
 /// Mount the overlay over the workspace `root` (in the launcher, in its own mount namespace,
@@ -151,7 +164,7 @@ const STARTED_FILE: &str = "started";
 /// command runs is stamped after the start, and any change made before the start is stamped
 /// before it (a change made during the few milliseconds in between counts as made meanwhile:
 /// the safe side).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Started(i128);
 
 impl Started {
@@ -247,11 +260,6 @@ impl Scratch {
         })
     }
 
-    /// Wait until the command may start: see [`Started::settle`].
-    pub fn settle(&self) {
-        self.started.settle();
-    }
-
     pub fn upper(&self) -> PathBuf {
         self.dir.join("upper")
     }
@@ -268,6 +276,7 @@ impl Scratch {
             } else {
                 Vec::new()
             },
+            started: Some(self.started),
         }
     }
 }

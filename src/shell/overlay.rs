@@ -887,8 +887,11 @@ fn read_index(repo: &GitDirs) -> Vec<Vec<u8>> {
     paths
 }
 
+/// An index's paths, and the hash naming its shared index.
+type IndexPaths = (Vec<Vec<u8>>, Option<Vec<u8>>);
+
 /// An index's entry paths, and the shared index a split index names (its `link` extension).
-fn parse_index(data: &[u8], hash_len: usize) -> Option<(Vec<Vec<u8>>, Option<Vec<u8>>)> {
+fn parse_index(data: &[u8], hash_len: usize) -> Option<IndexPaths> {
     let be32 = |at: usize| -> Option<u32> {
         data.get(at..at + 4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
@@ -1095,7 +1098,7 @@ fn config_entries(text: &[u8]) -> Vec<(String, String, Vec<u8>)> {
                 b'\\' => {
                     let e = chars[i];
                     i += 1;
-                    value.extend(std::iter::repeat_n(b' ', pending_space));
+                    value.extend(std::iter::repeat(b' ').take(pending_space));
                     pending_space = 0;
                     value.push(match e {
                         b'n' => b'\n',
@@ -1111,7 +1114,7 @@ fn config_entries(text: &[u8]) -> Vec<(String, String, Vec<u8>)> {
                     }
                 }
                 other => {
-                    value.extend(std::iter::repeat_n(b' ', pending_space));
+                    value.extend(std::iter::repeat(b' ').take(pending_space));
                     pending_space = 0;
                     value.push(other);
                 }

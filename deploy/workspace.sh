@@ -58,14 +58,18 @@ in_netns() {
 # container has no CAP_NET_ADMIN to change it.
 firewall() {
   local netns="$1" tool
-  for tool in iptables ip6tables; do
-    in_netns "$netns" "$tool" -w -P INPUT DROP
-    in_netns "$netns" "$tool" -w -P FORWARD DROP
-    in_netns "$netns" "$tool" -w -P OUTPUT DROP
-    in_netns "$netns" "$tool" -w -A INPUT -i lo -j ACCEPT
-    in_netns "$netns" "$tool" -w -A OUTPUT -o lo -j ACCEPT
-    in_netns "$netns" "$tool" -w -A INPUT -p tcp --dport 8765 -m conntrack --ctstate NEW,ESTABLISHED -j ACCEPT
-    in_netns "$netns" "$tool" -w -A OUTPUT -p tcp --sport 8765 -m conntrack --ctstate ESTABLISHED -j ACCEPT
+  for tool in iptables-restore ip6tables-restore; do
+    in_netns "$netns" "$tool" -w <<'EOF'
+*filter
+:INPUT DROP [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT DROP [0:0]
+-A INPUT -i lo -j ACCEPT
+-A OUTPUT -o lo -j ACCEPT
+-A INPUT -p tcp --dport 8765 -m conntrack --ctstate NEW,ESTABLISHED -j ACCEPT
+-A OUTPUT -p tcp --sport 8765 -m conntrack --ctstate ESTABLISHED -j ACCEPT
+COMMIT
+EOF
   done
 }
 

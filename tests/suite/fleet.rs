@@ -50,3 +50,16 @@ fn four_workspaces_in_containers_keep_every_promise() {
         out.status
     );
 }
+
+/// The image's configuration (deploy/config.toml) is one the loader takes, with the network off
+/// and every layer required.
+#[test]
+fn the_image_configuration_keeps_the_network_off_and_requires_every_layer() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("deploy/config.toml");
+    let text = std::fs::read_to_string(&path).expect("read deploy/config.toml");
+    let config = sneaky::config::Config::parse(&text, "deploy/config.toml").expect("parses");
+    let shell = &config.tools.shell;
+    assert_eq!(shell.network, sneaky::config::Network::Off);
+    assert_eq!(shell.require_layers, Some(vec!["all".to_string()]));
+    assert!(!shell.container_boundary);
+}

@@ -58,6 +58,8 @@ in_netns() {
 # container has no CAP_NET_ADMIN to change it.
 firewall() {
   local netns="$1" tool
+  # iptables lives in /usr/sbin, which a normal user's PATH may lack (rootless Podman).
+  local PATH="$PATH:/usr/sbin:/sbin"
   for tool in iptables-restore ip6tables-restore; do
     in_netns "$netns" "$tool" -w <<'EOF'
 *filter

@@ -36,6 +36,7 @@ die() {
 }
 
 command -v podman >/dev/null || die "podman is not installed (Debian: apt-get install podman runc)"
+command -v curl >/dev/null || die "curl is not installed (it checks /healthz)"
 image="${SNEAKY_IMAGE:-sneaky:latest}"
 state="${SNEAKY_WS_STATE:-${XDG_STATE_HOME:-$HOME/.local/state}/sneaky/workspaces}"
 rootless=false
@@ -121,7 +122,7 @@ up() {
     config+=(-v "$(realpath -e "$SNEAKY_WS_CONFIG"):/etc/xdg/sneaky/config.toml:ro")
   fi
 
-  podman create \
+  if ! podman create \
     --name "$name" --hostname "$name" \
     --label sneaky.workspace="$dir" \
     --runtime runc \
@@ -138,7 +139,10 @@ up() {
     -v "$dir:/ws" \
     -v "$name-home:/home/sneaky:U" \
     "${config[@]}" \
-    "$image" --root /ws --http 0.0.0.0:8765 --token-file "/run/secrets/$secret" >/dev/null
+    "$image" --root /ws --http 0.0.0.0:8765 --token-file "/run/secrets/$secret" >/dev/null; then
+    down "$name" >/dev/null 2>&1 || true
+    die "podman could not create $name (see above)"
+  fi
 
   local netns
   if ! podman init "$name" >/dev/null ||
@@ -147,12 +151,16 @@ up() {
     down "$name" >/dev/null 2>&1 || true
     die "could not set up $name's network (see above)"
   fi
-  podman start "$name" >/dev/null
+  if ! podman start "$name" >/dev/null; then
+    down "$name" >/dev/null 2>&1 || true
+    die "podman could not start $name (see above; is 127.0.0.1:$port taken?)"
+  fi
 
   local deadline=$((SECONDS + ${SNEAKY_WS_READY_SECONDS:-60}))
   until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" = 200 ]; do
     if [ "$SECONDS" -ge "$deadline" ] || [ "$(podman inspect --format '{{.State.Running}}' "$name")" != true ]; then
       podman logs "$name" >&2 || true
+      down "$name" >/dev/null 2>&1 || true
       die "$name did not become ready on 127.0.0.1:$port (its log is above)"
     fi
     sleep 0.1

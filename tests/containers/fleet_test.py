@@ -10,7 +10,8 @@ probe (tests/containers/probe.c) tries to write outside, run a denied program di
 through ld.so, change .git/config, reach the other workspaces and the host, see the server's
 process and read the token, and the effects are checked from outside. Then a fifth workspace
 under a seccomp profile like Docker's default (unshare and mount only with CAP_SYS_ADMIN):
-run_command refuses. Run by tests/suite/fleet.rs with the venv of .ci/setup-mcp.sh.
+run_command refuses; under deploy/seccomp.json (Docker's default plus what the namespaces need)
+it runs with every layer. Run by tests/suite/fleet.rs with the venv of .ci/setup-mcp.sh.
 Prints one line per check passed and exits non-zero on the first failure.
 """
 
@@ -281,6 +282,21 @@ async def main(repo, binaries):
                   f"docker-like profile: run_command refuses: {message}")
         await session(url, token_file, refused)
         check(not (root / "made-anyway").exists(), "docker-like profile: nothing ran")
+
+        # The shipped profile (Docker's default plus the namespaces' calls) gives them back.
+        root, uid = workspace(tmp, WORKSPACES + 2, probe)
+        name = f"sneaky-fleet-{os.getpid()}-shipped"
+        token_file, _ = fleet.up(root, free_port(), name,
+                                 {"SNEAKY_SECCOMP": str(repo / "deploy/seccomp.json")})
+        url = f"http://127.0.0.1:{fleet_port(name)}/mcp"
+
+        async def runs(client, token):
+            r = await client.call_tool("run_command", {"command": "id -u && touch made"})
+            out = r.structured_content or {}
+            check(not r.is_error and out.get("stdout") == f"{uid}\n" and "own /proc" in out.get("sandbox", ""),
+                  f"deploy/seccomp.json: run_command runs with every layer: {text_of(r)[:300]}")
+        await session(url, token_file, runs)
+        check((root / "made").exists(), "deploy/seccomp.json: the command's file is there")
     finally:
         listener.close()
         fleet.down()

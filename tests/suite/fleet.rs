@@ -15,7 +15,13 @@ use std::process::Command;
 
 use crate::util;
 
+/// Ignored in the main run: while its containers run, their conmon processes hold attach
+/// sockets named `/proc/self/fd/N/attach`, which a sandboxed command on the host cannot cover
+/// (its launcher may then refuse, ENOTDIR), so another test's command could be refused
+/// meanwhile. `.ci/test` runs it on its own after the rest
+/// (`cargo test --test suite fleet:: -- --ignored`).
 #[test]
+#[ignore = "starts containers: .ci/test runs it alone, after the other tests"]
 fn four_workspaces_in_containers_keep_every_promise() {
     if !util::require_root("run Podman containers with a firewall in their network namespaces") {
         return;

@@ -36,6 +36,8 @@ mod edit_history;
 mod edit_tools;
 #[path = "suite/faults.rs"]
 mod faults;
+#[path = "suite/fleet.rs"]
+mod fleet;
 #[path = "suite/fuzz_replay.rs"]
 mod fuzz_replay;
 #[path = "suite/generated.rs"]

@@ -394,10 +394,16 @@ fn host_unix_sockets(allowed: &[PathBuf]) -> Vec<PathBuf> {
         // Num RefCount Protocol Flags Type St Inode Path: the path is the rest of the line.
         .filter_map(|line| {
             let mut rest = line;
+            let mut inode = "";
             for _ in 0..7 {
-                rest = rest.trim_start().split_once(' ')?.1;
+                let (field, after) = rest.trim_start().split_once(' ')?;
+                inode = field;
+                rest = after;
             }
             let path = Path::new(rest.trim_start());
+            if path.starts_with("/proc") {
+                return bound_through_proc(path, inode);
+            }
             path.is_absolute().then(|| path.to_path_buf())
         })
         .filter(|p| !allowed.iter().any(|a| p.starts_with(a)))
@@ -407,13 +413,60 @@ fn host_unix_sockets(allowed: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// Where a socket bound through a descriptor (`/proc/self/fd/N/name`, as conmon binds the
+/// attach sockets of Podman's containers to get past the length limit of a socket path) really
+/// is. The listed path names the binder's descriptor N; in the command's view it would name the
+/// command's own, so it is turned into the directory that descriptor is open on: the binder is
+/// the process holding the socket (`socket:[INODE]` among its descriptors). None when the
+/// binder cannot be found or read (gone, or another user's process seen by a non-root caller).
+fn bound_through_proc(path: &Path, inode: &str) -> Option<PathBuf> {
+    let mut parts = path.strip_prefix("/proc").ok()?.components();
+    let owner = parts.next()?.as_os_str().to_str()?.to_string();
+    if parts.next()?.as_os_str() != "fd" {
+        return None;
+    }
+    let fd = parts.next()?.as_os_str().to_str()?.to_string();
+    let rest = parts.as_path().to_path_buf();
+    let holder = if owner == "self" || owner == "thread-self" {
+        socket_holder(inode)?
+    } else {
+        owner
+    };
+    let dir = std::fs::read_link(format!("/proc/{holder}/fd/{fd}")).ok()?;
+    dir.is_absolute().then(|| dir.join(rest))
+}
+
+/// The process that holds the socket whose inode is `inode`.
+fn socket_holder(inode: &str) -> Option<String> {
+    let wanted = format!("socket:[{inode}]");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid = entry.file_name().into_string().ok()?;
+            if !pid.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let fds = std::fs::read_dir(entry.path().join("fd")).ok()?;
+            fds.flatten()
+                .any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
+                })
+                .then_some(pid)
+        })
+}
+
 /// Bind /dev/null over each socket: it stays visible, and connecting to it is refused.
 fn cover_sockets(sockets: &[PathBuf]) -> Result<(), String> {
     let none: Option<&str> = None;
     for s in sockets {
         match mount(Some("/dev/null"), s, none, MsFlags::MS_BIND, none) {
-            // Gone since the table was read, or in a place this mount view cannot reach.
-            Ok(()) | Err(nix::errno::Errno::ENOENT) | Err(nix::errno::Errno::EACCES) => {}
+            // Gone since the table was read, or in a place this mount view cannot reach (a
+            // component that is no directory here).
+            Ok(())
+            | Err(nix::errno::Errno::ENOENT)
+            | Err(nix::errno::Errno::EACCES)
+            | Err(nix::errno::Errno::ENOTDIR) => {}
             Err(e) => return Err(format!("covering the socket {}: {e}", s.display())),
         }
     }

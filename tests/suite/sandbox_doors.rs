@@ -347,6 +347,30 @@ print("own ok")
 }
 
 #[test]
+fn a_socket_bound_through_a_descriptor_is_covered_where_it_really_is() {
+    if !python_or_skip() || !namespaces_or_skip("socket_bound_through_a_descriptor") {
+        return;
+    }
+    let w = util::ws();
+    // As conmon binds the attach socket of each Podman container: through a descriptor of its
+    // directory, so /proc/net/unix lists /proc/self/fd/N/attach, which names nothing here.
+    let dir = std::fs::File::open(w.outside()).expect("open dir");
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&dir);
+    let listener = std::os::unix::net::UnixListener::bind(format!("/proc/self/fd/{fd}/attach"))
+        .expect("bind through the descriptor");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let real = w.outside().join("attach");
+    assert!(real.exists(), "bound where the descriptor points");
+    let probe = CONNECT_PY.replace(
+        "sys.argv[1:]",
+        &format!("[{:?}]", real.display().to_string()),
+    );
+    let r = run_python(&w, &probe, "");
+    assert_eq!(stdout(&r), "refused Connection refused\n", "{r}");
+    assert!(listener.accept().is_err(), "{r}");
+}
+
+#[test]
 fn helper_directories_that_lead_out_of_the_workspace_grant_nothing() {
     if !namespaces_or_skip("helper_directories_that_lead_out") {
         return;

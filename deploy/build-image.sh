@@ -160,7 +160,7 @@ USER 1000:1000
 WORKDIR /ws
 EXPOSE 8765
 ENTRYPOINT ["/usr/local/bin/sneaky-mcp"]
-CMD ["--root", "/ws", "--http", "0.0.0.0:8765"]
+CMD ["--root", "/ws", "--http", "0.0.0.0:8765", "--log-format", "json"]
 EOF
 "$engine" build --quiet -t "$tag" -f "$stage/Containerfile" "$stage" >/dev/null
 size=$("$engine" image inspect --format '{{.Size}}' "$tag")

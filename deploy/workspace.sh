@@ -139,7 +139,7 @@ up() {
     -v "$dir:/ws" \
     -v "$name-home:/home/sneaky:U" \
     "${config[@]}" \
-    "$image" --root /ws --http 0.0.0.0:8765 --token-file "/run/secrets/$secret" >/dev/null; then
+    "$image" --root /ws --http 0.0.0.0:8765 --token-file "/run/secrets/$secret" --log-format json >/dev/null; then
     down "$name" >/dev/null 2>&1 || true
     die "podman could not create $name (see above)"
   fi

@@ -58,6 +58,26 @@ pub fn main_or(read_file: fn() -> std::process::ExitCode) -> std::process::ExitC
     }
 }
 
+/// Writes what `--scale-image` or `--pdf-text` made as the binaries' envelope
+/// (docs/contract.md, "What comes out"), which the host reads back; the exit status with it.
+fn answer(outcome: Result<Value>) -> std::process::ExitCode {
+    let (envelope, status) = match outcome {
+        Ok(result) => (
+            serde_json::json!({"ok": true, "tool": "read_file", "result": result}),
+            0,
+        ),
+        Err(e) => (
+            serde_json::json!({"ok": false, "tool": "read_file",
+                   "error": {"code": e.code(), "message": e.message()}}),
+            u8::try_from(e.exit_status()).unwrap_or(1),
+        ),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{envelope}");
+    let _ = out.flush();
+    std::process::ExitCode::from(status)
+}
+
 /// Whether a file is a PDF: it starts with the header `%PDF-` (PDF 32000-1, 7.5.2).
 pub fn is_pdf(head: &[u8]) -> bool {
     head.starts_with(b"%PDF-")

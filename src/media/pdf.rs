@@ -16,7 +16,7 @@
 //! `binary_file` error rather than a crash or a hang.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::mpsc;
@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Encoding, LoadOptions, Object, ObjectId};
-use serde_json::json;
 
 use super::{PdfPage, PdfRequest, PdfText, MAX_PDF_FILE_BYTES};
 use crate::error::{Error, ErrorKind, Result};
@@ -82,21 +81,7 @@ pub fn main(args: &[String]) -> ExitCode {
             "--pdf-text takes the largest text in bytes, the first page and the number of pages",
         )),
     };
-    let (envelope, status) = match outcome {
-        Ok(found) => (
-            json!({"ok": true, "tool": "read_file", "result": super::pdf_text_json(&found)}),
-            0,
-        ),
-        Err(e) => (
-            json!({"ok": false, "tool": "read_file",
-                   "error": {"code": e.code(), "message": e.message()}}),
-            u8::try_from(e.exit_status()).unwrap_or(1),
-        ),
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{envelope}");
-    let _ = out.flush();
-    ExitCode::from(status)
+    super::answer(outcome.map(|found| super::pdf_text_json(&found)))
 }
 
 /// The text of the pages `request` asks for, read on a thread of its own within [`SECONDS`].

@@ -4,7 +4,7 @@
 //! would not fit `max_file_size_bytes` — smaller still until its data fits. Only `sneaky-read`
 //! links this: the hosts reach it through `sneaky-read --scale-image` (`super::scale_elsewhere`).
 
-use std::io::{Cursor, Read, Write};
+use std::io::{Cursor, Read};
 use std::process::ExitCode;
 
 use serde_json::json;
@@ -61,22 +61,7 @@ pub fn main(args: &[String]) -> ExitCode {
                 "content": super::base64_encode(&image.bytes),
             })
         });
-    // The binaries' envelope (docs/contract.md, "What comes out"), which the host reads back.
-    let (envelope, status) = match outcome {
-        Ok(result) => (
-            json!({"ok": true, "tool": "read_file", "result": result}),
-            0,
-        ),
-        Err(e) => (
-            json!({"ok": false, "tool": "read_file",
-                   "error": {"code": e.code(), "message": e.message()}}),
-            u8::try_from(e.exit_status()).unwrap_or(1),
-        ),
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{envelope}");
-    let _ = out.flush();
-    ExitCode::from(status)
+    super::answer(outcome)
 }
 
 /// The image scaled to fit [`MAX_EDGE`] and encoded within `max_bytes`.

@@ -373,23 +373,28 @@ fn read(args: ReadArgs, ctx: &Context, via: Media) -> Result<ReadResult> {
 
 /// An image's whole file, up to `media::MAX_IMAGE_FILE_BYTES`.
 fn read_image_bytes(file: impl Read, path: &str) -> Result<Vec<u8>> {
-    let bound = media::MAX_IMAGE_FILE_BYTES;
-    let mut bytes = Vec::new();
-    file.take(bound + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > bound {
-        return Err(Error::new(
-            ErrorKind::FileTooLarge,
-            format!("{path} is an image over {bound} bytes, more than read_file scales down"),
-        ));
-    }
-    Ok(bytes)
+    read_whole(
+        file,
+        path,
+        media::MAX_IMAGE_FILE_BYTES,
+        "an image",
+        "more than read_file scales down",
+    )
 }
 
 /// A PDF's whole file, up to `media::MAX_PDF_FILE_BYTES`.
 fn read_pdf_bytes(file: impl Read, path: &str) -> Result<Vec<u8>> {
-    let bound = media::MAX_PDF_FILE_BYTES;
+    read_whole(
+        file,
+        path,
+        media::MAX_PDF_FILE_BYTES,
+        "a PDF",
+        "more than read_file reads",
+    )
+}
+
+/// A whole file of `bound` bytes at most; over it, `file_too_large` saying what it is and why.
+fn read_whole(file: impl Read, path: &str, bound: u64, what: &str, why: &str) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.take(bound + 1)
         .read_to_end(&mut bytes)
@@ -397,7 +402,7 @@ fn read_pdf_bytes(file: impl Read, path: &str) -> Result<Vec<u8>> {
     if bytes.len() as u64 > bound {
         return Err(Error::new(
             ErrorKind::FileTooLarge,
-            format!("{path} is a PDF over {bound} bytes, more than read_file reads"),
+            format!("{path} is {what} over {bound} bytes, {why}"),
         ));
     }
     Ok(bytes)

@@ -172,6 +172,14 @@ fn make_dir(ws: &Workspace, path: &str, mode: u32) -> Result<()> {
     }
 }
 
+/// The mount a descriptor is on (`mnt_id` of /proc/self/fdinfo), None where it cannot be read.
+fn mount_id(fd: &impl std::os::fd::AsRawFd) -> Option<u64> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    info.lines()
+        .find_map(|line| line.strip_prefix("mnt_id:"))
+        .and_then(|id| id.trim().parse().ok())
+}
+
 fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Result<Change> {
     let target = durable::locate(ws, path, false, None)?;
     // Only the file's identity is compared at the commit, never its content: nothing read.
@@ -188,7 +196,10 @@ fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Res
             (Ok(a), Ok(b)) => a.st_dev == b.st_dev,
             _ => false,
         };
-        if same_fs {
+        // A link needs the same mount too, not only the same file system: in a container the
+        // workspace and the upper layer's volume are two bind mounts of one file system, and
+        // linkat between them fails with EXDEV.
+        if same_fs && mount_id(&from).is_some() && mount_id(&from) == mount_id(&target.dir) {
             return Ok(Change::Move { target, from, mode });
         }
     }

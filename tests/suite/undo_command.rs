@@ -879,3 +879,39 @@ fn hard_links_the_command_makes_are_kept_and_those_it_breaks_are_named() {
     assert_eq!(w.read("b.txt"), "bee\n");
     assert!(!w.root.join("n1.txt").exists() && !w.root.join("n2.txt").exists());
 }
+
+#[test]
+fn a_workspace_on_a_bind_mount_gets_the_command_s_new_files() {
+    // As in a container: the workspace and the undo history are two bind mounts of one file
+    // system, between which a file cannot be linked (EXDEV) though both report one device.
+    if !util::require_root("bind-mount a workspace") || !util::require_cmd("mount") {
+        return;
+    }
+    let base = tempfile::tempdir().expect("tempdir");
+    let (src, root) = (base.path().join("src"), base.path().join("ws"));
+    std::fs::create_dir_all(&src).expect("mkdir");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let status = std::process::Command::new("mount")
+        .args(["--bind"])
+        .arg(&src)
+        .arg(&root)
+        .status()
+        .expect("mount");
+    assert!(status.success(), "mount --bind");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sneaky-run"))
+        .current_dir(&root)
+        .env("SNEAKY_ROOT", &root)
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("CARGO_TARGET_DIR")
+        .env("XDG_CONFIG_HOME", base.path().join("xdg"))
+        .env("XDG_STATE_HOME", base.path().join("state"))
+        .arg("echo made > made.txt")
+        .output()
+        .expect("run");
+    let made = std::fs::read_to_string(root.join("made.txt"));
+    let _ = std::process::Command::new("umount").arg(&root).status();
+    let reply = util::Reply::parse("sneaky-run", out);
+    let r = reply.command_ran();
+    assert_eq!(made.as_deref().ok(), Some("made\n"), "{}", reply.json);
+    expect_kinds(&r["changes"], &[("made.txt", "created")]);
+}

@@ -96,7 +96,10 @@ pub fn command() -> Command {
                 .value_name("FORMAT")
                 .value_parser(["text", "json"])
                 .default_value("text")
-                .help("Logs on stderr: text lines, or JSON lines for a log collector (time and message; one line per tool call with its session, tool, duration_ms and outcome, never its arguments)"),
+                // Named in the help instead of clap's list, which clap_mangen renders as a
+                // paragraph mandoc's lint warns about.
+                .hide_possible_values(true)
+                .help("Logs on stderr: text (lines) or json (JSON lines for a log collector: time and message, and one line per tool call with its session, tool, duration_ms and outcome, never its arguments)"),
         )
         .arg(
             Arg::new("allow-origin")

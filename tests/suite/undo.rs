@@ -2,41 +2,11 @@
 //! later change by anyone refused as a conflict, an undo undone, the list, the bound, and a
 //! history that `git status` never sees.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 use serde_json::{json, Value};
 
 use crate::util::{self, Ws};
-
-/// Everything under the root but `.git`: path -> (kind, mode, content or link target).
-fn tree(root: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path.strip_prefix(root).expect("under root");
-            if rel.starts_with(".git") {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).expect("lstat");
-            let mode = meta.permissions().mode() & 0o7777;
-            let key = rel.to_string_lossy().into_owned();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&path).expect("readlink");
-                out.insert(key, ('l', 0, target.into_os_string().into_encoded_bytes()));
-            } else if meta.is_dir() {
-                out.insert(key, ('d', mode, Vec::new()));
-                stack.push(path);
-            } else {
-                out.insert(key, ('f', mode, std::fs::read(&path).expect("read")));
-            }
-        }
-    }
-    out
-}
 
 fn undo(w: &Ws, request: Value) -> util::Reply {
     w.call("sneaky-undo", request)
@@ -44,17 +14,21 @@ fn undo(w: &Ws, request: Value) -> util::Reply {
 
 /// Run `edit`, check it recorded a change, undo it, and check the tree is as before.
 fn undone_exactly(w: &Ws, bin: &str, request: Value) -> String {
-    let before = tree(&w.root);
+    let before = util::tree(&w.root, false);
     let reply = w.call(bin, request);
     let change = reply.ok()["change_id"]
         .as_str()
         .unwrap_or_else(|| panic!("{bin}: no change_id in {}", reply.json))
         .to_string();
-    assert_ne!(tree(&w.root), before, "{bin} changed nothing");
+    assert_ne!(util::tree(&w.root, false), before, "{bin} changed nothing");
     let back = undo(w, json!({}));
     let result = back.ok();
     assert_eq!(result["undone"], change.as_str(), "{}", back.json);
-    assert_eq!(tree(&w.root), before, "{bin}: not restored byte-exact");
+    assert_eq!(
+        util::tree(&w.root, false),
+        before,
+        "{bin}: not restored byte-exact"
+    );
     result["change_id"]
         .as_str()
         .expect("the undo's id")

@@ -12,35 +12,6 @@ use serde_json::{json, Value};
 
 use crate::util::{self, Ws};
 
-/// Everything under `root` (with `.git` when `with_git`): path -> (kind, mode, content or link
-/// target).
-fn tree(root: &Path, with_git: bool) -> BTreeMap<String, (char, u32, Vec<u8>)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path.strip_prefix(root).expect("under root");
-            if rel.starts_with(".git") && !with_git {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).expect("lstat");
-            let mode = meta.permissions().mode() & 0o7777;
-            let key = rel.to_string_lossy().into_owned();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&path).expect("readlink");
-                out.insert(key, ('l', 0, target.into_os_string().into_encoded_bytes()));
-            } else if meta.is_dir() {
-                out.insert(key, ('d', mode, Vec::new()));
-                stack.push(path);
-            } else {
-                out.insert(key, ('f', mode, std::fs::read(&path).expect("read")));
-            }
-        }
-    }
-    out
-}
-
 /// A workspace that is a git repository ignoring `build/` and `*.log`, whose commands may use
 /// the file programs the default list denies.
 fn repo() -> Option<Ws> {
@@ -117,7 +88,7 @@ fn expect_kinds(list: &Value, expected: &[(&str, &str)]) {
 #[test]
 fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
     let Some(w) = repo() else { return };
-    let before = tree(&w.root, false);
+    let before = util::tree(&w.root, false);
     let command = "echo three >> a.txt && mv b.txt b2.txt && rm -r d && rm -r e && \
                    echo now a file > e && rm f && mkdir f && echo in > f/in.txt && \
                    ln -sfn b2.txt l && ln -s a.txt l2 && chmod 700 m.sh && mkdir empty && \
@@ -171,7 +142,7 @@ fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
         .mode();
     assert_eq!(mode & 0o777, 0o700);
     assert_eq!(w.read("build/new.o"), "new\n");
-    let after = tree(&w.root, false);
+    let after = util::tree(&w.root, false);
     // Undone: byte-exact, except what git ignores, which is not recorded.
     let back = w.call("sneaky-undo", json!({}));
     assert_eq!(back.ok()["undone"], change.as_str(), "{}", back.json);
@@ -180,12 +151,16 @@ fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
     for p in ["build/new.o", "run.log"] {
         expected.insert(p.to_string(), after[p].clone());
     }
-    assert_same(&tree(&w.root, false), &expected, "not restored byte-exact");
+    assert_same(
+        &util::tree(&w.root, false),
+        &expected,
+        "not restored byte-exact",
+    );
     // And the undo undone: the command's result again.
     w.call("sneaky-undo", json!({})).ok();
-    assert_same(&tree(&w.root, false), &after, "the undo undone");
+    assert_same(&util::tree(&w.root, false), &after, "the undo undone");
     // A directory replaced by a file and back, by a second command, undone too.
-    let before_back = tree(&w.root, false);
+    let before_back = util::tree(&w.root, false);
     let reply = run(
         &w,
         json!({"command": "rm e && mkdir e && echo again > e/again.txt"}),
@@ -195,7 +170,7 @@ fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
         &[("e", "modified"), ("e/again.txt", "created")],
     );
     w.call("sneaky-undo", json!({})).ok();
-    assert_same(&tree(&w.root, false), &before_back, "back");
+    assert_same(&util::tree(&w.root, false), &before_back, "back");
     // The history lists the command.
     let list = w.call("sneaky-undo", json!({"list": true}));
     let tools: Vec<&str> = list.ok()["changes"]
@@ -251,7 +226,7 @@ fn a_dry_run_leaves_the_workspace_byte_identical() {
     // bound read-only like existing ones: src/shell/spec.rs); not part of any command's
     // changes.
     run(&w, json!({"command": "true"})).command_ran();
-    let before = tree(&w.root, true);
+    let before = util::tree(&w.root, true);
     let reply = run(
         &w,
         json!({"command": "echo three >> a.txt && rm -r d && echo n > new.txt && \
@@ -268,7 +243,7 @@ fn a_dry_run_leaves_the_workspace_byte_identical() {
     assert_eq!(kinds(&r["changes"])["new.txt"], "created");
     assert_eq!(kinds(&r["untracked"])["build/o.o"], "created");
     // Nothing reached the workspace, .git included (git add ran in the overlay too).
-    assert_same(&tree(&w.root, true), &before, "after a dry run");
+    assert_same(&util::tree(&w.root, true), &before, "after a dry run");
     w.call("sneaky-undo", json!({})).err("not_found", 1);
     // From a shell: --dry-run.
     let shell = w.call_raw("sneaky-run", &["--dry-run", "echo x > x.txt"], b"");

@@ -252,3 +252,35 @@ pub fn took_at_most(started: std::time::Instant, bound: std::time::Duration, wha
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }
+
+/// Everything under `root` (with `.git` when `with_git`): path -> (kind, mode, content or link
+/// target).
+pub fn tree(
+    root: &std::path::Path,
+    with_git: bool,
+) -> std::collections::BTreeMap<String, (char, u32, Vec<u8>)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let rel = path.strip_prefix(root).expect("under root");
+            if rel.starts_with(".git") && !with_git {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).expect("lstat");
+            let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+            let key = rel.to_string_lossy().into_owned();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).expect("readlink");
+                out.insert(key, ('l', 0, target.into_os_string().into_encoded_bytes()));
+            } else if meta.is_dir() {
+                out.insert(key, ('d', mode, Vec::new()));
+                stack.push(path);
+            } else {
+                out.insert(key, ('f', mode, std::fs::read(&path).expect("read")));
+            }
+        }
+    }
+    out
+}

@@ -45,11 +45,15 @@ pub fn read_self() -> Option<Proc> {
 
 /// Every process (a full scan of /proc; empty when it is not there).
 pub fn all() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| read(e.ok()?.file_name().to_str()?.parse().ok()?))
-        .collect()
+    pids().filter_map(read).collect()
+}
+
+/// The ids of every process, as /proc lists them (none when it is not there).
+pub fn pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
 }
 
 #[cfg(test)]

@@ -439,21 +439,17 @@ fn bound_through_proc(path: &Path, inode: &str) -> Option<PathBuf> {
 /// The process that holds the socket whose inode is `inode`.
 fn socket_holder(inode: &str) -> Option<String> {
     let wanted = format!("socket:[{inode}]");
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let pid = entry.file_name().into_string().ok()?;
-            if !pid.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let fds = std::fs::read_dir(entry.path().join("fd")).ok()?;
-            fds.flatten()
+    crate::proctable::pids()
+        .find(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
                 .any(|fd| {
                     std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
                 })
-                .then_some(pid)
         })
+        .map(|pid| pid.to_string())
 }
 
 /// Bind /dev/null over each socket: it stays visible, and connecting to it is refused.

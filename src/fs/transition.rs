@@ -10,11 +10,10 @@
 //! that waited for them; new links; modes.
 
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use nix::sys::stat::{fchmodat, fstat, mkdirat, FchmodatFlags, Mode};
+use nix::sys::stat::{fchmodat, mkdirat, FchmodatFlags, Mode};
 use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
 
 use super::durable::{self, Change};
@@ -192,14 +191,10 @@ fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Res
     if let (None, Content::File(p)) = (&prior, content) {
         let from =
             std::fs::File::open(p).map_err(|e| Error::io(format!("reading the new {path}"), e))?;
-        let same_fs = match (fstat(from.as_fd()), fstat(target.dir.as_fd())) {
-            (Ok(a), Ok(b)) => a.st_dev == b.st_dev,
-            _ => false,
-        };
-        // A link needs the same mount too, not only the same file system: in a container the
-        // workspace and the upper layer's volume are two bind mounts of one file system, and
-        // linkat between them fails with EXDEV.
-        if same_fs && mount_id(&from).is_some() && mount_id(&from) == mount_id(&target.dir) {
+        // One mount, not only one file system (a mount is of one file system): in a container
+        // the workspace and the upper layer's volume are two bind mounts of one file system,
+        // and linkat between them fails with EXDEV.
+        if mount_id(&from).is_some_and(|m| mount_id(&target.dir) == Some(m)) {
             return Ok(Change::Move { target, from, mode });
         }
     }

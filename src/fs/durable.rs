@@ -159,6 +159,11 @@ struct Made {
 }
 
 impl MadeDirs {
+    /// How each directory made is shown, outermost first.
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|m| m.display.clone()).collect()
+    }
+
     /// The edit landed: keep the directories; returns how each is shown, outermost first.
     pub fn keep(mut self) -> Vec<String> {
         std::mem::take(&mut self.0)

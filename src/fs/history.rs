@@ -223,6 +223,9 @@ const ENTRIES: &str = "entries";
 /// Contents kept with a flush each, up to this many a change (see [`History::keep_contents`]).
 const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
+/// Contents a change left that nothing is restored from, kept unflushed only to show what
+/// changed since when an undo meets a conflict (see [`History::keep_shown`]).
+const SHOWN: &str = "shown";
 
 impl History {
     /// The history of this workspace, with the entries of killed edits settled; `max_bytes`
@@ -313,6 +316,35 @@ impl History {
         })
     }
 
+    /// An entry written ahead of its change with the state each path will be left in too
+    /// (see [`History::rewrite`]), its flush left to `flush`: once the change has landed,
+    /// [`Pending::landed`] completes it by a rename, with nothing more to write or flush. A
+    /// crash that loses the rename leaves the entry pending, and the next tool settles it from
+    /// the workspace as it settles any killed edit.
+    fn begin_whole(
+        &self,
+        tool: &str,
+        paths: Vec<PathChange>,
+        flush: &mut Flush,
+    ) -> Result<Pending<'_>> {
+        let mut entry = Entry {
+            change_id: new_change_id(),
+            tool: tool.to_string(),
+            time: now_secs(),
+            undoes: None,
+            done: true,
+            paths,
+        };
+        let lock = self.write_entry(&entry, true, flush)?;
+        // Until it has landed, the entry is the running edit's (see `Drop for Pending`).
+        entry.done = false;
+        Ok(Pending {
+            history: self,
+            entry,
+            lock,
+        })
+    }
+
     /// Every completed change, newest first.
     pub fn entries(&self) -> Result<Vec<Entry>> {
         let mut all = self.read_all()?;
@@ -357,6 +389,31 @@ impl History {
             ));
         }
         Ok(bytes)
+    }
+
+    /// The content a change left, to show what changed since: kept in `blobs/` (flushed,
+    /// restorable) or `shown/` (see [`History::keep_shown`]). None when neither has it whole.
+    pub fn content_left(&self, sha256: &str) -> Option<Vec<u8>> {
+        self.content(sha256).ok().or_else(|| {
+            let bytes = fs::read(self.dir.join(SHOWN).join(sha256)).ok()?;
+            (sha256_hex(&bytes) == sha256).then_some(bytes)
+        })
+    }
+
+    /// Keep the content a rewrite left, to show what changed since should an undo of it meet a
+    /// conflict. Unflushed, and apart from `blobs/`, whose contents are relied on to restore:
+    /// a crash may lose or cut it short, and then the conflict is told without the diff. (A
+    /// later change of the file keeps it in `blobs/`, from the file itself.)
+    fn keep_shown(&self, sha256: &str, content: &[u8]) {
+        let blob = self.dir.join(BLOBS).join(sha256);
+        if kept_whole(&blob, content.len()) {
+            return;
+        }
+        let dir = self.dir.join(SHOWN);
+        let made = fs::DirBuilder::new().mode(0o700).create(&dir);
+        if made.is_ok() || dir.is_dir() {
+            let _ = write_file(&dir.join(sha256), content, false);
+        }
     }
 
     /// A completed entry: `<id>.json`.
@@ -632,7 +689,7 @@ impl History {
                 })
                 .unwrap_or(0)
         };
-        if on_disk(BLOBS) + on_disk(ENTRIES) <= self.max_bytes {
+        if on_disk(BLOBS) + on_disk(SHOWN) + on_disk(ENTRIES) <= self.max_bytes {
             return 0;
         }
         let Ok(mut entries) = self.read_all() else {
@@ -644,7 +701,12 @@ impl History {
             let used = referenced(&entries);
             let total: u64 = used
                 .iter()
-                .map(|s| file_size(self.dir.join(BLOBS).join(s)))
+                .map(|s| {
+                    // A content shown that is kept to restore too is dropped below.
+                    Some(file_size(self.dir.join(BLOBS).join(s)))
+                        .filter(|n| *n > 0)
+                        .unwrap_or_else(|| file_size(self.dir.join(SHOWN).join(s)))
+                })
                 .sum::<u64>()
                 + entries
                     .iter()
@@ -661,12 +723,26 @@ impl History {
             let _ = fs::remove_file(self.entry_path(&gone.change_id));
             forgotten += 1;
         }
+        // The contents of running edits' entries (pending) are theirs: kept too.
+        let running: Vec<Entry> = self
+            .pending_files()
+            .iter()
+            .filter_map(|p| fs::read(p).ok())
+            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+            .collect();
+        entries.extend(running);
         let used = referenced(&entries);
-        if let Ok(blobs) = fs::read_dir(self.dir.join(BLOBS)) {
-            for blob in blobs.flatten() {
+        for sub in [BLOBS, SHOWN] {
+            let Ok(kept) = fs::read_dir(self.dir.join(sub)) else {
+                continue;
+            };
+            for blob in kept.flatten() {
                 let name = blob.file_name();
                 let name = name.to_string_lossy();
-                if !used.iter().any(|u| *u == name) && !name.ends_with(".tmp") {
+                // A content shown is dropped too once it is kept to restore.
+                let needed = used.binary_search_by(|u| u.as_str().cmp(&name)).is_ok()
+                    && (sub == BLOBS || !self.dir.join(BLOBS).join(&*name).exists());
+                if !needed && !name.ends_with(".tmp") {
                     let _ = fs::remove_file(blob.path());
                 }
             }
@@ -732,6 +808,25 @@ impl Pending<'_> {
 
     pub fn change_id(&self) -> &str {
         &self.entry.change_id
+    }
+
+    /// The change of an entry written whole ([`History::begin_whole`]) landed: the entry is
+    /// completed by its rename. Whatever happens to the rename, the change has landed and is
+    /// recorded: a pending entry left behind is settled by the next tool.
+    fn landed(mut self, made: Vec<String>) -> Recorded {
+        self.entry.done = true;
+        let id = self.entry.change_id.clone();
+        let _ = fs::rename(self.history.pending_path(&id), self.history.entry_path(&id));
+        self.lock = None;
+        let forgotten = self.history.bound();
+        Recorded {
+            undo: Undoable {
+                change_id: Some(id),
+                forgotten_changes: Some(forgotten).filter(|n| *n > 0),
+                undo_unavailable: None,
+            },
+            made,
+        }
     }
 }
 
@@ -1032,25 +1127,25 @@ impl History {
     ) -> Result<Recorded> {
         let prior = old.map(|(p, _)| p);
         let mut staged = target.stage(content, prior)?;
+        let (old_sha256, sha256) = hash_both(old.map(|(_, bytes)| bytes), content);
         let mut ahead = Flush::default();
         // The old file when it was given a name in the history: until the rename has replaced
         // it, that name goes again on every way out.
         let mut linked = None;
-        let before = match old {
-            Some((p, bytes)) => {
-                let sha256 = sha256_hex(bytes);
+        let before = match (old, old_sha256) {
+            (Some((p, bytes)), Some(old_sha256)) => {
                 let state = State::File {
                     mode: p.mode,
                     size: bytes.len() as u64,
-                    sha256: sha256.clone(),
+                    sha256: old_sha256.clone(),
                 };
                 if let Some(stamp) = self.keep_replaced(target, p, bytes, &state, &mut ahead)? {
                     staged.expect(stamp);
-                    linked = Some(LinkedBlob(self.dir.join(BLOBS).join(sha256)));
+                    linked = Some(LinkedBlob(self.dir.join(BLOBS).join(old_sha256)));
                 }
                 state
             }
-            None => {
+            _ => {
                 let snap = Snapshot::of_target(ws, target, self.max_bytes)?;
                 if let (State::File { sha256, .. }, Some(bytes)) = (&snap.state, &snap.content) {
                     self.keep_bytes(sha256, bytes, &snap.path, &mut ahead)?;
@@ -1059,38 +1154,66 @@ impl History {
             }
         };
         let path = target.display.as_str();
-        let paths = vec![PathChange {
+        let after = State::File {
+            mode: staged.mode()?,
+            size: content.len() as u64,
+            sha256: sha256.clone(),
+        };
+        // The entry is whole before the edit: what each path was and what it will be (the
+        // directories made on the way are there already), so that nothing about it needs
+        // writing or flushing once the file is in place.
+        let mut paths = Vec::new();
+        for dir in made.names() {
+            // Its mode is what the kernel gave it under the umask: read back.
+            paths.push(PathChange {
+                after: Some(Snapshot::at(ws, &dir, 0)?.state),
+                path: dir,
+                before: State::Absent,
+            });
+        }
+        paths.push(PathChange {
             path: path.to_string(),
             before,
-            after: None,
-        }];
-        let pending = self.begin_unflushed(tool, paths, None, &mut ahead)?;
+            after: Some(after),
+        });
+        let pending = self.begin_whole(tool, paths, &mut ahead)?;
         ahead.run(|| {
             staged
                 .sync()
                 .map_err(|e| Error::io(format!("writing {path}"), e))
         })?;
-        let mode = staged.mode()?;
         staged.publish()?;
         if let Some(linked) = linked.as_mut() {
             linked.0 = PathBuf::new();
         }
         let made = made.keep();
-        let sha256 = sha256_hex(content);
-        let mut behind = Flush::default();
-        self.keep_bytes(&sha256, content, path, &mut behind)?;
-        let after = State::File {
-            mode,
-            size: content.len() as u64,
-            sha256,
-        };
-        // The new name must survive a crash too (flushed with the completed entry; as for a
-        // write without the history, a failure there is not the edit's).
-        let new_name = || {
-            let _ = nix::unistd::fsync(&target.dir);
-            Ok(())
-        };
-        pending.finish(ws, &made, &[(path, after)], behind, new_name)
+        // The new name must survive a crash too (as for a write without the history, a
+        // failure there is not the edit's).
+        let _ = nix::unistd::fsync(&target.dir);
+        self.keep_shown(&sha256, content);
+        Ok(pending.landed(made))
+    }
+}
+
+/// The SHA-256 of `old` (when given) and of `new`, the two at once on two threads when both are
+/// large: the old content's names its copy in the history, and both are in the entry written
+/// before the edit, so the edit waits for them.
+fn hash_both(old: Option<&[u8]>, new: &[u8]) -> (Option<String>, String) {
+    const APART_FROM: usize = 256 << 10;
+    match old {
+        Some(old) if old.len() >= APART_FROM && new.len() >= APART_FROM => {
+            std::thread::scope(|s| {
+                let other = std::thread::Builder::new().spawn_scoped(s, || sha256_hex(old));
+                let new = sha256_hex(new);
+                // A thread that could not start (or failed) leaves the work to this one.
+                let old = match other.map(|t| t.join()) {
+                    Ok(Ok(old)) => old,
+                    _ => sha256_hex(old),
+                };
+                (Some(old), new)
+            })
+        }
+        old => (old.map(sha256_hex), sha256_hex(new)),
     }
 }
 

@@ -271,7 +271,7 @@ fn changed_since(
         now.state.describe()
     );
     if let (State::File { sha256, .. }, Some(current)) = (left, &now.content) {
-        if let Ok(kept) = history.content(sha256) {
+        if let Some(kept) = history.content_left(sha256) {
             let cap = ctx.config.max_output_bytes as usize;
             let (diff, _) = crate::edit::diff_text(&p.path, Some(&kept), current, None, cap);
             message.push_str(". The change since:\n");

@@ -95,6 +95,28 @@ fn a_later_change_is_a_conflict_and_nothing_changes() {
     assert!(message.contains("a.txt"), "{message}");
     assert!(message.contains("+and a person's line"), "{message}");
     assert_eq!(w.read("a.txt"), "two\nand a person's line\n");
+    // write_file keeps what it left apart from what undo restores from: shown all the same,
+    // and with it gone (a crash may lose it), the conflict is told without the diff.
+    w.call(
+        "sneaky-write",
+        json!({"file_path": "b.txt", "content": "three\n"}),
+    )
+    .ok();
+    w.write("b.txt", "three\nand another\n");
+    let message = undo(&w, json!({})).err("conflict", 1);
+    assert!(message.contains("+and another"), "{message}");
+    let state = w.outside().join("state");
+    for (path, (kind, _, _)) in util::tree(&state, false) {
+        if path.contains("/shown/") && kind == 'f' {
+            std::fs::remove_file(state.join(path)).expect("remove");
+        }
+    }
+    let message = undo(&w, json!({})).err("conflict", 1);
+    assert!(message.contains("b.txt was changed after"), "{message}");
+    assert!(!message.contains("+and another"), "{message}");
+    assert_eq!(w.read("b.txt"), "three\nand another\n");
+    w.write("b.txt", "three\n");
+    undo(&w, json!({})).ok();
     // A file put inside a directory the change made keeps that directory.
     w.call("sneaky-mkdir", json!({"directory_path": "d"})).ok();
     w.write("d/theirs.txt", "x\n");

@@ -405,11 +405,13 @@ impl History {
     /// a crash may lose or cut it short, and then the conflict is told without the diff. (A
     /// later change of the file keeps it in `blobs/`, from the file itself.)
     fn keep_shown(&self, sha256: &str, content: &[u8]) {
-        let blob = self.dir.join(BLOBS).join(sha256);
-        if kept_whole(&blob, content.len()) {
+        let dir = self.dir.join(SHOWN);
+        if [self.dir.join(BLOBS), dir.clone()]
+            .iter()
+            .any(|d| kept_whole(&d.join(sha256), content.len()))
+        {
             return;
         }
-        let dir = self.dir.join(SHOWN);
         let made = fs::DirBuilder::new().mode(0o700).create(&dir);
         if made.is_ok() || dir.is_dir() {
             let _ = write_file(&dir.join(sha256), content, false);
@@ -516,7 +518,7 @@ impl History {
         let dir = File::open(&blobs).map_err(|e| Error::io("opening the undo history", e))?;
         match target.link_as(prior, dir.as_fd(), OsStr::new(sha256.as_str()))? {
             Some((file, stamp)) => {
-                flush.file(file);
+                flush.linked(file);
                 flush.dir(blobs);
                 Ok(Some(stamp))
             }
@@ -996,12 +998,19 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 #[derive(Default)]
 struct Flush {
     files: Vec<File>,
+    /// Files of the workspace given a name in the history: flushed, but not dropped from the
+    /// cache (their pages were not written here, and dropping them costs more than it saves).
+    linked: Vec<File>,
     dirs: Vec<PathBuf>,
 }
 
 impl Flush {
     fn file(&mut self, file: File) {
         self.files.push(file);
+    }
+
+    fn linked(&mut self, file: File) {
+        self.linked.push(file);
     }
 
     fn dir(&mut self, dir: PathBuf) {
@@ -1020,7 +1029,7 @@ impl Flush {
         }
         first()?;
         let io = |e| Error::io("flushing the undo history", e);
-        for file in &self.files {
+        for file in self.files.iter().chain(&self.linked) {
             file.sync_all().map_err(io)?;
         }
         for dir in &self.dirs {

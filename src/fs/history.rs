@@ -321,21 +321,23 @@ impl History {
     /// [`Pending::landed`] completes it by a rename, with nothing more to write or flush. A
     /// crash that loses the rename leaves the entry pending, and the next tool settles it from
     /// the workspace as it settles any killed edit.
+    /// `file`: made by [`History::create_entry`] for `change_id`.
     fn begin_whole(
         &self,
+        (change_id, file): (String, File),
         tool: &str,
         paths: Vec<PathChange>,
         flush: &mut Flush,
     ) -> Result<Pending<'_>> {
         let mut entry = Entry {
-            change_id: new_change_id(),
+            change_id,
             tool: tool.to_string(),
             time: now_secs(),
             undoes: None,
             done: true,
             paths,
         };
-        let lock = self.write_entry(&entry, true, flush)?;
+        let lock = self.fill_entry(file, &entry, true, flush)?;
         // Until it has landed, the entry is the running edit's (see `Drop for Pending`).
         entry.done = false;
         Ok(Pending {
@@ -537,24 +539,43 @@ impl History {
         pending: bool,
         flush: &mut Flush,
     ) -> Result<Option<Flock<File>>> {
-        let text = serde_json::to_vec(entry)
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("writing an entry: {e}")))?;
-        let path = if pending {
-            self.pending_path(&entry.change_id)
-        } else {
-            self.entry_path(&entry.change_id)
-        };
-        let mut temp = path.clone().into_os_string();
-        temp.push(".tmp");
-        let temp = PathBuf::from(temp);
-        let io = |e| Error::io("writing the undo history", e);
-        let mut file = OpenOptions::new()
+        let file = self.create_entry(&entry.change_id, pending)?;
+        self.fill_entry(file, entry, pending, flush)
+    }
+
+    /// The file an entry is written into, under its temporary name (see [`History::write_entry`]).
+    fn create_entry(&self, change_id: &str, pending: bool) -> Result<File> {
+        OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
-            .open(&temp)
-            .map_err(io)?;
+            .open(self.entry_temp(change_id, pending))
+            .map_err(|e| Error::io("writing the undo history", e))
+    }
+
+    fn entry_temp(&self, change_id: &str, pending: bool) -> PathBuf {
+        let mut temp = if pending {
+            self.pending_path(change_id)
+        } else {
+            self.entry_path(change_id)
+        }
+        .into_os_string();
+        temp.push(".tmp");
+        PathBuf::from(temp)
+    }
+
+    /// [`History::write_entry`] into the file [`History::create_entry`] made.
+    fn fill_entry(
+        &self,
+        mut file: File,
+        entry: &Entry,
+        pending: bool,
+        flush: &mut Flush,
+    ) -> Result<Option<Flock<File>>> {
+        let io = |e| Error::io("writing the undo history", e);
+        let text = serde_json::to_vec(entry)
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("writing an entry: {e}")))?;
         file.write_all(&text).map_err(io)?;
         let lock = if pending {
             let kept = file.try_clone().map_err(io)?;
@@ -565,7 +586,12 @@ impl History {
         } else {
             None
         };
-        fs::rename(&temp, &path).map_err(io)?;
+        let path = if pending {
+            self.pending_path(&entry.change_id)
+        } else {
+            self.entry_path(&entry.change_id)
+        };
+        fs::rename(self.entry_temp(&entry.change_id, pending), &path).map_err(io)?;
         flush.file(file);
         flush.dir(self.dir.join(ENTRIES));
         Ok(lock)
@@ -1135,8 +1161,19 @@ impl History {
         made: MadeDirs,
     ) -> Result<Recorded> {
         let prior = old.map(|(p, _)| p);
-        let mut staged = target.stage(content, prior)?;
-        let (old_sha256, sha256) = hash_both(old.map(|(_, bytes)| bytes), content);
+        let change_id = new_change_id();
+        // The two hashes (the old content's names its copy in the history; both are in the
+        // entry written before the edit) are worked out while the new content is written and
+        // the entry's file is made.
+        let ((staged, entry_file), (old_sha256, sha256)) =
+            hash_while(old.map(|(_, bytes)| bytes), content, || {
+                let staged = target.stage(content, prior);
+                let entry_file = self.create_entry(&change_id, true);
+                (staged, entry_file)
+            });
+        let mut unfilled = Provisional(self.entry_temp(&change_id, true));
+        let mut staged = staged?;
+        let entry_file = (change_id, entry_file?);
         let mut ahead = Flush::default();
         // The old file when it was given a name in the history: until the rename has replaced
         // it, that name goes again on every way out.
@@ -1150,7 +1187,7 @@ impl History {
                 };
                 if let Some(stamp) = self.keep_replaced(target, p, bytes, &state, &mut ahead)? {
                     staged.expect(stamp);
-                    linked = Some(LinkedBlob(self.dir.join(BLOBS).join(old_sha256)));
+                    linked = Some(Provisional(self.dir.join(BLOBS).join(old_sha256)));
                 }
                 state
             }
@@ -1185,7 +1222,8 @@ impl History {
             before,
             after: Some(after),
         });
-        let pending = self.begin_whole(tool, paths, &mut ahead)?;
+        let pending = self.begin_whole(entry_file, tool, paths, &mut ahead)?;
+        unfilled.0 = PathBuf::new();
         ahead.run(|| {
             staged
                 .sync()
@@ -1204,34 +1242,48 @@ impl History {
     }
 }
 
-/// The SHA-256 of `old` (when given) and of `new`, the two at once on two threads when both are
-/// large: the old content's names its copy in the history, and both are in the entry written
-/// before the edit, so the edit waits for them.
-fn hash_both(old: Option<&[u8]>, new: &[u8]) -> (Option<String>, String) {
-    const APART_FROM: usize = 256 << 10;
-    match old {
-        Some(old) if old.len() >= APART_FROM && new.len() >= APART_FROM => {
-            std::thread::scope(|s| {
-                let other = std::thread::Builder::new().spawn_scoped(s, || sha256_hex(old));
-                let new = sha256_hex(new);
-                // A thread that could not start (or failed) leaves the work to this one.
-                let old = match other.map(|t| t.join()) {
-                    Ok(Ok(old)) => old,
-                    _ => sha256_hex(old),
-                };
-                (Some(old), new)
-            })
-        }
-        old => (old.map(sha256_hex), sha256_hex(new)),
+/// The SHA-256 of `old` (when given) and of `new`, worked out on other threads while `work`
+/// runs on this one, when they are large enough to be worth a thread each (on a busy machine
+/// this costs no more than one after the other).
+fn hash_while<'a, W>(
+    old: Option<&'a [u8]>,
+    new: &'a [u8],
+    work: impl FnOnce() -> W,
+) -> (W, (Option<String>, String)) {
+    const APART_FROM: usize = 128 << 10;
+    if old.map_or(0, <[u8]>::len).max(new.len()) < APART_FROM {
+        return (work(), (old.map(sha256_hex), sha256_hex(new)));
     }
+    std::thread::scope(|s| {
+        let old_hash = old.map(|b| (b, spawn_hash(s, b)));
+        let new_hash = spawn_hash(s, new);
+        let done = work();
+        // A thread that could not start (or failed) leaves its hash to this one.
+        let join = |t: Option<std::thread::ScopedJoinHandle<'_, String>>, bytes: &[u8]| {
+            t.and_then(|t| t.join().ok())
+                .unwrap_or_else(|| sha256_hex(bytes))
+        };
+        let old = old_hash.map(|(b, t)| join(t, b));
+        (done, (old, join(new_hash, new)))
+    })
 }
 
-/// The history's name for a file of the workspace ([`Target::link_as`]), removed when dropped
-/// unless emptied: a file that stays in the workspace (the rewrite failed) must not also be a
-/// kept content, which a later change to it in place would alter.
-struct LinkedBlob(PathBuf);
+fn spawn_hash<'scope, 'a>(
+    s: &'scope std::thread::Scope<'scope, 'a>,
+    bytes: &'a [u8],
+) -> Option<std::thread::ScopedJoinHandle<'scope, String>> {
+    std::thread::Builder::new()
+        .spawn_scoped(s, move || sha256_hex(bytes))
+        .ok()
+}
 
-impl Drop for LinkedBlob {
+/// A name in the history that goes again unless the rewrite gets far enough (emptied then):
+/// the entry's file before it is filled, and the history's name for a file of the workspace
+/// ([`Target::link_as`]) — a file that stays in the workspace (the rewrite failed) must not also
+/// be a kept content, which a later change to it in place would alter.
+struct Provisional(PathBuf);
+
+impl Drop for Provisional {
     fn drop(&mut self) {
         if !self.0.as_os_str().is_empty() {
             let _ = fs::remove_file(&self.0);
@@ -1314,6 +1366,57 @@ mod tests {
             .next()
             .expect("one");
         ws.path().join(BLOBS).join(sha256_hex(content))
+    }
+
+    #[test]
+    fn a_rewrite_whose_completing_rename_is_lost_is_settled_as_landed() {
+        let (dir, ws, max) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, max).expect("open");
+        // Large enough that both hashes are worked out on threads.
+        let old = vec![b'o'; 300 << 10];
+        let new = vec![b'n'; 200 << 10];
+        fs::write(ws.root().join("a.txt"), &old).expect("write");
+        let id = rewrite(&history, &ws, "a.txt", &new)
+            .expect("rewrite")
+            .undo
+            .change_id
+            .expect("id");
+        let whole = history.entry(Some(&id)).expect("entry");
+        assert_eq!(
+            whole.paths[0].before,
+            State::File {
+                mode: 0o644 & !umask(),
+                size: old.len() as u64,
+                sha256: sha256_hex(&old)
+            }
+        );
+        // As a crash before the rename reached the disk leaves it: pending, unlocked.
+        fs::rename(history.entry_path(&id), history.pending_path(&id)).expect("back");
+        let history = History::open_in(&state, &ws, max).expect("open again");
+        let settled = history.entry(Some(&id)).expect("settled");
+        let states = |e: &Entry| -> Vec<(State, Option<State>)> {
+            e.paths
+                .iter()
+                .map(|p| (p.before.clone(), p.after.clone()))
+                .collect()
+        };
+        assert_eq!(states(&settled), states(&whole));
+        assert!(history.pending_files().is_empty());
+        assert_eq!(history.content(&sha256_hex(&old)).expect("old"), old);
+        // Nothing of the entry's own writing is left over.
+        let names: Vec<_> = fs::read_dir(history.dir.join(ENTRIES))
+            .expect("entries")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    fn umask() -> u32 {
+        let mask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+        nix::sys::stat::umask(mask);
+        mask.bits()
     }
 
     #[test]

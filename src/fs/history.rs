@@ -1,22 +1,22 @@
-//! The undo history of a workspace: what every change by an edit tool replaced, kept so that
-//! `undo` can take it back, and what it left, so that a later change by anyone is noticed.
+//! The undo history of a workspace: what every change by an edit tool replaced, kept so that `undo`
+//! can take it back, and what it left, so that a later change by anyone is noticed.
 //!
 //! Write-ahead: before an edit touches the workspace, its entry is on disk (flushed) holding the
-//! state of every path it will change, file contents included; the edit then runs, and the entry
-//! is completed with the state each path was left in (write_file, which knows that state ahead,
-//! writes it in the entry ahead and completes it by a rename). A process killed in between leaves its
+//! state of every path it will change, file contents included; the edit then runs, and the entry is
+//! completed with the state each path was left in (write_file, which knows that state ahead, writes
+//! it in the entry ahead and completes it by a rename). A process killed in between leaves its
 //! entry pending and unlocked; the next tool that opens the history settles it from what the
-//! workspace holds: unchanged means the edit never landed (the entry goes), changed means it
-//! did (the entry is completed from the workspace). A live edit holds a lock on its entry, so it
-//! is never settled under it.
+//! workspace holds: unchanged means the edit never landed (the entry goes), changed means it did
+//! (the entry is completed from the workspace). A live edit holds a lock on its entry, so it is
+//! never settled under it.
 //!
 //! The history lives outside the workspace, in `$XDG_STATE_HOME/sneaky/undo/` (else
-//! `~/.local/state/sneaky/undo/`), one directory per workspace root (0700): `git status` never
-//! sees it, and commands, which may only write the workspace, cannot change it. Contents are
-//! kept once each under their SHA-256 (`blobs/`), so the content one change leaves and the next
-//! one replaces costs its size once; what a rewrite left is kept apart and unflushed (`shown/`),
-//! only to show what changed since when an undo meets a conflict. The history is bounded by `undo.max_bytes`: past it the
-//! oldest changes are forgotten, and the change that caused it says how many.
+//! `~/.local/state/sneaky/undo/`), one directory per workspace root (0700): `git status` never sees
+//! it, and commands, which may only write the workspace, cannot change it. Contents are kept once
+//! each under their SHA-256 (`blobs/`), so the content one change leaves and the next one replaces
+//! costs its size once; what a rewrite left is kept apart and unflushed (`shown/`), only to show
+//! what changed since when an undo meets a conflict. The history is bounded by `undo.max_bytes`:
+//! past it the oldest changes are forgotten, and the change that caused it says how many.
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};

@@ -187,6 +187,9 @@ pub struct Entry {
 pub struct History {
     dir: PathBuf,
     max_bytes: u64,
+    /// Bytes this process has written into the history, for the running count of its size
+    /// ([`History::bound`]).
+    written: std::cell::Cell<u64>,
 }
 
 /// Where a change stands in the undo history, as an edit's result says it.
@@ -222,6 +225,15 @@ pub struct Pending<'h> {
 }
 
 const ENTRIES: &str = "entries";
+/// Entries of running (or killed) edits, apart from the completed ones: opening the history
+/// reads only these.
+const PENDING: &str = "pending";
+/// The history's size as last counted and added to, and how many changes since the last full
+/// count (see [`History::bound`]).
+const USAGE: &str = "usage";
+/// Changes between two full counts of the history's size, which set right whatever the running
+/// count missed (a process killed between its writes and its count).
+const RECOUNT_EVERY: u64 = 500;
 /// Contents kept with a flush each, up to this many a change (see [`History::keep_contents`]).
 const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
@@ -258,14 +270,18 @@ impl History {
                 ),
             ));
         }
-        for sub in [ENTRIES, BLOBS] {
+        for sub in [ENTRIES, PENDING, BLOBS] {
             fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(dir.join(sub))
                 .map_err(|e| Error::io(format!("making the undo history {}", dir.display()), e))?;
         }
-        let history = History { dir, max_bytes };
+        let history = History {
+            dir,
+            max_bytes,
+            written: std::cell::Cell::new(0),
+        };
         history.settle_killed(ws);
         Ok(history)
     }
@@ -416,9 +432,9 @@ impl History {
         {
             return;
         }
-        let made = fs::DirBuilder::new().mode(0o700).create(&dir);
-        if made.is_ok() || dir.is_dir() {
-            let _ = write_file(&dir.join(sha256), content, false);
+        let _ = fs::DirBuilder::new().mode(0o700).create(&dir);
+        if write_file(&dir.join(sha256), content, false).is_ok() {
+            self.wrote(content.len());
         }
     }
 
@@ -427,15 +443,15 @@ impl History {
         self.dir.join(ENTRIES).join(format!("{change_id}.json"))
     }
 
-    /// An entry whose edit is running, or was killed: `<id>.pending`. Apart from the completed
-    /// ones, so that settling and listing read only what they need.
+    /// An entry whose edit is running, or was killed: `pending/<id>.pending`. Apart from the
+    /// completed ones, so that settling and listing read only what they need.
     fn pending_path(&self, change_id: &str) -> PathBuf {
-        self.dir.join(ENTRIES).join(format!("{change_id}.pending"))
+        self.dir.join(PENDING).join(format!("{change_id}.pending"))
     }
 
     /// The pending entries' files.
     fn pending_files(&self) -> Vec<PathBuf> {
-        fs::read_dir(self.dir.join(ENTRIES))
+        fs::read_dir(self.dir.join(PENDING))
             .map(|dir| {
                 dir.filter_map(|e| e.ok().map(|e| e.path()))
                     .filter(|p| p.extension() == Some(OsStr::new("pending")))
@@ -478,6 +494,7 @@ impl History {
         }
         write_file(&path, content, flush)
             .map_err(|e| Error::io(format!("keeping the old content of {}", snap.path), e))?;
+        self.wrote(content.len());
         Ok(true)
     }
 
@@ -495,6 +512,7 @@ impl History {
         }
         let file = write_unflushed(&blob, content)
             .map_err(|e| Error::io(format!("keeping the content of {path}"), e))?;
+        self.wrote(content.len());
         flush.file(file);
         flush.dir(self.dir.join(BLOBS));
         Ok(())
@@ -522,6 +540,7 @@ impl History {
         let dir = File::open(&blobs).map_err(|e| Error::io("opening the undo history", e))?;
         match target.link_as(prior, dir.as_fd(), OsStr::new(sha256.as_str()))? {
             Some((file, stamp)) => {
+                self.wrote(content.len());
                 flush.linked(file);
                 flush.dir(blobs);
                 Ok(Some(stamp))
@@ -594,8 +613,9 @@ impl History {
             self.entry_path(&entry.change_id)
         };
         fs::rename(self.entry_temp(&entry.change_id, pending), &path).map_err(io)?;
+        self.wrote(text.len());
         flush.file(file);
-        flush.dir(self.dir.join(ENTRIES));
+        flush.dir(self.dir.join(if pending { PENDING } else { ENTRIES }));
         Ok(lock)
     }
 
@@ -706,53 +726,136 @@ impl History {
         }
     }
 
+    /// Count `bytes` written into the history.
+    fn wrote(&self, bytes: usize) {
+        self.written.set(self.written.get() + bytes as u64);
+    }
+
     /// Forget the oldest changes while the history is over its bound, then drop the contents
     /// no change refers to. Returns how many changes were forgotten.
+    ///
+    /// The history's size is kept as a running count (`usage`: what was counted last, plus what
+    /// each change since wrote), so that a change does not look at every file of a history of
+    /// thousands of changes. The files are counted again when the running count passes the
+    /// bound, every [`RECOUNT_EVERY`] changes, and when the count is missing or unreadable.
     fn bound(&self) -> u64 {
-        // Within the bound (the usual case), the sizes of the files tell: no entry is read.
-        let on_disk = |sub: &str| -> u64 {
-            fs::read_dir(self.dir.join(sub))
-                .map(|dir| {
-                    dir.filter_map(|e| e.ok()?.metadata().ok())
-                        .map(|m| m.len())
-                        .sum()
-                })
-                .unwrap_or(0)
+        use std::io::{Seek, SeekFrom};
+        let written = self.written.replace(0);
+        let usage = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(self.dir.join(USAGE))
+            .ok()
+            .and_then(|f| Flock::lock(f, FlockArg::LockExclusive).ok());
+        let Some(mut usage) = usage else {
+            return self.recount();
         };
-        if on_disk(BLOBS) + on_disk(SHOWN) + on_disk(ENTRIES) <= self.max_bytes {
+        let mut text = String::new();
+        let counted = usage
+            .read_to_string(&mut text)
+            .ok()
+            .and_then(|_| text.split_once(' '))
+            .and_then(|(size, changes)| {
+                Some((
+                    size.parse::<u64>().ok()?,
+                    changes.trim().parse::<u64>().ok()?,
+                ))
+            });
+        let (size, changes, forgotten) = match counted {
+            Some((size, changes))
+                if size.saturating_add(written) <= self.max_bytes
+                    && changes + 1 < RECOUNT_EVERY =>
+            {
+                (size + written, changes + 1, 0)
+            }
+            _ => {
+                let forgotten = self.recount();
+                (self.on_disk(), 0, forgotten)
+            }
+        };
+        let line = format!("{size} {changes}\n");
+        let _ = usage
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| usage.set_len(0))
+            .and_then(|_| usage.write_all(line.as_bytes()));
+        forgotten
+    }
+
+    /// The bytes the history's contents and entries take, file by file.
+    fn on_disk(&self) -> u64 {
+        [BLOBS, SHOWN, ENTRIES, PENDING]
+            .iter()
+            .map(|sub| {
+                fs::read_dir(self.dir.join(sub))
+                    .map(|dir| {
+                        dir.filter_map(|e| e.ok()?.metadata().ok())
+                            .map(|m| m.len())
+                            .sum::<u64>()
+                    })
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
+    /// [`History::bound`] from the files themselves. Past the bound, the oldest changes are
+    /// forgotten down to nine tenths of it, so that the changes right after do not each count
+    /// again.
+    fn recount(&self) -> u64 {
+        use std::collections::HashMap;
+        if self.on_disk() <= self.max_bytes {
             return 0;
         }
         let Ok(mut entries) = self.read_all() else {
             return 0;
         };
         let file_size = |path: PathBuf| fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let mut uses: HashMap<&str, u64> = HashMap::new();
+        for sha256 in entries.iter().flat_map(contents) {
+            *uses.entry(sha256).or_default() += 1;
+        }
+        // A content shown that is kept to restore too is dropped below: counted once.
+        let sizes: HashMap<&str, u64> = uses
+            .keys()
+            .map(|s| {
+                let kept = Some(file_size(self.dir.join(BLOBS).join(s)))
+                    .filter(|n| *n > 0)
+                    .unwrap_or_else(|| file_size(self.dir.join(SHOWN).join(s)));
+                (*s, kept)
+            })
+            .collect();
+        let entry_sizes: Vec<u64> = entries
+            .iter()
+            .map(|e| file_size(self.entry_path(&e.change_id)))
+            .collect();
+        let mut total: u64 = sizes.values().sum::<u64>() + entry_sizes.iter().sum::<u64>();
+        let low = self.max_bytes - self.max_bytes / 10;
         let mut forgotten = 0;
-        loop {
-            let used = referenced(&entries);
-            let total: u64 = used
-                .iter()
-                .map(|s| {
-                    // A content shown that is kept to restore too is dropped below.
-                    Some(file_size(self.dir.join(BLOBS).join(s)))
-                        .filter(|n| *n > 0)
-                        .unwrap_or_else(|| file_size(self.dir.join(SHOWN).join(s)))
-                })
-                .sum::<u64>()
-                + entries
-                    .iter()
-                    .map(|e| file_size(self.entry_path(&e.change_id)))
-                    .sum::<u64>();
-            if total <= self.max_bytes {
+        while total > low && forgotten < entries.len() {
+            // The newest change goes only when it alone is past the bound.
+            if forgotten + 1 == entries.len() && total <= self.max_bytes {
                 break;
             }
-            // Only completed changes are forgotten; a pending one belongs to a running edit.
-            let Some(oldest) = entries.iter().position(|e| e.done) else {
-                break;
-            };
-            let gone = entries.remove(oldest);
+            let gone = &entries[forgotten];
             let _ = fs::remove_file(self.entry_path(&gone.change_id));
+            total = total.saturating_sub(entry_sizes[forgotten]);
+            for sha256 in contents(gone) {
+                let left = uses.get_mut(sha256).map(|n| {
+                    *n -= 1;
+                    *n
+                });
+                if left == Some(0) {
+                    total = total.saturating_sub(sizes.get(sha256).copied().unwrap_or(0));
+                }
+            }
             forgotten += 1;
         }
+        drop(uses);
+        drop(sizes);
+        entries.drain(..forgotten);
+        let forgotten = forgotten as u64;
         // The contents of running edits' entries (pending) are theirs: kept too.
         let running: Vec<Entry> = self
             .pending_files()
@@ -868,15 +971,23 @@ impl Drop for Pending<'_> {
     }
 }
 
+/// The contents an entry refers to (by hash), before and after.
+fn contents(entry: &Entry) -> impl Iterator<Item = &str> {
+    entry
+        .paths
+        .iter()
+        .flat_map(|p| std::iter::once(&p.before).chain(p.after.as_ref()))
+        .filter_map(|s| match s {
+            State::File { sha256, .. } => Some(sha256.as_str()),
+            _ => None,
+        })
+}
+
 fn referenced(entries: &[Entry]) -> Vec<String> {
     let mut used: Vec<String> = entries
         .iter()
-        .flat_map(|e| e.paths.iter())
-        .flat_map(|p| std::iter::once(&p.before).chain(p.after.as_ref()))
-        .filter_map(|s| match s {
-            State::File { sha256, .. } => Some(sha256.clone()),
-            _ => None,
-        })
+        .flat_map(contents)
+        .map(str::to_string)
         .collect();
     used.sort();
     used.dedup();
@@ -1413,6 +1524,40 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn the_running_count_of_the_size_is_set_right_by_a_full_count() {
+        let (dir, ws, _) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, 10_000).expect("open");
+        for i in 0..4 {
+            let content = format!("{i}").repeat(1500);
+            rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
+        }
+        assert!(history.on_disk() <= 10_000);
+        let kept = history.entries().expect("entries").len();
+        // A count that missed what was written (as a process killed between writing and
+        // counting leaves it): trusted until the next full count, which forgets what it must.
+        fs::write(
+            history.dir.join(USAGE),
+            format!("0 {}\n", RECOUNT_EVERY - 3),
+        )
+        .expect("usage");
+        for i in 4..8 {
+            let content = format!("{i}").repeat(1500);
+            rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
+        }
+        assert!(history.on_disk() <= 10_000, "{}", history.on_disk());
+        assert!(history.entries().expect("entries").len() <= kept + 1);
+        let usage = fs::read_to_string(history.dir.join(USAGE)).expect("usage");
+        let counted: u64 = usage
+            .split(' ')
+            .next()
+            .expect("size")
+            .parse()
+            .expect("number");
+        assert_eq!(counted, history.on_disk(), "{usage}");
     }
 
     fn umask() -> u32 {

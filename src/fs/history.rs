@@ -373,12 +373,26 @@ impl History {
         Ok(all)
     }
 
+    /// The newest completed changes, at most `n`, newest first: only their entries are read.
+    pub fn newest(&self, n: usize) -> Result<Vec<Entry>> {
+        Ok(self
+            .entry_files()?
+            .iter()
+            .rev()
+            .filter_map(|p| read_entry(p))
+            .take(n)
+            .collect())
+    }
+
     /// The change named, or the newest.
     pub fn entry(&self, change_id: Option<&str>) -> Result<Entry> {
-        let entries = self.entries()?;
         let found = match change_id {
-            None => entries.into_iter().next(),
-            Some(id) => entries.into_iter().find(|e| e.change_id == id),
+            None => self.newest(1)?.pop(),
+            // An id names its file: only ids as the history makes them are looked up.
+            Some(id) if id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
+                read_entry(&self.entry_path(id)).filter(|e| e.change_id == id)
+            }
+            Some(_) => None,
         };
         found.ok_or_else(|| match change_id {
             None => Error::new(
@@ -621,18 +635,25 @@ impl History {
 
     /// Every entry on disk, oldest first (ids sort by time). Unreadable ones are skipped.
     fn read_all(&self) -> Result<Vec<Entry>> {
-        let dir = self.dir.join(ENTRIES);
-        let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+        Ok(self
+            .entry_files()?
+            .iter()
+            .filter_map(|p| {
+                let bytes = fs::read(p).ok()?;
+                serde_json::from_slice(&bytes).ok()
+            })
+            .collect())
+    }
+
+    /// The completed entries' files, oldest first (ids sort by time).
+    fn entry_files(&self) -> Result<Vec<PathBuf>> {
+        let mut names: Vec<PathBuf> = fs::read_dir(self.dir.join(ENTRIES))
             .map_err(|e| Error::io("reading the undo history", e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension() == Some(OsStr::new("json")))
             .collect();
         names.sort();
-        Ok(names
-            .iter()
-            .filter_map(|p| fs::read(p).ok())
-            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
-            .collect())
+        Ok(names)
     }
 
     /// Settle the pending entries of edits that were killed (their lock is free): the
@@ -969,6 +990,14 @@ impl Drop for Pending<'_> {
             let _ = fs::remove_file(self.history.pending_path(&self.entry.change_id));
         }
     }
+}
+
+/// A completed entry read from its file (None: unreadable, or not completed).
+fn read_entry(path: &Path) -> Option<Entry> {
+    let bytes = fs::read(path).ok()?;
+    serde_json::from_slice::<Entry>(&bytes)
+        .ok()
+        .filter(|e| e.done)
 }
 
 /// The contents an entry refers to (by hash), before and after.

@@ -213,9 +213,8 @@ fn summary_line(c: &ChangeSummary) -> String {
 
 fn list(history: &History) -> Result<UndoResult> {
     let changes = history
-        .entries()?
+        .newest(MAX_LISTED)?
         .into_iter()
-        .take(MAX_LISTED)
         .map(|e| ChangeSummary {
             paths: e.paths.iter().map(|p| p.path.clone()).collect(),
             change_id: e.change_id,

@@ -1512,6 +1512,53 @@ mod tests {
         assert!(!authorized(&h, token));
     }
 
+    /// A session last used `idle` ago, with a running call when `busy`.
+    fn session(root: &std::path::Path, idle: Duration, busy: bool) -> Arc<Session> {
+        let session = Session {
+            version: Version::LATEST,
+            in_flight: InFlight::default(),
+            last_used: Mutex::new(Instant::now().checked_sub(idle).expect("instant")),
+            streams: Mutex::new(Streams::default()),
+            job_owner: "test".into(),
+            root: root.to_path_buf(),
+            label: "test".into(),
+        };
+        if busy {
+            session.in_flight.start(&Value::from(1)).expect("call");
+        }
+        Arc::new(session)
+    }
+
+    #[test]
+    fn idle_sessions_expire_and_the_longest_idle_makes_room() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let long = SESSION_IDLE + Duration::from_secs(1);
+        let mut sessions = HashMap::new();
+        sessions.insert("fresh".to_string(), session(root, Duration::ZERO, false));
+        sessions.insert("expired".to_string(), session(root, long, false));
+        sessions.insert("busy".to_string(), session(root, long, true));
+        expire(&mut sessions);
+        let mut left: Vec<&str> = sessions.keys().map(String::as_str).collect();
+        left.sort();
+        assert_eq!(left, ["busy", "fresh"]);
+        // Full: the longest idle without a running call goes, not a busy one.
+        for i in sessions.len()..MAX_SESSIONS {
+            let idle = Duration::from_secs(if i == 7 { 600 } else { 60 });
+            sessions.insert(format!("s{i}"), session(root, idle, false));
+        }
+        assert_eq!(sessions.len(), MAX_SESSIONS);
+        assert!(make_room(&mut sessions));
+        assert!(!sessions.contains_key("s7"));
+        assert!(sessions.contains_key("busy"));
+        // All busy: no room, and nobody is dropped.
+        let mut busy: HashMap<String, Arc<Session>> = (0..MAX_SESSIONS)
+            .map(|i| (format!("b{i}"), session(root, long, true)))
+            .collect();
+        assert!(!make_room(&mut busy));
+        assert_eq!(busy.len(), MAX_SESSIONS);
+    }
+
     #[test]
     fn accept_headers() {
         let mut h = HeaderMap::new();

@@ -38,6 +38,8 @@ enum Answer {
     Quit,
     /// Take back the workspace's most recent change first, then ask again.
     Undo,
+    /// Show the whole diff (the question showed its first lines), then ask again.
+    Whole,
 }
 
 struct Tty {
@@ -60,8 +62,8 @@ impl Tty {
     }
 
     /// `held`: the call already ran with its changes held; the question is whether to keep
-    /// them.
-    fn ask(&mut self, tool: &str, held: bool, paint: Paint) -> std::io::Result<Answer> {
+    /// them. `cut`: the diff shown was cut short (the person may ask for all of it).
+    fn ask(&mut self, tool: &str, held: bool, cut: bool, paint: Paint) -> std::io::Result<Answer> {
         let _prompting = Prompting::start();
         let no = if held {
             "[n]o (drop its changes)"
@@ -69,10 +71,12 @@ impl Tty {
             "[n]o"
         };
         let question = format!("Allow {tool}?");
+        let whole = if cut { ", [d]iff in full" } else { "" };
         loop {
             write!(
                 self.writer,
-                "{} [y]es, {no}, [a]lways for {tool} this session, [q]uit, [u]ndo the last change: ",
+                "{} [y]es, {no}, [a]lways for {tool} this session, [q]uit, [u]ndo the last \
+                 change{whole}: ",
                 paint.bold(&question)
             )?;
             self.writer.flush()?;
@@ -88,6 +92,8 @@ impl Tty {
                 "a" | "always" => return Ok(Answer::Always),
                 "q" | "quit" => return Ok(Answer::Quit),
                 "u" | "undo" | "/undo" => return Ok(Answer::Undo),
+                "d" | "diff" if cut => return Ok(Answer::Whole),
+                _ if cut => writeln!(self.writer, "Please answer y, n, a, q, u or d.")?,
                 _ => writeln!(self.writer, "Please answer y, n, a, q or u.")?,
             }
         }
@@ -222,14 +228,19 @@ impl Gate {
             }
             _ => describe(spec, args, preview.as_deref(), paint),
         };
+        let cut = held.is_none() && preview.as_deref().is_some_and(diff_cut);
         let mut answer = write!(tty.writer, "{shown}")
             .and_then(|()| tty.writer.flush())
-            .and_then(|()| tty.ask(name, held.is_some(), paint));
-        while let Ok(Answer::Undo) = answer {
-            let report = undo_last(runner, paint);
+            .and_then(|()| tty.ask(name, held.is_some(), cut, paint));
+        loop {
+            let report = match answer {
+                Ok(Answer::Undo) => undo_last(runner, paint),
+                Ok(Answer::Whole) => whole_diff(preview.as_deref().unwrap_or_default(), paint),
+                _ => break,
+            };
             answer = write!(tty.writer, "{report}")
                 .and_then(|()| tty.writer.flush())
-                .and_then(|()| tty.ask(name, held.is_some(), paint));
+                .and_then(|()| tty.ask(name, held.is_some(), cut, paint));
         }
         let keep = |held: Option<(String, Value)>| match held {
             Some((id, dry)) => Decision::Done(runner.keep_held(&id, dry)),
@@ -272,7 +283,7 @@ impl Gate {
                     "the person declined this call and ended the session",
                 ))
             }
-            Ok(Answer::Undo) | Err(_) => {
+            Ok(Answer::Undo | Answer::Whole) | Err(_) => {
                 drop_held(&held);
                 let why = match answer {
                     Err(e) => e.to_string(),
@@ -363,6 +374,26 @@ fn undo_last(runner: &Runner, paint: Paint) -> String {
     )
 }
 
+/// Lines of a diff the question shows; the person may ask for the rest ([d]iff in full).
+const DIFF_SHOWN: usize = 200;
+
+/// Whether the question shows only the first [`DIFF_SHOWN`] lines of `diff`.
+fn diff_cut(diff: &str) -> bool {
+    diff_lines(diff).count() > DIFF_SHOWN
+}
+
+fn diff_lines(diff: &str) -> std::str::Split<'_, char> {
+    diff.strip_suffix('\n').unwrap_or(diff).split('\n')
+}
+
+/// The whole diff, each line through `text::visible` as in the question.
+fn whole_diff(diff: &str, paint: Paint) -> String {
+    let lines: Vec<String> = diff_lines(diff)
+        .map(|l| crate::text::visible(l).0)
+        .collect();
+    format!("{}\n", paint.diff(&lines.join("\n")))
+}
+
 /// The call as the person sees it: the tool, its arguments (whole: a command of any length or
 /// number of lines is shown entirely), and the diff when there is one (then the long texts
 /// the diff already shows are summarised). Every text passes through
@@ -370,7 +401,6 @@ fn undo_last(runner: &Runner, paint: Paint) -> String {
 /// escape, never handed to the terminal, so that what is approved is what runs; when there is
 /// any, a line says so first.
 fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> String {
-    const MAX_LINES: usize = 40;
     let mut hidden = 0;
     let mut seen = |text: &str| {
         let (shown, n) = crate::text::visible(text);
@@ -406,24 +436,19 @@ fn describe(spec: &ToolSpec, args: &Value, diff: Option<&str>, paint: Paint) -> 
         }
     }
     if let Some(diff) = diff {
-        let lines: Vec<String> = diff
-            .strip_suffix('\n')
-            .unwrap_or(diff)
-            .split('\n')
-            .map(&mut seen)
-            .collect();
+        let lines: Vec<String> = diff_lines(diff).map(&mut seen).collect();
         let head = lines
             .iter()
-            .take(MAX_LINES * 5)
+            .take(DIFF_SHOWN)
             .cloned()
             .collect::<Vec<_>>()
             .join("\n");
         body.push_str(&paint.diff(&head));
         body.push('\n');
-        if lines.len() > MAX_LINES * 5 {
+        if lines.len() > DIFF_SHOWN {
             body.push_str(&paint.dim(&format!(
-                "… {} more diff lines\n",
-                lines.len() - MAX_LINES * 5
+                "… {} more diff lines ([d] shows them all)\n",
+                lines.len() - DIFF_SHOWN
             )));
         }
     }

@@ -278,3 +278,30 @@ fn undo_at_the_prompt_takes_back_the_last_change() {
     assert_eq!(prompts(&screen, c.tool), 3, "{screen}");
     assert_eq!(w.read("a.txt"), "old line\n");
 }
+
+/// A diff longer than the question shows: "d" shows all of it, then the question comes again.
+#[test]
+fn a_long_diff_is_shown_in_full_on_asking() {
+    let w = util::ws();
+    let c = case(&w);
+    if !c.has_write {
+        return;
+    }
+    let content: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    let finish = finish_call("f", "done");
+    let server = serve(vec![
+        openai_reply(None, &[("w1", c.tool, &c.args(&content))]),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let (status, screen) = run_in_pty(&w, &server.base, "d\ny\n");
+    assert_eq!(status, 0, "{screen}");
+    let (question, rest) = screen.split_once("[d]iff in full").expect("offered");
+    assert!(
+        question.contains("more diff lines ([d] shows them all)"),
+        "{screen}"
+    );
+    assert!(!question.contains("+line 300"), "{screen}");
+    assert!(rest.contains("+line 300"), "{screen}");
+    assert_eq!(prompts(&screen, c.tool), 2, "{screen}");
+    assert_eq!(w.read("a.txt"), content);
+}

@@ -234,6 +234,8 @@ const USAGE: &str = "usage";
 /// Changes between two full counts of the history's size, which set right whatever the running
 /// count missed (a process killed between its writes and its count).
 const RECOUNT_EVERY: u64 = 500;
+/// A temporary file in the history older than this was left by a killed process.
+const TEMPORARY_FOR_AT_MOST_SECS: u64 = 3600;
 /// Contents kept with a flush each, up to this many a change (see [`History::keep_contents`]).
 const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
@@ -886,18 +888,29 @@ impl History {
             .collect();
         entries.extend(running);
         let used = referenced(&entries);
-        for sub in [BLOBS, SHOWN] {
+        for sub in [BLOBS, SHOWN, ENTRIES, PENDING] {
             let Ok(kept) = fs::read_dir(self.dir.join(sub)) else {
                 continue;
             };
-            for blob in kept.flatten() {
-                let name = blob.file_name();
+            for file in kept.flatten() {
+                let name = file.file_name();
                 let name = name.to_string_lossy();
-                // A content shown is dropped too once it is kept to restore.
-                let needed = used.binary_search_by(|u| u.as_str().cmp(&name)).is_ok()
-                    && (sub == BLOBS || !self.dir.join(BLOBS).join(&*name).exists());
-                if !needed && !name.ends_with(".tmp") {
-                    let _ = fs::remove_file(blob.path());
+                let gone = if name.ends_with(".tmp") {
+                    // A live writer's, unless it is old: then a killed one's.
+                    file.metadata()
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age.as_secs() > TEMPORARY_FOR_AT_MOST_SECS)
+                } else if sub == BLOBS || sub == SHOWN {
+                    // A content shown is dropped too once it is kept to restore.
+                    used.binary_search_by(|u| u.as_str().cmp(&name)).is_err()
+                        || (sub == SHOWN && self.dir.join(BLOBS).join(&*name).exists())
+                } else {
+                    false
+                };
+                if gone {
+                    let _ = fs::remove_file(file.path());
                 }
             }
         }
@@ -1587,6 +1600,31 @@ mod tests {
             .parse()
             .expect("number");
         assert_eq!(counted, history.on_disk(), "{usage}");
+    }
+
+    #[test]
+    fn temporary_files_of_killed_writers_go_when_the_history_is_trimmed() {
+        let (dir, ws, _) = setup();
+        let state = dir.path().join("state");
+        let history = History::open_in(&state, &ws, 4_000).expect("open");
+        let hour_ago = SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+        let left = |sub: &str, name: &str, old: bool| {
+            let path = history.dir.join(sub).join(name);
+            let file = File::create(&path).expect("create");
+            if old {
+                file.set_modified(hour_ago).expect("mtime");
+            }
+            path
+        };
+        let old_blob = left(BLOBS, "ab.1.tmp", true);
+        let old_entry = left(PENDING, "c1-1-0.pending.tmp", true);
+        let live = left(BLOBS, "cd.2.tmp", false);
+        for i in 0..4 {
+            let content = format!("{i}").repeat(1500);
+            rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
+        }
+        assert!(!old_blob.exists() && !old_entry.exists());
+        assert!(live.exists());
     }
 
     fn umask() -> u32 {

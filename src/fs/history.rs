@@ -1607,12 +1607,12 @@ mod tests {
         let (dir, ws, _) = setup();
         let state = dir.path().join("state");
         let history = History::open_in(&state, &ws, 4_000).expect("open");
-        let hour_ago = SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+        let two_hours_ago = SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
         let left = |sub: &str, name: &str, old: bool| {
             let path = history.dir.join(sub).join(name);
             let file = File::create(&path).expect("create");
             if old {
-                file.set_modified(hour_ago).expect("mtime");
+                file.set_modified(two_hours_ago).expect("mtime");
             }
             path
         };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# deploy/workspace.sh up DIR PORT [NAME] | down NAME — one Podman container per workspace,
-# serving DIR as `sneaky-mcp --http` on 127.0.0.1:PORT (docs/containers.md says why each
-# option is there).
+# deploy/workspace.sh up DIR PORT [NAME] | down [--keep-history] NAME — one Podman container
+# per workspace, serving DIR as `sneaky-mcp --http` on 127.0.0.1:PORT (docs/containers.md says
+# why each option is there).
 #
 #   up    starts the container NAME (default sneaky-PORT) from the image of
 #         deploy/build-image.sh, waits until GET /healthz answers 200, and prints the URL and the
@@ -11,7 +11,9 @@
 #         --token-file, which puts it on every command's read-deny list.
 #   down  stops and removes the container, its network, its secret, the token file and its home
 #         volume (NAME-home: the undo history and the layers that hold a command's changes,
-#         which overlayfs cannot keep on the container's own overlay root).
+#         which overlayfs cannot keep on the container's own overlay root). With
+#         --keep-history the volume stays, and the next `up` of the same checkout as NAME goes
+#         on with its history (`down NAME` removes it then).
 #
 # Environment (defaults in brackets):
 #   SNEAKY_IMAGE      the image [sneaky:latest]
@@ -87,6 +89,16 @@ up() {
   [[ "$name" =~ ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ ]] || die "NAME may hold letters, digits, _ . and - only: $name"
   podman image exists "$image" || die "no image $image (build it with deploy/build-image.sh $image)"
   podman container exists "$name" && die "a container named $name exists (deploy/workspace.sh down $name)"
+  # A home volume kept by `down --keep-history` holds the undo history of one checkout only.
+  local home="$name-home"
+  if podman volume exists "$home"; then
+    local owner
+    owner=$(podman volume inspect --format '{{index .Labels "sneaky.workspace"}}' "$home")
+    [ "$owner" != "<no value>" ] || owner=
+    [ "$owner" = "$dir" ] || die "the volume $home holds the history of ${owner:-another checkout}, not of $dir: remove it (deploy/workspace.sh down $name) or choose another NAME"
+  else
+    podman volume create --label sneaky.workspace="$dir" "$home" >/dev/null
+  fi
 
   # The commands run as the checkout's owner, so that what they write belongs to that owner
   # and git finds the repository owned by the user running it.
@@ -137,7 +149,7 @@ up() {
     --network "$network" -p "127.0.0.1:$port:8765" \
     --secret "$secret,type=mount,uid=$uid,gid=$gid,mode=0400" \
     -v "$dir:/ws" \
-    -v "$name-home:/home/sneaky:U" \
+    -v "$home:/home/sneaky:U" \
     "${config[@]}" \
     "$image" --root /ws --http 0.0.0.0:8765 --token-file "/run/secrets/$secret" --log-format json >/dev/null; then
     down "$name" >/dev/null 2>&1 || true
@@ -170,6 +182,11 @@ up() {
 }
 
 down() {
+  local keep=false
+  if [ "${1:-}" = --keep-history ]; then
+    keep=true
+    shift
+  fi
   [ $# -eq 1 ] || usage
   local name="$1"
   [[ "$name" =~ ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ ]] || die "not a workspace name: $name"
@@ -183,7 +200,7 @@ down() {
     found=true
   fi
   if podman volume exists "$name-home"; then
-    podman volume rm "$name-home" >/dev/null
+    $keep || podman volume rm "$name-home" >/dev/null
     found=true
   fi
   if podman network exists "$name-net"; then
@@ -192,7 +209,11 @@ down() {
   fi
   rm -f "$state/$name.token"
   $found || die "no workspace named $name"
-  echo "workspace $name: removed"
+  if $keep && podman volume exists "$name-home"; then
+    echo "workspace $name: removed; its undo history is kept in the volume $name-home"
+  else
+    echo "workspace $name: removed"
+  fi
 }
 
 case "${1:-}" in

@@ -297,6 +297,25 @@ async def main(repo, binaries):
                   f"deploy/seccomp.json: run_command runs with every layer: {text_of(r)[:300]}")
         await session(url, token_file, runs)
         check((root / "made").exists(), "deploy/seccomp.json: the command's file is there")
+
+        # Down with its history kept, up again: the command's change is still undone.
+        out = run(["bash", str(repo / "deploy/workspace.sh"), "down", "--keep-history", name], env=fleet.env)
+        check("kept in the volume" in out.stdout, f"down --keep-history: {out.stdout.strip()}")
+        other, _ = workspace(tmp, WORKSPACES + 3, probe)
+        r = subprocess.run(["bash", str(repo / "deploy/workspace.sh"), "up", str(other), str(free_port()), name],
+                           env=fleet.env, capture_output=True, text=True)
+        check(r.returncode != 0 and "holds the history of" in r.stderr,
+              f"up of another checkout over a kept history is refused: {r.stderr.strip()}")
+        token_file, _ = fleet.up(root, free_port(), name,
+                                 {"SNEAKY_SECCOMP": str(repo / "deploy/seccomp.json")})
+        url = f"http://127.0.0.1:{fleet_port(name)}/mcp"
+
+        async def undone(client, token):
+            r = await client.call_tool("undo", {})
+            check(not r.is_error and "made" in json.dumps(r.structured_content or {}),
+                  f"after down --keep-history and up: undo takes back the command's change: {text_of(r)[:300]}")
+        await session(url, token_file, undone)
+        check(not (root / "made").exists(), "after down --keep-history and up: the file is gone again")
     finally:
         listener.close()
         fleet.down()

@@ -17,6 +17,7 @@ use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 use commands::EffectiveLists;
 
 pub mod commands;
+mod document;
 pub mod network;
 
 pub use network::Network;
@@ -250,8 +251,7 @@ pub enum Source {
 impl Config {
     /// Parse TOML text; `origin` names the file in messages.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
-        let config: Config = toml::from_str(text).map_err(|e| {
-            let text = e.to_string();
+        let config: Config = document::from_str(text).map_err(|text| {
             let hint = if text.contains("unknown field `workspace_root`") {
                 "\n(workspace_root is a top-level key: put it above the first [section])"
             } else {

@@ -251,7 +251,7 @@ pub enum Source {
 impl Config {
     /// Parse TOML text; `origin` names the file in messages.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
-        let config: Config = document::from_str(text).map_err(|text| {
+        let config: Config = document::read(text).map_err(|text| {
             let hint = if text.contains("unknown field `workspace_root`") {
                 "\n(workspace_root is a top-level key: put it above the first [section])"
             } else {

@@ -1,251 +1,440 @@
-//! The configuration file read as a TOML document: parsed once by toml's parser, turned into
-//! the JSON value the tools deserialize their arguments from, and the configuration read from
-//! that value. A tool binary already carries serde's code for reading types out of a JSON
-//! value; deserializing straight from TOML would add a second deserializer instantiated for
-//! every configuration type (about 100 KB of each binary).
+//! The configuration file read as a TOML document: parsed by toml's parser into its tree of
+//! values with their places in the text, and the configuration read from that tree by the
+//! readers below, which say what serde's derived `Deserialize` and toml's deserializer say,
+//! word for word, where they refuse something (a test compares them on a corpus of broken
+//! files). A serde deserializer instantiated for every configuration struct was about 110 KB
+//! of each binary (toml's), or 60 KB (serde_json's, reading a JSON value of the file); these
+//! readers are a few KB.
 //!
-//! The parser's spans are kept beside the value, so a key or value the configuration refuses
-//! is shown where it is, as toml's deserializer shows it: the line and column, the line, and
-//! carets under the key (an unknown key) or the value (a value of the wrong type or form).
+//! A refusal is shown as toml shows it: the line and column, the line, and carets under the
+//! key (an unknown key) or the value (a value of the wrong type or form).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
+use std::path::PathBuf;
 
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Number, Value};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-/// The key toml's deserializer gives a date-time, read as a map of that one key (so that a
-/// date-time where a number belongs reads "invalid type: map", as it did from TOML).
+use super::network::{HostLists, EXPECTED as NETWORK_EXPECTED};
+use super::{Config, Mcp, Network, Permissions, Shell, Tools, Undo};
+use crate::catalog::ToolName;
+
+/// A refusal: the span it is about, and serde's words for it.
+type Fault = (Range<usize>, String);
+
+type Node<'i> = Spanned<DeValue<'i>>;
+
+/// The name toml's deserializer gives the one key of the map it reads a date-time as.
 const DATETIME_KEY: &str = "$__toml_private_datetime";
 
-/// Read `T` from the TOML `text`; the error is the message users see, as toml words it.
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
+/// Read the configuration from the TOML `text`; the error is the message users see.
+pub fn read(text: &str) -> Result<Config, String> {
     let root = DeTable::parse(text).map_err(|e| e.to_string())?;
-    let document = table_value(root.get_ref()).map_err(|(span, message)| {
+    let root = Spanned::new(root.span(), DeValue::Table(root.into_inner()));
+    config(&root).map_err(|(span, message)| {
         let mut shown = String::new();
         render(&mut shown, text, span, &message);
         shown
+    })
+}
+
+fn config(node: &Node<'_>) -> Result<Config, Fault> {
+    let Config {
+        mut max_file_size_bytes,
+        mut max_output_bytes,
+        mut workspace_root,
+        mut permissions,
+        mut tools,
+        mut trusted_workspaces,
+        mut allow_vcs_writes,
+        mut mcp,
+        mut undo,
+        mut deny_read,
+        mut extra_deny_read,
+        mut protected_paths,
+        mut extra_protected_paths,
+    } = Config::default();
+    const FIELDS: &[&str] = &[
+        "max_file_size_bytes",
+        "max_output_bytes",
+        "workspace_root",
+        "permissions",
+        "tools",
+        "trusted_workspaces",
+        "allow_vcs_writes",
+        "mcp",
+        "undo",
+        "deny_read",
+        "extra_deny_read",
+        "protected_paths",
+        "extra_protected_paths",
+    ];
+    table(node, "Config", FIELDS, |key, value| {
+        match key {
+            "max_file_size_bytes" => max_file_size_bytes = unsigned(value, "u64")?,
+            "max_output_bytes" => max_output_bytes = unsigned(value, "u64")?,
+            "workspace_root" => workspace_root = Some(path(value)?),
+            "permissions" => permissions = permissions_of(value)?,
+            "tools" => tools = tools_of(value)?,
+            "trusted_workspaces" => trusted_workspaces = list(value, path)?,
+            "allow_vcs_writes" => allow_vcs_writes = boolean(value)?,
+            "mcp" => mcp = mcp_of(value)?,
+            "undo" => undo = undo_of(value)?,
+            "deny_read" => deny_read = Some(strings(value)?),
+            "extra_deny_read" => extra_deny_read = strings(value)?,
+            "protected_paths" => protected_paths = Some(strings(value)?),
+            _ => extra_protected_paths = strings(value)?,
+        }
+        Ok(())
     })?;
-    let mut message = match T::deserialize(&document) {
-        Ok(value) => return Ok(value),
-        Err(error) => error.to_string(),
-    };
-    let path = culprit::<T>(&document, &message);
-    // serde refuses an unknown key while it reads the key, everything else in the value.
-    let at_key = matches!(path.last(), Some(Step::Key(key))
-        if message.starts_with(&format!("unknown field `{key}`")));
-    let (span, value) = locate(&root, &path, at_key);
-    if let Some(words) = value.and_then(stand_in) {
-        message = message.replacen(STAND_IN_WORDS, &words, 1);
-    }
-    let mut shown = String::new();
-    render(&mut shown, text, span, &message);
-    Err(shown)
-}
-
-/// One step of a path into the document: a key of a table, an index of an array.
-#[derive(Debug, Clone, PartialEq)]
-enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// Where in `document` the refusal `message` is: the path to the value (or, for an unknown
-/// key, the key) that `T` refuses. serde's error says what, not where; this narrows the
-/// document down, one table entry or array item at a time, for as long as `T` still refuses
-/// it with the same words, reading it with `T`'s own deserializer (a refusal is rare and a
-/// configuration small) rather than linking a second one that tracks paths. Every table of
-/// the configuration reads its keys independently and takes an empty table (its keys have
-/// defaults), and every list an empty list, so the first entry still refused alone is the
-/// one serde stopped at; a table or list still refused when emptied is refused as a whole.
-fn culprit<T: DeserializeOwned>(document: &Value, message: &str) -> Vec<Step> {
-    let refused = |doc: &Value| T::deserialize(doc).is_err_and(|e| e.to_string() == message);
-    let mut doc = document.clone();
-    // The path in the document, and the same path in `doc`, its narrowed copy.
-    let mut path = Vec::new();
-    let mut inside = Vec::new();
-    loop {
-        let narrowed: Vec<(Step, Value)> = match at(&doc, &inside) {
-            Some(Value::Object(map)) => {
-                if !inside.is_empty()
-                    && refused(&replaced(&doc, &inside, Value::Object(Map::new())))
-                {
-                    break;
-                }
-                map.iter()
-                    .map(|(key, value)| {
-                        let mut one = Map::new();
-                        one.insert(key.clone(), value.clone());
-                        (Step::Key(key.clone()), Value::Object(one))
-                    })
-                    .collect()
-            }
-            Some(Value::Array(items)) => {
-                if refused(&replaced(&doc, &inside, Value::Array(Vec::new()))) {
-                    break;
-                }
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| (Step::Index(i), Value::Array(vec![item.clone()])))
-                    .collect()
-            }
-            _ => break,
-        };
-        let found = narrowed.into_iter().find_map(|(step, alone)| {
-            let candidate = replaced(&doc, &inside, alone);
-            refused(&candidate).then_some((step, candidate))
-        });
-        let Some((step, candidate)) = found else {
-            break;
-        };
-        doc = candidate;
-        // In the narrowed copy the one item left of a list is its first.
-        inside.push(match step {
-            Step::Index(_) => Step::Index(0),
-            Step::Key(ref key) => Step::Key(key.clone()),
-        });
-        path.push(step);
-    }
-    path
-}
-
-/// The value `path` leads to in `doc`.
-fn at<'a>(doc: &'a Value, path: &[Step]) -> Option<&'a Value> {
-    path.iter().try_fold(doc, |value, step| match step {
-        Step::Key(key) => value.get(key.as_str()),
-        Step::Index(i) => value.get(*i),
+    Ok(Config {
+        max_file_size_bytes,
+        max_output_bytes,
+        workspace_root,
+        permissions,
+        tools,
+        trusted_workspaces,
+        allow_vcs_writes,
+        mcp,
+        undo,
+        deny_read,
+        extra_deny_read,
+        protected_paths,
+        extra_protected_paths,
     })
 }
 
-/// `doc` with the value at `path` replaced by `by`.
-fn replaced(doc: &Value, path: &[Step], by: Value) -> Value {
-    let mut copy = doc.clone();
-    let slot = path.iter().try_fold(&mut copy, |value, step| match step {
-        Step::Key(key) => value.get_mut(key.as_str()),
-        Step::Index(i) => value.get_mut(*i),
-    });
-    if let Some(slot) = slot {
-        *slot = by;
-    }
-    copy
-}
-
-type Refusal = (Range<usize>, String);
-
-fn table_value(table: &DeTable<'_>) -> Result<Value, Refusal> {
-    let mut map = Map::new();
-    for (key, value) in table.iter() {
-        map.insert(key.get_ref().to_string(), value_of(value)?);
-    }
-    Ok(Value::Object(map))
-}
-
-fn value_of(value: &Spanned<DeValue<'_>>) -> Result<Value, Refusal> {
-    if stand_in(value.get_ref()).is_some() {
-        return Ok(Value::from(STAND_IN));
-    }
-    Ok(match value.get_ref() {
-        DeValue::String(s) => Value::String(s.to_string()),
-        DeValue::Integer(n) => {
-            let digits = n.as_str();
-            match (
-                i64::from_str_radix(digits, n.radix()),
-                u64::from_str_radix(digits, n.radix()),
-            ) {
-                (Ok(i), _) => Value::from(i),
-                (_, Ok(u)) => Value::from(u),
-                _ => return Err((value.span(), "integer number overflowed".into())),
+fn permissions_of(node: &Node<'_>) -> Result<Permissions, Fault> {
+    let Permissions {
+        mut deny,
+        mut allow,
+        mut confirm,
+    } = Permissions::default();
+    table(
+        node,
+        "Permissions",
+        &["deny", "allow", "confirm"],
+        |key, value| {
+            let tools = list(value, tool)?;
+            match key {
+                "deny" => deny = tools,
+                "allow" => allow = tools,
+                _ => confirm = tools,
             }
-        }
-        DeValue::Float(f) => match f.as_str().parse::<f64>().ok().and_then(Number::from_f64) {
-            Some(n) => Value::Number(n),
-            None => return Err((value.span(), "floating-point number overflowed".into())),
+            Ok(())
         },
-        DeValue::Boolean(b) => Value::Bool(*b),
-        DeValue::Datetime(d) => {
-            let mut map = Map::new();
-            map.insert(DATETIME_KEY.to_string(), Value::String(d.to_string()));
-            Value::Object(map)
-        }
-        DeValue::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(value_of)
-                .collect::<Result<Vec<Value>, Refusal>>()?,
-        ),
-        DeValue::Table(table) => table_value(table)?,
+    )?;
+    Ok(Permissions {
+        deny,
+        allow,
+        confirm,
     })
 }
 
-/// A number a JSON value cannot hold (NaN, an infinity, an integer past u64 that fits 128
-/// bits) goes in as this float, which no key takes (none takes a fraction), so that it is
-/// refused as the type its key wants; the refusal's words for the float are then replaced by
-/// serde's words for the number, which [`stand_in`] gives.
-const STAND_IN: f64 = 0.5;
-const STAND_IN_WORDS: &str = "floating point `0.5`";
+fn tools_of(node: &Node<'_>) -> Result<Tools, Fault> {
+    let Tools { mut shell } = Tools::default();
+    table(node, "Tools", &["shell"], |_, value| {
+        shell = shell_of(value)?;
+        Ok(())
+    })?;
+    Ok(Tools { shell })
+}
 
-fn stand_in(value: &DeValue<'_>) -> Option<String> {
-    match value {
-        DeValue::Float(f) => {
-            let x = f.as_str().parse::<f64>().ok()?;
-            // Past f64's range is an error of its own (below), as it was for toml.
-            let named = x.is_nan() || (x.is_infinite() && f.as_str().contains("inf"));
-            named.then(|| format!("floating point `{x}`"))
+fn mcp_of(node: &Node<'_>) -> Result<Mcp, Fault> {
+    let Mcp { mut workers } = Mcp::default();
+    table(node, "Mcp", &["workers"], |_, value| {
+        workers = usize::try_from(unsigned(value, "usize")?).unwrap_or(usize::MAX);
+        Ok(())
+    })?;
+    Ok(Mcp { workers })
+}
+
+fn undo_of(node: &Node<'_>) -> Result<Undo, Fault> {
+    let Undo { mut max_bytes } = Undo::default();
+    table(node, "Undo", &["max_bytes"], |_, value| {
+        max_bytes = unsigned(value, "u64")?;
+        Ok(())
+    })?;
+    Ok(Undo { max_bytes })
+}
+
+fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
+    let Shell {
+        mut allowed_commands,
+        mut extra_allowed_commands,
+        mut denied_commands,
+        mut default_timeout,
+        mut sandbox,
+        mut network,
+        mut host_lists,
+        mut pass_env,
+        mut read_paths,
+        mut write_paths,
+        mut exec_paths,
+        mut exec_workspace_dirs,
+        mut unix_sockets,
+        mut require_layers,
+        mut container_boundary,
+        mut max_processes,
+        mut max_file_bytes,
+        mut max_cpu_seconds,
+        mut max_job_seconds,
+        untrusted_requests,
+    } = Shell::default();
+    const FIELDS: &[&str] = &[
+        "allowed_commands",
+        "extra_allowed_commands",
+        "denied_commands",
+        "default_timeout",
+        "sandbox",
+        "network",
+        "host_lists",
+        "pass_env",
+        "read_paths",
+        "write_paths",
+        "exec_paths",
+        "exec_workspace_dirs",
+        "unix_sockets",
+        "require_layers",
+        "container_boundary",
+        "max_processes",
+        "max_file_bytes",
+        "max_cpu_seconds",
+        "max_job_seconds",
+    ];
+    table(node, "Shell", FIELDS, |key, value| {
+        match key {
+            "allowed_commands" => allowed_commands = Some(strings(value)?),
+            "extra_allowed_commands" => extra_allowed_commands = strings(value)?,
+            "denied_commands" => denied_commands = Some(strings(value)?),
+            "default_timeout" => default_timeout = unsigned(value, "u64")?,
+            "sandbox" => sandbox = boolean(value)?,
+            "network" => network = network_of(value)?,
+            "host_lists" => host_lists = host_lists_of(value)?,
+            "pass_env" => pass_env = strings(value)?,
+            "read_paths" => read_paths = Some(strings(value)?),
+            "write_paths" => write_paths = strings(value)?,
+            "exec_paths" => exec_paths = strings(value)?,
+            "exec_workspace_dirs" => exec_workspace_dirs = strings(value)?,
+            "unix_sockets" => unix_sockets = strings(value)?,
+            "require_layers" => require_layers = Some(strings(value)?),
+            "container_boundary" => container_boundary = boolean(value)?,
+            "max_processes" => max_processes = unsigned(value, "u64")?,
+            "max_file_bytes" => max_file_bytes = unsigned(value, "u64")?,
+            "max_cpu_seconds" => max_cpu_seconds = unsigned(value, "u64")?,
+            _ => max_job_seconds = unsigned(value, "u64")?,
         }
+        Ok(())
+    })?;
+    Ok(Shell {
+        allowed_commands,
+        extra_allowed_commands,
+        denied_commands,
+        default_timeout,
+        sandbox,
+        network,
+        host_lists,
+        pass_env,
+        read_paths,
+        write_paths,
+        exec_paths,
+        exec_workspace_dirs,
+        unix_sockets,
+        require_layers,
+        container_boundary,
+        max_processes,
+        max_file_bytes,
+        max_cpu_seconds,
+        max_job_seconds,
+        untrusted_requests,
+    })
+}
+
+/// A struct (`#[serde(deny_unknown_fields, default)]`): a table, each key one of `fields`,
+/// handed to `field` in the table's order; or, as serde's derive also reads a struct, an
+/// array of the fields' values in their order (toml ignores elements past the last field).
+/// A date-time reads as a map of one unknown key.
+fn table<'i>(
+    node: &Node<'i>,
+    name: &str,
+    fields: &[&'static str],
+    mut field: impl FnMut(&'static str, &Node<'i>) -> Result<(), Fault>,
+) -> Result<(), Fault> {
+    match node.get_ref() {
+        DeValue::Table(entries) => {
+            for (key, value) in entries.iter() {
+                let Some(known) = fields.iter().find(|f| **f == key.get_ref().as_ref()) else {
+                    return Err((key.span(), unknown_field(key.get_ref().as_ref(), fields)));
+                };
+                field(known, value)?;
+            }
+            Ok(())
+        }
+        DeValue::Array(items) => {
+            for (known, value) in fields.iter().zip(items.iter()) {
+                field(known, value)?;
+            }
+            Ok(())
+        }
+        DeValue::Datetime(_) => Err((node.span(), unknown_field(DATETIME_KEY, fields))),
+        _ => Err(refused(node, &format!("struct {name}"))?),
+    }
+}
+
+/// serde's words for an unknown field.
+fn unknown_field(key: &str, fields: &[&str]) -> String {
+    let quoted: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+    let expected = match quoted.as_slice() {
+        [] => return format!("unknown field `{key}`, there are no fields"),
+        [one] => one.clone(),
+        [a, b] => format!("{a} or {b}"),
+        more => format!("one of {}", more.join(", ")),
+    };
+    format!("unknown field `{key}`, expected {expected}")
+}
+
+/// An unsigned integer; `name` is the Rust type serde names (`u64`, `usize`).
+fn unsigned(node: &Node<'_>, name: &str) -> Result<u64, Fault> {
+    if let DeValue::Integer(n) = node.get_ref() {
+        match i64::from_str_radix(n.as_str(), n.radix()) {
+            Ok(i) => {
+                return u64::try_from(i).map_err(|_| {
+                    (
+                        node.span(),
+                        format!("invalid value: integer `{i}`, expected {name}"),
+                    )
+                })
+            }
+            Err(_) => {
+                if let Ok(u) = u64::from_str_radix(n.as_str(), n.radix()) {
+                    return Ok(u);
+                }
+            }
+        }
+    }
+    Err(refused(node, name)?)
+}
+
+fn boolean(node: &Node<'_>) -> Result<bool, Fault> {
+    match node.get_ref() {
+        DeValue::Boolean(b) => Ok(*b),
+        _ => Err(refused(node, "a boolean")?),
+    }
+}
+
+/// A string; `expected` is what its type calls itself.
+fn string_as(node: &Node<'_>, expected: &str) -> Result<String, Fault> {
+    match node.get_ref() {
+        DeValue::String(s) => Ok(s.to_string()),
+        _ => Err(refused(node, expected)?),
+    }
+}
+
+fn string(node: &Node<'_>) -> Result<String, Fault> {
+    string_as(node, "a string")
+}
+
+fn path(node: &Node<'_>) -> Result<PathBuf, Fault> {
+    string_as(node, "path string").map(PathBuf::from)
+}
+
+/// A tool's name; an unknown one is refused at the name.
+fn tool(node: &Node<'_>) -> Result<ToolName, Fault> {
+    string(node)?
+        .parse()
+        .map_err(|e: crate::catalog::UnknownTool| (node.span(), e.to_string()))
+}
+
+fn list<'i, T>(
+    node: &Node<'i>,
+    item: impl Fn(&Node<'i>) -> Result<T, Fault>,
+) -> Result<Vec<T>, Fault> {
+    match node.get_ref() {
+        DeValue::Array(items) => items.iter().map(item).collect(),
+        _ => Err(refused(node, "a sequence")?),
+    }
+}
+
+fn strings(node: &Node<'_>) -> Result<Vec<String>, Fault> {
+    list(node, string)
+}
+
+/// `network`: `false`, `true` or a list of hosts (src/config/network.rs).
+fn network_of(node: &Node<'_>) -> Result<Network, Fault> {
+    match node.get_ref() {
+        DeValue::Boolean(true) => Ok(Network::On),
+        DeValue::Boolean(false) => Ok(Network::Off),
+        DeValue::Array(_) => strings(node).map(Network::Hosts),
+        _ => Err(refused(node, NETWORK_EXPECTED)?),
+    }
+}
+
+/// `host_lists`: a table of lists of hosts. A date-time reads as a map whose one value is
+/// its text, which is not a list.
+fn host_lists_of(node: &Node<'_>) -> Result<HostLists, Fault> {
+    match node.get_ref() {
+        DeValue::Table(entries) => {
+            let mut lists = BTreeMap::new();
+            for (name, hosts) in entries.iter() {
+                lists.insert(name.get_ref().to_string(), strings(hosts)?);
+            }
+            Ok(lists)
+        }
+        DeValue::Datetime(d) => Err((
+            node.span(),
+            format!(
+                "invalid type: string {:?}, expected a sequence",
+                d.to_string()
+            ),
+        )),
+        _ => Err(refused(node, "a map")?),
+    }
+}
+
+/// serde's refusal of `node` where `expected` belongs ("invalid type: integer `5`, expected a
+/// string"); or, for a number no Rust number holds, toml's own refusal of it.
+fn refused(node: &Node<'_>, expected: &str) -> Result<Fault, Fault> {
+    let overflow = |what: &str| Err((node.span(), format!("{what} number overflowed")));
+    let found = match node.get_ref() {
+        DeValue::String(s) => format!("string {:?}", s.as_ref()),
         DeValue::Integer(n) => {
             let (digits, radix) = (n.as_str(), n.radix());
-            if i64::from_str_radix(digits, radix).is_ok()
-                || u64::from_str_radix(digits, radix).is_ok()
-            {
-                return None;
-            }
-            match (
-                i128::from_str_radix(digits, radix),
-                u128::from_str_radix(digits, radix),
-            ) {
-                (Ok(i), _) => Some(format!("integer `{i}` as i128")),
-                (_, Ok(u)) => Some(format!("integer `{u}` as u128")),
-                _ => None,
+            if let Ok(i) = i64::from_str_radix(digits, radix) {
+                format!("integer `{i}`")
+            } else if let Ok(u) = u64::from_str_radix(digits, radix) {
+                format!("integer `{u}`")
+            } else if let Ok(i) = i128::from_str_radix(digits, radix) {
+                format!("integer `{i}` as i128")
+            } else if let Ok(u) = u128::from_str_radix(digits, radix) {
+                format!("integer `{u}` as u128")
+            } else {
+                return overflow("integer");
             }
         }
-        _ => None,
-    }
-}
-
-/// The key or value that `path` leads to: its span (the last key's own when `at_key`), and
-/// the value. A path that leads into a value (the map a date-time is read as) stops there.
-fn locate<'a, 'i>(
-    root: &'a Spanned<DeTable<'i>>,
-    path: &[Step],
-    at_key: bool,
-) -> (Range<usize>, Option<&'a DeValue<'i>>) {
-    let mut span = root.span();
-    let mut here: Option<&DeValue<'_>> = None;
-    for (n, segment) in path.iter().enumerate() {
-        let found = match (segment, here) {
-            (Step::Key(key), None) => root
-                .get_ref()
-                .get_key_value(key.as_str())
-                .map(|(k, v)| (Some(k), v)),
-            (Step::Key(key), Some(DeValue::Table(t))) => {
-                t.get_key_value(key.as_str()).map(|(k, v)| (Some(k), v))
+        DeValue::Float(f) => {
+            let text = f.as_str();
+            match text.parse::<f64>() {
+                Ok(x) if x.is_finite() => {
+                    let shown = x.to_string();
+                    let point = if shown.contains('.') { "" } else { ".0" };
+                    format!("floating point `{shown}{point}`")
+                }
+                Ok(x) if !x.is_infinite() || text.contains("inf") => {
+                    format!("floating point `{x}`")
+                }
+                _ => return overflow("floating-point"),
             }
-            (Step::Index(index), Some(DeValue::Array(items))) => {
-                items.get(*index).map(|v| (None, v))
-            }
-            _ => None,
-        };
-        let Some((key, value)) = found else { break };
-        span = match key {
-            Some(key) if at_key && n + 1 == path.len() => key.span(),
-            _ => value.span(),
-        };
-        here = Some(value.get_ref());
-    }
-    (span, here)
+        }
+        DeValue::Boolean(b) => format!("boolean `{b}`"),
+        DeValue::Array(_) => "sequence".to_string(),
+        DeValue::Table(_) | DeValue::Datetime(_) => "map".to_string(),
+    };
+    Ok((
+        node.span(),
+        format!("invalid type: {found}, expected {expected}"),
+    ))
 }
 
 /// toml's rendering of a refusal: where, the line, carets under the span, the message.
@@ -367,7 +556,7 @@ mod tests {
             let theirs = toml::from_str::<Config>(text)
                 .map(|_| ())
                 .map_err(|e| e.to_string());
-            let ours = from_str::<Config>(text).map(|_| ());
+            let ours = read(text).map(|_| ());
             assert!(theirs.is_err(), "{text:?} is accepted");
             if ours != theirs {
                 differ.push(format!("{text:?}\n ours: {ours:?}\n toml: {theirs:?}"));
@@ -381,7 +570,7 @@ mod tests {
     #[test]
     fn an_unknown_tool_is_marked_in_its_list() {
         let text = "[permissions]\ndeny = [\"read_file\", \"rm_rf\"]";
-        let message = from_str::<Config>(text).map(|_| ()).expect_err("rm_rf");
+        let message = read(text).map(|_| ()).expect_err("rm_rf");
         let expected = "TOML parse error at line 2, column 22\n  |\n2 | deny = [\"read_file\", \"rm_rf\"]\n  |                      ^^^^^^^\nunknown tool 'rm_rf' (known: ";
         assert!(message.starts_with(expected), "{message}");
         let theirs = toml::from_str::<Config>(text)
@@ -394,6 +583,143 @@ mod tests {
         );
     }
 
+    /// Random documents: every key of every table, and unknown ones, given values of every
+    /// TOML type (numbers past every Rust number's range, NaN, date-times, arrays and tables of
+    /// any of these), in tables, inline tables, dotted keys and arrays of tables. The reader
+    /// accepts what toml's deserializer accepts, with the same result, and refuses the rest
+    /// with the same words at the same place.
+    #[test]
+    fn random_documents_read_as_toml_reads_them() {
+        let mut seed: u64 = 0x5eed_c0f1;
+        let mut next = move |n: usize| -> usize {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            usize::try_from(seed >> 33).unwrap_or(0) % n.max(1)
+        };
+        const TOP: &[&str] = &[
+            "max_file_size_bytes",
+            "max_output_bytes",
+            "workspace_root",
+            "trusted_workspaces",
+            "allow_vcs_writes",
+            "deny_read",
+            "extra_deny_read",
+            "protected_paths",
+            "extra_protected_paths",
+            "zz",
+        ];
+        const SHELL: &[&str] = &[
+            "allowed_commands",
+            "extra_allowed_commands",
+            "denied_commands",
+            "default_timeout",
+            "sandbox",
+            "network",
+            "host_lists",
+            "pass_env",
+            "read_paths",
+            "write_paths",
+            "exec_paths",
+            "exec_workspace_dirs",
+            "unix_sockets",
+            "require_layers",
+            "container_boundary",
+            "max_processes",
+            "max_file_bytes",
+            "max_cpu_seconds",
+            "max_job_seconds",
+            "untrusted_requests",
+            "shell",
+        ];
+        const TABLES: &[(&str, &[&str])] = &[
+            ("", TOP),
+            ("[tools.shell]", SHELL),
+            ("[tools]", &["shell", "zz"]),
+            ("[permissions]", &["deny", "allow", "confirm", "zz"]),
+            ("[mcp]", &["workers", "zz"]),
+            ("[[mcp]]", &["workers", "zz"]),
+            ("[undo]", &["max_bytes", "zz"]),
+            ("[tools.shell.host_lists]", &["rust", "js", "zz"]),
+            ("[tools.shell.zz]", &["a"]),
+        ];
+        const SCALARS: &[&str] = &[
+            "0",
+            "3",
+            "-1",
+            "0x10",
+            "9223372036854775808",
+            "99999999999999999999",
+            "999999999999999999999999999999999999999999",
+            "1.5",
+            "2e300",
+            "nan",
+            "-inf",
+            "1e999",
+            "true",
+            "false",
+            "\"read_file\"",
+            "\"ls\"",
+            "\"/abs\"",
+            "\"*.pkg.example\"",
+            "1979-05-27T07:32:00Z",
+            "07:32:00",
+        ];
+        fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> String {
+            match next(if depth > 1 { 1 } else { 4 }) {
+                0 => SCALARS[next(SCALARS.len())].to_string(),
+                1 | 2 => {
+                    let items: Vec<String> = (0..next(4)).map(|_| value(next, depth + 1)).collect();
+                    format!("[{}]", items.join(", "))
+                }
+                _ => {
+                    let keys = ["workers", "shell", "max_bytes", "deny", "a", "network"];
+                    let items: Vec<String> = (0..next(3))
+                        .map(|i| {
+                            format!("{}{i} = {}", keys[next(keys.len())], value(next, depth + 1))
+                        })
+                        .collect();
+                    format!("{{ {} }}", items.join(", "))
+                }
+            }
+        }
+        let mut compared = (0, 0);
+        for _ in 0..4000 {
+            let mut text = String::new();
+            let mut used = std::collections::BTreeSet::new();
+            for _ in 0..1 + next(3) {
+                let (header, keys) = TABLES[next(TABLES.len())];
+                if !header.is_empty() && !header.starts_with("[[") && !used.insert(header) {
+                    continue;
+                }
+                text.push_str(header);
+                text.push('\n');
+                let mut here = std::collections::BTreeSet::new();
+                for _ in 0..next(4) {
+                    let key = keys[next(keys.len())];
+                    if here.insert(key) {
+                        text.push_str(&format!("{key} = {}\n", value(&mut next, 0)));
+                    }
+                }
+            }
+            let theirs = toml::from_str::<Config>(&text).map_err(|e| e.to_string());
+            if theirs
+                .as_ref()
+                .is_err_and(|m| m.contains("unknown tool") || m.contains("duplicate key"))
+            {
+                continue;
+            }
+            let ours = read(&text);
+            match (&ours, &theirs) {
+                (Ok(_), Ok(_)) => compared.0 += 1,
+                _ => compared.1 += 1,
+            }
+            assert_eq!(ours, theirs, "{text}");
+        }
+        // Both outcomes were exercised.
+        assert!(compared.0 > 100 && compared.1 > 1000, "{compared:?}");
+    }
+
     #[test]
     fn what_toml_accepts_reads_the_same() {
         let text = "max_file_size_bytes = 0x10\nmax_output_bytes = 1_000\n\
@@ -401,7 +727,7 @@ mod tests {
                     default_timeout = 0o17\n[tools.shell.host_lists]\nl = [\"b.example:443\"]\n\
                     [permissions]\ndeny = [\"read_file\"]\n";
         let theirs: Config = toml::from_str(text).expect("toml");
-        let ours: Config = from_str(text).expect("ours");
+        let ours: Config = read(text).expect("ours");
         assert_eq!(ours, theirs);
         assert_eq!(ours.max_file_size_bytes, 16);
     }

@@ -31,6 +31,10 @@ pub enum Network {
 /// Named host lists: `[tools.shell.host_lists]`, name → entries.
 pub type HostLists = BTreeMap<String, Vec<String>>;
 
+/// What `network` takes, in a refusal of anything else.
+pub const EXPECTED: &str =
+    "false, true or a list of hosts ([\"host\", \"host:port\", \"*.suffix\", \"@list\"])";
+
 impl Network {
     /// The whole network, unfiltered.
     pub fn all(&self) -> bool {
@@ -146,7 +150,7 @@ impl<'de> Deserialize<'de> for Network {
         impl<'de> Visitor<'de> for V {
             type Value = Network;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("false, true or a list of hosts ([\"host\", \"host:port\", \"*.suffix\", \"@list\"])")
+                f.write_str(EXPECTED)
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<Network, E> {
                 Ok(if v { Network::On } else { Network::Off })

@@ -195,6 +195,18 @@ pub fn run_with_changes(
             format!("the sandbox could not be set up, nothing ran: {why}"),
         ));
     }
+    if let Some(held) = scratch.as_mut() {
+        // The launcher leaves by itself only after the namespace's init, and with it every
+        // process of the namespace, is gone (src/shell/sandbox.rs, `relay_exit`).
+        held.command_ended(
+            !finished.timed_out
+                && finished.signal().is_none()
+                && finished
+                    .launch
+                    .as_ref()
+                    .is_some_and(|s| s.namespaces_ok && s.overlay_ok),
+        );
+    }
     let config_restored = config_before.restore_if_changed(ctx.ws)?;
     let (sandboxed, sandbox) = describe(shell, finished.launch.as_ref());
     let changes = match (changes, scratch, finished.launch.as_ref()) {

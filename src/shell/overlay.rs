@@ -207,8 +207,9 @@ impl Started {
     }
 }
 
-/// The upper layer of one call, in the undo history's directory, removed when dropped. It
-/// holds a lock while it lives, so that a later call removes the ones killed calls left.
+/// The upper layer of one call, in the undo history's directory, removed when dropped (or,
+/// when the command left it as it found it, kept as the next call's spare). It holds a lock
+/// while it lives, so that a later call removes the ones killed calls left.
 pub struct Scratch {
     dir: PathBuf,
     _lock: Flock<File>,
@@ -217,12 +218,31 @@ pub struct Scratch {
     started: Started,
     /// Kept (its changes could not be applied): not removed.
     kept: bool,
+    /// The command's namespace, and the overlay with it, is known to be gone: an upper layer
+    /// left empty may serve the next call ([`Scratch::command_ended`]).
+    reusable: bool,
 }
+
+/// The name under which a scratch directory whose command changed nothing waits for the next
+/// call: its lock file, an empty upper layer and an empty work directory, as `Scratch::create`
+/// makes them. Reusing it spares each call making and removing three directories, which on a
+/// file system without a journal mounted with `discard` each cost a synchronous discard of
+/// the directory's block, and the inode allocator's scan past recently deleted inodes.
+const SPARE: &str = "spare";
 
 impl Scratch {
     pub fn create(ws: &Workspace, started: Started) -> Result<Scratch> {
         let base = history::scratch_dir(ws)?;
         remove_abandoned(&base);
+        if let Some((dir, lock)) = claim_spare(&base) {
+            return Ok(Scratch {
+                dir,
+                _lock: lock,
+                started,
+                kept: false,
+                reusable: false,
+            });
+        }
         let dir = tempfile::Builder::new()
             .prefix("run-")
             .tempdir_in(&base)
@@ -247,17 +267,21 @@ impl Scratch {
                 return Err(Error::io("making the command's overlay directory", e));
             }
         }
-        // Kept with the upper layer, for changes held and applied later (`apply_held`).
-        if let Err(e) = fs::write(dir.join(STARTED_FILE), started.0.to_string()) {
-            let _ = fs::remove_dir_all(&dir);
-            return Err(Error::io("making the command's overlay directory", e));
-        }
         Ok(Scratch {
             dir,
             _lock: lock,
             started,
             kept: false,
+            reusable: false,
         })
+    }
+
+    /// Once the command has ended: `gone` says its namespace ended with it (the launcher left
+    /// by itself, having waited for the namespace's init, whose exit ends every process in
+    /// it, and the last of them unmounted the overlay). Only then may the upper layer serve
+    /// another call: an overlay still mounted on it would write into that call's changes.
+    pub fn command_ended(&mut self, gone: bool) {
+        self.reusable = gone;
     }
 
     pub fn upper(&self) -> PathBuf {
@@ -290,6 +314,9 @@ impl Scratch {
             .map(|n| n.to_string_lossy().replacen("run-", "", 1))
             .unwrap_or_default();
         let held = self.dir.with_file_name(format!("held-{id}"));
+        // Kept with the upper layer, for the conflict check when it is applied (`apply_held`).
+        fs::write(self.dir.join(STARTED_FILE), self.started.0.to_string())
+            .map_err(|e| Error::io("keeping the held changes", e))?;
         // The upper layer was mounted `volatile` (never flushed, see `mount_over`): what is
         // held for later is flushed before it is kept.
         File::open(&self.dir)
@@ -333,6 +360,7 @@ impl Scratch {
             _lock: lock,
             started,
             kept: false,
+            reusable: false,
         })
     }
 
@@ -360,14 +388,107 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if !self.kept {
-            remove_tree(&self.dir);
+        if self.kept || (self.reusable && self.set_aside()) {
+            return;
         }
+        remove_tree(&self.dir);
+    }
+}
+
+impl Scratch {
+    /// Leave this directory as the next call's spare, if its command left the upper layer as
+    /// it was made: no entry, and the attributes of its root (the workspace root as the
+    /// command saw it) those of a new directory. False: it is to be removed.
+    fn set_aside(&self) -> bool {
+        let upper = self.upper();
+        let work = self.dir.join("work");
+        let (Ok(u), Ok(w)) = (fs::symlink_metadata(&upper), fs::symlink_metadata(&work)) else {
+            return false;
+        };
+        // `work` was made beside `upper`, alike, and overlayfs leaves it as it was (it works
+        // in `work/work`): what differs was changed through the overlay's root.
+        let untouched = u.mode() == w.mode()
+            && u.uid() == w.uid()
+            && u.gid() == w.gid()
+            && fs::read_dir(&upper).is_ok_and(|mut entries| entries.next().is_none())
+            && own_xattrs(&upper) == own_xattrs(&work);
+        if !untouched || !clear_work(&work) {
+            return false;
+        }
+        let Some(base) = self.dir.parent() else {
+            return false;
+        };
+        // Never over another spare: a rename of a directory replaces only an empty one, and a
+        // spare holds its lock, upper and work.
+        fs::rename(&self.dir, base.join(SPARE)).is_ok()
+    }
+}
+
+/// The names of a directory's extended attributes but overlayfs's own (`user.overlay.*`,
+/// `trusted.overlay.*`: the mount keeps the overlay's identity on its upper layer's root).
+fn own_xattrs(path: &Path) -> Option<Vec<Vec<u8>>> {
+    let mut names = super::sys::llistxattr(path)?;
+    names.retain(|n| !n.starts_with(b"user.overlay.") && !n.starts_with(b"trusted.overlay."));
+    names.sort();
+    Some(names)
+}
+
+/// Take the spare scratch directory, if there is one no other call is taking: locked first
+/// (under its spare name, which no call removes), then renamed to a name of this call's own.
+fn claim_spare(base: &Path) -> Option<(PathBuf, Flock<File>)> {
+    let spare = base.join(SPARE);
+    let lock = File::open(spare.join("lock"))
+        .ok()
+        .and_then(|f| Flock::lock(f, FlockArg::LockExclusiveNonblock).ok())?;
+    // The pid and the time: no other call's name (tempfile's are alphanumeric after `run-`).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = base.join(format!("run-{}_{nanos:x}", std::process::id()));
+    fs::rename(&spare, &dir).ok()?;
+    // Between the lock and the rename another call may have taken that spare and set another
+    // one aside: then the one renamed is not the one locked, and is taken by its own lock.
+    let locked = lock.metadata().ok()?;
+    match fs::metadata(dir.join("lock")) {
+        Ok(m) if m.dev() == locked.dev() && m.ino() == locked.ino() => Some((dir, lock)),
+        _ => {
+            drop(lock);
+            let lock = File::open(dir.join("lock"))
+                .ok()
+                .and_then(|f| Flock::lock(f, FlockArg::LockExclusiveNonblock).ok())?;
+            Some((dir, lock))
+        }
+    }
+}
+
+/// Empty a work directory overlayfs has used: it leaves `work/work` (mode 000), where a
+/// `volatile` mount marks itself (`work/incompat/volatile`) and the next mount would refuse
+/// the directory. The directories it makes are opened up first, so that they can be removed
+/// without privileges.
+fn clear_work(work: &Path) -> bool {
+    let inner = work.join("work");
+    if fs::symlink_metadata(&inner).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return true;
+    }
+    open_up_work(work);
+    fs::remove_dir_all(&inner).is_ok()
+}
+
+/// The directories overlayfs makes mode 000 in a work directory, made searchable and writable.
+fn open_up_work(work: &Path) {
+    let inner = work.join("work");
+    for dir in [
+        inner.clone(),
+        inner.join("incompat"),
+        inner.join("incompat").join("volatile"),
+    ] {
+        let _ = fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700));
     }
 }
 
 /// Remove a tree whatever the modes in it (overlayfs makes its work directory mode 000).
 fn remove_tree(dir: &Path) {
+    open_up_work(&dir.join("work"));
     if fs::remove_dir_all(dir).is_ok() {
         return;
     }
@@ -1736,6 +1857,69 @@ mod tests {
         let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
         (1..=parts.len())
             .any(|end| decide(&rules, &parts[..end], end < parts.len() || is_dir) == Some(true))
+    }
+
+    fn make_spare(base: &Path) -> PathBuf {
+        let spare = base.join(SPARE);
+        for sub in ["upper", "work"] {
+            fs::create_dir_all(spare.join(sub)).expect("mkdir");
+        }
+        File::create(spare.join("lock")).expect("lock");
+        spare
+    }
+
+    #[test]
+    fn a_spare_is_taken_by_one_call_only_and_never_while_locked() {
+        for _ in 0..20 {
+            let base = tempfile::tempdir().expect("tempdir");
+            let spare = make_spare(base.path());
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let takers: Vec<_> = (0..6)
+                .map(|_| {
+                    let (base, barrier) = (base.path().to_path_buf(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        claim_spare(&base).map(|(dir, _lock)| dir)
+                    })
+                })
+                .collect();
+            let taken: Vec<PathBuf> = takers
+                .into_iter()
+                .filter_map(|t| t.join().expect("join"))
+                .collect();
+            assert_eq!(taken.len(), 1, "{taken:?}");
+            assert!(!spare.exists());
+            assert!(taken[0].join("upper").is_dir() && taken[0].join("work").is_dir());
+        }
+        // Another call holds its lock (it is taking it): left alone.
+        let base = tempfile::tempdir().expect("tempdir");
+        let spare = make_spare(base.path());
+        let held = Flock::lock(
+            File::open(spare.join("lock")).expect("open"),
+            FlockArg::LockExclusiveNonblock,
+        )
+        .map_err(|(_, e)| e)
+        .expect("lock");
+        assert!(claim_spare(base.path()).is_none());
+        assert!(spare.join("lock").exists());
+        drop(held);
+        assert!(claim_spare(base.path()).is_some());
+    }
+
+    #[test]
+    fn the_mark_a_volatile_overlay_leaves_is_cleared_whatever_its_modes() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let work = base.path().join("work");
+        let volatile = work.join("work/incompat/volatile");
+        fs::create_dir_all(&volatile).expect("mkdir");
+        File::create(volatile.join("dirty")).expect("dirty");
+        for dir in [&volatile, &work.join("work/incompat"), &work.join("work")] {
+            fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o000))
+                .expect("chmod");
+        }
+        assert!(clear_work(&work));
+        assert!(work.is_dir() && !work.join("work").exists());
+        assert!(clear_work(&work));
     }
 
     #[test]

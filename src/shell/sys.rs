@@ -17,6 +17,8 @@
 //!   (src/shell/proxy.rs); a received descriptor becomes an `OwnedFd`.
 //! - `lgetxattr(2)`: whether a directory of a command's overlay upper layer is opaque (its
 //!   `user.overlay.opaque` attribute; src/shell/overlay.rs).
+//! - `llistxattr(2)`: whether a command set extended attributes on the root of its overlay
+//!   (src/shell/overlay.rs).
 
 #![allow(unsafe_code)]
 
@@ -207,4 +209,42 @@ pub fn lgetxattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     let n = usize::try_from(n).ok()?;
     value.truncate(n);
     Some(value)
+}
+
+/// The names of the extended attributes of `path` (a link itself, never followed), or None
+/// when they cannot be read.
+pub fn llistxattr(path: &Path) -> Option<Vec<Vec<u8>>> {
+    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut list = vec![0u8; 1024];
+    loop {
+        // SAFETY: `c_path` is valid and NUL-terminated, and `list` a writable buffer of the
+        // length passed; the kernel writes at most that many bytes and returns how many.
+        let n = unsafe {
+            libc::llistxattr(
+                c_path.as_ptr(),
+                list.as_mut_ptr().cast::<libc::c_char>(),
+                list.len(),
+            )
+        };
+        match usize::try_from(n) {
+            Ok(n) => {
+                list.truncate(n);
+                break;
+            }
+            Err(_) if std::io::Error::last_os_error().raw_os_error() == Some(libc::ERANGE) => {
+                if list.len() >= 1 << 16 {
+                    return None;
+                }
+                list.resize(list.len() * 4, 0);
+            }
+            Err(_) => return None,
+        }
+    }
+    // NUL-separated, NUL-terminated.
+    Some(
+        list.split(|b| *b == 0)
+            .filter(|n| !n.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect(),
+    )
 }

@@ -400,14 +400,8 @@ fn uppers(w: &Ws) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Run `request` in sneaky-run; once `ready` says the command has got that far (given its
-/// upper layer), do what a person does meanwhile; the reply.
-fn run_meanwhile(
-    w: &Ws,
-    request: Value,
-    ready: impl Fn(&Path) -> bool,
-    person: impl FnOnce(),
-) -> util::Reply {
+/// Start `request` in sneaky-run, its reply to be read from the child's output.
+fn start_run(w: &Ws, request: &Value) -> std::process::Child {
     use assert_cmd::cargo::CommandCargoExt;
     use std::io::Write;
     let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");
@@ -426,7 +420,25 @@ fn run_meanwhile(
     stdin
         .write_all(request.to_string().as_bytes())
         .expect("request");
-    drop(stdin);
+    child
+}
+
+/// Run `request` in sneaky-run; once `ready` says the command has got that far (given its
+/// upper layer), do what a person does meanwhile; the reply.
+fn run_meanwhile(
+    w: &Ws,
+    request: Value,
+    ready: impl Fn(&Path) -> bool,
+    person: impl FnOnce(),
+) -> util::Reply {
+    let child = start_run(w, &request);
+    wait_for_upper(w, ready);
+    person();
+    util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"))
+}
+
+/// Wait until a running command's upper layer is as `ready` says.
+fn wait_for_upper(w: &Ws, ready: impl Fn(&Path) -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !uppers(w).iter().any(|u| ready(u)) {
         assert!(
@@ -435,8 +447,6 @@ fn run_meanwhile(
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    person();
-    util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"))
 }
 
 /// `rel` is in the upper layer: the command has written (or removed) it.
@@ -889,4 +899,150 @@ fn a_workspace_on_a_bind_mount_gets_the_command_s_new_files() {
     let r = reply.command_ran();
     assert_eq!(made.as_deref().ok(), Some("made\n"), "{}", reply.json);
     expect_kinds(&r["changes"], &[("made.txt", "created")]);
+}
+
+/// The names in the workspace's scratch directory (`<state>/sneaky/undo/<key>/scratch`).
+fn scratch_names(w: &Ws) -> Vec<String> {
+    let undo = w.outside().join("state/sneaky/undo");
+    let mut out: Vec<String> = std::fs::read_dir(&undo)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|key| {
+            std::fs::read_dir(key.path().join("scratch"))
+                .into_iter()
+                .flatten()
+        })
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The inode of the spare scratch directory's lock: the same one, the same directory.
+fn spare_lock(w: &Ws) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let undo = w.outside().join("state/sneaky/undo");
+    std::fs::read_dir(&undo)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|key| std::fs::metadata(key.path().join("scratch/spare/lock")).ok())
+        .map(|m| m.ino())
+}
+
+#[test]
+fn a_command_that_changes_nothing_leaves_its_overlay_to_the_next_which_records_as_before() {
+    let Some(w) = repo() else { return };
+    let reply = run(&w, json!({"command": "true"}));
+    assert_eq!(reply.command_ran()["changes"], json!([]), "{}", reply.json);
+    assert_eq!(scratch_names(&w), ["spare"]);
+    let first = spare_lock(&w).expect("a spare");
+    run(&w, json!({"command": "cat a.txt > /dev/null"})).command_ran();
+    assert_eq!(spare_lock(&w), Some(first), "the spare was not reused");
+    // The overlay mounted on a reused directory holds the next command's changes as a new
+    // one does, and a dry run's too.
+    let reply = run(
+        &w,
+        json!({"command": "echo new > n.txt && echo more >> a.txt"}),
+    );
+    expect_kinds(
+        &reply.command_ran()["changes"],
+        &[("a.txt", "modified"), ("n.txt", "created")],
+    );
+    assert_eq!(w.read("n.txt"), "new\n");
+    let reply = run(
+        &w,
+        json!({"command": "echo dry > dry.txt", "dry_run": true}),
+    );
+    expect_kinds(&reply.command_ran()["changes"], &[("dry.txt", "created")]);
+    assert!(!w.root.join("dry.txt").exists());
+    w.call("sneaky-undo", json!({})).ok();
+    assert!(!w.root.join("n.txt").exists());
+    assert_eq!(w.read("a.txt"), "one\r\ntwo\r\n");
+    // A command that left something in its upper layer leaves no spare of it.
+    run(
+        &w,
+        json!({"command": "mkdir -p nd/sub && echo x > nd/sub/x.txt"}),
+    )
+    .command_ran();
+    assert_eq!(w.read("nd/sub/x.txt"), "x\n");
+    assert!(
+        scratch_names(&w).iter().all(|n| n == "spare"),
+        "{:?}",
+        scratch_names(&w)
+    );
+}
+
+#[test]
+fn a_command_that_changes_the_workspace_root_itself_leaves_no_spare_that_shows_it() {
+    let Some(w) = repo() else { return };
+    let mode = |w: &Ws| {
+        let reply = run(w, json!({"command": "stat -c %a ."}));
+        reply.command_ran()["stdout"]
+            .as_str()
+            .expect("stdout")
+            .to_string()
+    };
+    let before = mode(&w);
+    assert!(spare_lock(&w).is_some());
+    let reply = run(&w, json!({"command": "chmod 700 . && stat -c %a ."}));
+    assert_eq!(reply.command_ran()["stdout"], "700\n", "{}", reply.json);
+    assert_eq!(mode(&w), before);
+}
+
+#[test]
+fn commands_at_once_never_share_an_upper_layer() {
+    let Some(w) = repo() else { return };
+    for round in 0..3 {
+        // A spare waits, for one of them to take.
+        run(&w, json!({"command": "true"})).command_ran();
+        let children: Vec<_> = (0..4)
+            .map(|i| {
+                start_run(
+                    &w,
+                    &json!({"command": format!("echo {round} > c{i}.txt && sleep 0.5")}),
+                )
+            })
+            .collect();
+        for (i, child) in children.into_iter().enumerate() {
+            let reply = util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"));
+            let name = format!("c{i}.txt");
+            expect_kinds(
+                &reply.command_ran()["changes"],
+                &[(
+                    name.as_str(),
+                    if round == 0 { "created" } else { "modified" },
+                )],
+            );
+            assert_eq!(w.read(&name), format!("{round}\n"));
+        }
+        let names = scratch_names(&w);
+        assert!(
+            names.iter().all(|n| n == "spare"),
+            "round {round}: left {names:?}"
+        );
+    }
+}
+
+#[test]
+fn a_killed_command_s_overlay_is_removed_by_the_next_call_never_reused() {
+    let Some(w) = repo() else { return };
+    run(&w, json!({"command": "true"})).command_ran();
+    let mut child = start_run(&w, &json!({"command": "echo killed > k.txt && sleep 30"}));
+    wait_for_upper(&w, wrote("k.txt"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        scratch_names(&w).iter().any(|n| n.starts_with("run-")),
+        "{:?}",
+        scratch_names(&w)
+    );
+    let reply = run(&w, json!({"command": "cat a.txt"}));
+    assert_eq!(reply.command_ran()["changes"], json!([]), "{}", reply.json);
+    assert_eq!(scratch_names(&w), ["spare"]);
+    let reply = run(&w, json!({"command": "echo next > next.txt"}));
+    expect_kinds(&reply.command_ran()["changes"], &[("next.txt", "created")]);
+    assert!(!w.root.join("k.txt").exists());
 }

@@ -221,6 +221,9 @@ pub struct Scratch {
     /// The command's namespace, and the overlay with it, is known to be gone: an upper layer
     /// left empty may serve the next call ([`Scratch::command_ended`]).
     reusable: bool,
+    /// Removing the work directory the spare's previous overlay left ([`SPENT`]), while the
+    /// command starts; whether it went.
+    sweep: Option<std::thread::JoinHandle<bool>>,
 }
 
 /// The name under which a scratch directory whose command changed nothing waits for the next
@@ -230,17 +233,29 @@ pub struct Scratch {
 /// the directory's block, and the inode allocator's scan past recently deleted inodes.
 const SPARE: &str = "spare";
 
+/// Where a spare keeps what its previous overlay left in the work directory (overlayfs's
+/// `work/work`, with the mark of a `volatile` mount, `incompat/volatile`, that would make the
+/// next mount refuse it): moved out of the way by one rename, and removed by the call that
+/// takes the spare while its command starts (three directories, each a synchronous discard on
+/// a file system such as this machine's, which then overlap the command's own start).
+const SPENT: &str = "spent";
+
 impl Scratch {
     pub fn create(ws: &Workspace, started: Started) -> Result<Scratch> {
         let base = history::scratch_dir(ws)?;
         remove_abandoned(&base);
         if let Some((dir, lock)) = claim_spare(&base) {
+            let spent = dir.join(SPENT);
+            let sweep = fs::symlink_metadata(&spent)
+                .is_ok()
+                .then(|| std::thread::spawn(move || remove_spent(&spent)));
             return Ok(Scratch {
                 dir,
                 _lock: lock,
                 started,
                 kept: false,
                 reusable: false,
+                sweep,
             });
         }
         let dir = tempfile::Builder::new()
@@ -273,6 +288,7 @@ impl Scratch {
             started,
             kept: false,
             reusable: false,
+            sweep: None,
         })
     }
 
@@ -282,6 +298,14 @@ impl Scratch {
     /// another call: an overlay still mounted on it would write into that call's changes.
     pub fn command_ended(&mut self, gone: bool) {
         self.reusable = gone;
+    }
+
+    /// Wait for the removal of the previous overlay's work directory; whether it went.
+    fn swept(&mut self) -> bool {
+        match self.sweep.take() {
+            Some(sweep) => sweep.join().unwrap_or(false),
+            None => true,
+        }
     }
 
     pub fn upper(&self) -> PathBuf {
@@ -308,6 +332,7 @@ impl Scratch {
 impl Scratch {
     /// Keep a dry run's upper layer for [`apply_held`]; its id.
     pub fn hold(mut self) -> Result<String> {
+        self.swept();
         let id = self
             .dir
             .file_name()
@@ -361,12 +386,14 @@ impl Scratch {
             started,
             kept: false,
             reusable: false,
+            sweep: None,
         })
     }
 
     /// The changes could not be applied: keep the upper layer where a person can take them
     /// from (under a name later calls leave alone), and say where.
     pub fn keep_after(mut self, e: Error) -> Error {
+        self.swept();
         let name = self
             .dir
             .file_name()
@@ -388,7 +415,8 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if self.kept || (self.reusable && self.set_aside()) {
+        let swept = self.swept();
+        if self.kept || (self.reusable && swept && self.set_aside()) {
             return;
         }
         remove_tree(&self.dir);
@@ -412,8 +440,17 @@ impl Scratch {
             && u.gid() == w.gid()
             && fs::read_dir(&upper).is_ok_and(|mut entries| entries.next().is_none())
             && own_xattrs(&upper) == own_xattrs(&work);
-        if !untouched || !clear_work(&work) {
+        let spent = self.dir.join(SPENT);
+        if !untouched || fs::symlink_metadata(&spent).is_ok() {
             return false;
+        }
+        // Moved to another directory, `work/work` needs to be writable (its `..` changes).
+        let inner = work.join("work");
+        let _ = fs::set_permissions(&inner, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        match fs::rename(&inner, &spent) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return false,
         }
         let Some(base) = self.dir.parent() else {
             return false;
@@ -461,34 +498,27 @@ fn claim_spare(base: &Path) -> Option<(PathBuf, Flock<File>)> {
     }
 }
 
-/// Empty a work directory overlayfs has used: it leaves `work/work` (mode 000), where a
-/// `volatile` mount marks itself (`work/incompat/volatile`) and the next mount would refuse
-/// the directory. The directories it makes are opened up first, so that they can be removed
+/// Remove what an overlay left in its work directory (`work/work`, here moved to `spent`),
+/// whose directories overlayfs makes mode 000: opened up first, so that they can be removed
 /// without privileges.
-fn clear_work(work: &Path) -> bool {
-    let inner = work.join("work");
-    if fs::symlink_metadata(&inner).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-        return true;
-    }
-    open_up_work(work);
-    fs::remove_dir_all(&inner).is_ok()
+fn remove_spent(spent: &Path) -> bool {
+    open_up(spent);
+    fs::remove_dir_all(spent).is_ok()
 }
 
-/// The directories overlayfs makes mode 000 in a work directory, made searchable and writable.
-fn open_up_work(work: &Path) {
-    let inner = work.join("work");
-    for dir in [
-        inner.clone(),
-        inner.join("incompat"),
-        inner.join("incompat").join("volatile"),
-    ] {
-        let _ = fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+/// The directories overlayfs makes mode 000 in its work directory `inner`, made searchable and
+/// writable.
+fn open_up(inner: &Path) {
+    let incompat = inner.join("incompat");
+    for dir in [inner, &incompat, &incompat.join("volatile")] {
+        let _ = fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700));
     }
 }
 
 /// Remove a tree whatever the modes in it (overlayfs makes its work directory mode 000).
 fn remove_tree(dir: &Path) {
-    open_up_work(&dir.join("work"));
+    open_up(&dir.join("work").join("work"));
+    open_up(&dir.join(SPENT));
     if fs::remove_dir_all(dir).is_ok() {
         return;
     }
@@ -1907,19 +1937,19 @@ mod tests {
     }
 
     #[test]
-    fn the_mark_a_volatile_overlay_leaves_is_cleared_whatever_its_modes() {
+    fn the_work_directory_a_volatile_overlay_leaves_is_removed_whatever_its_modes() {
         let base = tempfile::tempdir().expect("tempdir");
-        let work = base.path().join("work");
-        let volatile = work.join("work/incompat/volatile");
+        let spent = base.path().join(SPENT);
+        let volatile = spent.join("incompat/volatile");
         fs::create_dir_all(&volatile).expect("mkdir");
         File::create(volatile.join("dirty")).expect("dirty");
-        for dir in [&volatile, &work.join("work/incompat"), &work.join("work")] {
+        for dir in [&volatile, &spent.join("incompat"), &spent] {
             fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o000))
                 .expect("chmod");
         }
-        assert!(clear_work(&work));
-        assert!(work.is_dir() && !work.join("work").exists());
-        assert!(clear_work(&work));
+        assert!(remove_spent(&spent));
+        assert!(!spent.exists());
+        assert!(!remove_spent(&spent));
     }
 
     #[test]

@@ -263,11 +263,19 @@ impl Scratch {
             .tempdir_in(&base)
             .map_err(|e| Error::io("making the command's overlay directory", e))?
             .keep();
-        let lock = File::create(dir.join("lock"))
+        // Locked before it has its name: another call removes a directory whose `lock` it can
+        // lock, as a killed call's, and would take this one between the two steps.
+        let unnamed = dir.join("lock.new");
+        let lock = File::create(&unnamed)
             .map_err(|e| Error::io("making the command's overlay directory", e))
             .and_then(|f| {
                 Flock::lock(f, FlockArg::LockExclusiveNonblock)
                     .map_err(|(_, e)| Error::io("locking the overlay", std::io::Error::from(e)))
+            })
+            .and_then(|lock| {
+                fs::rename(&unnamed, dir.join("lock"))
+                    .map(|()| lock)
+                    .map_err(|e| Error::io("making the command's overlay directory", e))
             });
         let lock = match lock {
             Ok(lock) => lock,

@@ -1030,26 +1030,30 @@ fn a_command_that_changes_the_workspace_root_itself_leaves_no_spare_that_shows_i
 fn commands_at_once_never_share_an_upper_layer() {
     let Some(w) = repo() else { return };
     for round in 0..3 {
-        // A spare waits, for one of them to take.
+        // A spare waits, for one of them to take; the others make their own. Each writes a
+        // path git ignores (applied straight, without the history's commit).
         run(&w, json!({"command": "true"})).command_ran();
         let children: Vec<_> = (0..4)
             .map(|i| {
                 start_run(
                     &w,
-                    &json!({"command": format!("echo {round} > c{i}.txt && sleep 0.5")}),
+                    &json!({"command": format!("echo {round} > build/c{i}.o && sleep 0.5")}),
                 )
             })
             .collect();
         for (i, child) in children.into_iter().enumerate() {
             let reply = util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"));
-            let name = format!("c{i}.txt");
+            let r = reply.command_ran();
+            assert!(r["untracked"].is_array(), "{}", reply.json);
+            let name = format!("build/c{i}.o");
             expect_kinds(
-                &reply.command_ran()["changes"],
+                &r["untracked"],
                 &[(
                     name.as_str(),
                     if round == 0 { "created" } else { "modified" },
                 )],
             );
+            assert_eq!(r["changes"], json!([]), "{}", reply.json);
             assert_eq!(w.read(&name), format!("{round}\n"));
         }
         let names = scratch_names(&w);
@@ -1057,6 +1061,27 @@ fn commands_at_once_never_share_an_upper_layer() {
             names.iter().all(|n| n == "spare"),
             "round {round}: left {names:?}"
         );
+    }
+}
+
+#[test]
+fn commands_started_at_once_each_get_their_overlay() {
+    let Some(w) = repo() else { return };
+    // Each call removes the directories of killed calls (whose lock is free) as it starts:
+    // never one another call is still making.
+    for round in 0..8 {
+        let children: Vec<_> = (0..8)
+            .map(|_| start_run(&w, &json!({"command": "true"})))
+            .collect();
+        for child in children {
+            let reply = util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"));
+            assert_eq!(
+                reply.command_ran()["changes"],
+                json!([]),
+                "round {round}: {}",
+                reply.json
+            );
+        }
     }
 }
 

@@ -72,6 +72,8 @@ impl Change {
 const JOURNAL_PREFIX: &str = ".sneaky-journal-";
 /// A journal being written (see [`temp_name`]): never acted on, removed when unlocked.
 const UNPUBLISHED_PREFIX: &str = ".journal.sneaky-";
+/// An unpublished journal younger than this may be a live edit's (see `recover`).
+const UNPUBLISHED_FOR_AT_MOST: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What the journal says about one change (names as bytes: they need not be UTF-8).
 #[derive(Debug, Serialize, Deserialize)]
@@ -304,7 +306,9 @@ impl Journal {
             Mode::from_bits_truncate(0o600),
         )
         .map_err(|e| map_errno(e, "journal of a multi-file edit"))?;
-        let published = Flock::lock(std::fs::File::from(fd), FlockArg::LockExclusiveNonblock)
+        // Waited for: another edit's `recover` may hold it for a moment, finding it too young
+        // to be a killed edit's (see `recover`).
+        let published = Flock::lock(std::fs::File::from(fd), FlockArg::LockExclusive)
             .map_err(|(_, e)| std::io::Error::from(e))
             .and_then(|mut lock| {
                 lock.write_all(&text)?;
@@ -441,11 +445,24 @@ pub fn recover(ws: &Workspace) {
         let Ok(fd) = openat(&root, name.as_os_str(), flags, Mode::empty()) else {
             continue;
         };
-        let Ok(lock) = Flock::lock(std::fs::File::from(fd), FlockArg::LockExclusiveNonblock) else {
+        let file = std::fs::File::from(fd);
+        let unpublished = name.as_bytes().starts_with(UNPUBLISHED_PREFIX.as_bytes());
+        // An unpublished journal is locked only once it exists: a young one may be a live
+        // edit's that has not locked it yet. A killed edit's is removed once it is older.
+        let young = || {
+            file.metadata().and_then(|m| m.modified()).is_ok_and(|t| {
+                t.elapsed()
+                    .map_or(true, |age| age < UNPUBLISHED_FOR_AT_MOST)
+            })
+        };
+        if unpublished && young() {
+            continue;
+        }
+        let Ok(lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
             continue;
         };
         let entries: Vec<Entry> = serde_json::from_reader(&*lock).unwrap_or_default();
-        if name.as_bytes().starts_with(UNPUBLISHED_PREFIX.as_bytes()) {
+        if unpublished {
             // Killed before the journal was published: nothing was changed.
         } else if name.as_bytes().ends_with(b".done") {
             clean_up(ws, &entries);
@@ -550,6 +567,27 @@ mod tests {
         );
         journal.finish(&ws, &staged);
         assert_eq!(names(root), vec!["a.txt"]);
+    }
+
+    /// Another edit's recovery never takes a live edit's journal, made but not locked yet, for
+    /// a killed one's (it did, and removed it under the edit); a killed edit's goes once old.
+    #[test]
+    fn recovery_leaves_a_journal_being_made_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let ws = Workspace::open_root(root).expect("root");
+        let made = root.join(format!("{UNPUBLISHED_PREFIX}1-0-0.tmp"));
+        std::fs::write(&made, "").expect("journal");
+        recover(&ws);
+        assert!(made.exists(), "a journal being made was removed");
+        let file = std::fs::File::options()
+            .write(true)
+            .open(&made)
+            .expect("open");
+        file.set_modified(std::time::SystemTime::now() - 2 * UNPUBLISHED_FOR_AT_MOST)
+            .expect("mtime");
+        recover(&ws);
+        assert!(!made.exists(), "a killed edit's journal was left");
     }
 
     /// All or none, through the public entry: a conflict on the second file leaves the first.

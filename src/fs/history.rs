@@ -368,13 +368,6 @@ impl History {
     }
 
     /// Every completed change, newest first.
-    pub fn entries(&self) -> Result<Vec<Entry>> {
-        let mut all = self.read_all()?;
-        all.retain(|e| e.done);
-        all.reverse();
-        Ok(all)
-    }
-
     /// The newest completed changes, at most `n`, newest first: only their entries are read.
     pub fn newest(&self, n: usize) -> Result<Vec<Entry>> {
         Ok(self
@@ -774,7 +767,7 @@ impl History {
             .ok()
             .and_then(|f| Flock::lock(f, FlockArg::LockExclusive).ok());
         let Some(mut usage) = usage else {
-            return self.recount();
+            return self.recount().0;
         };
         let mut text = String::new();
         let counted = usage
@@ -795,8 +788,8 @@ impl History {
                 (size + written, changes + 1, 0)
             }
             _ => {
-                let forgotten = self.recount();
-                (self.on_disk(), 0, forgotten)
+                let (forgotten, size) = self.recount();
+                (size, 0, forgotten)
             }
         };
         let line = format!("{size} {changes}\n");
@@ -825,14 +818,15 @@ impl History {
 
     /// [`History::bound`] from the files themselves. Past the bound, the oldest changes are
     /// forgotten down to nine tenths of it, so that the changes right after do not each count
-    /// again.
-    fn recount(&self) -> u64 {
+    /// again. Returns how many changes were forgotten, and the size the history is left with.
+    fn recount(&self) -> (u64, u64) {
         use std::collections::HashMap;
-        if self.on_disk() <= self.max_bytes {
-            return 0;
+        let size = self.on_disk();
+        if size <= self.max_bytes {
+            return (0, size);
         }
         let Ok(mut entries) = self.read_all() else {
-            return 0;
+            return (0, size);
         };
         let file_size = |path: PathBuf| fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let mut uses: HashMap<&str, u64> = HashMap::new();
@@ -914,7 +908,7 @@ impl History {
                 }
             }
         }
-        forgotten
+        (forgotten, self.on_disk())
     }
 }
 
@@ -1496,7 +1490,7 @@ mod tests {
         // Killed after it landed: the entry is completed from what the workspace holds.
         let landed = killed_edit(&history, "a.txt", State::Absent);
         let history = History::open_in(&state, &ws, max).expect("open again");
-        let entries = history.entries().expect("entries");
+        let entries = history.newest(usize::MAX).expect("entries");
         assert!(entries.iter().all(|e| e.change_id != never), "{entries:?}");
         let settled = history.entry(Some(&landed)).expect("settled");
         assert!(settled.done);
@@ -1578,7 +1572,7 @@ mod tests {
             rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
         }
         assert!(history.on_disk() <= 10_000);
-        let kept = history.entries().expect("entries").len();
+        let kept = history.newest(usize::MAX).expect("entries").len();
         // A count that missed what was written (as a process killed between writing and
         // counting leaves it): trusted until the next full count, which forgets what it must.
         fs::write(
@@ -1591,7 +1585,7 @@ mod tests {
             rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
         }
         assert!(history.on_disk() <= 10_000, "{}", history.on_disk());
-        assert!(history.entries().expect("entries").len() <= kept + 1);
+        assert!(history.newest(usize::MAX).expect("entries").len() <= kept + 1);
         let usage = fs::read_to_string(history.dir.join(USAGE)).expect("usage");
         let counted: u64 = usage
             .split(' ')

@@ -235,7 +235,7 @@ const USAGE: &str = "usage";
 /// count missed (a process killed between its writes and its count).
 const RECOUNT_EVERY: u64 = 500;
 /// A temporary file in the history older than this was left by a killed process.
-const TEMPORARY_FOR_AT_MOST_SECS: u64 = 3600;
+const TEMPORARY_FOR_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Contents kept with a flush each, up to this many a change (see [`History::keep_contents`]).
 const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
@@ -892,10 +892,7 @@ impl History {
                 let gone = if name.ends_with(".tmp") {
                     // A live writer's, unless it is old: then a killed one's.
                     file.metadata()
-                        .ok()
-                        .and_then(|m| m.modified().ok())
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age.as_secs() > TEMPORARY_FOR_AT_MOST_SECS)
+                        .is_ok_and(|m| super::older_than(&m, TEMPORARY_FOR_AT_MOST))
                 } else if sub == BLOBS || sub == SHOWN {
                     // A content shown is dropped too once it is kept to restore.
                     used.binary_search_by(|u| u.as_str().cmp(&name)).is_err()

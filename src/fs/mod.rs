@@ -16,3 +16,13 @@ pub mod pathlist;
 pub mod suggest;
 pub mod transition;
 pub mod walk;
+
+/// Whether a file or directory was last modified longer than `age` ago: how leftovers of
+/// killed processes (temporary files, journals, scratch directories) are told from those of
+/// live ones that are still being made. False when its time cannot be read or lies ahead.
+pub fn older_than(meta: &std::fs::Metadata, age: std::time::Duration) -> bool {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|elapsed| elapsed > age)
+}

@@ -562,10 +562,7 @@ fn remove_abandoned(base: &Path) {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with("held-") {
             let stale = e.metadata().is_ok_and(|m| {
-                m.modified()
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age.as_secs() > HELD_FOR_AT_MOST_SECS)
+                crate::fs::older_than(&m, std::time::Duration::from_secs(HELD_FOR_AT_MOST_SECS))
             });
             if stale {
                 remove_tree(&e.path());
@@ -578,12 +575,9 @@ fn remove_abandoned(base: &Path) {
         let path = e.path();
         let Ok(file) = File::open(path.join("lock")) else {
             // A directory without its lock yet is being made, or was left before it had one.
-            if e.metadata().is_ok_and(|m| {
-                m.modified()
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age.as_secs() > 60)
-            }) {
+            if e.metadata()
+                .is_ok_and(|m| crate::fs::older_than(&m, std::time::Duration::from_secs(60)))
+            {
                 remove_tree(&path);
             }
             continue;

@@ -450,10 +450,9 @@ pub fn recover(ws: &Workspace) {
         // An unpublished journal is locked only once it exists: a young one may be a live
         // edit's that has not locked it yet. A killed edit's is removed once it is older.
         let young = || {
-            file.metadata().and_then(|m| m.modified()).is_ok_and(|t| {
-                t.elapsed()
-                    .map_or(true, |age| age < UNPUBLISHED_FOR_AT_MOST)
-            })
+            !file
+                .metadata()
+                .is_ok_and(|m| crate::fs::older_than(&m, UNPUBLISHED_FOR_AT_MOST))
         };
         if unpublished && young() {
             continue;

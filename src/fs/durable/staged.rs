@@ -285,6 +285,34 @@ struct Journal {
     name: OsString,
 }
 
+/// [`Journal::create`] where the file system has no unnamed files: the journal is made under
+/// an unpublished name, locked, written, flushed and renamed to `final_name`. Between its
+/// making and its lock another edit's `recover` could take it for a killed edit's; it leaves
+/// young ones alone, and the lock is waited for.
+fn publish_named(
+    root: &OwnedFd,
+    name: &OsStr,
+    final_name: &OsStr,
+    text: &[u8],
+) -> Result<Flock<std::fs::File>> {
+    let flags =
+        OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = openat(root, name, flags, Mode::from_bits_truncate(0o600))
+        .map_err(|e| map_errno(e, "journal of a multi-file edit"))?;
+    Flock::lock(std::fs::File::from(fd), FlockArg::LockExclusive)
+        .map_err(|(_, e)| std::io::Error::from(e))
+        .and_then(|mut lock| {
+            lock.write_all(text)?;
+            lock.sync_all()?;
+            renameat(root, name, root, final_name)?;
+            Ok(lock)
+        })
+        .map_err(|e| {
+            let _ = unlinkat(root, name, UnlinkatFlags::NoRemoveDir);
+            Error::io("journal of a multi-file edit", e)
+        })
+}
+
 impl Journal {
     fn create(ws: &Workspace, staged: &[Staged<'_>]) -> Result<Journal> {
         let entries: Vec<&Entry> = staged.iter().map(|s| &s.entry).collect();
@@ -297,29 +325,35 @@ impl Journal {
             n.extend_from_slice(&name.as_bytes()[1..]);
             OsString::from_vec(n)
         };
-        let flags =
-            OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let fd = openat(
+        // Unnamed, locked, written and flushed before it gets its name: no other edit's
+        // `recover` can ever see it unlocked, and a kill before the link leaves nothing.
+        let unnamed = openat(
             &root,
-            name.as_os_str(),
-            flags,
+            ".",
+            OFlag::O_RDWR | OFlag::O_TMPFILE | OFlag::O_CLOEXEC,
             Mode::from_bits_truncate(0o600),
-        )
-        .map_err(|e| map_errno(e, "journal of a multi-file edit"))?;
-        // Waited for: another edit's `recover` may hold it for a moment, finding it too young
-        // to be a killed edit's (see `recover`).
-        let published = Flock::lock(std::fs::File::from(fd), FlockArg::LockExclusive)
-            .map_err(|(_, e)| std::io::Error::from(e))
-            .and_then(|mut lock| {
-                lock.write_all(&text)?;
-                lock.sync_all()?;
-                renameat(&root, name.as_os_str(), &root, final_name.as_os_str())?;
-                Ok(lock)
-            });
-        let lock = published.map_err(|e| {
-            let _ = unlinkat(&root, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
-            Error::io("journal of a multi-file edit", e)
-        })?;
+        );
+        let lock = match unnamed {
+            Ok(fd) => Flock::lock(std::fs::File::from(fd), FlockArg::LockExclusiveNonblock)
+                .map_err(|(_, e)| std::io::Error::from(e))
+                .and_then(|mut lock| {
+                    use std::os::fd::AsRawFd;
+                    lock.write_all(&text)?;
+                    lock.sync_all()?;
+                    let path = format!("/proc/self/fd/{}", lock.as_raw_fd());
+                    linkat(
+                        nix::fcntl::AT_FDCWD,
+                        path.as_str(),
+                        &root,
+                        final_name.as_os_str(),
+                        AtFlags::AT_SYMLINK_FOLLOW,
+                    )?;
+                    Ok(lock)
+                })
+                .map_err(|e| Error::io("journal of a multi-file edit", e))?,
+            // A file system without unnamed files: made under a name first (see `recover`).
+            Err(_) => publish_named(&root, &name, &final_name, &text)?,
+        };
         let _ = fsync(&root);
         Ok(Journal {
             lock,

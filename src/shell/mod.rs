@@ -182,7 +182,11 @@ pub fn run_with_changes(
         }
     };
     cmd.current_dir(&root).env_clear().envs(env);
-    let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap)?;
+    let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap, || {
+        if let Some(held) = scratch.as_mut() {
+            held.command_started();
+        }
+    })?;
     drop(pids_cgroup);
     drop(vcs_placeholders);
     drop(protected_placeholders);

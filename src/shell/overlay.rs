@@ -66,15 +66,15 @@ pub struct OverlaySpec {
     pub upper: PathBuf,
     pub work: PathBuf,
     pub pass_through: Vec<PathBuf>,
-    /// When the command's call started (see [`Started`]): the launcher lets the command run
-    /// only once the clock that stamps change times has passed it.
+    /// When the command's call started, if the real-time clock says so (see [`Started`]): the
+    /// launcher lets the command run only once the clock that stamps change times has passed
+    /// it.
     #[serde(default)]
     pub started: Option<Started>,
 }
 
 /// In the launcher, once the overlay and the sandbox's other mounts are in place: wait, if
-/// need be, until the command may start ([`Started::settle`]). Setting the sandbox up has
-/// usually taken longer than the clock's tick, so this seldom waits.
+/// need be, until the command may start ([`Started::settle`]).
 pub fn settle(spec: &OverlaySpec) {
     if let Some(started) = spec.started {
         started.settle();
@@ -158,12 +158,22 @@ const STARTED_FILE: &str = "started";
 /// editor, another tool) is told by its change time (ctime), which every change of content,
 /// mode, links or name sets to the kernel's clock and which no program can set back: a change
 /// time at or after the start is a change made since. Nothing is read or recorded per path
-/// at the start, so a large workspace costs nothing. The kernel stamps change times from a
-/// coarse clock, up to one tick (1-10 ms) behind the real time: [`Started::settle`] holds the
-/// command back until that clock has passed the start, so that any change made once the
-/// command runs is stamped after the start, and any change made before the start is stamped
-/// before it (a change made during the few milliseconds in between counts as made meanwhile:
-/// the safe side).
+/// at the start, so a large workspace costs nothing.
+///
+/// The kernel stamps change times from a coarse clock, which here lags the real time by up to
+/// two ticks (4-8 ms), so the start is best taken from the kernel's own stamps
+/// ([`Started::stamped`]): two changes in a row to a directory of ours on the workspace's file
+/// system, the start being the second one's change time. The stamps the kernel hands out never
+/// go back (a fine-grained stamp, Linux 6.13 on, raises the floor of every later coarse one),
+/// so every change made before the first of the two is stamped at most the first one's time,
+/// and every change made after the second at least the second one's. When the second is
+/// later than the first, no change made before the start can look made since, and none made
+/// after it can look made before: exact, with no wait. Otherwise (the same coarse tick on a
+/// kernel or file system without fine-grained stamps, or the history on another file system)
+/// the start is the real-time clock's, and [`Started::settle`] holds the command back until
+/// the coarse clock has passed it, so that any change made once the command runs is stamped
+/// after the start, and any change made before the start is stamped before it (a change made
+/// during the few milliseconds in between counts as made meanwhile: the safe side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Started(i128);
 
@@ -176,8 +186,30 @@ impl Started {
         )
     }
 
-    /// Wait until the coarse clock that stamps change times has passed the start (at most one
-    /// clock tick, and usually no time at all: setting the command up takes longer).
+    /// The start as the kernel stamps changes (see [`Started`]): the change time of the second
+    /// of two changes of `marker`'s mode to what it is, when it is later than the first's, and
+    /// `marker` is on the workspace's file system (`workspace_dev`), whose stamps then have
+    /// its granularity too. None: the real-time clock and [`Started::settle`] it is.
+    fn stamped(marker: &File, workspace_dev: u64) -> Option<Started> {
+        use nix::sys::stat::{fchmod, fstat};
+        let was = fstat(marker).ok()?;
+        if was.st_dev != workspace_dev {
+            return None;
+        }
+        let mode = Mode::from_bits_truncate(was.st_mode & 0o7777);
+        // Each change is read back: a change time that was read is what makes the kernel
+        // stamp the next change of the same file finer than its coarse clock.
+        let stamp = || -> Option<i128> {
+            fchmod(marker, mode).ok()?;
+            let now = fstat(marker).ok()?;
+            Some(i128::from(now.st_ctime) * 1_000_000_000 + i128::from(now.st_ctime_nsec))
+        };
+        let (first, second) = (stamp()?, stamp()?);
+        (second > first).then_some(Started(second))
+    }
+
+    /// Wait until the coarse clock that stamps change times has passed the start (at most two
+    /// clock ticks).
     pub fn settle(self) {
         use nix::time::{clock_gettime, ClockId};
         let limit = std::time::Instant::now() + std::time::Duration::from_millis(50);
@@ -221,8 +253,14 @@ pub struct Scratch {
     /// The command's namespace, and the overlay with it, is known to be gone: an upper layer
     /// left empty may serve the next call ([`Scratch::command_ended`]).
     reusable: bool,
-    /// Removing the work directory the spare's previous overlay left ([`SPENT`]), while the
-    /// command starts; whether it went.
+    /// The start came from the real-time clock: the launcher waits for the coarse clock to
+    /// pass it ([`Started::settle`]).
+    settle: bool,
+    /// What is tidied once the command has started ([`Scratch::command_started`]): the
+    /// scratch directory's parent, where killed calls' directories are looked for, and the
+    /// work directory the spare's previous overlay left ([`SPENT`]).
+    tidy: Option<(PathBuf, Option<PathBuf>)>,
+    /// That tidying, while the command runs; whether the spent work directory went.
     sweep: Option<std::thread::JoinHandle<bool>>,
 }
 
@@ -236,26 +274,35 @@ const SPARE: &str = "spare";
 /// Where a spare keeps what its previous overlay left in the work directory (overlayfs's
 /// `work/work`, with the mark of a `volatile` mount, `incompat/volatile`, that would make the
 /// next mount refuse it): moved out of the way by one rename, and removed by the call that
-/// takes the spare while its command starts (three directories, each a synchronous discard on
-/// a file system such as this machine's, which then overlap the command's own start).
+/// takes the spare while its command runs (three directories, each a synchronous discard on
+/// a file system such as this machine's).
 const SPENT: &str = "spent";
 
 impl Scratch {
+    /// `started`: the real-time clock's start, kept when the kernel's stamps cannot give an
+    /// exact one ([`Started::stamped`]).
     pub fn create(ws: &Workspace, started: Started) -> Result<Scratch> {
         let base = history::scratch_dir(ws)?;
-        remove_abandoned(&base);
+        let stamped = File::open(&base).ok().and_then(|marker| {
+            let workspace = nix::sys::stat::fstat(ws.root_fd()).ok()?;
+            Started::stamped(&marker, workspace.st_dev)
+        });
+        let (started, settle) = match stamped {
+            Some(exact) => (exact, false),
+            None => (started, true),
+        };
         if let Some((dir, lock)) = claim_spare(&base) {
             let spent = dir.join(SPENT);
-            let sweep = fs::symlink_metadata(&spent)
-                .is_ok()
-                .then(|| std::thread::spawn(move || remove_spent(&spent)));
+            let spent = fs::symlink_metadata(&spent).is_ok().then_some(spent);
             return Ok(Scratch {
                 dir,
                 _lock: lock,
                 started,
+                settle,
                 kept: false,
                 reusable: false,
-                sweep,
+                tidy: Some((base, spent)),
+                sweep: None,
             });
         }
         let dir = tempfile::Builder::new()
@@ -294,10 +341,24 @@ impl Scratch {
             dir,
             _lock: lock,
             started,
+            settle,
             kept: false,
             reusable: false,
+            tidy: Some((base, None)),
             sweep: None,
         })
+    }
+
+    /// Once the command's launcher has been started: remove what killed calls left and what
+    /// the spare's previous overlay left, in a thread, while the command runs (rather than
+    /// holding its start up: each directory removed can wait for a synchronous discard).
+    pub fn command_started(&mut self) {
+        if let Some((base, spent)) = self.tidy.take() {
+            self.sweep = Some(std::thread::spawn(move || {
+                remove_abandoned(&base);
+                spent.map_or(true, |spent| remove_spent(&spent))
+            }));
+        }
     }
 
     /// Once the command has ended: `gone` says its namespace ended with it (the launcher left
@@ -308,11 +369,13 @@ impl Scratch {
         self.reusable = gone;
     }
 
-    /// Wait for the removal of the previous overlay's work directory; whether it went.
+    /// Wait for the removal of the previous overlay's work directory; whether it went (not
+    /// when the command never started).
     fn swept(&mut self) -> bool {
-        match self.sweep.take() {
-            Some(sweep) => sweep.join().unwrap_or(false),
-            None => true,
+        match (self.sweep.take(), &self.tidy) {
+            (Some(sweep), _) => sweep.join().unwrap_or(false),
+            (None, Some((_, Some(_)))) => false,
+            (None, _) => true,
         }
     }
 
@@ -332,7 +395,7 @@ impl Scratch {
             } else {
                 Vec::new()
             },
-            started: Some(self.started),
+            started: self.settle.then_some(self.started),
         }
     }
 }
@@ -392,8 +455,10 @@ impl Scratch {
             dir,
             _lock: lock,
             started,
+            settle: false,
             kept: false,
             reusable: false,
+            tidy: None,
             sweep: None,
         })
     }
@@ -1889,6 +1954,61 @@ mod tests {
         let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
         (1..=parts.len())
             .any(|end| decide(&rules, &parts[..end], end < parts.len() || is_dir) == Some(true))
+    }
+
+    /// The kernel's release as (major, minor).
+    fn kernel() -> (u32, u32) {
+        let release = nix::sys::utsname::uname()
+            .map(|u| u.release().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut parts = release.split(|c: char| !c.is_ascii_digit());
+        let mut next = || parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        (next(), next())
+    }
+
+    #[test]
+    fn a_stamped_start_parts_changes_made_before_it_from_changes_made_after() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("marker")).unwrap();
+        let marker = File::open(dir.path().join("marker")).unwrap();
+        let dev = fs::metadata(dir.path()).unwrap().dev();
+        let rounds = 1000;
+        let mut exact = 0;
+        for i in 0..rounds {
+            if i % 50 == 0 {
+                // Clock ticks enough since the marker last changed that its first change in
+                // this round is stamped from the coarse clock, as the file made before it.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            // New files, never looked at: the kernel stamps them from its coarse clock (or the
+            // floor of fine-grained stamps), which is what a person's editor's changes get.
+            let before = dir.path().join(format!("before-{i}"));
+            fs::write(&before, "").unwrap();
+            let Some(started) = Started::stamped(&marker, dev) else {
+                continue;
+            };
+            exact += 1;
+            let after = dir.path().join(format!("after-{i}"));
+            fs::write(&after, "").unwrap();
+            let meta = |p: &Path| fs::symlink_metadata(p).unwrap();
+            assert!(
+                !started.changed_since(&meta(&before)),
+                "round {i}: a change made before the start counts as made since"
+            );
+            assert!(
+                started.changed_since(&meta(&after)),
+                "round {i}: a change made after the start counts as made before"
+            );
+        }
+        // Fine-grained stamps (Linux 6.13 on, ext4, xfs, btrfs, tmpfs) make nearly every start
+        // exact; before them, only a start whose two stamps fell in two clock ticks is.
+        if kernel() >= (6, 13) && Started::stamped(&marker, dev).is_some() {
+            assert!(
+                exact * 10 >= rounds * 9,
+                "{exact} of {rounds} starts were exact"
+            );
+        }
+        assert!(Started::stamped(&marker, dev.wrapping_add(1)).is_none());
     }
 
     fn make_spare(base: &Path) -> PathBuf {

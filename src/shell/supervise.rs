@@ -45,12 +45,14 @@ impl Finished {
 }
 
 /// Start `cmd` (the launcher, or bash itself when there is none) with stdin from /dev/null and
-/// both outputs captured, wait for it at most `timeout`, and clean up after it.
+/// both outputs captured, wait for it at most `timeout`, and clean up after it. `spawned` runs
+/// as soon as it has started.
 pub fn supervise(
     mut cmd: Command,
     own_session: bool,
     timeout: Duration,
     cap: usize,
+    spawned: impl FnOnce(),
 ) -> Result<Finished> {
     // Orphans count as the command's only when we are a subreaper (see `members`).
     let children_before = if is_subreaper() {
@@ -66,6 +68,7 @@ pub fn supervise(
         .spawn()
         .map_err(|e| Error::io("starting the command", e))?;
     let pid = Pid::from_raw(child.id() as i32);
+    spawned();
     let stdout = Stream::start(child.stdout.take(), cap, false);
     let stderr = Stream::start(child.stderr.take(), cap, own_session);
     // Progress lines for a host that asked for them (sneaky-mcp; see crate::progress).

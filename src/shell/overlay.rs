@@ -576,7 +576,15 @@ fn claim_spare(base: &Path) -> Option<(PathBuf, Flock<File>)> {
 /// without privileges.
 fn remove_spent(spent: &Path) -> bool {
     open_up(spent);
-    fs::remove_dir_all(spent).is_ok()
+    // What a volatile mount leaves, removed entry by entry (a third of the system calls of a
+    // walk); anything else by the walk.
+    let incompat = spent.join("incompat");
+    let volatile = incompat.join("volatile");
+    let known = fs::remove_file(volatile.join("dirty")).is_ok()
+        && fs::remove_dir(&volatile).is_ok()
+        && fs::remove_dir(&incompat).is_ok()
+        && fs::remove_dir(spent).is_ok();
+    known || fs::remove_dir_all(spent).is_ok()
 }
 
 /// The directories overlayfs makes mode 000 in its work directory `inner`, made searchable and
@@ -2072,6 +2080,14 @@ mod tests {
         assert!(remove_spent(&spent));
         assert!(!spent.exists());
         assert!(!remove_spent(&spent));
+        // Something else in it too (not what a volatile mount leaves): removed by a walk.
+        fs::create_dir_all(spent.join("incompat/volatile")).expect("mkdir");
+        File::create(spent.join("incompat/volatile/dirty")).expect("dirty");
+        File::create(spent.join("incompat/other")).expect("other");
+        fs::set_permissions(&spent, std::os::unix::fs::PermissionsExt::from_mode(0o000))
+            .expect("chmod");
+        assert!(remove_spent(&spent));
+        assert!(!spent.exists());
     }
 
     #[test]

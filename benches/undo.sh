@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What recording changes for undo costs, side by side with the direct way, in one run
-# (release build, hyperfine):
+# (release build):
 #
 # 1. `sneaky-run true` with the overlay that holds a command's changes, and without it
 #    (SNEAKY_SANDBOX_SKIP=overlay: the command writes the workspace directly, as before the
@@ -13,21 +13,17 @@
 #    unwritable: the edit goes ahead and says it cannot be undone; there is no switch that
 #    turns the journal off). Target: at most +20 %.
 #
-# Each comparison is measured in ROUNDS (3) rounds of RUNS runs, the order alternating between
-# rounds so that load on this shared machine hits both sides alike; each figure is the median
-# of the rounds' means (and the CPU time, user + system of the whole process tree, which
-# waiting for a CPU does not stretch).
+# Each pair is measured in turns, a call of one side then a call of the other (the first of
+# the two alternating), so that the load of this shared machine, which drifts by a third within
+# minutes, hits both sides alike; what runs before a call (a fresh old file, an empty output
+# directory) is not timed. Each figure is the mean over the calls (the median beside it), and
+# the CPU time of the call's whole process tree (user + system, from wait4), which waiting for
+# a CPU does not stretch.
 #
-# Usage: benches/undo.sh
+# Usage: benches/undo.sh   (PAIRS=N scales the number of calls: 1 = 300 `true` pairs, 40 of
+# 1,000 files, 100 writes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v hyperfine >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
-  else
-    echo "missing hyperfine (apt-get install hyperfine)"; exit 1
-  fi
-fi
 cargo build --release --bin sneaky-run --bin sneaky-write -q
 DIR=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
 WORK=$(mktemp -d)
@@ -38,58 +34,91 @@ export XDG_CONFIG_HOME="$WORK/xdg" XDG_STATE_HOME="$WORK/state"
 cd "$WORK/ws"
 git init -q .
 python3 -c 'import json; print(json.dumps({"file_path": "big.txt", "content": "x" * (1 << 20)}))' > "$WORK/big.json"
-ROUNDS=${ROUNDS:-3}
-RUN="$DIR/sneaky-run --root $WORK/ws"
-WRITE="$DIR/sneaky-write --root $WORK/ws"
-FILES="mkdir out && seq 1000 | split -a 3 -l 1 - out/f"
-# The pairs measured, each name with its command, what runs before each run, and how many
-# runs (the two of a pair adjacent).
-names=("true, overlay" "true, direct" "1000 files, overlay" "1000 files, direct"
-  "write 1 MB, journal" "write 1 MB, no journal")
-cmds=("env SNEAKY_SANDBOX_SKIP= $RUN true" "env SNEAKY_SANDBOX_SKIP=overlay $RUN true"
-  "env SNEAKY_SANDBOX_SKIP= $RUN '$FILES'" "env SNEAKY_SANDBOX_SKIP=overlay $RUN '$FILES'"
-  "$WRITE < $WORK/big.json" "env XDG_STATE_HOME=/proc/none $WRITE < $WORK/big.json")
-preps=("" "" "rm -rf $WORK/ws/out" "rm -rf $WORK/ws/out"
-  "head -c 1048576 /dev/urandom > $WORK/ws/big.txt" "head -c 1048576 /dev/urandom > $WORK/ws/big.txt")
-runs=(100 100 20 20 30 30)
-for round in $(seq 1 "$ROUNDS"); do
-  echo "round $round/$ROUNDS (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  for p in 0 2 4; do
-    first=$p second=$((p + 1))
-    if [ $((round % 2)) = 0 ]; then first=$((p + 1)) second=$p; fi
-    for i in $first $second; do
-      args=(--warmup 3 --runs "${runs[$i]}" --style none --export-json "$WORK/r$round-$i.json" -n "${names[$i]}")
-      if [ -n "${preps[$i]}" ]; then args+=(--prepare "${preps[$i]}"); fi
-      hyperfine "${args[@]}" "${cmds[$i]}" >/dev/null
-    done
-  done
-done
-python3 - "$WORK" "$ROUNDS" <<'PY'
-import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-per = {}
-for r in range(1, rounds + 1):
-    for i in range(6):
-        for x in json.load(open(f"{work}/r{r}-{i}.json"))["results"]:
-            per.setdefault(x["command"], []).append(x)
-mean = lambda n: statistics.median(x["mean"] for x in per[n]) * 1000
-low = lambda n: min(x["min"] for x in per[n]) * 1000
-cpu = lambda n: statistics.median(x["user"] + x["system"] for x in per[n]) * 1000
-print(f"\n{'':24} {'mean ms':>8} {'min ms':>8} {'cpu ms':>8}")
-for name in per:
-    print(f"{name:24} {mean(name):8.2f} {low(name):8.2f} {cpu(name):8.2f}")
-def verdict(ok):
-    return "within" if ok else "OVER"
-a, b = "true, overlay", "true, direct"
-d = mean(a) - mean(b)
-print(f"sneaky-run true: overlay − direct = {d:+.2f} ms mean, {low(a) - low(b):+.2f} ms min, "
-      f"{cpu(a) - cpu(b):+.2f} ms cpu (target ≤ +1 ms: {verdict(d <= 1)})")
-a, b = "1000 files, overlay", "1000 files, direct"
-r = mean(a) / mean(b)
-print(f"1000 files: overlay / direct = {r:.2f}x mean, {cpu(a) / cpu(b):.2f}x cpu "
-      f"(target ≤ 2x: {verdict(r <= 2)})")
-a, b = "write 1 MB, journal", "write 1 MB, no journal"
-r = mean(a) / mean(b) - 1
-print(f"write_file 1 MB: journal / none = {100 * r:+.1f} % mean, "
-      f"{100 * (cpu(a) / cpu(b) - 1):+.1f} % cpu (target ≤ +20 %: {verdict(r <= 0.20)})")
+python3 - "$DIR" "$WORK" "${PAIRS:-1}" <<'PY'
+import os, statistics, subprocess, sys, time
+bin_dir, work, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
+ws = f"{work}/ws"
+run = [f"{bin_dir}/sneaky-run", "--root", ws]
+write = [f"{bin_dir}/sneaky-write", "--root", ws]
+files = "mkdir out && seq 1000 | split -a 3 -l 1 - out/f"
+devnull = os.open(os.devnull, os.O_RDWR)
+big = f"{work}/big.json"
+
+def env(**extra):
+    e = dict(os.environ)
+    e.update(extra)
+    return e
+
+def fresh_old_file():
+    with open(f"{ws}/big.txt", "wb") as f:
+        f.write(os.urandom(1 << 20))
+
+def no_output():
+    subprocess.run(["rm", "-rf", f"{ws}/out"], check=True)
+
+# Each side: its command, its environment, its standard input, what runs before each call.
+pairs = [
+    ("sneaky-run true", 300, "ms",
+     (run + ["true"], env(SNEAKY_SANDBOX_SKIP=""), None, None),
+     (run + ["true"], env(SNEAKY_SANDBOX_SKIP="overlay"), None, None)),
+    ("1000 files", 40, "x",
+     (run + [files], env(SNEAKY_SANDBOX_SKIP=""), None, no_output),
+     (run + [files], env(SNEAKY_SANDBOX_SKIP="overlay"), None, no_output)),
+    # Without a journal: the history's directory made unwritable (XDG_STATE_HOME=/proc/none):
+    # the edit goes ahead and says it cannot be undone; no switch turns the journal off.
+    ("write_file 1 MB", 100, "%",
+     (write, env(), big, fresh_old_file),
+     (write, env(XDG_STATE_HOME="/proc/none"), big, fresh_old_file)),
+]
+
+def call(cmd, e, stdin, prep):
+    if prep:
+        prep()
+    actions = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+    if stdin:
+        actions.append((os.POSIX_SPAWN_OPEN, 0, stdin, os.O_RDONLY, 0))
+    else:
+        actions.append((os.POSIX_SPAWN_DUP2, devnull, 0))
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(cmd[0], cmd, e, file_actions=actions)
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({status})")
+    return wall * 1000, (ru.ru_utime + ru.ru_stime) * 1000
+
+print(f"load: {open('/proc/loadavg').read().split()[:3]}")
+print(f"{'':28} {'mean ms':>8} {'median':>8} {'cpu ms':>8}")
+verdicts = []
+for name, n, unit, ours, base in pairs:
+    n = max(10, int(n * scale))
+    got = {0: [], 1: []}
+    for i in range(n + 5):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        for k in order:
+            r = call(*(ours if k == 0 else base))
+            if i >= 5:  # warm-up
+                got[k].append(r)
+    mean = [statistics.mean(w for w, _ in got[k]) for k in (0, 1)]
+    median = [statistics.median(w for w, _ in got[k]) for k in (0, 1)]
+    cpu = [statistics.mean(c for _, c in got[k]) for k in (0, 1)]
+    for k, side in ((0, "with"), (1, "without")):
+        print(f"{name + ', ' + side:28} {mean[k]:8.2f} {median[k]:8.2f} {cpu[k]:8.2f}")
+    if unit == "ms":
+        d = mean[0] - mean[1]
+        verdicts.append(f"{name}: overlay − direct = {d:+.2f} ms mean, {median[0] - median[1]:+.2f} ms "
+                        f"median, {cpu[0] - cpu[1]:+.2f} ms cpu ({n} pairs; target ≤ +1 ms: "
+                        f"{'within' if d <= 1 else 'OVER'})")
+    elif unit == "x":
+        r = mean[0] / mean[1]
+        verdicts.append(f"{name}: overlay / direct = {r:.2f}x mean, {median[0] / median[1]:.2f}x median, "
+                        f"{cpu[0] / cpu[1]:.2f}x cpu ({n} pairs; target ≤ 2x: {'within' if r <= 2 else 'OVER'})")
+    else:
+        r = mean[0] / mean[1] - 1
+        verdicts.append(f"{name}: journal / none = {100 * r:+.1f} % mean, "
+                        f"{100 * (median[0] / median[1] - 1):+.1f} % median, "
+                        f"{100 * (cpu[0] / cpu[1] - 1):+.1f} % cpu ({n} pairs; target ≤ +20 %: "
+                        f"{'within' if r <= 0.20 else 'OVER'})")
+print()
+print("\n".join(verdicts))
 PY

@@ -124,17 +124,10 @@ pub fn run_with_changes(
         Some(exe) => {
             let spec = if shell.sandbox {
                 vcs_placeholders = Some(spec::VcsPlaceholders::make(ctx.config, ctx.ws));
-                protected_placeholders = Some(protect::Placeholders::make(ctx.ws));
-                let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
-                spec.loopback = jobs::loopback(ctx.ws.root());
-                let made = cgroup::PidsCgroup::create(shell.max_processes);
-                spec.pids_cgroup = made
-                    .as_ref()
-                    .map(|c| c.path().to_path_buf())
-                    .map_err(Clone::clone);
-                pids_cgroup = made.ok();
+                // The overlay first: the placeholders of the protected paths that do not exist
+                // go in its upper layer rather than in the workspace (`Scratch::place`).
                 if changes != Changes::Direct {
-                    match hold_changes(ctx.ws, changes, &mut spec, started) {
+                    match hold_changes(ctx.ws, started) {
                         Ok(held) => scratch = Some(held),
                         Err(why)
                             if changes == Changes::DryRun || {
@@ -147,6 +140,37 @@ pub fn run_with_changes(
                         Err(why) => no_overlay = Some(why),
                     }
                 }
+                let wanted = protect::wanted(ctx.ws);
+                protected_placeholders = Some(match scratch.as_mut() {
+                    Some(held) => {
+                        let left = held.place(ctx.ws.root(), wanted);
+                        [
+                            protect::Placeholders::make_at(&left),
+                            protect::Placeholders::reserve(held.placed()),
+                        ]
+                    }
+                    None => [
+                        protect::Placeholders::make_at(&wanted),
+                        protect::Placeholders::reserve(&[]),
+                    ],
+                });
+                let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+                if let Some(held) = &scratch {
+                    // Bound read-only over the placeholders in the upper layer, as over those
+                    // in the workspace.
+                    spec.read_only.extend(held.placed().iter().cloned());
+                    if changes == Changes::DryRun {
+                        spec.require.push("overlay".into());
+                    }
+                    spec.overlay = Some(held.spec(ctx.ws, changes == Changes::DryRun));
+                }
+                spec.loopback = jobs::loopback(ctx.ws.root());
+                let made = cgroup::PidsCgroup::create(shell.max_processes);
+                spec.pids_cgroup = made
+                    .as_ref()
+                    .map(|c| c.path().to_path_buf())
+                    .map_err(Clone::clone);
+                pids_cgroup = made.ok();
                 spec
             } else if changes == Changes::DryRun {
                 return Err(overlay::unavailable(
@@ -262,25 +286,18 @@ pub fn run_with_changes(
     })
 }
 
-/// Give the launcher an overlay whose upper layer is in the undo history's directory. A dry
-/// run requires it (nothing runs without it: it would change the workspace).
+/// The overlay's upper layer, in the undo history's directory (its spec is the launcher's; a
+/// dry run requires it: nothing runs without it, it would change the workspace).
 fn hold_changes(
     ws: &Workspace,
-    changes: Changes,
-    spec: &mut sandbox::LaunchSpec,
     started: overlay::Started,
 ) -> std::result::Result<overlay::Scratch, String> {
-    if changes == Changes::DryRun {
-        spec.require.push("overlay".into());
-    }
     if std::env::var("SNEAKY_SANDBOX_SKIP")
         .is_ok_and(|v| v.split(',').any(|l| l.trim() == "overlay"))
     {
         return Err("skipped: SNEAKY_SANDBOX_SKIP=overlay".into());
     }
-    let held = overlay::Scratch::create(ws, started).map_err(|e| e.message())?;
-    spec.overlay = Some(held.spec(ws, changes == Changes::DryRun));
-    Ok(held)
+    overlay::Scratch::create(ws, started).map_err(|e| e.message())
 }
 
 /// What a command starts from, in the foreground or as a job: its private temporary

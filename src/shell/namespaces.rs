@@ -272,6 +272,11 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     let overlay = req
         .overlay
         .map(|spec| super::overlay::mount_over(req.cwd, spec));
+    if let (Some(spec), Some(Err(_))) = (req.overlay, &overlay) {
+        // The command writes the workspace itself: the protected paths the upper layer was to
+        // hold are held there (bound read-only below), while it is still writable here.
+        super::overlay::place_in_workspace(spec);
+    }
     mount_setattr(
         root,
         true,

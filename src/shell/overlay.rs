@@ -71,6 +71,21 @@ pub struct OverlaySpec {
     /// it.
     #[serde(default)]
     pub started: Option<Started>,
+    /// The placeholders of protected paths held in the upper layer ([`Scratch::place`]): made
+    /// in the workspace by the launcher instead when the overlay cannot be mounted.
+    #[serde(default)]
+    pub placeholders: Vec<PathBuf>,
+}
+
+/// In the launcher, when the overlay could not be mounted and the command writes the
+/// workspace itself: hold the protected paths there, as a call without the overlay does (the
+/// runner removes them after the call, `protect::Placeholders::reserve`).
+pub fn place_in_workspace(spec: &OverlaySpec) {
+    for p in &spec.placeholders {
+        if fs::symlink_metadata(p).is_err() {
+            super::protect::plant(p);
+        }
+    }
 }
 
 /// In the launcher, once the overlay and the sandbox's other mounts are in place: wait, if
@@ -262,6 +277,8 @@ pub struct Scratch {
     tidy: Option<(PathBuf, Option<PathBuf>)>,
     /// That tidying, while the command runs; whether the spent work directory went.
     sweep: Option<std::thread::JoinHandle<bool>>,
+    /// The protected paths the upper layer holds placeholders for ([`Scratch::place`]).
+    placed: Vec<PathBuf>,
 }
 
 /// The name under which a scratch directory whose command changed nothing waits for the next
@@ -303,6 +320,7 @@ impl Scratch {
                 reusable: false,
                 tidy: Some((base, spent)),
                 sweep: None,
+                placed: Vec::new(),
             });
         }
         let dir = tempfile::Builder::new()
@@ -346,7 +364,52 @@ impl Scratch {
             reusable: false,
             tidy: Some((base, None)),
             sweep: None,
+            placed: Vec::new(),
         })
+    }
+
+    /// Hold the protected paths `wanted` (`protect::wanted`) that are names in the workspace's
+    /// root by placeholders in the upper layer, where the command meets them as it would in
+    /// the workspace, bound read-only over them, while the workspace itself gets none: making
+    /// and removing eleven socket files in it on every call was the most of what a call cost
+    /// the file system's inode allocator, and a spare keeps these from call to call. The upper
+    /// layer's placeholders no longer wanted go first (one would hide a file or directory made
+    /// in the workspace since). Returns the paths left to the workspace (those beneath a
+    /// directory of it).
+    pub fn place(&mut self, root: &Path, wanted: Vec<PathBuf>) -> Vec<PathBuf> {
+        let upper = self.upper();
+        let (here, left): (Vec<PathBuf>, Vec<PathBuf>) =
+            wanted.into_iter().partition(|p| p.parent() == Some(root));
+        if let Ok(entries) = fs::read_dir(&upper) {
+            for e in entries.flatten() {
+                let gone = !here.iter().any(|p| p.file_name() == Some(&e.file_name()));
+                if gone && e.file_type().is_ok_and(|t| t.is_socket()) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+        let mut left = left;
+        for p in here {
+            let Some(name) = p.file_name() else { continue };
+            let at = upper.join(name);
+            let is_placeholder =
+                |at: &Path| fs::symlink_metadata(at).map(|m| super::protect::is_placeholder(&m));
+            let held = is_placeholder(&at).unwrap_or_else(|_| {
+                super::protect::plant(&at);
+                is_placeholder(&at).unwrap_or(false)
+            });
+            if held {
+                self.placed.push(p);
+            } else {
+                left.push(p);
+            }
+        }
+        left
+    }
+
+    /// The workspace paths whose placeholders the upper layer holds.
+    pub fn placed(&self) -> &[PathBuf] {
+        &self.placed
     }
 
     /// Once the command's launcher has been started: remove what killed calls left and what
@@ -396,6 +459,7 @@ impl Scratch {
                 Vec::new()
             },
             started: self.settle.then_some(self.started),
+            placeholders: self.placed.clone(),
         }
     }
 }
@@ -460,6 +524,7 @@ impl Scratch {
             reusable: false,
             tidy: None,
             sweep: None,
+            placed: Vec::new(),
         })
     }
 
@@ -507,11 +572,21 @@ impl Scratch {
             return false;
         };
         // `work` was made beside `upper`, alike, and overlayfs leaves it as it was (it works
-        // in `work/work`): what differs was changed through the overlay's root.
+        // in `work/work`): what differs was changed through the overlay's root. The upper
+        // layer holds nothing but the placeholders put there (which the command could not
+        // change: each was bound read-only).
+        let placeholder = |e: &fs::DirEntry| {
+            e.file_type().is_ok_and(|t| t.is_socket())
+                && self
+                    .placed
+                    .iter()
+                    .any(|p| p.file_name() == Some(&e.file_name()))
+        };
         let untouched = u.mode() == w.mode()
             && u.uid() == w.uid()
             && u.gid() == w.gid()
-            && fs::read_dir(&upper).is_ok_and(|mut entries| entries.next().is_none())
+            && fs::read_dir(&upper)
+                .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| placeholder(&e))))
             && own_xattrs(&upper) == own_xattrs(&work);
         let spent = self.dir.join(SPENT);
         if !untouched || fs::symlink_metadata(&spent).is_ok() {
@@ -1577,6 +1652,8 @@ pub fn collect(
     dry_run: bool,
 ) -> Result<Applied> {
     let root = ws.root();
+    // (Sockets are not carried over: the placeholders the upper layer holds, `Scratch::place`,
+    // are not among the changes.)
     let found = scan(root, &scratch.upper());
     if found.is_empty() {
         // The usual case for a command that only reads: nothing more to look at.

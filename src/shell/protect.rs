@@ -17,7 +17,9 @@
 //!   as they were), opening it fails at once (ENXIO: a program that reads `.envrc` does not
 //!   wait), and making and removing it frees no disk block (a directory's removal can cost
 //!   milliseconds on a file system mounted with `discard`). Removed after the call by the
-//!   last call using it.
+//!   last call using it. Over the overlay that holds a command's changes, the placeholders
+//!   of names in the workspace's root are in its upper layer instead (`overlay::Scratch::place`;
+//!   the workspace gets none, and a spare upper layer keeps them from call to call).
 
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -85,35 +87,64 @@ pub struct Placeholders {
     held: Vec<(Flock<File>, Vec<PathBuf>)>,
 }
 
+/// Where a call holds the protected paths that do not exist: for each literal protected path
+/// beneath the root, its first component that does not exist (or is a placeholder already).
+pub fn wanted(ws: &Workspace) -> Vec<PathBuf> {
+    let root = ws.root();
+    let mut wanted: Vec<PathBuf> = Vec::new();
+    for p in ws
+        .protected_list()
+        .patterns
+        .iter()
+        .filter(|p| p.is_literal())
+    {
+        let path = p.literal_path();
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        // The first component that does not exist: a placeholder there keeps the whole
+        // path from being made.
+        let mut at = root.to_path_buf();
+        for c in rel.components() {
+            at.push(c);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => continue,
+                Ok(m) if is_placeholder(&m) => wanted.push(at.clone()),
+                Ok(_) => {}
+                Err(_) => wanted.push(at.clone()),
+            }
+            break;
+        }
+    }
+    wanted
+}
+
 impl Placeholders {
     pub fn make(ws: &Workspace) -> Placeholders {
-        let root = ws.root();
-        let mut wanted: Vec<PathBuf> = Vec::new();
-        for p in ws
-            .protected_list()
-            .patterns
-            .iter()
-            .filter(|p| p.is_literal())
-        {
-            let path = p.literal_path();
-            let Ok(rel) = path.strip_prefix(root) else {
-                continue;
-            };
-            // The first component that does not exist: a placeholder there keeps the whole
-            // path from being made.
-            let mut at = root.to_path_buf();
-            for c in rel.components() {
-                at.push(c);
-                match std::fs::symlink_metadata(&at) {
-                    Ok(m) if m.is_dir() => continue,
-                    Ok(m) if is_placeholder(&m) => wanted.push(at.clone()),
-                    Ok(_) => {}
-                    Err(_) => wanted.push(at.clone()),
-                }
-                break;
+        Placeholders::make_at(&wanted(ws))
+    }
+
+    /// Placeholders at `paths` ([`wanted`]).
+    pub fn make_at(paths: &[PathBuf]) -> Placeholders {
+        Placeholders::hold(paths, true)
+    }
+
+    /// Placeholders a command's overlay holds in its upper layer instead (see
+    /// `overlay::Scratch::place`): none is made here, but their names in the workspace are
+    /// locked as if they were, so that those the launcher makes there when the overlay cannot
+    /// be mounted are removed after the call as this module's own.
+    pub fn reserve(paths: &[PathBuf]) -> Placeholders {
+        let mut held: Vec<(Flock<File>, Vec<PathBuf>)> = Vec::new();
+        let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            if let Some(lock) = lock_dir(dir) {
+                let here = paths.iter().filter(|p| p.parent() == Some(dir));
+                held.push((lock, here.cloned().collect()));
             }
         }
-        Placeholders::hold(&wanted, true)
+        Placeholders { held }
     }
 
     /// Where the placeholders are, for a background job's supervisor ([`Self::hold_at`]).
@@ -143,8 +174,7 @@ impl Placeholders {
             let mut here = Vec::new();
             for p in paths.iter().filter(|p| p.parent() == Some(dir)) {
                 if make && std::fs::symlink_metadata(p).is_err() {
-                    // A socket file: bound and closed at once, so no one listens on it.
-                    let _ = std::os::unix::net::UnixListener::bind(p);
+                    plant(p);
                 }
                 if std::fs::symlink_metadata(p).is_ok_and(|m| is_placeholder(&m)) {
                     here.push(p.clone());
@@ -158,8 +188,14 @@ impl Placeholders {
     }
 }
 
+/// Make a placeholder at `path`: a socket file, bound and closed at once, so no one listens
+/// on it.
+pub(crate) fn plant(path: &Path) {
+    let _ = std::os::unix::net::UnixListener::bind(path);
+}
+
 /// A socket file where a protected path should be: nobody makes one there but this module.
-fn is_placeholder(meta: &std::fs::Metadata) -> bool {
+pub(crate) fn is_placeholder(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::FileTypeExt;
     meta.file_type().is_socket()
 }

@@ -316,6 +316,82 @@ fn without_the_overlay_the_command_runs_as_before_and_says_so_or_refuses_when_re
     assert!(!w.root.join("no.txt").exists());
 }
 
+/// With the overlay, the protected paths that do not exist are held by placeholders in its
+/// upper layer: the command meets them there (and cannot write them), the workspace never has
+/// them, and what the person makes at one of those names is what the next command sees.
+#[test]
+fn protected_paths_are_held_in_the_overlay_and_never_in_the_workspace() {
+    let Some(w) = repo() else { return };
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "test -S .envrc && test -S .vscode && echo x > marker.txt && sleep 1; \
+                           echo no > .envrc; test ! -s .envrc"}),
+        wrote("marker.txt"),
+        || {
+            for p in [".envrc", ".vscode", ".mcp.json", ".claude"] {
+                assert!(
+                    std::fs::symlink_metadata(w.root.join(p)).is_err(),
+                    "{p} is in the workspace while the command runs"
+                );
+            }
+        },
+    );
+    let r = reply.command_ran();
+    assert_eq!(r["exit_code"], 0, "{}", reply.json);
+    expect_kinds(&r["changes"], &[("marker.txt", "created")]);
+    assert!(std::fs::symlink_metadata(w.root.join(".envrc")).is_err());
+    // A directory the person makes at one of the names: the next command sees it, read-only.
+    w.write(".vscode/settings.json", "{}\n");
+    let reply = run(
+        &w,
+        json!({"command": "cat .vscode/settings.json && echo no > .vscode/settings.json"}),
+    );
+    let r = reply.command_ran();
+    assert_eq!(r["stdout"], "{}\n", "{}", reply.json);
+    assert_ne!(r["exit_code"], 0, "{}", reply.json);
+    assert_eq!(w.read(".vscode/settings.json"), "{}\n");
+}
+
+/// When the overlay cannot be mounted (here: the history's directory has a name overlayfs's
+/// options cannot carry), the command writes the workspace itself, and the protected paths
+/// the upper layer was to hold are held in the workspace instead, for the call only.
+#[test]
+fn without_a_mounted_overlay_the_protected_paths_are_held_in_the_workspace() {
+    let Some(w) = repo() else { return };
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("sneaky-run"));
+    util::fence(&mut cmd, w.outside())
+        .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("CARGO_TARGET_DIR")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("st,ate"));
+    let request = json!({"command": "test -S .envrc && test -S .vscode && echo held > held.txt; \
+                                     echo no > .envrc; echo yes > direct.txt"});
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(request.to_string().into_bytes())
+        .output()
+        .expect("run");
+    let reply = util::Reply::parse("sneaky-run", out);
+    let r = reply.command_ran();
+    assert!(
+        r["changes_unavailable"]
+            .as_str()
+            .is_some_and(|s| s.contains("overlay")),
+        "{}",
+        reply.json
+    );
+    assert_eq!(w.read("direct.txt"), "yes\n", "{}", reply.json);
+    assert_eq!(w.read("held.txt"), "held\n", "{}", reply.json);
+    for p in [".envrc", ".vscode", ".mcp.json"] {
+        assert!(
+            std::fs::symlink_metadata(w.root.join(p)).is_err(),
+            "{p} is left in the workspace: {}",
+            reply.json
+        );
+    }
+}
+
 /// `sneaky-run` killed with SIGKILL at spread-out moments while a command's changes to many
 /// files are applied: every file is the old content or the new, never torn; all of them
 /// together (one commit); and once the next tool has settled what the killed one left, the
@@ -954,6 +1030,13 @@ fn spare_entries(w: &Ws) -> Vec<String> {
         out.extend(
             names(&spare.join(sub))
                 .into_iter()
+                // The placeholders of the protected paths (socket files) the upper layer holds.
+                .filter(|n| {
+                    use std::os::unix::fs::FileTypeExt;
+                    let at = spare.join(sub).join(n);
+                    !(sub == "upper"
+                        && std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_socket()))
+                })
                 .map(|n| format!("{sub}/{n}")),
         );
     }

@@ -240,7 +240,7 @@ const TEMPORARY_FOR_AT_MOST: std::time::Duration = std::time::Duration::from_sec
 const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
 /// Contents a change left that nothing is restored from, kept unflushed only to show what
-/// changed since when an undo meets a conflict (see [`History::keep_shown`]).
+/// changed since when an undo meets a conflict (see [`History::shown_wanted`]).
 const SHOWN: &str = "shown";
 
 impl History {
@@ -421,7 +421,7 @@ impl History {
     }
 
     /// The content a change left, to show what changed since: kept in `blobs/` (flushed,
-    /// restorable) or `shown/` (see [`History::keep_shown`]). None when neither has it whole.
+    /// restorable) or `shown/` (see [`History::shown_wanted`]). None when neither has it whole.
     pub fn content_left(&self, sha256: &str) -> Option<Vec<u8>> {
         self.content(sha256).ok().or_else(|| {
             let bytes = fs::read(self.dir.join(SHOWN).join(sha256)).ok()?;
@@ -429,22 +429,17 @@ impl History {
         })
     }
 
-    /// Keep the content a rewrite left, to show what changed since should an undo of it meet a
-    /// conflict. Unflushed, and apart from `blobs/`, whose contents are relied on to restore:
-    /// a crash may lose or cut it short, and then the conflict is told without the diff. (A
-    /// later change of the file keeps it in `blobs/`, from the file itself.)
-    fn keep_shown(&self, sha256: &str, content: &[u8]) {
+    /// Where the content a rewrite left is kept (unless the history has it already), to show
+    /// what changed since should an undo of it meet a conflict ([`write_shown`]). Unflushed,
+    /// and apart from `blobs/`, whose contents are relied on to restore: a crash may lose or
+    /// cut it short, and then the conflict is told without the diff. (A later change of the
+    /// file keeps it in `blobs/`, from the file itself.)
+    fn shown_wanted(&self, sha256: &str, len: usize) -> Option<PathBuf> {
         let dir = self.dir.join(SHOWN);
-        if [self.dir.join(BLOBS), dir.clone()]
+        let kept = [self.dir.join(BLOBS), dir.clone()]
             .iter()
-            .any(|d| kept_whole(&d.join(sha256), content.len()))
-        {
-            return;
-        }
-        let _ = fs::DirBuilder::new().mode(0o700).create(&dir);
-        if write_file(&dir.join(sha256), content, false).is_ok() {
-            self.wrote(content.len());
-        }
+            .any(|d| kept_whole(&d.join(sha256), len));
+        (!kept).then_some(dir)
     }
 
     /// A completed entry: `<id>.json`.
@@ -1406,11 +1401,33 @@ impl History {
         });
         let pending = self.begin_whole(entry_file, tool, paths, &mut ahead)?;
         unfilled.0 = PathBuf::new();
-        ahead.run(|| {
-            staged
-                .sync()
-                .map_err(|e| Error::io(format!("writing {path}"), e))
-        })?;
+        // The copy a later conflict shows (see `shown_wanted`) is written while the flushes
+        // wait for the disk.
+        let shown = self.shown_wanted(&sha256, content.len());
+        let (flushed, shown) = std::thread::scope(|s| {
+            let copy = shown.as_deref().map(|dir| {
+                let sha256 = sha256.as_str();
+                (
+                    dir,
+                    std::thread::Builder::new()
+                        .spawn_scoped(s, move || write_shown(dir, sha256, content)),
+                )
+            });
+            let flushed = ahead.run(|| {
+                staged
+                    .sync()
+                    .map_err(|e| Error::io(format!("writing {path}"), e))
+            });
+            let shown = copy.map(|(dir, t)| match t {
+                Ok(t) => t.join().unwrap_or(false),
+                Err(_) => write_shown(dir, &sha256, content),
+            });
+            (flushed, shown)
+        });
+        if shown == Some(true) {
+            self.wrote(content.len());
+        }
+        flushed?;
         staged.publish()?;
         if let Some(linked) = linked.as_mut() {
             linked.0 = PathBuf::new();
@@ -1419,9 +1436,14 @@ impl History {
         // The new name must survive a crash too (as for a write without the history, a
         // failure there is not the edit's).
         let _ = nix::unistd::fsync(&target.dir);
-        self.keep_shown(&sha256, content);
         Ok(pending.landed(made))
     }
+}
+
+/// Keep the content a rewrite left in `dir` ([`History::shown_wanted`]); whether it was made.
+fn write_shown(dir: &Path, sha256: &str, content: &[u8]) -> bool {
+    let _ = fs::DirBuilder::new().mode(0o700).create(dir);
+    write_file(&dir.join(sha256), content, false).is_ok()
 }
 
 /// The SHA-256 of `old` (when given) and of `new`, worked out on other threads while `work`

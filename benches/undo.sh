@@ -8,8 +8,9 @@
 # 2. A command writing 1,000 small files (`seq 1000 | split -l 1`: files of 2-5 bytes) into a
 #    fresh directory: through the overlay (held, then applied as one journaled change) against
 #    writing them directly. Target: at most 2x.
-# 3. write_file of a 1 MB file (whose old content is new each run, so that its journal entry
-#    keeps a new copy): with its journal entry, and without (the history's directory made
+# 3. write_file of a 1 MB file (its old content and the new one new at each call, as an
+#    agent's edits are, so that the journal keeps new copies): with its journal entry, and
+#    without (the history's directory made
 #    unwritable: the edit goes ahead and says it cannot be undone; there is no switch that
 #    turns the journal off). Target: at most +20 %.
 #
@@ -33,9 +34,8 @@ printf '[tools.shell]\nextra_allowed_commands = ["split", "seq", "mkdir"]\n' > "
 export XDG_CONFIG_HOME="$WORK/xdg" XDG_STATE_HOME="$WORK/state"
 cd "$WORK/ws"
 git init -q .
-python3 -c 'import json; print(json.dumps({"file_path": "big.txt", "content": "x" * (1 << 20)}))' > "$WORK/big.json"
 python3 - "$DIR" "$WORK" "${PAIRS:-1}" <<'PY'
-import os, statistics, subprocess, sys, time
+import json, os, statistics, subprocess, sys, time
 bin_dir, work, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
 ws = f"{work}/ws"
 run = [f"{bin_dir}/sneaky-run", "--root", ws]
@@ -52,6 +52,8 @@ def env(**extra):
 def fresh_old_file():
     with open(f"{ws}/big.txt", "wb") as f:
         f.write(os.urandom(1 << 20))
+    with open(big, "w") as f:
+        json.dump({"file_path": "big.txt", "content": os.urandom(1 << 19).hex()}, f)
 
 def no_output():
     subprocess.run(["rm", "-rf", f"{ws}/out"], check=True)

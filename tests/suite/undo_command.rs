@@ -64,6 +64,24 @@ fn run(w: &Ws, request: Value) -> util::Reply {
     w.call("sneaky-run", request)
 }
 
+/// `request` in sneaky-run with its undo history in `state`, and `env` set.
+fn run_in(w: &Ws, request: &str, state: &Path, env: &[(&str, &str)]) -> util::Reply {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("sneaky-run"));
+    util::fence(&mut cmd, w.outside())
+        .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
+        .env_remove("SNEAKY_CONFIG")
+        .env_remove("CARGO_TARGET_DIR")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", state)
+        .envs(env.iter().copied());
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(request.as_bytes().to_vec())
+        .output()
+        .expect("run");
+    util::Reply::parse("sneaky-run", out)
+}
+
 fn kinds(list: &Value) -> BTreeMap<String, String> {
     list.as_array()
         .unwrap_or_else(|| panic!("not a list: {list}"))
@@ -278,21 +296,14 @@ fn without_the_overlay_the_command_runs_as_before_and_says_so_or_refuses_when_re
     // The namespace layer skipped: no mount namespace, so no overlay. The user lets commands
     // run with the layers the system offers (else the missing namespaces refuse first).
     w.user_config("[tools.shell]\nrequire_layers = []\n");
+    let state = w.outside().join("state");
     let skip = |request: &str| {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("sneaky-run"));
-        util::fence(&mut cmd, w.outside())
-            .current_dir(&w.root)
-            .env("SNEAKY_ROOT", &w.root)
-            .env_remove("SNEAKY_CONFIG")
-            .env_remove("CARGO_TARGET_DIR")
-            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-            .env("XDG_STATE_HOME", w.outside().join("state"))
-            .env("SNEAKY_SANDBOX_SKIP", "namespaces");
-        let out = assert_cmd::Command::from_std(cmd)
-            .write_stdin(request.as_bytes().to_vec())
-            .output()
-            .expect("run");
-        util::Reply::parse("sneaky-run", out)
+        run_in(
+            &w,
+            request,
+            &state,
+            &[("SNEAKY_SANDBOX_SKIP", "namespaces")],
+        )
     };
     let reply = skip(r#"{"command": "echo direct > direct.txt"}"#);
     let r = reply.command_ran();
@@ -358,21 +369,9 @@ fn protected_paths_are_held_in_the_overlay_and_never_in_the_workspace() {
 #[test]
 fn without_a_mounted_overlay_the_protected_paths_are_held_in_the_workspace() {
     let Some(w) = repo() else { return };
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("sneaky-run"));
-    util::fence(&mut cmd, w.outside())
-        .current_dir(&w.root)
-        .env("SNEAKY_ROOT", &w.root)
-        .env_remove("SNEAKY_CONFIG")
-        .env_remove("CARGO_TARGET_DIR")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-        .env("XDG_STATE_HOME", w.outside().join("st,ate"));
     let request = json!({"command": "test -S .envrc && test -S .vscode && echo held > held.txt; \
                                      echo no > .envrc; echo yes > direct.txt"});
-    let out = assert_cmd::Command::from_std(cmd)
-        .write_stdin(request.to_string().into_bytes())
-        .output()
-        .expect("run");
-    let reply = util::Reply::parse("sneaky-run", out);
+    let reply = run_in(&w, &request.to_string(), &w.outside().join("st,ate"), &[]);
     let r = reply.command_ran();
     assert!(
         r["changes_unavailable"]

@@ -141,19 +141,14 @@ pub fn run_with_changes(
                     }
                 }
                 let wanted = protect::wanted(ctx.ws);
-                protected_placeholders = Some(match scratch.as_mut() {
-                    Some(held) => {
-                        let left = held.place(ctx.ws.root(), wanted);
-                        [
-                            protect::Placeholders::make_at(&left),
-                            protect::Placeholders::reserve(held.placed()),
-                        ]
-                    }
-                    None => [
-                        protect::Placeholders::make_at(&wanted),
-                        protect::Placeholders::reserve(&[]),
-                    ],
-                });
+                let (in_workspace, in_upper) = match scratch.as_mut() {
+                    Some(held) => (held.place(ctx.ws.root(), wanted), held.placed().to_vec()),
+                    None => (wanted, Vec::new()),
+                };
+                protected_placeholders = Some([
+                    protect::Placeholders::make_at(&in_workspace),
+                    protect::Placeholders::reserve(&in_upper),
+                ]);
                 let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
                 if let Some(held) = &scratch {
                     // Bound read-only over the placeholders in the upper layer, as over those

@@ -311,17 +311,7 @@ impl Scratch {
         if let Some((dir, lock)) = claim_spare(&base) {
             let spent = dir.join(SPENT);
             let spent = fs::symlink_metadata(&spent).is_ok().then_some(spent);
-            return Ok(Scratch {
-                dir,
-                _lock: lock,
-                started,
-                settle,
-                kept: false,
-                reusable: false,
-                tidy: Some((base, spent)),
-                sweep: None,
-                placed: Vec::new(),
-            });
+            return Ok(Scratch::at(dir, lock, started, settle, Some((base, spent))));
         }
         let dir = tempfile::Builder::new()
             .prefix("run-")
@@ -355,17 +345,28 @@ impl Scratch {
                 return Err(Error::io("making the command's overlay directory", e));
             }
         }
-        Ok(Scratch {
+        Ok(Scratch::at(dir, lock, started, settle, Some((base, None))))
+    }
+
+    /// A scratch directory taken by this call, locked, as nothing has used it yet.
+    fn at(
+        dir: PathBuf,
+        lock: Flock<File>,
+        started: Started,
+        settle: bool,
+        tidy: Option<(PathBuf, Option<PathBuf>)>,
+    ) -> Scratch {
+        Scratch {
             dir,
             _lock: lock,
             started,
             settle,
             kept: false,
             reusable: false,
-            tidy: Some((base, None)),
+            tidy,
             sweep: None,
             placed: Vec::new(),
-        })
+        }
     }
 
     /// Hold the protected paths `wanted` (`protect::wanted`) that are names in the workspace's
@@ -515,17 +516,7 @@ impl Scratch {
             .ok()
             .and_then(|t| t.trim().parse().ok())
             .map_or(Started(i128::MIN), Started);
-        Ok(Scratch {
-            dir,
-            _lock: lock,
-            started,
-            settle: false,
-            kept: false,
-            reusable: false,
-            tidy: None,
-            sweep: None,
-            placed: Vec::new(),
-        })
+        Ok(Scratch::at(dir, lock, started, false, None))
     }
 
     /// The changes could not be applied: keep the upper layer where a person can take them

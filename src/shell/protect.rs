@@ -126,7 +126,7 @@ impl Placeholders {
 
     /// Placeholders at `paths` ([`wanted`]).
     pub fn make_at(paths: &[PathBuf]) -> Placeholders {
-        Placeholders::hold(paths, true)
+        Placeholders::hold(paths, Hold::Make)
     }
 
     /// Placeholders a command's overlay holds in its upper layer instead (see
@@ -134,17 +134,7 @@ impl Placeholders {
     /// locked as if they were, so that those the launcher makes there when the overlay cannot
     /// be mounted are removed after the call as this module's own.
     pub fn reserve(paths: &[PathBuf]) -> Placeholders {
-        let mut held: Vec<(Flock<File>, Vec<PathBuf>)> = Vec::new();
-        let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
-        dirs.sort();
-        dirs.dedup();
-        for dir in dirs {
-            if let Some(lock) = lock_dir(dir) {
-                let here = paths.iter().filter(|p| p.parent() == Some(dir));
-                held.push((lock, here.cloned().collect()));
-            }
-        }
-        Placeholders { held }
+        Placeholders::hold(paths, Hold::Reserve)
     }
 
     /// Where the placeholders are, for a background job's supervisor ([`Self::hold_at`]).
@@ -159,12 +149,13 @@ impl Placeholders {
     /// background job runs: a placeholder removed under a job's mount view would let the job
     /// make the protected path.
     pub fn hold_at(paths: &[PathBuf]) -> Placeholders {
-        Placeholders::hold(paths, false)
+        Placeholders::hold(paths, Hold::Existing)
     }
 
     /// Lock each directory holding `paths` (shared: a call that ends meanwhile cannot remove
-    /// them), then make the missing placeholders (`make`) and keep those that are placeholders.
-    fn hold(paths: &[PathBuf], make: bool) -> Placeholders {
+    /// them), then, as `how` says, make the missing placeholders and keep those that are
+    /// placeholders, or keep them all.
+    fn hold(paths: &[PathBuf], how: Hold) -> Placeholders {
         let mut held: Vec<(Flock<File>, Vec<PathBuf>)> = Vec::new();
         let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
         dirs.sort();
@@ -173,10 +164,12 @@ impl Placeholders {
             let Some(lock) = lock_dir(dir) else { continue };
             let mut here = Vec::new();
             for p in paths.iter().filter(|p| p.parent() == Some(dir)) {
-                if make && std::fs::symlink_metadata(p).is_err() {
+                if how == Hold::Make && std::fs::symlink_metadata(p).is_err() {
                     plant(p);
                 }
-                if std::fs::symlink_metadata(p).is_ok_and(|m| is_placeholder(&m)) {
+                if how == Hold::Reserve
+                    || std::fs::symlink_metadata(p).is_ok_and(|m| is_placeholder(&m))
+                {
                     here.push(p.clone());
                 }
             }
@@ -186,6 +179,17 @@ impl Placeholders {
         }
         Placeholders { held }
     }
+}
+
+/// What [`Placeholders::hold`] does at each of its paths.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Make the placeholder if nothing is there; keep it if it is one.
+    Make,
+    /// Keep it if it is one.
+    Existing,
+    /// Keep the name whatever is there now (its placeholder is made elsewhere, if at all).
+    Reserve,
 }
 
 /// Make a placeholder at `path`: a socket file, bound and closed at once, so no one listens

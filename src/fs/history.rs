@@ -1157,8 +1157,15 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// The size of a rewrite from which [`Flush::run`] flushes together.
-const TOGETHER_FROM: usize = 128 << 10;
+/// The size from which a rewrite's work goes on threads (the larger of its old and new
+/// content): the hashes ([`hash_while`]), the flushes ([`Flush::run`]) and the copy shown in a
+/// conflict. Below it a thread costs more than it saves.
+const ON_THREADS_FROM: usize = 128 << 10;
+
+/// Whether a rewrite of `old` by `new` is that large.
+fn on_threads(old: Option<&[u8]>, new: &[u8]) -> bool {
+    old.map_or(0, <[u8]>::len).max(new.len()) >= ON_THREADS_FROM
+}
 
 /// One flush of [`Flush::run`].
 #[derive(Clone, Copy)]
@@ -1351,7 +1358,7 @@ impl History {
         // The two hashes (the old content's names its copy in the history; both are in the
         // entry written before the edit) are worked out while the new content is written and
         // the entry's file is made.
-        let large = old.map_or(0, |(_, b)| b.len()).max(content.len()) >= TOGETHER_FROM;
+        let large = on_threads(old.map(|(_, bytes)| bytes), content);
         let ((staged, entry_file), (old_sha256, sha256)) =
             hash_while(old.map(|(_, bytes)| bytes), content, || {
                 let staged = target.stage(content, prior);
@@ -1417,7 +1424,7 @@ impl History {
         // The copy a later conflict shows (see `shown_wanted`) is written while the flushes
         // wait for the disk.
         let shown = self.shown_wanted(&sha256, content.len());
-        let large_copy = content.len() >= TOGETHER_FROM;
+        let large_copy = content.len() >= ON_THREADS_FROM;
         let (flushed, shown) = std::thread::scope(|s| {
             // A thread only for a large copy; one that cannot start leaves it to this one.
             let copy = shown.as_deref().map(|dir| {
@@ -1470,8 +1477,7 @@ fn hash_while<'a, W>(
     new: &'a [u8],
     work: impl FnOnce() -> W,
 ) -> (W, (Option<String>, String)) {
-    const APART_FROM: usize = 128 << 10;
-    if old.map_or(0, <[u8]>::len).max(new.len()) < APART_FROM {
+    if !on_threads(old, new) {
         return (work(), (old.map(sha256_hex), sha256_hex(new)));
     }
     std::thread::scope(|s| {

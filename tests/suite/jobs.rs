@@ -603,7 +603,9 @@ fn an_http_sessions_end_ends_its_jobs_and_no_others() {
     let (status, head, _) = http(port, "DELETE", Some(&a), "");
     assert_eq!(status, 204, "{head}");
     gone("sleep 3371", Duration::from_secs(5));
-    let o = j.output(json!({"job_id": job_a}));
+    // The supervisor records the end once it has reaped the job, a moment after its process
+    // is gone: the read waits for it (as one for a lease's end does).
+    let o = j.output(json!({"job_id": job_a, "wait_for": "never", "wait_ms": 5000}));
     assert_eq!(o["running"], false, "{o}");
     assert_eq!(o["ended_by"], "host", "{o}");
     // Session B and its job go on.

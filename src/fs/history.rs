@@ -13,7 +13,7 @@
 //! The history lives outside the workspace, in `$XDG_STATE_HOME/sneaky/undo/` (else
 //! `~/.local/state/sneaky/undo/`), one directory per workspace root (0700): `git status` never sees
 //! it, and commands, which may only write the workspace, cannot change it. Contents are kept once
-//! each under their SHA-256 (`blobs/`), so the content one change leaves and the next one replaces
+//! each under their digest (`blobs/`, see [`Digest`]), so the content one change leaves and the next one replaces
 //! costs its size once; what a rewrite left is kept apart and unflushed (`shown/`), only to show
 //! what changed since when an undo meets a conflict. The history is bounded by `undo.max_bytes`:
 //! past it the oldest changes are forgotten, and the change that caused it says how many.
@@ -30,7 +30,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use nix::fcntl::{readlinkat, Flock, FlockArg};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use sha2::Digest as _;
 
 use super::durable::{self, Existing, MadeDirs, Target};
 use super::jail::{Kind, Workspace};
@@ -44,7 +44,8 @@ pub enum State {
     File {
         mode: u32,
         size: u64,
-        sha256: String,
+        #[serde(flatten)]
+        digest: Digest,
     },
     /// A symbolic link and its target, byte for byte.
     Link {
@@ -55,7 +56,62 @@ pub enum State {
     },
 }
 
+/// A file content's digest, by which the history names its copy (`blobs/<hex>`) and tells a
+/// later change from the one recorded; in an entry, a key naming the algorithm
+/// (`"blake3": "<hex>"`). BLAKE3 for what is recorded now: about four times as fast as SHA-256
+/// on these machines (0.2 against 0.85-1 ms per MB with SHA-NI), and a 1 MB write_file works
+/// out two. SHA-256 in entries written before: read, compared and restored as ever, each
+/// checked by its own algorithm. (The hex digits of the two cannot meet but by a collision of
+/// 256-bit digests, so both name their copies alike.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Digest {
+    Blake3(String),
+    Sha256(String),
+}
+
+impl Digest {
+    /// The digest the history records for `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        Digest::Blake3(blake3::hash(bytes).to_hex().to_string())
+    }
+
+    /// Its hex digits: also the name of the content's copy in the history.
+    pub fn hex(&self) -> &str {
+        match self {
+            Digest::Blake3(hex) | Digest::Sha256(hex) => hex,
+        }
+    }
+
+    /// Whether `bytes` have this digest, worked out by its own algorithm.
+    pub fn matches(&self, bytes: &[u8]) -> bool {
+        match self {
+            Digest::Blake3(hex) => blake3::hash(bytes).to_hex().as_str() == hex,
+            Digest::Sha256(hex) => sha256_hex(bytes) == *hex,
+        }
+    }
+}
+
 impl State {
+    /// Whether `now` (taken from the workspace, a file's content with it) is this state. A
+    /// file recorded with another algorithm's digest is compared by that algorithm.
+    pub fn holds(&self, now: &Snapshot) -> bool {
+        match (self, &now.state, &now.content) {
+            (
+                State::File { mode, size, digest },
+                State::File {
+                    mode: m,
+                    size: s,
+                    digest: d,
+                },
+                Some(content),
+            ) if std::mem::discriminant(digest) != std::mem::discriminant(d) => {
+                mode == m && size == s && digest.matches(content)
+            }
+            _ => *self == now.state,
+        }
+    }
+
     /// In words, for messages: "a file of 12 bytes", "missing".
     pub fn describe(&self) -> String {
         match self {
@@ -94,7 +150,7 @@ impl Snapshot {
             state: State::File {
                 mode: mode & 0o7777,
                 size: content.len() as u64,
-                sha256: sha256_hex(&content),
+                digest: Digest::of(&content),
             },
             content: Some(content),
         }
@@ -405,16 +461,17 @@ impl History {
     }
 
     /// The content kept under a hash.
-    pub fn content(&self, sha256: &str) -> Result<Vec<u8>> {
-        let path = self.dir.join(BLOBS).join(sha256);
+    pub fn content(&self, digest: &Digest) -> Result<Vec<u8>> {
+        let name = digest.hex();
+        let path = self.dir.join(BLOBS).join(name);
         let mut bytes = Vec::new();
         File::open(&path)
             .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(|e| Error::io(format!("reading the undo history's copy {sha256}"), e))?;
-        if sha256_hex(&bytes) != sha256 {
+            .map_err(|e| Error::io(format!("reading the undo history's copy {name}"), e))?;
+        if !digest.matches(&bytes) {
             return Err(Error::new(
                 ErrorKind::IoError,
-                format!("the undo history's copy {sha256} is damaged; it cannot be restored"),
+                format!("the undo history's copy {name} is damaged; it cannot be restored"),
             ));
         }
         Ok(bytes)
@@ -422,10 +479,10 @@ impl History {
 
     /// The content a change left, to show what changed since: kept in `blobs/` (flushed,
     /// restorable) or `shown/` (see [`History::shown_wanted`]). None when neither has it whole.
-    pub fn content_left(&self, sha256: &str) -> Option<Vec<u8>> {
-        self.content(sha256).ok().or_else(|| {
-            let bytes = fs::read(self.dir.join(SHOWN).join(sha256)).ok()?;
-            (sha256_hex(&bytes) == sha256).then_some(bytes)
+    pub fn content_left(&self, digest: &Digest) -> Option<Vec<u8>> {
+        self.content(digest).ok().or_else(|| {
+            let bytes = fs::read(self.dir.join(SHOWN).join(digest.hex())).ok()?;
+            digest.matches(&bytes).then_some(bytes)
         })
     }
 
@@ -434,11 +491,11 @@ impl History {
     /// and apart from `blobs/`, whose contents are relied on to restore: a crash may lose or
     /// cut it short, and then the conflict is told without the diff. (A later change of the
     /// file keeps it in `blobs/`, from the file itself.)
-    fn shown_wanted(&self, sha256: &str, len: usize) -> Option<PathBuf> {
+    fn shown_wanted(&self, digest: &Digest, len: usize) -> Option<PathBuf> {
         let dir = self.dir.join(SHOWN);
         let kept = [self.dir.join(BLOBS), dir.clone()]
             .iter()
-            .any(|d| kept_whole(&d.join(sha256), len));
+            .any(|d| kept_whole(&d.join(digest.hex()), len));
         (!kept).then_some(dir)
     }
 
@@ -489,10 +546,10 @@ impl History {
 
     /// Whether the content had to be written (it was not kept yet).
     fn keep_content_flushed(&self, snap: &Snapshot, flush: bool) -> Result<bool> {
-        let (State::File { sha256, .. }, Some(content)) = (&snap.state, &snap.content) else {
+        let (State::File { digest, .. }, Some(content)) = (&snap.state, &snap.content) else {
             return Ok(false);
         };
-        let path = self.dir.join(BLOBS).join(sha256);
+        let path = self.dir.join(BLOBS).join(digest.hex());
         if kept_whole(&path, content.len()) {
             return Ok(false);
         }
@@ -502,15 +559,15 @@ impl History {
         Ok(true)
     }
 
-    /// Keep `content` (whose hash is `sha256`) unflushed, its flush left to `flush`.
+    /// Keep `content` (whose digest is `digest`) unflushed, its flush left to `flush`.
     fn keep_bytes(
         &self,
-        sha256: &str,
+        digest: &Digest,
         content: &[u8],
         path: &str,
         flush: &mut Flush,
     ) -> Result<()> {
-        let blob = self.dir.join(BLOBS).join(sha256);
+        let blob = self.dir.join(BLOBS).join(digest.hex());
         if kept_whole(&blob, content.len()) {
             return Ok(());
         }
@@ -534,15 +591,15 @@ impl History {
         state: &State,
         flush: &mut Flush,
     ) -> Result<Option<durable::Stamp>> {
-        let State::File { sha256, .. } = state else {
+        let State::File { digest, .. } = state else {
             return Ok(None);
         };
         let blobs = self.dir.join(BLOBS);
-        if kept_whole(&blobs.join(sha256), content.len()) {
+        if kept_whole(&blobs.join(digest.hex()), content.len()) {
             return Ok(None);
         }
         let dir = File::open(&blobs).map_err(|e| Error::io("opening the undo history", e))?;
-        match target.link_as(prior, dir.as_fd(), OsStr::new(sha256.as_str()))? {
+        match target.link_as(prior, dir.as_fd(), OsStr::new(digest.hex()))? {
             Some((file, stamp)) => {
                 self.wrote(content.len());
                 flush.linked(file);
@@ -550,7 +607,7 @@ impl History {
                 Ok(Some(stamp))
             }
             None => {
-                self.keep_bytes(sha256, content, &target.display, flush)?;
+                self.keep_bytes(digest, content, &target.display, flush)?;
                 Ok(None)
             }
         }
@@ -684,11 +741,7 @@ impl History {
                 Ok(now) => now,
                 Err(_) => continue,
             };
-            let unchanged = entry
-                .paths
-                .iter()
-                .zip(&now)
-                .all(|(p, s)| p.before == s.state);
+            let unchanged = entry.paths.iter().zip(&now).all(|(p, s)| p.before.holds(s));
             if unchanged {
                 self.unlink_kept_files(ws, &entry);
             } else {
@@ -716,10 +769,10 @@ impl History {
     fn unlink_kept_files(&self, ws: &Workspace, entry: &Entry) {
         use std::os::unix::fs::MetadataExt;
         for p in &entry.paths {
-            let State::File { sha256, .. } = &p.before else {
+            let State::File { digest, .. } = &p.before else {
                 continue;
             };
-            let blob = self.dir.join(BLOBS).join(sha256);
+            let blob = self.dir.join(BLOBS).join(digest.hex());
             let Ok(kept) = fs::symlink_metadata(&blob) else {
                 continue;
             };
@@ -825,8 +878,8 @@ impl History {
         };
         let file_size = |path: PathBuf| fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let mut uses: HashMap<&str, u64> = HashMap::new();
-        for sha256 in entries.iter().flat_map(contents) {
-            *uses.entry(sha256).or_default() += 1;
+        for name in entries.iter().flat_map(contents) {
+            *uses.entry(name).or_default() += 1;
         }
         // A content shown that is kept to restore too is dropped below: counted once.
         let sizes: HashMap<&str, u64> = uses
@@ -853,13 +906,13 @@ impl History {
             let gone = &entries[forgotten];
             let _ = fs::remove_file(self.entry_path(&gone.change_id));
             total = total.saturating_sub(entry_sizes[forgotten]);
-            for sha256 in contents(gone) {
-                let left = uses.get_mut(sha256).map(|n| {
+            for name in contents(gone) {
+                let left = uses.get_mut(name).map(|n| {
                     *n -= 1;
                     *n
                 });
                 if left == Some(0) {
-                    total = total.saturating_sub(sizes.get(sha256).copied().unwrap_or(0));
+                    total = total.saturating_sub(sizes.get(name).copied().unwrap_or(0));
                 }
             }
             forgotten += 1;
@@ -999,14 +1052,14 @@ fn read_entry(path: &Path) -> Option<Entry> {
         .filter(|e| e.done)
 }
 
-/// The contents an entry refers to (by hash), before and after.
+/// The contents an entry refers to (by the names of their copies), before and after.
 fn contents(entry: &Entry) -> impl Iterator<Item = &str> {
     entry
         .paths
         .iter()
         .flat_map(|p| std::iter::once(&p.before).chain(p.after.as_ref()))
         .filter_map(|s| match s {
-            State::File { sha256, .. } => Some(sha256.as_str()),
+            State::File { digest, .. } => Some(digest.hex()),
             _ => None,
         })
 }
@@ -1022,8 +1075,10 @@ fn referenced(entries: &[Entry]) -> Vec<String> {
     used
 }
 
+/// SHA-256, in hex: the digest of entries written before BLAKE3 ([`Digest`]), and the name of
+/// each workspace's directory (kept, so that the histories already there are found).
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    let digest = sha2::Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -1359,7 +1414,7 @@ impl History {
         // entry written before the edit) are worked out while the new content is written and
         // the entry's file is made.
         let large = on_threads(old.map(|(_, bytes)| bytes), content);
-        let ((staged, entry_file), (old_sha256, sha256)) =
+        let ((staged, entry_file), (old_digest, digest)) =
             hash_while(old.map(|(_, bytes)| bytes), content, || {
                 let staged = target.stage(content, prior);
                 let entry_file = self.create_entry(&change_id, true);
@@ -1375,23 +1430,23 @@ impl History {
         // The old file when it was given a name in the history: until the rename has replaced
         // it, that name goes again on every way out.
         let mut linked = None;
-        let before = match (old, old_sha256) {
-            (Some((p, bytes)), Some(old_sha256)) => {
+        let before = match (old, old_digest) {
+            (Some((p, bytes)), Some(old_digest)) => {
                 let state = State::File {
                     mode: p.mode,
                     size: bytes.len() as u64,
-                    sha256: old_sha256.clone(),
+                    digest: old_digest.clone(),
                 };
                 if let Some(stamp) = self.keep_replaced(target, p, bytes, &state, &mut ahead)? {
                     staged.expect(stamp);
-                    linked = Some(Provisional(self.dir.join(BLOBS).join(old_sha256)));
+                    linked = Some(Provisional(self.dir.join(BLOBS).join(old_digest.hex())));
                 }
                 state
             }
             _ => {
                 let snap = Snapshot::of_target(ws, target, self.max_bytes)?;
-                if let (State::File { sha256, .. }, Some(bytes)) = (&snap.state, &snap.content) {
-                    self.keep_bytes(sha256, bytes, &snap.path, &mut ahead)?;
+                if let (State::File { digest, .. }, Some(bytes)) = (&snap.state, &snap.content) {
+                    self.keep_bytes(digest, bytes, &snap.path, &mut ahead)?;
                 }
                 snap.state
             }
@@ -1400,7 +1455,7 @@ impl History {
         let after = State::File {
             mode: staged.mode()?,
             size: content.len() as u64,
-            sha256: sha256.clone(),
+            digest: digest.clone(),
         };
         // The entry is whole before the edit: what each path was and what it will be (the
         // directories made on the way are there already), so that nothing about it needs
@@ -1423,15 +1478,15 @@ impl History {
         unfilled.0 = PathBuf::new();
         // The copy a later conflict shows (see `shown_wanted`) is written while the flushes
         // wait for the disk.
-        let shown = self.shown_wanted(&sha256, content.len());
+        let shown = self.shown_wanted(&digest, content.len());
         let large_copy = content.len() >= ON_THREADS_FROM;
         let (flushed, shown) = std::thread::scope(|s| {
             // A thread only for a large copy; one that cannot start leaves it to this one.
             let copy = shown.as_deref().map(|dir| {
-                let sha256 = sha256.as_str();
+                let name = digest.hex();
                 let thread = large_copy.then(|| {
                     std::thread::Builder::new()
-                        .spawn_scoped(s, move || write_shown(dir, sha256, content))
+                        .spawn_scoped(s, move || write_shown(dir, name, content))
                         .ok()
                 });
                 (dir, thread.flatten())
@@ -1443,7 +1498,7 @@ impl History {
             });
             let shown = copy.map(|(dir, t)| match t {
                 Some(t) => t.join().unwrap_or(false),
-                None => write_shown(dir, &sha256, content),
+                None => write_shown(dir, digest.hex(), content),
             });
             (flushed, shown)
         });
@@ -1464,30 +1519,30 @@ impl History {
 }
 
 /// Keep the content a rewrite left in `dir` ([`History::shown_wanted`]); whether it was made.
-fn write_shown(dir: &Path, sha256: &str, content: &[u8]) -> bool {
+fn write_shown(dir: &Path, name: &str, content: &[u8]) -> bool {
     let _ = fs::DirBuilder::new().mode(0o700).create(dir);
-    write_file(&dir.join(sha256), content, false).is_ok()
+    write_file(&dir.join(name), content, false).is_ok()
 }
 
-/// The SHA-256 of `old` (when given) and of `new`, worked out on other threads while `work`
+/// The digests of `old` (when given) and of `new`, worked out on other threads while `work`
 /// runs on this one, when they are large enough to be worth a thread each (on a busy machine
 /// this costs no more than one after the other).
 fn hash_while<'a, W>(
     old: Option<&'a [u8]>,
     new: &'a [u8],
     work: impl FnOnce() -> W,
-) -> (W, (Option<String>, String)) {
+) -> (W, (Option<Digest>, Digest)) {
     if !on_threads(old, new) {
-        return (work(), (old.map(sha256_hex), sha256_hex(new)));
+        return (work(), (old.map(Digest::of), Digest::of(new)));
     }
     std::thread::scope(|s| {
         let old_hash = old.map(|b| (b, spawn_hash(s, b)));
         let new_hash = spawn_hash(s, new);
         let done = work();
         // A thread that could not start (or failed) leaves its hash to this one.
-        let join = |t: Option<std::thread::ScopedJoinHandle<'_, String>>, bytes: &[u8]| {
+        let join = |t: Option<std::thread::ScopedJoinHandle<'_, Digest>>, bytes: &[u8]| {
             t.and_then(|t| t.join().ok())
-                .unwrap_or_else(|| sha256_hex(bytes))
+                .unwrap_or_else(|| Digest::of(bytes))
         };
         let old = old_hash.map(|(b, t)| join(t, b));
         (done, (old, join(new_hash, new)))
@@ -1497,9 +1552,9 @@ fn hash_while<'a, W>(
 fn spawn_hash<'scope, 'a>(
     s: &'scope std::thread::Scope<'scope, 'a>,
     bytes: &'a [u8],
-) -> Option<std::thread::ScopedJoinHandle<'scope, String>> {
+) -> Option<std::thread::ScopedJoinHandle<'scope, Digest>> {
     std::thread::Builder::new()
-        .spawn_scoped(s, move || sha256_hex(bytes))
+        .spawn_scoped(s, move || Digest::of(bytes))
         .ok()
 }
 
@@ -1584,6 +1639,63 @@ mod tests {
         history.rewrite(ws, "write_file", &target, old, new, MadeDirs::default())
     }
 
+    #[test]
+    fn a_file_state_names_its_digest_and_older_sha256_entries_still_read_and_compare() {
+        let state = State::File {
+            mode: 0o644,
+            size: 4,
+            digest: Digest::of(b"two\n"),
+        };
+        let json = serde_json::to_value(&state).expect("json");
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "file", "mode": 0o644, "size": 4,
+                               "blake3": blake3::hash(b"two\n").to_hex().as_str()})
+        );
+        assert_eq!(serde_json::from_value::<State>(json).expect("back"), state);
+        // As entries were written before BLAKE3.
+        let old: State = serde_json::from_value(serde_json::json!(
+            {"kind": "file", "mode": 0o644, "size": 4, "sha256": sha256_hex(b"two\n")}
+        ))
+        .expect("an older entry's state");
+        let State::File { digest, .. } = &old else {
+            panic!("{old:?}")
+        };
+        assert_eq!(digest, &Digest::Sha256(sha256_hex(b"two\n")));
+        assert!(digest.matches(b"two\n") && !digest.matches(b"two!"));
+        // Compared with what the workspace holds now, whose digest is BLAKE3's.
+        let now = |content: &[u8], mode: u32| Snapshot::file("a.txt", content.to_vec(), mode);
+        assert!(old.holds(&now(b"two\n", 0o644)));
+        assert!(!old.holds(&now(b"tw0\n", 0o644)));
+        assert!(!old.holds(&now(b"two\n", 0o600)));
+        assert!(state.holds(&now(b"two\n", 0o644)));
+        assert!(!state.holds(&now(b"tw0\n", 0o644)));
+        assert!(!old.holds(&Snapshot::absent("a.txt")));
+        // Neither reads as the other, nor a state with none.
+        for bad in [
+            serde_json::json!({"kind": "file", "mode": 1, "size": 1}),
+            serde_json::json!({"kind": "file", "mode": 1, "size": 1, "md5": "00"}),
+        ] {
+            assert!(
+                serde_json::from_value::<State>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_copy_kept_under_its_sha256_is_restored_and_checked_by_it() {
+        let (dir, ws, max) = setup();
+        let history = History::open_in(&dir.path().join("state"), &ws, max).expect("open");
+        let old = Digest::Sha256(sha256_hex(b"kept before\n"));
+        let blob = history.dir.join(BLOBS).join(old.hex());
+        fs::write(&blob, b"kept before\n").expect("write");
+        assert_eq!(history.content(&old).expect("content"), b"kept before\n");
+        fs::write(&blob, b"kept bef0re\n").expect("damage");
+        let e = history.content(&old).expect_err("damaged");
+        assert!(e.message().contains("damaged"), "{}", e.message());
+    }
+
     fn blob_of(state: &Path, content: &[u8]) -> PathBuf {
         let undo = state.join("sneaky").join("undo");
         let ws = fs::read_dir(&undo)
@@ -1591,7 +1703,7 @@ mod tests {
             .flatten()
             .next()
             .expect("one");
-        ws.path().join(BLOBS).join(sha256_hex(content))
+        ws.path().join(BLOBS).join(Digest::of(content).hex())
     }
 
     #[test]
@@ -1614,7 +1726,7 @@ mod tests {
             State::File {
                 mode: 0o644 & !umask(),
                 size: old.len() as u64,
-                sha256: sha256_hex(&old)
+                digest: Digest::of(&old)
             }
         );
         // As a crash before the rename reached the disk leaves it: pending, unlocked.
@@ -1629,7 +1741,7 @@ mod tests {
         };
         assert_eq!(states(&settled), states(&whole));
         assert!(history.pending_files().is_empty());
-        assert_eq!(history.content(&sha256_hex(&old)).expect("old"), old);
+        assert_eq!(history.content(&Digest::of(&old)).expect("old"), old);
         // Nothing of the entry's own writing is left over.
         let names: Vec<_> = fs::read_dir(history.dir.join(ENTRIES))
             .expect("entries")
@@ -1722,7 +1834,7 @@ mod tests {
         let id = done.undo.change_id.expect("id");
         let entry = history.entry(Some(&id)).expect("entry");
         assert_eq!(
-            history.content(&sha256_hex(b"old a\n")).expect("old"),
+            history.content(&Digest::of(b"old a\n")).expect("old"),
             b"old a\n"
         );
         assert!(matches!(
@@ -1779,10 +1891,10 @@ mod tests {
         fs::write(&a, "old\n").expect("write");
         // As a killed rewrite leaves it: the file linked into the history, its entry pending.
         let old = Snapshot::at(&ws, "a.txt", max).expect("snapshot");
-        let State::File { sha256, .. } = &old.state else {
+        let State::File { digest, .. } = &old.state else {
             panic!("not a file")
         };
-        let kept = history.dir.join(BLOBS).join(sha256);
+        let kept = history.dir.join(BLOBS).join(digest.hex());
         fs::hard_link(&a, &kept).expect("link");
         killed_edit(&history, "a.txt", old.state.clone());
         History::open_in(&state, &ws, max).expect("open again");

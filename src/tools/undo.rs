@@ -241,7 +241,7 @@ fn check_unchanged(ctx: &Context, history: &History, entry: &Entry) -> Result<Ve
     for p in &entry.paths {
         let snap = Snapshot::at(&ctx.ws, &p.path, ctx.config.undo.max_bytes)?;
         let left = p.after.as_ref().unwrap_or(&State::Absent);
-        if &snap.state != left {
+        if !left.holds(&snap) {
             return Err(changed_since(history, entry, p, left, &snap, ctx));
         }
         // A directory the undo removes must hold nothing the change did not put there.
@@ -269,8 +269,8 @@ fn changed_since(
         left.describe(),
         now.state.describe()
     );
-    if let (State::File { sha256, .. }, Some(current)) = (left, &now.content) {
-        if let Some(kept) = history.content_left(sha256) {
+    if let (State::File { digest, .. }, Some(current)) = (left, &now.content) {
+        if let Some(kept) = history.content_left(digest) {
             let cap = ctx.config.max_output_bytes as usize;
             let (diff, _) = crate::edit::diff_text(&p.path, Some(&kept), current, None, cap);
             message.push_str(". The change since:\n");
@@ -315,8 +315,8 @@ fn restore_diff(
     for (p, snap) in entry.paths.iter().zip(now) {
         let room = cap.saturating_sub(diff.len());
         let (part, cut) = match (&snap.state, &p.before) {
-            (State::File { .. } | State::Absent, State::File { sha256, .. }) => {
-                let old = history.content(sha256)?;
+            (State::File { .. } | State::Absent, State::File { digest, .. }) => {
+                let old = history.content(digest)?;
                 crate::edit::diff_text(&p.path, snap.content.as_deref(), &old, None, room)
             }
             (State::File { .. }, State::Absent) => {
@@ -345,9 +345,9 @@ fn restore(ctx: &Context, history: &History, entry: &Entry, now: &[Snapshot]) ->
         .map(|p| {
             let to = match &p.before {
                 State::Absent => To::Absent,
-                State::File { mode, sha256, .. } => To::File {
+                State::File { mode, digest, .. } => To::File {
                     mode: *mode,
-                    content: Content::Bytes(history.content(sha256)?),
+                    content: Content::Bytes(history.content(digest)?),
                 },
                 State::Link { target } => To::Link {
                     target: target.clone(),

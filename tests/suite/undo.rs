@@ -148,6 +148,88 @@ fn an_undo_is_a_change_and_can_be_undone() {
     assert_eq!(changes[0]["paths"], json!(["a.txt"]));
 }
 
+/// Turn every digest of the history's entries into the SHA-256 that entries were written with
+/// before BLAKE3, and rename the kept copies to match: the history as an older version left it.
+fn as_written_before_blake3(w: &Ws) {
+    use sha2::Digest as _;
+    let undo_dir = w.outside().join("state/sneaky/undo");
+    let history = std::fs::read_dir(&undo_dir)
+        .expect("undo")
+        .flatten()
+        .next()
+        .expect("a history")
+        .path();
+    let mut renamed = 0;
+    for entry in std::fs::read_dir(history.join("entries"))
+        .expect("entries")
+        .flatten()
+    {
+        let mut json: Value =
+            serde_json::from_slice(&std::fs::read(entry.path()).expect("read")).expect("json");
+        for p in json["paths"].as_array_mut().expect("paths") {
+            for side in ["before", "after"] {
+                let state = p[side].as_object_mut().expect("state");
+                let Some(Value::String(hex)) = state.remove("blake3") else {
+                    continue;
+                };
+                let sha256 = |bytes: &[u8]| -> String {
+                    sha2::Sha256::digest(bytes)
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect()
+                };
+                // A content no copy is kept of is what the workspace holds (the edit's result).
+                let path = p["path"].as_str().expect("path").to_string();
+                let mut old = sha256(&std::fs::read(w.root.join(&path)).unwrap_or_default());
+                for dir in ["blobs", "shown"] {
+                    let copy = history.join(dir).join(&hex);
+                    if let Ok(bytes) = std::fs::read(&copy) {
+                        old = sha256(&bytes);
+                        std::fs::rename(&copy, history.join(dir).join(&old)).expect("rename");
+                        renamed += 1;
+                    }
+                }
+                let state = p[side].as_object_mut().expect("state");
+                state.insert("sha256".into(), Value::String(old));
+            }
+        }
+        std::fs::write(entry.path(), serde_json::to_vec(&json).expect("json")).expect("write");
+    }
+    assert!(renamed > 0);
+}
+
+#[test]
+fn a_history_written_before_blake3_still_undoes_and_notices_changes() {
+    let w = util::ws();
+    w.write("a.txt", "one\n").write("b.txt", "bee\n");
+    let id = |r: util::Reply| r.ok()["change_id"].as_str().expect("id").to_string();
+    let write = id(w.call(
+        "sneaky-write",
+        json!({"file_path": "a.txt", "content": "two\n"}),
+    ));
+    let replace = id(w.call(
+        "sneaky-replace",
+        json!({"file_path": "b.txt", "old_str": "bee", "new_str": "b"}),
+    ));
+    as_written_before_blake3(&w);
+    let list = undo(&w, json!({"list": true})).ok()["changes"].clone();
+    assert_eq!(list.as_array().expect("list").len(), 2, "{list}");
+    // Unchanged since: undone byte-exact.
+    undo(&w, json!({"change_id": replace})).ok();
+    assert_eq!(w.read("b.txt"), "bee\n");
+    // Changed since: a conflict, its difference shown from the older copy.
+    w.write("a.txt", "two\nand a person's line\n");
+    let message = undo(&w, json!({"change_id": write})).err("conflict", 1);
+    assert!(message.contains("+and a person's line"), "{message}");
+    w.write("a.txt", "two\n");
+    let back = undo(&w, json!({"change_id": write}));
+    let undo_id = back.ok()["change_id"].as_str().expect("id").to_string();
+    assert_eq!(w.read("a.txt"), "one\n");
+    // The undo's own entry holds both kinds of digest: it is undone too.
+    assert_eq!(undo(&w, json!({})).ok()["undone"], undo_id.as_str());
+    assert_eq!(w.read("a.txt"), "two\n");
+}
+
 #[test]
 fn a_dry_run_shows_the_diff_and_changes_nothing() {
     let w = util::ws();

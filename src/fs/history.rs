@@ -840,11 +840,16 @@ impl History {
                 (size, 0, forgotten)
             }
         };
-        let line = format!("{size} {changes}\n");
+        // Always as long (zeros ahead), so that it is written over in place: emptying the
+        // file first freed its block and the write took a new one, at every change.
+        let line = format!("{size:020} {changes:020}\n");
         let _ = usage
             .seek(SeekFrom::Start(0))
-            .and_then(|_| usage.set_len(0))
-            .and_then(|_| usage.write_all(line.as_bytes()));
+            .and_then(|_| usage.write_all(line.as_bytes()))
+            .and_then(|_| match text.len() > line.len() {
+                true => usage.set_len(line.len() as u64),
+                false => Ok(()),
+            });
         forgotten
     }
 
@@ -1776,6 +1781,7 @@ mod tests {
         assert!(history.on_disk() <= 10_000, "{}", history.on_disk());
         assert!(history.newest(usize::MAX).expect("entries").len() <= kept + 1);
         let usage = fs::read_to_string(history.dir.join(USAGE)).expect("usage");
+        assert_eq!(usage.len(), 42, "{usage:?}");
         let counted: u64 = usage
             .split(' ')
             .next()
@@ -1783,6 +1789,11 @@ mod tests {
             .parse()
             .expect("number");
         assert_eq!(counted, history.on_disk(), "{usage}");
+        // One longer than the count (damaged) is counted again and cut to it.
+        fs::write(history.dir.join(USAGE), "x".repeat(100)).expect("usage");
+        rewrite(&history, &ws, "a.txt", b"again").expect("rewrite");
+        let usage = fs::read_to_string(history.dir.join(USAGE)).expect("usage");
+        assert_eq!(usage, format!("{:020} {:020}\n", history.on_disk(), 0));
     }
 
     #[test]

@@ -318,16 +318,7 @@ impl History {
             .join("sneaky")
             .join("undo")
             .join(workspace_key(ws.root()));
-        if dir.starts_with(ws.root()) {
-            return Err(Error::new(
-                ErrorKind::ConfigError,
-                format!(
-                    "the undo history would be inside the workspace ({}), where commands could \
-                     change it; point XDG_STATE_HOME elsewhere",
-                    dir.display()
-                ),
-            ));
-        }
+        outside_workspace(&dir, ws)?;
         for sub in [ENTRIES, PENDING, BLOBS] {
             fs::DirBuilder::new()
                 .recursive(true)
@@ -1100,21 +1091,38 @@ fn state_home() -> Option<PathBuf> {
         })
 }
 
-/// A directory of the workspace's history for the upper layers of commands' overlays
-/// (src/shell/overlay.rs): outside the workspace, out of commands' reach, 0700.
-pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
-    let base = state_home().ok_or_else(|| {
-        Error::new(
-            ErrorKind::IoError,
-            "no place for the undo history: set XDG_STATE_HOME or HOME",
-        )
-    })?;
-    let dir = base
-        .join("sneaky")
-        .join("undo")
-        .join(workspace_key(ws.root()))
-        .join("scratch");
-    if dir.starts_with(ws.root()) {
+/// Refuse a history that would be inside the workspace, where commands could change it, or
+/// whose making would make a directory there on the way (`<workspace>/new/../../elsewhere`).
+/// Told from where `dir` really is, or would be once made: each existing part resolved
+/// (symbolic links, `..`) as the kernel and `create_dir_all` would take it, so that neither a
+/// link into the workspace hides it nor `<workspace>/../elsewhere` is taken for it.
+fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
+    use std::path::Component;
+    let inside = |place: &Path| place.starts_with(ws.root());
+    let refused = match fs::canonicalize(dir) {
+        Ok(place) => inside(&place),
+        Err(_) => {
+            let mut place = PathBuf::from("/");
+            let mut made_inside = false;
+            for part in dir.components() {
+                match part {
+                    Component::ParentDir => {
+                        place.pop();
+                    }
+                    Component::Normal(name) => {
+                        place.push(name);
+                        match fs::canonicalize(&place) {
+                            Ok(real) => place = real,
+                            Err(_) => made_inside |= inside(&place),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            made_inside || inside(&place)
+        }
+    };
+    if refused {
         return Err(Error::new(
             ErrorKind::ConfigError,
             format!(
@@ -1124,6 +1132,28 @@ pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// A directory of the workspace's history for the upper layers of commands' overlays
+/// (src/shell/overlay.rs): outside the workspace, out of commands' reach, 0700.
+pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
+    let base = state_home().ok_or_else(|| {
+        Error::new(
+            ErrorKind::IoError,
+            "no place for the undo history: set XDG_STATE_HOME or HOME",
+        )
+    })?;
+    scratch_dir_in(&base, ws)
+}
+
+fn scratch_dir_in(base: &Path, ws: &Workspace) -> Result<PathBuf> {
+    let dir = base
+        .join("sneaky")
+        .join("undo")
+        .join(workspace_key(ws.root()))
+        .join("scratch");
+    outside_workspace(&dir, ws)?;
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -1686,6 +1716,40 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_history_inside_the_workspace_is_refused_wherever_its_path_says_it_is() {
+        let (dir, ws, max) = setup();
+        let root = ws.root().to_path_buf();
+        let inside = |base: &Path| {
+            History::open_in(base, &ws, max).err().map(|e| {
+                assert_eq!(e.kind, ErrorKind::ConfigError, "{}", e.message());
+                assert!(
+                    e.message().contains("inside the workspace"),
+                    "{}",
+                    e.message()
+                );
+            })
+        };
+        // Plainly inside, and through a link from outside (XDG_STATE_HOME=~/state -> ws).
+        assert!(inside(&root.join("state")).is_some());
+        std::os::unix::fs::symlink(&root, dir.path().join("link")).expect("link");
+        assert!(inside(&dir.path().join("link").join("state")).is_some());
+        assert!(inside(&dir.path().join("gone/../link/x/state")).is_some());
+        assert!(scratch_dir_in(&dir.path().join("link"), &ws).is_err());
+        // Beside it, however written: its path starts with the workspace's but leaves it.
+        assert!(inside(&root.join("../beside")).is_none());
+        assert!(dir.path().join("beside/sneaky/undo").is_dir());
+        // Nor one whose making would make a directory in the workspace on the way.
+        assert!(inside(&root.join("not/made/../../../beside2")).is_some());
+        // Nothing was made in the workspace on the way.
+        assert_eq!(
+            fs::read_dir(&root).expect("ws").count(),
+            0,
+            "{:?}",
+            fs::read_dir(&root).expect("ws").collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -33,11 +33,7 @@ pub fn command_env(
         env.push((name, value));
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
-        .filter(|d| d.is_absolute() && !d.starts_with(root))
-        .collect();
-    let path = std::env::join_paths(dirs).unwrap_or_else(|_| "/usr/bin:/bin".into());
-    env.push(("PATH".into(), path));
+    env.push(("PATH".into(), path_outside(&path, root)));
     for name in ["TMPDIR", "TMP", "TEMP"] {
         env.push((name.into(), tmp.as_os_str().to_owned()));
     }
@@ -127,6 +123,17 @@ pub fn find_bash(env: &[(OsString, OsString)]) -> Result<PathBuf> {
     })
 }
 
+/// PATH without relative entries and without those inside the root: spelled inside it (what
+/// a command finds there is the workspace's, whatever it leads to now: a link there can be
+/// turned while the command runs), or leading into it by a symbolic link from outside.
+fn path_outside(path: &std::ffi::OsStr, root: &Path) -> OsString {
+    let dirs: Vec<PathBuf> = std::env::split_paths(path)
+        .filter(|d| d.is_absolute() && !d.starts_with(root))
+        .filter(|d| std::fs::canonicalize(d).map_or(true, |real| !real.starts_with(root)))
+        .collect();
+    std::env::join_paths(dirs).unwrap_or_else(|_| "/usr/bin:/bin".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +153,31 @@ mod tests {
         for n in ["PATH", "HOME", "CARGO_HOME", "LANG", "TERM", "USER"] {
             assert!(!is_secret(n), "{n}");
         }
+    }
+
+    #[test]
+    fn path_keeps_no_entry_that_leads_into_the_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("real");
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("bin")).expect("mkdir");
+        std::fs::create_dir(base.join("tools")).expect("mkdir");
+        std::os::unix::fs::symlink(root.join("bin"), base.join("linked")).expect("link");
+        std::os::unix::fs::symlink("/usr/bin", root.join("bin-link-out")).expect("link");
+        let entries = [
+            "relative/bin".to_string(),
+            format!("{}/bin", root.display()),
+            format!("{}/linked", base.display()),
+            format!("{}/not-yet", root.display()),
+            format!("{}/../tools", root.display()),
+            format!("{}/bin-link-out", root.display()),
+            format!("{}/tools", base.display()),
+            "/usr/bin".to_string(),
+        ];
+        let kept = path_outside(std::ffi::OsStr::new(&entries.join(":")), &root);
+        assert_eq!(
+            kept.to_string_lossy(),
+            format!("{}/tools:/usr/bin", base.display())
+        );
     }
 }

@@ -13,9 +13,9 @@
 //! The history lives outside the workspace, in `$XDG_STATE_HOME/sneaky/undo/` (else
 //! `~/.local/state/sneaky/undo/`), one directory per workspace root (0700): `git status` never sees
 //! it, and commands, which may only write the workspace, cannot change it. Contents are kept once
-//! each under their digest (`blobs/`, see [`Digest`]), so the content one change leaves and the next one replaces
-//! costs its size once; what a rewrite left is kept apart and unflushed (`shown/`), only to show
-//! what changed since when an undo meets a conflict. The history is bounded by `undo.max_bytes`:
+//! each under their digest (`blobs/`, see [`Digest`]), so the content one change leaves and the
+//! next one replaces costs its size once; what a rewrite left is kept apart and unflushed
+//! (`shown/`), only to show what changed since when an undo meets a conflict. The history is bounded by `undo.max_bytes`:
 //! past it the oldest changes are forgotten, and the change that caused it says how many.
 
 use std::ffi::OsStr;

@@ -15,8 +15,9 @@
 //! it, and commands, which may only write the workspace, cannot change it. Contents are kept once
 //! each under their digest (`blobs/`, see [`Digest`]), so the content one change leaves and the
 //! next one replaces costs its size once; what a rewrite left is kept apart and unflushed
-//! (`shown/`), only to show what changed since when an undo meets a conflict. The history is bounded by `undo.max_bytes`:
-//! past it the oldest changes are forgotten, and the change that caused it says how many.
+//! (`shown/`), only to show what changed since when an undo meets a conflict. The history is
+//! bounded by `undo.max_bytes`: past it the oldest changes are forgotten, and the change that
+//! caused it says how many.
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
@@ -303,21 +304,12 @@ impl History {
     /// The history of this workspace, with the entries of killed edits settled; `max_bytes`
     /// is its bound (`undo.max_bytes`).
     pub fn open(ws: &Workspace, max_bytes: u64) -> Result<History> {
-        let base = state_home().ok_or_else(|| {
-            Error::new(
-                ErrorKind::IoError,
-                "no place for the undo history: set XDG_STATE_HOME or HOME",
-            )
-        })?;
-        History::open_in(&base, ws, max_bytes)
+        History::open_in(&state_home()?, ws, max_bytes)
     }
 
     /// `open` with the state directory given (`$XDG_STATE_HOME` or its default).
     fn open_in(base: &Path, ws: &Workspace, max_bytes: u64) -> Result<History> {
-        let dir = base
-            .join("sneaky")
-            .join("undo")
-            .join(workspace_key(ws.root()));
+        let dir = history_dir(base, ws);
         outside_workspace(&dir, ws)?;
         for sub in [ENTRIES, PENDING, BLOBS] {
             fs::DirBuilder::new()
@@ -1080,7 +1072,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// `$XDG_STATE_HOME`, else `~/.local/state` (the XDG base directory rules: relative values are
 /// ignored).
-fn state_home() -> Option<PathBuf> {
+fn state_home() -> Result<PathBuf> {
     let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     std::env::var_os("XDG_STATE_HOME")
         .and_then(absolute)
@@ -1089,6 +1081,19 @@ fn state_home() -> Option<PathBuf> {
                 .and_then(absolute)
                 .map(|h| h.join(".local").join("state"))
         })
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::IoError,
+                "no place for the undo history: set XDG_STATE_HOME or HOME",
+            )
+        })
+}
+
+/// The workspace's history under the state directory `base`.
+fn history_dir(base: &Path, ws: &Workspace) -> PathBuf {
+    base.join("sneaky")
+        .join("undo")
+        .join(workspace_key(ws.root()))
 }
 
 /// Refuse a history that would be inside the workspace, where commands could change it, or
@@ -1138,21 +1143,11 @@ fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
 /// A directory of the workspace's history for the upper layers of commands' overlays
 /// (src/shell/overlay.rs): outside the workspace, out of commands' reach, 0700.
 pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
-    let base = state_home().ok_or_else(|| {
-        Error::new(
-            ErrorKind::IoError,
-            "no place for the undo history: set XDG_STATE_HOME or HOME",
-        )
-    })?;
-    scratch_dir_in(&base, ws)
+    scratch_dir_in(&state_home()?, ws)
 }
 
 fn scratch_dir_in(base: &Path, ws: &Workspace) -> Result<PathBuf> {
-    let dir = base
-        .join("sneaky")
-        .join("undo")
-        .join(workspace_key(ws.root()))
-        .join("scratch");
+    let dir = history_dir(base, ws).join("scratch");
     outside_workspace(&dir, ws)?;
     fs::DirBuilder::new()
         .recursive(true)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
-use sneaky::config::commands::{DEFAULT_ALLOWED, DEFAULT_DENIED};
+use sneaky::config::commands::{DEFAULT_DENIED, STRICT_ALLOWED, STRICT_DENIED};
 use sneaky::config::Shell;
 use sneaky::edit::{self, Edit, Hunk, Lines};
 use sneaky::fs::jail::Workspace;
@@ -660,28 +660,37 @@ fn restrictive() -> Shell {
     }
 }
 
-/// Arbitrary text to the command policy, with the default and a restrictive configuration:
-/// an answer comes quickly (nesting bombs included); an accepted line runs only programs its
-/// lists allow (never a NEVER builtin or an opaque wrapper), bash would expand nothing in it
-/// (no `$…`, backticks or process substitution outside single quotes), and a denied command
-/// on the next line is refused.
+/// Arbitrary text to the command policy, with the default (contained) configuration, the
+/// strict mode's defaults and a restrictive configuration: an answer comes quickly (nesting
+/// bombs included); an accepted line runs no denied program, and in the strict mode only
+/// programs its lists allow (never a NEVER builtin or an opaque wrapper), bash would expand
+/// nothing in it (no `$…`, backticks or process substitution outside single quotes), and a
+/// denied command on the next line is refused.
 pub fn command_policy(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    for (shell, allowed, denied) in [
+    let deny_list: Vec<&str> = DEFAULT_DENIED.iter().map(|(n, _)| *n).collect();
+    let strict_denied: Vec<&str> = deny_list.iter().chain(STRICT_DENIED).copied().collect();
+    for (shell, allowed, denied, next) in [
+        (Shell::default(), None, deny_list.clone(), "sudo pwned"),
         (
-            Shell::default(),
-            DEFAULT_ALLOWED.to_vec(),
-            DEFAULT_DENIED.to_vec(),
+            Shell {
+                strict: true,
+                ..Shell::default()
+            },
+            Some(STRICT_ALLOWED.to_vec()),
+            strict_denied,
+            "rm pwned",
         ),
         (
             restrictive(),
-            vec![
+            Some(vec![
                 "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh", "sort",
                 "tar", "cp",
-            ],
+            ]),
             vec!["rm", "curl"],
+            "rm pwned",
         ),
     ] {
         let started = Instant::now();
@@ -691,11 +700,21 @@ pub fn command_policy(data: &[u8]) {
             continue;
         };
         for p in &approved.programs {
+            // A relative path without `..` is a file of the workspace: a copy runs contained.
+            let base = p.rsplit('/').next().unwrap_or(p);
+            let in_workspace =
+                p.contains('/') && !p.starts_with('/') && !p.split('/').any(|c| c == "..");
+            assert!(
+                !denied.contains(&base) || in_workspace,
+                "{text:?} runs denied {p}"
+            );
+            let Some(allowed) = &allowed else {
+                continue;
+            };
             assert!(
                 allowed.contains(&p.as_str()),
                 "{text:?} runs {p}, not allowed"
             );
-            assert!(!denied.contains(&p.as_str()), "{text:?} runs denied {p}");
             assert!(
                 !NEVER.contains(&p.as_str()) && !OPAQUE_WRAPPERS.contains(&p.as_str()),
                 "{text:?} runs {p}"
@@ -715,12 +734,15 @@ pub fn command_policy(data: &[u8]) {
         }
         if !text.contains("<<") && !text.ends_with('\\') {
             // A complete accepted line followed by another line: that line is a command of
-            // its own, and `rm` is denied in both configurations.
-            let more = format!("{text}\nrm pwned");
+            // its own, denied in each configuration.
+            let more = format!("{text}\n{next}");
             assert!(
                 policy::check(&more, &shell, policy_root()).is_err(),
                 "{more:?} accepted"
             );
+            if allowed.is_none() {
+                continue;
+            }
             if let Some(at) = bash_expansion(text) {
                 panic!(
                     "{text:?} accepted, but bash expands at byte {at}: {:?}",

@@ -261,7 +261,7 @@ pub fn run_with_changes(
     };
     // After the command's changes are applied: a program it built is then in the workspace.
     if shell.sandbox {
-        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
+        if let Some(hint) = exec_hint(&finished.stderr.text, &root, shell) {
             finished.stderr.text.push_str(&hint);
         }
         if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
@@ -368,16 +368,26 @@ pub(crate) fn describe(
     shell: &crate::config::Shell,
     status: Option<&LaunchStatus>,
 ) -> (bool, String) {
+    let programs = crate::config::commands::mode(shell).describe();
     if !shell.sandbox {
-        return (false, "off (tools.shell.sandbox = false)".into());
+        return (
+            false,
+            format!("off (tools.shell.sandbox = false); programs: {programs}"),
+        );
     }
     let Some(s) = status else {
         return (false, "unknown: the launcher did not report".into());
     };
     let abi = s.abi.map(|a| format!(" ABI {a}")).unwrap_or_default();
+    let exec = match crate::config::commands::mode(shell) {
+        crate::config::commands::Mode::Contained => {
+            "exec only from PATH, the library directories, the workspace and the temp dir"
+        }
+        crate::config::commands::Mode::Strict(_) => "exec only allowed programs",
+    };
     let landlock = match s.landlock.as_str() {
-        "full" => format!("landlock{abi}: exec only allowed programs, writes only in the workspace and a private temp dir"),
-        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): exec only allowed programs, writes only in the workspace and a private temp dir"),
+        "full" => format!("landlock{abi}: {exec}, writes only in the workspace and a private temp dir"),
+        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): {exec}, writes only in the workspace and a private temp dir"),
         _ => "landlock unavailable (this kernel does not support it)".to_string(),
     };
     let net = match shell.network.hosts() {
@@ -405,7 +415,7 @@ pub(crate) fn describe(
     (
         sandboxed,
         format!(
-            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}{boundary}",
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}; programs: {programs}{boundary}",
             s.namespaces, s.seccomp, s.processes
         ),
     )
@@ -413,8 +423,9 @@ pub(crate) fn describe(
 
 /// When the command's stderr says that a program could not be executed ("Permission
 /// denied") and that program is an executable file, the sandbox's exec set refused it: a
-/// line saying which keys allow it, for the person or model reading the result.
-fn exec_hint(stderr: &str, root: &std::path::Path) -> Option<String> {
+/// line saying which key allows it, for the person or model reading the result.
+fn exec_hint(stderr: &str, root: &std::path::Path, shell: &crate::config::Shell) -> Option<String> {
+    use crate::config::commands::{EffectiveLists, Mode};
     use std::os::unix::fs::PermissionsExt;
     let refused = stderr.lines().find_map(|line| {
         // `bash: line 1: ./hello: Permission denied`, `make: ./hello: Permission denied`,
@@ -430,17 +441,36 @@ fn exec_hint(stderr: &str, root: &std::path::Path) -> Option<String> {
         let meta = std::fs::metadata(root.join(name)).ok()?;
         (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| name.to_string())
     })?;
-    let inside = std::fs::canonicalize(root.join(&refused)).is_ok_and(|p| p.starts_with(root));
-    let key = if inside {
-        "tools.shell.exec_workspace_dirs (directories of the workspace whose programs may run, \
-         such as the build's output; \".\" for all of it)"
-    } else {
-        "tools.shell.extra_allowed_commands (a program) or tools.shell.exec_paths (a helper \
-         file or directory)"
+    let real = std::fs::canonicalize(root.join(&refused)).ok()?;
+    let inside = real.starts_with(root);
+    let lists = EffectiveLists::from_config(shell);
+    let why = match lists.mode {
+        Mode::Contained if lists.denies(&real.to_string_lossy()).is_some() => {
+            let name = real.file_name()?.to_string_lossy().into_owned();
+            format!(
+                "it is on the deny list, which the kernel holds however it is started; \
+                 tools.shell.extra_allowed_commands = [\"{name}\"] in your configuration lets \
+                 it run"
+            )
+        }
+        Mode::Contained => format!(
+            "programs execute only from PATH's directories, the library directories, the \
+             workspace and the private temp dir; tools.shell.exec_paths = [\"{}\"] in your \
+             configuration allows that directory",
+            real.parent().unwrap_or(&real).display()
+        ),
+        Mode::Strict(_) if inside => "the strict mode lets only allowed programs execute; \
+             tools.shell.exec_workspace_dirs (directories of the workspace whose programs may \
+             run, such as the build's output; \".\" for all of it) in your configuration \
+             allows it"
+            .to_string(),
+        Mode::Strict(_) => "the strict mode lets only allowed programs execute; \
+             tools.shell.extra_allowed_commands (a program) or tools.shell.exec_paths (a helper \
+             file or directory) in your configuration allows it"
+            .to_string(),
     };
     Some(format!(
-        "{}sneaky-run: {refused} could not be executed: the sandbox lets only allowed programs \
-         execute; {key} in your configuration allows it (docs/sandbox.md)\n",
+        "{}sneaky-run: {refused} could not be executed: {why} (docs/sandbox.md)\n",
         if stderr.is_empty() || stderr.ends_with('\n') {
             ""
         } else {

@@ -61,6 +61,10 @@ pub struct LaunchSpec {
     /// Which entries of `exec` were directories when the runner looked (they may also be
     /// listed; a type changed meanwhile only makes Landlock report "partial").
     pub exec_dirs: Vec<PathBuf>,
+    /// Denied programs inside the exec set, covered in the command's view so that they
+    /// cannot execute from where they are installed (src/shell/executables.rs).
+    #[serde(default)]
+    pub cover_exec: Vec<PathBuf>,
     /// Where shared libraries live: mapped executable, never executed (everything else is
     /// mounted noexec).
     pub map_exec: Vec<PathBuf>,
@@ -255,6 +259,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         unix_sockets: &spec.unix_sockets,
         hide: &spec.hide,
         exec: &exec,
+        cover_exec: &spec.cover_exec,
         network: spec.network,
         loopback: spec.loopback,
         cwd: &spec.cwd,

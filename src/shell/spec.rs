@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::executables::{executable_paths, Inputs};
+use super::executables::{contained_paths, executable_paths, ExecSet, Inputs};
 use super::sandbox::{LaunchSpec, Limits};
 use crate::config::commands::EffectiveLists;
 use crate::config::{Config, Shell};
@@ -23,26 +23,7 @@ pub fn launch_spec(
     let shell = &config.tools.shell;
     let root = ws.root();
     let lists = EffectiveLists::from_config(shell);
-    let programs = lists.runnable();
-    let exec_set = executable_paths(&Inputs {
-        programs: &programs,
-        path: path_env,
-        root,
-        tmp,
-        shell: bash,
-        extra: &shell.exec_paths,
-        denied: &|p: &Path| {
-            let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
-            lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
-        },
-    });
-    let mut exec_set = exec_set;
-    for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
-        if !exec_set.paths.contains(&dir) {
-            exec_set.paths.push(dir.clone());
-        }
-        exec_set.directories.push(dir);
-    }
+    let exec_set = exec_set(shell, &lists, root, tmp, bash, path_env);
     let (pin, mut read_only) = if config.allow_vcs_writes {
         (Vec::new(), Vec::new())
     } else {
@@ -80,7 +61,12 @@ pub fn launch_spec(
         write,
         exec: exec_set.paths,
         exec_dirs: exec_set.directories,
-        map_exec: library_dirs(),
+        cover_exec: exec_set.cover,
+        // The contained mode's exec set holds them already.
+        map_exec: match lists.mode.is_strict() {
+            true => library_dirs(),
+            false => Vec::new(),
+        },
         read_only,
         pin,
         hide: super::protect::denied_places(config, ws)?,
@@ -116,6 +102,46 @@ pub fn launch_spec(
     })
 }
 
+/// What may execute, in the mode in force (src/shell/executables.rs): in the contained mode
+/// PATH's directories, the library directories, the workspace and the temp dir, with the
+/// denied programs covered; in the strict mode the allowed programs, their helpers and
+/// `exec_workspace_dirs`.
+fn exec_set(
+    shell: &Shell,
+    lists: &EffectiveLists,
+    root: &Path,
+    tmp: &Path,
+    bash: &Path,
+    path_env: &OsStr,
+) -> ExecSet {
+    let programs = lists.runnable();
+    let denied = |p: &Path| {
+        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+        lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
+    };
+    let inputs = Inputs {
+        programs: &programs,
+        path: path_env,
+        root,
+        tmp,
+        shell: bash,
+        extra: &shell.exec_paths,
+        denied: &denied,
+    };
+    if !lists.mode.is_strict() {
+        let denied: Vec<&str> = lists.denied_names().collect();
+        return contained_paths(&inputs, &denied, &library_dirs());
+    }
+    let mut exec_set = executable_paths(&inputs);
+    for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
+        if !exec_set.paths.contains(&dir) {
+            exec_set.paths.push(dir.clone());
+        }
+        exec_set.directories.push(dir);
+    }
+    exec_set
+}
+
 /// `SNEAKY_SANDBOX_SKIP` (a comma-separated list) names `layer`: leave it out, to see and
 /// test how the sandbox refuses or degrades without it.
 fn skipped(layer: &str) -> bool {
@@ -130,6 +156,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         write: Vec::new(),
         exec: Vec::new(),
         exec_dirs: Vec::new(),
+        cover_exec: Vec::new(),
         map_exec: Vec::new(),
         read_only: Vec::new(),
         pin: Vec::new(),

@@ -13,11 +13,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
-use crate::render::human::Text;
 use crate::fs::history::Undoable;
+use crate::render::human::Text;
 use crate::shell::overlay::Changed;
 use crate::shell::{self, jobs, policy, Changes};
 
@@ -25,9 +25,9 @@ use crate::shell::{self, jobs, policy, Changes};
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// Run a shell command in the workspace root and return its exit code and output. Pipelines
-/// (`|`) and lists (`&&`, `||`, `;`) are fine; every program in the line must be allowed by
-/// the configuration, and command substitution, variable expansion, `eval`, `sh -c` and
-/// similar are refused. Output redirection may only write inside the workspace. Commands run
+/// (`|`) and lists (`&&`, `||`, `;`) are fine; any program on PATH or in the workspace runs,
+/// except a deny list (sudo, docker … ; or all but an allowed list, in the strict mode), and
+/// command substitution, variable expansion, `eval`, `sh -c` and similar are refused. Output redirection may only write inside the workspace. Commands run
 /// sandboxed: they cannot write outside the workspace (use relative paths). With `background`
 /// the command keeps running after the call (a dev server, a watcher, a REPL) as a job that
 /// job_output reads, waits for and kills, and job_input writes to.
@@ -169,16 +169,17 @@ impl Tool for RunCommand {
         pipeline: "sneaky-run 'git status --short' | jq -r '.result.stdout'",
         config: &[
             "max_output_bytes: cap on each of stdout and stderr",
-            "tools.shell.allowed_commands: the programs that may run at all (transitively: the kernel lets nothing else execute); replaces the default list, which is in docs/sandbox.md and shown by sneaky-run --print-policy",
-            "tools.shell.extra_allowed_commands: programs added to the allowed list in force",
-            "tools.shell.denied_commands: programs refused; replaces the default denied list",
+            "tools.shell.strict: true: the strict mode, where only an allowed list runs (transitively: the kernel lets nothing else execute); by default, with every layer in force, any program but the deny list runs (docs/sandbox.md; sneaky-run --print-policy shows the mode and the lists)",
+            "tools.shell.allowed_commands: an allow list (chooses the strict mode); replaces the strict mode's default list",
+            "tools.shell.extra_allowed_commands: strict mode: programs added to the allowed list; otherwise entries of the built-in deny list let run",
+            "tools.shell.denied_commands: programs refused; replaces the built-in deny list",
             "tools.shell.default_timeout: seconds when the call gives none",
             "tools.shell.sandbox, tools.shell.network: the sandbox layers (Landlock, namespaces, seccomp); network = false (the default) means no TCP or UDP, true the whole network, a list [\"host\", \"host:port\", \"*.suffix\", \"@name\"] only those hosts through the sandbox's proxy (HTTP_PROXY and friends set)",
             "tools.shell.host_lists: named host lists that network entries name as @name",
             "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, proc: the command's own /proc, overlay, all; unset: all but overlay; []: run with what the system offers)",
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
-            "tools.shell.exec_workspace_dirs: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
+            "tools.shell.exec_workspace_dirs: strict mode: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
             "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores",
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",
@@ -249,10 +250,14 @@ impl Tool for RunCommand {
         if command.contains('\0') {
             return Err(Error::invalid_args("command: contains a NUL character"));
         }
-        let background = Background::of(&args.wait_ms, &args.wait_for, args.tty, args.strip_escapes);
+        let background =
+            Background::of(&args.wait_ms, &args.wait_for, args.tty, args.strip_escapes);
         if !args.background {
             if let Some(field) = background.given() {
-                return Err(Error::invalid_arg(field, "only applies with background: true"));
+                return Err(Error::invalid_arg(
+                    field,
+                    "only applies with background: true",
+                ));
             }
         } else if args.timeout.is_some() {
             return Err(Error::invalid_arg(
@@ -403,7 +408,11 @@ fn changes_text(r: &RunResult) -> String {
             out.push_str("\ndry run: the command changed no file")
         }
         Some(c) if r.dry_run => {
-            let _ = write!(out, "\ndry run, nothing applied; it would change: {}", list(c));
+            let _ = write!(
+                out,
+                "\ndry run, nothing applied; it would change: {}",
+                list(c)
+            );
         }
         Some(c) if !c.is_empty() => {
             let _ = write!(out, "\nchanged: {}", list(c));
@@ -414,10 +423,18 @@ fn changes_text(r: &RunResult) -> String {
         _ => {}
     }
     if !r.untracked.is_empty() {
-        let _ = write!(out, "\nuntracked (git ignores them; not recorded): {}", list(&r.untracked));
+        let _ = write!(
+            out,
+            "\nuntracked (git ignores them; not recorded): {}",
+            list(&r.untracked)
+        );
     }
     if !r.discarded.is_empty() {
-        let _ = write!(out, "\nnot applied (no tool may change them): {}", r.discarded.join(", "));
+        let _ = write!(
+            out,
+            "\nnot applied (no tool may change them): {}",
+            r.discarded.join(", ")
+        );
     }
     if let Some(why) = &r.undo.undo_unavailable {
         let _ = write!(out, "\nthe change cannot be undone: {why}");

@@ -218,7 +218,7 @@ fn start_read_list_and_kill() {
     // The policy holds for jobs as for any command.
     j.call(
         "sneaky-run",
-        json!({"command": "rm -rf x", "background": true}),
+        json!({"command": "sudo rm -rf x", "background": true}),
     )
     .err("command_denied", 3);
 }

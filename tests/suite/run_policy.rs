@@ -1,16 +1,18 @@
-//! The bypass corpus: command lines that would run something the policy must not allow.
-//! Each must be refused with `command_denied` (exit 3) and nothing may have run: the marker
-//! the payload would create does not exist afterwards (inside or outside the root), and the
-//! files it would change are unchanged.
+//! The bypass corpus of the strict mode: command lines that would run something its policy
+//! must not allow. Each must be refused with `command_denied` (exit 3) and nothing may have
+//! run: the marker the payload would create does not exist afterwards (inside or outside the
+//! root), and the files it would change are unchanged. (The contained mode's promise, that a
+//! denied program never runs however it is started, is tests/suite/deny_programs.rs.)
 
 use serde_json::json;
 
 use crate::util::{self, Ws};
 
-/// A workspace with a readable file, a script that would create the marker, and a file
-/// named `-exec` (so that an unquoted `-exe?` would glob to it).
+/// A workspace in the strict mode with a readable file, a script that would create the
+/// marker, and a file named `-exec` (so that an unquoted `-exe?` would glob to it).
 fn corpus_ws() -> Ws {
     let w = util::ws();
+    w.user_config("[tools.shell]\nstrict = true\n");
     w.write("f.txt", "a line\n");
     w.write("evil.sh", "touch pwned\n");
     w.write("-exec", "");

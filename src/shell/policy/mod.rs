@@ -88,7 +88,7 @@ pub struct Approved {
 /// accepted where a path must stay inside).
 pub fn check(command: &str, shell: &Shell, root: &Path) -> Result<Approved> {
     let mut checker = Checker {
-        lists: Lists::from_config(shell),
+        lists: Lists::from_config(shell, root),
         root,
         programs: Vec::new(),
         network: shell.network.all() || shell.network.hosts().is_some(),
@@ -172,16 +172,52 @@ impl Checker<'_> {
 mod tests {
     use super::*;
 
+    /// The strict mode: what the policy refuses when it must see every program that runs.
+    fn strict() -> Shell {
+        Shell {
+            strict: true,
+            ..Shell::default()
+        }
+    }
+
     fn ok(cmd: &str) -> Vec<String> {
-        check(cmd, &Shell::default(), Path::new("/ws"))
+        check(cmd, &strict(), Path::new("/ws"))
             .unwrap_or_else(|e| panic!("{cmd}: {e}"))
             .programs
     }
 
     fn no(cmd: &str) -> String {
-        let e = check(cmd, &Shell::default(), Path::new("/ws")).expect_err(cmd);
+        let e = check(cmd, &strict(), Path::new("/ws")).expect_err(cmd);
         assert_eq!(e.code(), "command_denied", "{cmd}");
         e.message()
+    }
+
+    /// The contained mode (the default): programs run by name or path, the deny list by
+    /// name as typed and by an installed path is refused.
+    #[test]
+    fn contained_mode_refuses_only_the_deny_list() {
+        let shell = Shell::default();
+        let run = |cmd: &str| check(cmd, &shell, Path::new("/ws")).map(|a| a.programs);
+        for cmd in [
+            "rm -rf build",
+            "python3 -c 'print(1)'",
+            ".venv/bin/python -m pytest",
+            "./scripts/build.sh",
+            "bash script.sh",
+            "npm test && npx tsc",
+            "setsid ls",
+        ] {
+            run(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
+        for cmd in [
+            "sudo ls",
+            "ls && /usr/bin/sudo ls",
+            "timeout 5 docker ps",
+            "bash -c 'kubectl get pods'",
+        ] {
+            let e = run(cmd).expect_err(cmd);
+            assert!(e.message().contains("deny list"), "{cmd}: {}", e.message());
+        }
     }
 
     /// Found by fuzzing: the grammar reads `#` right after `]` as a comment, bash as part of

@@ -1,10 +1,10 @@
 //! What the kernel lets a command execute (Landlock's execute right, and the mounts that are
 //! not noexec), in the mode in force (src/config/commands.rs):
 //!
-//! - **Contained** ([`contained_paths`]): PATH's directories, the library directories (where
-//!   the ELF loader and the files PATH's links lead to mostly lie), the workspace, the
-//!   private temp dir, the helpers of the build tools found on PATH (the table below), the
-//!   files a link on PATH leads to elsewhere, and `tools.shell.exec_paths`: one rule per
+//! - **Contained** ([`contained_paths`]): the installed system beneath `/usr` ([`SYSTEM`]),
+//!   PATH's other directories, the library directories, the workspace, the private temp dir,
+//!   the helpers of the build tools found on PATH (the table below), the files a link in
+//!   PATH's other directories leads to elsewhere, and `tools.shell.exec_paths`: one rule per
 //!   directory, whatever the number of programs in it. A file anywhere else cannot execute (a
 //!   binary dropped in a write path or `/dev/shm`, a memory file). The denied programs found
 //!   on PATH are listed to be covered in the command's view ([`ExecSet::cover`]): they cannot
@@ -134,28 +134,46 @@ pub struct ExecSet {
     pub cover: Vec<PathBuf>,
 }
 
+/// The installed system: nothing a command writes can lie there (the world is read-only), so
+/// when it holds PATH's system directories it is granted whole, one rule and one mount, and
+/// the links of `/usr/bin` into `/usr/share` or `/usr/libexec` need no looking at. A write
+/// path beneath it (or above it) takes that away: then only PATH's directories and the
+/// library directories there may execute.
+const SYSTEM: &str = "/usr";
+
 /// The exec set of the contained mode (see the module's documentation). `denied`: the
-/// entries of the deny list in force; `library`: the library directories (canonical).
-pub fn contained_paths(inputs: &Inputs<'_>, denied: &[&str], library: &[PathBuf]) -> ExecSet {
-    let spellings: Vec<PathBuf> = std::env::split_paths(inputs.path)
-        .filter(|d| d.is_absolute())
-        .collect();
-    let path = SearchPath::open_listing(&spellings, true);
-    let mut set = Places {
-        // Every spelling of PATH's directories counts for "lies beneath" (`/bin` and
-        // `/usr/bin` are opened once, as whichever comes first).
-        beneath: spellings
+/// entries of the deny list in force; `library`: the library directories (canonical);
+/// `write`: the places a command may write.
+pub fn contained_paths(
+    inputs: &Inputs<'_>,
+    denied: &[&str],
+    library: &[PathBuf],
+    write: &[PathBuf],
+) -> ExecSet {
+    let system = Path::new(SYSTEM);
+    let whole_system = system.is_dir()
+        && !write
             .iter()
-            .chain(library)
-            .chain([inputs.root.to_path_buf(), inputs.tmp.to_path_buf()].iter())
-            .cloned()
-            .collect(),
-        directories: path.dirs.iter().map(|d| d.path.clone()).collect(),
+            .any(|w| w.starts_with(system) || system.starts_with(w));
+    // Each directory where it really is (`/bin` is `/usr/bin` on a merged system): what the
+    // system holds is not listed.
+    let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
+        .filter(|d| d.is_absolute())
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .collect();
+    let listed = |d: &Path| !(whole_system && d.starts_with(system));
+    let path = SearchPath::open_listing(&dirs, &listed);
+    let mut set = Places {
+        beneath: vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()],
+        directories: vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()],
         files: Vec::new(),
     };
-    set.directories.extend(library.iter().cloned());
-    set.directories
-        .extend([inputs.root.to_path_buf(), inputs.tmp.to_path_buf()]);
+    if whole_system {
+        set.add(system.to_path_buf());
+    }
+    for dir in path.dirs.iter().map(|d| &d.path).chain(library) {
+        set.add(dir.clone());
+    }
     set.add(inputs.shell.to_path_buf());
     set.add(PathBuf::from("/bin/sh"));
     for interp in interpreters(inputs.shell, &path) {
@@ -180,10 +198,15 @@ pub fn contained_paths(inputs: &Inputs<'_>, denied: &[&str], library: &[PathBuf]
     for extra in inputs.extra {
         set.add(PathBuf::from(extra));
     }
-    for dir in &path.dirs {
+    let mut seen = HashMap::new();
+    for dir in path.dirs.iter().filter(|d| listed(&d.path)) {
         for link in &dir.links {
-            if let Some(target) = outside_target(&dir.path, link, &set.beneath) {
-                set.add(target);
+            if let Some(target) = outside_target(&dir.path, link, &set.beneath, &mut seen) {
+                // Not looked at: one that does not lead to a file grants nothing (no rule is
+                // made and no mount: src/shell/confine.rs and namespaces.rs skip it).
+                if !set.files.contains(&target) {
+                    set.files.push(target);
+                }
             }
         }
     }
@@ -222,23 +245,40 @@ impl Places {
 
 /// Where a link in one of PATH's directories leads, when that lies outside every place
 /// already executable (`/usr/bin/mvn` → `/usr/share/maven/bin/mvn`): the program on PATH runs
-/// only if its file may execute. One `readlink` per link; a link to a name in the same
-/// directory costs nothing more (that name is on PATH itself), and only a target outside is
-/// resolved in full.
-fn outside_target(dir: &Path, name: &OsStr, places: &[PathBuf]) -> Option<PathBuf> {
-    let at = dir.join(name);
-    let target = std::fs::read_link(&at).ok()?;
+/// only if its file may execute. A link to a name in the same directory leads to a program on
+/// PATH itself; one elsewhere is followed link by link (`/etc/alternatives/java` → a JDK under
+/// `/usr/lib`), one `readlink` a step, until it lands beneath an executable place (nothing to
+/// add) or on what is no link. `seen` keeps each place's answer: many links lead to one file.
+fn outside_target(
+    dir: &Path,
+    name: &OsStr,
+    places: &[PathBuf],
+    seen: &mut HashMap<PathBuf, Option<PathBuf>>,
+) -> Option<PathBuf> {
+    let target = std::fs::read_link(dir.join(name)).ok()?;
     if !target.is_absolute() && target.components().count() == 1 {
         return None;
     }
-    if places
-        .iter()
-        .any(|p| lexical(&dir.join(&target)).starts_with(p))
-    {
-        return None;
+    let first = lexical(&dir.join(target));
+    if let Some(known) = seen.get(&first) {
+        return known.clone();
     }
-    let real = std::fs::canonicalize(&at).ok()?;
-    (!places.iter().any(|p| real.starts_with(p))).then_some(real)
+    let mut at = first.clone();
+    let mut answer = None;
+    for _ in 0..8 {
+        if places.iter().any(|p| at.starts_with(p)) {
+            break;
+        }
+        match std::fs::read_link(&at) {
+            Ok(next) => at = lexical(&at.parent().unwrap_or(Path::new("/")).join(next)),
+            Err(_) => {
+                answer = Some(at);
+                break;
+            }
+        }
+    }
+    seen.insert(first, answer.clone());
+    answer
 }
 
 /// `p` with `.` and `..` taken away by its spelling alone.
@@ -258,8 +298,9 @@ fn lexical(p: &Path) -> PathBuf {
 }
 
 /// The denied programs in PATH's directories, where each really is: a denied name in any of
-/// them (what `sudo` or `/usr/bin/sudo` would run), and a denied entry given as a path. A
-/// link is followed to its file, which is covered only when it is itself a denied program: a
+/// them (what `sudo` or `/usr/bin/sudo` would run; a listed directory is asked only for the
+/// names it holds, a big one with one `fstatat` per name), and a denied entry given as a path.
+/// A link is followed to its file, which is covered only when it is itself a denied program: a
 /// multi-call binary (BusyBox, which `su` may be a link to) runs every other program too, so
 /// such a name is left to the policy, which refuses it by name, and to nosuid and
 /// no_new_privs, which take its privilege.
@@ -271,27 +312,32 @@ fn denied_files(path: &SearchPath, denied: &[&str]) -> Vec<PathBuf> {
         .collect();
     let mut out = BTreeSet::new();
     for dir in &path.dirs {
-        let Some(listed) = &dir.names else {
-            continue;
-        };
         for name in &names {
-            let name_os = OsStr::new(name);
-            if !listed.contains(name_os) {
+            if dir
+                .names
+                .as_ref()
+                .is_some_and(|listed| !listed.contains(OsStr::new(name)))
+            {
                 continue;
             }
+            let Ok(st) = fstatat(&dir.fd, *name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
+                continue;
+            };
             let at = dir.path.join(name);
-            if dir.links.contains(name_os) {
-                let Ok(real) = std::fs::canonicalize(&at) else {
-                    continue;
-                };
-                let real_name = real.file_name().and_then(OsStr::to_str).unwrap_or("");
-                if names.contains(real_name) && real.is_file() {
-                    out.insert(real);
+            match st.st_mode & libc::S_IFMT {
+                libc::S_IFREG => {
+                    out.insert(at);
                 }
-            } else if fstatat(&dir.fd, *name, AtFlags::AT_SYMLINK_NOFOLLOW)
-                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
-            {
-                out.insert(at);
+                libc::S_IFLNK => {
+                    let Ok(real) = std::fs::canonicalize(&at) else {
+                        continue;
+                    };
+                    let real_name = real.file_name().and_then(OsStr::to_str).unwrap_or("");
+                    if names.contains(real_name) && real.is_file() {
+                        out.insert(real);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -330,12 +376,12 @@ const LIST_DIR_MAX_BYTES: u64 = 8192;
 
 impl SearchPath {
     fn open(dirs: &[PathBuf]) -> SearchPath {
-        SearchPath::open_listing(dirs, false)
+        SearchPath::open_listing(dirs, &|_| false)
     }
 
-    /// `open`, listing every directory when `list_all` (the contained mode reads each
-    /// listing for its links and its denied names).
-    fn open_listing(dirs: &[PathBuf], list_all: bool) -> SearchPath {
+    /// `open`, listing every directory `list_all` names whatever its size (the contained
+    /// mode reads those listings for their links).
+    fn open_listing(dirs: &[PathBuf], list_all: &dyn Fn(&Path) -> bool) -> SearchPath {
         let mut seen = HashSet::new();
         let dirs = dirs
             .iter()
@@ -350,7 +396,7 @@ impl SearchPath {
                     return None;
                 }
                 let mut links = HashSet::new();
-                let names = (list_all || st.size() <= LIST_DIR_MAX_BYTES).then(|| {
+                let names = (list_all(d) || st.size() <= LIST_DIR_MAX_BYTES).then(|| {
                     let mut names = HashSet::new();
                     for entry in std::fs::read_dir(d).into_iter().flatten().flatten() {
                         let name = entry.file_name();
@@ -703,6 +749,63 @@ impl FromBytesCompat for OsStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The contained set: PATH's directory whole, the file a link there leads to elsewhere,
+    /// each denied program covered where it really is (not a multi-call binary a denied name
+    /// leads to), and `/usr` whole unless a write path lies beneath it.
+    #[test]
+    fn the_contained_set_covers_the_denied_programs_where_they_are() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let t = std::fs::canonicalize(t.path()).expect("canonical");
+        let (bin, share) = (t.join("bin"), t.join("share"));
+        for d in [&bin, &share] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        for f in [
+            bin.join("tool"),
+            bin.join("sudo"),
+            bin.join("multicall"),
+            share.join("x"),
+        ] {
+            std::fs::write(&f, "#!/bin/sh\n").expect("write");
+        }
+        std::os::unix::fs::symlink("../share/x", bin.join("linked")).expect("link");
+        std::os::unix::fs::symlink("multicall", bin.join("su")).expect("link");
+        std::os::unix::fs::symlink(bin.join("sudo"), bin.join("doas")).expect("link");
+        let set = |write: &[PathBuf]| {
+            contained_paths(
+                &Inputs {
+                    programs: &[],
+                    path: bin.as_os_str(),
+                    root: &t.join("ws"),
+                    tmp: &t.join("tmp"),
+                    shell: Path::new("/bin/bash"),
+                    extra: &[],
+                    denied: &|_| false,
+                },
+                &["sudo", "su", "doas"],
+                &[],
+                write,
+            )
+        };
+        let all = set(&[]);
+        assert!(all.directories.contains(&bin), "{:?}", all.paths);
+        assert!(all.paths.contains(&share.join("x")), "{:?}", all.paths);
+        assert!(!all.paths.contains(&share), "{:?}", all.paths);
+        assert_eq!(
+            all.cover,
+            vec![bin.join("sudo")],
+            "one file, however many names"
+        );
+        let usr = Path::new(SYSTEM);
+        assert_eq!(all.directories.contains(&usr.to_path_buf()), usr.is_dir());
+        let narrowed = set(&[usr.join("local/cache")]);
+        assert!(
+            !narrowed.paths.iter().any(|p| p == usr),
+            "{:?}",
+            narrowed.paths
+        );
+    }
 
     #[test]
     fn the_shell_its_loader_and_allowed_programs_are_executable() {

@@ -381,7 +381,7 @@ pub(crate) fn describe(
     let abi = s.abi.map(|a| format!(" ABI {a}")).unwrap_or_default();
     let exec = match crate::config::commands::mode(shell) {
         crate::config::commands::Mode::Contained => {
-            "exec only from PATH, the library directories, the workspace and the temp dir"
+            "exec only from /usr, PATH, the library directories, the workspace and the temp dir"
         }
         crate::config::commands::Mode::Strict(_) => "exec only allowed programs",
     };
@@ -454,8 +454,8 @@ fn exec_hint(stderr: &str, root: &std::path::Path, shell: &crate::config::Shell)
             )
         }
         Mode::Contained => format!(
-            "programs execute only from PATH's directories, the library directories, the \
-             workspace and the private temp dir; tools.shell.exec_paths = [\"{}\"] in your \
+            "programs execute only from /usr, PATH's directories, the library directories, \
+             the workspace and the private temp dir; tools.shell.exec_paths = [\"{}\"] in your \
              configuration allows that directory",
             real.parent().unwrap_or(&real).display()
         ),

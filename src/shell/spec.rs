@@ -23,7 +23,8 @@ pub fn launch_spec(
     let shell = &config.tools.shell;
     let root = ws.root();
     let lists = EffectiveLists::from_config(shell);
-    let exec_set = exec_set(shell, &lists, root, tmp, bash, path_env);
+    let write = write_paths(shell, root, tmp)?;
+    let exec_set = exec_set(shell, &lists, root, tmp, bash, path_env, &write);
     let (pin, mut read_only) = if config.allow_vcs_writes {
         (Vec::new(), Vec::new())
     } else {
@@ -32,7 +33,6 @@ pub fn launch_spec(
     read_only.push(root.join(CONFIG_FILE_NAME));
     read_only.extend(ws.protected_paths().iter().cloned());
     read_only.extend(super::protect::protected_places(ws));
-    let write = write_paths(shell, root, tmp)?;
     // Only what a command could otherwise write needs covering.
     read_only.retain(|p| write.iter().any(|w| p.starts_with(w)));
     // A directory holding a protected file could be renamed away and replaced by one with a
@@ -103,7 +103,7 @@ pub fn launch_spec(
 }
 
 /// What may execute, in the mode in force (src/shell/executables.rs): in the contained mode
-/// PATH's directories, the library directories, the workspace and the temp dir, with the
+/// /usr, PATH's directories, the library directories, the workspace and the temp dir, with the
 /// denied programs covered; in the strict mode the allowed programs, their helpers and
 /// `exec_workspace_dirs`.
 fn exec_set(
@@ -113,6 +113,7 @@ fn exec_set(
     tmp: &Path,
     bash: &Path,
     path_env: &OsStr,
+    write: &[PathBuf],
 ) -> ExecSet {
     let programs = lists.runnable();
     let denied = |p: &Path| {
@@ -130,7 +131,7 @@ fn exec_set(
     };
     if !lists.mode.is_strict() {
         let denied: Vec<&str> = lists.denied_names().collect();
-        return contained_paths(&inputs, &denied, &library_dirs());
+        return contained_paths(&inputs, &denied, &library_dirs(), write);
     }
     let mut exec_set = executable_paths(&inputs);
     for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {

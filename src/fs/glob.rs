@@ -1,6 +1,6 @@
 //! The one glob matcher of the tool set: the read-deny list and the protected paths
 //! (src/fs/pathlist.rs) and the `.gitignore` rules a command's changes are sorted by
-//! (src/shell/overlay.rs).
+//! (src/shell/overlay/gitignore.rs).
 //!
 //! Within a component `*` matches any run of bytes, `?` one byte, `[abc]`/`[a-z]`/`[!x]`/`[^x]`
 //! one of a set (a `]` right after the opening is part of the set; a `[` with no closing `]` is

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
+use crate::fs::glob;
 use crate::fs::history::{self, Digest, Snapshot, State, Undoable};
 use crate::fs::jail::{map_errno, Workspace, CONFIG_FILE_NAME};
 use crate::fs::transition::{self, Content, Step, To};
@@ -906,8 +907,9 @@ fn same_content(a: &Path, b: &Path) -> bool {
 /// `info/exclude` and the user's excludes file: `core.excludesFile` as git's configuration
 /// sets it, else `$XDG_CONFIG_HOME/git/ignore`): it, or a directory above it, matches, and
 /// git does not track it (a path in the index, or a directory holding one, is never ignored).
-/// The patterns are gitignore(5)'s, matched here rather than through a glob crate: the
-/// regular-expression engine one brings would more than double sneaky-run's size.
+/// The patterns are gitignore(5)'s, matched by the tool set's glob matcher (src/fs/glob.rs)
+/// rather than through a glob crate: the regular-expression engine one brings would more than
+/// double sneaky-run's size.
 struct Ignored {
     root: PathBuf,
     per_dir: HashMap<String, Vec<Rule>>,
@@ -974,62 +976,9 @@ impl Rule {
         if self.anywhere {
             return parts
                 .last()
-                .is_some_and(|name| glob(&self.segments[0], name));
+                .is_some_and(|name| glob::component(&self.segments[0], name));
         }
-        segments_match(&self.segments, parts)
-    }
-}
-
-fn segments_match(pattern: &[Vec<u8>], parts: &[&[u8]]) -> bool {
-    match pattern.split_first() {
-        None => parts.is_empty(),
-        Some((first, rest)) if first.as_slice() == b"**" => {
-            (0..=parts.len()).any(|skip| segments_match(rest, &parts[skip..]))
-        }
-        Some((first, rest)) => match parts.split_first() {
-            Some((part, others)) => glob(first, part) && segments_match(rest, others),
-            None => false,
-        },
-    }
-}
-
-/// One path component against one pattern segment: `*`, `?`, `[...]` (with `!` or `^` and
-/// ranges) and `\` escapes.
-fn glob(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|i| glob(rest, &name[i..])),
-        Some((b'?', rest)) => !name.is_empty() && glob(rest, &name[1..]),
-        Some((b'[', rest)) => {
-            let Some((&c, tail)) = name.split_first() else {
-                return false;
-            };
-            let (negate, body) = match rest.first() {
-                Some(b'!' | b'^') => (true, &rest[1..]),
-                _ => (false, rest),
-            };
-            // A `]` right after the opening is part of the set.
-            let Some(close) = body.iter().skip(1).position(|b| *b == b']').map(|i| i + 1) else {
-                return !name.is_empty() && pattern[0] == name[0] && glob(rest, tail);
-            };
-            let set = &body[..close];
-            let mut found = false;
-            let mut i = 0;
-            while i < set.len() {
-                if i + 2 < set.len() && set[i + 1] == b'-' {
-                    found |= set[i] <= c && c <= set[i + 2];
-                    i += 3;
-                } else {
-                    found |= set[i] == c;
-                    i += 1;
-                }
-            }
-            found != negate && glob(&body[close + 1..], tail)
-        }
-        Some((b'\\', rest)) if !rest.is_empty() => {
-            name.first() == Some(&rest[0]) && glob(&rest[1..], &name[1..])
-        }
-        Some((&p, rest)) => name.first() == Some(&p) && glob(rest, &name[1..]),
+        glob::components(&self.segments, parts, glob::Extent::Whole)
     }
 }
 

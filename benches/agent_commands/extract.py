@@ -20,7 +20,8 @@ where "source" is "owner/name:path" (and "@blob" when the file is only in the hi
     goto, ...), which are functions of its environment rather than shell programs.
 
 Rows are distinct by (agent, command). No agent may hold more than MAX_SHARE of the rows: an
-agent over it keeps a deterministic subset (its commands ordered by a hash of their text).
+agent over it keeps a deterministic subset, spread evenly over its source repositories (a
+small source whole, the large ones trimmed alike, each by the SHA-256 of the command text).
 
 Usage: extract.py [--mirrors DIR] [--out FILE] [--max-share F]
 """
@@ -134,6 +135,40 @@ def claude_commands(data):
                 cmd = (block.get("input") or {}).get("command")
                 if isinstance(cmd, str):
                     yield msg.get("model") or "", cwd, cmd
+
+
+MD_BASH = re.compile(r"🔧 Using tool: Bash\nInput: ")
+
+
+def markdown_claude_commands(text):
+    """The `command` of every Bash call in a Markdown export of a Claude Code session that
+    renders a call as "🔧 Using tool: Bash" followed by "Input: " and the call's JSON input."""
+    decoder = json.JSONDecoder()
+    for m in MD_BASH.finditer(text):
+        try:
+            args, _ = decoder.raw_decode(text, m.end())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(args, dict) and isinstance(args.get("command"), str):
+            yield args["command"]
+
+
+def steps_claude_commands(data):
+    """(model, cwd, command) of the Bash calls of a trajectory JSON that lists `steps` of type
+    `tool_call` (OpenAgents' autopilot runs of Claude, docs/logs/*.json)."""
+    try:
+        traj = json.loads(data)
+    except json.JSONDecodeError:
+        return
+    if not isinstance(traj, dict) or not isinstance(traj.get("steps"), list):
+        return
+    model, cwd = traj.get("model") or "", traj.get("cwd") or ""
+    for step in traj["steps"]:
+        if (isinstance(step, dict) and step.get("type") == "tool_call"
+                and step.get("tool") == "Bash"):
+            cmd = (step.get("input") or {}).get("command")
+            if isinstance(cmd, str):
+                yield model, cwd, cmd
 
 
 def argv_command(argv):
@@ -351,11 +386,44 @@ def source_mini_repo(git, repo):
             yield "mini-swe-agent", model, f"{repo}:{path}@{blob[:12]}", cwd, cmd
 
 
+MD_FILE_PATH = re.compile(r'"file_path": "(/[^"]+)"')
+
+
+def markdown_workspace(text):
+    """The export does not say the session's cwd: the deepest directory that holds every file
+    the session's Read/Write/Edit calls named stands for it (none when that is shallower than
+    three levels, e.g. /Users/name)."""
+    dirs = [os.path.dirname(p) for p in MD_FILE_PATH.findall(text)]
+    if not dirs:
+        return ""
+    common = os.path.commonpath(dirs)
+    return common if common.count("/") >= 3 else ""
+
+
+def source_markdown_transcripts(git, repo):
+    """Claude Code sessions exported to Markdown (docs/transcripts/claude-code/*.md)."""
+    for path, blob in sorted(git.head_files()):
+        if path.startswith("docs/transcripts/claude-code/") and path.endswith(".md"):
+            text = git.read(blob).decode("utf-8", errors="replace")
+            cwd = markdown_workspace(text)
+            for cmd in markdown_claude_commands(text):
+                yield "claude-code", "", f"{repo}:{path}", cwd, cmd
+
+
 def source_conversation_logs(git, repo):
     """Claude Code and Codex session logs committed as files (HEAD and history)."""
     head = {blob for _, blob in git.head_files()}
     seen = set()
     for path, blob in sorted(git.history_files()):
+        if path.startswith("docs/logs/") and path.endswith(".json") and blob not in seen:
+            seen.add(blob)
+            data = git.read(blob)
+            if data is None:
+                continue
+            where = f"{repo}:{path}" if blob in head else f"{repo}:{path}@{blob[:12]}"
+            for model, cwd, cmd in steps_claude_commands(data):
+                yield "claude-code", model, where, cwd, cmd
+            continue
         if not path.endswith(".jsonl") or blob in seen:
             continue
         seen.add(blob)
@@ -363,7 +431,9 @@ def source_conversation_logs(git, repo):
         if data is None:
             continue
         where = f"{repo}:{path}" if blob in head else f"{repo}:{path}@{blob[:12]}"
-        if b'"type":"session_meta"' in data[:4096] or b'"type": "session_meta"' in data[:4096]:
+        # A Codex rollout (or an export of its records): response_item records, which a
+        # Claude Code log never has.
+        if re.search(rb'"type": ?"(session_meta|response_item)"', data):
             for model, cwd, cmd in codex_commands(data):
                 yield "codex-cli", model, where, cwd, cmd
         else:
@@ -371,7 +441,7 @@ def source_conversation_logs(git, repo):
                 yield "claude-code", model, where, cwd, cmd
 
 
-# (repository, reader, a regex the paths of its logs must match or None)
+# (repository, reader)
 SOURCES = [
     ("laude-institute/terminal-bench-leaderboard", source_terminal_bench_mini),
     ("multi-swe-bench/experiments", source_multi_swe_bench),
@@ -379,10 +449,38 @@ SOURCES = [
     ("SWE-agent/mini-swe-agent", source_mini_repo),
     ("agurod42/torre-swipe", source_conversation_logs),
     ("OpenAgentsInc/openagents", source_conversation_logs),
+    ("jerometremblay/codex_log_viewer", source_conversation_logs),
+    ("nikblanchet/claude-code-production-patterns", source_markdown_transcripts),
+    ("gruckion/mini-swe-agent", source_mini_repo),
 ]
 
 # Paths in a conversation-log source that are test fixtures of a tool, not real sessions.
 FIXTURE = re.compile(r"(^|/)(tests?|fixtures?|samples?|__tests__)/")
+
+
+def keep_evenly(items, limit):
+    """At most `limit` of an agent's rows, spread over its source repositories so that a small
+    source is kept whole and the large ones are trimmed to the same size (the largest t with
+    sum(min(n_i, t)) <= limit); within a source, the rows first by the SHA-256 of their text."""
+    by_source = collections.defaultdict(list)
+    for row in items:
+        by_source[row["source"].split(":", 1)[0]].append(row)
+    sizes = sorted(len(v) for v in by_source.values())
+    if sum(sizes) <= limit:
+        return list(items)
+    t, left, n = 0, limit, len(sizes)
+    for i, size in enumerate(sizes):
+        share = left // (n - i)
+        if size <= share:
+            left -= size
+        else:
+            t = share
+            break
+    kept = []
+    for rows in by_source.values():
+        rows.sort(key=lambda r: hashlib.sha256(r["command"].encode()).hexdigest())
+        kept.extend(rows[: t] if len(rows) > t else rows)
+    return kept
 
 
 def main():
@@ -430,8 +528,7 @@ def main():
             cap[agent] = limit
     out_rows = []
     for agent, items in sorted(by_agent.items()):
-        items.sort(key=lambda r: hashlib.sha256(r["command"].encode()).hexdigest())
-        kept = items[: cap.get(agent, len(items))]
+        kept = keep_evenly(items, cap.get(agent, len(items)))
         print(f"{agent}: {len(items)} distinct, {len(kept)} kept", file=sys.stderr)
         out_rows.extend(kept)
     out_rows.sort(key=lambda r: (r["agent"], r["source"], r["command"]))

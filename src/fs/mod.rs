@@ -3,6 +3,7 @@
 //! - `jail`: the workspace root handle; every user path is resolved beneath it.
 //! - `durable`: crash-safe create, replace and delete through parent directory handles.
 //! - `pathlist`: the read-deny list and the protected paths (globs over paths).
+//! - `protected`: the protected paths as every path reaches them (links followed).
 //! - `history`: what each change replaced and left, for `undo` (kept outside the workspace).
 //! - `suggest`: the nearest existing name for a path that is not there; the root named in
 //!   `outside_workspace` messages.
@@ -13,6 +14,7 @@ pub mod durable;
 pub mod history;
 pub mod jail;
 pub mod pathlist;
+pub mod protected;
 pub mod suggest;
 pub mod transition;
 pub mod walk;

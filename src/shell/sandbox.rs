@@ -119,7 +119,7 @@ pub struct LaunchSpec {
     #[serde(default)]
     pub loopback: Option<(i32, u64)>,
     /// The workspace as an overlay whose upper layer holds the command's changes
-    /// (src/shell/overlay.rs); None: the command writes the workspace directly.
+    /// (src/shell/overlay/); None: the command writes the workspace directly.
     #[serde(default)]
     pub overlay: Option<super::overlay::OverlaySpec>,
 }

@@ -270,7 +270,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     match entered {
         Ok(mut entered) => {
             if let Some(p) = proxy {
-                match proxy::bridge(p, entered.loopback) {
+                match proxy::bridge(&p, entered.loopback) {
                     Ok(port) => entered.proxy_port = Some(port),
                     Err(why) => return fail(&format!("the network proxy's bridge: {why}")),
                 }

@@ -3,23 +3,29 @@
 //! `-C`, `--git-dir` …) only before the subcommand, the subcommand's after it, so that
 //! `git switch -c feature` is not git's `-c name=value`.
 
-use std::path::Path;
-
 use super::paths::check_inside_root;
+use super::rules::RuleContext;
 use super::rules::{
     git_key_is_safe, GIT_CONFIG_SAFE_KEYS, GIT_CONFIG_SAFE_PREFIXES, GIT_SUBCOMMANDS,
 };
 use super::words::UNKNOWN;
 /// git: global options before the subcommand (`-C`, `--git-dir`, `--work-tree` must stay in
 /// the root), a known subcommand (no aliases), and the subcommand's own dangerous options.
-pub(super) fn check_git(args: &[String], root: &Path) -> std::result::Result<(), String> {
+pub(super) fn check_git(
+    args: &[String],
+    context: &RuleContext<'_>,
+) -> std::result::Result<(), String> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
         if !a.starts_with('-') {
             break;
         }
-        let path_opt = |v: &str| check_inside_root(v, root).map_err(|e| format!("git {a}: {e}"));
+        // Where git works may be anywhere the kernel lets it write (not when strict).
+        let path_opt = |v: &str| match context.inside_root {
+            true => check_inside_root(v, context.root).map_err(|e| format!("git {a}: {e}")),
+            false => Ok(()),
+        };
         // Only here, before the subcommand, is `-c` git's own `-c name=value`; after it, `-c`
         // belongs to the subcommand (`switch -c`, `branch -c`, `commit -c`, `log -c`).
         if a == "-c" {

@@ -5,7 +5,7 @@
 use super::effect;
 use super::lists::{NEVER, OPAQUE_WRAPPERS, READ_ONLY, SHELLS};
 use super::paths::{check_cd_path, names_config, names_vcs_metadata};
-use super::rules::{Match, ARG_RULES, STRICT_ONLY};
+use super::rules::{Match, RuleContext, ARG_RULES, STRICT_ONLY};
 use super::words::{valid_name, Word};
 use super::wrappers::Unwrap;
 use super::{deny, Checker};
@@ -349,10 +349,14 @@ impl Checker<'_> {
             super::git::check_git_network(values, self.network)
                 .map_err(|why| deny(format!("`{part}`: {why}")))?;
         }
+        let context = RuleContext {
+            root: self.root,
+            inside_root: self.strict,
+        };
         for rule in ruled {
             match rule.matches {
                 Match::Check(f) => {
-                    f(values, self.root).map_err(|why| deny(format!("`{part}`: {why}")))?
+                    f(values, &context).map_err(|why| deny(format!("`{part}`: {why}")))?
                 }
                 Match::Exact(option) if !self.strict && STRICT_ONLY.contains(&option) => {}
                 _ => {

@@ -41,19 +41,23 @@ impl Checker<'_> {
 
     fn file_redirect(&mut self, node: Node<'_>, src: &[u8], part: &str, depth: u8) -> Result<()> {
         let mut op = String::new();
-        let mut targets = Vec::new();
+        let mut target = None;
         for child in children(node) {
             match child.kind() {
                 "file_descriptor" => {}
                 k if !child.is_named() => op.push_str(k),
-                _ => targets.push(self.word(child, src, part, depth)?),
+                // The words after the first are the command's arguments for bash (the grammar
+                // puts `-type f` of `find / 2>/dev/null -type f` here): see `extra_words`.
+                _ if target.is_none() => target = Some(self.word(child, src, part, depth)?),
+                _ => {}
             }
         }
-        let [target] = targets.as_slice() else {
+        let Some(target) = target else {
             return Err(deny(format!(
                 "`{part}`: a redirection needs exactly one target"
             )));
         };
+        let target = &target;
         let writes = !matches!(op.as_str(), "<" | "<&" | "<&-");
         let dup = matches!(op.as_str(), ">&" | "<&" | ">&-" | "<&-")
             && (target.value == "-" || target.value.chars().all(|c| c.is_ascii_digit()))
@@ -237,4 +241,17 @@ impl Heredoc {
         }
         Ok(())
     }
+}
+
+/// The words the grammar puts in a file redirection after its target: for bash they are
+/// arguments of the command (`find / 2>/dev/null -type f`).
+pub(super) fn extra_words(redirect: Node<'_>) -> Vec<Node<'_>> {
+    if redirect.kind() != "file_redirect" {
+        return Vec::new();
+    }
+    children(redirect)
+        .into_iter()
+        .filter(|c| c.is_named() && c.kind() != "file_descriptor")
+        .skip(1)
+        .collect()
 }

@@ -21,7 +21,16 @@ pub enum Match {
     /// letters, with or without `=value`.
     Long(&'static str),
     /// A rule that needs the whole argument list (option values, subcommands, scripts).
-    Check(fn(&[String], &Path) -> std::result::Result<(), String>),
+    Check(fn(&[String], &RuleContext<'_>) -> std::result::Result<(), String>),
+}
+
+/// What a rule needs to know beyond the arguments.
+pub struct RuleContext<'a> {
+    /// The canonical workspace root.
+    pub root: &'a Path,
+    /// Paths a program works on or writes must stay inside the root: the policy is strict (a
+    /// kernel layer that keeps writes in the workspace may be missing).
+    pub inside_root: bool,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -179,7 +179,11 @@ impl Checker<'_> {
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
                 "command" => {
                     self.stdin = stdin.clone();
-                    let checked = self.command(*child, src, depth);
+                    let extra: Vec<Node<'_>> = kids
+                        .iter()
+                        .flat_map(|r| super::redirect::extra_words(*r))
+                        .collect();
+                    let checked = self.command_with(*child, &extra, src, depth);
                     self.stdin = None;
                     checked?
                 }
@@ -201,6 +205,18 @@ impl Checker<'_> {
     }
 
     pub(super) fn command(&mut self, node: Node<'_>, src: &[u8], depth: u8) -> Result<()> {
+        self.command_with(node, &[], src, depth)
+    }
+
+    /// A simple command, with the words the grammar put in a redirection after it (`extra`),
+    /// which are its last arguments for bash.
+    fn command_with(
+        &mut self,
+        node: Node<'_>,
+        extra: &[Node<'_>],
+        src: &[u8],
+        depth: u8,
+    ) -> Result<()> {
         let part = short(self.text(node, src));
         // The standard input a heredoc gives this command; its own words' commands do not
         // read it.
@@ -210,6 +226,7 @@ impl Checker<'_> {
         let mut words: Vec<Vec<Node<'_>>> = Vec::new();
         let mut name_index = None;
         let mut last_end = None;
+        let mut inner_extra = Vec::new();
         for child in children(node) {
             let item = match child.kind() {
                 "variable_assignment" | "variable_assignments" => {
@@ -218,6 +235,7 @@ impl Checker<'_> {
                 }
                 "file_redirect" | "herestring_redirect" => {
                     self.redirect(child, src, depth)?;
+                    inner_extra.extend(super::redirect::extra_words(child));
                     None
                 }
                 "command_name" => {
@@ -242,6 +260,12 @@ impl Checker<'_> {
             }
             last_end = Some(item.end_byte());
         }
+        words.extend(
+            inner_extra
+                .into_iter()
+                .chain(extra.iter().copied())
+                .map(|n| vec![n]),
+        );
         let mut values = Vec::new();
         for nodes in &words {
             values.push(self.word_of(nodes, src, &part, depth)?);
@@ -415,6 +439,10 @@ impl Checker<'_> {
     ) -> Result<()> {
         for child in children(node) {
             match child.kind() {
+                // `~/x`: the grammar reads the tilde as a unary operator; it is one word.
+                "unary_expression" if child.child(0).is_some_and(|c| c.kind() == "~") => {
+                    args.push(self.word(child, src, part, depth)?)
+                }
                 "unary_expression" | "binary_expression" => {
                     self.bracket_test(child, src, part, args, depth)?
                 }

@@ -223,6 +223,18 @@ fn the_whole_language_is_accepted_with_its_programs() {
         ),
         ("sed -i \"s/$OLD/$NEW/\" $(git ls-files)", &["git", "sed"]),
         ("setsid flock /tmp/l -c 'ls' ", &["setsid"]),
+        (
+            "find / -name java 2>/dev/null -type f -exec ls {} +",
+            &["find", "ls"],
+        ),
+        (
+            "if [ -f ~/.config/x.json ]; then cat ~/.config/x.json; fi",
+            &["[", "cat"],
+        ),
+        (
+            "git -C /other/repo status; sed -i s/a/b/ /usr/lib/x.py",
+            &["git", "sed"],
+        ),
     ] {
         let found = ok(cmd);
         if found != programs {
@@ -321,6 +333,8 @@ fn a_denied_program_is_refused_wherever_it_hides() {
         "watch -n 1 'rm x'",
         "xargs $OPTS rm",
         "timeout $T rm x",
+        "find / -name x 2>/dev/null -type f -exec rm {} \\;",
+        "echo x > /dev/null; find . >/dev/null -exec rm {} +",
     ] {
         let m = no(cmd);
         assert!(
@@ -481,6 +495,9 @@ fn the_strict_policy_refuses_what_it_refused_before() {
         "setsid ls",
         "cat <<EOF\n$HOME\nEOF",
         "cd ..",
+        "git -C /other/repo status",
+        "sed -i s/a/b/ /usr/lib/x.py",
+        "find / -name x 2>/dev/null -exec ls {} +",
         "test -v 'a[$(ls)]'",
         "find . -exe? ls",
     ] {

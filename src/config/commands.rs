@@ -16,7 +16,9 @@
 //!   `allowed_commands`, added to by `extra_allowed_commands`), [`STRICT_DENIED`] is refused
 //!   too, and the kernel lets only the allowed programs and their helpers execute. Chosen by
 //!   `strict = true` or by setting `allowed_commands` (an allow list), and it is what applies
-//!   whenever a layer may not be in force ([`mode`]).
+//!   whenever a layer may not be in force ([`mode`]). The command policy then also reads only
+//!   what it can read exactly, except under an allow list with every layer in force, where it
+//!   reads the whole language ([`Mode::whole_language`]).
 //!
 //! An entry in either allowed key overrides the *default* denied list, never an explicit
 //! `denied_commands`.
@@ -117,6 +119,13 @@ impl Mode {
         matches!(self, Mode::Strict(_))
     }
 
+    /// The command policy reads the whole bash language (src/shell/policy): every layer is in
+    /// force and the strict mode was not chosen. An allow list keeps it: the kernel's exec set
+    /// holds the list for the programs the parser cannot see.
+    pub fn whole_language(self) -> bool {
+        matches!(self, Mode::Contained | Mode::Strict(Strictness::AllowList))
+    }
+
     /// The mode in words, for the result's `sandbox` field, `--print-policy` and refusals.
     pub fn describe(self) -> String {
         match self {
@@ -149,9 +158,6 @@ pub fn mode(shell: &Shell) -> Mode {
     if shell.strict {
         return Mode::Strict(Strictness::Configured);
     }
-    if shell.allowed_commands.is_some() {
-        return Mode::Strict(Strictness::AllowList);
-    }
     if !shell.sandbox {
         return Mode::Strict(Strictness::SandboxOff);
     }
@@ -161,9 +167,10 @@ pub fn mode(shell: &Shell) -> Mode {
             .iter()
             .all(|l| required.iter().any(|r| r == l));
     match all {
-        true => Mode::Contained,
         false if shell.container_boundary => Mode::Strict(Strictness::ContainerBoundary),
         false => Mode::Strict(Strictness::Layers),
+        true if shell.allowed_commands.is_some() => Mode::Strict(Strictness::AllowList),
+        true => Mode::Contained,
     }
 }
 

@@ -7,8 +7,8 @@
 //! by a path outside the workspace (`/usr/bin/sudo`, where the kernel also covers it). A path
 //! inside the workspace is a file of the workspace, never an installed program: a copy of a
 //! denied one runs contained like any other file. No builtin escapes the layers, so [`NEVER`]
-//! and [`OPAQUE_WRAPPERS`] are refused only in the strict mode, where the policy must see
-//! every program that runs.
+//! and [`OPAQUE_WRAPPERS`] are refused only when the policy is strict, where it must see every
+//! program that runs (src/shell/policy/programs.rs).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -16,8 +16,9 @@ use crate::config::commands::{denied_reason, EffectiveLists, Mode, Origin};
 use crate::config::Shell;
 
 /// Shell builtins and keywords that run strings as code, define or redefine commands, or
-/// change the shell's state in ways the policy cannot follow. Refused in the strict mode,
-/// whatever the lists say (the contained mode leaves what they run to the kernel).
+/// change the shell's state in ways the policy cannot follow. Refused when the policy is
+/// strict, whatever the lists say (otherwise what they run is judged where the parser sees it,
+/// and left to the kernel where it does not).
 #[rustfmt::skip]
 pub const NEVER: &[&str] = &[
     "eval", "exec", "source", ".", "trap", "alias", "unalias", "enable", "builtin", "hash", "set",
@@ -28,9 +29,9 @@ pub const NEVER: &[&str] = &[
 ];
 
 /// Programs that run another program given on their command line in a way the policy does
-/// not look through. Refused in the strict mode, whatever the lists say (in the contained mode
-/// the kernel keeps a denied program they start from running; those that gain privilege are
-/// on the deny list).
+/// not look through. Refused when the policy is strict, whatever the lists say (otherwise the
+/// kernel keeps a program the lists refuse from running; those that gain privilege are on the
+/// deny list).
 #[rustfmt::skip]
 pub const OPAQUE_WRAPPERS: &[&str] = &[
     "sudo", "doas", "su", "runuser", "pkexec", "chroot", "setsid", "ionice", "taskset", "chrt",
@@ -39,8 +40,8 @@ pub const OPAQUE_WRAPPERS: &[&str] = &[
     "proot", "setpriv", "capsh", "expect", "sg", "newgrp",
 ];
 
-/// Shells: `sh -c 'literal script'` has its script checked in turn; in the strict mode that is
-/// the only form accepted, and only when the lists allow the shell.
+/// Shells: `sh -c 'literal script'` has its script checked in turn; when the policy is strict
+/// that is the only form accepted, and only when the lists allow the shell.
 pub const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh"];
 
 /// Programs that cannot write files (so an argument naming `sneaky.toml` is harmless). Not
@@ -71,19 +72,12 @@ impl Lists {
         }
     }
 
-    /// The contained mode is in force: any program but the deny list.
-    pub(super) fn contained(&self) -> bool {
-        self.effective.mode == Mode::Contained
-    }
-
-    /// A builtin of [`NEVER`] that this mode refuses.
-    pub(super) fn never(&self, name: &str) -> bool {
-        !self.contained() && NEVER.contains(&name)
-    }
-
-    /// A wrapper of [`OPAQUE_WRAPPERS`] that this mode refuses.
-    pub(super) fn opaque(&self, name: &str) -> bool {
-        !self.contained() && OPAQUE_WRAPPERS.contains(&name)
+    /// Why the strict mode is in force, when it is.
+    pub(super) fn strict_reason(&self) -> Option<&'static str> {
+        match self.effective.mode {
+            Mode::Contained => None,
+            Mode::Strict(why) => Some(why.describe()),
+        }
     }
 
     /// None when `name` (a program word as typed) may run; otherwise why not, naming the key
@@ -170,7 +164,7 @@ mod tests {
     #[test]
     fn a_denied_name_matches_installed_programs_not_workspace_files() {
         let l = lists("");
-        assert!(l.contained());
+        assert_eq!(l.strict_reason(), None);
         for word in [
             "python3",
             "rm",
@@ -192,13 +186,14 @@ mod tests {
                 "{m}"
             );
         }
-        assert!(!l.never("source") && !l.opaque("setsid"));
     }
 
     #[test]
     fn the_strict_mode_refuses_what_it_did_and_says_why() {
         let l = lists("[tools.shell]\nsandbox = false\n");
-        assert!(!l.contained() && l.never("eval") && l.opaque("setsid"));
+        assert!(l
+            .strict_reason()
+            .is_some_and(|w| w.contains("sandbox = false")));
         let m = l.refusal("python3").expect("refused");
         assert!(
             m.contains("strict") && m.contains("tools.shell.sandbox = false"),

@@ -129,6 +129,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     })
 }
 
@@ -171,6 +172,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     }
 }
 

@@ -478,8 +478,13 @@ fn protected_hint(stderr: &str, ws: &Workspace) -> Option<String> {
         .filter(|w| !w.is_empty() && !w.starts_with('-'))
         .find_map(|w| {
             let path = root.join(w.trim_start_matches("./"));
-            let p = list.covering(&path)?;
-            Some((w.to_string(), p.given.clone()))
+            match list.covering(&path) {
+                Some(p) => Some((w.to_string(), p.given.clone())),
+                None => ws
+                    .protected_reach()
+                    .covering(&path)
+                    .map(|r| (w.to_string(), r.describe())),
+            }
         })?;
     Some(format!(
         "{}sneaky-run: {} is a protected path ({}, protected_paths): commands cannot write it, \

@@ -64,6 +64,8 @@ mod mcp_client;
 mod mcp_concurrency;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/own_state.rs"]
+mod own_state;
 #[path = "suite/pdf.rs"]
 mod pdf;
 #[path = "suite/props.rs"]

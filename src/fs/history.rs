@@ -1089,6 +1089,26 @@ pub(crate) fn state_home() -> Result<PathBuf> {
         })
 }
 
+/// Every place where histories of this user may be (`<state>/sneaky`): beneath the state
+/// directory this process uses, and beneath the default ones a host of the same user with
+/// other variables would use (`~/.local/state` by `HOME`, and by the user's entry in the
+/// password database). What a command's view covers (src/shell/protect.rs, `own_state`).
+pub fn state_places() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .into_iter()
+        .collect();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
+        homes.push(user.dir);
+    }
+    state_home()
+        .into_iter()
+        .chain(homes.iter().map(|h| h.join(".local").join("state")))
+        .map(|base| base.join("sneaky"))
+        .collect()
+}
+
 /// The workspace's history under the state directory `base`.
 fn history_dir(base: &Path, ws: &Workspace) -> PathBuf {
     base.join("sneaky")

@@ -261,6 +261,21 @@ fn base_path() -> PathBuf {
     }
 }
 
+/// Every place where jobs' runtime directories of this user may be: the one this process
+/// uses, and the defaults a host of the same user with other variables would use
+/// (`/run/user/<uid>/sneaky`, where a login session's `XDG_RUNTIME_DIR` is; `sneaky-<uid>` in
+/// this process's temporary directory and in `/tmp`). What a command's view covers
+/// (src/shell/protect.rs, `own_state`).
+pub fn runtime_places() -> Vec<PathBuf> {
+    let uid = nix::unistd::geteuid().as_raw();
+    vec![
+        base_path(),
+        PathBuf::from(format!("/run/user/{uid}/sneaky")),
+        std::env::temp_dir().join(format!("sneaky-{uid}")),
+        PathBuf::from(format!("/tmp/sneaky-{uid}")),
+    ]
+}
+
 /// The name of a workspace's directory: a digest of its root.
 fn dir_name(root: &Path) -> String {
     use sha2::Digest;

@@ -24,13 +24,14 @@ use crate::shell::{self, jobs, policy, Changes};
 /// Longest command line accepted.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
-/// Run a shell command in the workspace root and return its exit code and output. Pipelines
-/// (`|`) and lists (`&&`, `||`, `;`) are fine; every program in the line must be allowed by
-/// the configuration, and command substitution, variable expansion, `eval`, `sh -c` and
-/// similar are refused. Output redirection may only write inside the workspace. Commands run
-/// sandboxed: they cannot write outside the workspace (use relative paths). With `background`
-/// the command keeps running after the call (a dev server, a watcher, a REPL) as a job that
-/// job_output reads, waits for and kills, and job_input writes to.
+/// Run a shell command in the workspace root and return its exit code and output. Any bash
+/// is fine (pipelines, lists, loops, functions, variables, `$(…)`, heredocs, `bash -c`); every
+/// program the line names, wherever it stands, must be allowed by the configuration, and the
+/// few options of allowed programs that run code the parser cannot see (`git -c core.pager=…`,
+/// `sed 'e …'`) are refused. Commands run sandboxed: they cannot write outside the workspace
+/// (use relative paths), and their changes can be undone. With `background` the command keeps
+/// running after the call (a dev server, a watcher, a REPL) as a job that job_output reads,
+/// waits for and kills, and job_input writes to.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {

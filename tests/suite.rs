@@ -16,6 +16,8 @@ mod agent_screen;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/code_nav.rs"]
+mod code_nav;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]
@@ -62,6 +64,8 @@ mod mcp_client;
 mod mcp_concurrency;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/own_state.rs"]
+mod own_state;
 #[path = "suite/pdf.rs"]
 mod pdf;
 #[path = "suite/props.rs"]

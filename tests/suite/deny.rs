@@ -760,9 +760,14 @@ pub fn nothing_planted(w: &Ws, how: &str, out: &str) {
 /// Run `command` with sneaky-run in `w`, as `uid` when given (the whole test directory is
 /// then handed to that user first), with `SNEAKY_SANDBOX_SKIP` set to `skip`.
 fn run_as(w: &Ws, command: &str, uid: Option<u32>, skip: &str) -> util::Reply {
-    use assert_cmd::cargo::CommandCargoExt;
     use std::os::unix::process::CommandExt;
-    let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");
+    // A copy another user can reach: the build's target/ may sit under a directory closed to
+    // others.
+    let exe = match uid {
+        Some(_) => util::copy_binaries_for_others(w.dir.path(), &["sneaky-run"]).join("sneaky-run"),
+        None => assert_cmd::cargo::cargo_bin("sneaky-run"),
+    };
+    let mut cmd = std::process::Command::new(exe);
     util::fence(&mut cmd, w.dir.path())
         .current_dir(&w.root)
         .env("SNEAKY_ROOT", &w.root)

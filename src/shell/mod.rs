@@ -286,7 +286,7 @@ pub fn run_with_changes(
 
 /// The overlay's upper layer, in the undo history's directory (its spec is the launcher's; a
 /// dry run requires it: nothing runs without it, it would change the workspace).
-fn hold_changes(
+pub(crate) fn hold_changes(
     ws: &Workspace,
     started: overlay::Started,
 ) -> std::result::Result<overlay::Scratch, String> {

@@ -16,6 +16,8 @@ mod agent_screen;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/code_nav.rs"]
+mod code_nav;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]

@@ -118,6 +118,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     })
 }
 
@@ -202,6 +203,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     }
 }
 

@@ -194,6 +194,17 @@ fn a_denied_program_typed_in_any_form_never_runs() {
         let out = format!("{}{}", r["stdout"], r["stderr"]);
         assert!(!out.contains("RAN-marker"), "{command}: ran: {r}");
     }
+    // Started where the policy cannot see it, the kernel's refusal says which key lets it run.
+    let reply = i.run(&format!("X={DENIED_TOOL}; $X"));
+    let r = reply.command_ran();
+    assert!(
+        r["stderr"].as_str().unwrap_or("").ends_with(&format!(
+            "could not be executed: it is on the deny list, which the kernel holds however it \
+             is started; taking \"{DENIED_TOOL}\" out of tools.shell.denied_commands in your \
+             configuration lets it run (docs/sandbox.md)\n"
+        )),
+        "{r}"
+    );
     // By name, the refusal says which key and why.
     let m = i.run(DENIED_TOOL).err("command_denied", 3);
     assert!(m.contains("tools.shell.denied_commands"), "{m}");

@@ -88,6 +88,9 @@ pub fn launch_spec(
             }
         }
     }
+    // What the read-deny list names, and SneakyCode's own state, are covered last.
+    let mut hide = super::protect::denied_places(config, ws)?;
+    hide.extend(super::protect::own_state(&write));
     // Outer directories first: a pin inside another must be made after it.
     pin.sort_by_key(|p| p.components().count());
     Ok(LaunchSpec {
@@ -99,7 +102,7 @@ pub fn launch_spec(
         map_exec: library_dirs(),
         read_only,
         pin,
-        hide: super::protect::denied_places(config, ws)?,
+        hide,
         unix_sockets: [root.to_path_buf(), tmp.to_path_buf()]
             .into_iter()
             .chain(absolute_paths(&shell.unix_sockets, "unix_sockets")?)
@@ -129,6 +132,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     })
 }
 
@@ -171,6 +175,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     }
 }
 

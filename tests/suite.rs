@@ -78,6 +78,8 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/refusal_lines.rs"]
+mod refusal_lines;
 #[path = "suite/run_exec.rs"]
 mod run_exec;
 #[path = "suite/run_policy.rs"]

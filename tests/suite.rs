@@ -16,6 +16,8 @@ mod agent_screen;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/code_nav.rs"]
+mod code_nav;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]
@@ -76,6 +78,8 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/refusal_lines.rs"]
+mod refusal_lines;
 #[path = "suite/run_exec.rs"]
 mod run_exec;
 #[path = "suite/run_policy.rs"]

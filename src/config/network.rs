@@ -426,6 +426,20 @@ impl HostList {
         self.0.iter().any(|p| p.names_address(ip, port))
     }
 
+    /// Whether some entry allows the name `name` (normalized), on some port.
+    pub fn allows_name_on_any_port(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .any(|p| p.allows_name(name, p.port.unwrap_or(1)))
+    }
+
+    /// Whether some entry names `ip`, on some port.
+    pub fn names_address_on_any_port(&self, ip: IpAddr) -> bool {
+        self.0
+            .iter()
+            .any(|p| p.names_address(ip, p.port.unwrap_or(1)))
+    }
+
     /// Whether the list reaches the host's loopback (see [`HostPattern::is_loopback`]).
     pub fn reaches_loopback(&self) -> bool {
         self.0.iter().any(HostPattern::is_loopback)

@@ -1072,7 +1072,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// `$XDG_STATE_HOME`, else `~/.local/state` (the XDG base directory rules: relative values are
 /// ignored).
-fn state_home() -> Result<PathBuf> {
+pub(crate) fn state_home() -> Result<PathBuf> {
     let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     std::env::var_os("XDG_STATE_HOME")
         .and_then(absolute)
@@ -1121,7 +1121,7 @@ fn history_dir(base: &Path, ws: &Workspace) -> PathBuf {
 /// Told from where `dir` really is, or would be once made: each existing part resolved
 /// (symbolic links, `..`) as the kernel and `create_dir_all` would take it, so that neither a
 /// link into the workspace hides it nor `<workspace>/../elsewhere` is taken for it.
-fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
+pub(crate) fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
     use std::path::Component;
     let inside = |place: &Path| place.starts_with(ws.root());
     let refused = match fs::canonicalize(dir) {
@@ -1179,7 +1179,7 @@ fn scratch_dir_in(base: &Path, ws: &Workspace) -> Result<PathBuf> {
 
 /// The directory name of a workspace's history: the root's last name (for people) and a hash
 /// of its whole path (so that two roots never share one).
-fn workspace_key(root: &Path) -> String {
+pub(crate) fn workspace_key(root: &Path) -> String {
     let name: String = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

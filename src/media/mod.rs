@@ -435,7 +435,7 @@ fn scaled_from_json(result: &Value) -> Option<Image> {
 }
 
 /// The program `name` beside the running one, else its bare name (looked up on PATH).
-fn sibling_binary(name: &str) -> std::path::PathBuf {
+pub fn sibling_binary(name: &str) -> std::path::PathBuf {
     std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join(name)))

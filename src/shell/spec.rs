@@ -132,6 +132,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     })
 }
 
@@ -174,6 +175,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     }
 }
 

@@ -26,6 +26,7 @@ pub mod input;
 pub mod jobs;
 pub mod list;
 pub mod mkdir;
+pub mod outline;
 pub mod patch;
 pub mod read;
 pub mod replace;

@@ -311,6 +311,20 @@ pub(crate) mod tests {
             seen,
             &[json!({"files": ["a", "b/"], "truncated": true, "next_offset": 2})],
         );
+        round_trip::<tools::outline::Outline>(
+            seen,
+            &[
+                json!({"symbols": [
+                    {"path": "a.rs", "name": "S", "kind": "struct", "line": 1, "end_line": 3,
+                     "signature": "struct S", "container": null},
+                    {"path": "a.rs", "name": "f", "kind": "method", "line": 5, "end_line": 5,
+                     "signature": "fn f()", "container": "S"}
+                ], "truncated": true, "next_offset": 2,
+                "unsupported": {"count": 1, "files": [{"path": "b.md",
+                                "reason": "not a supported language"}]}}),
+                json!({"symbols": [], "truncated": false}),
+            ],
+        );
         round_trip::<tools::write::WriteFile>(
             seen,
             &[

@@ -43,8 +43,10 @@ pub struct RunArgs {
     #[serde(default)]
     pub timeout: Option<u64>,
     /// Start the command as a background job and return while it still runs, with its output
-    /// so far and a job_id for job_output and job_input. The job runs under the same sandbox
-    /// and writes to the workspace directly; it ends when job_output kills it, at its lease
+    /// so far and a job_id for job_output and job_input. The job runs under the same sandbox;
+    /// its changes to the workspace are held until it ends, then applied as one change that
+    /// job_output reports (a command run meanwhile does not see them); it ends when job_output
+    /// kills it, at its lease
     /// (tools.shell.max_job_seconds) or when the host that started it ends. Later commands
     /// reach the ports it listens on through localhost. Default: false.
     #[serde(default)]
@@ -611,18 +613,17 @@ impl<'a> Background<'a> {
             job_id: Some(v.job_id),
             running: Some(v.running),
             matched: v.matched,
-            changes: None,
-            untracked: Vec::new(),
-            discarded: Vec::new(),
-            undo: Undoable::default(),
+            // Held while the job runs, applied once it has ended (job_output then says what
+            // became of them); a job that ended within the wait has had them applied.
+            changes: v.changes,
+            untracked: v.untracked,
+            discarded: v.discarded,
+            undo: v.undo,
             diff: None,
             diff_truncated: false,
             dry_run: false,
             held: None,
-            changes_unavailable: Some(
-                "a background job writes the workspace directly; its changes are not recorded"
-                    .into(),
-            ),
+            changes_unavailable: v.changes_unavailable,
         })
     }
 }

@@ -93,6 +93,7 @@ const CALLS = [
   ['list_dir', { directory_path: '.' }, { directory_path: 'no/such/dir' }, 'not_found'],
   ['grep_files', { pattern: 'fn answer' }, { pattern: 'fn (' }, 'invalid_args'],
   ['find_files', { pattern: '*.rs' }, { pattern: '*.rs', nope: 1 }, 'invalid_args'],
+  ['outline', { path: 'src/lib.rs' }, { path: 'hello.txt' }, 'invalid_args'],
   ['write_file', { file_path: 'out/new.txt', content: 'made by ts\n' },
     { file_path: '../escape.txt', content: 'x' }, 'outside_workspace'],
   ['make_dir', { directory_path: 'made/deep' }, { directory_path: 'hello.txt' }, 'already_exists'],

@@ -441,6 +441,8 @@ fn structured_content_matches_the_output_schema() {
         ("grep_files", json!({"pattern": "answer"})),
         ("grep_files", json!({"pattern": "answer", "context": 1})),
         ("find_files", json!({"pattern": "*.rs"})),
+        // Parsed through sneaky-outline's helper: the host links no grammar.
+        ("outline", json!({"path": "src"})),
     ];
     for (i, (tool, args)) in calls.into_iter().enumerate() {
         let result = s.call(100 + i as i64, tool, args.clone());

@@ -181,34 +181,37 @@ impl World {
         request: Value,
         env: &[(&str, &Path)],
     ) -> Reply {
-        let mut cmd = std::process::Command::new(self.bins.join(bin));
-        util::fence(&mut cmd, self.dir.path())
-            .current_dir(self.root(ws))
-            .env("SNEAKY_ROOT", self.root(ws))
-            .env("HOME", self.path("home"))
-            .env("TMPDIR", self.path("tmp"))
-            .env("XDG_CONFIG_HOME", self.path("xdg"))
-            .env_remove("SNEAKY_CONFIG")
-            .env_remove("SNEAKY_JOB_OWNER")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("XDG_RUNTIME_DIR")
-            .args(args);
-        if host == Host::Same {
-            cmd.env("XDG_STATE_HOME", self.path("state"))
-                .env("XDG_RUNTIME_DIR", self.path("run"));
-        }
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        if let Some(uid) = self.uid {
-            cmd.uid(uid).gid(uid);
-        }
-        let out = assert_cmd::Command::from_std(cmd)
-            .write_stdin(request.to_string())
-            .timeout(Duration::from_secs(400))
-            .output()
-            .expect("run");
+        let make = || {
+            let mut cmd = std::process::Command::new(self.bins.join(bin));
+            util::fence(&mut cmd, self.dir.path())
+                .current_dir(self.root(ws))
+                .env("SNEAKY_ROOT", self.root(ws))
+                .env("HOME", self.path("home"))
+                .env("TMPDIR", self.path("tmp"))
+                .env("XDG_CONFIG_HOME", self.path("xdg"))
+                .env_remove("SNEAKY_CONFIG")
+                .env_remove("SNEAKY_JOB_OWNER")
+                .env_remove("CARGO_TARGET_DIR")
+                .env_remove("XDG_STATE_HOME")
+                .env_remove("XDG_RUNTIME_DIR")
+                .args(args);
+            if host == Host::Same {
+                cmd.env("XDG_STATE_HOME", self.path("state"))
+                    .env("XDG_RUNTIME_DIR", self.path("run"));
+            }
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            if let Some(uid) = self.uid {
+                cmd.uid(uid).gid(uid);
+            }
+            cmd
+        };
+        let out = util::output_retrying_busy(
+            make,
+            request.to_string().as_bytes(),
+            Duration::from_secs(400),
+        );
         Reply::parse(bin, out)
     }
 

@@ -443,6 +443,11 @@ fn structured_content_matches_the_output_schema() {
         ("find_files", json!({"pattern": "*.rs"})),
         // Parsed through sneaky-outline's helper: the host links no grammar.
         ("outline", json!({"path": "src"})),
+        (
+            "find_symbol",
+            json!({"name": "answer", "include_body": true}),
+        ),
+        ("find_references", json!({"name": "answer"})),
     ];
     for (i, (tool, args)) in calls.into_iter().enumerate() {
         let result = s.call(100 + i as i64, tool, args.clone());

@@ -8,6 +8,8 @@ mod util;
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/agent_hosts.rs"]
+mod agent_hosts;
 #[path = "suite/agent_pipe.rs"]
 mod agent_pipe;
 #[path = "suite/agent_screen.rs"]
@@ -78,6 +80,8 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/refusal_lines.rs"]
+mod refusal_lines;
 #[path = "suite/run_exec.rs"]
 mod run_exec;
 #[path = "suite/run_policy.rs"]

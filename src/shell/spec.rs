@@ -133,6 +133,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     })
 }
 
@@ -176,6 +177,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     }
 }
 

@@ -29,9 +29,11 @@ pub mod mkdir;
 pub mod outline;
 pub mod patch;
 pub mod read;
+pub mod refs;
 pub mod replace;
 pub mod rm;
 pub mod run;
+pub mod symbol;
 pub mod undo;
 pub mod write;
 

@@ -94,6 +94,8 @@ const CALLS = [
   ['grep_files', { pattern: 'fn answer' }, { pattern: 'fn (' }, 'invalid_args'],
   ['find_files', { pattern: '*.rs' }, { pattern: '*.rs', nope: 1 }, 'invalid_args'],
   ['outline', { path: 'src/lib.rs' }, { path: 'hello.txt' }, 'invalid_args'],
+  ['find_symbol', { name: 'answer' }, { name: 'answer', kind: 'nope' }, 'invalid_args'],
+  ['find_references', { name: 'answer' }, { name: 'answer', path: 'no/such/dir' }, 'not_found'],
   ['write_file', { file_path: 'out/new.txt', content: 'made by ts\n' },
     { file_path: '../escape.txt', content: 'x' }, 'outside_workspace'],
   ['make_dir', { directory_path: 'made/deep' }, { directory_path: 'hello.txt' }, 'already_exists'],

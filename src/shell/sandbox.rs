@@ -61,6 +61,11 @@ pub struct LaunchSpec {
     /// Apply the sandbox layers (false: only the session and the parent-death signal).
     pub sandbox: bool,
     pub read: Vec<PathBuf>,
+    /// Directories whose entries may be listed but whose files are read only where `read`
+    /// grants them (a background job's way to the read-deny list's places: see
+    /// `spec::carve_reads`).
+    #[serde(default)]
+    pub read_dirs: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
     /// Files and directories whose programs may execute.
     pub exec: Vec<PathBuf>,

@@ -122,6 +122,10 @@ fn the_whole_language_is_accepted_with_its_programs() {
             &["ls", "cat"],
         ),
         (
+            "shopt -s extglob; case $f in @(a|b).rs|!(*.md)) ls;; esac",
+            &["ls"],
+        ),
+        (
             "[[ -f x && $(cat x) == y* && $v =~ ^a(b|c)$ ]] && echo ok",
             &["cat", "echo"],
         ),

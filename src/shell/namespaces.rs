@@ -301,6 +301,12 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
         bind(w, false).map_err(|e| err("binding writable", w, &e))?;
     }
     for x in req.exec {
+        // A writable place bound just above (the workspace, the temp dir) is a mount already:
+        // it needs only its noexec taken away.
+        if req.write.contains(x) {
+            mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
+            continue;
+        }
         // A helper directory that does not exist yet, or a file that went away: skipped
         // (then it cannot execute, which is the safe side). Asked of the bind itself rather
         // than with a stat first: one system call less per program, on every call.

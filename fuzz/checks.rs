@@ -660,15 +660,20 @@ fn restrictive() -> Shell {
     }
 }
 
-/// Arbitrary text to the command policy, with the default and a restrictive configuration:
-/// an answer comes quickly (nesting bombs included); an accepted line runs only programs its
-/// lists allow (never a NEVER builtin or an opaque wrapper), bash would expand nothing in it
-/// (no `$…`, backticks or process substitution outside single quotes), and a denied command
-/// on the next line is refused.
+/// Arbitrary text to the command policy, with the default, a restrictive and a strict
+/// configuration (the kernel layers off): an answer comes quickly (nesting bombs included); an
+/// accepted line runs only programs its lists allow (never a NEVER builtin or an opaque
+/// wrapper), and a denied command on the next line is refused. When strict, also: bash would
+/// expand nothing in an accepted line (no `$…`, backticks or process substitution outside
+/// single quotes), and a line that runs only sort hands it no compression program.
 pub fn command_policy(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    let restrictive_allowed = vec![
+        "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh", "sort", "tar",
+        "cp",
+    ];
     for (shell, allowed, denied) in [
         (
             Shell::default(),
@@ -677,13 +682,19 @@ pub fn command_policy(data: &[u8]) {
         ),
         (
             restrictive(),
-            vec![
-                "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh", "sort",
-                "tar", "cp",
-            ],
+            restrictive_allowed.clone(),
+            vec!["rm", "curl"],
+        ),
+        (
+            Shell {
+                sandbox: false,
+                ..restrictive()
+            },
+            restrictive_allowed,
             vec!["rm", "curl"],
         ),
     ] {
+        let strict = !policy::contained(&shell);
         let started = Instant::now();
         let verdict = policy::check(text, &shell, policy_root());
         assert_quick(started);
@@ -702,8 +713,10 @@ pub fn command_policy(data: &[u8]) {
             );
         }
         // A line that runs only sort never hands it a compression program (any abbreviation
-        // of --compress-program, however quoted).
-        if !approved.programs.is_empty() && approved.programs.iter().all(|p| p == "sort") {
+        // of --compress-program, however quoted). With the layers in force, one known only at
+        // run time is the kernel's (it must be in the exec set).
+        if strict && !approved.programs.is_empty() && approved.programs.iter().all(|p| p == "sort")
+        {
             let unquoted: String = text
                 .chars()
                 .filter(|c| !matches!(c, '\'' | '"' | '\\'))
@@ -713,14 +726,18 @@ pub fn command_policy(data: &[u8]) {
                 "{text:?} hands sort a compression program"
             );
         }
-        if !text.contains("<<") && !text.ends_with('\\') {
-            // A complete accepted line followed by another line: that line is a command of
-            // its own, and `rm` is denied in both configurations.
+        // A complete accepted line followed by another line: that line is a command of its
+        // own, and `rm` is denied in every configuration (unless the line defines functions,
+        // one of which could be named rm).
+        let defines = text.contains("()") || text.contains("function");
+        if !text.contains("<<") && !text.ends_with('\\') && !defines {
             let more = format!("{text}\nrm pwned");
             assert!(
                 policy::check(&more, &shell, policy_root()).is_err(),
                 "{more:?} accepted"
             );
+        }
+        if strict && !text.contains("<<") && !text.ends_with('\\') {
             if let Some(at) = bash_expansion(text) {
                 panic!(
                     "{text:?} accepted, but bash expands at byte {at}: {:?}",
@@ -782,6 +799,7 @@ pub fn mcp_line(data: &[u8]) {
         root: Some(mcp_workspace().clone()),
         config: None,
         read_only: true,
+        structured_content: sneaky::mcp::StructuredChoice::default(),
     };
     let started = Instant::now();
     sneaky::mcp::serve(opts, std::io::Cursor::new(input), captured.clone()).expect("serve");

@@ -18,6 +18,8 @@ mod agent_tty;
 mod apply_boundary;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/code_nav.rs"]
+mod code_nav;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]
@@ -64,6 +66,8 @@ mod mcp_client;
 mod mcp_concurrency;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/own_state.rs"]
+mod own_state;
 #[path = "suite/pdf.rs"]
 mod pdf;
 #[path = "suite/props.rs"]
@@ -76,6 +80,8 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/refusal_lines.rs"]
+mod refusal_lines;
 #[path = "suite/run_exec.rs"]
 mod run_exec;
 #[path = "suite/run_policy.rs"]

@@ -24,13 +24,14 @@ use crate::shell::{self, jobs, policy, Changes};
 /// Longest command line accepted.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
-/// Run a shell command in the workspace root and return its exit code and output. Pipelines
-/// (`|`) and lists (`&&`, `||`, `;`) are fine; every program in the line must be allowed by
-/// the configuration, and command substitution, variable expansion, `eval`, `sh -c` and
-/// similar are refused. Output redirection may only write inside the workspace. Commands run
-/// sandboxed: they cannot write outside the workspace (use relative paths). With `background`
-/// the command keeps running after the call (a dev server, a watcher, a REPL) as a job that
-/// job_output reads, waits for and kills, and job_input writes to.
+/// Run a shell command in the workspace root and return its exit code and output. Any bash
+/// is fine (pipelines, lists, loops, functions, variables, `$(…)`, heredocs, `bash -c`); every
+/// program the line names, wherever it stands, must be allowed by the configuration, and the
+/// few options of allowed programs that run code the parser cannot see (`git -c core.pager=…`,
+/// `sed 'e …'`) are refused. Commands run sandboxed: they cannot write outside the workspace
+/// (use relative paths), and their changes can be undone. With `background` the command keeps
+/// running after the call (a dev server, a watcher, a REPL) as a job that job_output reads,
+/// waits for and kills, and job_input writes to.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
@@ -41,8 +42,10 @@ pub struct RunArgs {
     #[serde(default)]
     pub timeout: Option<u64>,
     /// Start the command as a background job and return while it still runs, with its output
-    /// so far and a job_id for job_output and job_input. The job runs under the same sandbox
-    /// and writes to the workspace directly; it ends when job_output kills it, at its lease
+    /// so far and a job_id for job_output and job_input. The job runs under the same sandbox;
+    /// its changes to the workspace are held until it ends, then applied as one change that
+    /// job_output reports (a command run meanwhile does not see them); it ends when job_output
+    /// kills it, at its lease
     /// (tools.shell.max_job_seconds) or when the host that started it ends. Later commands
     /// reach the ports it listens on through localhost. Default: false.
     #[serde(default)]
@@ -598,19 +601,18 @@ impl<'a> Background<'a> {
             job_id: Some(v.job_id),
             running: Some(v.running),
             matched: v.matched,
-            changes: None,
-            untracked: Vec::new(),
-            discarded: Vec::new(),
-            reduced: Vec::new(),
-            undo: Undoable::default(),
+            // Held while the job runs, applied once it has ended (job_output then says what
+            // became of them); a job that ended within the wait has had them applied.
+            changes: v.changes,
+            untracked: v.untracked,
+            discarded: v.discarded,
+            reduced: v.reduced,
+            undo: v.undo,
             diff: None,
             diff_truncated: false,
             dry_run: false,
             held: None,
-            changes_unavailable: Some(
-                "a background job writes the workspace directly; its changes are not recorded"
-                    .into(),
-            ),
+            changes_unavailable: v.changes_unavailable,
         })
     }
 }

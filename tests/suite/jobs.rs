@@ -911,6 +911,25 @@ fn a_job_cannot_make_a_protected_path_after_its_start_call_ended() {
     assert!(!j.w.root.join(".envrc").is_file());
 }
 
+/// A job (which writes the workspace directly, with no overlay) meets the protected paths as
+/// a command does, through every link that reaches them (tests/suite/deny.rs).
+#[test]
+fn a_job_cannot_plant_an_autorun_file_through_a_link() {
+    if !python_or_skip() || !crate::sandbox::namespaces_or_skip("a_job_through_a_link") {
+        return;
+    }
+    let j = Jobs {
+        w: crate::deny::linked_ws(),
+    };
+    std::fs::create_dir_all(j.runtime()).expect("mkdir run");
+    let r = j.start(json!({"command": format!("{PYTHON} attempts.py"), "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let o = j.output(json!({"job_id": id, "wait_for": "^done", "wait_ms": 20000}));
+    let shown = o.to_string();
+    assert!(shown.contains("done"), "{shown}");
+    crate::deny::nothing_planted(&j.w, "job", &shown);
+}
+
 /// `sneaky-mcp --http` started for `j`'s workspace: the child and its port.
 fn http_server(j: &Jobs) -> (std::process::Child, u16) {
     let root = j.w.root.to_str().expect("utf-8").to_string();
@@ -1019,9 +1038,107 @@ fn sigterm_stops_http_gracefully_within_its_bound() {
             .is_some_and(|m| m.contains("stopped")),
         "{slow:?}"
     );
-    // The session's job was ended on the server's way out.
+    // The session's job was ended on the server's way out (read waiting for its end: the
+    // supervisor records it once the job's held changes are applied, a moment after its
+    // processes are gone).
     gone("sleep 3391", Duration::from_secs(3));
-    let o = j.output(json!({"job_id": job}));
+    let o = j.output(json!({"job_id": job, "wait_for": "never printed", "wait_ms": 10000}));
     assert_eq!(o["running"], false, "{o}");
     assert_eq!(o["ended_by"], "host", "{o}");
+}
+
+/// A job's changes are held aside and applied once it ends, through the same step as a
+/// command's: a repository cloned into the workspace after the job started (here made on the
+/// host while it runs) does not get the hooks and config the job writes into it, and what it
+/// may write lands as one change that undo takes back.
+#[test]
+fn a_job_cannot_plant_hooks_in_a_repository_cloned_while_it_runs() {
+    if !python_or_skip()
+        || !util::require_cmd("git")
+        || !crate::sandbox::namespaces_or_skip("a_job_cannot_plant_hooks")
+    {
+        return;
+    }
+    let j = Jobs::new();
+    j.allow_python("");
+    j.w.write(
+        "plant.py",
+        "import os, time\n\
+         while not os.path.isdir('sub/.git/hooks'):\n    time.sleep(0.05)\n\
+         time.sleep(0.2)\n\
+         open('sub/.git/hooks/pre-commit', 'w').write('#!/bin/sh\\ntouch /tmp/pwned\\n')\n\
+         open('sub/.git/config', 'a').write('[core]\\n\\tfsmonitor = touch /tmp/pwned\\n')\n\
+         open('made.txt', 'w').write('by the job\\n')\n\
+         print('done', flush=True)\n",
+    );
+    let r = j.start(json!({"command": format!("{PYTHON} plant.py"), "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    assert_eq!(r["running"], true, "{r}");
+    // A person clones a repository into the workspace while the job runs.
+    let init = Command::new("git")
+        .args(["init", "-q", "sub"])
+        .current_dir(&j.w.root)
+        .status()
+        .expect("git init");
+    assert!(init.success());
+    let config_before = std::fs::read_to_string(j.w.root.join("sub/.git/config")).expect("config");
+    let o = j.output(json!({"job_id": id, "wait_for": "never printed", "wait_ms": 20000}));
+    assert_eq!(o["running"], false, "{o}");
+    assert!(o["stdout"].as_str().unwrap_or("").contains("done"), "{o}");
+    // Nothing of what the job wrote under the new repository's .git reached it.
+    assert!(
+        !j.w.root.join("sub/.git/hooks/pre-commit").exists(),
+        "the job planted a hook: {o}"
+    );
+    let config_after = std::fs::read_to_string(j.w.root.join("sub/.git/config")).expect("config");
+    assert_eq!(
+        config_before, config_after,
+        "the job changed sub/.git/config: {o}"
+    );
+    let discarded = util::strings(&o["discarded"]);
+    for planted in ["sub/.git/hooks/pre-commit", "sub/.git/config"] {
+        assert!(discarded.iter().any(|d| d == planted), "{planted}: {o}");
+    }
+    // The rest is applied as one change, which undo takes back.
+    assert_eq!(j.w.read("made.txt"), "by the job\n");
+    let change = o["change_id"].as_str().expect("change_id").to_string();
+    let u = j.call("sneaky-undo", json!({"change_id": change}));
+    assert_eq!(u.status, 0, "{u:?}");
+    assert!(!j.w.root.join("made.txt").exists());
+}
+
+/// While a job runs, what it writes is held: neither the workspace nor a later command sees
+/// it until the job has ended.
+#[test]
+fn a_jobs_changes_reach_the_workspace_when_it_ends() {
+    if !crate::sandbox::namespaces_or_skip("a_jobs_changes_reach_the_workspace_when_it_ends") {
+        return;
+    }
+    let j = Jobs::new();
+    let r = j.start(json!({"command": "echo held > out.txt; echo written; sleep 3303", "wait_for": "written", "wait_ms": 10000}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    assert_eq!(j.output(json!({"job_id": id}))["changes_held"], true, "{r}");
+    assert!(
+        !j.w.root.join("out.txt").exists(),
+        "applied while the job runs"
+    );
+    let seen = j.call("sneaky-run", json!({"command": "cat out.txt"}));
+    assert_ne!(
+        seen.status, 0,
+        "a later command saw the job's file: {seen:?}"
+    );
+    let o = j.output(json!({"job_id": id, "kill": true}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(
+        util::strings(
+            &o["changes"]
+                .as_array()
+                .map(|c| c.iter().map(|x| x["path"].clone()).collect::<Vec<_>>())
+                .map(Value::Array)
+                .unwrap_or_default()
+        ),
+        ["out.txt"],
+        "{o}"
+    );
+    assert_eq!(j.w.read("out.txt"), "held\n");
 }

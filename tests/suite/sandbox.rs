@@ -56,7 +56,10 @@ fn attack_ws() -> Ws {
     w.write("f.txt", "a line\n");
     w.write("evil", "[core]\n\tfsmonitor = touch pwned\n");
     w.write("hook", "#!/bin/sh\ntouch pwned\n");
-    w.write("-e1e touch pwned", "");
+    // A file name that becomes sed's `-e` script when a glob expands to it: with the kernel
+    // layers in force the policy leaves globs to the kernel, so the script runs, and it must
+    // then be the kernel that keeps it in the workspace.
+    w.write("-e1e cd ..;touch pwned", "");
     std::fs::write(w.outside().join("outside.txt"), "untouched\n").expect("write");
     git(&w, &["init", "-q"]);
     git(&w, &["config", "user.name", "T"]);
@@ -194,7 +197,8 @@ const POLICY_CORPUS: &[(&str, &str)] = &[
     ("perl", "perl -e 'open F, \">pwned\"'"),
     ("env runs a denied program", "env perl -e 1"),
     ("timeout runs a denied program", "timeout 5 rm f.txt"),
-    ("find exec", "find . -maxdepth 0 -exec touch pwned ;"),
+    ("find exec", "find . -maxdepth 0 -exec touch ../pwned ;"),
+    ("find exec through a shell", "find . -maxdepth 0 -exec sh -c 'cp hook .git/hooks/pre-commit' ;"),
     ("xargs runs a shell", "echo 'touch pwned' | xargs sh -c"),
     ("redirect into .envrc", "echo 'touch pwned' > .envrc"),
     ("cp into .vscode", "mkdir -p .vscode && cp f.txt .vscode/tasks.json"),

@@ -3,11 +3,12 @@
 //! The attacks of the round that found it otherwise, each judged on the host afterwards, as
 //! root and as the unprivileged user `nobody`:
 //!
-//! - a background job swaps a nested repository's `.git/objects` for a committed link
-//!   (`../../.git/hooks`, `../../.claude`) while the command's changes are being applied, after
-//!   the first of thousands of ignored build files has landed: the nested repository's data
-//!   must not be written through it (the workspace's own `.git/hooks/pre-commit`, a protected
-//!   `.claude/settings.json`);
+//! - something that writes the workspace while a command's changes are applied (a background
+//!   job did, before jobs ran over an overlay of their own; a person's editor, another tool)
+//!   swaps a nested repository's `.git/objects` for a committed link (`../../.git/hooks`,
+//!   `../../.claude`) once the first of thousands of ignored build files has landed: the
+//!   nested repository's data must not be written through it (the workspace's own
+//!   `.git/hooks/pre-commit`, a protected `.claude/settings.json`);
 //! - a command leaves a set-user-id or set-group-id program (`cp -p --attributes-only
 //!   /usr/bin/su tool` as root: a setuid-root shell), extended attributes (`user.*`, and
 //!   overlayfs's own `user.overlay.*` on a file it modified; a file capability is refused in
@@ -145,27 +146,6 @@ impl Room {
     }
 }
 
-impl Drop for Room {
-    /// The workspace's job supervisor (started by a background job) goes with the test.
-    fn drop(&mut self) {
-        let run = self.dir.path().join("run");
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for e in entries.flatten() {
-            let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains("--sneaky-jobs-daemon") && text.contains(&*run.to_string_lossy()) {
-                let _ = Command::new("kill")
-                    .arg(e.file_name().to_string_lossy().as_ref())
-                    .status();
-            }
-        }
-    }
-}
-
 /// Whether the tests that need python3 and git can run here (loudly when not).
 fn tools_present() -> bool {
     util::require_cmd("git")
@@ -259,7 +239,7 @@ enum Through {
 }
 
 /// Ignored build files the command leaves, applied before the nested repository's data: the
-/// window in which the job swaps.
+/// window in which the swap lands.
 const BUILD_FILES: usize = 5000;
 
 fn swap_during_the_apply(through: Through, as_nobody: bool) {
@@ -279,17 +259,6 @@ fn swap_during_the_apply(through: Through, as_nobody: bool) {
         .write("a/lib.txt", "lib\n");
     room.git("a", &["init", "-q"]);
     std::os::unix::fs::symlink(link, room.root.join("a/lnk")).expect("link");
-    // The repository's own scripts: the job waits for the first build file to land in the
-    // workspace, then swaps the nested repository's objects for the committed link.
-    room.write(
-        "swap.py",
-        "import os, shutil, time\n\
-         end = time.time() + 120\n\
-         while not os.path.exists('build/f00000') and time.time() < end:\n    pass\n\
-         shutil.rmtree('a/.git/objects')\n\
-         os.rename('a/lnk', 'a/.git/objects')\n\
-         open('swapped', 'w').close()\n",
-    );
     room.write(
         "make.py",
         &format!(
@@ -304,14 +273,31 @@ fn swap_during_the_apply(through: Through, as_nobody: bool) {
     room.hand_over();
     let planted = room.root.join(".git/hooks").join(name);
     let settings = room.root.join(".claude").join(name);
-    let job = room.call(
-        "sneaky-run",
-        &json!({"command": format!("{PYTHON} swap.py"), "background": true}),
-    );
-    assert_eq!(job.ok()["running"], true, "{}", job.json);
+    // Whatever else writes the workspace while the changes are applied (a person's editor,
+    // another tool, a job that wrote it directly): here a thread of this test, which waits for
+    // the first build file to land, then swaps the nested repository's objects for the
+    // committed link.
+    let swapper = {
+        let root = room.root.clone();
+        std::thread::spawn(move || {
+            let end = std::time::Instant::now() + Duration::from_secs(240);
+            while !root.join("build/f00000").exists() {
+                if std::time::Instant::now() > end {
+                    return false;
+                }
+                std::hint::spin_loop();
+            }
+            std::fs::remove_dir_all(root.join("a/.git/objects")).expect("rm objects");
+            std::fs::rename(root.join("a/lnk"), root.join("a/.git/objects")).expect("swap");
+            true
+        })
+    };
     let reply = room.run(&format!("{PYTHON} make.py"));
-    // The job did swap, while the changes were being applied.
-    assert!(room.root.join("swapped").exists(), "{}", reply.json);
+    assert!(
+        swapper.join().expect("swapper"),
+        "no build file landed: {}",
+        reply.json
+    );
     assert!(std::fs::symlink_metadata(room.root.join("a/.git/objects"))
         .is_ok_and(|m| m.file_type().is_symlink()));
     // Judged on the host: nothing was written through the link.
@@ -477,7 +463,8 @@ fn extended_attributes_and_fifos_a_command_makes_are_not_applied_as_nobody() {
     xattrs_and_special_files_are_not_applied(true);
 }
 
-/// A deletion taken back after its directory was swapped for a link (as a job could): the
+/// A deletion taken back after its directory was swapped for a link (as anything writing the
+/// workspace could): the
 /// undo is refused, and nothing is written where the link points.
 fn undo_through_a_swapped_link(as_nobody: bool) {
     let Some(room) = Room::new(as_nobody) else {

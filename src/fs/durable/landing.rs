@@ -45,6 +45,8 @@ pub enum Git<'a> {
 /// comment says.
 pub fn locate_no_links(ws: &Workspace, path: &str, git: Git<'_>) -> Result<Target> {
     let (parent, name) = plain_parts(path)?;
+    // As spelled, too: a protected name is refused whatever it is now.
+    ws.refuse_protected_spelling(&ws.relative(path)?)?;
     let dir = ws
         .open_dir_no_links(&parent)
         .map_err(|e| unreachable(ws, path, &parent, e))?;

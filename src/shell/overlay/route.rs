@@ -60,8 +60,8 @@ const NESTED_GIT_DATA: &[&str] = &[
     "rr-cache",
 ];
 
-/// What becomes of the change of `path` to `to`, by its path (where it lands is checked again, by the directory it
-/// lands in, when it is applied: src/fs/durable/landing.rs).
+/// What becomes of the change of `path` to `to`, by its path (where it lands is checked
+/// again, by the directory it lands in, when it is applied: src/fs/durable/landing.rs).
 pub(super) fn route(
     ws: &Workspace,
     upper: &Path,
@@ -92,6 +92,11 @@ pub(super) fn route(
     let in_workspace = lstat_no_links(ws, &git_dir)
         .is_ok_and(|st| st.is_some_and(|st| Kind::from_mode(st.st_mode) == Kind::Dir));
     if !(in_upper || in_workspace) {
+        return Route::Discarded;
+    }
+    // git writes no symbolic link in its directory; one there would lead git's next writes
+    // (and a later apply's lookups) elsewhere.
+    if matches!(to, To::Link { .. }) {
         return Route::Discarded;
     }
     let data = match parts.get(at + 1) {

@@ -8,6 +8,8 @@ mod util;
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/agent_hosts.rs"]
+mod agent_hosts;
 #[path = "suite/agent_pipe.rs"]
 mod agent_pipe;
 #[path = "suite/agent_screen.rs"]
@@ -30,6 +32,8 @@ mod contract;
 mod corpus;
 #[path = "suite/deny.rs"]
 mod deny;
+#[path = "suite/deny_programs.rs"]
+mod deny_programs;
 #[path = "suite/edit_corpus.rs"]
 mod edit_corpus;
 #[path = "suite/edit_crash.rs"]

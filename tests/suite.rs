@@ -8,6 +8,8 @@ mod util;
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/agent_hosts.rs"]
+mod agent_hosts;
 #[path = "suite/agent_pipe.rs"]
 mod agent_pipe;
 #[path = "suite/agent_screen.rs"]

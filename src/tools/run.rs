@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
 use crate::render::human::Text;
 use crate::shell::overlay::Changed;
+use crate::shell::policy::Effect;
 use crate::shell::{self, jobs, policy, Changes};
 
 /// Longest command line accepted.
@@ -102,6 +103,11 @@ pub struct RunResult {
     pub duration_ms: u64,
     /// The programs the command line runs, as the policy checked them.
     pub programs: Vec<String>,
+    /// "reads" when every program the line runs only reads with the arguments given and
+    /// nothing is written by a redirection; else "writes" (also for a program known only at
+    /// run time). sneaky-agent asks the person only about "writes"; the command's changes are
+    /// reported in either case.
+    pub effect: Effect,
     /// Environment variables withheld from the command (secret-looking names, shell hooks).
     pub env_removed: Vec<String>,
     /// The command changed the workspace's sneaky.toml and it was put back.
@@ -269,6 +275,7 @@ impl Tool for RunCommand {
             ));
         }
         let approved = policy::check(&command, shell, ctx.ws.root())?;
+        let effect = approved.effect;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
         if args.background && args.dry_run {
             return Err(Error::invalid_arg(
@@ -277,7 +284,7 @@ impl Tool for RunCommand {
             ));
         }
         if args.background {
-            return background.start(&command, approved.programs, timeout, cap, ctx);
+            return background.start(&command, approved.programs, effect, timeout, cap, ctx);
         }
         let outcome = shell::run_with_changes(
             &command,
@@ -294,7 +301,7 @@ impl Tool for RunCommand {
                 Changes::Record
             },
         )?;
-        Ok(result(outcome, approved.programs, args.dry_run))
+        Ok(result(outcome, approved.programs, effect, args.dry_run))
     }
 
     /// The status line, then stdout and stderr, each under a marker when there is any.
@@ -444,10 +451,19 @@ fn changes_text(r: &RunResult) -> String {
     if let Some(why) = &r.changes_unavailable {
         let _ = write!(out, "\nchanges not recorded: {why}");
     }
+    let changed = r.changes.as_ref().is_some_and(|c| !c.is_empty()) || !r.untracked.is_empty();
+    if r.effect == Effect::Reads && changed {
+        out.push_str("\nnote: the policy classed this command as only reading (effect: reads), yet it changed files");
+    }
     out
 }
 
-fn result(outcome: shell::Outcome, programs: Vec<String>, dry_run: bool) -> RunResult {
+fn result(
+    outcome: shell::Outcome,
+    programs: Vec<String>,
+    effect: Effect,
+    dry_run: bool,
+) -> RunResult {
     let f = outcome.finished;
     let signal = f.signal();
     let (applied, changes_unavailable) = match outcome.changes {
@@ -480,6 +496,7 @@ fn result(outcome: shell::Outcome, programs: Vec<String>, dry_run: bool) -> RunR
         stderr_bytes: f.stderr.total,
         duration_ms: f.duration_ms,
         programs,
+        effect,
         env_removed: outcome.env_removed,
         config_restored: outcome.config_restored,
         job_id: None,
@@ -532,6 +549,7 @@ impl<'a> Background<'a> {
         &self,
         command: &str,
         programs: Vec<String>,
+        effect: Effect,
         timeout: u64,
         cap: usize,
         ctx: &Context,
@@ -589,6 +607,7 @@ impl<'a> Background<'a> {
             stderr_bytes: v.stderr_bytes,
             duration_ms: v.elapsed_ms,
             programs,
+            effect,
             env_removed,
             config_restored: false,
             job_id: Some(v.job_id),

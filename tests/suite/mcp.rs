@@ -282,7 +282,7 @@ fn version_negotiation_and_shapes_per_version() {
 }
 
 /// The two shapes (src/mcp/shape.rs): Codex CLI and Claude Code, by the `clientInfo.name` they
-/// send, get tools
+/// send (tests/agents/hosts_test.mjs checks those names against the real hosts), get tools
 /// without `outputSchema` and results of content blocks only; every other client gets
 /// `outputSchema` and `structuredContent`; `--structured-content` overrides both ways. The text
 /// is the same in both.

@@ -26,13 +26,13 @@ use crate::shell::{self, jobs, policy, Changes};
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// Run a shell command in the workspace root and return its exit code and output. Any bash
-/// is fine (pipelines, lists, loops, functions, variables, `$(…)`, heredocs, `bash -c`); every
-/// program the line names, wherever it stands, must be allowed by the configuration, and the
-/// few options of allowed programs that run code the parser cannot see (`git -c core.pager=…`,
-/// `sed 'e …'`) are refused. Commands run sandboxed: they cannot write outside the workspace
-/// (use relative paths), and their changes can be undone. With `background` the command keeps
-/// running after the call (a dev server, a watcher, a REPL) as a job that job_output reads,
-/// waits for and kills, and job_input writes to.
+/// is fine (pipelines, lists, loops, functions, variables, `$(…)`, heredocs, `bash -c`); any
+/// program on PATH or in the workspace runs, except a deny list (sudo, docker …) wherever it
+/// stands, and the few options of programs that run code the parser cannot see (`git -c
+/// core.pager=…`, `sed 'e …'`) are refused. Commands run sandboxed: they cannot write outside
+/// the workspace (use relative paths), and their changes can be undone. With `background` the
+/// command keeps running after the call (a dev server, a watcher, a REPL) as a job that
+/// job_output reads, waits for and kills, and job_input writes to.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
@@ -178,16 +178,17 @@ impl Tool for RunCommand {
         pipeline: "sneaky-run 'git status --short' | jq -r '.result.stdout'",
         config: &[
             "max_output_bytes: cap on each of stdout and stderr",
-            "tools.shell.allowed_commands: the programs that may run at all (transitively: the kernel lets nothing else execute); replaces the default list, which is in docs/sandbox.md and shown by sneaky-run --print-policy",
-            "tools.shell.extra_allowed_commands: programs added to the allowed list in force",
-            "tools.shell.denied_commands: programs refused; replaces the default denied list",
+            "tools.shell.strict: true: the strict mode, where only an allowed list runs (transitively: the kernel lets nothing else execute); by default, with every layer in force, any program but the deny list runs (docs/sandbox.md; sneaky-run --print-policy shows the mode and the lists)",
+            "tools.shell.allowed_commands: an allow list (chooses the strict mode); replaces the strict mode's default list",
+            "tools.shell.extra_allowed_commands: strict mode: programs added to the allowed list; otherwise entries of the built-in deny list let run",
+            "tools.shell.denied_commands: programs refused; replaces the built-in deny list",
             "tools.shell.default_timeout: seconds when the call gives none",
             "tools.shell.sandbox, tools.shell.network: the sandbox layers (Landlock, namespaces, seccomp); network = false (the default) means no TCP or UDP, true the whole network, a list [\"host\", \"host:port\", \"*.suffix\", \"@name\"] only those hosts through the sandbox's proxy (HTTP_PROXY and friends set)",
             "tools.shell.host_lists: named host lists that network entries name as @name",
             "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, proc: the command's own /proc, overlay, all; unset: all but overlay; []: run with what the system offers)",
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
-            "tools.shell.exec_workspace_dirs: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
+            "tools.shell.exec_workspace_dirs: strict mode: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
             "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores",
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",

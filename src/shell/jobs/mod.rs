@@ -584,6 +584,17 @@ pub fn start(
         spec.read_only.extend(in_upper.iter().cloned());
         spec.overlay = Some(held.spec(ctx.ws, false));
     }
+    if shell.sandbox {
+        // A job outlives the moment its mount view was made: a denied place made later stays
+        // unreadable to it through Landlock (src/shell/spec.rs, `carve_reads`).
+        let denied: Vec<PathBuf> =
+            crate::fs::pathlist::PathList::resolve(&ctx.config.deny_read_list(), &root)
+                .patterns
+                .iter()
+                .map(crate::fs::pathlist::Pattern::literal_path)
+                .collect();
+        super::spec::carve_reads(&mut spec, &denied);
+    }
     let request = Request::Start(Box::new(StartJob {
         command: command.to_string(),
         spec,

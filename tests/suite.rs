@@ -30,6 +30,8 @@ mod contract;
 mod corpus;
 #[path = "suite/deny.rs"]
 mod deny;
+#[path = "suite/deny_programs.rs"]
+mod deny_programs;
 #[path = "suite/edit_corpus.rs"]
 mod edit_corpus;
 #[path = "suite/edit_crash.rs"]

@@ -11,7 +11,8 @@
 //! - **a program outside the exec set** (EACCES): a "Permission denied" message naming it
 //!   (bash's `NAME: Permission denied`, `bad interpreter`, env's `‘NAME’`, Python's
 //!   `[Errno 13]`), believed only when the name leads (by path, or by PATH for a bare name)
-//!   to an executable regular file that the exec set given to the launcher does not hold.
+//!   to an executable regular file that the exec set given to the launcher does not hold, or
+//!   to a denied program it covered.
 //! - **a write outside the writable places** (EROFS): a "Read-only file system" message (or
 //!   `EROFS`, `os error 30`, `Errno 30`) naming an absolute path, on its line or on one of
 //!   the few lines above it (cargo names the path above its `Caused by:`), believed only when
@@ -52,6 +53,13 @@ pub struct Facts<'a> {
 pub struct Given {
     pub exec: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
+    /// The denied programs covered in the command's view (src/shell/executables.rs).
+    pub cover: Vec<PathBuf>,
+    /// Which programs may run (src/config/commands.rs): what the line suggests.
+    pub mode: crate::config::commands::Mode,
+    /// `tools.shell.denied_commands` is set: a denied program is let run by taking it out
+    /// there, not by `extra_allowed_commands`.
+    pub denied_commands: bool,
 }
 
 /// The line to end stderr with (without its newline), if a layer stopped something.
@@ -125,6 +133,9 @@ struct Canonical {
     root: PathBuf,
     exec: Vec<PathBuf>,
     write: Vec<PathBuf>,
+    cover: Vec<PathBuf>,
+    strict: bool,
+    denied_commands: bool,
 }
 
 impl Canonical {
@@ -138,6 +149,9 @@ impl Canonical {
             root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
             exec: resolve(&given.exec),
             write: resolve(&given.write),
+            cover: resolve(&given.cover),
+            strict: given.mode.is_strict(),
+            denied_commands: given.denied_commands,
         }
     }
 
@@ -196,14 +210,37 @@ fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical) -> Option<String> {
         return None;
     }
     let file = std::fs::canonicalize(&path).ok()?;
-    if g.may_execute(&file) {
-        return None;
-    }
     let shown = if by_path {
         format!("{name} ({})", file.display())
     } else {
         name.to_string()
     };
+    if g.cover.contains(&file) {
+        let base = file.file_name()?.to_string_lossy().into_owned();
+        let how = match g.denied_commands {
+            true => format!("taking \"{base}\" out of tools.shell.denied_commands"),
+            false => format!("tools.shell.extra_allowed_commands = [\"{base}\"]"),
+        };
+        return Some(format!(
+            "sneaky-run: {shown} could not be executed: it is on the deny list, which the \
+             kernel holds however it is started; {how} in your configuration lets it run \
+             (docs/sandbox.md)"
+        ));
+    }
+    if g.may_execute(&file) {
+        return None;
+    }
+    if !g.strict {
+        // The contained mode: any program may run from where programs are installed; a file
+        // elsewhere needs a place in the exec set.
+        return Some(format!(
+            "sneaky-run: {shown} could not be executed: programs execute only from /usr, \
+             PATH's directories, the library directories, the workspace and the private temp \
+             dir; tools.shell.exec_paths = [\"{}\"] in your configuration allows it \
+             (docs/sandbox.md)",
+            file.display()
+        ));
+    }
     let (workspace, key, value) = if let Ok(rel) = file.strip_prefix(&g.root) {
         let dir = rel
             .parent()
@@ -232,9 +269,9 @@ fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical) -> Option<String> {
         }
     };
     Some(format!(
-        "sneaky-run: {shown} could not be executed: the sandbox lets only allowed programs \
-         execute{workspace}; tools.shell.{key} = [\"{value}\"] in your configuration allows \
-         it (docs/sandbox.md)"
+        "sneaky-run: {shown} could not be executed: the strict mode lets only allowed \
+         programs execute{workspace}; tools.shell.{key} = [\"{value}\"] in your configuration \
+         allows it (docs/sandbox.md)"
     ))
 }
 

@@ -171,6 +171,9 @@ pub fn run_with_changes(
                 given = Some(hint::Given {
                     exec: spec.exec.clone(),
                     write: spec.write.clone(),
+                    cover: spec.cover_exec.clone(),
+                    mode: crate::config::commands::mode(shell),
+                    denied_commands: shell.denied_commands.is_some(),
                 });
                 let made = cgroup::PidsCgroup::create(shell.max_processes);
                 spec.pids_cgroup = made
@@ -392,16 +395,26 @@ pub(crate) fn describe(
     shell: &crate::config::Shell,
     status: Option<&LaunchStatus>,
 ) -> (bool, String) {
+    let programs = crate::config::commands::mode(shell).describe();
     if !shell.sandbox {
-        return (false, "off (tools.shell.sandbox = false)".into());
+        return (
+            false,
+            format!("off (tools.shell.sandbox = false); programs: {programs}"),
+        );
     }
     let Some(s) = status else {
         return (false, "unknown: the launcher did not report".into());
     };
     let abi = s.abi.map(|a| format!(" ABI {a}")).unwrap_or_default();
+    let exec = match crate::config::commands::mode(shell) {
+        crate::config::commands::Mode::Contained => {
+            "exec only from /usr, PATH, the library directories, the workspace and the temp dir"
+        }
+        crate::config::commands::Mode::Strict(_) => "exec only allowed programs",
+    };
     let landlock = match s.landlock.as_str() {
-        "full" => format!("landlock{abi}: exec only allowed programs, writes only in the workspace and a private temp dir"),
-        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): exec only allowed programs, writes only in the workspace and a private temp dir"),
+        "full" => format!("landlock{abi}: {exec}, writes only in the workspace and a private temp dir"),
+        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): {exec}, writes only in the workspace and a private temp dir"),
         _ => "landlock unavailable (this kernel does not support it)".to_string(),
     };
     let net = match shell.network.hosts() {
@@ -429,7 +442,7 @@ pub(crate) fn describe(
     (
         sandboxed,
         format!(
-            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}{boundary}",
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}; programs: {programs}{boundary}",
             s.namespaces, s.seccomp, s.processes
         ),
     )

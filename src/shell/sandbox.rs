@@ -61,12 +61,21 @@ pub struct LaunchSpec {
     /// Apply the sandbox layers (false: only the session and the parent-death signal).
     pub sandbox: bool,
     pub read: Vec<PathBuf>,
+    /// Directories whose entries may be listed but whose files are read only where `read`
+    /// grants them (a background job's way to the read-deny list's places: see
+    /// `spec::carve_reads`).
+    #[serde(default)]
+    pub read_dirs: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
     /// Files and directories whose programs may execute.
     pub exec: Vec<PathBuf>,
     /// Which entries of `exec` were directories when the runner looked (they may also be
     /// listed; a type changed meanwhile only makes Landlock report "partial").
     pub exec_dirs: Vec<PathBuf>,
+    /// Denied programs inside the exec set, covered in the command's view so that they
+    /// cannot execute from where they are installed (src/shell/executables.rs).
+    #[serde(default)]
+    pub cover_exec: Vec<PathBuf>,
     /// Where shared libraries live: mapped executable, never executed (everything else is
     /// mounted noexec).
     pub map_exec: Vec<PathBuf>,
@@ -283,6 +292,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         unix_sockets: &spec.unix_sockets,
         hide: &spec.hide,
         exec: &exec,
+        cover_exec: &spec.cover_exec,
         network: spec.network,
         loopback: spec.loopback,
         cwd: &spec.cwd,

@@ -52,8 +52,9 @@ fn a_program_outside_the_exec_set_names_exec_paths() {
     assert_eq!(
         last_line(&r),
         format!(
-            "sneaky-run: {} could not be executed: the sandbox lets only allowed programs \
-             execute; tools.shell.exec_paths = [\"{}\"] in your configuration allows it \
+            "sneaky-run: {} could not be executed: programs execute only from /usr, PATH's \
+             directories, the library directories, the workspace and the private temp dir; \
+             tools.shell.exec_paths = [\"{}\"] in your configuration allows it \
              (docs/sandbox.md)",
             tool.display(),
             file.display()

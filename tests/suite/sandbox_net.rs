@@ -98,7 +98,8 @@ fn ready(test: &str) -> bool {
     namespaces_or_skip(test) && util::require_cmd("curl")
 }
 
-/// curl allowed (it is on the default denied list), and the network as `network`.
+/// The network as `network`, with curl, python3 and ./probe listed in
+/// `extra_allowed_commands` (needless in the contained mode, the default, where they run).
 fn config_with_curl(w: &Ws, network: &str, extra: &str) {
     user_config(
         w,

@@ -592,6 +592,17 @@ pub fn start(
         spec.read_only.extend(in_upper.iter().cloned());
         spec.overlay = Some(held.spec(ctx.ws, false));
     }
+    if shell.sandbox {
+        // A job outlives the moment its mount view was made: a denied place made later stays
+        // unreadable to it through Landlock (src/shell/spec.rs, `carve_reads`).
+        let denied: Vec<PathBuf> =
+            crate::fs::pathlist::PathList::resolve(&ctx.config.deny_read_list(), &root)
+                .patterns
+                .iter()
+                .map(crate::fs::pathlist::Pattern::literal_path)
+                .collect();
+        super::spec::carve_reads(&mut spec, &denied);
+    }
     // Started without waiting: the supervisor holds the job's lock on the upper layer once it
     // answers, and this call lets go of its own before it waits (below). A job that ends
     // within the wait has its changes applied by the supervisor, which takes that lock.

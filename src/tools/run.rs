@@ -291,21 +291,17 @@ impl Tool for RunCommand {
             ));
         }
         if args.background {
-            return background.start(&command, approved.programs, effect, timeout, cap, None, ctx);
+            return background.start(&command, approved.programs, effect, timeout, cap, ctx);
         }
         if !args.dry_run && yields(timeout, shell) {
             // Started as a job that the call waits for; past the wait it goes on in the
             // background until the call's timeout, as a foreground command would have.
             let wait_ms = Some(shell.yield_after_seconds.saturating_mul(1000));
-            let mut r = Background::of(&wait_ms, &None, false, false).start(
-                &command,
-                approved.programs,
-                effect,
-                timeout,
-                cap,
-                Some(timeout),
-                ctx,
-            )?;
+            let yielding = Background {
+                lease: Some(timeout),
+                ..Background::of(&wait_ms, &None, false, false)
+            };
+            let mut r = yielding.start(&command, approved.programs, effect, timeout, cap, ctx)?;
             if r.running == Some(true) {
                 r.yielded_after_s = Some(shell.yield_after_seconds);
             }
@@ -553,6 +549,9 @@ struct Background<'a> {
     wait_for: &'a Option<String>,
     tty: bool,
     strip_escapes: bool,
+    /// The job's lease in seconds when not tools.shell.max_job_seconds (a command that yields
+    /// keeps its call's timeout).
+    lease: Option<u64>,
 }
 
 impl<'a> Background<'a> {
@@ -567,6 +566,7 @@ impl<'a> Background<'a> {
             wait_for,
             tty,
             strip_escapes,
+            lease: None,
         }
     }
 
@@ -584,7 +584,6 @@ impl<'a> Background<'a> {
     }
 
     /// Start the job and wait for its first output; the result as a command's, with its id.
-    /// `lease`: the job's lease in seconds when not tools.shell.max_job_seconds.
     fn start(
         &self,
         command: &str,
@@ -592,7 +591,6 @@ impl<'a> Background<'a> {
         effect: Effect,
         timeout: u64,
         cap: usize,
-        lease: Option<u64>,
         ctx: &Context,
     ) -> Result<RunResult> {
         let ms = match (*self.wait_ms, self.wait_for) {
@@ -622,7 +620,7 @@ impl<'a> Background<'a> {
                 strip_escapes: self.strip_escapes,
             },
             progress: Some(counter),
-            lease_secs: lease,
+            lease_secs: self.lease,
         };
         let (v, env_removed) = jobs::start(
             command,

@@ -23,7 +23,7 @@ _sneaky__mcp() {
 
     case "${cmd}" in
         sneaky__mcp)
-            opts="-h -V --root --config --read-only --http --token-file --log-format --allow-origin --help --version"
+            opts="-h -V --root --config --read-only --structured-content --http --token-file --log-format --allow-origin --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _sneaky__mcp() {
                     ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --structured-content)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
                     return 0
                     ;;
                 --http)

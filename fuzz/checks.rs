@@ -782,6 +782,7 @@ pub fn mcp_line(data: &[u8]) {
         root: Some(mcp_workspace().clone()),
         config: None,
         read_only: true,
+        structured_content: sneaky::mcp::StructuredChoice::default(),
     };
     let started = Instant::now();
     sneaky::mcp::serve(opts, std::io::Cursor::new(input), captured.clone()).expect("serve");

@@ -174,7 +174,7 @@ pub struct Shell {
     /// "namespaces", "seccomp", "pids" (the process limit holds: a pids cgroup, or
     /// RLIMIT_NPROC for a user other than root), "proc" (the PID namespace's own /proc, which
     /// a container's masked /proc paths can refuse), "overlay" (a command's changes are held and
-    /// recorded: src/shell/overlay.rs; required only when named, or by an "all" given), or
+    /// recorded: src/shell/overlay/; required only when named, or by an "all" given), or
     /// "all". Empty: run with what the kernel offers, and say so. Unset: every layer but the
     /// overlay ([`Shell::required_layers`]).
     pub require_layers: Option<Vec<String>>,

@@ -36,15 +36,19 @@ pub enum Format {
 /// The fields of an MCP tool object, which depend on the negotiated protocol version.
 #[derive(Debug, Clone, Copy)]
 pub struct McpFields {
-    /// `title` and `outputSchema` (2025-06-18 and later).
-    pub structured: bool,
+    /// `title` (2025-06-18 and later).
+    pub title: bool,
+    /// `outputSchema` (2025-06-18 and later; sneaky-mcp leaves it out for hosts that show
+    /// `structuredContent` to the model: src/mcp/shape.rs).
+    pub output_schema: bool,
     /// `annotations` (2025-03-26 and later).
     pub annotations: bool,
 }
 
 impl McpFields {
     pub const LATEST: McpFields = McpFields {
-        structured: true,
+        title: true,
+        output_schema: true,
         annotations: true,
     };
 }
@@ -249,12 +253,12 @@ fn make_strict(schema: &mut Value) {
 pub fn mcp_tool(spec: &ToolSpec, fields: McpFields) -> Value {
     let mut tool = Map::new();
     tool.insert("name".into(), spec.name().into());
-    if fields.structured {
+    if fields.title {
         tool.insert("title".into(), spec.title.into());
     }
     tool.insert("description".into(), spec.description().into());
     tool.insert("inputSchema".into(), spec.schema_value());
-    if fields.structured {
+    if fields.output_schema {
         tool.insert("outputSchema".into(), spec.output_schema());
     }
     if fields.annotations {

@@ -7,7 +7,7 @@
 //! - `--print-policy`: the effective command lists and where each entry came from;
 //! - `--check-policy`: whether the command policy would refuse a command;
 //! - `--hold-changes`: a dry run keeps the changes it held, for the host to apply or drop
-//!   (sneaky-agent's approval by effect; src/shell/overlay.rs);
+//!   (sneaky-agent's approval by effect; src/shell/overlay/);
 //! - the child-subreaper flag (orphans of a command are re-parented to this process, so the
 //!   clean-up finds them where the PID namespace is unavailable);
 //! - SIGTERM, SIGINT and SIGHUP: a watcher thread kills the command's whole tree, lets the

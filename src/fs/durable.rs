@@ -429,6 +429,7 @@ enum Missing<'a> {
 
 fn find(ws: &Workspace, user: &str, follow: bool, mut missing: Missing<'_>) -> Result<Unmade> {
     let rel = ws.relative(user)?;
+    ws.refuse_protected_spelling(&rel)?;
     // A multi-file edit killed halfway is put back before anything else is edited.
     staged::recover(ws);
     let mut path = rel.as_path().to_path_buf();

@@ -1141,7 +1141,7 @@ fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
 }
 
 /// A directory of the workspace's history for the upper layers of commands' overlays
-/// (src/shell/overlay.rs): outside the workspace, out of commands' reach, 0700.
+/// (src/shell/overlay/): outside the workspace, out of commands' reach, 0700.
 pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
     scratch_dir_in(&state_home()?, ws)
 }

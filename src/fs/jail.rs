@@ -17,7 +17,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use nix::errno::Errno;
 use nix::fcntl::{openat, openat2, readlinkat, OFlag, OpenHow, ResolveFlag};
@@ -25,6 +25,7 @@ use nix::sys::stat::{fstat, fstatat, Mode, SFlag};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::pathlist::{DenyRead, PathList};
+use crate::fs::protected::{self, Reach, Reached};
 
 /// Name of the per-workspace configuration file; never written by any tool.
 pub const CONFIG_FILE_NAME: &str = "sneaky.toml";
@@ -150,6 +151,9 @@ pub struct Workspace {
     deny: Option<Arc<DenyRead>>,
     /// The protected paths (`protected_paths`), resolved beneath the root.
     protected_list: PathList,
+    /// The places the protected paths reach through links, worked out the first time a
+    /// write is judged (src/fs/protected.rs).
+    protected_reach: OnceLock<Reach>,
 }
 
 impl Workspace {
@@ -185,6 +189,7 @@ impl Workspace {
             vcs_writable: false,
             deny: None,
             protected_list: PathList::default(),
+            protected_reach: OnceLock::new(),
         })
     }
 
@@ -561,6 +566,7 @@ impl Workspace {
         let all = PathList::resolve(deny_read, &self.root);
         self.deny = (!all.is_empty()).then(|| Arc::new(DenyRead::new(all, &self.root)));
         self.protected_list = PathList::resolve(protected, &self.root);
+        self.protected_reach = OnceLock::new();
     }
 
     /// The read-deny list in force, if any.
@@ -571,6 +577,12 @@ impl Workspace {
     /// The protected paths in force.
     pub fn protected_list(&self) -> &PathList {
         &self.protected_list
+    }
+
+    /// The places the protected paths reach now, links followed (src/fs/protected.rs).
+    pub fn protected_reach(&self) -> &Reach {
+        self.protected_reach
+            .get_or_init(|| Reach::of(&self.protected_list, &self.root))
     }
 
     /// Refuse `rel` when it names a place in the read-deny list as written (before it is
@@ -652,7 +664,8 @@ impl Workspace {
     }
 
     /// Refuse to create, change or remove the entry `name` of `dir` when it is, or lies
-    /// beneath, a protected path (`protected_paths`).
+    /// beneath, a protected path (`protected_paths`): where it really is, against the list
+    /// and against every place the list reaches through links (src/fs/protected.rs).
     pub fn refuse_protected_entry(
         &self,
         dir: BorrowedFd<'_>,
@@ -668,17 +681,31 @@ impl Workspace {
                 format!("{display}: cannot tell where it lies, so it may be a protected path (protected_paths)"),
             ));
         };
-        match self.protected_list.covering(&path) {
-            Some(p) => Err(Error::new(
-                ErrorKind::ProtectedPath,
-                format!(
-                    "{display} is a protected path ({}, protected_paths): a program may run what it holds when \
-                     the project is opened, so no tool or command writes it; to allow it, change protected_paths \
-                     or extra_protected_paths in your own configuration",
-                    p.given
-                ),
-            )
-            .about_path(display)),
+        if let Some(p) = self.protected_list.covering(&path) {
+            return Err(protected_path(display, &p.given));
+        }
+        let reach = self.protected_reach();
+        if let Some(whole) = reach.whole(&self.root) {
+            return Err(whole_workspace_protected(display, whole));
+        }
+        match reach.covering(&path) {
+            Some(r) => Err(protected_path(display, &r.describe())),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuse a path to be written whose spelling names a protected path (`.vscode/tasks.json`
+    /// is refused whatever `.vscode` is now: a link swapped in between cannot take the write
+    /// elsewhere unseen). `.` and `..` are folded as spelled.
+    pub fn refuse_protected_spelling(&self, rel: &RelPath) -> Result<()> {
+        if self.protected_list.is_empty() {
+            return Ok(());
+        }
+        let Some(spelled) = protected::spelled(rel.as_path()) else {
+            return Ok(()); // above the root: the jail refuses it
+        };
+        match self.protected_list.covering(&self.root.join(spelled)) {
+            Some(p) => Err(protected_path(rel.display(), &p.given)),
             None => Ok(()),
         }
     }
@@ -890,6 +917,41 @@ fn push_components(queue: &mut VecDeque<OsString>, path: &OsStr) {
 
 fn io_to_errno(e: std::io::Error) -> Errno {
     Errno::from_raw(e.raw_os_error().unwrap_or(Errno::EIO as i32))
+}
+
+/// A write refused because `display` is a protected path (`how`: the entry of the list, and
+/// the links that lead there).
+fn protected_path(display: &str, how: &str) -> Error {
+    Error::new(
+        ErrorKind::ProtectedPath,
+        format!(
+            "{display} is a protected path ({how}, protected_paths): a program may run what it holds when \
+             the project is opened, so no tool or command writes it; to allow it, change protected_paths \
+             or extra_protected_paths in your own configuration"
+        ),
+    )
+    .about_path(display)
+}
+
+/// A write refused because a protected path leads to the workspace's root or above it.
+fn whole_workspace_protected(display: &str, whole: &Reached) -> Error {
+    Error::new(
+        ErrorKind::ProtectedPath,
+        format!("{display}: {}", whole_workspace_reason(whole)),
+    )
+    .about_path(display)
+}
+
+/// Why every path of the workspace is protected, naming the link that makes it so.
+pub fn whole_workspace_reason(whole: &Reached) -> String {
+    format!(
+        "the whole workspace is a protected path: {} (protected_paths) leads to {}, which holds \
+         the workspace, so no tool or command writes in it while that is so; remove the link \
+         (outside the tools), or take {} out of protected_paths in your own configuration",
+        whole.describe(),
+        whole.path.display(),
+        whole.given
+    )
 }
 
 /// A read refused by the read-deny list.

@@ -2,7 +2,9 @@
 //!
 //! - `jail`: the workspace root handle; every user path is resolved beneath it.
 //! - `durable`: crash-safe create, replace and delete through parent directory handles.
+//! - `glob`: the one glob matcher (the path lists, `.gitignore` rules).
 //! - `pathlist`: the read-deny list and the protected paths (globs over paths).
+//! - `protected`: the protected paths as every path reaches them (links followed).
 //! - `history`: what each change replaced and left, for `undo` (kept outside the workspace).
 //! - `suggest`: the nearest existing name for a path that is not there; the root named in
 //!   `outside_workspace` messages.
@@ -10,9 +12,11 @@
 //! - `walk`: the shared machinery of the walking tools (list_dir, grep_files, find_files).
 
 pub mod durable;
+pub mod glob;
 pub mod history;
 pub mod jail;
 pub mod pathlist;
+pub mod protected;
 pub mod suggest;
 pub mod transition;
 pub mod walk;

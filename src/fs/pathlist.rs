@@ -7,9 +7,7 @@
 //! component `**` matches any number of components. A pattern names a place and everything
 //! beneath it: `~/.ssh` covers `~/.ssh/id_ed25519`.
 //!
-//! The matcher is written here rather than taken from `globset`: every tool binary opens a
-//! workspace, and a regex engine in each of them would cost more than the budget of the
-//! installed binaries allows.
+//! The patterns are matched by the tool set's one glob matcher (src/fs/glob.rs).
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -17,6 +15,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+use super::glob;
 
 /// The built-in read-deny list: the usual credential stores. Commands and file tools read
 /// none of it; `deny_read` replaces it, `extra_deny_read` adds to it.
@@ -309,7 +309,7 @@ fn expand_pattern(p: &Pattern, out: &mut Vec<PathBuf>, walked: &mut usize) {
                     continue;
                 };
                 for e in entries.flatten() {
-                    if component_match(part, e.file_name().as_bytes()) {
+                    if glob::component(part, e.file_name().as_bytes()) {
                         next.push(d.join(e.file_name()));
                     }
                 }
@@ -358,20 +358,13 @@ fn components(path: &Path) -> Vec<&[u8]> {
 }
 
 fn has_glob(part: &[u8]) -> bool {
-    part.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'))
+    glob::has_wildcard(part)
 }
 
 /// The pattern's components match the first components of `path` (the path is the place or
 /// lies beneath it).
 fn prefix_match(pat: &[Vec<u8>], path: &[&[u8]]) -> bool {
-    match pat.split_first() {
-        None => true,
-        Some((p, rest)) if p == b"**" => (0..=path.len()).any(|i| prefix_match(rest, &path[i..])),
-        Some((p, rest)) => match path.split_first() {
-            Some((c, tail)) if component_match(p, c) => prefix_match(rest, tail),
-            _ => false,
-        },
-    }
+    glob::components(pat, path, glob::Extent::Prefix)
 }
 
 /// Whether the pattern could match `dir`, one of its ancestors, or something beneath it.
@@ -379,74 +372,8 @@ fn reaches(pat: &[Vec<u8>], dir: &[&[u8]]) -> bool {
     match (pat.split_first(), dir.split_first()) {
         (None, _) | (_, None) => true,
         (Some((p, _)), _) if p == b"**" => true,
-        (Some((p, rest)), Some((c, tail))) => component_match(p, c) && reaches(rest, tail),
+        (Some((p, rest)), Some((c, tail))) => glob::component(p, c) && reaches(rest, tail),
     }
-}
-
-/// One component against one glob component (`*`, `?`, `[…]`, `\`).
-pub fn component_match(pat: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut n) = (0, 0);
-    // Where the last `*` was, and the name position it has taken up to.
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        let step = match pat.get(p) {
-            Some(b'*') => {
-                star = Some((p, n));
-                p += 1;
-                continue;
-            }
-            Some(b'?') => Some(1),
-            Some(b'[') => class_match(&pat[p..], name[n]),
-            Some(b'\\') => match pat.get(p + 1) {
-                Some(c) if *c == name[n] => Some(2),
-                _ => None,
-            },
-            Some(c) if *c == name[n] => Some(1),
-            _ => None,
-        };
-        match step {
-            Some(len) => {
-                p += len;
-                n += 1;
-            }
-            None => match star {
-                Some((sp, sn)) => {
-                    p = sp + 1;
-                    n = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pat[p..].iter().all(|b| *b == b'*')
-}
-
-/// `[…]` at the start of `pat` against one byte: the class's length when it matches.
-fn class_match(pat: &[u8], c: u8) -> Option<usize> {
-    let mut i = 1;
-    let negate = matches!(pat.get(i), Some(b'!' | b'^'));
-    if negate {
-        i += 1;
-    }
-    let mut hit = false;
-    let mut first = true;
-    while let Some(&b) = pat.get(i) {
-        if b == b']' && !first {
-            return (hit != negate).then_some(i + 1);
-        }
-        first = false;
-        if pat.get(i + 1) == Some(&b'-') && pat.get(i + 2).is_some_and(|e| *e != b']') {
-            let end = pat[i + 2];
-            hit |= (b..=end).contains(&c);
-            i += 3;
-        } else {
-            hit |= b == c;
-            i += 1;
-        }
-    }
-    // No closing bracket: a literal `[`.
-    (c == b'[').then_some(1)
 }
 
 /// Validate a configuration list: `key` names it in the message.
@@ -476,36 +403,6 @@ pub fn validate(key: &str, list: &[String], workspace_only: bool) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn components_match_like_a_shell() {
-        for (pat, name, hit) in [
-            ("id_*", "id_ed25519", true),
-            ("id_*", "known_hosts", false),
-            ("*.pem", "a.pem", true),
-            ("*.pem", "a.pem.txt", false),
-            ("*", "", true),
-            ("a*b*c", "axxbyyc", true),
-            ("a*b*c", "axxbyy", false),
-            ("?x", "ax", true),
-            ("?x", "x", false),
-            ("[ab]x", "bx", true),
-            ("[!ab]x", "bx", false),
-            ("[a-c]", "b", true),
-            ("[a-c]", "d", false),
-            ("\\*", "*", true),
-            ("\\*", "a", false),
-            ("[", "[", true),
-            (".env", ".env", true),
-            (".env", ".envrc", false),
-        ] {
-            assert_eq!(
-                component_match(pat.as_bytes(), name.as_bytes()),
-                hit,
-                "{pat} {name}"
-            );
-        }
-    }
 
     #[test]
     fn a_pattern_covers_its_place_and_what_is_beneath() {

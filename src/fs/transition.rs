@@ -1,6 +1,6 @@
 //! Taking a set of workspace paths from the states they are in to the states a change wants:
 //! files, links and directories, a directory becoming a file and back. Used to apply a
-//! command's changes (src/shell/overlay.rs) and to take a change back (`undo`).
+//! command's changes (src/shell/overlay/) and to take a change back (`undo`).
 //!
 //! The files go through the all-or-none commit of `durable` (one commit, or two when a file
 //! takes the place of a directory or a directory the place of a file, since the one must be

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::catalog;
 use super::jsonrpc;
 use super::server::{log, log_call, CallEnd};
+use super::shape::Dialect;
 use super::version::Version;
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorKind, Result};
@@ -54,7 +55,8 @@ impl Tools {
 pub struct ToolCall {
     pub id: Value,
     pub params: Option<Value>,
-    pub version: Version,
+    /// The session's protocol version and shape of results.
+    pub dialect: Dialect,
     pub cancel: Cancel,
     pub out: Arc<dyn Outbound>,
     /// The session's running calls; this one leaves it just before it answers.
@@ -241,7 +243,7 @@ fn answer(call: &ToolCall, tools: &Tools) -> (Option<Value>, Logged) {
         Ok(_) => ("ok", None),
         Err(e) => ("error", Some(e.code())),
     };
-    let reply = jsonrpc::response(id, catalog::call_result(spec.name(), outcome, call.version));
+    let reply = jsonrpc::response(id, catalog::call_result(spec.name(), outcome, call.dialect));
     (Some(reply), logged)
 }
 
@@ -259,7 +261,7 @@ fn run_isolated(
     let token = progress_token(call.params.as_ref());
     let wants_progress = token.is_some();
     let out = Arc::clone(&call.out);
-    let version = call.version;
+    let version = call.dialect.version;
     let report = move |p: Progress| {
         if let Some(token) = &token {
             out.send(&progress_notification(token, p, version));

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::version::Version;
+use super::shape::Dialect;
 use crate::catalog::ToolName;
 use crate::config::Config;
 use crate::definitions::{self, McpFields};
@@ -52,32 +52,35 @@ pub fn refusal(spec: &ToolSpec, config: &Config) -> Error {
 }
 
 /// The `tools/list` result.
-pub fn list(config: &Config, read_only: bool, version: Version) -> Value {
+pub fn list(config: &Config, read_only: bool, dialect: Dialect) -> Value {
     let tools: Vec<Value> = tools::all()
         .filter(|s| exposed(s, config, read_only))
-        .map(|s| describe(s, version))
+        .map(|s| describe(s, dialect))
         .collect();
     json!({ "tools": tools })
 }
 
-/// One tool definition, with the fields the negotiated protocol version knows.
-pub fn describe(spec: &ToolSpec, version: Version) -> Value {
+/// One tool definition, with the fields the negotiated protocol version knows; `outputSchema`
+/// only in the structured shape (`super::shape`).
+pub fn describe(spec: &ToolSpec, dialect: Dialect) -> Value {
     definitions::mcp_tool(
         spec,
         McpFields {
-            structured: version.has_structured_output(),
-            annotations: version.has_annotations(),
+            title: dialect.version.has_structured_output(),
+            output_schema: dialect.structured_output(),
+            annotations: dialect.version.has_annotations(),
         },
     )
 }
 
 /// The `tools/call` result for a tool's outcome. Its text is what the model reads
-/// (`render::model`): the result written for a model, or `CODE: message` for a failure. A
-/// success also carries the result object as `structuredContent` (described by `outputSchema`);
-/// a failure is `isError: true` with no `structuredContent`, because hosts validate
+/// (`render::model`): the result written for a model, or `CODE: message` for a failure; an
+/// image read is that text and an image block. In the structured shape a success also carries
+/// the result object as `structuredContent` (described by `outputSchema`); a failure is
+/// `isError: true` with no `structuredContent` in either shape, because hosts validate
 /// `structuredContent` against `outputSchema` even on errors (the TypeScript SDK does, and
-/// throws on a mismatch).
-pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Version) -> Value {
+/// throws on a mismatch). No content block ever holds an image's base64 as text.
+pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, dialect: Dialect) -> Value {
     let text = match (ToolName::from_name(tool), &outcome) {
         (Some(name), _) => crate::tools::outcome::model_outcome(name, &outcome),
         (None, Ok(result)) => result.to_string(),
@@ -90,7 +93,7 @@ pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, version: Ve
     }
     result.insert("content".into(), Value::Array(content));
     let failed = outcome.is_err();
-    if let (Ok(structured), true) = (outcome, version.has_structured_output()) {
+    if let (Ok(structured), true) = (outcome, dialect.structured_output()) {
         // Moved, not copied: a file's content is only in the answer once more.
         result.insert("structuredContent".into(), structured);
     }
@@ -112,11 +115,23 @@ fn image_block(result: &Value) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::shape::StructuredChoice;
+    use crate::mcp::version::Version;
+
+    /// The dialect of a generic client (the structured shape) of that version.
+    fn structured(version: Version) -> Dialect {
+        Dialect::new(version, StructuredChoice::ByClient, None)
+    }
+
+    /// The text-only shape of that version.
+    fn text_only(version: Version) -> Dialect {
+        Dialect::new(version, StructuredChoice::Off, None)
+    }
 
     #[test]
     fn every_listed_tool_has_object_schemas() {
         for spec in tools::all().filter(|s| !s.hints.ends_session) {
-            let tool = describe(spec, Version::LATEST);
+            let tool = describe(spec, structured(Version::LATEST));
             assert_eq!(tool["inputSchema"]["type"], "object", "{}", spec.name);
             assert_eq!(tool["outputSchema"]["type"], "object", "{}", spec.name);
             assert!(tool["description"].as_str().is_some_and(|d| d.len() > 20));
@@ -129,7 +144,7 @@ mod tests {
         config.permissions.confirm = vec![ToolName::GrepFiles];
         config.permissions.deny = vec![ToolName::FindFiles];
         let names = |read_only| -> Vec<String> {
-            list(&config, read_only, Version::LATEST)["tools"]
+            list(&config, read_only, structured(Version::LATEST))["tools"]
                 .as_array()
                 .map(|a| a.iter().map(|t| t["name"].to_string()).collect())
                 .unwrap_or_default()
@@ -146,8 +161,13 @@ mod tests {
     #[test]
     fn failures_are_code_and_message_without_structured_content() {
         let failed = Err(Error::new(ErrorKind::NotFound, "a.txt does not exist"));
-        for version in [Version::LATEST, Version::V2024_11_05] {
-            let result = call_result("read_file", failed.clone(), version);
+        let dialects = [
+            structured(Version::LATEST),
+            structured(Version::V2024_11_05),
+            text_only(Version::LATEST),
+        ];
+        for dialect in dialects {
+            let result = call_result("read_file", failed.clone(), dialect);
             assert_eq!(
                 result,
                 json!({"content": [{"type": "text", "text": "not_found: a.txt does not exist"}],
@@ -156,12 +176,18 @@ mod tests {
         }
         let ok = Ok(json!({"path": "a.txt", "content": "a\n", "total_lines": 1,
                            "start_line": 1, "end_line": 1, "truncated": false}));
-        let result = call_result("read_file", ok.clone(), Version::LATEST);
+        let result = call_result("read_file", ok.clone(), structured(Version::LATEST));
         assert_eq!(result["content"][0]["text"], "a.txt (lines 1-1 of 1)\na\n");
         assert_eq!(result["structuredContent"]["content"], "a\n");
         assert_eq!(result["isError"], false);
-        let old = call_result("read_file", ok, Version::V2024_11_05);
+        let old = call_result("read_file", ok.clone(), structured(Version::V2024_11_05));
         assert!(old.get("structuredContent").is_none());
+        let text = call_result("read_file", ok, text_only(Version::LATEST));
+        assert_eq!(
+            text,
+            json!({"content": [{"type": "text", "text": "a.txt (lines 1-1 of 1)\na\n"}],
+                   "isError": false})
+        );
     }
 
     #[test]
@@ -172,8 +198,13 @@ mod tests {
                            "encoding": "base64", "mime_type": "image/png", "width": 2,
                            "height": 1, "original_width": 2, "original_height": 1}),
         );
-        for version in [Version::LATEST, Version::V2024_11_05] {
-            let result = call_result("read_file", ok.clone(), version);
+        let dialects = [
+            structured(Version::LATEST),
+            structured(Version::V2024_11_05),
+            text_only(Version::LATEST),
+        ];
+        for dialect in dialects {
+            let result = call_result("read_file", ok.clone(), dialect);
             assert_eq!(
                 result["content"],
                 json!([{"type": "text", "text": "a.png (PNG image, 2x1 pixels)"},
@@ -182,7 +213,7 @@ mod tests {
         }
         let text = Ok(json!({"path": "a.txt", "content": "a\n", "total_lines": 1,
                              "start_line": 1, "end_line": 1, "truncated": false}));
-        let result = call_result("read_file", text, Version::LATEST);
+        let result = call_result("read_file", text, structured(Version::LATEST));
         assert_eq!(result["content"].as_array().map(Vec::len), Some(1));
     }
 
@@ -191,10 +222,21 @@ mod tests {
         let Some(spec) = find("read_file") else {
             panic!("read_file is in the table");
         };
-        let old = describe(spec, Version::V2024_11_05);
+        let old = describe(spec, structured(Version::V2024_11_05));
         assert!(old.get("annotations").is_none() && old.get("outputSchema").is_none());
-        let mid = describe(spec, Version::V2025_03_26);
+        let mid = describe(spec, structured(Version::V2025_03_26));
         assert_eq!(mid["annotations"]["readOnlyHint"], true);
         assert!(mid.get("outputSchema").is_none());
+    }
+
+    #[test]
+    fn the_text_only_shape_declares_no_output_schema() {
+        for spec in tools::all().filter(|s| !s.hints.ends_session) {
+            let tool = describe(spec, text_only(Version::LATEST));
+            assert!(tool.get("outputSchema").is_none(), "{}", spec.name);
+            assert_eq!(tool["inputSchema"]["type"], "object", "{}", spec.name);
+            assert_eq!(tool["title"], spec.title, "{}", spec.name);
+            assert!(tool["annotations"].is_object(), "{}", spec.name);
+        }
     }
 }

@@ -64,6 +64,7 @@ use super::json_out;
 use super::jsonrpc::{self, Message, Parsed};
 use super::pool::Pool;
 use super::server::{self, log, Options};
+use super::shape::{Dialect, StructuredChoice};
 use super::version::Version;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol;
@@ -151,7 +152,7 @@ pub struct HttpOptions {
 }
 
 struct Session {
-    version: Version,
+    dialect: Dialect,
     in_flight: InFlight,
     last_used: Mutex<Instant>,
     streams: Mutex<Streams>,
@@ -238,6 +239,8 @@ struct Shared {
     token: String,
     token_whence: &'static str,
     allowed_origins: Vec<String>,
+    /// `--structured-content`: the shape of each session's tools (`super::shape`).
+    structured_content: StructuredChoice,
     body_limit: usize,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     connections: Mutex<Connections>,
@@ -332,6 +335,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         token: token.value,
         token_whence: token.whence,
         allowed_origins: http.allowed_origins,
+        structured_content: opts.structured_content,
         body_limit,
         sessions: Mutex::new(HashMap::new()),
         connections: Mutex::new(Connections {
@@ -763,7 +767,7 @@ async fn post(req: Request<IncomingBody>, shared: &Arc<Shared>) -> Response<Http
                 .as_deref()
                 .and_then(|sid| lock(&shared.sessions).get(sid).cloned());
             return match session {
-                Some(session) if session.version == Version::V2025_03_26 => {
+                Some(session) if session.dialect.version == Version::V2025_03_26 => {
                     *lock(&session.last_used) = Instant::now();
                     batch(items, &session, shared)
                 }
@@ -876,7 +880,7 @@ fn batch(
                 let call = ToolCall {
                     id,
                     params,
-                    version: session.version,
+                    dialect: session.dialect,
                     cancel,
                     out: Arc::clone(&out) as Arc<dyn Outbound>,
                     in_flight: session.in_flight.clone(),
@@ -952,7 +956,7 @@ fn simple_reply(
             params,
             &shared.tools.ctx.config,
             shared.tools.read_only,
-            session.version,
+            session.dialect,
         ),
         _ => jsonrpc::error_response(
             id,
@@ -984,7 +988,7 @@ fn tool_call(
     let call = ToolCall {
         id,
         params,
-        version: session.version,
+        dialect: session.dialect,
         cancel,
         out,
         in_flight: session.in_flight.clone(),
@@ -1108,7 +1112,7 @@ fn sse_response(rx: UnboundedReceiver<Bytes>) -> Response<HttpBody> {
 }
 
 fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Response<HttpBody> {
-    let (reply, accepted) = server::initialize(id, params);
+    let (reply, accepted) = server::initialize(id, params, shared.structured_content);
     let Some(accepted) = accepted else {
         return json_response(StatusCode::OK, &reply);
     };
@@ -1133,7 +1137,7 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
         sessions.insert(
             session_id.clone(),
             Arc::new(Session {
-                version: accepted.version,
+                dialect: accepted.dialect,
                 in_flight: InFlight::default(),
                 last_used: Mutex::new(Instant::now()),
                 streams: Mutex::new(Streams::default()),
@@ -1515,7 +1519,7 @@ mod tests {
     /// A session last used `idle` ago, with a running call when `busy`.
     fn session(root: &std::path::Path, idle: Duration, busy: bool) -> Arc<Session> {
         let session = Session {
-            version: Version::LATEST,
+            dialect: Dialect::before_initialize(StructuredChoice::ByClient),
             in_flight: InFlight::default(),
             last_used: Mutex::new(Instant::now().checked_sub(idle).expect("instant")),
             streams: Mutex::new(Streams::default()),

@@ -28,6 +28,7 @@ mod jsonrpc;
 mod pool;
 mod roots;
 mod server;
+mod shape;
 mod version;
 
 use std::path::PathBuf;
@@ -37,6 +38,7 @@ use clap::{Arg, ArgAction, Command};
 
 pub use http::HttpOptions;
 pub use server::{serve, Options};
+pub use shape::StructuredChoice;
 pub use version::Version;
 
 /// The command line of `sneaky-mcp` (also the source of its man page and completions).
@@ -75,6 +77,14 @@ pub fn command() -> Command {
                 .long("read-only")
                 .action(ArgAction::SetTrue)
                 .help("Offer only the auto-approved read tools (read_file, list_dir, grep_files, find_files)"),
+        )
+        .arg(
+            Arg::new("structured-content")
+                .long("structured-content")
+                .value_name("WHEN")
+                .value_parser(["on", "off"])
+                .hide_possible_values(true)
+                .help("on: results carry structuredContent and tools declare outputSchema (for clients that read the JSON result); off: results are content blocks only, the text written for the model and an image block (for hosts that show structuredContent to the model instead of the text). Default: off for Codex CLI and Claude Code (by the clientInfo name they send), on for every other client"),
         )
         .arg(
             Arg::new("http")
@@ -134,6 +144,10 @@ pub fn main() -> ExitCode {
         root: matches.get_one::<PathBuf>("root").cloned(),
         config: matches.get_one::<PathBuf>("config").cloned(),
         read_only: matches.get_flag("read-only"),
+        structured_content: matches
+            .get_one::<String>("structured-content")
+            .and_then(|w| StructuredChoice::parse(w))
+            .unwrap_or_default(),
     };
     // The tools this server runs, here and in their own processes, never read its token
     // (src/fs/pathlist.rs). Set before any thread starts.

@@ -33,6 +33,7 @@ use super::json_out;
 use super::jsonrpc::{self, Incoming, Message};
 use super::pool::Pool;
 use super::roots;
+use super::shape::{Dialect, StructuredChoice};
 use super::version::Version;
 use crate::config::{Config, DEFAULT_MAX_FILE_SIZE, DEFAULT_MCP_WORKERS};
 use crate::discover;
@@ -55,6 +56,8 @@ pub struct Options {
     pub root: Option<PathBuf>,
     pub config: Option<PathBuf>,
     pub read_only: bool,
+    /// `--structured-content`: the shape of the tools (`super::shape`).
+    pub structured_content: StructuredChoice,
 }
 
 /// Where the workspace stands.
@@ -81,7 +84,7 @@ struct Server<W: Write> {
     /// An event taken while looking ahead, to be handled next.
     next_event: Option<Event>,
     workspace: Workspace,
-    version: Version,
+    dialect: Dialect,
     client_has_roots: bool,
     next_request_id: u64,
     /// Tool requests held back until the workspace is known (with the batch they came in).
@@ -210,6 +213,7 @@ where
 {
     let line_limit = Arc::new(AtomicU64::new(line_limit_for(DEFAULT_MAX_FILE_SIZE)));
     let (tx, events) = mpsc::sync_channel(EVENTS);
+    let dialect = Dialect::before_initialize(opts.structured_content);
     let mut server = Server {
         opts,
         out: Arc::new(StdioOut {
@@ -221,7 +225,7 @@ where
         events,
         next_event: None,
         workspace: Workspace::Undecided,
-        version: Version::LATEST,
+        dialect,
         client_has_roots: false,
         next_request_id: 1,
         waiting: VecDeque::new(),
@@ -498,9 +502,10 @@ impl<W: Write + Send + 'static> Server<W> {
     fn request(&mut self, id: Value, method: String, params: Option<Value>) {
         let reply = match method.as_str() {
             "initialize" => {
-                let (reply, accepted) = initialize(&id, params.as_ref());
+                let (reply, accepted) =
+                    initialize(&id, params.as_ref(), self.opts.structured_content);
                 if let Some(accepted) = accepted {
-                    self.version = accepted.version;
+                    self.dialect = accepted.dialect;
                     self.client_has_roots = accepted.client_has_roots;
                 }
                 reply
@@ -539,7 +544,7 @@ impl<W: Write + Send + 'static> Server<W> {
     /// A JSON-RPC batch: answered as one array (nothing when it holds no request) in a session
     /// of protocol version 2025-03-26, the one revision that has batches; refused in the others.
     fn batch(&mut self, items: Vec<std::result::Result<Message, jsonrpc::Fault>>) {
-        if self.version != Version::V2025_03_26 {
+        if self.dialect.version != Version::V2025_03_26 {
             log(jsonrpc::BATCHES_REFUSED);
             self.send(&jsonrpc::error_response(
                 &Value::Null,
@@ -688,10 +693,10 @@ impl<W: Write + Send + 'static> Server<W> {
     /// before one is open, the user's configuration (calls are checked again once it is).
     fn list(&self, id: &Value, params: Option<&Value>) -> Value {
         if let Workspace::Open(tools) = &self.workspace {
-            return list_tools(id, params, &tools.ctx.config, tools.read_only, self.version);
+            return list_tools(id, params, &tools.ctx.config, tools.read_only, self.dialect);
         }
         match Config::load_user(self.opts.config.as_deref()) {
-            Ok(config) => list_tools(id, params, &config, self.opts.read_only, self.version),
+            Ok(config) => list_tools(id, params, &config, self.opts.read_only, self.dialect),
             Err(e) => jsonrpc::error_response(
                 id,
                 jsonrpc::INTERNAL_ERROR,
@@ -761,7 +766,7 @@ impl<W: Write + Send + 'static> Server<W> {
                 });
                 return Some(jsonrpc::response(
                     &id,
-                    catalog::call_result(tool, outcome, self.version),
+                    catalog::call_result(tool, outcome, self.dialect),
                 ));
             }
             Workspace::Undecided | Workspace::AwaitingRoots { .. } => {
@@ -783,7 +788,7 @@ impl<W: Write + Send + 'static> Server<W> {
         let mut call = ToolCall {
             id,
             params,
-            version: self.version,
+            dialect: self.dialect,
             cancel,
             out: match &self.batch {
                 Some(batch) => Arc::clone(batch) as Arc<dyn Outbound>,
@@ -812,12 +817,17 @@ impl<W: Write + Send + 'static> Server<W> {
 
 /// What an accepted `initialize` settles for the session.
 pub struct Accepted {
-    pub version: Version,
+    pub dialect: Dialect,
     pub client_has_roots: bool,
 }
 
-/// The answer to `initialize`, and what it settles when the request was well formed.
-pub fn initialize(id: &Value, params: Option<&Value>) -> (Value, Option<Accepted>) {
+/// The answer to `initialize`, and what it settles when the request was well formed: the
+/// protocol version, and the shape of the tools for this client (`super::shape`).
+pub fn initialize(
+    id: &Value,
+    params: Option<&Value>,
+    choice: StructuredChoice,
+) -> (Value, Option<Accepted>) {
     let Some(Value::Object(params)) = params else {
         return (
             calls::invalid_params(id, "initialize: params must be an object"),
@@ -831,6 +841,20 @@ pub fn initialize(id: &Value, params: Option<&Value>) -> (Value, Option<Accepted
         );
     };
     let version = Version::negotiate(requested);
+    let client = params.get("clientInfo");
+    let name = client.and_then(|c| c.get("name")).and_then(Value::as_str);
+    let dialect = Dialect::new(version, choice, name);
+    // Quoted as Rust strings: the client's words, control characters escaped.
+    log(format!(
+        "client {:?} {:?} (protocol {}): {}",
+        name.unwrap_or(""),
+        client
+            .and_then(|c| c.get("version"))
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        version.as_str(),
+        dialect.describe()
+    ));
     let client_has_roots = params
         .get("capabilities")
         .and_then(|c| c.get("roots"))
@@ -854,7 +878,7 @@ pub fn initialize(id: &Value, params: Option<&Value>) -> (Value, Option<Accepted
     (
         reply,
         Some(Accepted {
-            version,
+            dialect,
             client_has_roots,
         }),
     )
@@ -866,7 +890,7 @@ pub fn list_tools(
     params: Option<&Value>,
     config: &Config,
     read_only: bool,
-    version: Version,
+    dialect: Dialect,
 ) -> Value {
     if params.is_some_and(|p| !p.is_object()) {
         return calls::invalid_params(id, "tools/list: params must be an object");
@@ -884,7 +908,7 @@ pub fn list_tools(
             ),
         );
     }
-    jsonrpc::response(id, catalog::list(config, read_only, version))
+    jsonrpc::response(id, catalog::list(config, read_only, dialect))
 }
 
 /// A failure to find a workspace, told as what a person configuring an MCP host can do about

@@ -9,6 +9,9 @@
 //!   calls they need;
 //! - `proxy`: the network with a host list (a proxy outside the command's network namespace);
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
+//! - `overlay`: the command's changes held in an overlay, then applied to the workspace (or
+//!   shown, with dry_run) as one change undo takes back (one concern a file: src/shell/overlay/);
+//! - `jobs`: background jobs (a supervisor per workspace, their output and input);
 //! - `env`: the command's environment; `guard`: the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
 //! - `report`: what `sneaky-run --print-policy` prints.
@@ -67,7 +70,7 @@ pub struct Outcome {
     pub changes: Option<std::result::Result<overlay::Applied, String>>,
 }
 
-/// Whether a command's changes go through an overlay (src/shell/overlay.rs).
+/// Whether a command's changes go through an overlay (src/shell/overlay/).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Changes {
     /// Written to the workspace directly, not recorded.
@@ -100,7 +103,7 @@ pub fn run_with_changes(
     changes: Changes,
 ) -> Result<Outcome> {
     // Taken first: what changes the workspace from here on counts as changed meanwhile when
-    // the command's changes are applied (src/shell/overlay.rs, `Started`).
+    // the command's changes are applied (src/shell/overlay/clock.rs, `Started`).
     let started = overlay::Started::now();
     let shell = &ctx.config.tools.shell;
     let root = ctx.ws.root().to_path_buf();
@@ -476,8 +479,13 @@ fn protected_hint(stderr: &str, ws: &Workspace) -> Option<String> {
         .filter(|w| !w.is_empty() && !w.starts_with('-'))
         .find_map(|w| {
             let path = root.join(w.trim_start_matches("./"));
-            let p = list.covering(&path)?;
-            Some((w.to_string(), p.given.clone()))
+            match list.covering(&path) {
+                Some(p) => Some((w.to_string(), p.given.clone())),
+                None => ws
+                    .protected_reach()
+                    .covering(&path)
+                    .map(|r| (w.to_string(), r.describe())),
+            }
         })?;
     Some(format!(
         "{}sneaky-run: {} is a protected path ({}, protected_paths): commands cannot write it, \

@@ -309,8 +309,18 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
         mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
     }
     let shm = private_shm();
-    for p in req.pin.iter().filter(|p| p.is_dir()) {
-        mount(Some(p), p, none, MsFlags::MS_BIND, none).map_err(|e| err("pinning", p, &e))?;
+    for p in req.pin {
+        let Ok(meta) = std::fs::symlink_metadata(p) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            pin_link(p).map_err(|e| err("pinning the link", p, &e))?;
+        }
+        // What a link leads to as well: a directory renamed away behind the link would let
+        // one with planted files take its place.
+        if p.is_dir() {
+            mount(Some(p), p, none, MsFlags::MS_BIND, none).map_err(|e| err("pinning", p, &e))?;
+        }
     }
     for p in req.read_only {
         if p.exists() {
@@ -323,6 +333,23 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
         super::overlay::settle(spec);
     }
     Ok((shm, overlay))
+}
+
+/// Make the symbolic link `path` a mount point of itself: it still leads where it led, and
+/// it cannot be removed, renamed or replaced (EBUSY). `mount` follows a link it is given by
+/// name; given `/proc/self/fd/N` for a handle on the link itself (`O_PATH | O_NOFOLLOW`), it
+/// stops at the link.
+fn pin_link(path: &Path) -> nix::Result<()> {
+    use nix::fcntl::{open, OFlag};
+    use std::os::fd::AsRawFd;
+    let fd = open(
+        path,
+        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )?;
+    let by_handle = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    let none: Option<&str> = None;
+    mount(Some(&by_handle), &by_handle, none, MsFlags::MS_BIND, none)
 }
 
 /// Bind `path` onto itself, writable (nodev, nosuid) or read-only.

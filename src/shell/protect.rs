@@ -70,14 +70,34 @@ pub fn denied_places(config: &Config, ws: &Workspace) -> Result<Vec<PathBuf>> {
     Ok(places)
 }
 
-/// The protected places that exist now beneath the root (bound read-only).
-pub fn protected_places(ws: &Workspace) -> Vec<PathBuf> {
-    let root = ws.root();
-    ws.protected_list()
-        .expand()
-        .into_iter()
-        .filter(|p| p.starts_with(root) && p != root)
-        .collect()
+/// What a command's mount view makes of the protected paths (src/fs/protected.rs): the places
+/// bound read-only (what exists, and the placeholders, once made) and the links on the way,
+/// pinned as links (a link replaced would lead elsewhere). Refused when a protected path leads
+/// to the workspace's root or above it: the whole workspace would be read-only.
+pub struct ProtectedView {
+    pub read_only: Vec<PathBuf>,
+    pub links: Vec<PathBuf>,
+}
+
+pub fn protected_view(ws: &Workspace) -> Result<ProtectedView> {
+    let reach = ws.protected_reach();
+    if let Some(whole) = reach.whole(ws.root()) {
+        return Err(Error::new(
+            ErrorKind::ProtectedPath,
+            format!(
+                "nothing ran: {}",
+                crate::fs::jail::whole_workspace_reason(whole)
+            ),
+        ));
+    }
+    Ok(ProtectedView {
+        read_only: reach
+            .existing()
+            .chain(reach.missing.iter().map(PathBuf::as_path))
+            .map(Path::to_path_buf)
+            .collect(),
+        links: reach.links().map(Path::to_path_buf).collect(),
+    })
 }
 
 /// Placeholders for protected paths that did not exist: socket files (see the module's
@@ -87,36 +107,12 @@ pub struct Placeholders {
     held: Vec<(Flock<File>, Vec<PathBuf>)>,
 }
 
-/// Where a call holds the protected paths that do not exist: for each literal protected path
-/// beneath the root, its first component that does not exist (or is a placeholder already).
+/// Where a call holds the protected paths that do not exist: for each path the protected list
+/// reaches beneath the root (links followed, src/fs/protected.rs), its first component that
+/// does not exist (or is a placeholder already). A placeholder there keeps the whole path from
+/// being made.
 pub fn wanted(ws: &Workspace) -> Vec<PathBuf> {
-    let root = ws.root();
-    let mut wanted: Vec<PathBuf> = Vec::new();
-    for p in ws
-        .protected_list()
-        .patterns
-        .iter()
-        .filter(|p| p.is_literal())
-    {
-        let path = p.literal_path();
-        let Ok(rel) = path.strip_prefix(root) else {
-            continue;
-        };
-        // The first component that does not exist: a placeholder there keeps the whole
-        // path from being made.
-        let mut at = root.to_path_buf();
-        for c in rel.components() {
-            at.push(c);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if m.is_dir() => continue,
-                Ok(m) if is_placeholder(&m) => wanted.push(at.clone()),
-                Ok(_) => {}
-                Err(_) => wanted.push(at.clone()),
-            }
-            break;
-        }
-    }
-    wanted
+    ws.protected_reach().missing.clone()
 }
 
 impl Placeholders {
@@ -200,8 +196,7 @@ pub(crate) fn plant(path: &Path) {
 
 /// A socket file where a protected path should be: nobody makes one there but this module.
 pub(crate) fn is_placeholder(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    meta.file_type().is_socket()
+    crate::fs::protected::is_placeholder(meta)
 }
 
 fn lock_dir(dir: &Path) -> Option<Flock<File>> {

@@ -1,13 +1,19 @@
-//! The network with a host list (`tools.shell.network = ["host", "host:port", "*.suffix"]`,
-//! src/config/network.rs): an HTTP proxy outside the command's network namespace, and the
-//! bridge that makes it the only way out.
+//! The network with a host list (`tools.shell.network = ["host", "host:port", "*.suffix",
+//! "10.20.0.0/16"]`, src/config/network.rs): an HTTP proxy outside the command's network
+//! namespace, and the bridge that makes it the only way out.
 //!
 //! - [`start`] (the launcher, before it enters the namespaces) forks the proxy: a process in
 //!   the host's network namespace that answers HTTP `CONNECT host:port` and plain-HTTP
-//!   requests (`GET http://host:port/…`), checks host and port against the list, connects
-//!   only to what it allows and answers 403 to everything else (no name is looked up before
-//!   the check). It can read files (name resolution) but write and execute none (Landlock),
-//!   dies with the launcher, and lives in the call's process group and pids cgroup.
+//!   requests (`GET http://host:port/…`), checks host and port against the list (no name is
+//!   looked up before that), and answers 403 to what it refuses. A listed name is looked up
+//!   once; every address it gives is checked, and the proxy connects only to a checked
+//!   address (never looking the name up again, so a name that changes its answer between two
+//!   lookups reaches nothing new): an address of this host or the networks around it
+//!   (loopback, private, link-local …, src/config/network.rs `restricted_kind`, or one of the
+//!   host's own) only when the list names it too. A request naming an address is allowed
+//!   only when the list names that address or a range holding it. The proxy can read files
+//!   (name resolution) but write and execute none (Landlock), dies with the launcher, lives
+//!   in the call's process group and pids cgroup.
 //! - [`bridge`] (the launcher, inside the command's new network namespace, where only a
 //!   loopback exists) brings the loopback up, listens on an ephemeral port of 127.0.0.1 and
 //!   hands the listening socket to the proxy over a Unix socket pair (SCM_RIGHTS): the proxy
@@ -15,14 +21,17 @@
 //!   launcher keeps no copy. Given a namespace, this one function is the whole bridge.
 //! - [`env`]: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (and their lower-case forms) name the
 //!   bridge; `NO_PROXY` names the namespace's own loopback (servers the command starts
-//!   itself), unless the list allows a loopback host (`localhost:8080`): then that is the
-//!   host's, reached through the proxy, and `NO_PROXY` is empty.
+//!   itself), unless the list reaches the host's loopback (`localhost:8080`,
+//!   `127.0.0.1:8080`): then that is the host's, reached through the proxy, and `NO_PROXY` is
+//!   empty.
 //!
 //! Everything else fails inside the namespace: a direct connection has no route, a DNS query
 //! reaches nothing (the resolver's address is not there), for raw system calls too.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{
+    IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs,
+};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,9 +39,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use serde::{Deserialize, Serialize};
 
 use super::sys::{fork_single_threaded, loopback_up, recv_fd, send_fd, Forked};
-use crate::config::network::{split_host_port, HostPattern};
+use crate::config::network::{
+    canonical, restricted_kind, split_host_port, with_port, HostList, Requested, LOCALHOST,
+};
 
 /// A request head must arrive within this time, and fit in this many bytes.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
@@ -43,18 +55,80 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_CONNECTIONS: usize = 256;
 /// Each connection is two threads copying bytes (8 KiB buffers).
 const THREAD_STACK: usize = 128 * 1024;
-
 /// The launcher's end of the proxy, until [`bridge`] hands it the listening socket.
 pub struct Proxy {
     control: UnixStream,
 }
 
+/// A request the proxy refused, as its 403 answer says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// The host as the request named it (a name, or an address without brackets).
+    pub host: String,
+    pub port: u16,
+    /// For a listed name: the address it resolved to that the list does not name, and what
+    /// kind of address that is ("loopback", "private" …).
+    #[serde(default)]
+    pub resolved: Option<(IpAddr, String)>,
+}
+
+impl Refusal {
+    /// The host and port as a list entry writes them.
+    pub fn target(&self) -> String {
+        match self.host.parse::<IpAddr>() {
+            Ok(ip) => with_port(ip, self.port),
+            Err(_) => format!("{}:{}", self.host, self.port),
+        }
+    }
+
+    /// The entry that would allow the request.
+    pub fn entry(&self) -> String {
+        match &self.resolved {
+            Some((ip, _)) => with_port(*ip, self.port),
+            None => self.target(),
+        }
+    }
+
+    /// Why, in words that name the key.
+    pub fn reason(&self) -> String {
+        match &self.resolved {
+            None => "not in tools.shell.network".into(),
+            Some((ip, kind)) => format!(
+                "{} resolves to {ip}, {} {kind} address, which tools.shell.network does not \
+                 name (a listed name reaches no address of this host or its networks by itself)",
+                self.host,
+                if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                }
+            ),
+        }
+    }
+
+    /// The body of the 403 answer.
+    fn message(&self) -> String {
+        let or_range = if self.resolved.is_some() {
+            " (or a range holding it)"
+        } else {
+            ""
+        };
+        format!(
+            "sneaky-run: {} is {}; nothing was sent. Adding \"{}\"{or_range} to \
+             tools.shell.network in your configuration allows it.\n",
+            self.target(),
+            match &self.resolved {
+                None => self.reason(),
+                Some(_) => format!("refused: {}", self.reason()),
+            },
+            self.entry()
+        )
+    }
+}
+
 /// Fork the proxy (the launcher is single-threaded here, before entering any namespace).
 pub fn start(hosts: &[String]) -> Result<Proxy, String> {
-    let allowed: Vec<HostPattern> = hosts
-        .iter()
-        .filter_map(|h| HostPattern::parse(h).ok())
-        .collect();
+    let allowed = HostList::parse(hosts);
     let (ours, theirs) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
     let launcher = nix::unistd::getpid();
     match fork_single_threaded().map_err(|e| format!("fork: {e}"))? {
@@ -69,7 +143,7 @@ pub fn start(hosts: &[String]) -> Result<Proxy, String> {
 /// Inside the command's network namespace: bring up the loopback (unless `loopback_up`
 /// already: the workspace's shared one, whose holder did), listen on 127.0.0.1 and hand the
 /// listener to the proxy. Returns the port the command's proxy variables name.
-pub fn bridge(proxy: Proxy, loopback_is_up: bool) -> Result<u16, String> {
+pub fn bridge(proxy: &Proxy, loopback_is_up: bool) -> Result<u16, String> {
     if !loopback_is_up {
         loopback_up().map_err(|e| format!("bringing up the loopback: {e}"))?;
     }
@@ -87,11 +161,7 @@ pub fn bridge(proxy: Proxy, loopback_is_up: bool) -> Result<u16, String> {
 /// The command's proxy variables for the bridge on `port`.
 pub fn env(port: u16, hosts: &[String]) -> Vec<(String, String)> {
     let url = format!("http://127.0.0.1:{port}");
-    let loopback_listed = hosts
-        .iter()
-        .filter_map(|h| HostPattern::parse(h).ok())
-        .any(|p| p.is_loopback());
-    let no_proxy = if loopback_listed {
+    let no_proxy = if HostList::parse(hosts).reaches_loopback() {
         String::new()
     } else {
         "localhost,127.0.0.1,::1".to_string()
@@ -107,7 +177,7 @@ pub fn env(port: u16, hosts: &[String]) -> Vec<(String, String)> {
 }
 
 /// The proxy process: never returns.
-fn proxy_main(allowed: Vec<HostPattern>, control: UnixStream, launcher: nix::unistd::Pid) -> ! {
+fn proxy_main(allowed: HostList, control: UnixStream, launcher: nix::unistd::Pid) -> ! {
     if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
         || nix::unistd::getppid() != launcher
     {
@@ -151,7 +221,7 @@ fn read_only_self() {
 
 /// Accept the command's connections until the listener fails (the process is killed with
 /// the launcher).
-pub fn serve(listener: TcpListener, allowed: Vec<HostPattern>) {
+fn serve(listener: TcpListener, allowed: HostList) {
     let allowed = Arc::new(allowed);
     let active = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
@@ -187,7 +257,7 @@ struct Target {
     forward: Option<Vec<u8>>,
 }
 
-fn handle(client: TcpStream, allowed: &[HostPattern]) {
+fn handle(client: TcpStream, allowed: &HostList) {
     let _ = client.set_read_timeout(Some(HEAD_TIMEOUT));
     let Ok(reader) = client.try_clone() else {
         return;
@@ -202,19 +272,18 @@ fn handle(client: TcpStream, allowed: &[HostPattern]) {
         Ok(t) => t,
         Err(why) => return respond(&client, 400, &format!("{why}\n")),
     };
-    if !allowed.iter().any(|p| p.allows(&target.host, target.port)) {
-        let shown = if target.host.contains(':') {
-            format!("[{}]:{}", target.host, target.port)
-        } else {
-            format!("{}:{}", target.host, target.port)
-        };
-        return respond(
-            &client,
-            403,
-            &format!("sneaky-run: {shown} is not in tools.shell.network; nothing was sent\n"),
-        );
-    }
-    let Some(mut upstream) = connect(&target.host, target.port) else {
+    let addrs = match decide(&target.host, target.port, allowed, lookup, own_addresses) {
+        Ok(addrs) => addrs,
+        Err(Refused::Policy(refusal)) => return respond(&client, 403, &refusal.message()),
+        Err(Refused::Lookup(why)) => {
+            return respond(
+                &client,
+                502,
+                &format!("{} could not be looked up: {why}\n", target.host),
+            )
+        }
+    };
+    let Some(mut upstream) = connect(&addrs) else {
         return respond(&client, 502, "the allowed host could not be reached\n");
     };
     let sent = match &target.forward {
@@ -228,6 +297,96 @@ fn handle(client: TcpStream, allowed: &[HostPattern]) {
     }
     let _ = client.set_read_timeout(None);
     relay(client, upstream);
+}
+
+/// Why a request is not served.
+#[derive(Debug, PartialEq, Eq)]
+enum Refused {
+    /// The list does not allow it (a 403).
+    Policy(Refusal),
+    /// The listed name has no address (a 502).
+    Lookup(String),
+}
+
+/// Where a request for `host` (as the client named it) on `port` may connect: the checked
+/// addresses, in the order the lookup gave them. `lookup` is asked once, and only for a name
+/// the list allows; `own` (this host's addresses) only when a looked-up address is not
+/// restricted by its kind alone.
+fn decide(
+    host: &str,
+    port: u16,
+    allowed: &HostList,
+    lookup: impl FnOnce(&str, u16) -> std::io::Result<Vec<SocketAddr>>,
+    own: impl FnOnce() -> Vec<IpAddr>,
+) -> Result<Vec<SocketAddr>, Refused> {
+    let refused = |resolved| {
+        Err(Refused::Policy(Refusal {
+            host: host.to_string(),
+            port,
+            resolved,
+        }))
+    };
+    let name = match Requested::parse(host) {
+        Some(Requested::Address(ip)) if allowed.names_address(ip, port) => {
+            return Ok(vec![SocketAddr::new(ip, port)])
+        }
+        Some(Requested::Name(name)) if allowed.allows_name(&name, port) => name,
+        _ => return refused(None),
+    };
+    // Listing `localhost` asks for the loopback itself: not looked up (whatever a hosts file
+    // says), and not restricted.
+    if name == LOCALHOST {
+        return Ok(vec![
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), port),
+        ]);
+    }
+    let found = lookup(&name, port).map_err(|e| Refused::Lookup(e.to_string()))?;
+    let mut own = Some(own);
+    let mut own_addresses: Option<Vec<IpAddr>> = None;
+    let mut first_refused = None;
+    let mut checked = Vec::new();
+    for addr in found {
+        let ip = canonical(addr.ip());
+        let kind = restricted_kind(ip).map(str::to_string).or_else(|| {
+            let mine =
+                own_addresses.get_or_insert_with(|| own.take().map(|f| f()).unwrap_or_default());
+            mine.iter()
+                .any(|o| canonical(*o) == ip)
+                .then(|| "this host's own".to_string())
+        });
+        match kind {
+            Some(kind) if !allowed.names_address(ip, port) => {
+                first_refused.get_or_insert((ip, kind));
+            }
+            _ => checked.push(SocketAddr::new(ip, port)),
+        }
+    }
+    match (checked.is_empty(), first_refused) {
+        (false, _) => Ok(checked),
+        (true, Some(resolved)) => refused(Some(resolved)),
+        (true, None) => Err(Refused::Lookup("no address".into())),
+    }
+}
+
+/// The system's resolver, asked once.
+fn lookup(name: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+    Ok((name, port).to_socket_addrs()?.collect())
+}
+
+/// This host's addresses, on every interface, at the time of asking.
+fn own_addresses() -> Vec<IpAddr> {
+    let Ok(interfaces) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    interfaces
+        .filter_map(|i| i.address)
+        .filter_map(|a| {
+            a.as_sockaddr_in()
+                .map(|v4| IpAddr::V4(v4.ip()))
+                .or_else(|| a.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())))
+        })
+        .collect()
 }
 
 enum HeadError {
@@ -326,11 +485,11 @@ fn parse_head(head: &[u8]) -> Result<Target, String> {
     })
 }
 
-fn connect(host: &str, port: u16) -> Option<TcpStream> {
-    let addrs = (host, port).to_socket_addrs().ok()?;
+/// The first of the checked addresses that answers.
+fn connect(addrs: &[SocketAddr]) -> Option<TcpStream> {
     addrs
-        .into_iter()
-        .find_map(|a| TcpStream::connect_timeout(&a, CONNECT_TIMEOUT).ok())
+        .iter()
+        .find_map(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).ok())
 }
 
 fn respond(client: &TcpStream, status: u16, body: &str) {
@@ -414,6 +573,169 @@ mod tests {
         }
     }
 
+    fn list(entries: &[&str]) -> HostList {
+        HostList::parse(&entries.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+    }
+
+    /// `decide` with a resolver that answers `answer` for every name and counts its calls.
+    fn decide_with(
+        host: &str,
+        port: u16,
+        entries: &[&str],
+        answer: &[&str],
+        own: &[&str],
+    ) -> (Result<Vec<SocketAddr>, Refused>, usize) {
+        let calls = std::cell::Cell::new(0);
+        let got = decide(
+            host,
+            port,
+            &list(entries),
+            |_, port| {
+                calls.set(calls.get() + 1);
+                Ok(answer
+                    .iter()
+                    .map(|a| SocketAddr::new(a.parse().unwrap(), port))
+                    .collect())
+            },
+            || own.iter().map(|a| a.parse().unwrap()).collect(),
+        );
+        (got, calls.get())
+    }
+
+    fn sock(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_listed_name_reaches_only_addresses_its_kind_or_the_list_allows() {
+        let public = ["93.184.216.34"];
+        // A public answer is connected to as it was looked up: once.
+        assert_eq!(
+            decide_with("registry.example", 443, &["registry.example"], &public, &[]),
+            (Ok(vec![sock("93.184.216.34:443")]), 1)
+        );
+        // Not listed: refused before any lookup.
+        let (got, calls) = decide_with("evil.example", 443, &["registry.example"], &public, &[]);
+        assert_eq!(calls, 0);
+        let Err(Refused::Policy(r)) = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            (r.target(), r.entry()),
+            ("evil.example:443".into(), "evil.example:443".into())
+        );
+        assert!(r
+            .message()
+            .contains("evil.example:443 is not in tools.shell.network"));
+        // A name that resolves to the loopback, a private network, this host, a mapped
+        // loopback: refused, naming the address and what to add.
+        for (answer, own, kind) in [
+            ("127.0.0.1", "10.9.9.9", "loopback"),
+            ("::ffff:127.0.0.1", "10.9.9.9", "loopback"),
+            ("10.20.3.4", "10.9.9.9", "private"),
+            ("169.254.169.254", "10.9.9.9", "link-local"),
+            ("0.0.0.0", "10.9.9.9", "unspecified"),
+            ("203.0.113.7", "203.0.113.7", "this host's own"),
+        ] {
+            let (got, _) = decide_with(
+                "mirror.example",
+                8080,
+                &["mirror.example"],
+                &[answer],
+                &[own],
+            );
+            let Err(Refused::Policy(r)) = got else {
+                panic!("{answer}: {got:?}")
+            };
+            let ip = canonical(answer.parse().unwrap());
+            assert_eq!(r.resolved, Some((ip, kind.to_string())), "{answer}");
+            assert_eq!(r.entry(), with_port(ip, 8080));
+            let body = r.message();
+            assert!(
+                body.contains("tools.shell.network")
+                    && body.contains(&format!("\"{}\"", with_port(ip, 8080)))
+                    && body.contains(&format!("resolves to {ip}")),
+                "{body}"
+            );
+        }
+        // The address or a range holding it, listed too: allowed, on the ports it names.
+        for extra in [
+            "127.0.0.1",
+            "127.0.0.0/8",
+            "127.0.0.1:8080",
+            "[::ffff:127.0.0.0/104]",
+        ] {
+            assert_eq!(
+                decide_with(
+                    "mirror.example",
+                    8080,
+                    &["mirror.example", extra],
+                    &["127.0.0.1"],
+                    &[]
+                )
+                .0,
+                Ok(vec![sock("127.0.0.1:8080")]),
+                "{extra}"
+            );
+        }
+        assert!(matches!(
+            decide_with(
+                "mirror.example",
+                8080,
+                &["mirror.example", "127.0.0.1:22"],
+                &["127.0.0.1"],
+                &[]
+            )
+            .0,
+            Err(Refused::Policy(_))
+        ));
+        // Of a mixed answer, only the checked addresses are connected to.
+        assert_eq!(
+            decide_with(
+                "mirror.example",
+                443,
+                &["mirror.example"],
+                &["10.0.0.1", "93.184.216.34", "::1"],
+                &[]
+            )
+            .0,
+            Ok(vec![sock("93.184.216.34:443")])
+        );
+        // No address at all: not a refusal.
+        assert!(matches!(
+            decide_with("mirror.example", 443, &["mirror.example"], &[], &[]).0,
+            Err(Refused::Lookup(_))
+        ));
+    }
+
+    #[test]
+    fn an_address_is_reached_only_when_the_list_names_it() {
+        let none: &[&str] = &[];
+        for (host, entries, ok) in [
+            ("127.0.0.1", &["127.0.0.1:8080"][..], true),
+            ("127.0.0.1", &["127.0.0.0/8"][..], true),
+            ("::ffff:127.0.0.1", &["127.0.0.1"][..], true),
+            ("::1", &["[::1]:8080"][..], true),
+            ("fd00::2", &["fd00::/8"][..], true),
+            ("10.20.3.4", &["10.20.0.0/16:8080"][..], true),
+            ("10.20.3.4", &["10.20.0.0/16:22"][..], false),
+            ("10.21.3.4", &["10.20.0.0/16"][..], false),
+            // A public address too: a name listed for it does not name the address.
+            ("93.184.216.34", &["registry.example"][..], false),
+            ("127.0.0.1", &["localhost"][..], false),
+            ("127.0.0.1", &["*.0.1"][..], false),
+        ] {
+            let (got, calls) = decide_with(host, 8080, entries, none, none);
+            assert_eq!(calls, 0, "{host}");
+            assert_eq!(got.is_ok(), ok, "{host} {entries:?}: {got:?}");
+        }
+        // `localhost` means the loopback: not looked up.
+        assert_eq!(
+            decide_with("localhost", 3000, &["localhost:3000"], &["10.0.0.1"], &[]),
+            (Ok(vec![sock("127.0.0.1:3000"), sock("[::1]:3000")]), 0)
+        );
+    }
+
     #[test]
     fn no_proxy_leaves_the_own_loopback_direct_unless_a_loopback_host_is_listed() {
         let get = |hosts: &[&str], name: &str| {
@@ -437,5 +759,8 @@ mod tests {
             "localhost,127.0.0.1,::1"
         );
         assert_eq!(get(&["index.example", "127.0.0.1:8080"], "no_proxy"), "");
+        assert_eq!(get(&["index.example", "127.0.0.0/8"], "no_proxy"), "");
+        assert_eq!(get(&["localhost:3000"], "no_proxy"), "");
+        assert_eq!(get(&["10.0.0.0/8"], "NO_PROXY"), "localhost,127.0.0.1,::1");
     }
 }

@@ -68,7 +68,9 @@ pub struct LaunchSpec {
     pub map_exec: Vec<PathBuf>,
     /// Inside the writable places, bound read-only (.git config and hooks, configuration).
     pub read_only: Vec<PathBuf>,
-    /// Directories made mount points so they cannot be renamed away (.git).
+    /// Directories made mount points so they cannot be renamed away (.git), and symbolic
+    /// links on the way to a protected path, pinned as links (and, when they lead to a
+    /// directory, that directory too).
     pub pin: Vec<PathBuf>,
     /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
     #[serde(default)]
@@ -121,7 +123,7 @@ pub struct LaunchSpec {
     #[serde(default)]
     pub loopback: Option<(i32, u64)>,
     /// The workspace as an overlay whose upper layer holds the command's changes
-    /// (src/shell/overlay.rs); None: the command writes the workspace directly.
+    /// (src/shell/overlay/); None: the command writes the workspace directly.
     #[serde(default)]
     pub overlay: Option<super::overlay::OverlaySpec>,
 }
@@ -270,7 +272,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     match entered {
         Ok(mut entered) => {
             if let Some(p) = proxy {
-                match proxy::bridge(p, entered.loopback) {
+                match proxy::bridge(&p, entered.loopback) {
                     Ok(port) => entered.proxy_port = Some(port),
                     Err(why) => return fail(&format!("the network proxy's bridge: {why}")),
                 }

@@ -50,15 +50,31 @@ pub fn launch_spec(
     };
     read_only.push(root.join(CONFIG_FILE_NAME));
     read_only.extend(ws.protected_paths().iter().cloned());
-    read_only.extend(super::protect::protected_places(ws));
+    let protected = super::protect::protected_view(ws)?;
+    read_only.extend(protected.read_only.iter().cloned());
     let write = write_paths(shell, root, tmp)?;
+    // A place of `write_paths` that lies beneath a protected place (reached through a link
+    // out of the workspace) is protected with it.
+    for w in absolute_paths(&shell.write_paths, "write_paths")? {
+        if protected.read_only.iter().any(|p| w.starts_with(p)) {
+            read_only.push(w);
+        }
+    }
     // Only what a command could otherwise write needs covering.
     read_only.retain(|p| write.iter().any(|w| p.starts_with(w)));
+    let mut links = protected.links;
+    links.retain(|p| write.iter().any(|w| p.starts_with(w) && p != w));
     // A directory holding a protected file could be renamed away and replaced by one with a
     // planted file of the same name: every directory between a writable root and a
-    // protected file becomes a mount point (which cannot be renamed or removed).
+    // protected file (or a link on the way to one) becomes a mount point (which cannot be
+    // renamed or removed); the links themselves are pinned as links.
     let mut pin = pin;
-    for p in &read_only {
+    for p in &links {
+        if !pin.contains(p) {
+            pin.push(p.clone());
+        }
+    }
+    for p in read_only.iter().chain(&links) {
         let Some(w) = write.iter().find(|w| p.starts_with(w)) else {
             continue;
         };

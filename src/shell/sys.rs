@@ -16,9 +16,9 @@
 //! - `SCM_RIGHTS`: the listening socket of a host list's bridge is handed to the proxy
 //!   (src/shell/proxy.rs); a received descriptor becomes an `OwnedFd`.
 //! - `lgetxattr(2)`: whether a directory of a command's overlay upper layer is opaque (its
-//!   `user.overlay.opaque` attribute; src/shell/overlay.rs).
+//!   `user.overlay.opaque` attribute; src/shell/overlay/scan.rs).
 //! - `llistxattr(2)`: whether a command set extended attributes on the root of its overlay
-//!   (src/shell/overlay.rs).
+//!   (src/shell/overlay/scratch.rs).
 
 #![allow(unsafe_code)]
 

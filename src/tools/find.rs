@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    committed_schema, Cli, Context, Doc, Hints, Short, TextExample, StreamText, TextStreamed, Tool, ToolName,
+    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextExample, TextStreamed, Tool,
+    ToolName,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;

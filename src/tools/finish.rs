@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::Result;
 use crate::render::human::Text;
 

@@ -25,7 +25,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    committed_schema, Cli, Context, Doc, Hints, Short, TextExample, StreamText, TextStreamed, Tool, ToolName,
+    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextExample, TextStreamed, Tool,
+    ToolName,
 };
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;

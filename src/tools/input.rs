@@ -56,7 +56,8 @@ impl Tool for JobInput {
     };
     const DOC: Doc = Doc {
         example: r#"{"job_id": "3fa2-1", "input": "print(6 * 7)\n"}"#,
-        pipeline: "printf 'print(6 * 7)\\n' | sneaky-input \"$job\" && sneaky-jobs \"$job\" --wait-ms 500",
+        pipeline:
+            "printf 'print(6 * 7)\\n' | sneaky-input \"$job\" && sneaky-jobs \"$job\" --wait-ms 500",
         config: &[],
         env: &[(
             "XDG_RUNTIME_DIR",
@@ -68,7 +69,8 @@ impl Tool for JobInput {
             args: &["no-such-job", "x"],
             stdin: "",
             stdout: "",
-            stderr: "sneaky-input: not_found: no job no-such-job in this workspace (no job runs here)\n",
+            stderr:
+                "sneaky-input: not_found: no job no-such-job in this workspace (no job runs here)\n",
             status: 1,
         },
     };

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::history::{self, Undoable};
@@ -82,8 +82,12 @@ impl Tool for MakeDir {
         // The directories to make are known once made: the entry starts with no path, and
         // gets them as the directories this change made.
         let recorded = history::record(
-                &ctx.ws,
-                ctx.config.undo.max_bytes, Self::NAME.as_str(), &[], make)?;
+            &ctx.ws,
+            ctx.config.undo.max_bytes,
+            Self::NAME.as_str(),
+            &[],
+            make,
+        )?;
         let created_dirs = recorded.made.clone();
         Ok(MakeDirResult {
             path,

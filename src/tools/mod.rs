@@ -1,8 +1,8 @@
 //! The tools: one module per tool, each describing itself through `Tool` (arguments, result,
 //! CLI shape, behaviour hints, man page text), and the one dispatch every surface uses.
 //!
-//! Adding a tool: a module with a `Tool` impl, its name in `catalog::ToolName` (with binary and
-//! tier), and its arm in `spec` below; the match is exhaustive, so a missing arm does not compile.
+//! Adding a tool: a module with a `Tool` impl, its line in `catalog::tool_list!` (with binary and
+//! tier), and its `pub mod` line below (a test holds those lines to the list).
 //! Schemas, man pages, completions and the MCP and agent definitions all derive from `spec`.
 
 use schemars::JsonSchema;
@@ -16,13 +16,29 @@ use crate::error::{ArgFault, Error, ErrorKind, Result};
 use crate::fs::jail::Workspace;
 use serde_path_to_error::Segment;
 
-/// The dispatch half of the tool list (`catalog::tool_list!`): a module per tool, each tool's
-/// description by name, and `by_tool`. A `const` check holds each module's `Tool::NAME` to the
-/// list's entry, so a module cannot claim another tool's name.
+// One module per tool, declared here rather than inside `dispatch!` so that rustfmt and every
+// other tool that reads the source sees them (`tools_are_the_listed_modules` below holds this
+// list to `catalog::tool_list!` and to the files of src/tools).
+pub mod find;
+pub mod finish;
+pub mod grep;
+pub mod input;
+pub mod jobs;
+pub mod list;
+pub mod mkdir;
+pub mod patch;
+pub mod read;
+pub mod replace;
+pub mod rm;
+pub mod run;
+pub mod undo;
+pub mod write;
+
+/// The dispatch half of the tool list (`catalog::tool_list!`): each tool's description by name,
+/// and `by_tool`. A `const` check holds each module's `Tool::NAME` to the list's entry, so a
+/// module cannot claim another tool's name.
 macro_rules! dispatch {
     ($($variant:ident $name:literal $binary:literal $tier:ident $module:ident::$tool:ident,)*) => {
-        $(pub mod $module;)*
-
         $(const _: () = assert!(matches!(<$module::$tool as Tool>::NAME, ToolName::$variant));)*
 
         /// The description of every tool, by name.
@@ -961,6 +977,44 @@ pub fn bounded_max(given: Option<u64>, default: u64, bound: u64) -> Result<u64> 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    macro_rules! listed_modules {
+        ($($variant:ident $name:literal $binary:literal $tier:ident $module:ident::$tool:ident,)*) => {
+            const LISTED_MODULES: &[&str] = &[$(stringify!($module)),*];
+        };
+    }
+    crate::catalog::tool_list!(listed_modules);
+
+    /// Modules of src/tools that are not tools.
+    const NOT_TOOLS: &[&str] = &["outcome"];
+
+    /// The tool modules are declared as plain `mod` lines (where rustfmt sees them), and those
+    /// lines, the files of src/tools and the catalog's list name the same tools.
+    #[test]
+    fn tools_are_the_listed_modules() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+        let source = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+        let mut declared: Vec<&str> = source
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';'))
+            .filter(|m| !NOT_TOOLS.contains(m))
+            .collect();
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter_map(|n| n.strip_suffix(".rs").map(str::to_string))
+            .filter(|m| m != "mod" && !NOT_TOOLS.contains(&m.as_str()))
+            .collect();
+        let mut listed = LISTED_MODULES.to_vec();
+        declared.sort();
+        files.sort();
+        listed.sort();
+        assert_eq!(
+            declared, listed,
+            "src/tools/mod.rs's `pub mod` lines vs tool_list!"
+        );
+        assert_eq!(files, listed, "the files of src/tools vs tool_list!");
+    }
 
     #[derive(Debug, serde::Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]

@@ -14,11 +14,11 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::history::{self, Undoable};
 use crate::fs::durable;
+use crate::fs::history::{self, Undoable};
 use crate::render::human::{self, Text};
 use crate::render::model;
 
@@ -353,8 +353,8 @@ fn one_file(
             None => durable::locate(&ctx.ws, file_path, true, Some(&mut made))?,
         };
         recorded = Some(history::record(
-                &ctx.ws,
-                ctx.config.undo.max_bytes,
+            &ctx.ws,
+            ctx.config.undo.max_bytes,
             PatchApply::NAME.as_str(),
             &[&target],
             || {

@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::media::{self, Image, ImageKind, PdfRequest, PdfText};
 use crate::render::human::Text;
@@ -128,7 +128,9 @@ impl ReadResult {
 
     /// The image `content` holds, when it is one.
     pub fn image_kind(&self) -> Option<ImageKind> {
-        self.mime_type.as_deref().and_then(ImageKind::from_mime_type)
+        self.mime_type
+            .as_deref()
+            .and_then(ImageKind::from_mime_type)
     }
 
     /// "PDF, pages 1-3 of 12; read on with offset 4", "PDF, page 2 of 2: no text layer …".
@@ -332,7 +334,9 @@ fn read(args: ReadArgs, ctx: &Context, via: Media) -> Result<ReadResult> {
         if size > max {
             // Over the limit for text; an image is read to be scaled down, a PDF for its text.
             let mut head = [0u8; 16];
-            let n = file.read_at(&mut head, 0).map_err(|e| Error::io(&path, e))?;
+            let n = file
+                .read_at(&mut head, 0)
+                .map_err(|e| Error::io(&path, e))?;
             if media::is_pdf(&head[..n]) {
                 let bytes = read_pdf_bytes(file, &path)?;
                 return pdf_result(bytes, path, PdfRequest::whole(max), via);
@@ -420,12 +424,7 @@ impl PdfRequest {
 }
 
 /// The text of the pages asked for.
-fn pdf_result(
-    bytes: Vec<u8>,
-    path: String,
-    request: PdfRequest,
-    via: Media,
-) -> Result<ReadResult> {
+fn pdf_result(bytes: Vec<u8>, path: String, request: PdfRequest, via: Media) -> Result<ReadResult> {
     let found = (via.pdf)(bytes, request, &path)?;
     let total = found.total_pages;
     let start_page = request.offset.min(total + 1);
@@ -477,7 +476,10 @@ fn image_result(
     let (width, height) = kind.dimensions(&bytes).ok_or_else(|| {
         binary(
             &path,
-            &format!("it starts as a {} image, but its header cannot be read", kind.name()),
+            &format!(
+                "it starts as a {} image, but its header cannot be read",
+                kind.name()
+            ),
         )
     })?;
     let image = if media::fits(width, height, bytes.len() as u64, max) {

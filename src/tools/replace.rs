@@ -17,12 +17,12 @@ use serde::{Deserialize, Serialize};
 
 mod drift;
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::history::{self, Undoable};
 use crate::fs::durable;
+use crate::fs::history::{self, Undoable};
 use crate::render::human::{self, Text};
 use crate::render::model;
 
@@ -313,9 +313,7 @@ pub fn forgiving(
         (None, _) => (old, new),
     };
     match whitespace(file, &old, &new, max_len) {
-        Err(Refusal::NotFound) => {
-            drift::drifted(file, &old, &new, max_len)
-        }
+        Err(Refusal::NotFound) => drift::drifted(file, &old, &new, max_len),
         found => found,
     }
 }

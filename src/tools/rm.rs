@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::history::{self, Undoable};
@@ -85,8 +85,8 @@ impl Tool for DeleteFile {
             other => return Err(durable::not_a_file(&target.display, other)),
         };
         let recorded = history::record(
-                &ctx.ws,
-                ctx.config.undo.max_bytes,
+            &ctx.ws,
+            ctx.config.undo.max_bytes,
             Self::NAME.as_str(),
             &[&target],
             || target.unlink().map(|()| Vec::new()),

@@ -13,11 +13,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
-use crate::render::human::Text;
 use crate::fs::history::Undoable;
+use crate::render::human::Text;
 use crate::shell::overlay::Changed;
 use crate::shell::{self, jobs, policy, Changes};
 
@@ -249,10 +249,14 @@ impl Tool for RunCommand {
         if command.contains('\0') {
             return Err(Error::invalid_args("command: contains a NUL character"));
         }
-        let background = Background::of(&args.wait_ms, &args.wait_for, args.tty, args.strip_escapes);
+        let background =
+            Background::of(&args.wait_ms, &args.wait_for, args.tty, args.strip_escapes);
         if !args.background {
             if let Some(field) = background.given() {
-                return Err(Error::invalid_arg(field, "only applies with background: true"));
+                return Err(Error::invalid_arg(
+                    field,
+                    "only applies with background: true",
+                ));
             }
         } else if args.timeout.is_some() {
             return Err(Error::invalid_arg(
@@ -403,7 +407,11 @@ fn changes_text(r: &RunResult) -> String {
             out.push_str("\ndry run: the command changed no file")
         }
         Some(c) if r.dry_run => {
-            let _ = write!(out, "\ndry run, nothing applied; it would change: {}", list(c));
+            let _ = write!(
+                out,
+                "\ndry run, nothing applied; it would change: {}",
+                list(c)
+            );
         }
         Some(c) if !c.is_empty() => {
             let _ = write!(out, "\nchanged: {}", list(c));
@@ -414,10 +422,18 @@ fn changes_text(r: &RunResult) -> String {
         _ => {}
     }
     if !r.untracked.is_empty() {
-        let _ = write!(out, "\nuntracked (git ignores them; not recorded): {}", list(&r.untracked));
+        let _ = write!(
+            out,
+            "\nuntracked (git ignores them; not recorded): {}",
+            list(&r.untracked)
+        );
     }
     if !r.discarded.is_empty() {
-        let _ = write!(out, "\nnot applied (no tool may change them): {}", r.discarded.join(", "));
+        let _ = write!(
+            out,
+            "\nnot applied (no tool may change them): {}",
+            r.discarded.join(", ")
+        );
     }
     if let Some(why) = &r.undo.undo_unavailable {
         let _ = write!(out, "\nthe change cannot be undone: {why}");

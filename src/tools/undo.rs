@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::render::human::Text;
-use crate::fs::transition::{self, Content, Step, To};
 use crate::fs::history::{Entry, History, PathChange, Snapshot, State};
 use crate::fs::jail::map_errno;
+use crate::fs::transition::{self, Content, Step, To};
+use crate::render::human::Text;
 
 /// Take back a change made by write_file, str_replace, patch_apply, delete_file, make_dir or an
 /// earlier undo: the most recent one, or the one named by `change_id` (every edit's result
@@ -95,20 +95,18 @@ impl Tool for Undo {
     };
     const DOC: Doc = Doc {
         example: r#"{"change_id": "c01764601234567890-4242-0", "dry_run": true}"#,
-        pipeline: "sneaky-replace src/lib.rs --old-str one --new-str uno && sneaky-undo --format text",
-        config: &["undo.max_bytes: bytes the history of a workspace may take; past it the \
-                   oldest changes are forgotten"],
+        pipeline:
+            "sneaky-replace src/lib.rs --old-str one --new-str uno && sneaky-undo --format text",
+        config: &[
+            "undo.max_bytes: bytes the history of a workspace may take; past it the \
+                   oldest changes are forgotten",
+        ],
         env: &[(
             "XDG_STATE_HOME",
             "where the history is kept: $XDG_STATE_HOME/sneaky/undo/ (else \
              ~/.local/state/sneaky/undo/), one directory per workspace",
         )],
-        text: TextExample::prints(
-            &[],
-            &["--list"],
-            "",
-            "",
-        ),
+        text: TextExample::prints(&[], &["--list"], "", ""),
     };
     const SCHEMA: &'static str = committed_schema!("undo");
     type Args = UndoArgs;
@@ -160,7 +158,11 @@ impl Tool for Undo {
             if changes.is_empty() {
                 return "no changes recorded in this workspace".into();
             }
-            return changes.iter().map(summary_line).collect::<Vec<_>>().join("\n");
+            return changes
+                .iter()
+                .map(summary_line)
+                .collect::<Vec<_>>()
+                .join("\n");
         }
         let undone = r.undone.as_deref().unwrap_or("");
         let head = match (&r.change_id, r.dry_run) {
@@ -322,10 +324,18 @@ fn restore_diff(
             (State::File { .. }, State::Absent) => {
                 let current = snap.content.as_deref().unwrap_or_default();
                 let (text, cut) = crate::edit::diff_text(&p.path, Some(current), b"", None, room);
-                (text.replacen(&format!("+++ b/{}", p.path), "+++ /dev/null", 1), cut)
+                (
+                    text.replacen(&format!("+++ b/{}", p.path), "+++ /dev/null", 1),
+                    cut,
+                )
             }
             (from, to) if from != to => (
-                format!("{}: {} becomes {}\n", p.path, from.describe(), to.describe()),
+                format!(
+                    "{}: {} becomes {}\n",
+                    p.path,
+                    from.describe(),
+                    to.describe()
+                ),
                 false,
             ),
             _ => (String::new(), false),

@@ -5,10 +5,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Tool, ToolName, TextExample};
+use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::history::{self, Undoable};
 use crate::fs::durable::{self, Existing, Unmade};
+use crate::fs::history::{self, Undoable};
 use crate::fs::jail::Kind;
 use crate::render::human::{self, Text};
 use crate::render::model;

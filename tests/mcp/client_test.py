@@ -1,10 +1,14 @@
 """Drive sneaky-mcp with the official Python MCP SDK's stdio client.
 
-Usage: client_test.py SNEAKY_MCP_BINARY WORKSPACE_ROOT ELSEWHERE
+Usage: client_test.py SNEAKY_MCP_BINARY WORKSPACE_ROOT ELSEWHERE [structured|text]
 
 WORKSPACE_ROOT must hold hello.txt ("hello world\\n") and src/lib.rs containing "fn answer";
 a file secret.txt lies beside the root, outside it. ELSEWHERE is a directory that is not the
 workspace (the server's working directory when the root must come from the client's roots).
+The last argument is the shape of the tools the server is made to serve (its
+--structured-content on or off, src/mcp/shape.rs): "structured" (the default) declares
+outputSchema and carries structuredContent, which call_tool validates; "text" declares no
+outputSchema and results are content blocks only, which call_tool must accept as they are.
 Run by tests/suite/mcp_client.rs with the venv that .ci/setup-mcp.sh makes. Prints one line per
 check passed and exits non-zero on the first failure.
 """
@@ -20,6 +24,9 @@ from mcp.shared.exceptions import MCPError
 
 HANDSHAKE_TIMEOUT = 30
 
+# "structured" or "text" (set from the command line).
+SHAPE = "structured"
+
 # ping is deprecated for the 2026 era's stateless protocol; sneaky-mcp speaks the handshake era.
 warnings.filterwarnings("ignore", message="ping is removed")
 
@@ -34,6 +41,22 @@ def text_of(result):
     return "".join(c.text for c in result.content if c.type == "text")
 
 
+def shape_args():
+    return ["--structured-content", "on" if SHAPE == "structured" else "off"]
+
+
+def file_content(result, path):
+    """The content read_file returned for PATH: structuredContent's in the structured shape
+    (which must then be there), the text under its one-line header in the text shape (where
+    structuredContent must not be)."""
+    if SHAPE == "structured":
+        return result.structured_content["content"]
+    if result.structured_content is not None:
+        return None
+    header, _, content = text_of(result).partition("\n")
+    return content if header.startswith(f"{path} (lines ") else None
+
+
 def failure_code(result):
     """The code of a failed call: isError, text "CODE: message", no structuredContent (hosts
     validate structuredContent against the tool's outputSchema, even on errors)."""
@@ -44,7 +67,7 @@ def failure_code(result):
 
 
 async def main_session(binary, root):
-    server = StdioServerParameters(command=binary, args=["--root", root])
+    server = StdioServerParameters(command=binary, args=["--root", root] + shape_args())
     # mode="auto" (the default): the client first probes server/discover (2026-07-28 era), which
     # sneaky-mcp answers with method-not-found, then falls back to the initialize handshake.
     async with Client(server, read_timeout_seconds=HANDSHAKE_TIMEOUT) as client:
@@ -66,8 +89,11 @@ async def main_session(binary, root):
             check(tool.title, f"{name}: has a title")
             check(tool.description and len(tool.description) > 20, f"{name}: has a description")
             check(tool.input_schema.get("type") == "object", f"{name}: inputSchema is an object")
-            check(tool.output_schema and tool.output_schema.get("type") == "object",
-                  f"{name}: outputSchema is an object")
+            if SHAPE == "structured":
+                check(tool.output_schema and tool.output_schema.get("type") == "object",
+                      f"{name}: outputSchema is an object")
+            else:
+                check(tool.output_schema is None, f"{name}: no outputSchema (text shape)")
         for name in ("read_file", "list_dir", "grep_files", "find_files"):
             a = tools[name].annotations
             check(a.read_only_hint is True and a.idempotent_hint is True,
@@ -85,14 +111,18 @@ async def main_session(binary, root):
         # call_tool validates structuredContent against outputSchema for successful results.
         r = await client.call_tool("read_file", {"file_path": "hello.txt"})
         check(not r.is_error, "read_file succeeds")
-        check(r.structured_content["content"] == "hello world\n", "read_file structured content")
+        check(file_content(r, "hello.txt") == "hello world\n", f"read_file content ({SHAPE})")
         check(text_of(r) == "hello.txt (lines 1-1 of 1)\nhello world\n",
               f"read_file text is the file under a one-line header: {text_of(r)!r}")
 
         r = await client.call_tool("grep_files", {"pattern": "fn answer"})
         check(not r.is_error, "grep_files succeeds")
-        matches = r.structured_content["matches"]
-        check([m["path"] for m in matches] == ["src/lib.rs"], f"grep_files finds src/lib.rs: {matches}")
+        if SHAPE == "structured":
+            matches = r.structured_content["matches"]
+            check([m["path"] for m in matches] == ["src/lib.rs"],
+                  f"grep_files finds src/lib.rs: {matches}")
+        else:
+            check(r.structured_content is None, "grep_files: no structuredContent (text shape)")
         check(text_of(r) == "src/lib.rs\n1:pub fn answer() -> u32 {",
               f"grep_files text is grouped by file: {text_of(r)!r}")
 
@@ -137,7 +167,7 @@ async def main_session(binary, root):
 
         for i in range(200):
             r = await client.call_tool("read_file", {"file_path": "hello.txt"})
-            if r.is_error or r.structured_content["content"] != "hello world\n":
+            if r.is_error or file_content(r, "hello.txt") != "hello world\n":
                 check(False, f"call {i + 1} of 200 failed: {text_of(r)}")
         check(True, "200 read_file calls in a row")
 
@@ -153,7 +183,8 @@ async def roots_session(binary, root, elsewhere, all_tools):
     async def list_roots(context):
         return types.ListRootsResult(roots=[types.Root(uri=root_uri, name="ws")])
 
-    server = StdioServerParameters(command=binary, args=["--read-only"], cwd=elsewhere)
+    server = StdioServerParameters(command=binary, args=["--read-only"] + shape_args(),
+                                   cwd=elsewhere)
     async with Client(server, mode="legacy", list_roots_callback=list_roots,
                       read_timeout_seconds=HANDSHAKE_TIMEOUT) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -161,7 +192,7 @@ async def roots_session(binary, root, elsewhere, all_tools):
               f"--read-only lists read-only tools only: {sorted(tools)}")
         check("read_file" in tools, "--read-only keeps read_file")
         r = await client.call_tool("read_file", {"file_path": "hello.txt"})
-        check(not r.is_error and r.structured_content["content"] == "hello world\n",
+        check(not r.is_error and file_content(r, "hello.txt") == "hello world\n",
               f"the workspace came from the client's roots: {text_of(r)}")
         if "write_file" in all_tools:
             r = await client.call_tool("write_file", {"file_path": "x.txt", "content": "x"})
@@ -171,13 +202,15 @@ async def roots_session(binary, root, elsewhere, all_tools):
 
 
 async def main():
-    if len(sys.argv) != 4:
+    global SHAPE
+    if len(sys.argv) not in (4, 5) or sys.argv[4:] not in ([], ["structured"], ["text"]):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    binary, root, elsewhere = sys.argv[1:]
+    binary, root, elsewhere = sys.argv[1:4]
+    SHAPE = (sys.argv[4:] or ["structured"])[0]
     all_tools = await asyncio.wait_for(main_session(binary, root), timeout=300)
     await asyncio.wait_for(roots_session(binary, root, elsewhere, all_tools), timeout=120)
-    print("all MCP client checks passed")
+    print(f"all MCP client checks passed ({SHAPE} shape)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 // Drive sneaky-mcp with the official TypeScript MCP SDK's client (what Claude Code, VS Code,
 // Cursor and the MCP Inspector build on), and compile every schema with ajv in strict mode.
 //
-// Usage: node ts_client_test.cjs SNEAKY_MCP_BINARY WORKSPACE_ROOT EXPORTS_JSON
+// Usage: node ts_client_test.cjs SNEAKY_MCP_BINARY WORKSPACE_ROOT EXPORTS_JSON [structured|text]
 //
 // WORKSPACE_ROOT holds hello.txt ("hello world\n") and src/lib.rs ("pub fn answer() -> u32 {\n
 // 42\n}\n"); secret.txt lies beside it, outside. EXPORTS_JSON is an object mapping each
@@ -9,7 +9,11 @@
 // NODE_PATH pointing at the packages .ci/setup-hosts.sh installs. Every tool is called with a
 // valid and with a failing call: each must come back as a result (the SDK validates
 // structuredContent against outputSchema, and throws when it does not match), never as a thrown
-// error. Prints one line per check and exits non-zero after the first failure.
+// error. The last argument is the shape the server is made to serve (--structured-content on or
+// off, src/mcp/shape.rs): "structured" (the default) declares outputSchema and carries
+// structuredContent; "text" declares no outputSchema and results are content blocks only, which
+// the SDK must accept as they are. Prints one line per check and exits non-zero after the first
+// failure.
 'use strict';
 
 const fs = require('fs');
@@ -109,13 +113,24 @@ const CALLS = [
 
 const JOB = { id: null };
 
+// "structured" or "text" (from the command line).
+let SHAPE = 'structured';
+
 async function startJob(client) {
   const started = await client.callTool({
     name: 'run_command', arguments: { command: 'cat', background: true, wait_ms: 0 },
   });
-  check(!started.isError && started.structuredContent.running === true,
-    `a background job starts: ${textOf(started).slice(0, 80)}`);
-  JOB.id = started.structuredContent.job_id;
+  if (SHAPE === 'structured') {
+    check(!started.isError && started.structuredContent.running === true,
+      `a background job starts: ${textOf(started).slice(0, 80)}`);
+    JOB.id = started.structuredContent.job_id;
+  } else {
+    // The text says it: "job ID is running in the background …".
+    const running = /^job (\S+) is running in the background/.exec(textOf(started));
+    check(!started.isError && running !== null,
+      `a background job starts: ${textOf(started).slice(0, 80)}`);
+    JOB.id = running[1];
+  }
   return JOB.id;
 }
 
@@ -137,8 +152,14 @@ async function callAll(client, tools, root) {
       throw new Error(`check failed: ${name} ${JSON.stringify(good)} threw: ${e.message}`);
     }
     check(!result.isError, `${name} succeeds: ${textOf(result).slice(0, 60)}`);
-    check(result.structuredContent && typeof result.structuredContent === 'object',
-      `${name}: the result object is structuredContent (the SDK validated it)`);
+    if (SHAPE === 'structured') {
+      check(result.structuredContent && typeof result.structuredContent === 'object',
+        `${name}: the result object is structuredContent (the SDK validated it)`);
+    } else {
+      check(result.structuredContent === undefined
+        && result.content.every((c) => c.type === 'text' || c.type === 'image'),
+      `${name}: content blocks only (text shape)`);
+    }
     const text = textOf(result);
     check(text.length > 0 && !text.startsWith('{'), `${name}: the text is for a model, not JSON`);
 
@@ -162,16 +183,18 @@ async function callAll(client, tools, root) {
 }
 
 async function main() {
-  const [binary, root, exportsPath] = process.argv.slice(2);
-  if (!exportsPath) {
-    console.error('usage: ts_client_test.cjs SNEAKY_MCP_BINARY WORKSPACE_ROOT EXPORTS_JSON');
+  const [binary, root, exportsPath, shape = 'structured'] = process.argv.slice(2);
+  if (!exportsPath || !['structured', 'text'].includes(shape)) {
+    console.error(
+      'usage: ts_client_test.cjs SNEAKY_MCP_BINARY WORKSPACE_ROOT EXPORTS_JSON [structured|text]');
     process.exit(2);
   }
+  SHAPE = shape;
   compileExports(exportsPath);
 
   const transport = new StdioClientTransport({
     command: binary,
-    args: ['--root', root],
+    args: ['--root', root, '--structured-content', SHAPE === 'structured' ? 'on' : 'off'],
     env: process.env,
     stderr: 'inherit',
   });
@@ -184,9 +207,13 @@ async function main() {
     `every tool but finish listed: ${tools.map((t) => t.name)}`);
   for (const tool of tools) {
     compileStrict(tool.inputSchema, `${tool.name} inputSchema`);
-    compileStrict(tool.outputSchema, `${tool.name} outputSchema`);
+    if (SHAPE === 'structured') {
+      compileStrict(tool.outputSchema, `${tool.name} outputSchema`);
+    } else {
+      check(tool.outputSchema === undefined, `${tool.name}: no outputSchema (text shape)`);
+    }
   }
-  check(true, 'ajv strict compiles every listed inputSchema and outputSchema');
+  check(true, `ajv strict compiles every listed schema (${SHAPE} shape)`);
 
   await callAll(client, tools, root);
 
@@ -198,7 +225,7 @@ async function main() {
     check(e.code === -32602, `finish over MCP is -32602 (unknown tool): ${e.message}`);
   }
   await client.close();
-  console.log('all TypeScript MCP client checks passed');
+  console.log(`all TypeScript MCP client checks passed (${SHAPE} shape)`);
 }
 
 main().catch((e) => {

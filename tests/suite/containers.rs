@@ -280,8 +280,10 @@ fn every_layer_holds_for_a_user_other_than_root() {
         .status()
         .expect("chown");
     assert!(chown.success());
-    let out = Command::cargo_bin("sneaky-run")
-        .expect("binary")
+    // A copy the user can reach: the build's target/ may sit under a directory closed to
+    // others (a 0700 home, a `mktemp -d` folder).
+    let bins = util::copy_binaries_for_others(w.dir.path(), &["sneaky-run"]);
+    let out = Command::new(bins.join("sneaky-run"))
         .current_dir(&w.root)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")

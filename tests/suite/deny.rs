@@ -13,7 +13,7 @@ use crate::sandbox::namespaces_or_skip;
 use crate::util::{self, Ws};
 
 const SECRET: &str = "SNEAKY-SECRET-0451";
-const PYTHON: &str = "/usr/bin/python3";
+pub const PYTHON: &str = "/usr/bin/python3";
 
 /// A workspace with secrets inside (`.env`, `secrets/`) and outside (`<tmp>/creds/token`),
 /// links to them, and a configuration that denies all three.
@@ -525,4 +525,296 @@ fn the_mcp_token_file_joins_the_read_deny_list() {
     };
     assert!(text(read(false).ok()).contains(SECRET));
     refused_by(&read(true), "deny_read");
+}
+
+/// A repository's links that lead to, or through, a protected path: a committed
+/// `.vscode -> vs`, a chain of links, an absolute link into the root, a link on the way of a
+/// longer protected path, a dangling link, a link inside a protected directory, a glob's match
+/// that is a link, and a link out of the workspace. Each write that would land where a
+/// program later reads it is refused naming the key, and nothing is made.
+#[test]
+fn file_tools_judge_protected_paths_by_every_path_that_reaches_them() {
+    let w = util::ws();
+    let root = std::fs::canonicalize(&w.root).expect("root");
+    w.mkdir("vs").link("vs", ".vscode");
+    w.mkdir("c2/deep")
+        .link("c2/deep", "c1")
+        .link("c1", ".claude");
+    w.mkdir("cx").link(root.join("cx"), ".codex");
+    w.mkdir("real/app").link("real", "cfg");
+    w.link("tools/cursor", ".cursor");
+    w.write(".idea/misc.xml", "<x/>\n")
+        .link("../notes.xml", ".idea/workspace.xml");
+    w.write("sub/keep.txt", "k\n")
+        .link("../env.sh", "sub/.envrc");
+    w.link(w.outside().join("gem"), ".gemini");
+    w.user_config("extra_protected_paths = [\"cfg/app/run.sh\", \"**/.envrc\"]\n");
+    let write = |path: &str| {
+        (
+            "sneaky-write",
+            json!({"file_path": path, "content": "touch pwned\n"}),
+        )
+    };
+    for (bin, args) in [
+        write(".vscode/tasks.json"),
+        write("vs/tasks.json"),
+        ("sneaky-rm", json!({"file_path": ".vscode"})),
+        write(".claude/settings.json"),
+        write("c2/deep/settings.json"),
+        ("sneaky-rm", json!({"file_path": "c1"})),
+        write("cx/config.toml"),
+        write("real/app/run.sh"),
+        write("cfg/app/run.sh"),
+        write("tools/cursor/rules.md"),
+        ("sneaky-mkdir", json!({"directory_path": "tools/cursor"})),
+        write("notes.xml"),
+        write("env.sh"),
+        (
+            "sneaky-patch",
+            json!({"patch": "--- /dev/null\n+++ b/vs/settings.json\n@@ -0,0 +1 @@\n+{}\n"}),
+        ),
+    ] {
+        let r = w.call(bin, args.clone());
+        let m = r.err("protected_path", 3);
+        assert!(m.contains("protected_paths"), "{bin} {args}: {m}");
+    }
+    // Where the refusal comes from a link, the message names it.
+    let m = w
+        .call(
+            "sneaky-write",
+            json!({"file_path": "c2/deep/x", "content": "x"}),
+        )
+        .err("protected_path", 3);
+    assert!(m.contains(".claude -> c1, c1 -> c2/deep"), "{m}");
+    // Out of the workspace nothing is written either.
+    let r = w.call(
+        "sneaky-write",
+        json!({"file_path": ".gemini/x", "content": "x"}),
+    );
+    assert_eq!(r.json["ok"], false, "{}", r.json);
+    for p in [
+        "vs/tasks.json",
+        "vs/settings.json",
+        "c2/deep/settings.json",
+        "cx/config.toml",
+        "real/app/run.sh",
+        "tools",
+        "notes.xml",
+        "env.sh",
+    ] {
+        assert!(!w.root.join(p).exists(), "{p} was made");
+    }
+    assert!(!w.outside().join("gem").exists());
+    for (link, target) in [(".vscode", "vs"), ("c1", "c2/deep")] {
+        let now = std::fs::read_link(w.root.join(link)).expect("still a link");
+        assert_eq!(now, Path::new(target));
+    }
+    // What the links do not reach still writes.
+    for p in [
+        "real/other.txt",
+        "c2/other.txt",
+        "tools/other.txt",
+        "sub/x.txt",
+    ] {
+        w.call("sneaky-write", json!({"file_path": p, "content": "y"}))
+            .ok();
+    }
+}
+
+/// `.vscode -> .` (or `..`) makes every file a place an editor reads: the whole workspace is
+/// protected, and each refusal says so and names the link, rather than the workspace going
+/// read-only without a word. Reading still works; a command is refused before it runs.
+#[test]
+fn a_protected_link_to_the_root_protects_the_whole_workspace_and_says_so() {
+    for target in [".", ".."] {
+        let w = util::ws();
+        w.write("a.txt", "a\n").link(target, ".vscode");
+        let r = w.call(
+            "sneaky-write",
+            json!({"file_path": "a.txt", "content": "b"}),
+        );
+        let m = r.err("protected_path", 3);
+        assert!(
+            m.contains("the whole workspace is a protected path")
+                && m.contains(&format!(".vscode -> {target}")),
+            "{target}: {m}"
+        );
+        assert_eq!(w.read("a.txt"), "a\n");
+        let r = w.call("sneaky-read", json!({"file_path": "a.txt"}));
+        assert!(text(r.ok()).contains('a'));
+        let r = w.call("sneaky-run", json!({"command": "echo b > a.txt"}));
+        let m = r.err("protected_path", 3);
+        assert!(
+            m.contains("nothing ran") && m.contains("the whole workspace"),
+            "{target}: {m}"
+        );
+        assert_eq!(w.read("a.txt"), "a\n");
+    }
+}
+
+/// What a command tries through the links a repository ships: each line writes where a
+/// program later reads an autorun file, through a dangling link, a link to an existing
+/// directory, a chain, or a link on the way of a longer protected path, or swaps a link (or a
+/// directory on the way) for a directory of its own first.
+const LINK_ATTEMPTS: &str = r#"
+import os
+def attempt(name, f):
+    try:
+        f()
+        print("wrote", name, flush=True)
+    except OSError as e:
+        print("refused", name, e.errno, flush=True)
+def write(p):
+    open(p, "w").write("touch pwned\n")
+def dangling():
+    os.makedirs("tools/vscode", exist_ok=True); write(".vscode/tasks.json")
+def dangling_deeper():
+    os.makedirs("cur/sor", exist_ok=True); write(".cursor/rules")
+def swap_link():
+    os.unlink(".claude"); os.mkdir(".claude"); write(".claude/settings.json")
+def rename_link():
+    os.rename(".codex", "codex-old"); os.mkdir(".codex"); write(".codex/config.toml")
+def swap_chain():
+    os.rename("c1", "c1x"); os.mkdir("c1"); write("c1/config.toml")
+def swap_dir_on_the_way():
+    os.rename("zz", "zz2"); os.makedirs("zz/inner"); write("zz/inner/settings.json")
+def swap_intermediate():
+    os.rename("cfg", "cfg2"); os.makedirs("cfg/app"); write("cfg/app/run.sh")
+attempt("dangling", dangling)
+attempt("dangling deeper", dangling_deeper)
+attempt("existing target", lambda: write("cl/settings.json"))
+attempt("swap link", swap_link)
+attempt("rename link", rename_link)
+attempt("chain end", lambda: write("c2/config.toml"))
+attempt("swap chain", swap_chain)
+attempt("dir on the way", swap_dir_on_the_way)
+attempt("link in a protected dir", lambda: write("notes.xml"))
+attempt("intermediate target", lambda: write("real/app/run.sh"))
+attempt("swap intermediate", swap_intermediate)
+print("done", flush=True)
+"#;
+
+/// The links of [`LINK_ATTEMPTS`]' workspace, and where each leads.
+const SHIPPED_LINKS: &[(&str, &str)] = &[
+    (".vscode", "tools/vscode"),
+    (".cursor", "cur/sor"),
+    (".claude", "cl"),
+    (".codex", "c1"),
+    ("c1", "c2"),
+    (".zed", "zz/inner"),
+    (".idea/workspace.xml", "../notes.xml"),
+    ("cfg", "real"),
+];
+
+/// A workspace holding [`SHIPPED_LINKS`], whose configuration lets python3 run and protects
+/// `cfg/app/run.sh` too.
+pub fn linked_ws() -> Ws {
+    let w = util::ws();
+    for dir in ["cur", "cl", "c2", "zz/inner", ".idea", "real/app"] {
+        w.mkdir(dir);
+    }
+    for (link, target) in SHIPPED_LINKS {
+        w.link(target, link);
+    }
+    user_config(
+        &w,
+        &format!(
+            "extra_protected_paths = [\"cfg/app/run.sh\"]\n[tools.shell]\nextra_allowed_commands = [{PYTHON:?}]\n"
+        ),
+    );
+    w.write("attempts.py", LINK_ATTEMPTS);
+    w
+}
+
+/// Nothing planted, every link as shipped.
+pub fn nothing_planted(w: &Ws, how: &str, out: &str) {
+    for p in [
+        "tools/vscode/tasks.json",
+        "cur/sor/rules",
+        "cl/settings.json",
+        "c2/config.toml",
+        "c1/config.toml",
+        "zz/inner/settings.json",
+        "notes.xml",
+        "real/app/run.sh",
+        "cfg/app/run.sh",
+        ".claude/settings.json",
+        ".codex/config.toml",
+    ] {
+        assert!(
+            std::fs::symlink_metadata(w.root.join(p)).is_err(),
+            "{how}: {p} was planted: {out}"
+        );
+    }
+    for (link, target) in SHIPPED_LINKS {
+        let now = std::fs::read_link(w.root.join(link));
+        assert_eq!(
+            now.ok().as_deref(),
+            Some(Path::new(target)),
+            "{how}: {link} changed: {out}"
+        );
+    }
+    assert!(w.root.join("zz/inner").is_dir(), "{how}: {out}");
+}
+
+/// Run `command` with sneaky-run in `w`, as `uid` when given (the whole test directory is
+/// then handed to that user first), with `SNEAKY_SANDBOX_SKIP` set to `skip`.
+fn run_as(w: &Ws, command: &str, uid: Option<u32>, skip: &str) -> util::Reply {
+    use assert_cmd::cargo::CommandCargoExt;
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");
+    util::fence(&mut cmd, w.dir.path())
+        .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
+        .env("SNEAKY_SANDBOX_SKIP", skip);
+    if let Some(uid) = uid {
+        let owned = std::process::Command::new("chown")
+            .args(["-R", &format!("{uid}:{uid}")])
+            .arg(w.dir.path())
+            .status()
+            .expect("chown");
+        assert!(owned.success());
+        cmd.env("HOME", w.outside()).uid(uid).gid(uid);
+    }
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(json!({"command": command, "timeout": 30}).to_string())
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("run");
+    util::Reply::parse("sneaky-run", out)
+}
+
+#[test]
+fn commands_judge_protected_paths_by_every_path_that_reaches_them() {
+    if !Path::new(PYTHON).is_file() && !util::skip("needs /usr/bin/python3") {
+        return;
+    }
+    if !namespaces_or_skip("commands_judge_protected_paths_by_every_path_that_reaches_them") {
+        return;
+    }
+    let command = format!("{PYTHON} attempts.py");
+    // As root and as the user nobody; over the overlay that holds the command's changes, and
+    // writing the workspace directly.
+    let users: &[Option<u32>] = if util::is_root() {
+        &[None, Some(65_534)]
+    } else {
+        &[None]
+    };
+    for uid in users {
+        for skip in ["", "overlay"] {
+            let w = linked_ws();
+            let r = run_as(&w, &command, *uid, skip);
+            let how = format!(
+                "{} as {}",
+                if skip.is_empty() { "overlay" } else { "direct" },
+                uid.map_or("this user".to_string(), |u| format!("uid {u}"))
+            );
+            let shown = r.json.to_string();
+            assert!(shown.contains("done"), "{how}: {shown}");
+            nothing_planted(&w, &how, &shown);
+        }
+    }
 }

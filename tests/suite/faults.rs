@@ -311,28 +311,6 @@ const EDIT_BINARIES: [&str; 5] = [
     "sneaky-rm",
 ];
 
-/// Copies of the tool binaries in `<dir>/bin` (0755), for a child run as another user: the
-/// build's own target/ may sit under a directory that user cannot traverse (a 0700 home, a
-/// `mktemp -d` folder), where exec fails with "Permission denied".
-fn copy_binaries_for_others(dir: &Path, bins: &[&str]) -> PathBuf {
-    let to = dir.join("bin");
-    std::fs::create_dir(&to).expect("mkdir bin");
-    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    for bin in bins {
-        let copy = to.join(bin);
-        std::fs::copy(assert_cmd::cargo::cargo_bin(bin), &copy).expect("copy binary");
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    }
-    to
-}
-
-/// The first directory on the way to `path` that others cannot traverse (no `o+x`), if any.
-fn closed_ancestor(path: &Path) -> Option<PathBuf> {
-    path.ancestors()
-        .find(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
-        .map(Path::to_path_buf)
-}
-
 /// Plain mode bits, as an unprivileged user: a read-only file (0444) in a writable directory
 /// is not replaced behind its owner's back, and a read-only directory (0555) takes no new file
 /// and no rewrite.
@@ -344,7 +322,7 @@ fn read_only_modes_are_refused_for_a_normal_user() {
     let nobody = 65534;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    if let Some(blocked) = closed_ancestor(dir.path()) {
+    if let Some(blocked) = util::closed_ancestor(dir.path()) {
         util::skip(&format!(
             "the user nobody cannot reach the temporary directory {}: {} is closed to others \
              (set TMPDIR to a directory others can traverse)",
@@ -353,7 +331,7 @@ fn read_only_modes_are_refused_for_a_normal_user() {
         ));
         return;
     }
-    let bins = copy_binaries_for_others(dir.path(), &EDIT_BINARIES);
+    let bins = util::copy_binaries_for_others(dir.path(), &EDIT_BINARIES);
     let call =
         |root: &Path, bin: &str, request: &Value, uid| call_at(&bins.join(bin), root, request, uid);
     let root = dir.path().join("ws");

@@ -911,6 +911,25 @@ fn a_job_cannot_make_a_protected_path_after_its_start_call_ended() {
     assert!(!j.w.root.join(".envrc").is_file());
 }
 
+/// A job (which writes the workspace directly, with no overlay) meets the protected paths as
+/// a command does, through every link that reaches them (tests/suite/deny.rs).
+#[test]
+fn a_job_cannot_plant_an_autorun_file_through_a_link() {
+    if !python_or_skip() || !crate::sandbox::namespaces_or_skip("a_job_through_a_link") {
+        return;
+    }
+    let j = Jobs {
+        w: crate::deny::linked_ws(),
+    };
+    std::fs::create_dir_all(j.runtime()).expect("mkdir run");
+    let r = j.start(json!({"command": format!("{PYTHON} attempts.py"), "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let o = j.output(json!({"job_id": id, "wait_for": "^done", "wait_ms": 20000}));
+    let shown = o.to_string();
+    assert!(shown.contains("done"), "{shown}");
+    crate::deny::nothing_planted(&j.w, "job", &shown);
+}
+
 /// `sneaky-mcp --http` started for `j`'s workspace: the child and its port.
 fn http_server(j: &Jobs) -> (std::process::Child, u16) {
     let root = j.w.root.to_str().expect("utf-8").to_string();

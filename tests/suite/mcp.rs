@@ -95,13 +95,18 @@ impl Session {
     }
 
     fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
+        self.initialize_as("suite", version, capabilities)
+    }
+
+    /// `initialize` from a client that names itself `client` in `clientInfo`.
+    fn initialize_as(&mut self, client: &str, version: &str, capabilities: Value) -> Value {
         let reply = self.request(
             0,
             "initialize",
             json!({
                 "protocolVersion": version,
                 "capabilities": capabilities,
-                "clientInfo": {"name": "suite", "version": "1"}
+                "clientInfo": {"name": client, "version": "1"}
             }),
         );
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -274,6 +279,84 @@ fn version_negotiation_and_shapes_per_version() {
         let (_, status, _) = s.finish();
         assert_eq!(status, 0);
     }
+}
+
+/// The two shapes (src/mcp/shape.rs): Codex CLI and Claude Code, by the `clientInfo.name` they
+/// send, get tools
+/// without `outputSchema` and results of content blocks only; every other client gets
+/// `outputSchema` and `structuredContent`; `--structured-content` overrides both ways. The text
+/// is the same in both.
+#[test]
+fn the_shape_of_the_tools_follows_the_client_and_the_flag() {
+    let w = util::ws();
+    w.write("a.txt", "a\n");
+    for (client, flag, structured) in [
+        ("codex-mcp-client", None, false),
+        ("claude-code", None, false),
+        ("opencode", None, true),
+        ("suite", None, true),
+        ("claude-code", Some("on"), true),
+        ("codex-mcp-client", Some("on"), true),
+        ("opencode", Some("off"), false),
+    ] {
+        let label = format!("{client} {flag:?}");
+        let extra: Vec<&str> = flag.map_or(vec![], |f| vec!["--structured-content", f]);
+        let mut s = start(&w, &extra);
+        s.initialize_as(client, "2025-11-25", json!({}));
+        let tools = s.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+        let tools = tools.as_array().expect("tools");
+        assert!(tools.len() > 5, "{label}: {tools:?}");
+        for tool in tools {
+            assert_eq!(
+                tool.get("outputSchema").is_some(),
+                structured,
+                "{label}: {tool}"
+            );
+            // Everything else is listed alike.
+            assert!(
+                tool["title"].is_string() && tool["annotations"].is_object(),
+                "{label}: {tool}"
+            );
+        }
+        let read = s.call(2, "read_file", json!({"file_path": "a.txt"}));
+        assert_eq!(
+            read.get("structuredContent").is_some(),
+            structured,
+            "{label}: {read}"
+        );
+        assert_eq!(
+            read["content"],
+            json!([{"type": "text", "text": "a.txt (lines 1-1 of 1)\na\n"}]),
+            "{label}"
+        );
+        let ran = s.call(3, "run_command", json!({"command": "echo hi"}));
+        assert_eq!(
+            ran.get("structuredContent").is_some(),
+            structured,
+            "{label}: {ran}"
+        );
+        assert_eq!(
+            ran["content"][0]["text"], "exit code 0\n[stdout]\nhi",
+            "{label}"
+        );
+        let (_, status, stderr) = s.finish();
+        assert_eq!(status, 0);
+        // The log says which client came and what it is served.
+        let said = format!(
+            "client {client:?} \"1\" (protocol 2025-11-25): {}",
+            if structured {
+                "results with structuredContent"
+            } else {
+                "results as content blocks only"
+            }
+        );
+        assert!(stderr.contains(&said), "{label}: {stderr}");
+    }
+    // Not a word the flag knows.
+    let out = command(&w, &["--structured-content", "maybe"], &w.root)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
 #[test]

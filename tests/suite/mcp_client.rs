@@ -85,26 +85,38 @@ fn sample_workspace() -> util::Ws {
     w
 }
 
+/// Both shapes of the tools (src/mcp/shape.rs): `--structured-content on` (outputSchema and
+/// structuredContent, which the SDKs validate) and `off` (content blocks only, which they must
+/// accept when no outputSchema is declared).
+const SHAPES: [&str; 2] = ["structured", "text"];
+
 #[test]
 fn official_python_client_drives_the_server() {
     let python = target_dir().join("mcp-venv/bin/python");
     if !util::require_python_pkg(&python, "mcp", ".ci/setup-mcp.sh") {
         return;
     }
-    let w = sample_workspace();
-    let elsewhere = w.outside().join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).expect("mkdir");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client_test.py");
-    let mut cmd = Command::new(&python);
-    cmd.arg(&script)
-        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
-        .arg(&w.root)
-        .arg(&elsewhere)
-        .env_remove("SNEAKY_ROOT")
-        .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-        .env("XDG_STATE_HOME", w.outside().join("state"));
-    run_client("Python MCP client", cmd, "all MCP client checks passed");
+    for shape in SHAPES {
+        let w = sample_workspace();
+        let elsewhere = w.outside().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).expect("mkdir");
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client_test.py");
+        let mut cmd = Command::new(&python);
+        cmd.arg(&script)
+            .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+            .arg(&w.root)
+            .arg(&elsewhere)
+            .arg(shape)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+            .env("XDG_STATE_HOME", w.outside().join("state"));
+        run_client(
+            "Python MCP client",
+            cmd,
+            &format!("all MCP client checks passed ({shape} shape)"),
+        );
+    }
 }
 
 #[test]
@@ -112,25 +124,28 @@ fn official_typescript_client_calls_every_tool_and_gets_results() {
     let Some(node_modules) = node_modules() else {
         return;
     };
-    let w = sample_workspace();
-    let exports = w.outside().join("exports.json");
-    write_exports(&w, &exports);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_client_test.cjs");
-    let mut cmd = Command::new("node");
-    cmd.arg(&script)
-        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
-        .arg(&w.root)
-        .arg(&exports)
-        .env("NODE_PATH", &node_modules)
-        .env_remove("SNEAKY_ROOT")
-        .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-        .env("XDG_STATE_HOME", w.outside().join("state"));
-    run_client(
-        "TypeScript MCP client",
-        cmd,
-        "all TypeScript MCP client checks passed",
-    );
+    for shape in SHAPES {
+        let w = sample_workspace();
+        let exports = w.outside().join("exports.json");
+        write_exports(&w, &exports);
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_client_test.cjs");
+        let mut cmd = Command::new("node");
+        cmd.arg(&script)
+            .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+            .arg(&w.root)
+            .arg(&exports)
+            .arg(shape)
+            .env("NODE_PATH", &node_modules)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+            .env("XDG_STATE_HOME", w.outside().join("state"));
+        run_client(
+            "TypeScript MCP client",
+            cmd,
+            &format!("all TypeScript MCP client checks passed ({shape} shape)"),
+        );
+    }
 }
 
 /// Started as desktop hosts start servers: no --root, in a directory that is no project, with

@@ -474,9 +474,14 @@ fn initialize(port: u16, auth: &str) -> String {
 }
 
 fn initialize_version(port: u16, auth: &str, version: &str) -> String {
+    initialize_as(port, auth, version, "raw")
+}
+
+/// A session of a client that names itself `client` in `clientInfo`.
+fn initialize_as(port: u16, auth: &str, version: &str, client: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": version, "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}});
+        "clientInfo": {"name": client, "version": "1"}}});
     let (status, head, body) = http(
         port,
         "POST",
@@ -837,6 +842,66 @@ fn idle_connections_without_the_token_do_not_lock_out_those_with_it() {
 
 /// JSON-RPC batches over HTTP: a 2025-03-26 session gets one array (as JSON, or as an event
 /// stream when a command is among the calls), 202 for a batch of notifications; a 2025-06-18
+/// Over HTTP each session gets the shape of its client (src/mcp/shape.rs): a Claude Code session
+/// no `outputSchema` and no `structuredContent`, another client's both, side by side on one
+/// server; `--structured-content off` gives every session text only.
+#[test]
+fn http_sessions_get_the_shape_of_their_client() {
+    let w = util::ws();
+    w.write("hello.txt", "hi\n");
+    let token = "t0ken-for-the-suite-0123456789";
+    let by_client = start_http(&w, Some(token), &[]);
+    let text_only = start_http(&w, Some(token), &["--structured-content", "off"]);
+    let auth = format!("Bearer {token}");
+    // Both sessions of the first server open before either is used.
+    let sessions = [
+        (&by_client, "claude-code", false),
+        (&by_client, "raw", true),
+        (&text_only, "raw", false),
+    ]
+    .map(|(server, client, structured)| {
+        let session = initialize_as(server.port, &auth, "2025-11-25", client);
+        (server.port, session, client, structured)
+    });
+    for (port, session, client, structured) in sessions {
+        let headers = [
+            ACCEPT,
+            JSON,
+            ("Authorization", auth.as_str()),
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        let label = format!("{client} on port {port}");
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        let (status, _, body) = http(port, "POST", &headers, &list.to_string());
+        assert_eq!(status, 200, "{label}: {body}");
+        let listed: Value = serde_json::from_str(&body).expect("JSON");
+        let tools = listed["result"]["tools"].as_array().expect("tools").clone();
+        assert!(
+            tools
+                .iter()
+                .all(|t| t.get("outputSchema").is_some() == structured),
+            "{label}: {body}"
+        );
+        let read = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"file_path": "hello.txt"}}});
+        let (status, _, body) = http(port, "POST", &headers, &read.to_string());
+        assert_eq!(status, 200, "{label}: {body}");
+        let answer: Value = serde_json::from_str(&body).expect("JSON");
+        let result = &answer["result"];
+        assert_eq!(
+            result.get("structuredContent").is_some(),
+            structured,
+            "{label}: {body}"
+        );
+        assert_eq!(
+            result["content"],
+            json!([{"type": "text", "text": "hello.txt (lines 1-1 of 1)\nhi\n"}]),
+            "{label}"
+        );
+    }
+}
+
 /// session is refused as before.
 #[test]
 fn http_batches_in_a_2025_03_26_session() {

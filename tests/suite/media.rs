@@ -257,6 +257,8 @@ fn over_mcp_an_image_is_an_image_block_scaled_by_sneaky_read() {
     assert_eq!(kind.dimensions(&data), Some((400, 2000)));
 }
 
+/// Both shapes of the tools (src/mcp/shape.rs): the image is one image block beside a short
+/// text, never base64 in a text block.
 #[test]
 fn official_typescript_client_parses_the_image_block() {
     let Some(node_modules) = crate::mcp_client::node_modules() else {
@@ -267,26 +269,31 @@ fn official_typescript_client_parses_the_image_block() {
     write_bytes(&w, "big.png", &png(2400, 600));
     write_bytes(&w, "doc.pdf", &crate::pdf::fixture("groff.pdf"));
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_media_test.cjs");
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
-        .arg(&w.root)
-        .env("NODE_PATH", &node_modules)
-        .env_remove("SNEAKY_ROOT")
-        .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-        .env("XDG_STATE_HOME", w.outside().join("state"))
-        .output()
-        .expect("run node");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success()
-            && stdout.contains("all TypeScript media checks passed")
-            && stdout.contains("the PDF's second page comes as text"),
-        "{}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
+    for shape in ["structured", "text"] {
+        let out = Command::new("node")
+            .arg(&script)
+            .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+            .arg(&w.root)
+            .arg(shape)
+            .env("NODE_PATH", &node_modules)
+            .env_remove("SNEAKY_ROOT")
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+            .env("XDG_STATE_HOME", w.outside().join("state"))
+            .output()
+            .expect("run node");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success()
+                && stdout.contains(&format!(
+                    "all TypeScript media checks passed ({shape} shape)"
+                ))
+                && stdout.contains("the PDF's second page comes as text"),
+            "{shape}: {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+            out.status
+        );
+    }
 }
 
 /// sneaky-agent sends the images read_file returned to the model as each API takes them (the

@@ -506,3 +506,241 @@ fn cargo_builds_through_the_proxy_from_a_local_registry() {
         registry.seen()
     );
 }
+
+/// Requests sent to the sandbox's proxy as written (curl would rewrite a numeric host name
+/// into an address before asking): for each argument, `CONNECT host:port` and a request
+/// through the tunnel, or `GET http://…`; prints the proxy's status line, then the last line
+/// of the body (the tunnelled server's, or the proxy's own answer).
+const ASK_PY: &str = r#"import os, socket, sys
+proxy = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+def read_all(s):
+    got = b""
+    while True:
+        more = s.recv(4096)
+        if not more:
+            return got
+        got += more
+for target in sys.argv[1:]:
+    s = socket.create_connection(("127.0.0.1", proxy), timeout=20)
+    if target.startswith("http://"):
+        s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % target.encode())
+        reply = read_all(s)
+    else:
+        s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            more = s.recv(1)
+            if not more:
+                break
+            head += more
+        if head.startswith(b"HTTP/1.1 200"):
+            s.sendall(b"GET /tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        reply = head + read_all(s)
+    status = reply.split(b"\r\n")[0].decode()
+    if b"\r\n\r\n" in reply:
+        body = reply.split(b"\r\n\r\n", 1)[1]
+    else:
+        body = b""
+    last = body.decode(errors="replace").strip().split("\n")[-1]
+    print(target, "|", status, "|", last)
+"#;
+
+/// What the proxy answered `ask.py` for each target: (status line, last body line).
+fn ask(w: &Ws, targets: &[String]) -> Vec<(String, String)> {
+    w.write("ask.py", ASK_PY);
+    let r = run(w, &format!("{PYTHON} ask.py {}", targets.join(" ")));
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let text = r["stdout"].as_str().unwrap_or("").to_string();
+    let answers: Vec<(String, String)> = text
+        .lines()
+        .map(|l| {
+            let mut parts = l.splitn(3, " | ");
+            let _target = parts.next();
+            (
+                parts.next().unwrap_or("").to_string(),
+                parts.next().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(answers.len(), targets.len(), "{r}");
+    answers
+}
+
+fn ready_with_python(test: &str) -> bool {
+    ready(test) && (Path::new(PYTHON).is_file() || !util::skip(&format!("needs {PYTHON}")))
+}
+
+/// Names that are not addresses to the host list but that this host's resolver answers with
+/// 127.0.0.1: a number (the resolver reads `2130706433` as 127.0.0.1 without a lookup, as it
+/// reads `127.1`), and this host's own name where its resolver gives the loopback (here,
+/// /etc/hosts does; a test cannot change DNS, so elsewhere only the first is tried).
+fn loopback_names() -> Vec<String> {
+    use std::net::ToSocketAddrs;
+    let mut names = vec!["2130706433".to_string()];
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = host.trim();
+    let to_loopback = (host, 80).to_socket_addrs().is_ok_and(|mut a| {
+        let all: Vec<_> = a.by_ref().collect();
+        !all.is_empty() && all.iter().all(|a| a.ip().is_loopback())
+    });
+    if !host.is_empty() && host != "localhost" && to_loopback {
+        names.push(host.to_string());
+    } else {
+        eprintln!("note: this host's name does not resolve to the loopback; tried {names:?} only");
+    }
+    names
+}
+
+#[test]
+fn a_listed_name_reaches_no_loopback_port_unless_its_address_is_listed() {
+    if !ready_with_python("a_listed_name_reaches_no_loopback_port_unless_its_address_is_listed") {
+        return;
+    }
+    let server = Server::start("LOOPBACK\n");
+    let p = server.port;
+    let w = util::ws();
+    for name in loopback_names() {
+        let targets = [format!("http://{name}:{p}/plain"), format!("{name}:{p}")];
+        // The name alone (every port of it): the proxy looks it up, finds the loopback, and
+        // refuses, naming the key and the address to add.
+        config_with_curl(&w, &format!("[\"{name}\"]"), "");
+        for (status, body) in ask(&w, &targets) {
+            assert_eq!(status, "HTTP/1.1 403 Forbidden", "{name}: {body}");
+            assert!(
+                body.contains("tools.shell.network")
+                    && body.contains(&format!("\"127.0.0.1:{p}\""))
+                    && body.contains("loopback"),
+                "{name}: {body}"
+            );
+        }
+        // The address listed for another port: still refused.
+        let other = p.checked_add(1).unwrap_or(p - 1);
+        config_with_curl(&w, &format!("[\"{name}\", \"127.0.0.1:{other}\"]"), "");
+        for (status, body) in ask(&w, &targets) {
+            assert_eq!(status, "HTTP/1.1 403 Forbidden", "{name}: {body}");
+        }
+        assert!(server.seen().is_empty(), "{name}: {:?}", server.seen());
+        // The address listed with the port, or a range holding it: reached, by the name.
+        for extra in [format!("127.0.0.1:{p}"), "127.0.0.0/8".to_string()] {
+            config_with_curl(&w, &format!("[\"{name}\", \"{extra}\"]"), "");
+            let answers = ask(&w, &targets);
+            assert_eq!(
+                answers,
+                [
+                    ("HTTP/1.1 200 OK".to_string(), "LOOPBACK".to_string()),
+                    (
+                        "HTTP/1.1 200 Connection established".to_string(),
+                        "LOOPBACK".to_string()
+                    ),
+                ],
+                "{name} with {extra}"
+            );
+        }
+        assert_eq!(
+            server.seen(),
+            ["GET /plain HTTP/1.1", "GET /tunnel HTTP/1.1"].repeat(2),
+            "{name}"
+        );
+        server.seen.lock().expect("log").clear();
+    }
+}
+
+#[test]
+fn address_ranges_reach_the_addresses_they_hold() {
+    if !ready_with_python("address_ranges_reach_the_addresses_they_hold") {
+        return;
+    }
+    let server = Server::start("IN RANGE\n");
+    let p = server.port;
+    let w = util::ws();
+    let targets = [
+        format!("http://127.0.0.1:{p}/plain"),
+        format!("127.0.0.1:{p}"),
+        format!("http://[::ffff:127.0.0.1]:{p}/mapped"),
+    ];
+    // Ranges with and without a port; curl through the proxy variables as well.
+    for entry in [format!("127.0.0.0/30:{p}"), "127.0.0.0/8".to_string()] {
+        config_with_curl(&w, &format!("[\"{entry}\"]"), "");
+        let answers = ask(&w, &targets);
+        assert!(
+            answers
+                .iter()
+                .all(|(s, b)| s.contains(" 200 ") && b == "IN RANGE"),
+            "{entry}: {answers:?}"
+        );
+        let r = run(&w, &format!("curl -sS http://127.0.0.1:{p}/curl"));
+        assert_eq!(r["stdout"], "IN RANGE\n", "{entry}: {r}");
+    }
+    // A range that does not hold the address, or names another port: refused, nothing sent.
+    let before = server.seen().len();
+    for entry in ["10.0.0.0/8".to_string(), format!("127.0.0.0/8:{}", p ^ 1)] {
+        config_with_curl(&w, &format!("[\"{entry}\"]"), "");
+        for (status, body) in ask(&w, &targets) {
+            assert_eq!(status, "HTTP/1.1 403 Forbidden", "{entry}: {body}");
+            assert!(body.contains("is not in tools.shell.network"), "{body}");
+        }
+    }
+    assert_eq!(server.seen().len(), before, "{:?}", server.seen());
+    // An IPv6 range, where this host has an IPv6 loopback.
+    if let Ok(v6) = TcpListener::bind("[::1]:0") {
+        let q = v6.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            for conn in v6.incoming().flatten() {
+                let mut conn = conn;
+                let mut buf = [0u8; 512];
+                let _ = std::io::Read::read(&mut conn, &mut buf);
+                let _ = conn.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nV6\n",
+                );
+            }
+        });
+        config_with_curl(&w, &format!("[\"[::/120]:{q}\"]"), "");
+        let answers = ask(&w, &[format!("http://[::1]:{q}/"), format!("[::1]:{q}")]);
+        assert!(answers.iter().all(|(_, b)| b == "V6"), "{answers:?}");
+    } else {
+        eprintln!("note: no IPv6 loopback here; the IPv6 range was not tried");
+    }
+    // A malformed range is a configuration error naming the key and what is wrong.
+    for (entry, why) in [
+        ("10.20.1.0/16", "the range is 10.20.0.0/16"),
+        ("10.0.0.0/33", "not a prefix length"),
+    ] {
+        config_with_curl(&w, &format!("[\"{entry}\"]"), "");
+        let msg = w
+            .call("sneaky-run", json!({"command": "true"}))
+            .err("config_error", 2);
+        assert!(
+            msg.contains("tools.shell.network") && msg.contains(entry) && msg.contains(why),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn an_untrusted_workspace_keeps_only_the_ranges_the_users_list_holds() {
+    if !ready("an_untrusted_workspace_keeps_only_the_ranges_the_users_list_holds") {
+        return;
+    }
+    let server = Server::start("KEPT\n");
+    let p = server.port;
+    let w = util::ws();
+    w.user_config(&format!(
+        "[tools.shell]\nnetwork = [\"127.0.0.0/8:{p}\"]\nextra_allowed_commands = [\"curl\"]\n"
+    ));
+    for (asked, kept) in [
+        (format!("[\"127.0.0.1:{p}\"]"), true),
+        (format!("[\"127.0.0.0/24:{p}\"]"), true),
+        ("[\"127.0.0.1\"]".to_string(), false),
+        ("[\"0.0.0.0/0\"]".to_string(), false),
+        (format!("[\"0.0.0.0/0:{p}\"]"), false),
+        (format!("[\"126.0.0.0/7:{p}\"]"), false),
+    ] {
+        w.write(
+            "sneaky.toml",
+            &format!("[tools.shell]\nnetwork = {asked}\nextra_allowed_commands = [\"curl\"]\n"),
+        );
+        let r = run(&w, &format!("curl -sS http://127.0.0.1:{p}/x"));
+        assert_eq!(out(&r).contains("KEPT"), kept, "{asked}: {r}");
+    }
+    assert_eq!(server.seen().len(), 2, "{:?}", server.seen());
+}

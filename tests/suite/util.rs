@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -283,4 +284,26 @@ pub fn tree(
         }
     }
     out
+}
+
+/// Copies of the tool binaries in `<dir>/bin` (0755), for a child run as another user: the
+/// build's own target/ may sit under a directory that user cannot traverse (a 0700 home, a
+/// `mktemp -d` folder), where exec fails with "Permission denied".
+pub fn copy_binaries_for_others(dir: &Path, bins: &[&str]) -> PathBuf {
+    let to = dir.join("bin");
+    std::fs::create_dir(&to).expect("mkdir bin");
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    for bin in bins {
+        let copy = to.join(bin);
+        std::fs::copy(assert_cmd::cargo::cargo_bin(bin), &copy).expect("copy binary");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    to
+}
+
+/// The first directory on the way to `path` that others cannot traverse (no `o+x`), if any.
+pub fn closed_ancestor(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
+        .map(Path::to_path_buf)
 }

@@ -1,5 +1,7 @@
 //! git: global options, known subcommands only (no aliases), and `git config` only for keys
-//! that cannot name a program.
+//! that cannot name a program. Options are read where git reads them: the global ones (`-c`,
+//! `-C`, `--git-dir` …) only before the subcommand, the subcommand's after it, so that
+//! `git switch -c feature` is not git's `-c name=value`.
 
 use std::path::Path;
 
@@ -15,6 +17,16 @@ pub(super) fn check_git(args: &[String], root: &Path) -> std::result::Result<(),
             break;
         }
         let path_opt = |v: &str| check_inside_root(v, root).map_err(|e| format!("git {a}: {e}"));
+        // Only here, before the subcommand, is `-c` git's own `-c name=value`; after it, `-c`
+        // belongs to the subcommand (`switch -c`, `branch -c`, `commit -c`, `log -c`).
+        if a == "-c" || a.starts_with("--config-env") {
+            return Err(format!(
+                "git {a} sets config that can run programs (core.pager, alias.x=!cmd …)"
+            ));
+        }
+        if a.starts_with("--exec-path") {
+            return Err(format!("git {a} runs git commands from another directory"));
+        }
         match a {
             "-C" | "--git-dir" | "--work-tree" | "--namespace" => {
                 let v = args.get(i + 1).ok_or(format!("git {a} needs a value"))?;
@@ -236,6 +248,47 @@ mod tests {
         super::super::check(cmd, &shell, Path::new("/ws"))
             .map(|_| ())
             .map_err(|e| e.message())
+    }
+
+    /// A subcommand's `-c` (a new branch, a copied branch, a reused message, a combined diff)
+    /// is not git's own `-c name=value`, which only stands before the subcommand.
+    #[test]
+    fn options_are_read_per_subcommand() {
+        for cmd in [
+            "git switch -c feature",
+            "git switch -C feature origin/main",
+            "git checkout -b x",
+            "git checkout -B x HEAD~1",
+            "git branch -c a b",
+            "git branch -C a b",
+            "git commit -c HEAD",
+            "git commit -C HEAD --amend",
+            "git log -c -p",
+            "git show -c HEAD",
+            "git -C sub switch -c feature",
+            "git --no-pager diff -c",
+        ] {
+            check(cmd, false).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
+        for cmd in [
+            "git -c core.pager=less log",
+            "git -C sub -c alias.x=!rm x",
+            "git --no-pager -c core.fsmonitor=x status",
+            "git --config-env=core.pager=P log",
+            "git --exec-path=/tmp status",
+        ] {
+            let m = check(cmd, false).expect_err(cmd);
+            assert!(m.contains("run"), "{cmd}: {m}");
+        }
+        // The subcommand's own options that run programs stay refused.
+        for cmd in [
+            "git rebase -x 'rm x' main",
+            "git rebase --exec='rm x' main",
+            "git grep -Ovim x",
+            "git diff --output=/tmp/x",
+        ] {
+            check(cmd, false).expect_err(cmd);
+        }
     }
 
     /// clone, ls-remote, fetch, pull and push are judged alike, under the network key, with a

@@ -200,7 +200,19 @@ mod tests {
     fn dump_tree() {
         if let Ok(cmd) = std::env::var("SNEAKY_DUMP") {
             let tree = parse(&cmd).expect("parse");
-            eprintln!("{}", tree.root_node().to_sexp());
+            fn show(node: Node<'_>, src: &[u8], indent: usize) {
+                eprintln!(
+                    "{:indent$}{}{} {:?}",
+                    "",
+                    if node.is_named() { "" } else { "'" },
+                    node.kind(),
+                    node.utf8_text(src).unwrap_or("")
+                );
+                for child in children(node) {
+                    show(child, src, indent + 2);
+                }
+            }
+            show(tree.root_node(), cmd.as_bytes(), 0);
         }
     }
 

@@ -453,8 +453,8 @@ pub(super) fn apply_all(
     } else {
         let targets: Vec<&Target> = changes.iter().map(Change::target).collect();
         Some(history::record(
-                &ctx.ws,
-                ctx.config.undo.max_bytes,
+            &ctx.ws,
+            ctx.config.undo.max_bytes,
             PatchApply::NAME.as_str(),
             &targets,
             || {

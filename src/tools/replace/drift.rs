@@ -46,7 +46,10 @@ fn unnumbered(old: &[u8], new: &[u8]) -> Option<(Vec<u8>, Vec<u8>, usize)> {
         match strip(new) {
             Some((n, _)) => n,
             // Prefixes on some lines of new_str only: which ones are text is a guess.
-            None if new.split(|b| *b == b'\n').any(|l| listing_prefix(l).is_some()) => {
+            None if new
+                .split(|b| *b == b'\n')
+                .any(|l| listing_prefix(l).is_some()) =>
+            {
                 return None
             }
             None => new.to_vec(),
@@ -114,7 +117,13 @@ fn quotes(file: &Lines<'_>, old: &[u8], new: &[u8], max_len: u64) -> Result<Loos
         return Err(Refusal::NotFound);
     };
     let crlf = file.newline() == b"\r\n";
-    let adapt = |s: &str| if crlf { s.replace("\r\n", "\n").replace('\n', "\r\n") } else { s.to_string() };
+    let adapt = |s: &str| {
+        if crlf {
+            s.replace("\r\n", "\n").replace('\n', "\r\n")
+        } else {
+            s.to_string()
+        }
+    };
     let (old, new) = (adapt(old), adapt(new));
     let (ff, map) = folded(text);
     let (fo, _) = folded(&old);
@@ -221,7 +230,11 @@ fn elided(file: &Lines<'_>, old: &[u8], new: &[u8], max_len: u64) -> Result<Loos
         let ending = &file.raw(last)[file.content(last).len()..];
         for (k, l) in lines.iter().enumerate() {
             content.extend_from_slice(l);
-            let end = if k + 1 == lines.len() && !ending.is_empty() { ending } else { eol };
+            let end = if k + 1 == lines.len() && !ending.is_empty() {
+                ending
+            } else {
+                eol
+            };
             content.extend_from_slice(end);
         }
         cursor = at + count;
@@ -352,8 +365,12 @@ mod tests {
     #[test]
     fn typographic_quotes_match_straight_ones() {
         let file = "// it\u{2019}s \u{201C}fine\u{201D}\nlet a = 1;\nlet b = 2;\n";
-        let got = run(file, "// it's \"fine\"\nlet a = 1;", "// it's \"fine\"\nlet a = 3;")
-            .expect("quotes");
+        let got = run(
+            file,
+            "// it's \"fine\"\nlet a = 1;",
+            "// it's \"fine\"\nlet a = 3;",
+        )
+        .expect("quotes");
         assert_eq!(got.rung, Rung::Quotes);
         assert_eq!(
             text(&got),

@@ -1,0 +1,57 @@
+//! What became of a command's changes, as its result states it: the paths changed, recorded
+//! or passed straight through, what was discarded, and the notes the command's stderr gains.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::fs::history::Undoable;
+
+/// One path the command changed, as a result states it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Changed {
+    /// Root-relative.
+    pub path: String,
+    /// "created", "modified" or "deleted" (a rename is a delete and a create).
+    pub kind: String,
+}
+
+/// What became of a command's changes.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// The changes git does not ignore: journaled (or, with dry_run, held).
+    pub changes: Vec<Changed>,
+    /// The paths git ignores, applied straight (or held, with dry_run).
+    pub untracked: Vec<Changed>,
+    /// Changes no tool may make (`.git`, the workspace configuration, protected paths): never
+    /// applied.
+    pub discarded: Vec<String>,
+    pub undo: Undoable,
+    /// With dry_run: the diff of the changes.
+    pub diff: Option<String>,
+    pub diff_truncated: bool,
+    /// With dry_run under `--hold-changes`: the id the held changes wait under.
+    pub held: Option<String>,
+    /// Files the command changed that have other hard links: their new version replaces
+    /// them (as an edit tool's does), and the other names keep the old content.
+    pub links_broken: Vec<String>,
+}
+
+impl Applied {
+    /// What the command's stderr gains when applying broke hard links (empty: none).
+    pub fn links_note(&self) -> String {
+        if self.links_broken.is_empty() {
+            return String::new();
+        }
+        format!(
+            "sneaky-run: {} had other hard links; the command's version {} it, and the other \
+             names keep the old content (a command's changes are applied as an edit tool's are, \
+             never written through a hard link)\n",
+            self.links_broken.join(", "),
+            if self.held.is_some() || self.diff.is_some() {
+                "would replace"
+            } else {
+                "replaced"
+            }
+        )
+    }
+}

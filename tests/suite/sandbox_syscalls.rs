@@ -380,6 +380,24 @@ fn personality_keeps_only_the_harmless_values() {
     assert_eq!(i.raw("personality-no-aslr"), "EPERM", "{}", i.text);
 }
 
+#[test]
+fn the_core_limit_cannot_be_lowered_through_bits_the_kernel_ignores() {
+    let Some(w) = probe_ws("the_core_limit_cannot_be_lowered_through_bits_the_kernel_ignores")
+    else {
+        return;
+    };
+    // setrlimit and prlimit64 read the resource as an `unsigned int`: RLIMIT_CORE with bit 32
+    // set is RLIMIT_CORE to the kernel, and lowering it to 0 would let a pipe handler in
+    // core_pattern receive dumps again (see sandbox_doors.rs).
+    let names = ["setrlimit-core", "prlimit64-core"];
+    let (i, o) = (inside(&w, &names), outside(&w, &names));
+    assert_refused(&i, &o, &names, "EPERM");
+    for name in names {
+        assert_eq!(o.raw(name), "ok", "{name} outside: {}", o.text);
+        assert_eq!(i.raw(name), "EPERM", "{name}: {}", i.text);
+    }
+}
+
 /// Every call the sandbox refuses is probed by a test here (`add_key` and `request_key` by
 /// tests/suite/sandbox_doors.rs): a call added to the filter without a probe fails this test.
 #[test]

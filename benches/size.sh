@@ -3,8 +3,9 @@
 # a clean release build (`cargo install --path . --root DIR --locked` into a fresh target
 # directory, the way a user installs) timed with /usr/bin/time, then the installed size of each of the
 # binaries (every [[bin]] of Cargo.toml). Prints both side by side with the ratio, and checks that the bash grammar
-# (tree-sitter-bash) is linked only where commands are parsed (sneaky-run: the hosts check and
-# run commands through it) and HTTPS (rustls) only in sneaky-agent.
+# (tree-sitter-bash) is linked only where it is parsed (sneaky-run: the hosts check and
+# run commands through it; sneaky-outline, which holds every grammar of the code navigation
+# tools) and HTTPS (rustls) only in sneaky-agent.
 #
 # Usage: benches/size.sh [BEFORE] [AFTER]
 #   BEFORE  a revision (default b81cd27, a fixed baseline)
@@ -115,7 +116,7 @@ for b in $BINS; do
   [ "${tm:-0}" != - ] && [ "${tm:-0}" -gt 0 ] && tls=yes
   # Where the grammar and TLS belong.
   case $b in
-    sneaky-run) want_grammar=yes ;;
+    sneaky-run|sneaky-outline) want_grammar=yes ;;
     *) want_grammar=no ;;
   esac
   case $b in

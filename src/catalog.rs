@@ -44,6 +44,9 @@ macro_rules! tool_list {
             ListDir "list_dir" "sneaky-ls" Auto list::ListDir,
             GrepFiles "grep_files" "sneaky-grep" Auto grep::GrepFiles,
             FindFiles "find_files" "sneaky-find" Auto find::FindFiles,
+            Outline "outline" "sneaky-outline" Auto outline::Outline,
+            FindSymbol "find_symbol" "sneaky-symbol" Auto symbol::FindSymbol,
+            FindReferences "find_references" "sneaky-refs" Auto refs::FindReferences,
             WriteFile "write_file" "sneaky-write" Confirm write::WriteFile,
             MakeDir "make_dir" "sneaky-mkdir" Confirm mkdir::MakeDir,
             DeleteFile "delete_file" "sneaky-rm" Confirm rm::DeleteFile,
@@ -186,6 +189,9 @@ mod tests {
                 "list_dir",
                 "grep_files",
                 "find_files",
+                "outline",
+                "find_symbol",
+                "find_references",
                 "finish",
                 "job_output"
             ]

@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod cancel;
 pub mod catalog;
+pub mod code;
 pub mod config;
 pub mod definitions;
 pub mod discover;

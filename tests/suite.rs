@@ -8,6 +8,8 @@ mod util;
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/agent_hosts.rs"]
+mod agent_hosts;
 #[path = "suite/agent_pipe.rs"]
 mod agent_pipe;
 #[path = "suite/agent_screen.rs"]
@@ -16,6 +18,8 @@ mod agent_screen;
 mod agent_tty;
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "suite/code_nav.rs"]
+mod code_nav;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]
@@ -26,6 +30,8 @@ mod contract;
 mod corpus;
 #[path = "suite/deny.rs"]
 mod deny;
+#[path = "suite/deny_programs.rs"]
+mod deny_programs;
 #[path = "suite/edit_corpus.rs"]
 mod edit_corpus;
 #[path = "suite/edit_crash.rs"]
@@ -62,6 +68,8 @@ mod mcp_client;
 mod mcp_concurrency;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/own_state.rs"]
+mod own_state;
 #[path = "suite/pdf.rs"]
 mod pdf;
 #[path = "suite/props.rs"]
@@ -74,6 +82,8 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/refusal_lines.rs"]
+mod refusal_lines;
 #[path = "suite/run_exec.rs"]
 mod run_exec;
 #[path = "suite/run_policy.rs"]

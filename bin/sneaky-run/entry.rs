@@ -135,16 +135,19 @@ impl Watcher {
 /// `sneaky-run --check-policy [--root DIR] [--config FILE]` with run_command's JSON arguments
 /// on stdin: whether the command policy would refuse the command, without running anything.
 /// For the driver, which asks nobody to approve a command that will be refused and does not
-/// link the shell grammar itself. Answers with the usual envelope (`result: {}` when allowed)
-/// and exit status.
+/// link the shell grammar itself. Answers with the usual envelope (`result: {"effect": "reads"
+/// or "writes", "programs": […]}` when allowed) and exit status.
 fn check_policy(args: &[String]) -> ExitCode {
     driver_call(args, |request, ctx| {
         let command = request
             .get("command")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("");
-        policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
-        Ok(serde_json::json!({}))
+        let approved = policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
+        Ok(serde_json::json!({
+            "effect": approved.effect,
+            "programs": approved.programs,
+        }))
     })
 }
 

@@ -1072,7 +1072,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// `$XDG_STATE_HOME`, else `~/.local/state` (the XDG base directory rules: relative values are
 /// ignored).
-fn state_home() -> Result<PathBuf> {
+pub(crate) fn state_home() -> Result<PathBuf> {
     let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     std::env::var_os("XDG_STATE_HOME")
         .and_then(absolute)
@@ -1089,6 +1089,26 @@ fn state_home() -> Result<PathBuf> {
         })
 }
 
+/// Every place where histories of this user may be (`<state>/sneaky`): beneath the state
+/// directory this process uses, and beneath the default ones a host of the same user with
+/// other variables would use (`~/.local/state` by `HOME`, and by the user's entry in the
+/// password database). What a command's view covers (src/shell/protect.rs, `own_state`).
+pub fn state_places() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .into_iter()
+        .collect();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
+        homes.push(user.dir);
+    }
+    state_home()
+        .into_iter()
+        .chain(homes.iter().map(|h| h.join(".local").join("state")))
+        .map(|base| base.join("sneaky"))
+        .collect()
+}
+
 /// The workspace's history under the state directory `base`.
 fn history_dir(base: &Path, ws: &Workspace) -> PathBuf {
     base.join("sneaky")
@@ -1101,7 +1121,7 @@ fn history_dir(base: &Path, ws: &Workspace) -> PathBuf {
 /// Told from where `dir` really is, or would be once made: each existing part resolved
 /// (symbolic links, `..`) as the kernel and `create_dir_all` would take it, so that neither a
 /// link into the workspace hides it nor `<workspace>/../elsewhere` is taken for it.
-fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
+pub(crate) fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
     use std::path::Component;
     let inside = |place: &Path| place.starts_with(ws.root());
     let refused = match fs::canonicalize(dir) {
@@ -1159,7 +1179,7 @@ fn scratch_dir_in(base: &Path, ws: &Workspace) -> Result<PathBuf> {
 
 /// The directory name of a workspace's history: the root's last name (for people) and a hash
 /// of its whole path (so that two roots never share one).
-fn workspace_key(root: &Path) -> String {
+pub(crate) fn workspace_key(root: &Path) -> String {
     let name: String = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

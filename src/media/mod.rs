@@ -26,6 +26,11 @@ use crate::error::{Error, ErrorKind, Result};
 /// 2048 px. 2000 keeps what all of them show.
 pub const MAX_EDGE: u32 = 2000;
 
+/// The most bytes of image data read_file returns, whatever `max_file_size_bytes`: Anthropic's
+/// API refuses an image whose base64 is over 5 MiB ("image exceeds 5 MB maximum"), which is
+/// 3.75 MiB of data; OpenAI's takes more. A larger image is scaled down until it fits.
+pub const MAX_IMAGE_DATA_BYTES: u64 = 5 * 1024 * 1024 / 4 * 3;
+
 /// The largest image file read_file reads to scale down, whatever `max_file_size_bytes`
 /// (what it returns stays within that): photos from a phone are larger than the default 1 MiB.
 pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
@@ -430,7 +435,7 @@ fn scaled_from_json(result: &Value) -> Option<Image> {
 }
 
 /// The program `name` beside the running one, else its bare name (looked up on PATH).
-fn sibling_binary(name: &str) -> std::path::PathBuf {
+pub fn sibling_binary(name: &str) -> std::path::PathBuf {
     std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join(name)))

@@ -222,6 +222,45 @@ impl Drop for Placeholders {
     }
 }
 
+/// SneakyCode's own state, covered in every command's and job's view as the read-deny list
+/// is ([`cover_denied`]): the jobs' runtime directories (every workspace's job output, their
+/// sockets) and the undo histories (what edits replaced and left, held changes, other calls'
+/// live upper layers), where this process keeps them and where a host of the same user with
+/// other `XDG_*` variables would ([`crate::shell::jobs::runtime_places`],
+/// [`crate::fs::history::state_places`]). A place that does not exist is made (0700) when its
+/// parent exists, so that what another host makes there later, while a job runs, is beneath
+/// the cover too. Left out: what is not a directory of this user (another user's, or a link
+/// planted in `/tmp`: covering where it leads would hide something else), and a place that
+/// holds one the command writes (`write`: the workspace, its temporary directory), which the
+/// cover would hide.
+pub fn own_state(write: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let uid = nix::unistd::geteuid().as_raw();
+    let mut out: Vec<PathBuf> = Vec::new();
+    let places = super::jobs::runtime_places()
+        .into_iter()
+        .chain(crate::fs::history::state_places());
+    for place in places {
+        if place.parent().is_some_and(Path::is_dir) {
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&place);
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&place) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid {
+            continue;
+        }
+        let Ok(real) = std::fs::canonicalize(&place) else {
+            continue;
+        };
+        if write.iter().any(|w| w.starts_with(&real)) || out.contains(&real) {
+            continue;
+        }
+        out.push(real);
+    }
+    out
+}
+
 /// The launcher's step: cover each denied place (see the module's documentation). A place
 /// gone since the runner looked is skipped; any other failure refuses the call.
 pub fn cover_denied(places: &[PathBuf]) -> std::result::Result<(), String> {

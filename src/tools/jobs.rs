@@ -231,9 +231,14 @@ fn unexpected() -> Error {
 /// "running", "exited with code 0", "killed by SIGTERM (kill)".
 fn state(j: &JobView) -> String {
     if j.running {
+        let held = if j.changes_held {
+            "; its changes are held until it ends"
+        } else {
+            ""
+        };
         return match j.lease_left_s {
-            Some(s) => format!("running (lease ends in {s} s)"),
-            None => "running".into(),
+            Some(s) => format!("running (lease ends in {s} s){held}"),
+            None => format!("running{held}"),
         };
     }
     let how = match (j.exit_code, &j.signal) {
@@ -241,9 +246,23 @@ fn state(j: &JobView) -> String {
         (None, Some(sig)) => format!("killed by {sig}"),
         (None, None) => "ended".into(),
     };
-    match &j.ended_by {
+    let how = match &j.ended_by {
         Some(by) => format!("{how} (ended by {by})"),
         None => how,
+    };
+    match (&j.changes, &j.changes_unavailable) {
+        (Some(c), _) => {
+            let mut s = format!("{how}; its changes applied: {} path(s)", c.len());
+            if let Some(id) = &j.undo.change_id {
+                let _ = write!(s, " (undo takes them back: change_id {id})");
+            }
+            if !j.discarded.is_empty() {
+                let _ = write!(s, "; not applied: {}", j.discarded.join(", "));
+            }
+            s
+        }
+        (None, Some(why)) => format!("{how}; {why}"),
+        (None, None) => how,
     }
 }
 

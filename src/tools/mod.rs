@@ -26,11 +26,14 @@ pub mod input;
 pub mod jobs;
 pub mod list;
 pub mod mkdir;
+pub mod outline;
 pub mod patch;
 pub mod read;
+pub mod refs;
 pub mod replace;
 pub mod rm;
 pub mod run;
+pub mod symbol;
 pub mod undo;
 pub mod write;
 

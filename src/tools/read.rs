@@ -473,6 +473,8 @@ fn image_result(
     max: u64,
     via: Media,
 ) -> Result<ReadResult> {
+    // What a model's API takes, whatever the limit for text.
+    let max = max.min(media::MAX_IMAGE_DATA_BYTES);
     let (width, height) = kind.dimensions(&bytes).ok_or_else(|| {
         binary(
             &path,

@@ -760,30 +760,39 @@ pub fn nothing_planted(w: &Ws, how: &str, out: &str) {
 /// Run `command` with sneaky-run in `w`, as `uid` when given (the whole test directory is
 /// then handed to that user first), with `SNEAKY_SANDBOX_SKIP` set to `skip`.
 fn run_as(w: &Ws, command: &str, uid: Option<u32>, skip: &str) -> util::Reply {
-    use assert_cmd::cargo::CommandCargoExt;
     use std::os::unix::process::CommandExt;
-    let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");
-    util::fence(&mut cmd, w.dir.path())
-        .current_dir(&w.root)
-        .env("SNEAKY_ROOT", &w.root)
-        .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
-        .env("XDG_STATE_HOME", w.outside().join("state"))
-        .env("SNEAKY_SANDBOX_SKIP", skip);
-    if let Some(uid) = uid {
-        let owned = std::process::Command::new("chown")
-            .args(["-R", &format!("{uid}:{uid}")])
-            .arg(w.dir.path())
-            .status()
-            .expect("chown");
-        assert!(owned.success());
-        cmd.env("HOME", w.outside()).uid(uid).gid(uid);
-    }
-    let out = assert_cmd::Command::from_std(cmd)
-        .write_stdin(json!({"command": command, "timeout": 30}).to_string())
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .expect("run");
+    // A copy another user can reach: the build's target/ may sit under a directory closed to
+    // others.
+    let exe = match uid {
+        Some(uid) => {
+            let bins = util::copy_binaries_for_others(w.dir.path(), &["sneaky-run"]);
+            let owned = std::process::Command::new("chown")
+                .args(["-R", &format!("{uid}:{uid}")])
+                .arg(w.dir.path())
+                .status()
+                .expect("chown");
+            assert!(owned.success());
+            bins.join("sneaky-run")
+        }
+        None => assert_cmd::cargo::cargo_bin("sneaky-run"),
+    };
+    let make = || {
+        let mut cmd = std::process::Command::new(&exe);
+        util::fence(&mut cmd, w.dir.path())
+            .current_dir(&w.root)
+            .env("SNEAKY_ROOT", &w.root)
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+            .env("XDG_STATE_HOME", w.outside().join("state"))
+            .env("SNEAKY_SANDBOX_SKIP", skip);
+        if let Some(uid) = uid {
+            cmd.env("HOME", w.outside()).uid(uid).gid(uid);
+        }
+        cmd
+    };
+    let request = json!({"command": command, "timeout": 30}).to_string();
+    let out =
+        util::output_retrying_busy(make, request.as_bytes(), std::time::Duration::from_secs(60));
     util::Reply::parse("sneaky-run", out)
 }
 

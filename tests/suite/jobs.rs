@@ -218,7 +218,7 @@ fn start_read_list_and_kill() {
     // The policy holds for jobs as for any command.
     j.call(
         "sneaky-run",
-        json!({"command": "rm -rf x", "background": true}),
+        json!({"command": "sudo rm -rf x", "background": true}),
     )
     .err("command_denied", 3);
 }
@@ -1038,9 +1038,170 @@ fn sigterm_stops_http_gracefully_within_its_bound() {
             .is_some_and(|m| m.contains("stopped")),
         "{slow:?}"
     );
-    // The session's job was ended on the server's way out.
+    // The session's job was ended on the server's way out (read waiting for its end: the
+    // supervisor records it once the job's held changes are applied, a moment after its
+    // processes are gone).
     gone("sleep 3391", Duration::from_secs(3));
-    let o = j.output(json!({"job_id": job}));
+    let o = j.output(json!({"job_id": job, "wait_for": "never printed", "wait_ms": 10000}));
     assert_eq!(o["running"], false, "{o}");
     assert_eq!(o["ended_by"], "host", "{o}");
+}
+
+/// A job's changes are held aside and applied once it ends, through the same step as a
+/// command's: a repository cloned into the workspace after the job started (here made on the
+/// host while it runs) does not get the hooks and config the job writes into it, and what it
+/// may write lands as one change that undo takes back.
+#[test]
+fn a_job_cannot_plant_hooks_in_a_repository_cloned_while_it_runs() {
+    if !python_or_skip()
+        || !util::require_cmd("git")
+        || !crate::sandbox::namespaces_or_skip("a_job_cannot_plant_hooks")
+    {
+        return;
+    }
+    let j = Jobs::new();
+    j.allow_python("");
+    j.w.write(
+        "plant.py",
+        "import sys\n\
+         sys.stdin.readline()\n\
+         open('sub/.git/hooks/pre-commit', 'w').write('#!/bin/sh\\ntouch /tmp/pwned\\n')\n\
+         open('sub/.git/config', 'a').write('[core]\\n\\tfsmonitor = touch /tmp/pwned\\n')\n\
+         open('made.txt', 'w').write('by the job\\n')\n\
+         print('done', flush=True)\n",
+    );
+    let r = j.start(json!({"command": format!("{PYTHON} plant.py"), "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    assert_eq!(r["running"], true, "{r}");
+    // A person clones a repository into the workspace while the job runs.
+    let init = Command::new("git")
+        .args(["init", "-q", "sub"])
+        .current_dir(&j.w.root)
+        .status()
+        .expect("git init");
+    assert!(init.success());
+    let config_before = std::fs::read_to_string(j.w.root.join("sub/.git/config")).expect("config");
+    // Told once the repository is there (a job that looked the name up before would not see it
+    // appear: an overlay keeps what it has looked up).
+    let fed = j.call("sneaky-input", json!({"job_id": id, "input": "go\n"}));
+    assert_eq!(fed.status, 0, "{fed:?}");
+    let o = j.output(json!({"job_id": id, "wait_for": "never printed", "wait_ms": 20000}));
+    assert_eq!(o["running"], false, "{o}");
+    assert!(o["stdout"].as_str().unwrap_or("").contains("done"), "{o}");
+    // Nothing of what the job wrote under the new repository's .git reached it.
+    assert!(
+        !j.w.root.join("sub/.git/hooks/pre-commit").exists(),
+        "the job planted a hook: {o}"
+    );
+    let config_after = std::fs::read_to_string(j.w.root.join("sub/.git/config")).expect("config");
+    assert_eq!(
+        config_before, config_after,
+        "the job changed sub/.git/config: {o}"
+    );
+    let discarded = util::strings(&o["discarded"]);
+    for planted in ["sub/.git/hooks/pre-commit", "sub/.git/config"] {
+        assert!(discarded.iter().any(|d| d == planted), "{planted}: {o}");
+    }
+    // The rest is applied as one change, which undo takes back.
+    assert_eq!(j.w.read("made.txt"), "by the job\n");
+    let change = o["change_id"].as_str().expect("change_id").to_string();
+    let u = j.call("sneaky-undo", json!({"change_id": change}));
+    assert_eq!(u.status, 0, "{u:?}");
+    assert!(!j.w.root.join("made.txt").exists());
+}
+
+/// While a job runs, what it writes is held: neither the workspace nor a later command sees
+/// it until the job has ended.
+#[test]
+fn a_jobs_changes_reach_the_workspace_when_it_ends() {
+    if !crate::sandbox::namespaces_or_skip("a_jobs_changes_reach_the_workspace_when_it_ends") {
+        return;
+    }
+    let j = Jobs::new();
+    let r = j.start(json!({"command": "echo held > out.txt; echo written; sleep 3303", "wait_for": "written", "wait_ms": 10000}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    assert_eq!(j.output(json!({"job_id": id}))["changes_held"], true, "{r}");
+    assert!(
+        !j.w.root.join("out.txt").exists(),
+        "applied while the job runs"
+    );
+    let seen = j.call("sneaky-run", json!({"command": "cat out.txt"}));
+    assert_ne!(
+        seen.status, 0,
+        "a later command saw the job's file: {seen:?}"
+    );
+    let o = j.output(json!({"job_id": id, "kill": true}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(
+        util::strings(
+            &o["changes"]
+                .as_array()
+                .map(|c| c.iter().map(|x| x["path"].clone()).collect::<Vec<_>>())
+                .map(Value::Array)
+                .unwrap_or_default()
+        ),
+        ["out.txt"],
+        "{o}"
+    );
+    assert_eq!(j.w.read("out.txt"), "held\n");
+}
+
+/// A place of the read-deny list made after a job started (here `~/.ssh`, made while it runs)
+/// stays unreadable to it: its mount view was made before the place existed, and Landlock
+/// grants no read there (src/shell/spec.rs, `carve_reads`). What existed beside it stays
+/// readable.
+#[test]
+fn a_denied_place_made_while_a_job_runs_stays_unreadable_to_it() {
+    if !python_or_skip() || !crate::sandbox::namespaces_or_skip("a_denied_place_made_while") {
+        return;
+    }
+    let j = Jobs::new();
+    j.allow_python("");
+    let home = j.w.dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir home");
+    std::fs::write(home.join("notes.txt"), "readable notes\n").expect("write");
+    let key = home.join(".ssh/id_test");
+    j.w.write(
+        "probe.py",
+        &format!(
+            "import os, time\n\
+             print(open({notes:?}).read().strip(), flush=True)\n\
+             for _ in range(400):\n    \
+                 if os.path.exists({key:?}):\n        break\n    \
+                 time.sleep(0.05)\n\
+             time.sleep(0.1)\n\
+             try:\n    print('read', open({key:?}).read().strip(), flush=True)\n\
+             except OSError as e:\n    print('refused', e.errno, flush=True)\n",
+            notes = home.join("notes.txt"),
+            key = key,
+        ),
+    );
+    let mut cmd = j.cmd("sneaky-run");
+    cmd.env("HOME", &home);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(
+            json!({"command": format!("{PYTHON} probe.py"), "background": true, "wait_for": "notes", "wait_ms": 10000})
+                .to_string(),
+        )
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("run");
+    let r = Reply::parse("sneaky-run", out);
+    let id = r.ok()["job_id"].as_str().expect("id").to_string();
+    assert!(
+        r.ok()["stdout"]
+            .as_str()
+            .unwrap_or("")
+            .contains("readable notes"),
+        "{r:?}"
+    );
+    std::fs::create_dir_all(home.join(".ssh")).expect("mkdir .ssh");
+    std::fs::write(&key, "SECRET-KEY-MARKER\n").expect("write key");
+    let o = j.output(json!({"job_id": id, "wait_for": "read|refused", "wait_ms": 20000}));
+    let stdout = o["stdout"].as_str().unwrap_or("");
+    assert!(
+        !stdout.contains("SECRET-KEY-MARKER"),
+        "the job read a denied key: {o}"
+    );
+    assert!(stdout.contains("refused 13"), "{o}");
 }

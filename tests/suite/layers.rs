@@ -37,8 +37,9 @@ const LAYERS: &[&[&str]] = &[
     // Results as text, for models and for people.
     &["render"],
     // Images as read_file returns them: format, size, base64, scaling down (in sneaky-read,
-    // which the hosts run for it).
-    &["media"],
+    // which the hosts run for it); source code parsed (languages, grammars, tags, the parse
+    // cache), with its parse helper in sneaky-outline, found beside sneaky-read's.
+    &["media", "code"],
     // One module per tool, over everything beneath.
     &["tools"],
     // Running a tool in its own binary; the stdin/flags → envelope front end; the tool

@@ -1,6 +1,8 @@
 //! Lean binaries: each tool binary links only what its tool uses (generic mains).
 //! The bash grammar (tree-sitter-bash) belongs only where commands are parsed: sneaky-run (the
-//! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it); HTTPS
+//! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it), and
+//! sneaky-outline, which holds every grammar of the code navigation tools (the others, the edit
+//! tools' syntax check and the hosts parse through it: `sneaky::code::elsewhere`); HTTPS
 //! (rustls) only in sneaky-agent; the image codecs and the PDF parser (lopdf) only in sneaky-read
 //! (`sneaky::media`). Read from the symbol tables of this build's binaries with `nm` (the
 //! linker drops what nothing references);
@@ -80,14 +82,15 @@ fn symbols(bin: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_bash_grammar_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
+fn the_grammars_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
     if !util::require_cmd("nm") {
         return;
     }
     let mut wrong = Vec::new();
     for (bin, _) in cargo_bins() {
         let bin = bin.as_str();
-        let wants_grammar = bin == ToolName::RunCommand.binary();
+        let parses_code = bin == ToolName::Outline.binary();
+        let wants_grammar = bin == ToolName::RunCommand.binary() || parses_code;
         let wants_tls = bin == "sneaky-agent";
         let symbols = symbols(bin);
         assert!(
@@ -109,6 +112,26 @@ fn the_bash_grammar_tls_image_codecs_and_pdf_parser_are_linked_only_where_used()
         let pdf = symbols.iter().any(|s| s.contains("lopdf"));
         if pdf != wants_codecs {
             wrong.push(format!("{bin}: links lopdf: {pdf}"));
+        }
+        // The grammars of the code navigation tools: only sneaky-outline parses code.
+        for grammar in [
+            "tree_sitter_rust",
+            "tree_sitter_python",
+            "tree_sitter_javascript",
+            "tree_sitter_typescript",
+            "tree_sitter_tsx",
+            "tree_sitter_go",
+            "tree_sitter_java",
+            "tree_sitter_c",
+            "tree_sitter_cpp",
+            "tree_sitter_c_sharp",
+            "tree_sitter_ruby",
+            "tree_sitter_php",
+        ] {
+            let linked = symbols.iter().any(|s| s == grammar);
+            if linked != parses_code {
+                wrong.push(format!("{bin}: links {grammar}: {linked}"));
+            }
         }
         let tls = symbols.iter().any(|s| s.contains("rustls"));
         if grammar != wants_grammar {

@@ -180,6 +180,50 @@ fn a_large_image_is_scaled_down_and_an_unreadable_one_refused() {
     assert!(msg.contains("PNG"), "{msg}");
 }
 
+/// An RGB PNG of noise, which compresses to nearly its pixels' size (a photograph's worth).
+fn noise_png(width: u32, height: u32) -> Vec<u8> {
+    let mut state: u32 = 0x2545_f491;
+    let pixels: Vec<u8> = (0..width * height * 3)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state >> 24) as u8
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().expect("png header");
+    writer.write_image_data(&pixels).expect("png data");
+    writer.finish().expect("png end");
+    out
+}
+
+/// However large `max_file_size_bytes` is, an image's data stays within what models' APIs
+/// take (Anthropic's: 5 MiB of base64), scaled down until it fits.
+#[test]
+fn an_image_stays_within_what_models_take_whatever_the_limit_for_text() {
+    let w = util::ws();
+    w.user_config("max_file_size_bytes = 16777216\n");
+    let big = noise_png(1900, 1000);
+    assert!(big.len() > 5_000_000, "{} bytes", big.len());
+    write_bytes(&w, "noise.png", &big);
+    let r = w.call("sneaky-read", json!({"file_path": "noise.png"}));
+    let r = r.ok();
+    let content = r["content"].as_str().expect("content");
+    assert!(content.len() <= 5 * 1024 * 1024, "{} base64", content.len());
+    let bytes = decode_base64(content);
+    assert!(
+        bytes.len() as u64 <= sneaky::media::MAX_IMAGE_DATA_BYTES,
+        "{}",
+        bytes.len()
+    );
+    assert_eq!(r["truncated"], true);
+    assert_eq!(r["original_width"], 1900);
+}
+
 /// One stdio session: initialize, then each read_file call's result.
 pub fn mcp_calls(w: &Ws, calls: &[Value]) -> Vec<Value> {
     let mut child = Command::cargo_bin("sneaky-mcp")

@@ -80,7 +80,19 @@ impl Ws {
 
     /// Call a tool binary with flags (and stdin bytes).
     pub fn call_raw(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Reply {
+        self.call_env(bin, args, stdin, &[])
+    }
+
+    /// `call_raw` with more variables in the binary's environment (`PATH` …).
+    pub fn call_env(
+        &self,
+        bin: &str,
+        args: &[&str],
+        stdin: &[u8],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Reply {
         let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
+        cmd.envs(env.iter().copied());
         // The test run's own CARGO_TARGET_DIR lies outside the workspace, where a sandboxed
         // command cannot write: a cargo run in the workspace builds in `<root>/target`, as it
         // does for a person who has not set the variable.
@@ -306,4 +318,29 @@ pub fn closed_ancestor(path: &Path) -> Option<PathBuf> {
     path.ancestors()
         .find(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
         .map(Path::to_path_buf)
+}
+
+/// Run the command `make` builds, with `stdin`, within `timeout`, trying again while its
+/// program is "Text file busy": a binary just copied (`copy_binaries_for_others`) stays open
+/// for writing in a child that another test thread forked during the copy, until that child
+/// executes its own program.
+pub fn output_retrying_busy(
+    make: impl Fn() -> std::process::Command,
+    stdin: &[u8],
+    timeout: std::time::Duration,
+) -> Output {
+    let mut tries = 0;
+    loop {
+        match assert_cmd::Command::from_std(make())
+            .write_stdin(stdin.to_vec())
+            .timeout(timeout)
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.expect("run"),
+        }
+    }
 }

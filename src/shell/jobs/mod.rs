@@ -17,6 +17,7 @@
 //! command (in a PID namespace of its own, or running another program) is refused, so it
 //! cannot start a job with a spec of its own making.
 
+mod changes;
 pub mod store;
 pub mod supervisor;
 
@@ -122,6 +123,10 @@ pub struct StartJob {
     pub lease_secs: u64,
     pub owner: Option<Owner>,
     pub wait: Wait,
+    /// The overlay that holds the job's changes, applied once it has ended (None: the job
+    /// writes the workspace directly, and `changes_unavailable` says why).
+    #[serde(default)]
+    pub changes: Option<changes::HeldForJob>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -200,6 +205,28 @@ pub struct JobView {
     pub elapsed_ms: u64,
     /// Seconds left before its lease ends it (null once it ended).
     pub lease_left_s: Option<u64>,
+    /// The job's changes to the workspace are held aside while it runs, as a command's are,
+    /// and applied as one change (`change_id`) once it has ended: until then neither the
+    /// workspace nor other commands see them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changes_held: bool,
+    /// Once the job has ended and its changes were applied: the workspace files it created,
+    /// modified or deleted, paths git ignores left out, as run_command's `changes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<crate::shell::overlay::Changed>>,
+    /// The paths git ignores that the job changed: applied as they are, not recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untracked: Vec<crate::shell::overlay::Changed>,
+    /// Changes no tool may make (under .git, the workspace's sneaky.toml, protected paths):
+    /// not applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discarded: Vec<String>,
+    #[serde(flatten)]
+    pub undo: crate::fs::history::Undoable,
+    /// Why the job's changes were not held, or could not be applied (then where they are
+    /// kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_unavailable: Option<String>,
 }
 
 /// A job as `job_output {"list": true}` shows it.
@@ -259,6 +286,21 @@ fn base_path() -> PathBuf {
         Some(d) if d.is_absolute() && d.is_dir() => d.join("sneaky"),
         _ => std::env::temp_dir().join(format!("sneaky-{}", nix::unistd::geteuid().as_raw())),
     }
+}
+
+/// Every place where jobs' runtime directories of this user may be: the one this process
+/// uses, and the defaults a host of the same user with other variables would use
+/// (`/run/user/<uid>/sneaky`, where a login session's `XDG_RUNTIME_DIR` is; `sneaky-<uid>` in
+/// this process's temporary directory and in `/tmp`). What a command's view covers
+/// (src/shell/protect.rs, `own_state`).
+pub fn runtime_places() -> Vec<PathBuf> {
+    let uid = nix::unistd::geteuid().as_raw();
+    vec![
+        base_path(),
+        PathBuf::from(format!("/run/user/{uid}/sneaky")),
+        std::env::temp_dir().join(format!("sneaky-{uid}")),
+        PathBuf::from(format!("/tmp/sneaky-{uid}")),
+    ]
 }
 
 /// The name of a workspace's directory: a digest of its root.
@@ -475,7 +517,8 @@ pub struct Background {
 
 /// Start an approved command line as a background job of the workspace, sandboxed exactly as
 /// a foreground command (the same launch spec, environment and launcher), and wait for its
-/// first output as `opts.wait` says. Jobs write to the workspace directly.
+/// first output as `opts.wait` says. Its changes are held aside and applied once it has
+/// ended (src/shell/jobs/changes.rs).
 pub fn start(
     command: &str,
     programs: &[String],
@@ -496,14 +539,62 @@ pub fn start(
     let _placeholders = shell
         .sandbox
         .then(|| super::spec::VcsPlaceholders::make(ctx.config, ctx.ws));
+    // The job's changes are held in an overlay like a command's (src/shell/jobs/changes.rs);
+    // the placeholders of protected names in the root go in its upper layer.
+    let mut scratch = None;
+    let mut no_overlay = None;
+    if shell.sandbox {
+        match super::hold_changes(ctx.ws, super::overlay::Started::now()) {
+            Ok(held) => scratch = Some(held),
+            Err(why) => {
+                let (list, by_default) = shell.required_layers();
+                if super::sandbox::overlay_required(&list, by_default) {
+                    return Err(super::overlay::unavailable(why));
+                }
+                no_overlay = Some(why);
+            }
+        }
+    }
+    let wanted = if shell.sandbox {
+        super::protect::wanted(ctx.ws)
+    } else {
+        Vec::new()
+    };
+    let (in_workspace, in_upper) = match scratch.as_mut() {
+        Some(held) => (held.place(ctx.ws.root(), wanted), held.placed().to_vec()),
+        None => (wanted, Vec::new()),
+    };
     let protected = shell
         .sandbox
-        .then(|| super::protect::Placeholders::make(ctx.ws));
-    let spec = if shell.sandbox {
+        .then(|| super::protect::Placeholders::make_at(&in_workspace));
+    let job_changes = match scratch.as_mut().map(|held| held.for_job()) {
+        Some(Err(e)) => return Err(e),
+        Some(Ok(_)) => scratch.as_ref().map(|held| changes::HeldForJob {
+            dir: held.dir().to_path_buf(),
+            tool_env: changes::tool_env(),
+        }),
+        None => None,
+    };
+    let mut spec = if shell.sandbox {
         super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?
     } else {
         super::spec::unsandboxed_spec(ctx.ws, &bash)
     };
+    if let Some(held) = &scratch {
+        spec.read_only.extend(in_upper.iter().cloned());
+        spec.overlay = Some(held.spec(ctx.ws, false));
+    }
+    if shell.sandbox {
+        // A job outlives the moment its mount view was made: a denied place made later stays
+        // unreadable to it through Landlock (src/shell/spec.rs, `carve_reads`).
+        let denied: Vec<PathBuf> =
+            crate::fs::pathlist::PathList::resolve(&ctx.config.deny_read_list(), &root)
+                .patterns
+                .iter()
+                .map(crate::fs::pathlist::Pattern::literal_path)
+                .collect();
+        super::spec::carve_reads(&mut spec, &denied);
+    }
     let request = Request::Start(Box::new(StartJob {
         command: command.to_string(),
         spec,
@@ -519,8 +610,21 @@ pub fn start(
         lease_secs: shell.max_job_seconds,
         owner: Owner::from_env(),
         wait: opts.wait,
+        changes: job_changes,
     }));
-    let reply = ask(&root, &request, true, opts.progress.as_deref())?;
+    let reply = match ask(&root, &request, true, opts.progress.as_deref()) {
+        Ok(reply) => reply,
+        Err(e) => {
+            if let Some(held) = scratch.as_mut() {
+                held.job_refused();
+            }
+            return Err(e);
+        }
+    };
+    // The supervisor holds the job's lock on the upper layer now; this call's goes.
+    if let Some(mut held) = scratch.take() {
+        held.command_started();
+    }
     // The job's temporary directory is the supervisor's to remove now.
     let _ = tmp.keep();
     let Reply::Started(mut view, launch) = reply else {
@@ -530,6 +634,12 @@ pub fn start(
         ));
     };
     let (sandboxed, sandbox) = super::describe(shell, launch.as_ref());
+    if let Some(why) = no_overlay {
+        view.changes_unavailable = Some(format!(
+            "the job's changes could not be held aside ({why}): it writes the workspace \
+             directly, and they cannot be undone"
+        ));
+    }
     view.sandboxed = sandboxed;
     view.sandbox = sandbox.clone();
     let describe = Request::Describe {

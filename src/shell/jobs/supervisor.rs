@@ -26,6 +26,7 @@ use std::time::{Duration, Instant, SystemTime};
 use nix::sys::signal::{kill, killpg, SigSet, Signal};
 use nix::unistd::Pid;
 
+use super::changes::{self, HeldForJob};
 use super::store::{self, Store};
 use super::{JobInfo, JobView, Owner, Reply, Request, StartJob, Wait, MAX_INPUT_BYTES};
 use crate::error::{Error, ErrorKind, Result};
@@ -97,6 +98,8 @@ struct Job {
     exit: Option<std::process::ExitStatus>,
     ended_by: Option<&'static str>,
     launch: Option<LaunchStatus>,
+    /// The overlay that holds the job's changes, and once it has ended what became of them.
+    changes: Option<JobChanges>,
     input: Arc<Mutex<Option<File>>>,
     /// Released once the job has ended: its pids cgroup (dropping it kills what is left in
     /// it), the repository's placeholders, and its private temp dir.
@@ -105,6 +108,17 @@ struct Job {
     /// started it described them from the launcher's report (it has the configuration).
     described: (bool, String),
     dir: PathBuf,
+}
+
+/// A job's held changes (src/shell/jobs/changes.rs).
+struct JobChanges {
+    held: HeldForJob,
+    /// The workspace they are applied to.
+    root: PathBuf,
+    /// Held while the job runs and its changes are applied.
+    lock: Option<nix::fcntl::Flock<File>>,
+    /// Once it has ended: applied, or why not.
+    outcome: Option<std::result::Result<changes::Outcome, String>>,
 }
 
 struct Held {
@@ -220,6 +234,31 @@ impl Job {
             sandbox,
             elapsed_ms: self.started.elapsed().as_millis() as u64,
             lease_left_s: self.lease_left(),
+            ..self.changes_view()
+        }
+    }
+
+    /// What the job's view says of its changes: held while it runs, then what became of them.
+    fn changes_view(&self) -> JobView {
+        let Some(c) = &self.changes else {
+            return JobView::default();
+        };
+        match &c.outcome {
+            None => JobView {
+                changes_held: true,
+                ..JobView::default()
+            },
+            Some(Ok(o)) => JobView {
+                changes: Some(o.changes.clone()),
+                untracked: o.untracked.clone(),
+                discarded: o.discarded.clone(),
+                undo: o.undo.clone(),
+                ..JobView::default()
+            },
+            Some(Err(why)) => JobView {
+                changes_unavailable: Some(why.clone()),
+                ..JobView::default()
+            },
         }
     }
 
@@ -595,6 +634,11 @@ fn launched(shared: &Shared, id: &str) -> Result<()> {
         }) = &job.launch
         {
             let why = why.clone();
+            // Nothing ran: its overlay holds nothing.
+            if let Some(c) = job.changes.as_mut() {
+                crate::shell::overlay::job_dropped(&c.held.dir);
+                c.lock.take();
+            }
             let dropped = forget(&mut t, id);
             drop(t);
             drop(dropped);
@@ -715,6 +759,24 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         .create(&dir)
         .map_err(|e| Error::io("creating the job's directory", e))?;
     let (spec, held) = prepare(&start, shared.loopback);
+    // The job's overlay is this supervisor's from now on (the caller holds its own lock until
+    // the job has started).
+    let job_changes = match &start.changes {
+        Some(h) => match h.lock() {
+            Ok(lock) => Some(JobChanges {
+                held: h.clone(),
+                root: start.root.clone(),
+                lock: Some(lock),
+                outcome: None,
+            }),
+            Err(e) => {
+                drop(held);
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        },
+        None => None,
+    };
     let (child, streams) = match launch(&start, &spec) {
         Ok(launched) => launched,
         Err(e) => {
@@ -743,6 +805,7 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         ended_by: None,
         launch: None,
         input: Arc::new(Mutex::new(streams.input)),
+        changes: job_changes,
         held: Some(held),
         described: (false, String::new()),
         dir,
@@ -967,19 +1030,42 @@ fn wait_for_exit(shared: &Shared, id: &str, mut child: Child) {
     if !namespaces {
         kill_session(pid, Signal::SIGKILL);
     }
-    let held = {
+    // What the job held goes first (its pids cgroup kills whatever is left of it); then its
+    // changes are applied, and only then is it seen as ended, so that a caller waiting for its
+    // end reads what became of them.
+    let (held, job_changes) = {
         let mut t = shared.lock();
-        t.last_activity = Instant::now();
         match find(&mut t, id) {
             Ok(job) => {
-                job.exit = Some(status);
-                job.held.take()
+                let overlay = match &job.launch {
+                    Some(l) if l.overlay_ok => Ok(()),
+                    Some(l) => Err(l.overlay.clone()),
+                    None => Err("the launcher did not report".to_string()),
+                };
+                (
+                    job.held.take(),
+                    job.changes
+                        .as_ref()
+                        .map(|c| (c.held.clone(), c.root.clone(), overlay)),
+                )
             }
-            Err(_) => None,
+            Err(_) => (None, None),
         }
     };
-    shared.changed.notify_all();
     drop(held);
+    let outcome = job_changes.map(|(h, root, overlay)| changes::apply(&h, &root, overlay));
+    {
+        let mut t = shared.lock();
+        t.last_activity = Instant::now();
+        if let Ok(job) = find(&mut t, id) {
+            if let (Some(c), Some(outcome)) = (job.changes.as_mut(), outcome) {
+                c.outcome = Some(outcome);
+                c.lock.take();
+            }
+            job.exit = Some(status);
+        }
+    }
+    shared.changed.notify_all();
     // A terminal's reader sees its end only once no process holds the terminal.
     shared.changed.notify_all();
 }

@@ -46,7 +46,7 @@ pub use applied::{Applied, Changed};
 pub use apply::{apply_held, collect, discard_held};
 pub use clock::Started;
 pub use mount::{mount_over, place_in_workspace, settle, OverlaySpec};
-pub use scratch::Scratch;
+pub use scratch::{job_dropped, job_ended, Scratch, JOB_LOCK};
 
 /// `sneaky-run --hold-changes`: a dry run keeps what it held (under `held-<id>` beside the
 /// upper layers) and says `held: <id>` in its result, for the host to apply ([`apply_held`])

@@ -49,6 +49,45 @@ pub struct Scratch {
     placed: Vec<PathBuf>,
 }
 
+/// The name prefix of a background job's upper layer while the job runs ([`Scratch::for_job`]).
+const JOB_PREFIX: &str = "job-";
+
+/// The lock a job's supervisor holds on its upper layer for as long as the job runs and its
+/// changes are being applied: while either it or the directory's `lock` is held, no call's
+/// tidying takes the directory for a killed call's.
+pub const JOB_LOCK: &str = "job.lock";
+
+/// A background job has ended (its namespace, and the overlay with it, is gone): its upper
+/// layer `dir` (`job-<id>`) becomes held changes, to be applied by `apply_held` with the id
+/// returned.
+pub fn job_ended(dir: &Path) -> Result<String> {
+    let id = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(JOB_PREFIX))
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| Error::new(ErrorKind::Internal, "not a job's upper layer"))?
+        .to_string();
+    // The upper layer was mounted `volatile`: flushed before it is kept.
+    File::open(dir)
+        .and_then(|d| nix::unistd::syncfs(&d).map_err(std::io::Error::from))
+        .and_then(|()| fs::rename(dir, dir.with_file_name(format!("held-{id}"))))
+        .map_err(|e| Error::io("keeping the job's changes", e))?;
+    Ok(id)
+}
+
+/// A job's upper layer whose changes will not be applied (the overlay was not mounted: the
+/// job wrote the workspace directly).
+pub fn job_dropped(dir: &Path) {
+    if dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(JOB_PREFIX))
+    {
+        remove_tree(dir);
+    }
+}
+
 /// The name under which a scratch directory whose command changed nothing waits for the next
 /// call: its lock file, an empty upper layer and an empty work directory, as `Scratch::create`
 /// makes them. Reusing it spares each call making and removing three directories, which on a
@@ -212,6 +251,11 @@ impl Scratch {
         }
     }
 
+    /// The scratch directory itself (its upper layer and overlayfs's work directory).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn upper(&self) -> PathBuf {
         self.dir.join("upper")
     }
@@ -255,6 +299,34 @@ impl Scratch {
         fs::rename(&self.dir, &held).map_err(|e| Error::io("keeping the held changes", e))?;
         self.kept = true;
         Ok(id)
+    }
+
+    /// Hand this upper layer to a background job (src/shell/jobs): renamed `job-<id>`, a name
+    /// no call's tidying removes while the job's supervisor holds its [`JOB_LOCK`], with the
+    /// job's start kept for the conflict check when its changes are applied. This call's own
+    /// lock stays held (keep the `Scratch` until the supervisor has taken the job's lock), and
+    /// the directory is kept when it is dropped, unless [`Scratch::job_refused`] says the job
+    /// never started. The id, under which the changes are applied once the job has ended
+    /// ([`job_ended`], then `apply_held`).
+    pub fn for_job(&mut self) -> Result<String> {
+        let id = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().replacen("run-", "", 1))
+            .unwrap_or_default();
+        fs::write(self.dir.join(STARTED_FILE), self.started.0.to_string())
+            .map_err(|e| Error::io("keeping the job's start", e))?;
+        File::create(self.dir.join(JOB_LOCK)).map_err(|e| Error::io("making the job's lock", e))?;
+        let job = self.dir.with_file_name(format!("{JOB_PREFIX}{id}"));
+        fs::rename(&self.dir, &job).map_err(|e| Error::io("handing the overlay to the job", e))?;
+        self.dir = job;
+        self.kept = true;
+        Ok(id)
+    }
+
+    /// The job that was to use this upper layer did not start: it goes when dropped.
+    pub fn job_refused(&mut self) {
+        self.kept = false;
     }
 
     /// A held upper layer, taken over by this process (None: no such id).
@@ -474,6 +546,19 @@ fn remove_abandoned(base: &Path) {
             });
             if stale {
                 remove_tree(&e.path());
+            }
+            continue;
+        }
+        if let Some(id) = name.strip_prefix(JOB_PREFIX) {
+            // A job's, whose supervisor and caller are both gone (killed): its changes are
+            // kept where a person can take them from, never removed.
+            let free = |file: &str| {
+                File::open(e.path().join(file))
+                    .ok()
+                    .and_then(|f| Flock::lock(f, FlockArg::LockExclusiveNonblock).ok())
+            };
+            if let (Some(_a), Some(_b)) = (free("lock"), free(JOB_LOCK)) {
+                let _ = fs::rename(e.path(), base.join(format!("kept-job-{id}")));
             }
             continue;
         }

@@ -2,7 +2,7 @@
 //! actions, compression programs, volume scripts, remote archives), and `cp -R` of device
 //! files (which makes a device node, a door to a disk).
 
-use std::path::Path;
+use super::rules::RuleContext;
 
 type Verdict = std::result::Result<(), String>;
 
@@ -18,7 +18,7 @@ const TAR_RUNS: &[&str] = &[
     "rmt-command",
 ];
 
-pub(super) fn check_tar(args: &[String], _root: &Path) -> Verdict {
+pub(super) fn check_tar(args: &[String], _: &RuleContext<'_>) -> Verdict {
     for (n, a) in args.iter().enumerate() {
         if let Some(long) = a.strip_prefix("--") {
             let opt = long.split_once('=').map_or(long, |(o, _)| o);
@@ -53,7 +53,7 @@ pub(super) fn check_tar(args: &[String], _root: &Path) -> Verdict {
 /// cp/mv/install with a device file as the source (recursively or not, with -a/-R/-r or
 /// --copy-contents) would make a device node; a plain `cp /dev/null x` copies contents and
 /// stays allowed.
-pub(super) fn check_copy(args: &[String], _root: &Path) -> Verdict {
+pub(super) fn check_copy(args: &[String], _: &RuleContext<'_>) -> Verdict {
     let recursive = args.iter().any(|a| {
         a == "--recursive"
             || a == "--archive"
@@ -90,7 +90,10 @@ mod tests {
 
     #[test]
     fn tar_options_that_run_programs() {
-        let root = Path::new("/ws");
+        let root = &RuleContext {
+            root: std::path::Path::new("/ws"),
+            inside_root: true,
+        };
         assert!(check_tar(&args(&["-czf", "out.tgz", "src"]), root).is_ok());
         assert!(check_tar(
             &args(&["--checkpoint=1", "--checkpoint-action=exec=sh"]),
@@ -106,7 +109,10 @@ mod tests {
 
     #[test]
     fn recursive_copies_of_devices() {
-        let root = Path::new("/ws");
+        let root = &RuleContext {
+            root: std::path::Path::new("/ws"),
+            inside_root: true,
+        };
         assert!(check_copy(&args(&["/dev/null", "x"]), root).is_ok());
         assert!(check_copy(&args(&["-R", "/dev/null", "x"]), root).is_err());
         assert!(check_copy(&args(&["-a", "/dev/", "x"]), root).is_err());

@@ -3,23 +3,51 @@
 //! `-C`, `--git-dir` …) only before the subcommand, the subcommand's after it, so that
 //! `git switch -c feature` is not git's `-c name=value`.
 
-use std::path::Path;
-
 use super::paths::check_inside_root;
-use super::rules::{GIT_CONFIG_SAFE_PREFIXES, GIT_SUBCOMMANDS};
+use super::rules::RuleContext;
+use super::rules::{
+    git_key_is_safe, GIT_CONFIG_SAFE_KEYS, GIT_CONFIG_SAFE_PREFIXES, GIT_SUBCOMMANDS,
+};
+use super::words::UNKNOWN;
 /// git: global options before the subcommand (`-C`, `--git-dir`, `--work-tree` must stay in
 /// the root), a known subcommand (no aliases), and the subcommand's own dangerous options.
-pub(super) fn check_git(args: &[String], root: &Path) -> std::result::Result<(), String> {
+pub(super) fn check_git(
+    args: &[String],
+    context: &RuleContext<'_>,
+) -> std::result::Result<(), String> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
         if !a.starts_with('-') {
             break;
         }
-        let path_opt = |v: &str| check_inside_root(v, root).map_err(|e| format!("git {a}: {e}"));
+        // Where git works may be anywhere the kernel lets it write (not when strict).
+        let path_opt = |v: &str| match context.inside_root {
+            true => check_inside_root(v, context.root).map_err(|e| format!("git {a}: {e}")),
+            false => Ok(()),
+        };
         // Only here, before the subcommand, is `-c` git's own `-c name=value`; after it, `-c`
         // belongs to the subcommand (`switch -c`, `branch -c`, `commit -c`, `log -c`).
-        if a == "-c" || a.starts_with("--config-env") {
+        if a == "-c" {
+            match args.get(i + 1).map(String::as_str) {
+                // Known only at run time: what git then runs is in the kernel's exec set.
+                Some(UNKNOWN) => {}
+                Some(setting) => {
+                    let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
+                    if !git_key_is_safe(key) || value.contains('!') {
+                        return Err(format!(
+                            "git -c {setting} sets config that can run programs (core.pager, \
+                             alias.x=!cmd …); only {} keys may be set",
+                            safe_keys()
+                        ));
+                    }
+                }
+                None => return Err("git -c needs a value".into()),
+            }
+            i += 2;
+            continue;
+        }
+        if a.starts_with("--config-env") {
             return Err(format!(
                 "git {a} sets config that can run programs (core.pager, alias.x=!cmd …)"
             ));
@@ -68,6 +96,11 @@ pub(super) fn check_git(args: &[String], root: &Path) -> std::result::Result<(),
     let Some(sub) = args.get(i) else {
         return Ok(());
     };
+    if sub == UNKNOWN {
+        // A subcommand known only at run time (an alias could run a shell command): what it
+        // runs is in the kernel's exec set.
+        return Ok(());
+    }
     if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
         return Err(format!(
             "git {sub}: only git's own subcommands may run (aliases can run shell commands); allowed: {}",
@@ -93,6 +126,11 @@ pub(super) fn check_git(args: &[String], root: &Path) -> std::result::Result<(),
 }
 
 fn check_git_config(args: &[String]) -> std::result::Result<(), String> {
+    if args.iter().any(|a| a == UNKNOWN) {
+        // What is set is known only at run time; the repository's config is read-only to
+        // commands in the kernel's mount view.
+        return Ok(());
+    }
     let mut positional = Vec::new();
     for a in args {
         match a.as_str() {
@@ -121,18 +159,22 @@ fn check_git_config(args: &[String]) -> std::result::Result<(), String> {
     if value_count == 0 && !args.iter().any(|a| a.starts_with("--unset")) {
         return Ok(()); // reading one key
     }
-    let lower = key.to_ascii_lowercase();
-    if GIT_CONFIG_SAFE_PREFIXES
-        .iter()
-        .any(|p| lower.starts_with(p))
-        && !args.iter().any(|a| a.contains('!'))
-    {
+    if git_key_is_safe(key) && !args.iter().any(|a| a.contains('!')) {
         return Ok(());
     }
     Err(format!(
         "git config {key}: setting this key could make git run a program; only {} keys may be set",
-        GIT_CONFIG_SAFE_PREFIXES.join("*, ") + "*"
+        safe_keys()
     ))
+}
+
+fn safe_keys() -> String {
+    GIT_CONFIG_SAFE_PREFIXES
+        .iter()
+        .map(|p| format!("{p}*"))
+        .chain(GIT_CONFIG_SAFE_KEYS.iter().map(|k| k.to_string()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Options of git's network subcommands that take the next argument as their value (so it is
@@ -181,7 +223,7 @@ pub(super) fn check_git_network(args: &[String], network: bool) -> std::result::
         // Global options with a separate value (checked by check_git).
         i += if matches!(
             args[i].as_str(),
-            "-C" | "--git-dir" | "--work-tree" | "--namespace"
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
         ) {
             2
         } else {
@@ -206,7 +248,7 @@ pub(super) fn check_git_network(args: &[String], network: bool) -> std::result::
         },
         _ => return Ok(()),
     };
-    if repository.is_some_and(|r| is_local(r)) {
+    if repository.is_some_and(|r| is_local(r) || r == UNKNOWN) {
         return Ok(());
     }
     let what = match repository {

@@ -1,46 +1,66 @@
-//! The command policy of run_command: which shell command lines may run at all.
+//! The command policy of run_command: which shell command lines may run at all, and whether
+//! one only reads (its `effect`).
 //!
-//! The seed checked only the first word against allow/deny lists; every agent tool that did
-//! that has been bypassed (`git status; rm -rf ~`, `$(…)`, `find -exec`, `git -c alias.x=!cmd`,
-//! `sed 'e cmd'`, `env rm …`). Here the whole line is parsed with a real bash grammar
-//! (tree-sitter-bash, as Codex does) and checked node by node, failing closed: only node kinds
-//! this module understands are accepted, and everything else is refused.
+//! The line is parsed with a real bash grammar (tree-sitter-bash, as Codex does) and walked
+//! node by node: every program word the parser can see is judged against the lists, wherever
+//! it stands. Node kinds this module does not know, and anything that does not parse, are
+//! refused (fail closed). What a command can do is bounded by the kernel layers behind this
+//! module (src/shell/sandbox.rs and the layers it sets up: the world read-only, writes only in
+//! the workspace, held and undoable, and the private temp dir, the exec set, no network but the
+//! list, no privilege gained); so the policy classifies, and refuses only what it can see the
+//! lists refuse or an argument rule names.
 //!
-//! What is accepted:
-//! - lists and pipelines (`;`, `&&`, `||`, `&`, `|`, `|&`, newlines), `( … )` subshells,
-//!   `! cmd` and `[ … ]` tests, each simple command checked on its own;
-//! - words made of plain text, `'single'` and `"double"` quotes without expansions, and
-//!   backslash escapes — so the policy knows every argument's exact value;
-//! - redirections: reads from anywhere; writes only to `/dev/null`, `/dev/stdout`,
-//!   `/dev/stderr`, another descriptor (`2>&1`) or a literal path inside the root that is not
-//!   the configuration file `sneaky.toml`; heredocs and here-strings without expansions.
+//! What is accepted when the layers are in force ([`contained`]):
+//! - the whole bash language: lists, pipelines, `&`, subshells and `{ …; }` groups, `if`,
+//!   `while`/`until`, `for` and `for ((…))`, `select`, `case`, functions, `[[ … ]]`, `(( … ))`,
+//!   assignments alone or before a command, declarations (`export`, `local` …), parameter,
+//!   arithmetic and brace expansion, `$(…)`, backticks and `<(…)`, here-documents with or
+//!   without expansions, `$'…'`; a `$` bash leaves literal (`grep ':$'`) is no expansion;
+//! - every program word the parser sees is judged: in a loop or condition, a substitution, a
+//!   function body, a `bash -c`/`sh -c` script and a shell fed a heredoc or here-string (both
+//!   parsed in turn, at most [`MAX_DEPTH`] deep), `eval`, `trap` and `alias` strings, the
+//!   commands of `xargs`, `find -exec/-execdir/-ok/-okdir` and `fd -x/-X`, and behind `env`,
+//!   `timeout`, `nice`, `nohup`, `stdbuf`, `time`, `command`, `exec`, `coproc` and `hash -p`;
+//!   a name defined as a function earlier in the same shell is the function (its body is
+//!   judged where it is defined);
+//! - a program word known only at run time (`$CMD args`, `"$(which x)"`, a glob) is left to
+//!   the kernel's exec set, and so is what `source FILE`, `bash FILE` or a shell reading a pipe
+//!   runs: their text is not known to the parser;
+//! - the argument rules (see [`rules::ARG_RULES`]; `git -c` with a key that can name a program,
+//!   `sed` `e`/`w`, `rg --pre`, `sort --compress-program`, `tar --checkpoint-action`, writes to
+//!   `sneaky.toml` or `.git` …) still refuse where the argument is literal. Where it is known
+//!   only at run time the kernel decides, since it contains what any option can do: a program
+//!   it runs must be in the exec set, a file it writes must be in the workspace (held for
+//!   undo), where `sneaky.toml` and `.git`'s config and hooks are read-only mounts. For the
+//!   same reason a literal write outside the workspace (`> /tmp/x`), `cd` anywhere, `find
+//!   -delete`, and a wrapper the policy cannot look through are the kernel's to judge.
 //!
-//! What is refused (`command_denied`, exit 3, naming the offending part): command and process
-//! substitution, backticks, `$VAR`/`${…}`/`$((…))` expansions, `$'…'`, assignments (before a
-//! command or alone), function definitions, control structures (`if`, `for`, `while`, `case`,
-//! `[[ … ]]`, `((…))`, `{ …; }`), builtins that run or redefine code ([`NEVER`]), wrappers the
-//! policy cannot look through ([`OPAQUE_WRAPPERS`]), quoted or escaped command names, names
-//! with a `/` unless listed verbatim, programs in the denied list or missing from the allowed
-//! list, the argument rules of [`ARG_RULES`], and anything that does not parse.
+//! When a layer that bounds a program's effect may be missing (`sandbox = false`,
+//! `container_boundary`, a `require_layers` without Landlock and the namespaces), the policy is
+//! strict, as it was before the layers: only simple commands in lists and pipelines, `( … )`,
+//! `!` and `[ … ]`, words it can read exactly (no expansion of any kind, no assignment),
+//! redirections that write only inside the root, heredocs without expansions, `sh -c
+//! 'literal'`, and the wrappers above; find's and fd's `-exec`, `-delete` and the like,
+//! builtins that run or redefine code ([`NEVER`]) and wrappers it cannot look through
+//! ([`OPAQUE_WRAPPERS`]) are refused.
 //!
-//! Wrappers the policy can look through (`timeout`, `nice`, `nohup`, `stdbuf`, `time`,
-//! `command`, `env` without assignments, `xargs` with an unruled program, and `sh/bash -c
-//! 'literal'` when shells are allowed) have their options skipped and the wrapped command
-//! checked as if it stood alone.
+//! Refusals are `command_denied` (exit 3) and name the offending part.
 //!
-//! `cd DIR` is accepted for a literal path inside the root without `..`, so the working
-//! directory only ever moves down; paths in redirections and argument rules are then checked
-//! as if the working directory were the root, which is conservative.
+//! The `effect` ([`Effect`]) is `reads` when every program is one that only reads with the
+//! arguments given (src/shell/policy/effect.rs) and nothing is written by a redirection;
+//! anything else, including every program word known only at run time, is `writes`.
 //!
-//! This module does no I/O; the sandbox (src/shell/sandbox.rs and the kernel layers it sets
-//! up) is the boundary behind it: every promise holds even when this parser is fooled.
+//! This module does no I/O; every promise of the kernel holds even when this parser is fooled.
 //!
 //! Layout, by the question each file answers:
 //! - `lists`: which programs may run at all (defaults, configuration, where each came from);
-//! - `syntax`: walking the bash syntax tree (lists, pipelines, commands, `[ … ]`);
-//! - `words`: what one word's exact value is, or why it cannot be known;
-//! - `redirect`: redirections and heredocs;
-//! - `programs`: one simple command (wrappers looked through, argument rules applied);
+//! - `syntax`: walking the bash syntax tree (statements, control structures, functions,
+//!   assignments, `[[ … ]]`, `[ … ]`);
+//! - `words`: what one word's value is, or that it is known only at run time;
+//! - `redirect`: redirections, heredocs and here-strings;
+//! - `programs`: one simple command (its name, shells, builtins, arguments);
+//! - `wrappers`: the programs that run another program (`env`, `xargs`, `find -exec` …);
+//! - `effect`: which programs only read;
 //! - `rules`: the argument-rule table; `git`, `sed`, `archive`: the rules that need parsing;
 //! - `paths`: where a path written by a command may lead.
 
@@ -48,10 +68,12 @@ use std::path::Path;
 
 use tree_sitter::{Node, Parser};
 
+use crate::config::commands::EffectiveLists;
 use crate::config::Shell;
 use crate::error::{Error, ErrorKind, Result};
 
 mod archive;
+mod effect;
 mod git;
 pub mod lists;
 mod paths;
@@ -61,6 +83,7 @@ pub mod rules;
 mod sed;
 mod syntax;
 mod words;
+mod wrappers;
 
 use lists::Lists;
 pub use lists::{NEVER, OPAQUE_WRAPPERS, SHELLS};
@@ -74,29 +97,66 @@ pub const CHECK_POLICY_FLAG: &str = "--check-policy";
 /// Deepest syntax tree the checker walks (its walk is recursive).
 const MAX_TREE_DEPTH: usize = 200;
 
-/// Deepest nesting of `sh -c '…'` that is checked (deeper is refused).
+/// Deepest nesting of scripts inside scripts (`sh -c '…'`, `eval`, a heredoc fed to a shell)
+/// that is checked (deeper is refused).
 const MAX_DEPTH: u8 = 3;
+
+/// Whether a command only reads: the result's `effect`, by which sneaky-agent asks the person
+/// only about commands that may write.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Every program is on the read-only list with arguments that do not write, and nothing
+    /// is written by a redirection.
+    Reads,
+    /// Anything else.
+    Writes,
+}
 
 /// The outcome of a successful check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Approved {
-    /// Every program the line runs, in order (wrapped programs included).
+    /// Every program the line runs whose name the parser can see, in order (wrapped programs
+    /// and those of nested scripts included).
     pub programs: Vec<String>,
+    pub effect: Effect,
+}
+
+/// Whether the kernel layers that bound what a program can do are sure to be in force when
+/// the command runs (the sandbox on, and every containing layer required, so that a call
+/// without one is refused rather than run weaker) and the strict mode was not chosen: then the
+/// policy reads the whole language. Otherwise the policy is strict. The mode is
+/// `config::commands::mode`'s (an allow list, `allowed_commands`, keeps the whole language:
+/// the kernel's exec set holds the list for what the parser cannot see).
+pub fn contained(shell: &Shell) -> bool {
+    crate::config::commands::mode(shell).whole_language()
 }
 
 /// Check a command line. `root` is the canonical workspace root (absolute paths inside it are
 /// accepted where a path must stay inside).
 pub fn check(command: &str, shell: &Shell, root: &Path) -> Result<Approved> {
     let mut checker = Checker {
-        lists: Lists::from_config(shell),
+        lists: Lists::from_config(shell, root),
+        effective: EffectiveLists::from_config(shell),
         root,
         programs: Vec::new(),
         network: shell.network.all() || shell.network.hosts().is_some(),
         workspace_exec: &shell.exec_workspace_dirs,
+        strict: !contained(shell),
+        writes: false,
+        stdin: None,
+        functions: Vec::new(),
     };
     checker.script(command, 0)?;
     Ok(Approved {
         programs: checker.programs,
+        effect: if checker.writes {
+            Effect::Writes
+        } else {
+            Effect::Reads
+        },
     })
 }
 
@@ -106,12 +166,24 @@ pub(crate) fn deny(message: impl Into<String>) -> Error {
 
 struct Checker<'a> {
     lists: Lists,
+    /// The same lists, asked only whether a name is denied (for builtins and the programs an
+    /// opaque wrapper names).
+    effective: EffectiveLists,
     root: &'a Path,
     programs: Vec<String>,
     /// tools.shell.network allows some network: git's network subcommands may run.
     network: bool,
     /// tools.shell.exec_workspace_dirs: programs there run by path.
     workspace_exec: &'a [String],
+    /// The kernel layers may not all be in force: only what the policy can read exactly.
+    strict: bool,
+    /// Something may write: the effect is `writes`.
+    writes: bool,
+    /// The text on the standard input of the command being checked, when a heredoc or
+    /// here-string gives it and it is known (a shell reading it runs it as a script).
+    stdin: Option<String>,
+    /// The functions defined so far in the script being checked.
+    functions: Vec<syntax::Function>,
 }
 
 fn parse(text: &str) -> Result<tree_sitter::Tree> {
@@ -139,9 +211,13 @@ pub(crate) fn short(text: &str) -> String {
 }
 
 impl Checker<'_> {
+    /// Check a script: the line itself, or one found inside it (a `bash -c` string, an `eval`,
+    /// a heredoc fed to a shell), `depth` scripts deep.
     fn script(&mut self, text: &str, depth: u8) -> Result<()> {
         if depth > MAX_DEPTH {
-            return Err(deny("shells nested deeper than 3 levels are not checked"));
+            return Err(deny(format!(
+                "scripts nested deeper than {MAX_DEPTH} levels (`sh -c` inside `sh -c` …) are not checked"
+            )));
         }
         let tree = parse(text)?;
         let root = tree.root_node();
@@ -160,119 +236,47 @@ impl Checker<'_> {
                     .unwrap_or_default()
             )));
         }
-        self.statement(root, src, depth)
+        // A script's functions are its own (a child shell does not see its parent's), and its
+        // offsets are its own text's.
+        let outer = std::mem::take(&mut self.functions);
+        let stdin = self.stdin.take();
+        let checked = self.statement(root, src, depth);
+        self.functions = outer;
+        self.stdin = stdin;
+        checked
     }
 
     fn text<'s>(&self, node: Node<'_>, src: &'s [u8]) -> &'s str {
         node.utf8_text(src).unwrap_or("")
     }
+
+    /// Something the strict policy refuses: what, and why the policy is strict.
+    fn strict_refusal(&self, part: &str, what: &str) -> Error {
+        deny(format!(
+            "`{part}`: {what} is not allowed: the policy is strict ({}), so it accepts only \
+             simple commands, pipelines and lists whose every word it can read",
+            self.lists.strict_reason().unwrap_or(
+                "the kernel layers that contain what a command does may not all be in force: \
+                 tools.shell.sandbox, container_boundary or require_layers"
+            )
+        ))
+    }
+
+    /// An expansion node (`$x`, `${…}`, `$(…)`, `$((…))`, `<(…)`) is used: refused when strict.
+    fn dynamic_use(&self, node: Node<'_>, src: &[u8], part: &str) -> Result<()> {
+        if self.strict {
+            return Err(self.strict_refusal(
+                part,
+                &format!(
+                    "{} (`{}`)",
+                    syntax::describe_kind(node.kind()),
+                    short(self.text(node, src))
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ok(cmd: &str) -> Vec<String> {
-        check(cmd, &Shell::default(), Path::new("/ws"))
-            .unwrap_or_else(|e| panic!("{cmd}: {e}"))
-            .programs
-    }
-
-    fn no(cmd: &str) -> String {
-        let e = check(cmd, &Shell::default(), Path::new("/ws")).expect_err(cmd);
-        assert_eq!(e.code(), "command_denied", "{cmd}");
-        e.message()
-    }
-
-    /// Found by fuzzing: the grammar reads `#` right after `]` as a comment, bash as part of
-    /// the word `]#`, and then runs what follows.
-    #[test]
-    fn a_hash_inside_a_word_is_not_a_comment() {
-        no("[ -f X ]#; touch pwned");
-        no("[ -f X ]#\n; rm -rf x");
-        assert_eq!(ok("ls -l # note; rm x"), ["ls"]);
-        assert_eq!(ok("ls;# note"), ["ls"]);
-        assert_eq!(ok("[ -f X ] # note"), ["["]);
-        assert_eq!(ok("# only a comment"), Vec::<String>::new());
-    }
-
-    #[test]
-    fn dump_tree() {
-        if let Ok(cmd) = std::env::var("SNEAKY_DUMP") {
-            let tree = parse(&cmd).expect("parse");
-            fn show(node: Node<'_>, src: &[u8], indent: usize) {
-                eprintln!(
-                    "{:indent$}{}{} {:?}",
-                    "",
-                    if node.is_named() { "" } else { "'" },
-                    node.kind(),
-                    node.utf8_text(src).unwrap_or("")
-                );
-                for child in children(node) {
-                    show(child, src, indent + 2);
-                }
-            }
-            show(tree.root_node(), cmd.as_bytes(), 0);
-        }
-    }
-
-    #[test]
-    fn accepts_plain_lines() {
-        assert_eq!(ok("git status"), ["git"]);
-        assert_eq!(
-            ok("git status && ls -la | grep x; echo done"),
-            ["git", "ls", "grep", "echo"]
-        );
-        assert_eq!(
-            ok("timeout 5 nice -n 3 grep -r 'a b' src"),
-            ["timeout", "nice", "grep"]
-        );
-        ok("cat <<'EOF' > out.txt\nhello $USER\nEOF");
-        ok("echo hi > a/b.txt 2>&1");
-        ok("sed -n '1,5p;/x/d' f");
-        ok("sed -i 's/a/b/g' src/x.rs");
-        ok("find . -name '*.rs' -type f");
-        ok("cd sub && cargo test");
-        ok("git -C sub log --oneline");
-        ok("git config user.name Me");
-        ok("echo \"quoted \\\"x\\\"\" 'single' es\\ caped");
-    }
-
-    #[test]
-    fn refuses_the_families() {
-        for cmd in [
-            "rm -rf /",
-            "git status; rm -rf ~",
-            "echo $(rm x)",
-            "echo `rm x`",
-            "cat <(rm x)",
-            "eval 'rm x'",
-            "FOO=1 git status",
-            "env rm x",
-            "xargs rm",
-            "timeout 5 rm x",
-            "bash -c 'rm x'",
-            "find . -exec rm {} ;",
-            "find . -delete",
-            "git -c alias.x=!rm x",
-            "git x",
-            "sed 'e rm x' f",
-            "sed 's/a/b/w out' f",
-            "rg --pre rm x",
-            "echo x > ../out",
-            "echo x > sneaky.toml",
-            "'rm' x",
-            "r\\m x",
-            "echo $HOME",
-            "ls() { rm x; }; ls",
-            "if true; then rm x; fi",
-            "git status |",
-            "cp x sneaky.toml",
-            "find . -exe? rm",
-            "test -v 'a[$(rm x)]'",
-            "git --git-dir=~/x status",
-        ] {
-            no(cmd);
-        }
-    }
-}
+mod tests;

@@ -1,12 +1,15 @@
-//! One simple command: its name against the lists, the wrappers the policy can look through
-//! (`timeout`, `env`, `xargs` …) unwrapped, `sh -c 'script'` checked as a script, and the
-//! arguments against the rule table.
+//! One simple command: its program word against the lists (a bash builtin that is no program
+//! is no program: those that run text as code have the text checked), shells and the scripts
+//! they are given, and the arguments against the rule table.
 
+use super::effect;
 use super::lists::{NEVER, OPAQUE_WRAPPERS, READ_ONLY, SHELLS};
 use super::paths::{check_cd_path, names_config, names_vcs_metadata};
-use super::rules::{Match, ARG_RULES};
+use super::rules::{Match, RuleContext, ARG_RULES, STRICT_ONLY};
 use super::words::{valid_name, Word};
+use super::wrappers::Unwrap;
 use super::{deny, Checker};
+use crate::config::commands::Origin;
 use crate::error::Result;
 
 /// Programs that write the paths they are given (so `.git/…` among their arguments would change
@@ -17,9 +20,43 @@ const WRITES_ITS_PATHS: &[&str] = &[
     "patch", "rsync", "dd",
 ];
 
+/// bash builtins that are no program anywhere: nothing is executed for them, so they are not
+/// judged against the lists (which name programs), unless `tools.shell.denied_commands` names
+/// one. Those that run text as code (`eval`, `trap`, `alias`) have the text checked as a
+/// script; `exec`, `builtin`, `coproc` and `hash -p` name a program, which is judged.
+#[rustfmt::skip]
+const BUILTINS: &[&str] = &[
+    "eval", "exec", "source", ".", "trap", "alias", "unalias", "enable", "builtin", "hash", "set",
+    "shopt", "declare", "typeset", "export", "readonly", "local", "unset", "let", "read",
+    "readarray", "mapfile", "coproc", "fc", "history", "bind", "complete", "compgen", "compopt",
+    "pushd", "popd", "dirs", "ulimit", "umask", "getopts", "caller", "disown", "suspend",
+    "logout", "shift", "return", "break", "continue", "wait", "jobs", "fg", "bg", "times", "help",
+];
+
 impl Checker<'_> {
-    /// One simple command: its name against the lists, wrappers unwrapped, arguments against
-    /// the rule table.
+    /// A program word with its arguments: judged when the parser knows it; one known only at
+    /// run time (`$CMD`, `"$(which x)"`, a glob) is left to the kernel's exec set.
+    pub(super) fn program(
+        &mut self,
+        name: &Word,
+        args: &[Word],
+        part: &str,
+        depth: u8,
+    ) -> Result<()> {
+        match name.known() {
+            Some(known) => self.simple(known, args, part, depth),
+            None if self.strict => Err(deny(format!(
+                "`{part}`: the program name `{}` must be a plain word",
+                name.value
+            ))),
+            None => {
+                self.writes = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// One simple command whose program name is known.
     pub(super) fn simple(
         &mut self,
         name: &str,
@@ -27,15 +64,19 @@ impl Checker<'_> {
         part: &str,
         depth: u8,
     ) -> Result<()> {
-        if NEVER.contains(&name) {
-            return Err(deny(format!(
-                "`{part}`: the builtin `{name}` runs or redefines code and is never allowed"
-            )));
-        }
-        if OPAQUE_WRAPPERS.contains(&name) {
-            return Err(deny(format!(
-                "`{part}`: `{name}` runs another program that the policy cannot check"
-            )));
+        if self.strict {
+            if NEVER.contains(&name) {
+                return Err(deny(format!(
+                    "`{part}`: the builtin `{name}` runs or redefines code and is never allowed"
+                )));
+            }
+            if OPAQUE_WRAPPERS.contains(&name) {
+                return Err(deny(format!(
+                    "`{part}`: `{name}` runs another program that the policy cannot check"
+                )));
+            }
+        } else if BUILTINS.contains(&name) {
+            return self.builtin(name, args, part, depth);
         }
         if !self.built_here(name) {
             if let Some(why) = self.lists.refusal(name) {
@@ -43,13 +84,150 @@ impl Checker<'_> {
             }
         }
         self.programs.push(name.to_string());
-        let values: Vec<String> = args.iter().map(|w| w.value.clone()).collect();
+        if !effect::reads(name, args) {
+            self.writes = true;
+        }
         if name == "cd" {
-            return self.cd(args, part);
+            return if self.strict {
+                self.cd(args, part)
+            } else {
+                Ok(())
+            };
         }
         if SHELLS.contains(&name) {
+            return self.shell(name, args, part, depth);
+        }
+        match self.unwrap(name, args, part)? {
+            Unwrap::NotWrapper => {}
+            Unwrap::At(split) => return self.wrapped(name, &args[split..], part, depth),
+            Unwrap::Script(text) => return self.script(&text, depth + 1),
+            Unwrap::Unknown(from) => return self.named_denied(name, &args[from..], part),
+        }
+        if !self.strict {
+            if OPAQUE_WRAPPERS.contains(&name) {
+                self.opaque(name, args, part, depth)?;
+            }
+            self.exec_commands(name, args, part, depth)?;
+        }
+        let values: Vec<String> = args.iter().map(Word::rule_value).collect();
+        self.argument_rules(name, args, &values, part)?;
+        let known = || args.iter().filter_map(Word::known);
+        if !READ_ONLY.contains(&name) {
+            if let Some(v) = known().find(|v| names_config(v)) {
+                return Err(deny(format!(
+                    "`{part}`: {name} could change the configuration file ({v}); no tool may write it"
+                )));
+            }
+        }
+        if WRITES_ITS_PATHS.contains(&name) {
+            if let Some(v) = known().find(|v| names_vcs_metadata(v)) {
+                return Err(deny(format!(
+                    "`{part}`: {name} could change {v}: .git is version-control metadata, read-only to commands"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A bash builtin that is no program (see [`BUILTINS`]).
+    fn builtin(&mut self, name: &str, args: &[Word], part: &str, depth: u8) -> Result<()> {
+        if self.effective.denies(name) == Some(Origin::DeniedCommands) {
+            return Err(deny(format!(
+                "`{part}`: {name} is in tools.shell.denied_commands (remove it there to allow it)"
+            )));
+        }
+        match name {
+            "eval" => {
+                let text: Vec<&str> = args.iter().map(Word::script).collect();
+                self.script(&text.join(" "), depth + 1)
+            }
+            // trap [-lp] [[action] signal …]: the action is a script.
+            "trap" => {
+                let action = args
+                    .iter()
+                    .find(|w| !matches!(w.known(), Some("-p" | "-l" | "-P" | "--")));
+                match action {
+                    Some(w) if w.known() != Some("-") => self.script(w.script(), depth + 1),
+                    _ => Ok(()),
+                }
+            }
+            "alias" => {
+                for w in args {
+                    if let Some((_, text)) = w.script().split_once('=') {
+                        self.script(text, depth + 1)?;
+                    }
+                }
+                Ok(())
+            }
+            // exec [-cl] [-a name] [command [arguments]]: with no command, only redirections.
+            "exec" => {
+                let mut i = 0;
+                while let Some(w) = args.get(i) {
+                    match w.known() {
+                        Some("-a") => i += 2,
+                        Some("--") => {
+                            i += 1;
+                            break;
+                        }
+                        Some(o) if o.starts_with('-') && o.len() > 1 => i += 1,
+                        _ => break,
+                    }
+                }
+                match args.get(i) {
+                    Some(program) => self.program(program, &args[i + 1..], part, depth),
+                    None => Ok(()),
+                }
+            }
+            // `builtin name …` runs bash's own `name`; `coproc cmd …` runs cmd beside the shell.
+            "builtin" | "coproc" => match args.split_first() {
+                Some((first, rest)) => self.program(first, rest, part, depth),
+                None => Ok(()),
+            },
+            // hash -p PATH NAME: NAME then runs PATH.
+            "hash" => {
+                self.writes = true;
+                match args.iter().position(|w| w.known() == Some("-p")) {
+                    Some(i) => match args.get(i + 1) {
+                        Some(path) => self.program(path, &[], part, depth),
+                        None => Ok(()),
+                    },
+                    None => Ok(()),
+                }
+            }
+            // An arithmetic string's array subscripts are expanded when it is evaluated
+            // (`let 'a[$(cmd)]'`): a command there is one the parser cannot judge.
+            "let" => match args
+                .iter()
+                .filter_map(Word::known)
+                .find(|v| v.contains("$(") || v.contains('`'))
+            {
+                Some(v) => Err(deny(format!(
+                    "`{part}`: let `{v}`: a command substitution inside an arithmetic string \
+                     runs when bash evaluates it; write it outside the quotes"
+                ))),
+                None => Ok(()),
+            },
+            // What these run is not known to the parser (a file's text, a shared object, an
+            // editor, completion commands); it runs under the kernel layers.
+            "source" | "." | "enable" | "fc" | "complete" | "compgen" | "bind" => self.unseen(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Code the parser cannot see runs (a file sourced, a string known only at run time): the
+    /// kernel contains it; the effect is `writes`.
+    pub(super) fn unseen(&mut self) -> Result<()> {
+        self.writes = true;
+        Ok(())
+    }
+
+    /// A shell: `-c SCRIPT` is checked as a script, and so is the text a heredoc or
+    /// here-string gives it on standard input; a script file or a pipe is not known to the
+    /// parser and runs under the kernel layers. When strict, only `sh -c 'literal'`.
+    fn shell(&mut self, name: &str, args: &[Word], part: &str, depth: u8) -> Result<()> {
+        if self.strict {
             return match args {
-                [flag, script] if flag.value == "-c" && !script.expands => {
+                [flag, script] if flag.value == "-c" && script.known().is_some() => {
                     self.script(&script.value, depth + 1)
                 }
                 _ => Err(deny(format!(
@@ -57,27 +235,40 @@ impl Checker<'_> {
                 ))),
             };
         }
-        if let Some(split) =
-            unwrap_wrapper(name, &values).map_err(|why| deny(format!("`{part}`: {why}")))?
-        {
-            return self.wrapped(name, &args[split..], part, depth);
-        }
-        self.argument_rules(name, args, &values, part)?;
-        if !READ_ONLY.contains(&name) {
-            if let Some(v) = values.iter().find(|v| names_config(v)) {
-                return Err(deny(format!(
-                    "`{part}`: {name} could change the configuration file ({v}); no tool may write it"
-                )));
+        let (mut i, mut command, mut from_stdin) = (0, false, false);
+        while let Some(w) = args.get(i) {
+            // A word known only at run time ends the options (were it an option, what then
+            // runs is the kernel's).
+            let Some(a) = w.known() else { break };
+            match a {
+                "--" | "-" => {
+                    i += 1;
+                    break;
+                }
+                "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => i += 2,
+                _ if a.starts_with("--") => i += 1,
+                _ if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 => {
+                    let flags = &a[1..];
+                    command |= a.starts_with('-') && flags.contains('c');
+                    from_stdin |= flags.contains('s');
+                    i += 1 + usize::from(flags.contains(['o', 'O']));
+                }
+                _ => break,
             }
         }
-        if WRITES_ITS_PATHS.contains(&name) {
-            if let Some(v) = values.iter().find(|v| names_vcs_metadata(v)) {
-                return Err(deny(format!(
-                    "`{part}`: {name} could change {v}: .git is version-control metadata, read-only to commands"
-                )));
+        let stdin = self.stdin.take();
+        if command {
+            return match args.get(i) {
+                Some(script) => self.script(script.script(), depth + 1),
+                None => Ok(()),
+            };
+        }
+        if from_stdin || args.get(i).is_none() {
+            if let Some(text) = stdin {
+                return self.script(&text, depth + 1);
             }
         }
-        Ok(())
+        self.unseen()
     }
 
     /// A program named by a path beneath one of `tools.shell.exec_workspace_dirs` (without
@@ -111,9 +302,10 @@ impl Checker<'_> {
         })
     }
 
+    /// When strict, `cd` only moves down, to a literal path inside the root.
     fn cd(&self, args: &[Word], part: &str) -> Result<()> {
         match args {
-            [dir] if !dir.expands && !dir.value.starts_with('-') => {
+            [dir] if dir.known().is_some() && !dir.value.starts_with('-') => {
                 check_cd_path(&dir.value, self.root)
                     .map_err(|why| deny(format!("`{part}`: cd {why}")))
             }
@@ -123,32 +315,8 @@ impl Checker<'_> {
         }
     }
 
-    /// The command a wrapper runs, checked as if it stood alone.
-    fn wrapped(&mut self, wrapper: &str, inner: &[Word], part: &str, depth: u8) -> Result<()> {
-        let Some((first, rest)) = inner.split_first() else {
-            return Ok(());
-        };
-        if first.expands || !valid_name(&first.value) {
-            return Err(deny(format!(
-                "`{part}`: the program run by {wrapper} (`{}`) must be a plain name",
-                first.value
-            )));
-        }
-        let program = first.value.as_str();
-        if wrapper == "xargs"
-            && (ARG_RULES.iter().any(|r| r.programs.contains(&program))
-                || SHELLS.contains(&program)
-                || is_wrapper(program))
-        {
-            return Err(deny(format!(
-                "`{part}`: xargs would add unchecked arguments to {program}"
-            )));
-        }
-        self.simple(program, rest, part, depth)
-    }
-
-    /// The rule table for a program that has rules: no argument that could expand into an
-    /// option, and none of the offending options.
+    /// The rule table for a program that has rules: none of the offending options, where the
+    /// arguments are literal. When strict, also no argument that could expand into an option.
     fn argument_rules(
         &self,
         name: &str,
@@ -165,133 +333,44 @@ impl Checker<'_> {
         }
         // A glob that starts with a literal character other than `-` only ever expands to
         // names that start with it: never to an option such as `-exec`.
-        if let Some(w) = args.iter().find(|w| {
-            w.expands
-                && w.value
-                    .starts_with(['-', '*', '?', '[', '{', '~', ']', '}'])
-        }) {
-            return Err(deny(format!(
-                "`{part}`: `{}` would be expanded by the shell and could become an option; quote it",
-                w.value
-            )));
+        if self.strict {
+            if let Some(w) = args.iter().find(|w| {
+                w.expands
+                    && w.value
+                        .starts_with(['-', '*', '?', '[', '{', '~', ']', '}'])
+            }) {
+                return Err(deny(format!(
+                    "`{part}`: `{}` would be expanded by the shell and could become an option; quote it",
+                    w.value
+                )));
+            }
         }
         if name == "git" {
             super::git::check_git_network(values, self.network)
                 .map_err(|why| deny(format!("`{part}`: {why}")))?;
         }
+        let context = RuleContext {
+            root: self.root,
+            inside_root: self.strict,
+        };
         for rule in ruled {
-            if let Match::Check(f) = rule.matches {
-                f(values, self.root).map_err(|why| deny(format!("`{part}`: {why}")))?;
-            } else if let Some(v) = rule.matches.find(values) {
-                return Err(deny(format!("`{part}`: {name} {v} {}", rule.why)));
+            match rule.matches {
+                Match::Check(f) => {
+                    f(values, &context).map_err(|why| deny(format!("`{part}`: {why}")))?
+                }
+                Match::Exact(option) if !self.strict && STRICT_ONLY.contains(&option) => {}
+                _ => {
+                    if let Some(v) = rule.matches.find(values) {
+                        return Err(deny(format!("`{part}`: {name} {v} {}", rule.why)));
+                    }
+                }
             }
         }
         Ok(())
     }
 }
 
-pub(super) fn is_wrapper(name: &str) -> bool {
-    wrapper_options(name).is_some()
-}
-
-/// A wrapper's options: those that take a value in the next argument, those without a
-/// value, and the long forms with an attached `=value`.
-struct WrapperOptions {
-    with_value: &'static [&'static str],
-    flags: &'static [&'static str],
-    long_with_value: &'static [&'static str],
-}
-
-#[rustfmt::skip]
-fn wrapper_options(name: &str) -> Option<WrapperOptions> {
-    let (with_value, flags, long_with_value): (&[&str], &[&str], &[&str]) = match name {
-        "timeout" => (
-            &["-s", "-k"],
-            &["--preserve-status", "--foreground", "-v", "--verbose"],
-            &["--signal=", "--kill-after="],
-        ),
-        "nice" => (&["-n"], &[], &["--adjustment="]),
-        "nohup" => (&[], &[], &[]),
-        "stdbuf" => (&["-i", "-o", "-e"], &[], &["--input=", "--output=", "--error="]),
-        "time" | "command" => (&[], &["-p"], &[]),
-        "env" => (&["-u"], &["-i", "--ignore-environment", "-0", "--null", "-"], &["--unset="]),
-        "xargs" => (
-            &["-n", "-P", "-L", "-s", "-d", "-I", "-E", "-a", "-l", "-i"],
-            &["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "-o",
-              "--open-tty"],
-            &["--max-args=", "--max-procs=", "--max-lines=", "--max-chars=", "--delimiter=",
-              "--replace=", "--eof=", "--arg-file="],
-        ),
-        _ => return None,
-    };
-    Some(WrapperOptions { with_value, flags, long_with_value })
-}
-
-/// Options of `env` that change what runs (`-S` splits a string into a command line, `-C`
-/// moves the working directory) or assign variables.
-fn check_env_option(a: &str) -> std::result::Result<(), String> {
-    if a.contains('=') && !a.starts_with('-') {
-        return Err(format!("env {a}: assignments are not allowed"));
-    }
-    if a.starts_with("-S")
-        || a.starts_with("--split-string")
-        || a.starts_with("-C")
-        || a.starts_with("--chdir")
-    {
-        return Err(format!("env {a} is not allowed"));
-    }
-    Ok(())
-}
-
-/// For a wrapper, the index in `args` where the wrapped command starts (`Some(args.len())` when
-/// there is none); `None` when `name` is not a wrapper.
-fn unwrap_wrapper(name: &str, args: &[String]) -> std::result::Result<Option<usize>, String> {
-    let Some(opts) = wrapper_options(name) else {
-        return Ok(None);
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        if name == "env" {
-            check_env_option(a)?;
-        }
-        if name == "command" && (a == "-v" || a == "-V") {
-            // `command -v x` only looks a name up.
-            return Ok(Some(args.len()));
-        }
-        if opts.flags.contains(&a) || opts.long_with_value.iter().any(|p| a.starts_with(p)) {
-            i += 1;
-            continue;
-        }
-        if opts.with_value.contains(&a) {
-            i += 2;
-            continue;
-        }
-        // Attached short values: -n10, -sKILL, -oL, -I{} …
-        let attached = a.len() > 2 && opts.with_value.iter().any(|o| a.starts_with(o));
-        let nice_number = name == "nice"
-            && a.len() > 1
-            && a.starts_with('-')
-            && a[1..].chars().all(|c| c.is_ascii_digit());
-        if (attached && !a.starts_with("--")) || nice_number {
-            i += 1;
-            continue;
-        }
-        if a.starts_with('-') && a.len() > 1 {
-            return Err(format!("{name} option {a} is not understood by the policy"));
-        }
-        break;
-    }
-    if name == "timeout" {
-        // The duration comes before the command.
-        if i >= args.len() {
-            return Ok(Some(args.len()));
-        }
-        i += 1;
-    }
-    Ok(Some(i.min(args.len())))
+/// Whether a name may stand as a program when strict (no quotes or expansions).
+pub(super) fn plain(w: &Word) -> bool {
+    !w.quoted && !w.expands && !w.dynamic && valid_name(&w.value)
 }

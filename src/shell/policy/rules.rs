@@ -21,7 +21,16 @@ pub enum Match {
     /// letters, with or without `=value`.
     Long(&'static str),
     /// A rule that needs the whole argument list (option values, subcommands, scripts).
-    Check(fn(&[String], &Path) -> std::result::Result<(), String>),
+    Check(fn(&[String], &RuleContext<'_>) -> std::result::Result<(), String>),
+}
+
+/// What a rule needs to know beyond the arguments.
+pub struct RuleContext<'a> {
+    /// The canonical workspace root.
+    pub root: &'a Path,
+    /// Paths a program works on or writes must stay inside the root: the policy is strict (a
+    /// kernel layer that keeps writes in the workspace may be missing).
+    pub inside_root: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -92,8 +101,43 @@ pub(super) const GIT_SUBCOMMANDS: &[&str] = &[
     "symbolic-ref", "tag", "version", "worktree",
 ];
 
-/// Git config keys a command may set; every other key can name a program git runs.
+/// Git config keys a command may set (`git config`, `git -c`); every other key can name a
+/// program git runs.
 pub(super) const GIT_CONFIG_SAFE_PREFIXES: &[&str] = &["user.", "color.", "advice.", "init."];
+
+/// Single git config keys that only switch git's behaviour (no program, no path it runs).
+#[rustfmt::skip]
+pub(super) const GIT_CONFIG_SAFE_KEYS: &[&str] = &[
+    "commit.gpgsign", "tag.gpgsign", "core.quotepath", "core.autocrlf", "core.safecrlf",
+    "core.filemode", "pull.rebase", "pull.ff", "merge.ff", "log.showsignature", "gc.auto",
+    "maintenance.auto", "rebase.autosquash", "rebase.autostash", "push.autosetupremote",
+    "diff.noprefix", "status.showuntrackedfiles",
+];
+
+/// Whether a command may set this git config key.
+pub(super) fn git_key_is_safe(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    GIT_CONFIG_SAFE_PREFIXES
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || GIT_CONFIG_SAFE_KEYS.contains(&lower.as_str())
+}
+
+/// The options of the rules above that hold only when the policy is strict. With the kernel
+/// layers in force, the command find's `-exec` family or fd's `-x`/`-X` runs is judged where it
+/// stands (src/shell/policy/wrappers.rs), and what `find -delete` removes lies in the
+/// workspace, held and undoable.
+pub(super) const STRICT_ONLY: &[&str] = &[
+    "-exec",
+    "-execdir",
+    "-ok",
+    "-okdir",
+    "-delete",
+    "-x",
+    "--exec",
+    "-X",
+    "--exec-batch",
+];
 
 impl Match {
     /// The offending argument, if any (for `Check` rules see `check`).

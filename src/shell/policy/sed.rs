@@ -2,9 +2,9 @@
 //! files inside the root that are not the configuration file. The script is read command by
 //! command; whatever the reader does not understand is refused.
 
-use std::path::Path;
-
 use super::paths::{check_inside_root, names_config};
+use super::rules::RuleContext;
+use super::words::UNKNOWN;
 
 type Verdict = std::result::Result<(), String>;
 
@@ -17,9 +17,11 @@ struct SedArgs<'a> {
     explicit_script: bool,
 }
 
-pub(super) fn check_sed(args: &[String], root: &Path) -> Verdict {
+pub(super) fn check_sed(args: &[String], context: &RuleContext<'_>) -> Verdict {
     let parsed = parse_sed_args(args)?;
-    for s in &parsed.scripts {
+    // A script known only at run time is the kernel's: what `e` runs is in its exec set, and
+    // what `w` writes lands where it lets writes land.
+    for s in parsed.scripts.iter().filter(|s| **s != UNKNOWN) {
         check_sed_script(s)?;
     }
     if parsed.in_place {
@@ -29,7 +31,9 @@ pub(super) fn check_sed(args: &[String], root: &Path) -> Verdict {
                     "sed -i {f}: the configuration file must not be written"
                 ));
             }
-            check_inside_root(f, root).map_err(|e| format!("sed -i: {e}"))?;
+            if context.inside_root {
+                check_inside_root(f, context.root).map_err(|e| format!("sed -i: {e}"))?;
+            }
         }
     }
     Ok(())
@@ -335,7 +339,10 @@ mod tests {
 
     #[test]
     fn sed_arguments() {
-        let root = Path::new("/ws");
+        let root = &RuleContext {
+            root: std::path::Path::new("/ws"),
+            inside_root: true,
+        };
         let args = |s: &[&str]| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
         assert!(check_sed(&args(&["-n", "1p", "f"]), root).is_ok());
         assert!(check_sed(&args(&["-ne", "1p", "f"]), root).is_ok());

@@ -1,0 +1,219 @@
+//! The parse cache: each parsed file's [`FileTags`] by its workspace path, so that a second
+//! call over a large tree reads what the first one parsed instead of parsing again.
+//!
+//! It lives beside the undo history, outside the workspace, in
+//! `$XDG_STATE_HOME/sneaky/parse/<workspace>/` (0700): `git status` never sees it, and
+//! commands, which may only write the workspace, can neither read nor change it (the state
+//! directory is out of their view). An entry is used only when the file is the one it was
+//! made from, told by what no program can set back: device, inode, size and change time
+//! (ctime is set by the kernel on every change of content or metadata; `touch -d` and
+//! `utimensat` set the modification time, which is in the key too but never trusted alone),
+//! and by the queries and grammars that made it. A file changed within [`SETTLE`] of being
+//! read is parsed but not cached, since a second change in the same clock tick could leave its
+//! change time as it was. Entries are written whole under a temporary name and renamed; one
+//! that does not read back (damaged, or from another version) is a miss.
+
+use std::fs::{self, File, Metadata};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::tags::FileTags;
+use super::Lang;
+use crate::fs::history;
+use crate::fs::jail::Workspace;
+
+/// How long after its last change a file's entry may be kept: longer than any file system's
+/// timestamp granularity (FAT's is 2 s; ext4's and tmpfs's a clock tick).
+pub const SETTLE: Duration = Duration::from_secs(3);
+
+/// What makes the tags of one content: the parse code, the queries, the grammars. Part of
+/// every entry's key, so that entries made by another version are misses.
+const PARSER_VERSION: &str = "sneaky-tags 1";
+
+/// The grammar crates, as Cargo.lock has them (a test holds this to it).
+pub const GRAMMARS: &str = "tree-sitter 0.26.13, tree-sitter-bash 0.25.1, tree-sitter-c 0.24.2, \
+     tree-sitter-c-sharp 0.23.5, tree-sitter-cpp 0.23.4, tree-sitter-go 0.25.0, \
+     tree-sitter-java 0.23.5, tree-sitter-javascript 0.25.0, tree-sitter-php 0.25.1, \
+     tree-sitter-python 0.25.0, tree-sitter-ruby 0.23.1, tree-sitter-rust 0.24.2, \
+     tree-sitter-typescript 0.23.2";
+
+/// Which file, as it is now: from `fstat` of the handle the content was read through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+    lang: u8,
+}
+
+impl Key {
+    pub fn of(meta: &Metadata, lang: Lang) -> Key {
+        Key {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            lang: lang.id(),
+        }
+    }
+
+    /// Whether the file last changed long enough before `now` for a later change to show in
+    /// its change time.
+    pub fn settled(&self, now: SystemTime) -> bool {
+        let Ok(now) = now.duration_since(UNIX_EPOCH) else {
+            return false;
+        };
+        let ctime = Duration::new(
+            u64::try_from(self.ctime.0).unwrap_or(0),
+            u32::try_from(self.ctime.1).unwrap_or(0),
+        );
+        ctime + SETTLE < now
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 * 7 + 1);
+        for n in [self.dev, self.ino, self.size] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for n in [self.ctime.0, self.ctime.1, self.mtime.0, self.mtime.1] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.push(self.lang);
+        out
+    }
+}
+
+/// One workspace's cache.
+pub struct Cache {
+    dir: PathBuf,
+    /// The digest of the parser's version, its queries and grammars (see `PARSER_VERSION`).
+    version: [u8; 32],
+}
+
+impl Cache {
+    /// The workspace's cache, made if needed; None when there is no place for it outside the
+    /// workspace (no state directory, or one inside the workspace): the tools then parse
+    /// every time.
+    pub fn open(ws: &Workspace) -> Option<Cache> {
+        let dir = history::state_home()
+            .ok()?
+            .join("sneaky")
+            .join("parse")
+            .join(history::workspace_key(ws.root()));
+        history::outside_workspace(&dir, ws).ok()?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .ok()?;
+        Some(Cache {
+            dir,
+            version: version(),
+        })
+    }
+
+    fn entry(&self, path: &str) -> PathBuf {
+        let hash = blake3::hash(path.as_bytes()).to_hex();
+        self.dir.join(&hash[..2]).join(&hash[2..32])
+    }
+
+    /// The tags kept for `path` when they were made from the file `key` names.
+    pub fn get(&self, path: &str, key: &Key) -> Option<FileTags> {
+        let mut bytes = Vec::new();
+        File::open(self.entry(path))
+            .ok()?
+            .read_to_end(&mut bytes)
+            .ok()?;
+        let head = self.head(path, key);
+        FileTags::decode(bytes.strip_prefix(head.as_slice())?)
+    }
+
+    /// Keep `tags` for `path` as the file `key` names. Best effort: a cache that cannot be
+    /// written only costs a parse next time.
+    pub fn put(&self, path: &str, key: &Key, tags: &FileTags) {
+        let entry = self.entry(path);
+        let Some(dir) = entry.parent() else { return };
+        if fs::DirBuilder::new().mode(0o700).create(dir).is_err() && !dir.is_dir() {
+            return;
+        }
+        let mut bytes = self.head(path, key);
+        bytes.extend_from_slice(&tags.encode());
+        let temporary = entry.with_extension(format!("tmp{}", std::process::id()));
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temporary)
+            .and_then(|mut f| f.write_all(&bytes));
+        if written.is_err() || fs::rename(&temporary, &entry).is_err() {
+            let _ = fs::remove_file(&temporary);
+        }
+    }
+
+    /// What an entry starts with: the version, the path (two paths never share an entry, even
+    /// on a hash collision) and the file's key.
+    fn head(&self, path: &str, key: &Key) -> Vec<u8> {
+        let mut head = Vec::with_capacity(32 + path.len() + 80);
+        head.extend_from_slice(&self.version);
+        head.extend_from_slice(&(path.len() as u64).to_le_bytes());
+        head.extend_from_slice(path.as_bytes());
+        head.extend_from_slice(&key.bytes());
+        head
+    }
+}
+
+fn version() -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(PARSER_VERSION.as_bytes());
+    hasher.update(GRAMMARS.as_bytes());
+    for lang in Lang::ALL {
+        hasher.update(lang.tags_query().as_bytes());
+    }
+    *hasher.finalize().as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grammar_list_is_cargo_locks() {
+        let lock = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
+        )
+        .unwrap();
+        let mut locked = Vec::new();
+        let mut name = None;
+        for line in lock.lines() {
+            if let Some(n) = line.strip_prefix("name = ") {
+                name = Some(n.trim_matches('"').to_string());
+            } else if let Some(v) = line.strip_prefix("version = ") {
+                if let Some(n) = name
+                    .take()
+                    .filter(|n| n.starts_with("tree-sitter") && n != "tree-sitter-language")
+                {
+                    locked.push(format!("{n} {}", v.trim_matches('"')));
+                }
+            }
+        }
+        locked.sort();
+        assert_eq!(GRAMMARS, locked.join(", "), "update cache::GRAMMARS");
+    }
+
+    #[test]
+    fn a_recent_change_is_not_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rs");
+        std::fs::write(&path, "fn a() {}").unwrap();
+        let key = Key::of(&std::fs::metadata(&path).unwrap(), Lang::Rust);
+        let now = SystemTime::now();
+        assert!(!key.settled(now));
+        assert!(key.settled(now + SETTLE + Duration::from_secs(1)));
+    }
+}

@@ -1,0 +1,250 @@
+//! Parsing in `sneaky-outline`, for the programs that do not link the grammars: find_symbol,
+//! find_references and repo_map in their binaries, every navigation tool in the hosts, and the
+//! edit tools' syntax errors. They run `sneaky-outline --parse` with the files' bytes on
+//! stdin and read each file's [`FileTags`] back, as the hosts hand PDFs to `sneaky-read`.
+//! The helper does no I/O of its own beyond its pipes: the caller opened the files through
+//! the jail.
+//!
+//! Request: `SNKP1`, then per file its language id (1 byte), its length (u64, little-endian)
+//! and its bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
+//! byte (0: tags, 1: why it was not parsed), a length (u64) and the encoded tags or the
+//! message. The helper parses on as many threads as the machine has.
+
+use std::io::{Read, Write};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::tags::FileTags;
+use super::Lang;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The flag of `sneaky-outline` that parses what stdin holds (`serve`).
+pub const PARSE_FLAG: &str = "--parse";
+
+const REQUEST: &[u8] = b"SNKP1";
+const ANSWER: &[u8] = b"SNKR1";
+
+/// The binary that holds the grammars.
+const PARSER_BINARY: &str = "sneaky-outline";
+
+/// One file's parse: its tags, or why there are none (given up, too slow).
+pub type Parsed = std::result::Result<FileTags, String>;
+
+/// The main of `sneaky-outline`: the parse helper (`serve`) when [`PARSE_FLAG`] is its first
+/// argument, else the outline tool's main (handed in by the binary: this module sits beneath
+/// the tools and the protocol).
+pub fn main_or(outline: fn() -> ExitCode) -> ExitCode {
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(PARSE_FLAG)) {
+        return serve();
+    }
+    outline()
+}
+
+/// The helper: read a request on stdin, answer on stdout.
+fn serve() -> ExitCode {
+    let mut input = Vec::new();
+    if std::io::stdin().lock().read_to_end(&mut input).is_err() {
+        return ExitCode::from(2);
+    }
+    let Some(files) = read_request(&input) else {
+        eprintln!("sneaky-outline {PARSE_FLAG}: not a parse request");
+        return ExitCode::from(2);
+    };
+    let answers = parse_all(&files);
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_all(&answer_bytes(&answers))
+        .and_then(|()| out.flush());
+    if written.is_err() {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Parse each file with the grammars linked here, on every core, answers in order.
+pub fn parse_all(files: &[(Lang, &[u8])]) -> Vec<Parsed> {
+    let threads = crate::fs::walk::threads().min(files.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Parsed>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(lang, bytes)) = files.get(i) else {
+                    break;
+                };
+                let parsed = super::parse::tags(lang, bytes);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(parsed);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err("the parse did not finish".to_string()))
+        })
+        .collect()
+}
+
+fn read_request(input: &[u8]) -> Option<Vec<(Lang, &[u8])>> {
+    let mut rest = input.strip_prefix(REQUEST)?;
+    let mut files = Vec::new();
+    while let Some((&lang, after)) = rest.split_first() {
+        let lang = Lang::from_id(lang)?;
+        let (bytes, after) = framed(after)?;
+        files.push((lang, bytes));
+        rest = after;
+    }
+    Some(files)
+}
+
+/// A u64 length and that many bytes, and what follows them.
+fn framed(input: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len: [u8; 8] = input.get(..8)?.try_into().ok()?;
+    let len = usize::try_from(u64::from_le_bytes(len)).ok()?;
+    let body = input.get(8..8usize.checked_add(len)?)?;
+    Some((body, &input[8 + len..]))
+}
+
+fn frame(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn answer_bytes(answers: &[Parsed]) -> Vec<u8> {
+    let mut out = ANSWER.to_vec();
+    for answer in answers {
+        match answer {
+            Ok(tags) => {
+                out.push(0);
+                frame(&mut out, &tags.encode());
+            }
+            Err(why) => {
+                out.push(1);
+                frame(&mut out, why.as_bytes());
+            }
+        }
+    }
+    out
+}
+
+fn read_answer(input: &[u8], count: usize) -> Option<Vec<Parsed>> {
+    let mut rest = input.strip_prefix(ANSWER)?;
+    let mut answers = Vec::with_capacity(count);
+    while let Some((&status, after)) = rest.split_first() {
+        let (body, after) = framed(after)?;
+        answers.push(match status {
+            0 => Ok(FileTags::decode(body)?),
+            1 => Err(String::from_utf8_lossy(body).into_owned()),
+            _ => return None,
+        });
+        rest = after;
+    }
+    (answers.len() == count).then_some(answers)
+}
+
+/// Parse `files` in `sneaky-outline --parse`. With `limit`, a helper still running then is
+/// ended and the call fails (an edit's syntax check must not hold the edit).
+pub fn parse_elsewhere(files: &[(Lang, &[u8])], limit: Option<Duration>) -> Result<Vec<Parsed>> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let binary = crate::media::sibling_binary(PARSER_BINARY);
+    let cannot = |why: String| {
+        Error::new(
+            ErrorKind::Internal,
+            format!(
+                "cannot parse through {} {PARSE_FLAG}: {why} (`cargo install --path .` \
+                 installs every binary)",
+                binary.display()
+            ),
+        )
+    };
+    let mut child = Command::new(&binary)
+        .arg(PARSE_FLAG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| cannot(e.to_string()))?;
+    let mut request = REQUEST.to_vec();
+    for (lang, bytes) in files {
+        request.push(lang.id());
+        frame(&mut request, bytes);
+    }
+    let writer = child.stdin.take().map(|mut stdin| {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&request);
+        })
+    });
+    let errors = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        })
+    });
+    let (done, answer) = mpsc::channel();
+    if let Some(mut stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = stdout.read_to_end(&mut out);
+            let _ = done.send(out);
+        });
+    }
+    let out = match limit {
+        Some(limit) => answer.recv_timeout(limit).ok(),
+        None => answer.recv().ok(),
+    };
+    if out.is_none() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    let stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
+    let Some(out) = out else {
+        return Err(cannot(format!(
+            "no answer within {} ms",
+            limit.unwrap_or_default().as_millis()
+        )));
+    };
+    read_answer(&out, files.len()).ok_or_else(|| cannot(format!("no answer: {}", stderr.trim())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_answers_round_trip() {
+        let files: Vec<(Lang, &[u8])> = vec![
+            (Lang::Rust, b"fn a() {}"),
+            (Lang::Python, b""),
+            (Lang::Go, b"x"),
+        ];
+        let mut request = REQUEST.to_vec();
+        for (lang, bytes) in &files {
+            request.push(lang.id());
+            frame(&mut request, bytes);
+        }
+        assert_eq!(read_request(&request), Some(files));
+        assert_eq!(read_request(&request[..request.len() - 1]), None);
+        let answers = parse_all(&[(Lang::Rust, b"fn a() {}"), (Lang::Rust, b"fn (")]);
+        let bytes = answer_bytes(&answers);
+        let back = read_answer(&bytes, 2).unwrap();
+        assert_eq!(back, answers);
+        assert_eq!(back[0].as_ref().unwrap().defs[0].name, "a");
+        assert!(!back[1].as_ref().unwrap().errors.is_empty());
+        assert_eq!(read_answer(&bytes, 3), None);
+        assert_eq!(read_answer(&bytes[..bytes.len() - 1], 2), None);
+    }
+}

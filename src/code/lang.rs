@@ -1,0 +1,175 @@
+//! The languages the navigation tools parse, told by a file's name (its extension) or, for a
+//! script without one, by its `#!` line. Knows nothing of the grammars themselves, so that a
+//! program can tell a supported file from another without linking them.
+
+/// A language with a grammar and tags queries (`super::parse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lang {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Go,
+    Java,
+    C,
+    Cpp,
+    CSharp,
+    Ruby,
+    Php,
+    Bash,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 13] = [
+        Lang::Rust,
+        Lang::Python,
+        Lang::JavaScript,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::Go,
+        Lang::Java,
+        Lang::C,
+        Lang::Cpp,
+        Lang::CSharp,
+        Lang::Ruby,
+        Lang::Php,
+        Lang::Bash,
+    ];
+
+    /// How messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust",
+            Lang::Python => "Python",
+            Lang::JavaScript => "JavaScript",
+            Lang::TypeScript => "TypeScript",
+            Lang::Tsx => "TSX",
+            Lang::Go => "Go",
+            Lang::Java => "Java",
+            Lang::C => "C",
+            Lang::Cpp => "C++",
+            Lang::CSharp => "C#",
+            Lang::Ruby => "Ruby",
+            Lang::Php => "PHP",
+            Lang::Bash => "Bash",
+        }
+    }
+
+    /// The file extensions of the language (lower case, without the dot).
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Lang::Rust => &["rs"],
+            Lang::Python => &["py", "pyi", "pyw"],
+            Lang::JavaScript => &["js", "mjs", "cjs", "jsx"],
+            Lang::TypeScript => &["ts", "mts", "cts"],
+            Lang::Tsx => &["tsx"],
+            Lang::Go => &["go"],
+            Lang::Java => &["java"],
+            Lang::C => &["c", "h"],
+            Lang::Cpp => &[
+                "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "tpp",
+            ],
+            Lang::CSharp => &["cs"],
+            Lang::Ruby => &["rb", "rake", "gemspec"],
+            Lang::Php => &["php", "phtml", "php3", "php4", "php5", "phps"],
+            Lang::Bash => &["sh", "bash"],
+        }
+    }
+
+    /// The tags query (`queries/<lang>.scm`): which nodes are definitions (`super::parse`).
+    /// Text only, so that the cache can tell entries made with other queries apart without
+    /// linking any grammar.
+    pub fn tags_query(self) -> &'static str {
+        match self {
+            Lang::Rust => include_str!("queries/rust.scm"),
+            Lang::Python => include_str!("queries/python.scm"),
+            Lang::JavaScript => include_str!("queries/javascript.scm"),
+            Lang::TypeScript | Lang::Tsx => include_str!("queries/typescript.scm"),
+            Lang::Go => include_str!("queries/go.scm"),
+            Lang::Java => include_str!("queries/java.scm"),
+            Lang::C => include_str!("queries/c.scm"),
+            Lang::Cpp => include_str!("queries/cpp.scm"),
+            Lang::CSharp => include_str!("queries/csharp.scm"),
+            Lang::Ruby => include_str!("queries/ruby.scm"),
+            Lang::Php => include_str!("queries/php.scm"),
+            Lang::Bash => include_str!("queries/bash.scm"),
+        }
+    }
+
+    /// The number the cache and the parse helper know the language by.
+    pub fn id(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_id(id: u8) -> Option<Lang> {
+        Lang::ALL.get(usize::from(id)).copied()
+    }
+
+    /// The language of a file by its name's extension.
+    pub fn of_name(name: &str) -> Option<Lang> {
+        let (_, ext) = name.rsplit_once('.')?;
+        if ext.is_empty() || ext.len() > 8 {
+            return None;
+        }
+        let ext = ext.to_ascii_lowercase();
+        Lang::ALL
+            .into_iter()
+            .find(|l| l.extensions().contains(&ext.as_str()))
+    }
+
+    /// The language of a script by its `#!` line (`#!/bin/sh`, `#!/usr/bin/env python3`).
+    pub fn of_shebang(head: &[u8]) -> Option<Lang> {
+        let line = head.strip_prefix(b"#!")?;
+        let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+        let line = std::str::from_utf8(line).ok()?;
+        let mut words = line.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?;
+        if program == "env" {
+            program = words.find(|w| !w.starts_with('-'))?;
+        }
+        let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        match program {
+            "sh" | "bash" | "dash" | "ksh" | "zsh" => Some(Lang::Bash),
+            "python" => Some(Lang::Python),
+            "node" | "nodejs" => Some(Lang::JavaScript),
+            "ruby" => Some(Lang::Ruby),
+            "php" => Some(Lang::Php),
+            _ => None,
+        }
+    }
+
+    /// Every supported extension, for messages: ".rs, .py, …".
+    pub fn extension_list() -> String {
+        Lang::ALL
+            .iter()
+            .flat_map(|l| l.extensions().iter().take(2))
+            .map(|e| format!(".{e}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_and_scripts() {
+        assert_eq!(Lang::of_name("src/lib.rs"), Some(Lang::Rust));
+        assert_eq!(Lang::of_name("A.TSX"), Some(Lang::Tsx));
+        assert_eq!(Lang::of_name("x.hpp"), Some(Lang::Cpp));
+        assert_eq!(Lang::of_name("README.md"), None);
+        assert_eq!(Lang::of_name("Makefile"), None);
+        assert_eq!(Lang::of_shebang(b"#!/bin/sh\necho"), Some(Lang::Bash));
+        assert_eq!(
+            Lang::of_shebang(b"#!/usr/bin/env -S python3.12 -u\n"),
+            Some(Lang::Python)
+        );
+        assert_eq!(Lang::of_shebang(b"#!/usr/bin/perl\n"), None);
+        assert_eq!(Lang::of_shebang(b"echo\n"), None);
+        for l in Lang::ALL {
+            assert_eq!(Lang::from_id(l.id()), Some(l));
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Source code as the navigation tools see it (outline, find_symbol, find_references,
+//! repo_map): which language a file is in, what a parse of it yields (its definitions, the
+//! places that are not code, the identifiers it uses, its syntax errors), and where those come
+//! from: a parse cache outside the workspace, or a parse.
+//!
+//! - `lang`: the languages parsed, told by a file's extension (or a script's `#!` line).
+//! - `tags`: what one file's parse yields ([`FileTags`]), with its compact encoding, which the
+//!   cache stores and the parse helper answers in.
+//! - `parse`: the tree-sitter grammars and the queries that turn a tree into tags. Only
+//!   `sneaky-outline` links it (the grammars weigh about 18 MB); every other program that
+//!   needs a parse hands the bytes to `sneaky-outline --parse` (`elsewhere`), as PDFs go to
+//!   `sneaky-read`.
+//! - `cache`: parsed files by workspace path, in the state directory beside the undo history,
+//!   keyed by what no program can set back (inode, size, change time).
+//! - `source`: the files of a tool's call gathered through the jail's walk, each with its tags
+//!   from the cache or a parse.
+
+pub mod cache;
+pub mod elsewhere;
+pub mod lang;
+pub mod parse;
+pub mod source;
+pub mod tags;
+
+pub use lang::Lang;
+pub use tags::{Def, FileTags, SymbolKind, SyntaxError};

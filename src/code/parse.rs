@@ -1,0 +1,607 @@
+//! From a file's bytes to its [`FileTags`]: a tree-sitter parse with the language's grammar,
+//! then the language's tags query (`Lang::tags_query`, ours) for the definitions, and one
+//! walk of the tree for what is not code (comments, strings), the identifiers used and the
+//! syntax errors.
+//!
+//! The grammars are the largest thing any program here links (about 18 MB together), so this
+//! module is reached only from `sneaky-outline` (its tool and its `--parse` helper,
+//! `super::elsewhere::main`); the other programs hand bytes to that helper.
+//!
+//! The queries capture a definition's node as `@definition.<kind>` (a [`SymbolKind`] name),
+//! its name as `@name` and, where the type a method belongs to is named rather than
+//! enclosing it (Go's receiver, C++'s `A::f`), that type as `@receiver`. A definition without
+//! `@name` is named by its declarator (C and C++ declarators nest: `*f(int)`).
+
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{
+    Language, Node, ParseOptions, ParseState, Parser, Query, QueryCursor, StreamingIterator,
+};
+
+use super::tags::{Def, FileTags, SymbolKind, SyntaxError, MAX_ERRORS};
+use super::Lang;
+
+/// A parse that takes longer than this is given up (a pathological file must not hold a
+/// tool): the file is then reported as not parsed.
+pub const PARSE_TIME_LIMIT: Duration = Duration::from_secs(5);
+
+/// Longest signature kept, in bytes (a definition's head on one line).
+const MAX_SIGNATURE: usize = 200;
+
+/// Longest identifier counted for repo_map (a longer "identifier" is data, not a name).
+const MAX_IDENT: usize = 100;
+
+fn language(lang: Lang) -> Language {
+    match lang {
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        Lang::Java => tree_sitter_java::LANGUAGE.into(),
+        Lang::C => tree_sitter_c::LANGUAGE.into(),
+        Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+        Lang::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+        Lang::Bash => tree_sitter_bash::LANGUAGE.into(),
+    }
+}
+
+/// A language's compiled query and what its captures mean, made once per process.
+struct Tagger {
+    query: Query,
+    /// By capture index: the kind of a `@definition.<kind>` capture.
+    kinds: Vec<Option<SymbolKind>>,
+    name: Option<u32>,
+    receiver: Option<u32>,
+}
+
+fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
+    static TAGGERS: [OnceLock<Result<Tagger, String>>; Lang::ALL.len()] =
+        [const { OnceLock::new() }; Lang::ALL.len()];
+    let slot = &TAGGERS[usize::from(lang.id())];
+    slot.get_or_init(|| {
+        let query = Query::new(&language(lang), lang.tags_query())
+            .map_err(|e| format!("the {} tags query: {e}", lang.name()))?;
+        let mut kinds = Vec::new();
+        for capture in query.capture_names() {
+            let kind = match capture.strip_prefix("definition.") {
+                Some(kind) => Some(SymbolKind::from_name(kind).ok_or_else(|| {
+                    format!("the {} tags query: unknown kind @{capture}", lang.name())
+                })?),
+                None => None,
+            };
+            kinds.push(kind);
+        }
+        Ok(Tagger {
+            name: query.capture_index_for_name("name"),
+            receiver: query.capture_index_for_name("receiver"),
+            kinds,
+            query,
+        })
+    })
+    .as_ref()
+    .map_err(String::clone)
+}
+
+/// Parse `source` as `lang` and take its tags. An error when the parse was given up
+/// (`PARSE_TIME_LIMIT`) or the language's query does not compile (a bug the tests catch).
+pub fn tags(lang: Lang, source: &[u8]) -> Result<FileTags, String> {
+    let tagger = tagger(lang)?;
+    let mut parser = Parser::new();
+    parser
+        .set_language(&language(lang))
+        .map_err(|e| format!("the {} grammar: {e}", lang.name()))?;
+    let deadline = Instant::now() + PARSE_TIME_LIMIT;
+    let mut give_up = |_: &ParseState| {
+        if Instant::now() > deadline {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let len = source.len();
+    let tree = parser
+        .parse_with_options(
+            &mut |i, _| if i < len { &source[i..] } else { &[] },
+            None,
+            Some(ParseOptions::new().progress_callback(&mut give_up)),
+        )
+        .ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))?;
+    let root = tree.root_node();
+    let defs = definitions(tagger, root, source);
+    let names: HashSet<u32> = defs.iter().map(|d| d.name_byte).collect();
+    let mut walk = Walk {
+        source,
+        def_names: &names,
+        skips: Vec::new(),
+        idents: HashMap::new(),
+    };
+    walk.node(root);
+    let mut idents: Vec<(String, u32)> = walk.idents.into_iter().collect();
+    idents.sort_unstable();
+    let mut errors = Vec::new();
+    if root.has_error() {
+        syntax_errors(root, source, &mut errors);
+    }
+    Ok(FileTags {
+        lang,
+        defs,
+        skips: merged(walk.skips),
+        idents,
+        errors,
+    })
+}
+
+/// A definition as the query found it, before the tree of definitions is made.
+struct Found {
+    start: usize,
+    end: usize,
+    kind: SymbolKind,
+    name: String,
+    name_node_start: usize,
+    line: u32,
+    column: u32,
+    start_line: u32,
+    end_line: u32,
+    signature: String,
+    owner: Option<String>,
+    pattern: usize,
+}
+
+fn definitions(tagger: &Tagger, root: Node<'_>, source: &[u8]) -> Vec<Def> {
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&tagger.query, root, source);
+    let mut found: Vec<Found> = Vec::new();
+    while let Some(m) = matches.next() {
+        let mut def = None;
+        let (mut name, mut receiver) = (None, None);
+        for c in m.captures {
+            let index = c.index;
+            if Some(index) == tagger.name {
+                name = Some(c.node);
+            } else if Some(index) == tagger.receiver {
+                receiver = Some(c.node);
+            } else if let Some(Some(kind)) = tagger.kinds.get(index as usize) {
+                def = Some((c.node, *kind));
+            }
+        }
+        let Some((node, kind)) = def else { continue };
+        let Some(name_node) = name.or_else(|| declared_name(node)) else {
+            continue;
+        };
+        let (name_node, qualifier) = unqualified(name_node);
+        let Some(name) = name_text(kind, name_node, source) else {
+            continue;
+        };
+        let owner = receiver
+            .and_then(|r| type_name(r, source))
+            .or_else(|| qualifier.and_then(|q| type_name(q, source)));
+        let at = name_node.start_position();
+        found.push(Found {
+            start: node.start_byte(),
+            end: node.end_byte(),
+            kind,
+            name,
+            name_node_start: name_node.start_byte(),
+            line: line_number(at.row),
+            column: line_number(at.column),
+            start_line: line_number(node.start_position().row),
+            end_line: line_number(end_row(node)),
+            signature: signature(node, source),
+            owner,
+            pattern: m.pattern_index,
+        });
+    }
+    // One definition per name: where two patterns name the same node, the first pattern of
+    // the query (the more precise one) wins.
+    found.sort_by_key(|f| (f.name_node_start, f.pattern));
+    found.dedup_by_key(|f| f.name_node_start);
+    // Parents before children: by start, the larger first.
+    found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    tree_of(found)
+}
+
+/// Link each definition to the one enclosing it, drop what is local to a function (its
+/// variables and constants), and make a function directly inside a class or impl a method.
+fn tree_of(found: Vec<Found>) -> Vec<Def> {
+    let mut defs: Vec<Def> = Vec::with_capacity(found.len());
+    // The enclosing kept definitions: their range, index in `defs`, and whether what is
+    // inside them is local (they are, or are inside, a function).
+    let mut open: Vec<Open> = Vec::new();
+    for f in found {
+        while open.last().is_some_and(|o| o.end <= f.start) {
+            open.pop();
+        }
+        // Two names of one node (`a, b = 1, 2`) are siblings, not parent and child.
+        let enclosing = open
+            .iter()
+            .rev()
+            .find(|o| (o.start, o.end) != (f.start, f.end));
+        let parent = enclosing.map(|o| o.index);
+        let local = enclosing.is_some_and(|o| o.local_inside);
+        let parent_kind = parent.and_then(|p| defs.get(p)).map(|d| d.kind);
+        let mut kind = f.kind;
+        match kind {
+            SymbolKind::Variable | SymbolKind::Constant if local => continue,
+            SymbolKind::Variable if parent_kind.is_some_and(SymbolKind::holds_members) => {
+                kind = SymbolKind::Field;
+            }
+            SymbolKind::Function
+                if f.owner.is_some() || parent_kind.is_some_and(SymbolKind::holds_members) =>
+            {
+                kind = SymbolKind::Method;
+            }
+            _ => {}
+        }
+        let index = defs.len();
+        defs.push(Def {
+            name: f.name,
+            kind,
+            line: f.line,
+            column: f.column,
+            name_byte: u32::try_from(f.name_node_start).unwrap_or(u32::MAX),
+            start_line: f.start_line,
+            end_line: f.end_line,
+            signature: f.signature,
+            parent: parent.and_then(|p| u32::try_from(p).ok()),
+            owner: f.owner,
+        });
+        open.push(Open {
+            start: f.start,
+            end: f.end,
+            index,
+            local_inside: local || kind.is_callable(),
+        });
+    }
+    defs
+}
+
+/// A definition whose range the walk of `tree_of` is still inside.
+struct Open {
+    start: usize,
+    end: usize,
+    index: usize,
+    local_inside: bool,
+}
+
+fn line_number(row: usize) -> u32 {
+    u32::try_from(row.saturating_add(1)).unwrap_or(u32::MAX)
+}
+
+/// The last row a node's text is on (a node ending at a line's start ends on the line before).
+fn end_row(node: Node<'_>) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+/// The name a C or C++ declarator declares: follow `declarator` fields down (`*f(int)`,
+/// `f[3]`, `A::f`) to the identifier.
+fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
+    let mut at = node.child_by_field_name("declarator")?;
+    for _ in 0..16 {
+        match at.child_by_field_name("declarator") {
+            Some(inner) => at = inner,
+            None => return Some(at),
+        }
+    }
+    None
+}
+
+/// A qualified name (`A::f`, `ns::A::f`) split into its last name and its qualifier.
+fn unqualified(node: Node<'_>) -> (Node<'_>, Option<Node<'_>>) {
+    let mut at = node;
+    let mut qualifier = None;
+    while matches!(at.kind(), "qualified_identifier" | "scoped_identifier") {
+        let (Some(name), scope) = (
+            at.child_by_field_name("name"),
+            at.child_by_field_name("scope")
+                .or_else(|| at.child_by_field_name("path")),
+        ) else {
+            break;
+        };
+        qualifier = scope.or(qualifier);
+        at = name;
+    }
+    (at, qualifier)
+}
+
+/// The text that names a definition (a Ruby `attr_reader :name`'s symbol without its colon,
+/// a PHP `$variable` without its sign).
+fn name_text(kind: SymbolKind, node: Node<'_>, source: &[u8]) -> Option<String> {
+    let text = node.utf8_text(source).ok()?;
+    let text = text.trim_start_matches(':').trim_start_matches('$').trim();
+    if text.is_empty() || text.len() > 300 {
+        return None;
+    }
+    let text = if kind == SymbolKind::Impl {
+        type_base(text)
+    } else {
+        text
+    };
+    Some(text.to_string())
+}
+
+/// A type's own name from how it is written: `Foo<T>` → `Foo`, `crate::a::Foo` → `Foo`,
+/// `*Server` → `Server`, `&'a mut Foo` → `Foo`.
+fn type_base(text: &str) -> &str {
+    let head = text.split('<').next().unwrap_or(text);
+    let head = head.split('[').next().unwrap_or(head);
+    let last = head.rsplit("::").next().unwrap_or(head);
+    let last = last.rsplit('.').next().unwrap_or(last);
+    last.rsplit(|c: char| c.is_whitespace() || c == '&' || c == '*')
+        .find(|w| !w.is_empty() && !w.starts_with('\'') && *w != "mut" && *w != "dyn")
+        .unwrap_or(last)
+        .trim()
+}
+
+fn type_name(node: Node<'_>, source: &[u8]) -> Option<String> {
+    let text = node.utf8_text(source).ok()?;
+    let base = type_base(text);
+    (!base.is_empty()).then(|| base.to_string())
+}
+
+/// A definition's head on one line: from its start to its body (or the end of its first
+/// line), whitespace collapsed, without the `{` or `:` that opens the body.
+fn signature(node: Node<'_>, source: &[u8]) -> String {
+    let start = node.start_byte();
+    let body = ["body", "members"]
+        .iter()
+        .find_map(|f| node.child_by_field_name(f))
+        .map(|b| b.start_byte())
+        .filter(|&b| b > start);
+    let first_line_end = source[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(source.len(), |n| start + n);
+    let mut end = body.unwrap_or(first_line_end).min(node.end_byte());
+    if body.is_none() {
+        // A one-line type or macro: its head, without what its braces hold.
+        if let Some(brace) = source[start..end].iter().position(|&b| b == b'{') {
+            end = start + brace;
+        }
+    }
+    let end = end.min(start + MAX_SIGNATURE * 4);
+    let text = String::from_utf8_lossy(&source[start..end]);
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    let out = out.trim_end_matches(['{', ':', '=', ';', ' ']).trim_end();
+    crate::text::shorten(out, MAX_SIGNATURE)
+}
+
+/// Whether a node kind is a comment.
+fn is_comment(kind: &str) -> bool {
+    kind.contains("comment")
+}
+
+/// Whether a node kind is a string or other literal text whose words are not code (its
+/// interpolations are, and are walked as code).
+fn is_text(kind: &str) -> bool {
+    const MARKS: [&str; 9] = [
+        "string",
+        "heredoc",
+        "nowdoc",
+        "char_literal",
+        "character_literal",
+        "rune_literal",
+        "regex",
+        "text_block",
+        "jsx_text",
+    ];
+    kind == "text" || MARKS.iter().any(|m| kind.contains(m))
+}
+
+/// Whether a child of a string is part of its text rather than code inside it.
+fn is_text_part(kind: &str) -> bool {
+    const MARKS: [&str; 8] = [
+        "string", "content", "fragment", "escape", "heredoc", "nowdoc", "quote", "regex",
+    ];
+    MARKS.iter().any(|m| kind.contains(m)) || kind.ends_with("_start") || kind.ends_with("_end")
+}
+
+/// Whether a leaf is an identifier (a name the code uses).
+fn is_identifier(kind: &str) -> bool {
+    kind.ends_with("identifier")
+        || matches!(
+            kind,
+            "constant" | "name" | "word" | "variable_name" | "command_name"
+        )
+}
+
+/// The one walk over the tree: comments and strings (not code), identifiers (with counts).
+struct Walk<'a> {
+    source: &'a [u8],
+    def_names: &'a HashSet<u32>,
+    skips: Vec<(u32, u32)>,
+    idents: HashMap<String, u32>,
+}
+
+impl Walk<'_> {
+    fn node(&mut self, root: Node<'_>) {
+        // Iterative: a deeply nested file must not overflow the stack.
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            let kind = node.kind();
+            if is_comment(kind) {
+                self.skip(node.start_byte(), node.end_byte());
+                continue;
+            }
+            if node.is_named() && is_text(kind) {
+                self.text(node, &mut stack);
+                continue;
+            }
+            let count = node.child_count();
+            if count == 0 {
+                if node.is_named() && is_identifier(kind) {
+                    self.ident(node);
+                }
+                continue;
+            }
+            for i in (0..count).rev() {
+                if let Some(child) = node.child(i as u32) {
+                    stack.push(child);
+                }
+            }
+        }
+    }
+
+    /// A string: its range is not code except its code children (interpolations), which go
+    /// back on the stack.
+    fn text<'t>(&mut self, node: Node<'t>, stack: &mut Vec<Node<'t>>) {
+        let mut at = node.start_byte();
+        for i in 0..node.named_child_count() {
+            let Some(child) = node.named_child(i as u32) else {
+                continue;
+            };
+            if is_text_part(child.kind()) {
+                continue;
+            }
+            self.skip(at, child.start_byte());
+            at = child.end_byte();
+            stack.push(child);
+        }
+        self.skip(at, node.end_byte());
+    }
+
+    fn skip(&mut self, start: usize, end: usize) {
+        if start < end {
+            let to32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            self.skips.push((to32(start), to32(end)));
+        }
+    }
+
+    fn ident(&mut self, node: Node<'_>) {
+        let start = u32::try_from(node.start_byte()).unwrap_or(u32::MAX);
+        if self.def_names.contains(&start) {
+            return;
+        }
+        let Some(text) = self.source.get(node.start_byte()..node.end_byte()) else {
+            return;
+        };
+        if text.is_empty() || text.len() > MAX_IDENT {
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(text) else {
+            return;
+        };
+        match self.idents.get_mut(text) {
+            Some(n) => *n = n.saturating_add(1),
+            None => {
+                self.idents.insert(text.to_string(), 1);
+            }
+        }
+    }
+}
+
+/// Sorted ranges with the overlapping and touching ones joined.
+fn merged(mut ranges: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
+}
+
+/// The error and missing nodes beneath `root`, in source order, at most `MAX_ERRORS`.
+fn syntax_errors(root: Node<'_>, source: &[u8], out: &mut Vec<SyntaxError>) {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if out.len() >= MAX_ERRORS {
+            return;
+        }
+        let at = node.start_position();
+        let (line, column) = (line_number(at.row), line_number(at.column));
+        if node.is_missing() {
+            out.push(SyntaxError {
+                line,
+                column,
+                text: format!("missing {}", quoted(node.kind())),
+            });
+            continue;
+        }
+        if node.is_error() {
+            let text = node.utf8_text(source).unwrap_or("");
+            let first = text.lines().next().unwrap_or("").trim();
+            let shown = crate::text::shorten(first, 40);
+            out.push(SyntaxError {
+                line,
+                column,
+                text: if shown.is_empty() {
+                    "syntax error".to_string()
+                } else {
+                    format!("unexpected {}", quoted(&shown))
+                },
+            });
+            continue;
+        }
+        if !node.has_error() {
+            continue;
+        }
+        for i in (0..node.child_count()).rev() {
+            if let Some(child) = node.child(i as u32) {
+                stack.push(child);
+            }
+        }
+    }
+}
+
+fn quoted(text: &str) -> String {
+    format!("{text:?}")
+}
+
+/// The tree of a source as an S-expression, for writing queries (`sneaky-outline --tree`).
+pub fn tree_text(lang: Lang, source: &[u8]) -> Option<String> {
+    let mut parser = Parser::new();
+    parser.set_language(&language(lang)).ok()?;
+    let tree = parser.parse(source, None)?;
+    Some(tree.root_node().to_sexp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_query_compiles() {
+        for lang in Lang::ALL {
+            if let Err(e) = tagger(lang) {
+                panic!("{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn type_names_lose_their_decoration() {
+        assert_eq!(type_base("Foo<T>"), "Foo");
+        assert_eq!(type_base("crate::a::Foo<T>"), "Foo");
+        assert_eq!(type_base("*Server"), "Server");
+        assert_eq!(type_base("&'a mut Foo"), "Foo");
+        assert_eq!(type_base("List[T]"), "List");
+    }
+
+    #[test]
+    fn ranges_merge() {
+        assert_eq!(
+            merged(vec![(5, 9), (0, 2), (2, 3), (8, 12)]),
+            vec![(0, 3), (5, 12)]
+        );
+    }
+}

@@ -1,0 +1,31 @@
+; TypeScript and TSX definitions: JavaScript's (with TypeScript's node names: a class is named
+; by a type identifier), and interfaces, type aliases, enums, namespaces, signatures.
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(function_signature name: (identifier) @name) @definition.function
+(class_declaration name: (type_identifier) @name) @definition.class
+(abstract_class_declaration name: (type_identifier) @name) @definition.class
+(interface_declaration name: (type_identifier) @name) @definition.interface
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(enum_body (property_identifier) @name @definition.variant)
+(enum_assignment name: (property_identifier) @name) @definition.variant
+(internal_module name: [(identifier) (nested_identifier) (string)] @name) @definition.module
+(module name: [(identifier) (nested_identifier) (string)] @name) @definition.module
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+(method_signature name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+(abstract_method_signature name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.field
+(property_signature name: (property_identifier) @name) @definition.field
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+(variable_declarator name: (identifier) @name value: (class)) @definition.class
+(variable_declarator name: (identifier) @name) @definition.variable
+(assignment_expression
+  left: (member_expression property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+(pair
+  key: (property_identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.method

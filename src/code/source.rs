@@ -1,0 +1,295 @@
+//! The files of a navigation call: a walk of the workspace as grep_files walks it (the jail's
+//! handles, ignore files, hidden files skipped, the read-deny list), each file of a supported
+//! language read through its directory's handle, optionally kept only when its bytes pass a
+//! test (the grep engine's match, for find_symbol and find_references), and its tags taken
+//! from the cache or a parse. Files of other languages, too large or not parsed are named,
+//! never dropped in silence.
+
+use std::io::Read;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use super::cache::{Cache, Key};
+use super::elsewhere::{self, Parsed};
+use super::tags::FileTags;
+use super::Lang;
+use crate::error::{Error, Result};
+use crate::fs::jail::{Kind, RelPath, Workspace};
+use crate::fs::walk::{self, Filters, Flow};
+
+/// Files larger than this are not parsed (named as such): generated code, data.
+pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
+
+/// Bytes of files to parse handed to the helper in one go.
+const BATCH_BYTES: usize = 32 << 20;
+
+/// A parse of some files' bytes, each answered in order.
+pub type ParseFn = fn(&[(Lang, &[u8])]) -> Result<Vec<Parsed>>;
+
+/// A test of a file's bytes: whether the file matters to the call.
+pub type Filter<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
+
+/// Where parses happen: in this process (only `sneaky-outline` links the grammars) or in the
+/// helper (`elsewhere`). A function rather than a flag, so that a program that never names
+/// `here` does not link the grammars.
+#[derive(Clone, Copy)]
+pub struct Parser {
+    parse: ParseFn,
+    /// Bytes held before a batch is parsed: 0 parses each file as it is read.
+    batch_bytes: usize,
+}
+
+impl Parser {
+    /// In this process, each file on the walking thread that read it.
+    pub const fn here(parse: ParseFn) -> Parser {
+        Parser {
+            parse,
+            batch_bytes: 0,
+        }
+    }
+
+    /// In `sneaky-outline --parse`, in batches.
+    pub const ELSEWHERE: Parser = Parser {
+        parse: parse_elsewhere,
+        batch_bytes: BATCH_BYTES,
+    };
+
+    /// Parse some files' bytes now.
+    pub fn parse(&self, files: &[(Lang, &[u8])]) -> Result<Vec<Parsed>> {
+        (self.parse)(files)
+    }
+}
+
+fn parse_elsewhere(files: &[(Lang, &[u8])]) -> Result<Vec<Parsed>> {
+    elsewhere::parse_elsewhere(files, None)
+}
+
+/// What a walk keeps of the files.
+pub struct Gather<'a> {
+    pub parser: Parser,
+    /// Keep only files whose bytes pass (and name only such files as not parsed).
+    pub filter: Option<Filter<'a>>,
+    /// Keep each file's bytes beside its tags (for bodies and references).
+    pub keep_bytes: bool,
+}
+
+/// A parsed file.
+pub struct Source {
+    /// Root-relative.
+    pub path: String,
+    pub tags: FileTags,
+    /// The file's bytes, with `Gather::keep_bytes`; else empty.
+    pub bytes: Vec<u8>,
+}
+
+/// A file not parsed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unparsed {
+    pub path: String,
+    pub reason: String,
+}
+
+/// The files of one call, sorted by path.
+#[derive(Default)]
+pub struct Gathered {
+    pub files: Vec<Source>,
+    pub unparsed: Vec<Unparsed>,
+}
+
+/// A file read, waiting for its parse.
+struct Waiting {
+    path: String,
+    lang: Lang,
+    bytes: Vec<u8>,
+    /// Its key when it may be cached (it did not change while read, and has settled).
+    key: Option<Key>,
+}
+
+struct Shared<'a> {
+    gather: &'a Gather<'a>,
+    cache: Option<Cache>,
+    now: SystemTime,
+    files: Mutex<Vec<Source>>,
+    unparsed: Mutex<Vec<Unparsed>>,
+    /// Files waiting for the helper, and their bytes in all.
+    pending: Mutex<(Vec<Waiting>, usize)>,
+    failed: Mutex<Option<Error>>,
+}
+
+/// Walk `start` (a directory or one file) and gather its files.
+pub fn gather(ws: &Workspace, start: &RelPath, gather: &Gather<'_>) -> Result<Gathered> {
+    let start = ws.walk_start(start)?;
+    let opts = walk::Options {
+        filters: Some(Filters::standard(".rgignore")),
+        max_depth: None,
+        threads: walk::threads(),
+    };
+    let shared = Shared {
+        gather,
+        cache: Cache::open(ws),
+        now: SystemTime::now(),
+        files: Mutex::new(Vec::new()),
+        unparsed: Mutex::new(Vec::new()),
+        pending: Mutex::new((Vec::new(), 0)),
+        failed: Mutex::new(None),
+    };
+    walk::walk(ws, start, &opts, || {
+        |entry: &walk::Entry<'_>| {
+            if entry.kind != Kind::File {
+                return Flow::Continue;
+            }
+            match shared.visit(entry) {
+                Ok(()) => Flow::Continue,
+                Err(e) => {
+                    shared.fail(e);
+                    Flow::Quit
+                }
+            }
+        }
+    });
+    let rest = std::mem::take(&mut lock(&shared.pending).0);
+    if let Err(e) = shared.parse(rest) {
+        shared.fail(e);
+    }
+    if let Some(e) = lock(&shared.failed).take() {
+        return Err(e);
+    }
+    let mut files = shared.files.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut unparsed = shared
+        .unparsed
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    unparsed.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(Gathered { files, unparsed })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared<'_> {
+    fn fail(&self, e: Error) {
+        lock(&self.failed).get_or_insert(e);
+    }
+
+    fn unparsed(&self, path: &str, reason: impl Into<String>) {
+        lock(&self.unparsed).push(Unparsed {
+            path: path.to_string(),
+            reason: reason.into(),
+        });
+    }
+
+    fn visit(&self, entry: &walk::Entry<'_>) -> Result<()> {
+        let name = entry.name.to_string_lossy();
+        let by_name = Lang::of_name(&name);
+        // A file of another language is read only to tell whether it matters (the filter)
+        // or is a script (its `#!` line).
+        if by_name.is_none() && self.gather.filter.is_none() && name.contains('.') {
+            self.unparsed(entry.path, "not a supported language");
+            return Ok(());
+        }
+        let Some(file) = entry.open_file() else {
+            return Ok(());
+        };
+        let Ok(before) = file.metadata() else {
+            return Ok(());
+        };
+        if before.len() > MAX_SOURCE_BYTES {
+            if by_name.is_some() {
+                self.unparsed(
+                    entry.path,
+                    format!("larger than {} MiB", MAX_SOURCE_BYTES >> 20),
+                );
+            }
+            return Ok(());
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(before.len()).unwrap_or(0));
+        if (&file)
+            .take(MAX_SOURCE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .is_err()
+        {
+            return Ok(());
+        }
+        let lang = by_name.or_else(|| Lang::of_shebang(&bytes));
+        if let Some(filter) = self.gather.filter {
+            if !filter(&bytes) {
+                return Ok(());
+            }
+        }
+        let Some(lang) = lang else {
+            if !bytes.contains(&0) {
+                self.unparsed(entry.path, "not a supported language");
+            }
+            return Ok(());
+        };
+        let key = Key::of(&before, lang);
+        let unchanged = file
+            .metadata()
+            .is_ok_and(|after| Key::of(&after, lang) == key && after.len() == bytes.len() as u64);
+        let key = (unchanged && key.settled(self.now)).then_some(key);
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            if let Some(tags) = cache.get(entry.path, key) {
+                self.keep(entry.path.to_string(), tags, bytes);
+                return Ok(());
+            }
+        }
+        let read = Waiting {
+            path: entry.path.to_string(),
+            lang,
+            bytes,
+            key,
+        };
+        let batch = {
+            let mut pending = lock(&self.pending);
+            pending.1 += read.bytes.len();
+            pending.0.push(read);
+            if pending.1 >= self.gather.parser.batch_bytes {
+                pending.1 = 0;
+                std::mem::take(&mut pending.0)
+            } else {
+                Vec::new()
+            }
+        };
+        self.parse(batch)
+    }
+
+    fn keep(&self, path: String, tags: FileTags, bytes: Vec<u8>) {
+        let bytes = if self.gather.keep_bytes {
+            bytes
+        } else {
+            Vec::new()
+        };
+        lock(&self.files).push(Source { path, tags, bytes });
+    }
+
+    fn parse(&self, batch: Vec<Waiting>) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let input: Vec<(Lang, &[u8])> = batch.iter().map(|r| (r.lang, &r.bytes[..])).collect();
+        let parsed = self.gather.parser.parse(&input)?;
+        drop(input);
+        for (read, parsed) in batch.into_iter().zip(parsed) {
+            match parsed {
+                Ok(tags) => {
+                    if let (Some(cache), Some(key)) = (&self.cache, &read.key) {
+                        cache.put(&read.path, key, &tags);
+                    }
+                    self.keep(read.path, tags, read.bytes);
+                }
+                Err(why) => self.unparsed(&read.path, format!("not parsed: {why}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The tags of one content parsed now (no cache): an edit's file before and after.
+pub fn parse_contents(
+    files: &[(Lang, &[u8])],
+    limit: Duration,
+) -> Result<Vec<std::result::Result<FileTags, String>>> {
+    elsewhere::parse_elsewhere(files, Some(limit))
+}

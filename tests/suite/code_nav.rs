@@ -1,0 +1,570 @@
+//! The code navigation tools (outline, find_symbol, find_references, repo_map) on temporary
+//! workspaces holding a file of each language: what they find, paging, files of other
+//! languages named, the jail (links out refused, the read-deny list skipped), the parse cache.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Ws};
+
+/// A file of each supported language, each defining a container `Widget` (class, struct …)
+/// with a member `render`, and a top-level function `make_widget` that uses both.
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "rust/lib.rs",
+        "/// A widget.\npub struct Widget {\n    size: u32,\n}\n\nimpl Widget {\n    pub fn render(&self) -> String {\n        \"Widget\".to_string()\n    }\n}\n\npub fn make_widget() -> Widget {\n    let w = Widget { size: 1 };\n    w.render();\n    w\n}\n",
+    ),
+    (
+        "py/app.py",
+        "class Widget:\n    size = 1\n\n    def render(self):\n        return \"render\"\n\n\ndef make_widget():\n    # Widget in a comment\n    w = Widget()\n    w.render()\n    return w\n",
+    ),
+    (
+        "js/app.js",
+        "class Widget {\n  render() {\n    return 'Widget';\n  }\n}\n\nfunction make_widget() {\n  const w = new Widget();\n  w.render();\n  return w;\n}\n",
+    ),
+    (
+        "ts/app.ts",
+        "interface Shape {\n  area(): number;\n}\n\nclass Widget implements Shape {\n  area(): number { return 1; }\n  render(): string {\n    return `Widget ${this.area()}`;\n  }\n}\n\nfunction make_widget(): Widget {\n  const w = new Widget();\n  w.render();\n  return w;\n}\n",
+    ),
+    (
+        "ts/view.tsx",
+        "class Widget {\n  render() {\n    return <div>Widget</div>;\n  }\n}\n\nfunction make_widget() {\n  const w = new Widget();\n  w.render();\n  return w;\n}\n",
+    ),
+    (
+        "go/app.go",
+        "package app\n\ntype Widget struct {\n\tSize int\n}\n\nfunc (w *Widget) render() string {\n\treturn \"Widget\"\n}\n\nfunc make_widget() *Widget {\n\tw := &Widget{}\n\tw.render()\n\treturn w\n}\n",
+    ),
+    (
+        "java/Widget.java",
+        "public class Widget {\n    private int size;\n\n    public String render() {\n        return \"Widget\";\n    }\n\n    static Widget make_widget() {\n        Widget w = new Widget();\n        w.render();\n        return w;\n    }\n}\n",
+    ),
+    (
+        "c/widget.c",
+        "struct Widget {\n    int size;\n};\n\nstatic const char *\nrender(struct Widget *w)\n{\n    return \"Widget\";\n}\n\nstruct Widget *make_widget(void)\n{\n    static struct Widget w;\n    render(&w);\n    return &w;\n}\n",
+    ),
+    (
+        "cpp/widget.cpp",
+        "class Widget {\n public:\n  const char *render() const;\n  int size = 0;\n};\n\nconst char *Widget::render() const { return \"Widget\"; }\n\nWidget make_widget() {\n  Widget w;\n  w.render();\n  return w;\n}\n",
+    ),
+    (
+        "cs/Widget.cs",
+        "namespace App {\n  public class Widget {\n    public int Size { get; set; }\n    public string render() { return \"Widget\"; }\n    public static Widget make_widget() {\n      var w = new Widget();\n      w.render();\n      return w;\n    }\n  }\n}\n",
+    ),
+    (
+        "rb/widget.rb",
+        "class Widget\n  attr_reader :size\n\n  def render\n    \"Widget\"\n  end\nend\n\ndef make_widget\n  w = Widget.new\n  w.render\n  w\nend\n",
+    ),
+    (
+        "php/widget.php",
+        "<?php\nclass Widget {\n    private $size;\n    public function render() { return \"Widget\"; }\n}\n\nfunction make_widget() {\n    $w = new Widget();\n    $w->render();\n    return $w;\n}\n",
+    ),
+    (
+        "sh/widget.sh",
+        "#!/bin/bash\nWIDGET_SIZE=1\n\nrender() {\n  echo \"Widget\"\n}\n\nmake_widget() {\n  render\n}\n",
+    ),
+];
+
+/// A workspace with every file of `FILES`.
+pub fn workspace() -> Ws {
+    let w = util::ws();
+    for (path, content) in FILES {
+        w.write(path, content);
+    }
+    w
+}
+
+/// (path, name, kind, line, container) of each symbol of a result.
+fn rows(result: &Value) -> Vec<(String, String, String, u64, Option<String>)> {
+    result["symbols"]
+        .as_array()
+        .expect("symbols")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("path").to_string(),
+                s["name"].as_str().expect("name").to_string(),
+                s["kind"].as_str().expect("kind").to_string(),
+                s["line"].as_u64().expect("line"),
+                s["container"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+fn has(
+    rows: &[(String, String, String, u64, Option<String>)],
+    path: &str,
+    name: &str,
+    kind: &str,
+    line: u64,
+    container: Option<&str>,
+) -> bool {
+    rows.iter().any(|r| {
+        r.0 == path && r.1 == name && r.2 == kind && r.3 == line && r.4.as_deref() == container
+    })
+}
+
+/// (file, Widget's kind, its line, render's kind, its line, its container, make_widget's line)
+type Expected = (
+    &'static str,
+    &'static str,
+    u64,
+    &'static str,
+    u64,
+    Option<&'static str>,
+    u64,
+);
+
+#[test]
+fn outline_of_a_file_of_each_language() {
+    let w = workspace();
+    let expected: &[Expected] = &[
+        ("rust/lib.rs", "struct", 2, "method", 7, Some("Widget"), 12),
+        ("py/app.py", "class", 1, "method", 4, Some("Widget"), 8),
+        ("js/app.js", "class", 1, "method", 2, Some("Widget"), 7),
+        ("ts/app.ts", "class", 5, "method", 7, Some("Widget"), 12),
+        ("ts/view.tsx", "class", 1, "method", 2, Some("Widget"), 7),
+        ("go/app.go", "struct", 3, "method", 7, Some("Widget"), 11),
+        (
+            "java/Widget.java",
+            "class",
+            1,
+            "method",
+            4,
+            Some("Widget"),
+            8,
+        ),
+        ("c/widget.c", "struct", 1, "function", 6, None, 11),
+        ("cpp/widget.cpp", "class", 1, "method", 7, Some("Widget"), 9),
+        ("cs/Widget.cs", "class", 2, "method", 4, Some("Widget"), 5),
+        ("rb/widget.rb", "class", 1, "method", 4, Some("Widget"), 9),
+        ("php/widget.php", "class", 2, "method", 4, Some("Widget"), 7),
+    ];
+    for &(path, kind, line, render_kind, render_line, render_in, make_line) in expected {
+        let r = w.call("sneaky-outline", json!({"path": path}));
+        let rows = rows(r.ok());
+        assert!(
+            rows.iter()
+                .any(|s| s.1 == "Widget" && s.2 == kind && s.3 == line),
+            "{path}: Widget {kind} at {line}: {rows:?}"
+        );
+        assert!(
+            has(&rows, path, "render", render_kind, render_line, render_in),
+            "{path}: render: {rows:?}"
+        );
+        assert!(
+            rows.iter()
+                .any(|s| s.1 == "make_widget" && s.3 == make_line),
+            "{path}: make_widget at {make_line}: {rows:?}"
+        );
+        assert!(r.ok().get("unsupported").is_none(), "{path}");
+    }
+    // Bash: functions and the variables outside them.
+    let r = w.call("sneaky-outline", json!({"path": "sh/widget.sh"}));
+    let rows = rows(r.ok());
+    assert!(has(&rows, "sh/widget.sh", "render", "function", 4, None));
+    assert!(has(
+        &rows,
+        "sh/widget.sh",
+        "make_widget",
+        "function",
+        8,
+        None
+    ));
+    assert!(has(
+        &rows,
+        "sh/widget.sh",
+        "WIDGET_SIZE",
+        "variable",
+        2,
+        None
+    ));
+    // A Go method's receiver is its container; the end line covers the body.
+    let r = w.call("sneaky-outline", json!({"path": "go/app.go"}));
+    let render = r.ok()["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "render")
+        .cloned()
+        .unwrap();
+    assert_eq!(render["end_line"], 9);
+    assert_eq!(render["signature"], "func (w *Widget) render() string");
+}
+
+#[test]
+fn outline_of_a_folder_names_what_it_did_not_parse() {
+    let w = workspace();
+    w.write("README.md", "# Widget\n")
+        .write(
+            "tool",
+            "#!/usr/bin/env python3\ndef script_main():\n    pass\n",
+        )
+        .write("data.bin", "\0\0\0")
+        .write(".hidden/secret.rs", "fn hidden() {}\n")
+        .write("ignored/gen.rs", "fn generated() {}\n")
+        .write(".gitignore", "ignored/\n")
+        .mkdir(".git");
+    let r = w.call("sneaky-outline", json!({"path": "."}));
+    let res = r.ok();
+    let rows = rows(res);
+    let paths: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let mut want: Vec<&str> = FILES.iter().map(|(p, _)| *p).collect();
+    want.push("tool");
+    assert_eq!(paths, want.into_iter().collect());
+    // A script without an extension is told by its `#!` line.
+    assert!(has(&rows, "tool", "script_main", "function", 2, None));
+    // Sorted by path, then position.
+    let order: Vec<(&str, u64)> = rows.iter().map(|r| (r.0.as_str(), r.3)).collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    let unsupported = &res["unsupported"];
+    let named: Vec<&str> = unsupported["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(named.contains(&"README.md"), "{unsupported}");
+    assert!(!named
+        .iter()
+        .any(|n| n.contains("hidden") || n.contains("ignored")));
+    assert_eq!(unsupported["count"].as_u64(), Some(named.len() as u64));
+    // One file of another language is refused, naming why.
+    let e = w
+        .call("sneaky-outline", json!({"path": "README.md"}))
+        .err("invalid_args", 2);
+    assert!(
+        e.contains("README.md") && e.contains("not a supported language"),
+        "{e}"
+    );
+}
+
+#[test]
+fn outline_pages_and_depth() {
+    let w = workspace();
+    let all = w.call("sneaky-outline", json!({"path": "."}));
+    let all = rows(all.ok());
+    assert!(all.len() > 30, "{}", all.len());
+    let first = w.call("sneaky-outline", json!({"path": ".", "limit": 10}));
+    let first = first.ok();
+    assert_eq!(first["truncated"], true);
+    assert_eq!(first["next_offset"], 10);
+    let second = w.call(
+        "sneaky-outline",
+        json!({"path": ".", "offset": 10, "limit": 1000}),
+    );
+    let second = second.ok();
+    assert_eq!(second["truncated"], false);
+    let mut both = rows(first);
+    both.extend(rows(second));
+    assert_eq!(both, all);
+    // Depth 1: no member of anything.
+    let top = w.call("sneaky-outline", json!({"path": ".", "depth": 1}));
+    let top = rows(top.ok());
+    assert!(
+        top.iter().all(|r| r.4.is_none() || r.1 == "render"),
+        "{top:?}"
+    );
+    assert!(top.len() < all.len());
+    w.call("sneaky-outline", json!({"path": ".", "depth": 0}))
+        .err("invalid_args", 2);
+    w.call("sneaky-outline", json!({"path": ".", "limit": 0}))
+        .err("invalid_args", 2);
+}
+
+#[test]
+fn outline_keeps_to_the_jail() {
+    let w = workspace();
+    std::fs::write(w.outside().join("outside.rs"), "fn outside_secret() {}\n").unwrap();
+    w.link(w.outside(), "out")
+        .link(w.outside().join("outside.rs"), "rust/linked.rs");
+    w.call("sneaky-outline", json!({"path": "out"}))
+        .err("outside_workspace", 3);
+    w.call("sneaky-outline", json!({"path": "../outside.rs"}))
+        .err("outside_workspace", 3);
+    // A walk never follows a link.
+    let r = w.call("sneaky-outline", json!({"path": "."}));
+    let text = r.ok().to_string();
+    assert!(!text.contains("outside_secret"), "{text}");
+    // The read-deny list: a denied file is neither parsed nor named.
+    w.user_config("extra_deny_read = [\"secrets\"]\n")
+        .write("secrets/keys.rs", "fn deny_me() {}\n");
+    let r = w.call("sneaky-outline", json!({"path": "."}));
+    let text = r.ok().to_string();
+    assert!(
+        !text.contains("deny_me") && !text.contains("keys.rs"),
+        "{text}"
+    );
+    w.call("sneaky-outline", json!({"path": "secrets/keys.rs"}))
+        .err("protected_path", 3);
+}
+
+/// The parse cache: kept outside the workspace, used while the file is unchanged, and never
+/// fooled by a change that keeps the size and sets the modification time back.
+#[test]
+fn the_parse_cache_sees_every_change() {
+    let w = util::ws();
+    w.write("a.rs", "fn first_name() {}\n");
+    let path = w.root.join("a.rs");
+    let old_mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    // Entries are kept only for files that have not changed for a while.
+    std::thread::sleep(sneaky::code::cache::SETTLE + Duration::from_millis(300));
+    let names = |w: &Ws| -> Vec<String> {
+        rows(w.call("sneaky-outline", json!({"path": "a.rs"})).ok())
+            .into_iter()
+            .map(|r| r.1)
+            .collect()
+    };
+    assert_eq!(names(&w), ["first_name"]);
+    let cache = w.outside().join("state/sneaky/parse");
+    let entries = files_under(&cache);
+    assert_eq!(entries.len(), 1, "one entry: {entries:?}");
+    assert!(!entries[0].starts_with(&w.root));
+    // Same size, modification time set back: still seen.
+    std::fs::write(&path, "fn other_name() {}\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(old_mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 19);
+    assert_eq!(names(&w), ["other_name"]);
+    // A damaged entry is a miss, not a failure.
+    std::fs::write(&entries[0], b"garbage").unwrap();
+    assert_eq!(names(&w), ["other_name"]);
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// (path, line) of each entry of a result's list.
+fn places(result: &Value, list: &str) -> Vec<(String, u64)> {
+    result[list]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("path").to_string(),
+                s["line"].as_u64().expect("line"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn find_symbol_finds_definitions_not_mentions() {
+    let w = workspace();
+    w.write("README.md", "Widget and render are documented here.\n")
+        .write("notes.txt", "nothing to see\n");
+    let r = w.call("sneaky-symbol", json!({"name": "Widget"}));
+    let res = r.ok();
+    let found = rows(res);
+    let want = [
+        ("c/widget.c", "struct", 1),
+        ("cpp/widget.cpp", "class", 1),
+        ("cs/Widget.cs", "class", 2),
+        ("go/app.go", "struct", 3),
+        ("java/Widget.java", "class", 1),
+        ("js/app.js", "class", 1),
+        ("php/widget.php", "class", 2),
+        ("py/app.py", "class", 1),
+        ("rb/widget.rb", "class", 1),
+        ("rust/lib.rs", "struct", 2),
+        ("ts/app.ts", "class", 5),
+        ("ts/view.tsx", "class", 1),
+    ];
+    let got: Vec<(&str, &str, u64)> = found
+        .iter()
+        .map(|r| (r.0.as_str(), r.2.as_str(), r.3))
+        .collect();
+    assert_eq!(got, want);
+    // The file of another language that mentions the name is named; one that does not is not.
+    let named: Vec<&str> = res["unsupported"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["README.md"]);
+    // A name path: render inside Widget (Go's receiver and C++'s Widget:: count).
+    let r = w.call("sneaky-symbol", json!({"name": "Widget/render"}));
+    let found = rows(r.ok());
+    assert_eq!(found.len(), 12, "{found:?}");
+    assert!(found
+        .iter()
+        .all(|r| r.1 == "render" && r.4.as_deref() == Some("Widget")));
+    assert!(has(
+        &found,
+        "cpp/widget.cpp",
+        "render",
+        "method",
+        7,
+        Some("Widget")
+    ));
+    assert!(has(
+        &found,
+        "cpp/widget.cpp",
+        "render",
+        "method",
+        3,
+        Some("Widget")
+    ));
+    // By kind: the free functions called render.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "render", "kind": "function"}),
+    );
+    assert_eq!(
+        places(r.ok(), "symbols"),
+        [
+            ("c/widget.c".to_string(), 6),
+            ("sh/widget.sh".to_string(), 4)
+        ]
+    );
+    // The impl block is a container, found only when asked for.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "Widget", "kind": "impl", "path": "rust"}),
+    );
+    assert_eq!(places(r.ok(), "symbols"), [("rust/lib.rs".to_string(), 6)]);
+    // Not exact: the name contains it, case ignored.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "WIDG", "exact": false, "path": "py"}),
+    );
+    let names: Vec<String> = rows(r.ok()).into_iter().map(|r| r.1).collect();
+    assert_eq!(names, ["Widget", "make_widget"]);
+    // Bodies.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "render", "path": "py/app.py", "include_body": true}),
+    );
+    assert_eq!(
+        r.ok()["symbols"][0]["body"],
+        "    def render(self):\n        return \"render\"\n"
+    );
+    // Pages.
+    let r = w.call("sneaky-symbol", json!({"name": "Widget", "limit": 5}));
+    assert_eq!(r.ok()["truncated"], true);
+    assert_eq!(r.ok()["next_offset"], 5);
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "Widget", "offset": 5, "limit": 100}),
+    );
+    assert_eq!(places(r.ok(), "symbols").len(), 7);
+    w.call("sneaky-symbol", json!({"name": "A//b"}))
+        .err("invalid_args", 2);
+    w.call("sneaky-symbol", json!({"name": "Widget", "kind": "nope"}))
+        .err("invalid_args", 2);
+}
+
+#[test]
+fn find_symbol_and_references_keep_to_the_jail() {
+    let w = workspace();
+    std::fs::write(
+        w.outside().join("outside.py"),
+        "def render():\n    render()\n",
+    )
+    .unwrap();
+    w.link(w.outside(), "out")
+        .user_config("extra_deny_read = [\"secrets\"]\n")
+        .write("secrets/keys.py", "def render():\n    render()\n");
+    for bin in ["sneaky-symbol", "sneaky-refs"] {
+        let r = w.call(bin, json!({"name": "render"}));
+        let text = r.ok().to_string();
+        assert!(
+            !text.contains("outside") && !text.contains("secrets"),
+            "{bin}: {text}"
+        );
+        w.call(bin, json!({"name": "render", "path": "out"}))
+            .err("outside_workspace", 3);
+    }
+}
+
+#[test]
+fn find_references_finds_uses_in_code_only() {
+    let w = workspace();
+    w.write("README.md", "render\n");
+    let r = w.call("sneaky-refs", json!({"name": "render"}));
+    let res = r.ok();
+    let refs = res["references"].as_array().unwrap();
+    let got: Vec<(&str, u64, u64, Option<&str>)> = refs
+        .iter()
+        .map(|u| {
+            (
+                u["path"].as_str().unwrap(),
+                u["line"].as_u64().unwrap(),
+                u["column"].as_u64().unwrap(),
+                u["container"].as_str(),
+            )
+        })
+        .collect();
+    // One use in each file (`w.render()`), none at a definition, none in a string
+    // (Python's `return "render"`), and Bash's call of the function.
+    let want = [
+        ("c/widget.c", 14, 5, Some("make_widget")),
+        ("cpp/widget.cpp", 11, 5, Some("make_widget")),
+        ("cs/Widget.cs", 7, 9, Some("make_widget")),
+        ("go/app.go", 13, 4, Some("make_widget")),
+        ("java/Widget.java", 10, 11, Some("make_widget")),
+        ("js/app.js", 9, 5, Some("make_widget")),
+        ("php/widget.php", 9, 9, Some("make_widget")),
+        ("py/app.py", 11, 7, Some("make_widget")),
+        ("rb/widget.rb", 11, 5, Some("make_widget")),
+        ("rust/lib.rs", 14, 7, Some("make_widget")),
+        ("sh/widget.sh", 9, 3, Some("make_widget")),
+        ("ts/app.ts", 14, 5, Some("make_widget")),
+        ("ts/view.tsx", 9, 5, Some("make_widget")),
+    ];
+    assert_eq!(got, want);
+    assert_eq!(refs[0]["text"], "    render(&w);");
+    assert_eq!(res["unsupported"]["files"][0]["path"], "README.md");
+    // A word in a comment or a string is no use; an interpolation is code.
+    w.write(
+        "py/more.py",
+        "# render here is a comment\nx = \"render\"\ny = f\"{render()}\"\n",
+    );
+    let r = w.call(
+        "sneaky-refs",
+        json!({"name": "render", "path": "py/more.py"}),
+    );
+    assert_eq!(
+        places(r.ok(), "references"),
+        [("py/more.py".to_string(), 3)]
+    );
+    // The Widget of Python's comment is left out; its uses are not.
+    let r = w.call("sneaky-refs", json!({"name": "Widget", "path": "py"}));
+    assert_eq!(
+        places(r.ok(), "references"),
+        [("py/app.py".to_string(), 10)]
+    );
+    // Pages.
+    let r = w.call("sneaky-refs", json!({"name": "render", "limit": 4}));
+    assert_eq!(r.ok()["truncated"], true);
+    assert_eq!(r.ok()["next_offset"], 4);
+    w.call("sneaky-refs", json!({"name": "two words"}))
+        .err("invalid_args", 2);
+    w.call(
+        "sneaky-refs",
+        json!({"name": "render", "path": "README.md"}),
+    )
+    .err("invalid_args", 2);
+}

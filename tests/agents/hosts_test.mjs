@@ -8,7 +8,7 @@
 //     writes for it (the same text a client gets from the server directly), at most 1.1 times
 //     its characters, not the JSON result;
 //   - an image: one image block, and no base64 as text;
-//   - a command longer than tools.shell.yield_after_seconds (2 s in the workspace's
+//   - a command longer than tools.shell.yield_after_seconds (5 s in the workspace's
 //     sneaky.toml here): the model reads that it goes on as a background job;
 //   - the host sent the `clientInfo.name` src/mcp/shape.rs knows it by (from the server's log).
 //
@@ -93,7 +93,7 @@ function noisePng(width, height) {
 }
 
 const PICTURE = { width: 400, height: 300 };
-const YIELD_AFTER = 2;
+const YIELD_AFTER = 5;
 
 function makeWorkspace(dir) {
   fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
@@ -109,10 +109,12 @@ function makeWorkspace(dir) {
 const STEPS = {
   read: { tool: 'read_file', args: { file_path: 'notes.txt' } },
   grep: { tool: 'grep_files', args: { pattern: 'answer' } },
-  command: { tool: 'run_command', args: { command: 'echo hello && cat notes.txt' } },
+  // A timeout not longer than yield_after_seconds: the foreground, as with the default 30 s
+  // under the default 50.
+  command: { tool: 'run_command', args: { command: 'echo hello && cat notes.txt', timeout: YIELD_AFTER } },
   error: { tool: 'read_file', args: { file_path: 'missing.txt' } },
   image: { tool: 'read_file', args: { file_path: 'picture.png' } },
-  long: { tool: 'run_command', args: { command: 'sleep 8 && echo late', timeout: 60 } },
+  long: { tool: 'run_command', args: { command: `sleep ${2 * YIELD_AFTER} && echo late`, timeout: 60 } },
 };
 const SCRIPT = { stdio: ['read', 'grep', 'command', 'error', 'image', 'long'], http: ['read', 'command'] };
 // What the model reads of a command that yielded (its job's id differs from run to run).

@@ -47,6 +47,7 @@ macro_rules! tool_list {
             Outline "outline" "sneaky-outline" Auto outline::Outline,
             FindSymbol "find_symbol" "sneaky-symbol" Auto symbol::FindSymbol,
             FindReferences "find_references" "sneaky-refs" Auto refs::FindReferences,
+            RepoMap "repo_map" "sneaky-map" Auto map::RepoMap,
             WriteFile "write_file" "sneaky-write" Confirm write::WriteFile,
             MakeDir "make_dir" "sneaky-mkdir" Confirm mkdir::MakeDir,
             DeleteFile "delete_file" "sneaky-rm" Confirm rm::DeleteFile,
@@ -192,6 +193,7 @@ mod tests {
                 "outline",
                 "find_symbol",
                 "find_references",
+                "repo_map",
                 "finish",
                 "job_output"
             ]

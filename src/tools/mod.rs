@@ -25,6 +25,7 @@ pub mod grep;
 pub mod input;
 pub mod jobs;
 pub mod list;
+pub mod map;
 pub mod mkdir;
 pub mod outline;
 pub mod patch;

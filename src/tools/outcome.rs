@@ -345,6 +345,13 @@ pub(crate) mod tests {
                     {"path": "b.rs", "line": 1, "column": 1, "text": "f();", "container": null}
                 ], "truncated": true, "next_offset": 2})],
         );
+        round_trip::<tools::map::RepoMap>(
+            seen,
+            &[
+                json!({"map": "a.rs:\n  1: fn f()\nb.rs\n", "files": ["a.rs", "b.rs"],
+                     "tokens": 12}),
+            ],
+        );
         round_trip::<tools::write::WriteFile>(
             seen,
             &[

@@ -96,6 +96,7 @@ const CALLS = [
   ['outline', { path: 'src/lib.rs' }, { path: 'hello.txt' }, 'invalid_args'],
   ['find_symbol', { name: 'answer' }, { name: 'answer', kind: 'nope' }, 'invalid_args'],
   ['find_references', { name: 'answer' }, { name: 'answer', path: 'no/such/dir' }, 'not_found'],
+  ['repo_map', { max_tokens: 256 }, { max_tokens: 1 }, 'invalid_args'],
   ['write_file', { file_path: 'out/new.txt', content: 'made by ts\n' },
     { file_path: '../escape.txt', content: 'x' }, 'outside_workspace'],
   ['make_dir', { directory_path: 'made/deep' }, { directory_path: 'hello.txt' }, 'already_exists'],

@@ -568,3 +568,66 @@ fn find_references_finds_uses_in_code_only() {
     )
     .err("invalid_args", 2);
 }
+
+/// A tree of 100 Python modules: each defines its own function and calls two others', and all
+/// of them use `shared_helper` of `core.py`.
+fn hundred_modules() -> Ws {
+    let w = util::ws();
+    w.write(
+        "pkg/core.py",
+        "def shared_helper(x):\n    return x\n\n\nclass Registry:\n    pass\n",
+    );
+    for i in 0..99 {
+        let (a, b) = ((i * 7 + 3) % 99, (i * 13 + 5) % 99);
+        w.write(
+            &format!("pkg/mod_{i:02}.py"),
+            &format!(
+                "from pkg.core import shared_helper, Registry\n\n\ndef compute_{i:02}(value):\n    \
+                 registry = Registry()\n    return shared_helper(value) + compute_{a:02}(value) + \
+                 compute_{b:02}(value)\n"
+            ),
+        );
+    }
+    w
+}
+
+#[test]
+fn repo_map_ranks_what_is_used_within_the_budget() {
+    let w = hundred_modules();
+    let r = w.call("sneaky-map", json!({}));
+    let res = r.ok();
+    let map = res["map"].as_str().unwrap();
+    let files = util::strings(&res["files"]);
+    assert!(res["tokens"].as_u64().unwrap() <= 1024, "{res}");
+    assert!(files.len() >= 10, "{} files: {map}", files.len());
+    // What every module uses comes first.
+    assert_eq!(files[0], "pkg/core.py", "{map}");
+    assert!(
+        map.starts_with("pkg/core.py:\n  1: def shared_helper(x)\n"),
+        "{map}"
+    );
+    // A smaller budget holds less, and stays within it.
+    let r = w.call("sneaky-map", json!({"max_tokens": 100}));
+    let small = r.ok();
+    assert!(small["tokens"].as_u64().unwrap() <= 100);
+    assert!(util::strings(&small["files"]).len() < files.len());
+    // Focus: a module and what it uses rank first.
+    let r = w.call(
+        "sneaky-map",
+        json!({"max_tokens": 200, "focus": ["pkg/mod_42.py"]}),
+    );
+    let focused = util::strings(&r.ok()["files"]);
+    let (a, b) = ((42 * 7 + 3) % 99, (42 * 13 + 5) % 99);
+    for used in [format!("pkg/mod_{a:02}.py"), format!("pkg/mod_{b:02}.py")] {
+        let at = focused.iter().position(|f| *f == used);
+        assert!(at.is_some_and(|at| at < 4), "{used} in {focused:?}");
+    }
+    // A focused name ranks its definer first.
+    let r = w.call(
+        "sneaky-map",
+        json!({"max_tokens": 100, "focus": ["compute_77"]}),
+    );
+    assert_eq!(util::strings(&r.ok()["files"])[0], "pkg/mod_77.py");
+    w.call("sneaky-map", json!({"max_tokens": 10}))
+        .err("invalid_args", 2);
+}

@@ -448,6 +448,7 @@ fn structured_content_matches_the_output_schema() {
             json!({"name": "answer", "include_body": true}),
         ),
         ("find_references", json!({"name": "answer"})),
+        ("repo_map", json!({"max_tokens": 256})),
     ];
     for (i, (tool, args)) in calls.into_iter().enumerate() {
         let result = s.call(100 + i as i64, tool, args.clone());

@@ -432,7 +432,9 @@ fn put(
                 return false;
             };
             let Ok(st) = fstat(&src) else { return false };
-            if kind(&st) != SFlag::S_IFREG || st.st_size as u64 > *budget {
+            // A set-id or sticky bit is never applied from an upper layer
+            // (src/shell/overlay/scan.rs): such a copy would read as the job's change.
+            if kind(&st) != SFlag::S_IFREG || st.st_size as u64 > *budget || mode & 0o7000 != 0 {
                 return false;
             }
             *budget -= st.st_size as u64;

@@ -145,6 +145,11 @@ pub struct LaunchSpec {
     /// (src/shell/overlay/); None: the command writes the workspace directly.
     #[serde(default)]
     pub overlay: Option<super::overlay::OverlaySpec>,
+    /// A background job's: the Unix socket where its supervisor takes the workspace as the
+    /// job sees it (the overlay's root), to mirror the workspace's later changes into it
+    /// (src/shell/jobs/mirror.rs).
+    #[serde(default)]
+    pub hand_view: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -300,11 +305,27 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         cwd: &spec.cwd,
         overlay: spec.overlay.as_ref(),
     };
+    // Connected while the supervisor's socket is still in view (the namespaces cover it).
+    let hand_view = spec
+        .hand_view
+        .as_deref()
+        .and_then(|p| std::os::unix::net::UnixStream::connect(p).ok());
     let entered = if spec.skip_namespaces {
         Err("skipped: SNEAKY_SANDBOX_SKIP=namespaces".to_string())
     } else {
         namespaces::enter(&request)
     };
+    // Handed over, or the socket closed without it, before anything of the command runs.
+    if let (
+        Some(to),
+        Ok(Entered {
+            overlay: Some(Ok(())),
+            ..
+        }),
+    ) = (hand_view, &entered)
+    {
+        super::jobs::mirror::hand_view(&to, &spec.cwd);
+    }
     match entered {
         Ok(mut entered) => {
             if let Some(p) = &proxy {

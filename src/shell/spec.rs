@@ -119,6 +119,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        hand_view: None,
         report_refused: false,
     })
 }
@@ -205,6 +206,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        hand_view: None,
         report_refused: false,
     }
 }

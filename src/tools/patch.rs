@@ -262,6 +262,19 @@ impl Tool for PatchApply {
     }
 
     const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
+
+    fn changed(r: &PatchResult) -> Vec<&str> {
+        if r.dry_run {
+            return Vec::new();
+        }
+        if r.files.is_empty() {
+            return vec![r.resolved_path.as_deref().unwrap_or(&r.path)];
+        }
+        r.files
+            .iter()
+            .flat_map(|f| std::iter::once(f.path.as_str()).chain(f.from.as_deref()))
+            .collect()
+    }
 }
 
 /// Hunks placed other than exactly where their headers said: where, and by which rung.

@@ -434,6 +434,14 @@ impl Tool for RunCommand {
     const TEXT_FORMAT: &'static str =
         "the command's stdout on stdout and its stderr on stderr; then, on stderr, its exit \
          status, signal or timeout when it did not succeed";
+
+    fn changed(r: &RunResult) -> Vec<&str> {
+        if r.dry_run {
+            return Vec::new();
+        }
+        let changes = r.changes.iter().flatten().chain(&r.untracked);
+        changes.map(|c| c.path.as_str()).collect()
+    }
 }
 
 /// What the command changed, in words: one line after the output (empty when nothing).

@@ -208,4 +208,12 @@ impl Tool for WriteFile {
     }
 
     const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
+
+    fn changed(r: &WriteResult) -> Vec<&str> {
+        match (&r.resolved_path, r.dry_run) {
+            (_, true) => Vec::new(),
+            (Some(real), false) => vec![real.as_str()],
+            (None, false) => vec![r.path.as_str()],
+        }
+    }
 }

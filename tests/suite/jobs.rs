@@ -1400,3 +1400,112 @@ fn a_denied_place_made_while_a_job_runs_stays_unreadable_to_it() {
     );
     assert!(stdout.contains("refused 13"), "{o}");
 }
+
+/// A job that prints, for each path it reads on its input, the file's content or that it is
+/// missing; its own change (`own.txt`) is made at its start.
+const SHOW_PATHS: &str = "echo own > own.txt; while read p; do if [ -e \"$p\" ]; then cat \"$p\"; \
+     else echo \"missing $p\"; fi; echo \"== $p\"; done";
+
+impl Jobs {
+    /// Ask a SHOW_PATHS job for `paths`; what it printed for them.
+    fn show(&self, id: &str, paths: &[&str]) -> String {
+        let input: String = paths.iter().map(|p| format!("{p}\n")).collect();
+        let fed = self.call("sneaky-input", json!({"job_id": id, "input": input}));
+        assert_eq!(fed.status, 0, "{fed:?}");
+        let last = format!("== {}\n", paths[paths.len() - 1]);
+        let o = self.output(json!({"job_id": id, "wait_for": last, "wait_ms": 20000}));
+        assert_eq!(o["matched"], true, "{o}");
+        o["stdout"].as_str().unwrap_or("").to_string()
+    }
+
+    fn edit(&self, bin: &str, request: Value) {
+        let r = self.call(bin, request);
+        assert_eq!(r.status, 0, "{bin}: {r:?}");
+    }
+}
+
+/// The paths of a result's `changes`.
+fn changed_paths(o: &Value) -> Vec<String> {
+    o["changes"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|x| x["path"].as_str())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The edit tools' changes made while a job runs reach its view of the workspace (the
+/// supervisor mirrors them through its overlay): a file it had read and the tools replaced
+/// (str_replace, write_file), a file it had looked for before it was made, a file deleted,
+/// a directory made. What the job wrote itself stays held and is all that its end applies:
+/// the mirrored paths, equal to the workspace's, are no change of the job's.
+#[test]
+fn a_job_sees_what_the_tools_change_while_it_runs() {
+    if !crate::sandbox::namespaces_or_skip("a_job_sees_what_the_tools_change_while_it_runs") {
+        return;
+    }
+    let j = Jobs::new();
+    j.w.write("app.txt", "v1\n")
+        .write("conf.txt", "debug = false\n")
+        .write("gone.txt", "still here\n");
+    let r = j.start(json!({"command": SHOW_PATHS, "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let paths = [
+        "app.txt",
+        "conf.txt",
+        "new.txt",
+        "gone.txt",
+        "dir/inner.txt",
+    ];
+    let before = j.show(&id, &paths);
+    for seen in [
+        "v1\n",
+        "debug = false\n",
+        "missing new.txt",
+        "still here\n",
+        "missing dir/inner.txt",
+    ] {
+        assert!(before.contains(seen), "{seen:?} in {before:?}");
+    }
+    j.edit(
+        "sneaky-replace",
+        json!({"file_path": "app.txt", "old_str": "v1", "new_str": "v2"}),
+    );
+    j.edit(
+        "sneaky-write",
+        json!({"file_path": "conf.txt", "content": "debug = true\n"}),
+    );
+    j.edit(
+        "sneaky-write",
+        json!({"file_path": "new.txt", "content": "made later\n"}),
+    );
+    j.edit("sneaky-rm", json!({"file_path": "gone.txt"}));
+    j.edit(
+        "sneaky-write",
+        json!({"file_path": "dir/inner.txt", "content": "in a new directory\n"}),
+    );
+    let after = j.show(&id, &paths);
+    for seen in [
+        "v2\n",
+        "debug = true\n",
+        "made later\n",
+        "missing gone.txt",
+        "in a new directory\n",
+    ] {
+        assert!(after.contains(seen), "{seen:?} in {after:?}");
+    }
+    for stale in ["v1", "debug = false", "missing new.txt", "still here"] {
+        assert!(!after.contains(stale), "{stale:?} in {after:?}");
+    }
+    let o = j.output(json!({"job_id": id, "kill": true}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(changed_paths(&o), ["own.txt"], "{o}");
+    assert_eq!(j.w.read("own.txt"), "own\n");
+    assert_eq!(j.w.read("app.txt"), "v2\n");
+    assert_eq!(j.w.read("conf.txt"), "debug = true\n");
+    assert_eq!(j.w.read("dir/inner.txt"), "in a new directory\n");
+    assert!(!j.w.root.join("gone.txt").exists());
+}

@@ -18,6 +18,7 @@
 //! cannot start a job with a spec of its own making.
 
 mod changes;
+pub mod mirror;
 pub mod store;
 pub mod supervisor;
 
@@ -163,6 +164,11 @@ pub enum Request {
     /// the asking process with that tag), and start none for it from now on.
     EndOwner {
         tag: String,
+    },
+    /// The tools changed these paths of the workspace (root-relative): write them into the
+    /// view of every running job (src/shell/jobs/mirror.rs).
+    Mirror {
+        paths: Vec<String>,
     },
 }
 

@@ -16,6 +16,8 @@ mod agent_pipe;
 mod agent_screen;
 #[path = "suite/agent_tty.rs"]
 mod agent_tty;
+#[path = "suite/apply_boundary.rs"]
+mod apply_boundary;
 #[path = "../fuzz/checks.rs"]
 mod checks;
 #[path = "suite/code_nav.rs"]

@@ -153,7 +153,7 @@ fn check_policy(args: &[String]) -> ExitCode {
 
 /// `sneaky-run --apply-held|--drop-held [--root DIR] [--config FILE]` with `{"held": ID}` on
 /// stdin: apply the changes a `--hold-changes` dry run held (the result holds `changes`,
-/// `untracked`, `discarded` and `change_id` as a command's call does), or drop them. For the
+/// `untracked`, `discarded`, `reduced` and `change_id` as a command's call does), or drop them. For the
 /// driver, whose person approved (or not) a command by its effect.
 fn held(args: &[String], apply: bool) -> ExitCode {
     driver_call(args, |request, ctx| {
@@ -172,6 +172,11 @@ fn held(args: &[String], apply: bool) -> ExitCode {
             "untracked": applied.untracked,
             "discarded": applied.discarded,
         });
+        if !applied.reduced.is_empty() {
+            if let Some(map) = result.as_object_mut() {
+                map.insert("reduced".into(), serde_json::json!(applied.reduced));
+            }
+        }
         if let (Ok(undo), Some(map)) = (serde_json::to_value(&applied.undo), result.as_object_mut())
         {
             if let Some(fields) = undo.as_object() {

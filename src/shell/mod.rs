@@ -256,8 +256,10 @@ pub fn run_with_changes(
                     if dry_run && overlay::holding() {
                         applied.held = Some(held.hold()?);
                     }
-                    let note = applied.links_note();
-                    if !note.is_empty() {
+                    for note in [applied.links_note(), applied.reduced_note()] {
+                        if note.is_empty() {
+                            continue;
+                        }
                         let text = &mut finished.stderr.text;
                         if !text.is_empty() && !text.ends_with('\n') {
                             text.push('\n');

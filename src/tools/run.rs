@@ -18,7 +18,7 @@ use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
 use crate::render::human::Text;
-use crate::shell::overlay::Changed;
+use crate::shell::overlay::{Changed, Reduced};
 use crate::shell::policy::Effect;
 use crate::shell::{self, jobs, policy, Changes};
 
@@ -135,6 +135,12 @@ pub struct RunResult {
     /// not applied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<String>,
+    /// What of the command's changes was applied reduced, or not at all: a command's changes
+    /// are applied as git keeps files (regular files with plain permission bits, directories,
+    /// links). A set-id or sticky bit and extended attributes (file capabilities included) are
+    /// taken off; a FIFO, socket or device node is not applied. With dry_run: what would be.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reduced: Vec<Reduced>,
     #[serde(flatten)]
     pub undo: Undoable,
     /// With dry_run: the unified diff of `changes`.
@@ -477,6 +483,7 @@ fn result(
         changes: applied_ref.map(|a| a.changes.clone()),
         untracked: applied_ref.map(|a| a.untracked.clone()).unwrap_or_default(),
         discarded: applied_ref.map(|a| a.discarded.clone()).unwrap_or_default(),
+        reduced: applied_ref.map(|a| a.reduced.clone()).unwrap_or_default(),
         undo: applied_ref.map(|a| a.undo.clone()).unwrap_or_default(),
         diff: applied_ref.and_then(|a| a.diff.clone()),
         diff_truncated: applied_ref.is_some_and(|a| a.diff_truncated),
@@ -619,6 +626,7 @@ impl<'a> Background<'a> {
             changes: v.changes,
             untracked: v.untracked,
             discarded: v.discarded,
+            reduced: v.reduced,
             undo: v.undo,
             diff: None,
             diff_truncated: false,

@@ -221,6 +221,10 @@ pub struct JobView {
     /// not applied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<String>,
+    /// What of the job's changes was applied reduced, or not at all, as run_command's
+    /// `reduced`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reduced: Vec<crate::shell::overlay::Reduced>,
     #[serde(flatten)]
     pub undo: crate::fs::history::Undoable,
     /// Why the job's changes were not held, or could not be applied (then where they are

@@ -59,7 +59,8 @@ fn is_link(s: &State) -> bool {
 }
 
 /// Take every path of `steps` from `now` (the same order, as the workspace holds them) to its
-/// new state. Parents come before their children in `steps`.
+/// new state. Parents come before their children in `steps`. Longer than most: the five steps
+/// of the module comment, whose order is the point, read top to bottom in one place.
 pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
     // A multi-file edit killed halfway is put back before anything else is changed.
     durable::recover(ws);

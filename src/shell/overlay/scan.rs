@@ -139,25 +139,7 @@ fn scan_dir(at: &Level<'_>, out: &mut Scanned) {
                 });
             }
         } else if ft.is_file() {
-            let mode = meta.mode() & 0o7777;
-            let kept = mode & 0o777;
-            reduce_bits(&path, mode, kept, out);
-            reduce_xattrs(&path, &up, out);
-            let same = lower.is_some_and(|m| {
-                Kind::from_mode(m.st_mode) == Kind::File
-                    && m.st_mode & 0o7777 == kept
-                    && u64::try_from(m.st_size).ok() == Some(meta.len())
-                    && at.lower.is_some_and(|d| same_content(d, &name, &up))
-            });
-            if !same {
-                out.found.push(Found {
-                    path,
-                    to: To::File {
-                        mode: kept,
-                        content: Content::File(up),
-                    },
-                });
-            }
+            scan_file(at, &name, path, &meta, lower, out);
         } else if ft.is_socket() && at.rel.is_empty() && at.placed.contains(&name.as_os_str()) {
             // A protected path's placeholder (`Scratch::place`), not the command's.
         } else {
@@ -170,6 +152,38 @@ fn scan_dir(at: &Level<'_>, out: &mut Scanned) {
             };
             out.reduced.push(Reduced::new(&path, what));
         }
+    }
+}
+
+/// A regular file of the upper layer: a change unless the workspace holds the same (its
+/// mode as it will be applied, its content).
+fn scan_file(
+    at: &Level<'_>,
+    name: &OsStr,
+    path: String,
+    meta: &fs::Metadata,
+    lower: Option<FileStat>,
+    out: &mut Scanned,
+) {
+    let up = at.upper.join(&path);
+    let mode = meta.mode() & 0o7777;
+    let kept = mode & 0o777;
+    reduce_bits(&path, mode, kept, out);
+    reduce_xattrs(&path, &up, out);
+    let same = lower.is_some_and(|m| {
+        Kind::from_mode(m.st_mode) == Kind::File
+            && m.st_mode & 0o7777 == kept
+            && u64::try_from(m.st_size).ok() == Some(meta.len())
+            && at.lower.is_some_and(|d| same_content(d, name, &up))
+    });
+    if !same {
+        out.found.push(Found {
+            path,
+            to: To::File {
+                mode: kept,
+                content: Content::File(up),
+            },
+        });
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
-use sneaky::config::commands::{DEFAULT_ALLOWED, DEFAULT_DENIED};
+use sneaky::config::commands::{DEFAULT_DENIED, STRICT_ALLOWED, STRICT_DENIED};
 use sneaky::config::Shell;
 use sneaky::edit::{self, Edit, Hunk, Lines};
 use sneaky::fs::jail::Workspace;
@@ -660,12 +660,14 @@ fn restrictive() -> Shell {
     }
 }
 
-/// Arbitrary text to the command policy, with the default, a restrictive and a strict
-/// configuration (the kernel layers off): an answer comes quickly (nesting bombs included); an
-/// accepted line runs only programs its lists allow (never a NEVER builtin or an opaque
-/// wrapper), and a denied command on the next line is refused. When strict, also: bash would
-/// expand nothing in an accepted line (no `$…`, backticks or process substitution outside
-/// single quotes), and a line that runs only sort hands it no compression program.
+/// Arbitrary text to the command policy, with the default (the contained mode), the strict
+/// mode's defaults, a restrictive allow list and the same with the kernel layers off: an answer
+/// comes quickly (nesting bombs included); an accepted line runs no denied program (by name or
+/// by a path outside the workspace), and under an allow list only programs it allows (never a
+/// NEVER builtin or an opaque wrapper); a denied command on the next line is refused. When the
+/// policy is strict, also: bash would expand nothing in an accepted line (no `$…`, backticks or
+/// process substitution outside single quotes), and a line that runs only sort hands it no
+/// compression program.
 pub fn command_policy(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -674,24 +676,33 @@ pub fn command_policy(data: &[u8]) {
         "ls", "cat", "echo", "git", "sed", "find", "xargs", "env", "timeout", "sh", "sort", "tar",
         "cp",
     ];
-    for (shell, allowed, denied) in [
+    let deny_list: Vec<&str> = DEFAULT_DENIED.iter().map(|(n, _)| *n).collect();
+    let strict_denied: Vec<&str> = deny_list.iter().chain(STRICT_DENIED).copied().collect();
+    for (shell, allowed, denied, next) in [
+        (Shell::default(), None, deny_list, "sudo pwned"),
         (
-            Shell::default(),
-            DEFAULT_ALLOWED.to_vec(),
-            DEFAULT_DENIED.to_vec(),
+            Shell {
+                strict: true,
+                ..Shell::default()
+            },
+            Some(STRICT_ALLOWED.to_vec()),
+            strict_denied,
+            "rm pwned",
         ),
         (
             restrictive(),
-            restrictive_allowed.clone(),
+            Some(restrictive_allowed.clone()),
             vec!["rm", "curl"],
+            "rm pwned",
         ),
         (
             Shell {
                 sandbox: false,
                 ..restrictive()
             },
-            restrictive_allowed,
+            Some(restrictive_allowed),
             vec!["rm", "curl"],
+            "rm pwned",
         ),
     ] {
         let strict = !policy::contained(&shell);
@@ -702,11 +713,21 @@ pub fn command_policy(data: &[u8]) {
             continue;
         };
         for p in &approved.programs {
+            // A relative path without `..` is a file of the workspace: a copy runs contained.
+            let base = p.rsplit('/').next().unwrap_or(p);
+            let in_workspace =
+                p.contains('/') && !p.starts_with('/') && !p.split('/').any(|c| c == "..");
+            assert!(
+                !denied.contains(&base) || in_workspace,
+                "{text:?} runs denied {p}"
+            );
+            let Some(allowed) = &allowed else {
+                continue;
+            };
             assert!(
                 allowed.contains(&p.as_str()),
                 "{text:?} runs {p}, not allowed"
             );
-            assert!(!denied.contains(&p.as_str()), "{text:?} runs denied {p}");
             assert!(
                 !NEVER.contains(&p.as_str()) && !OPAQUE_WRAPPERS.contains(&p.as_str()),
                 "{text:?} runs {p}"
@@ -727,11 +748,11 @@ pub fn command_policy(data: &[u8]) {
             );
         }
         // A complete accepted line followed by another line: that line is a command of its
-        // own, and `rm` is denied in every configuration (unless the line defines functions,
-        // one of which could be named rm).
+        // own, denied in every configuration (unless the line defines functions, one of which
+        // could be named like it).
         let defines = text.contains("()") || text.contains("function");
         if !text.contains("<<") && !text.ends_with('\\') && !defines {
-            let more = format!("{text}\nrm pwned");
+            let more = format!("{text}\n{next}");
             assert!(
                 policy::check(&more, &shell, policy_root()).is_err(),
                 "{more:?} accepted"

@@ -45,6 +45,9 @@ macro_rules! tool_list {
             GrepFiles "grep_files" "sneaky-grep" Auto grep::GrepFiles,
             FindFiles "find_files" "sneaky-find" Auto find::FindFiles,
             Outline "outline" "sneaky-outline" Auto outline::Outline,
+            FindSymbol "find_symbol" "sneaky-symbol" Auto symbol::FindSymbol,
+            FindReferences "find_references" "sneaky-refs" Auto refs::FindReferences,
+            RepoMap "repo_map" "sneaky-map" Auto map::RepoMap,
             WriteFile "write_file" "sneaky-write" Confirm write::WriteFile,
             MakeDir "make_dir" "sneaky-mkdir" Confirm mkdir::MakeDir,
             DeleteFile "delete_file" "sneaky-rm" Confirm rm::DeleteFile,
@@ -188,6 +191,9 @@ mod tests {
                 "grep_files",
                 "find_files",
                 "outline",
+                "find_symbol",
+                "find_references",
+                "repo_map",
                 "finish",
                 "job_output"
             ]

@@ -135,12 +135,19 @@ pub struct Tools {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Shell {
-    /// Programs run_command may run; None means the built-in default list. This is also the
-    /// set the kernel lets execute (with each program's helpers): transitive.
+    /// The strict mode: only the allowed list runs, and the kernel lets only those programs
+    /// (with their helpers) execute. Off by default: with every layer in force, any program
+    /// but the deny list runs (src/config/commands.rs, `mode`).
+    pub strict: bool,
+    /// An allow list: the programs run_command may run (setting it chooses the strict mode);
+    /// None means the strict mode's built-in list. The kernel lets only these execute (with
+    /// each program's helpers): transitive.
     pub allowed_commands: Option<Vec<String>>,
-    /// Programs added to the allowed list in force (the default one or `allowed_commands`).
+    /// Strict mode: programs added to the allowed list in force. Contained mode: entries of
+    /// the built-in deny list let run.
     pub extra_allowed_commands: Vec<String>,
-    /// Programs run_command refuses; None means the built-in default list.
+    /// Programs run_command refuses; None means the built-in deny list (and in strict mode
+    /// the strict one).
     pub denied_commands: Option<Vec<String>>,
     pub default_timeout: u64,
     /// Restrict commands with Landlock where the kernel supports it.
@@ -217,6 +224,7 @@ impl Default for Config {
 impl Default for Shell {
     fn default() -> Self {
         Shell {
+            strict: false,
             allowed_commands: None,
             extra_allowed_commands: Vec::new(),
             denied_commands: None,
@@ -484,36 +492,59 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
 }
 
 fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
-    let base_lists = EffectiveLists::from_config(base);
-    let base_runnable = base_lists.runnable();
-    // What the workspace asks to run: its own list when it sets one, else the user's.
-    let asked: Vec<String> = match &ws.allowed_commands {
-        Some(list) => list.clone(),
-        None => base_runnable.iter().map(|s| s.to_string()).collect(),
+    use commands::{Mode, Strictness};
+    // Strict when either asks for it (or the user's configuration falls back to it): the
+    // workspace then gets at most the user's lists as the strict mode reads them.
+    let strict = base.strict || ws.strict;
+    let contained =
+        !strict && ws.allowed_commands.is_none() && commands::mode(base) == Mode::Contained;
+    let base_lists = match contained {
+        true => EffectiveLists::in_mode(base, Mode::Contained),
+        false => EffectiveLists::in_mode(base, Mode::Strict(Strictness::Configured)),
     };
-    let (kept, dropped): (Vec<String>, Vec<String>) = union(&asked, &ws.extra_allowed_commands)
-        .into_iter()
-        .partition(|n| base_runnable.contains(&n.as_str()));
-    // The user's denied entries (minus what the user allowed over the default denied list),
-    // plus whatever the workspace denies explicitly.
-    let base_denied: Vec<String> = base_lists
-        .denied
-        .iter()
-        .map(|(n, _)| n.clone())
-        .filter(|n| !base_runnable.contains(&n.as_str()))
-        .collect();
-    let denied = union(
-        &base_denied,
-        ws.denied_commands.as_deref().unwrap_or_default(),
-    );
+    let (allowed_commands, extra_allowed_commands, dropped) = if contained {
+        // Contained: what the workspace adds can only lift an entry of the deny list, which
+        // the user's configuration must have lifted already.
+        let (kept, dropped): (Vec<String>, Vec<String>) = ws
+            .extra_allowed_commands
+            .iter()
+            .cloned()
+            .partition(|n| base_lists.permits(n));
+        (None, union(&base.extra_allowed_commands, &kept), dropped)
+    } else {
+        let base_runnable = base_lists.runnable();
+        // What the workspace asks to run: its own list when it sets one, else the user's.
+        let asked: Vec<String> = match &ws.allowed_commands {
+            Some(list) => list.clone(),
+            None => base_runnable.iter().map(|s| s.to_string()).collect(),
+        };
+        let (kept, dropped): (Vec<String>, Vec<String>) = union(&asked, &ws.extra_allowed_commands)
+            .into_iter()
+            .partition(|n| base_runnable.contains(&n.as_str()));
+        (Some(kept), Vec::new(), dropped)
+    };
+    // The user's denied entries that still deny, plus whatever the workspace denies
+    // explicitly; the built-in list stays itself (its refusals give their reasons) while
+    // neither configuration replaces it.
+    let denied_commands = match (&base.denied_commands, &ws.denied_commands) {
+        (None, None) if contained => None,
+        _ => Some(union(
+            &base_lists
+                .denied_names()
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+            ws.denied_commands.as_deref().unwrap_or_default(),
+        )),
+    };
     let read_paths = match &base.read_paths {
         Some(list) => Some(list.clone()),
         None => ws.read_paths,
     };
     Shell {
-        allowed_commands: Some(kept),
-        extra_allowed_commands: Vec::new(),
-        denied_commands: Some(denied),
+        strict,
+        allowed_commands,
+        extra_allowed_commands,
+        denied_commands,
         default_timeout: base.default_timeout.min(ws.default_timeout),
         sandbox: base.sandbox || ws.sandbox,
         network: base.network.tighten(ws.network),
@@ -727,6 +758,40 @@ default_timeout  = 30
         assert_eq!(shell.untrusted_requests, vec!["perl", "curl"]);
         assert!(shell.network == Network::Off && shell.sandbox);
         assert!(merged.permissions.allow.is_empty());
+    }
+
+    /// Contained mode (the default): a workspace can deny more and choose the strict mode, but
+    /// neither lift an entry of the deny list nor leave a strict mode the user chose.
+    #[test]
+    fn an_untrusted_workspace_cannot_loosen_the_mode() {
+        use commands::Mode;
+        let parse = |t: &str| Config::parse(t, "t").expect("parse");
+        let mode = |c: &Config| commands::mode(&c.tools.shell);
+        let user = parse("[tools.shell]\nextra_allowed_commands = [\"docker\"]\n");
+        let ws = parse(
+            "[tools.shell]\nextra_allowed_commands = [\"docker\", \"sudo\"]\ndenied_commands = [\"curl\"]\n",
+        );
+        let merged = tighten_only(user.clone(), ws);
+        assert_eq!(mode(&merged), Mode::Contained);
+        let lists = EffectiveLists::from_config(&merged.tools.shell);
+        assert!(lists.permits("docker") && lists.permits("python3"));
+        assert!(!lists.permits("sudo") && !lists.permits("curl") && !lists.permits("podman"));
+        assert_eq!(merged.tools.shell.untrusted_requests, vec!["sudo"]);
+        // A workspace may choose the strict mode, with the user's lists read strictly.
+        let merged = tighten_only(user.clone(), parse("[tools.shell]\nstrict = true\n"));
+        assert!(mode(&merged).is_strict());
+        let lists = EffectiveLists::from_config(&merged.tools.shell);
+        assert!(lists.permits("ls") && lists.permits("docker") && !lists.permits("python3"));
+        // And nothing given, it keeps the user's contained mode and the built-in list.
+        let merged = tighten_only(user, parse("max_output_bytes = 10\n"));
+        assert_eq!(mode(&merged), Mode::Contained);
+        assert_eq!(merged.tools.shell.denied_commands, None);
+        // A user's strict mode stays strict whatever the workspace says.
+        let strict = parse("[tools.shell]\nstrict = true\n");
+        let merged = tighten_only(strict, parse("[tools.shell]\nstrict = false\n"));
+        assert!(mode(&merged).is_strict());
+        let lists = EffectiveLists::from_config(&merged.tools.shell);
+        assert!(!lists.permits("python3") && lists.permits("git"));
     }
 
     /// Every size, cap, limit and timeout a workspace raises stays the user's; one it lowers is

@@ -8,12 +8,16 @@ mod util;
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/agent_hosts.rs"]
+mod agent_hosts;
 #[path = "suite/agent_pipe.rs"]
 mod agent_pipe;
 #[path = "suite/agent_screen.rs"]
 mod agent_screen;
 #[path = "suite/agent_tty.rs"]
 mod agent_tty;
+#[path = "suite/apply_boundary.rs"]
+mod apply_boundary;
 #[path = "../fuzz/checks.rs"]
 mod checks;
 #[path = "suite/code_nav.rs"]
@@ -28,6 +32,8 @@ mod contract;
 mod corpus;
 #[path = "suite/deny.rs"]
 mod deny;
+#[path = "suite/deny_programs.rs"]
+mod deny_programs;
 #[path = "suite/edit_corpus.rs"]
 mod edit_corpus;
 #[path = "suite/edit_crash.rs"]
@@ -78,6 +84,8 @@ mod protocol;
 mod read_tools;
 #[path = "suite/readme.rs"]
 mod readme;
+#[path = "suite/refusal_lines.rs"]
+mod refusal_lines;
 #[path = "suite/run_exec.rs"]
 mod run_exec;
 #[path = "suite/run_policy.rs"]

@@ -135,22 +135,25 @@ impl Watcher {
 /// `sneaky-run --check-policy [--root DIR] [--config FILE]` with run_command's JSON arguments
 /// on stdin: whether the command policy would refuse the command, without running anything.
 /// For the driver, which asks nobody to approve a command that will be refused and does not
-/// link the shell grammar itself. Answers with the usual envelope (`result: {}` when allowed)
-/// and exit status.
+/// link the shell grammar itself. Answers with the usual envelope (`result: {"effect": "reads"
+/// or "writes", "programs": […]}` when allowed) and exit status.
 fn check_policy(args: &[String]) -> ExitCode {
     driver_call(args, |request, ctx| {
         let command = request
             .get("command")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("");
-        policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
-        Ok(serde_json::json!({}))
+        let approved = policy::check(command, &ctx.config.tools.shell, ctx.ws.root())?;
+        Ok(serde_json::json!({
+            "effect": approved.effect,
+            "programs": approved.programs,
+        }))
     })
 }
 
 /// `sneaky-run --apply-held|--drop-held [--root DIR] [--config FILE]` with `{"held": ID}` on
 /// stdin: apply the changes a `--hold-changes` dry run held (the result holds `changes`,
-/// `untracked`, `discarded` and `change_id` as a command's call does), or drop them. For the
+/// `untracked`, `discarded`, `reduced` and `change_id` as a command's call does), or drop them. For the
 /// driver, whose person approved (or not) a command by its effect.
 fn held(args: &[String], apply: bool) -> ExitCode {
     driver_call(args, |request, ctx| {
@@ -169,6 +172,11 @@ fn held(args: &[String], apply: bool) -> ExitCode {
             "untracked": applied.untracked,
             "discarded": applied.discarded,
         });
+        if !applied.reduced.is_empty() {
+            if let Some(map) = result.as_object_mut() {
+                map.insert("reduced".into(), serde_json::json!(applied.reduced));
+            }
+        }
         if let (Ok(undo), Some(map)) = (serde_json::to_value(&applied.undo), result.as_object_mut())
         {
             if let Some(fields) = undo.as_object() {

@@ -2,7 +2,9 @@
 //! calls run with --yes or after an "always" for the tool, and otherwise are shown to the
 //! person on the terminal (/dev/tty, so that stdin and stdout stay free for pipes) — with the
 //! diff of a dry run for tools that support `dry_run` — and asked: yes, no, always, quit.
-//! Without a terminal they are refused with a result that tells the model why.
+//! Without a terminal they are refused with a result that tells the model why. A command whose
+//! effect the policy classed as `reads` is not asked about: it runs with its changes held, and
+//! only what it changed anyway goes to the person (never applied silently).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -13,6 +15,7 @@ use serde_json::Value;
 use crate::catalog::ToolName;
 use crate::error::ErrorKind;
 use crate::permissions::Tier;
+use crate::shell::policy::Effect;
 use crate::tools::ToolSpec;
 
 use super::exec::{envelope, error_envelope, is_ok, Runner};
@@ -148,11 +151,11 @@ impl Gate {
     /// run), gate it and run it: the envelope the model gets back, and whether the person asked
     /// to stop. Both `run` and `pipe` call tools through here.
     pub fn run(&mut self, runner: &Runner, name: &str, args: &Value) -> (Value, bool) {
-        let spec = match runner.check(name, args) {
-            Ok(spec) => spec,
+        let (spec, effect) = match runner.check_effect(name, args) {
+            Ok(checked) => checked,
             Err(e) => return (envelope(name, &Err(e)), false),
         };
-        match self.decide(runner, spec, args) {
+        match self.decide(runner, spec, effect, args) {
             Decision::Run => (runner.execute(spec, args), false),
             Decision::Done(envelope) => (envelope, false),
             Decision::Refuse(envelope) => (envelope, false),
@@ -160,14 +163,57 @@ impl Gate {
         }
     }
 
-    /// Decide about a checked call (known tool, not denied, valid arguments).
-    fn decide(&mut self, runner: &Runner, spec: &ToolSpec, args: &Value) -> Decision {
+    /// Decide about a checked call (known tool, not denied, valid arguments), with the effect
+    /// run_command's policy classed a command with.
+    fn decide(
+        &mut self,
+        runner: &Runner,
+        spec: &ToolSpec,
+        effect: Option<Effect>,
+        args: &Value,
+    ) -> Decision {
         let tool = spec.name;
         let name = spec.name();
         if runner.tier(tool) != Tier::Confirm || self.yes || self.always.contains(&tool) {
             return Decision::Run;
         }
+        let holdable = tool == ToolName::RunCommand
+            && spec.supports_dry_run()
+            && args.get("background").and_then(Value::as_bool) != Some(true);
+        // A command that only reads is not asked about: it runs with its changes held, and
+        // what it changed anyway is applied only when the person keeps it (asked below, shown
+        // what changed). One that changed nothing is done.
+        let mut ran_reading = None;
+        if holdable && effect == Some(Effect::Reads) {
+            let mut dry = args.clone();
+            dry["dry_run"] = Value::Bool(true);
+            let envelope = runner.execute_holding(spec, &dry);
+            match envelope.pointer("/result/held").and_then(Value::as_str) {
+                Some(id) if is_ok(&envelope) && changed_nothing(&envelope) => {
+                    return Decision::Done(runner.keep_held(id, envelope.clone()));
+                }
+                Some(id) if is_ok(&envelope) => {
+                    ran_reading = Some((id.to_string(), envelope.clone()));
+                }
+                // Could not be held (no overlay): asked about before it runs, as any command.
+                _ => {}
+            }
+        }
         if self.tty().is_none() {
+            if let Some((id, _)) = &ran_reading {
+                runner.drop_held(id);
+                if !self.unapproved.iter().any(|t| t == name) {
+                    self.unapproved.push(name.to_string());
+                }
+                return Decision::Refuse(error_envelope(
+                    name,
+                    NOT_APPROVED,
+                    "the command only reads, by its programs, but it changed files, and those \
+                     need the person's approval; sneaky-agent has no terminal to ask on, so they \
+                     were dropped: the workspace is as it was. Do not retry it; go on without it \
+                     or call finish and say what you would have done.",
+                ));
+            }
             if !self.unapproved.iter().any(|t| t == name) {
                 self.unapproved.push(name.to_string());
             }
@@ -187,18 +233,20 @@ impl Gate {
         // them. Only without network: held file changes are then all it can do. Where they
         // cannot be held (no overlay), or with a network, it is asked about before it runs.
         let mut held = None;
-        let by_effect = tool == ToolName::RunCommand
-            && spec.supports_dry_run()
-            && runner.config().tools.shell.network == crate::config::Network::Off
-            && args.get("background").and_then(Value::as_bool) != Some(true);
-        let preview = if by_effect {
+        let by_effect =
+            holdable && runner.config().tools.shell.network == crate::config::Network::Off;
+        let preview = if let Some((id, envelope)) = ran_reading {
+            let shown = self::effect(&envelope);
+            held = Some((id, envelope));
+            Some(shown)
+        } else if by_effect {
             let mut dry = args.clone();
             dry["dry_run"] = Value::Bool(true);
             let envelope = runner.execute_holding(spec, &dry);
             match envelope.pointer("/result/held").and_then(Value::as_str) {
                 Some(id) if is_ok(&envelope) => {
                     held = Some((id.to_string(), envelope.clone()));
-                    Some(effect(&envelope))
+                    Some(self::effect(&envelope))
                 }
                 _ => None,
             }
@@ -299,6 +347,14 @@ impl Gate {
             }
         }
     }
+}
+
+/// Whether a command run with its changes held changed nothing that would be applied (changes
+/// no tool may make, under `.git` or to `sneaky.toml`, are never applied: `discarded`).
+fn changed_nothing(envelope: &Value) -> bool {
+    let r = &envelope["result"];
+    let empty = |key: &str| r[key].as_array().map_or(true, |a| a.is_empty());
+    empty("changes") && empty("untracked")
 }
 
 /// What a command did with its changes held: how it ended, what it would change, the diff.

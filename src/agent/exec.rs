@@ -16,6 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::isolate::{Control, Ended, Isolation};
 use crate::permissions::{self, Tier};
 use crate::protocol::Envelope;
+use crate::shell::policy::Effect;
 use crate::tools::{self, Context, ToolSpec};
 
 use super::cli::Place;
@@ -71,6 +72,16 @@ impl Runner {
 
     /// Everything that can be said about a call before it runs.
     pub fn check(&self, name: &str, args: &Value) -> Result<&'static ToolSpec> {
+        self.check_effect(name, args).map(|(spec, _)| spec)
+    }
+
+    /// [`Runner::check`], and for run_command the effect its policy classed the command with
+    /// (`reads` or `writes`; None for other tools).
+    pub fn check_effect(
+        &self,
+        name: &str,
+        args: &Value,
+    ) -> Result<(&'static ToolSpec, Option<Effect>)> {
         let Some(tool) = ToolName::from_name(name) else {
             let offered: Vec<&str> = definitions::offered(&self.ctx.config)
                 .iter()
@@ -87,19 +98,21 @@ impl Runner {
         permissions::check_not_denied(&self.ctx.config, tool)?;
         let spec = tools::spec(tool);
         (spec.check_args)(args)?;
-        self.precheck(spec, args)?;
-        Ok(spec)
+        let effect = self
+            .precheck(spec, args)?
+            .and_then(|answer| serde_json::from_value(answer["effect"].clone()).ok());
+        Ok((spec, effect))
     }
 
     /// What a tool would refuse before doing anything, checked before anyone is asked to
-    /// approve the call (the tool checks it again when it runs).
-    fn precheck(&self, spec: &ToolSpec, args: &Value) -> Result<()> {
+    /// approve the call (the tool checks it again when it runs), and what the check says.
+    fn precheck(&self, spec: &ToolSpec, args: &Value) -> Result<Option<Value>> {
         // Asked of the tool's binary, which holds what the check needs (sneaky-run the shell
         // grammar, which the driver does not link): the same configuration and root, and
         // nothing runs.
         match spec.precheck_flag {
-            Some(flag) => self.run_binary(spec, &[flag], args).map(drop),
-            None => Ok(()),
+            Some(flag) => self.run_binary(spec, &[flag], args).map(Some),
+            None => Ok(None),
         }
     }
 

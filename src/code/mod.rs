@@ -12,6 +12,7 @@
 //!   `sneaky-read`.
 //! - `cache`: parsed files by workspace path, in the state directory beside the undo history,
 //!   keyed by what no program can set back (inode, size, change time).
+//! - `tokens`: how many tokens of o200k_base a text is, estimated (repo_map's budget).
 //! - `source`: the files of a tool's call gathered through the jail's walk, each with its tags
 //!   from the cache or a parse.
 
@@ -21,6 +22,7 @@ pub mod lang;
 pub mod parse;
 pub mod source;
 pub mod tags;
+pub mod tokens;
 
 pub use lang::Lang;
 pub use tags::{Def, FileTags, SymbolKind, SyntaxError};

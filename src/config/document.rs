@@ -162,6 +162,7 @@ fn undo_of(node: &Node<'_>) -> Result<Undo, Fault> {
 
 fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
     let Shell {
+        mut strict,
         mut allowed_commands,
         mut extra_allowed_commands,
         mut denied_commands,
@@ -184,6 +185,7 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
         untrusted_requests,
     } = Shell::default();
     const FIELDS: &[&str] = &[
+        "strict",
         "allowed_commands",
         "extra_allowed_commands",
         "denied_commands",
@@ -206,6 +208,7 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
     ];
     table(node, "Shell", FIELDS, |key, value| {
         match key {
+            "strict" => strict = boolean(value)?,
             "allowed_commands" => allowed_commands = Some(strings(value)?),
             "extra_allowed_commands" => extra_allowed_commands = strings(value)?,
             "denied_commands" => denied_commands = Some(strings(value)?),
@@ -229,6 +232,7 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
         Ok(())
     })?;
     Ok(Shell {
+        strict,
         allowed_commands,
         extra_allowed_commands,
         denied_commands,
@@ -610,6 +614,7 @@ mod tests {
             "zz",
         ];
         const SHELL: &[&str] = &[
+            "strict",
             "allowed_commands",
             "extra_allowed_commands",
             "denied_commands",

@@ -426,6 +426,20 @@ impl HostList {
         self.0.iter().any(|p| p.names_address(ip, port))
     }
 
+    /// Whether some entry allows the name `name` (normalized), on some port.
+    pub fn allows_name_on_any_port(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .any(|p| p.allows_name(name, p.port.unwrap_or(1)))
+    }
+
+    /// Whether some entry names `ip`, on some port.
+    pub fn names_address_on_any_port(&self, ip: IpAddr) -> bool {
+        self.0
+            .iter()
+            .any(|p| p.names_address(ip, p.port.unwrap_or(1)))
+    }
+
     /// Whether the list reaches the host's loopback (see [`HostPattern::is_loopback`]).
     pub fn reaches_loopback(&self) -> bool {
         self.0.iter().any(HostPattern::is_loopback)
@@ -448,6 +462,12 @@ pub fn restricted_kind(ip: IpAddr) -> Option<&'static str> {
             [a, ..] if a >= 240 => Some("reserved or broadcast"),
             _ => None,
         },
+        // NAT64's well-known prefix carries an IPv4 address to a translator, which reaches it
+        // from its own network: judged as that address.
+        IpAddr::V6(v6) if v6.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] => {
+            let [.., a, b, c, d] = v6.octets();
+            restricted_kind(IpAddr::V4(Ipv4Addr::new(a, b, c, d)))
+        }
         IpAddr::V6(v6) if v6.is_unspecified() => Some("unspecified"),
         IpAddr::V6(v6) if v6.is_loopback() => Some("loopback"),
         IpAddr::V6(v6) => match v6.segments()[0] {
@@ -616,6 +636,8 @@ mod tests {
             ("224.0.0.1", "multicast"),
             ("ff02::1", "multicast"),
             ("255.255.255.255", "reserved or broadcast"),
+            ("64:ff9b::7f00:1", "loopback"),
+            ("64:ff9b::a00:1", "private"),
         ] {
             let got = restricted_kind(ip.parse().unwrap());
             assert_eq!(got, Some(kind), "{ip}");
@@ -629,6 +651,7 @@ mod tests {
             "2606:4700::1111",
             "11.0.0.1",
             "192.169.0.1",
+            "64:ff9b::5db8:d822",
         ] {
             assert_eq!(restricted_kind(ip.parse().unwrap()), None, "{ip}");
         }

@@ -13,6 +13,10 @@
 //! write leaves no named temporary behind. Just before the rename the target is compared with
 //! what was read (inode, size, times); if another process changed it, the edit is refused with
 //! `conflict` rather than silently undoing that change.
+//!
+//! `staged`: several files changed as one, all or none. `landing`: the targets of a change no
+//! one named the path of for the occasion (a command's changes applied, an undo), reached with
+//! no link followed at any component and checked where they really land.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -30,7 +34,9 @@ use nix::unistd::{faccessat, fsync, linkat, unlinkat, AccessFlags, UnlinkatFlags
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME, MAX_LINK_HOPS};
 
+mod landing;
 mod staged;
+pub use landing::{locate_no_links, lstat_no_links, not_reached, Git};
 pub use staged::{commit_all, recover, Change};
 
 /// An entry to change: its parent directory (opened beneath the root) and its single name.
@@ -509,6 +515,22 @@ fn link_destination(ws: &Workspace, parent: &Path, target: &OsStr, user: &str) -
 }
 
 impl Target {
+    /// Where the entry really is, root-relative, with no link on the way: the path a change is
+    /// recorded under, so that undo, which follows no link (src/fs/durable/landing.rs), reaches
+    /// it whatever directory link the edit went through. As shown when that cannot be told.
+    pub fn recorded_path(&self, ws: &Workspace) -> String {
+        if !self.display.contains('/') {
+            // In the root itself: no link on the way.
+            return self.display.clone();
+        }
+        let name = self.name.to_string_lossy();
+        match ws.real_location(self.dir.as_fd()) {
+            Ok(Some(dir)) if dir.as_os_str().is_empty() => name.into_owned(),
+            Ok(Some(dir)) => format!("{}/{name}", dir.to_string_lossy()),
+            _ => self.display.clone(),
+        }
+    }
+
     /// The entry's status without following a link, or None when it does not exist.
     pub fn stat(&self) -> Result<Option<FileStat>> {
         match fstatat(

@@ -157,10 +157,12 @@ impl Snapshot {
         }
     }
 
-    /// The entry a target names, as it is now (a link is the link, never followed). A file
-    /// over `limit` bytes cannot be kept (`file_too_large`).
+    /// The entry a target names, as it is now (a link is the link, never followed), under the
+    /// path it really has (`Target::recorded_path`). A file over `limit` bytes cannot be kept
+    /// (`file_too_large`).
     pub fn of_target(ws: &Workspace, target: &Target, limit: u64) -> Result<Snapshot> {
-        let path = target.display.as_str();
+        let path = target.recorded_path(ws);
+        let path = path.as_str();
         let Some(st) = target.stat()? else {
             return Ok(Snapshot::absent(path));
         };
@@ -1501,7 +1503,8 @@ impl History {
                 snap.state
             }
         };
-        let path = target.display.as_str();
+        let path = target.recorded_path(ws);
+        let path = path.as_str();
         let after = State::File {
             mode: staged.mode()?,
             size: content.len() as u64,

@@ -279,6 +279,80 @@ impl Workspace {
         self.resolve_beneath(dir, path, flags, mode)
     }
 
+    /// Open the directory `path` beneath the root following no symbolic link at any component
+    /// (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, or [`Workspace::walk_no_links`] where
+    /// openat2 is unavailable): what writes for the user without the user naming the path (a
+    /// command's changes applied, an undo) goes only through real directories. A link on the
+    /// way is ELOOP (or ENOTDIR), `..` EXDEV.
+    pub fn open_dir_no_links(&self, path: &Path) -> std::result::Result<OwnedFd, Errno> {
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        if OPENAT2_STATE.load(Ordering::Relaxed) != 2 {
+            let how = OpenHow::new().flags(flags).resolve(
+                ResolveFlag::RESOLVE_BENEATH
+                    | ResolveFlag::RESOLVE_NO_SYMLINKS
+                    | ResolveFlag::RESOLVE_NO_MAGICLINKS,
+            );
+            for _ in 0..=EAGAIN_RETRIES {
+                match openat2(self.root_fd.as_fd(), path, how) {
+                    Ok(fd) => {
+                        OPENAT2_STATE.store(1, Ordering::Relaxed);
+                        return Ok(fd);
+                    }
+                    // A rename raced with the lookup: tried again, then refused.
+                    Err(Errno::EAGAIN) => continue,
+                    Err(Errno::ENOSYS) | Err(Errno::EPERM)
+                        if OPENAT2_STATE.load(Ordering::Relaxed) == 0 =>
+                    {
+                        OPENAT2_STATE.store(2, Ordering::Relaxed);
+                        return self.walk_no_links(path);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            return Err(Errno::EXDEV);
+        }
+        self.walk_no_links(path)
+    }
+
+    /// [`Workspace::open_dir_no_links`] by hand: one name at a time from the root, each opened
+    /// with `O_NOFOLLOW` from the directory before it, so that a link anywhere on the way (one
+    /// swapped in meanwhile too) fails the walk.
+    pub fn walk_no_links(&self, path: &Path) -> std::result::Result<OwnedFd, Errno> {
+        let mut cur = openat(
+            self.root_fd.as_fd(),
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        for part in path.as_os_str().as_bytes().split(|b| *b == b'/') {
+            match part {
+                b"" | b"." => continue,
+                b".." => return Err(Errno::EXDEV),
+                name => {
+                    let flags =
+                        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+                    let name = OsStr::from_bytes(name);
+                    cur = match openat(cur.as_fd(), name, flags, Mode::empty()) {
+                        Ok(fd) => fd,
+                        // O_DIRECTORY answers a link with ENOTDIR: said as openat2 says it.
+                        Err(Errno::ENOTDIR)
+                            if fstatat(
+                                cur.as_fd(),
+                                name,
+                                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                            )
+                            .is_ok_and(|st| Kind::from_mode(st.st_mode) == Kind::Symlink) =>
+                        {
+                            return Err(Errno::ELOOP)
+                        }
+                        Err(e) => return Err(e),
+                    };
+                }
+            }
+        }
+        Ok(cur)
+    }
+
     /// Resolve component by component from `dir`, never following a link out of the root.
     /// Each step opens one name with `O_NOFOLLOW` relative to an already-open directory, so a
     /// concurrent swap can only make the walk fail, never escape.
@@ -720,6 +794,11 @@ impl Workspace {
     /// Let the tools write under `.git` (the configuration's `allow_vcs_writes`).
     pub fn allow_vcs_writes(&mut self, allow: bool) {
         self.vcs_writable = allow;
+    }
+
+    /// Whether the tools may write under `.git` (`allow_vcs_writes`).
+    pub fn vcs_writes_allowed(&self) -> bool {
+        self.vcs_writable
     }
 
     /// Whether the entry `name` in directory `dir` is version-control metadata the tools must

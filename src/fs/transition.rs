@@ -8,6 +8,11 @@
 //! Order: new directories (outermost first) and links a file replaces; the commit; the links
 //! and directories that go (deepest first); directories in the place of what went; the files
 //! that waited for them; new links; modes.
+//!
+//! Nobody names these paths for the occasion (they come from a command's upper layer or the
+//! history), so each is reached with no link followed at any component and checked where it
+//! really lands, then acted on through that directory handle (src/fs/durable/landing.rs): a
+//! directory swapped for a link meanwhile fails the change, never redirects it.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -54,8 +59,11 @@ fn is_link(s: &State) -> bool {
 }
 
 /// Take every path of `steps` from `now` (the same order, as the workspace holds them) to its
-/// new state. Parents come before their children in `steps`.
+/// new state. Parents come before their children in `steps`. Longer than most: the five steps
+/// of the module comment, whose order is the point, read top to bottom in one place.
 pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
+    // A multi-file edit killed halfway is put back before anything else is changed.
+    durable::recover(ws);
     let pairs: Vec<(&Step, &State)> = steps.iter().zip(now.iter().map(|s| &s.state)).collect();
     // Directories made where something else stands now (made once it is gone).
     let replaced_dirs: Vec<&str> = pairs
@@ -75,9 +83,7 @@ pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
     for (s, n) in &pairs {
         match (&s.to, n) {
             (To::Dir { mode }, State::Absent) => make_dir(ws, &s.path, *mode)?,
-            (To::File { .. }, State::Link { .. }) => {
-                durable::locate(ws, &s.path, false, None)?.unlink()?
-            }
+            (To::File { .. }, State::Link { .. }) => land(ws, &s.path)?.unlink()?,
             _ => {}
         }
     }
@@ -105,7 +111,7 @@ pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
         if stays {
             continue;
         }
-        let target = durable::locate(ws, &s.path, false, None)?;
+        let target = land(ws, &s.path)?;
         let flag = if is_dir(n) {
             UnlinkatFlags::RemoveDir
         } else {
@@ -137,7 +143,7 @@ pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
     for (s, n) in &pairs {
         match &s.to {
             To::Link { target } if !matches!(n, State::Link { target: t } if t == target) => {
-                let t = durable::locate(ws, &s.path, false, None)?;
+                let t = land(ws, &s.path)?;
                 symlinkat(OsStr::from_bytes(target), &t.dir, t.name.as_os_str())
                     .map_err(|e| map_errno(e, &s.path))?;
             }
@@ -152,6 +158,12 @@ pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
     Ok(())
 }
 
+/// Where the change to `path` lands: reached with no link followed on the way, and checked
+/// there (src/fs/durable/landing.rs).
+fn land(ws: &Workspace, path: &str) -> Result<durable::Target> {
+    durable::locate_no_links(ws, path, durable::Git::AsTools)
+}
+
 fn commit(ws: &Workspace, changes: &[Change]) -> Result<()> {
     if changes.is_empty() {
         return Ok(());
@@ -160,7 +172,7 @@ fn commit(ws: &Workspace, changes: &[Change]) -> Result<()> {
 }
 
 fn make_dir(ws: &Workspace, path: &str, mode: u32) -> Result<()> {
-    let target = durable::locate(ws, path, false, None)?;
+    let target = land(ws, path)?;
     match mkdirat(
         &target.dir,
         target.name.as_os_str(),
@@ -180,7 +192,7 @@ fn mount_id(fd: &impl std::os::fd::AsRawFd) -> Option<u64> {
 }
 
 fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Result<Change> {
-    let target = durable::locate(ws, path, false, None)?;
+    let target = land(ws, path)?;
     // Only the file's identity is compared at the commit, never its content: nothing read.
     let prior = match target.stat()? {
         Some(st) if Kind::from_mode(st.st_mode) == Kind::File => target.read_existing(ws, 0)?,
@@ -213,7 +225,7 @@ fn write_change(ws: &Workspace, path: &str, mode: u32, content: &Content) -> Res
 }
 
 fn delete_change(ws: &Workspace, path: &str) -> Result<Change> {
-    let target = durable::locate(ws, path, false, None)?;
+    let target = land(ws, path)?;
     let prior = target.read_existing(ws, 0)?.ok_or_else(|| {
         Error::new(
             crate::error::ErrorKind::Conflict,
@@ -225,7 +237,7 @@ fn delete_change(ws: &Workspace, path: &str) -> Result<Change> {
 
 /// Give a file or directory the permission bits recorded (a rewrite keeps the old file's).
 fn set_mode(ws: &Workspace, path: &str, mode: u32) -> Result<()> {
-    let target = durable::locate(ws, path, false, None)?;
+    let target = land(ws, path)?;
     let Some(st) = target.stat()? else {
         return Ok(());
     };
@@ -236,7 +248,8 @@ fn set_mode(ws: &Workspace, path: &str, mode: u32) -> Result<()> {
         &target.dir,
         target.name.as_os_str(),
         Mode::from_bits_truncate(mode),
-        FchmodatFlags::FollowSymlink,
+        // A link swapped in since the check is refused, never followed.
+        FchmodatFlags::NoFollowSymlink,
     )
     .map_err(|e| map_errno(e, path))
 }

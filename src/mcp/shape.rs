@@ -8,8 +8,8 @@
 //! - **Text only**: no `outputSchema`, and results carry only content blocks (the text, and an
 //!   image block for an image). For hosts that hand the model a result's `structuredContent` as
 //!   JSON in place of its text, and with it an image's base64 as text: Codex CLI and Claude Code
-//!   (measured with a mock model on the loopback). Through them the model would read
-//!   run_command's 66 characters as 783 and a 400 x 300 PNG as 480,841 characters of base64.
+//!   (tests/agents/hosts_test.mjs runs them against a mock model). Through them the model would
+//!   read run_command's 49 characters as 730 and a 400 x 300 PNG as 480,841 characters of base64.
 //!
 //! Which shape a client gets: `--structured-content on|off` when given, else text only for the
 //! clients in [`SHOWS_STRUCTURED`] (by `clientInfo.name`) and structured for every other.
@@ -18,7 +18,7 @@ use super::version::Version;
 
 /// The `clientInfo.name` of the hosts that show the model `structuredContent` as JSON instead of
 /// the text content: Codex CLI (and the Codex IDE extensions, which run the same core) and
-/// Claude Code (the names they sent in `initialize`, Codex CLI 0.171 and Claude Code 2.1.197).
+/// Claude Code. tests/agents/hosts_test.mjs checks that the real hosts still send these names.
 pub const SHOWS_STRUCTURED: &[&str] = &["codex-mcp-client", "claude-code"];
 
 /// `--structured-content`: who decides whether results carry `structuredContent`.

@@ -1,6 +1,7 @@
 //! Capturing a command's output: a reader thread per stream fills a bounded head+tail buffer
 //! (`max_output_bytes` each), so memory stays bounded however much a command prints; the
-//! launcher's status line is split off the start of stderr.
+//! launcher's status line is split off the start of stderr, and its last line
+//! ([`sandbox::END_PREFIX`]) off the end.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -8,9 +9,12 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::sandbox::{self, LaunchStatus};
+use super::sandbox::{self, LaunchEnd, LaunchStatus};
 
 const READ_CHUNK: usize = 64 * 1024;
+/// The stream's last bytes kept apart from the capture, however small `max_output_bytes`:
+/// room for the launcher's last line (at most 16 refusals of at most 253-byte names).
+const LAST_KEPT: usize = 16 * 1024;
 
 /// One output stream: a reader thread filling a bounded capture.
 pub struct Stream {
@@ -93,6 +97,26 @@ impl Stream {
         lock(&self.shared).status.clone()
     }
 
+    /// Take the launcher's last line off the end of the stream, when it carries `token` (the
+    /// status line's) and ends the stream. A line without the token is the command's output
+    /// and stays. Before [`Stream::finish`].
+    pub fn take_end(&self, token: &str) -> Option<LaunchEnd> {
+        if token.is_empty() {
+            return None;
+        }
+        let mut shared = lock(&self.shared);
+        let last: Vec<u8> = shared.capture.last.iter().copied().collect();
+        let marker = format!("{}{token}:", sandbox::END_PREFIX).into_bytes();
+        let at = memchr::memmem::rfind(&last, &marker)?;
+        let json = last[at + marker.len()..].strip_suffix(b"\n")?;
+        if json.contains(&b'\n') {
+            return None;
+        }
+        let end = serde_json::from_slice(json).ok()?;
+        shared.capture.drop_suffix(last.len() - at);
+        Some(end)
+    }
+
     pub fn finish(&self) -> Captured {
         lock(&self.shared).capture.finish()
     }
@@ -126,6 +150,8 @@ struct Capture {
     tail: VecDeque<u8>,
     tail_cap: usize,
     total: u64,
+    /// The last [`LAST_KEPT`] bytes.
+    last: VecDeque<u8>,
 }
 
 pub struct Captured {
@@ -144,10 +170,28 @@ impl Capture {
             tail: VecDeque::new(),
             tail_cap: cap - head_cap,
             total: 0,
+            last: VecDeque::new(),
+        }
+    }
+
+    /// Forget the stream's last `n` bytes (at most what `last` holds), as if they had never
+    /// come.
+    fn drop_suffix(&mut self, n: usize) {
+        let n = n.min(self.last.len());
+        self.last.truncate(self.last.len() - n);
+        self.tail.truncate(self.tail.len().saturating_sub(n));
+        self.total -= n as u64;
+        // Where the head reaches into the dropped bytes (a stream shorter than the head).
+        if (self.head.len() as u64) > self.total {
+            self.head.truncate(self.total as usize);
         }
     }
 
     fn push(&mut self, data: &[u8]) {
+        let kept = &data[data.len().saturating_sub(LAST_KEPT)..];
+        let overflow = (self.last.len() + kept.len()).saturating_sub(LAST_KEPT);
+        self.last.drain(..overflow);
+        self.last.extend(kept);
         self.total += data.len() as u64;
         let room = self.head_cap - self.head.len();
         let (to_head, rest) = data.split_at(room.min(data.len()));
@@ -242,6 +286,40 @@ mod tests {
         small.push(b"hello");
         let out = small.finish();
         assert_eq!((out.text.as_str(), out.truncated), ("hello", false));
+    }
+
+    /// A stream over `chunks`, captured in `cap` bytes.
+    fn stream_of(chunks: &[&[u8]], cap: usize) -> Stream {
+        let data: Vec<u8> = chunks.concat();
+        let s = Stream::start(Some(std::io::Cursor::new(data)), cap, false);
+        s.wait(Instant::now() + std::time::Duration::from_secs(5));
+        s
+    }
+
+    #[test]
+    fn the_launchers_last_line_is_taken_only_with_its_token() {
+        let end = format!(
+            "{}TOKEN:{{\"refused\":[{{\"host\":\"a.example\",\"port\":443}}]}}\n",
+            sandbox::END_PREFIX
+        );
+        for cap in [1000, 10, 1] {
+            let s = stream_of(&[b"out\n", b"more", end.as_bytes()], cap);
+            assert_eq!(s.take_end("OTHER"), None);
+            let got = s.take_end("TOKEN").expect("the line");
+            assert_eq!(got.refused[0].host, "a.example");
+            let out = s.finish();
+            assert_eq!(out.total, 8, "cap {cap}");
+            if cap == 1000 {
+                assert_eq!(out.text, "out\nmore");
+            }
+            assert!(!out.text.contains("TOKEN"), "cap {cap}: {}", out.text);
+        }
+        // Not at the very end (the command wrote after it), or no token: the command's output.
+        let s = stream_of(&[end.as_bytes(), b"after\n"], 1000);
+        assert_eq!(s.take_end("TOKEN"), None);
+        assert_eq!(s.finish().text, format!("{end}after\n"));
+        let s = stream_of(&[end.as_bytes()], 1000);
+        assert_eq!(s.take_end(""), None);
     }
 
     #[test]

@@ -148,9 +148,26 @@ fn landlock(
         .scope(Scope::from_all(abi))
         .map_err(e)?
         .create()
-        .map_err(e)?
-        .add_rules(path_beneath_rules(&spec.read, read))
         .map_err(e)?;
+    // A read grant that is gone since the runner looked (a background job's may be many
+    // entries of directories taken apart, `spec::carve_reads`) grants nothing, which only
+    // takes reading away.
+    for path in &spec.read {
+        // A file takes only a file's rights (a directory's would make the ruleset partial).
+        let rights = if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            read
+        } else {
+            read & AccessFs::from_file(abi)
+        };
+        if let Ok(r) = rule(path, rights) {
+            created = created.add_rule(r).map_err(e)?;
+        }
+    }
+    for path in &spec.read_dirs {
+        if let Ok(r) = rule(path, AccessFs::ReadDir.into()) {
+            created = created.add_rule(r).map_err(e)?;
+        }
+    }
     for path in write {
         created = created.add_rule(rule(path, writable)?).map_err(e)?;
     }

@@ -1,9 +1,20 @@
-//! What the kernel lets a command execute: Landlock's execute right is granted only on the
-//! programs the allowed list resolves to, the shell, their ELF loaders and script
-//! interpreters (unless the policy denies them), and each program's helpers (a small table: git's exec path, a compiler
-//! toolchain, npm's own files …), plus `tools.shell.exec_paths`. A program outside this set
-//! fails to exec (EACCES) however it is started: by an option of an allowed program, a planted
-//! hook or config key, a script, `find -exec`.
+//! What the kernel lets a command execute (Landlock's execute right, and the mounts that are
+//! not noexec), in the mode in force (src/config/commands.rs):
+//!
+//! - **Contained** ([`contained_paths`]): the installed system beneath `/usr` ([`SYSTEM`]),
+//!   PATH's other directories, the library directories, the workspace, the private temp dir,
+//!   the helpers of the build tools found on PATH (the table below), the files a link in
+//!   PATH's other directories leads to elsewhere, and `tools.shell.exec_paths`: one rule per
+//!   directory, whatever the number of programs in it. A file anywhere else cannot execute (a
+//!   binary dropped in a write path or `/dev/shm`, a memory file). The denied programs found
+//!   on PATH are listed to be covered in the command's view ([`ExecSet::cover`]): they cannot
+//!   execute from where they are installed, however they are started.
+//! - **Strict** ([`executable_paths`]): only the programs the allowed list resolves to, the
+//!   shell, their ELF loaders and script interpreters (unless the policy denies them), and
+//!   each program's helpers (a small table: git's exec path, a compiler toolchain, npm's own
+//!   files …), plus `tools.shell.exec_paths`. A program outside this set fails to exec
+//!   (EACCES) however it is started: by an option of an allowed program, a planted hook or
+//!   config key, a script, `find -exec`.
 //!
 //! Build tools run the project's own code by design: allowing `cargo` also lets the
 //! workspace's `target/` execute (build scripts, tests), `npm` its `node_modules`, `go` the
@@ -20,7 +31,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::AtFlags;
 use nix::sys::stat::fstatat;
 
-use crate::config::commands::DEFAULT_ALLOWED;
+use crate::config::commands::STRICT_ALLOWED;
 
 /// Where the exec set is computed from.
 pub struct Inputs<'a> {
@@ -83,7 +94,7 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
                 inspect.push(part);
             }
         }
-        if !DEFAULT_ALLOWED.contains(name) {
+        if !STRICT_ALLOWED.contains(name) {
             inspect.push(found.clone());
         }
         // Found as a regular file just now: no second look.
@@ -109,6 +120,7 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
     ExecSet {
         paths: set.into_iter().collect(),
         directories: directories.into_iter().collect(),
+        cover: Vec::new(),
     }
 }
 
@@ -117,6 +129,226 @@ pub fn executable_paths(inputs: &Inputs<'_>) -> ExecSet {
 pub struct ExecSet {
     pub paths: Vec<PathBuf>,
     pub directories: Vec<PathBuf>,
+    /// Denied programs inside the set, each where it really is: covered in the command's
+    /// view so that they cannot execute (nor be read and copied to run elsewhere).
+    pub cover: Vec<PathBuf>,
+}
+
+/// The installed system: nothing a command writes can lie there (the world is read-only), so
+/// when it holds PATH's system directories it is granted whole, one rule and one mount, and
+/// the links of `/usr/bin` into `/usr/share` or `/usr/libexec` need no looking at. A write
+/// path beneath it (or above it) takes that away: then only PATH's directories and the
+/// library directories there may execute.
+const SYSTEM: &str = "/usr";
+
+/// The exec set of the contained mode (see the module's documentation). `denied`: the
+/// entries of the deny list in force; `library`: the library directories (canonical);
+/// `write`: the places a command may write.
+pub fn contained_paths(
+    inputs: &Inputs<'_>,
+    denied: &[&str],
+    library: &[PathBuf],
+    write: &[PathBuf],
+) -> ExecSet {
+    let system = Path::new(SYSTEM);
+    let whole_system = system.is_dir()
+        && !write
+            .iter()
+            .any(|w| w.starts_with(system) || system.starts_with(w));
+    // Each directory where it really is (`/bin` is `/usr/bin` on a merged system): what the
+    // system holds is not listed.
+    let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
+        .filter(|d| d.is_absolute())
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .collect();
+    let listed = |d: &Path| !(whole_system && d.starts_with(system));
+    let path = SearchPath::open_listing(&dirs, &listed);
+    let mut set = Places {
+        beneath: vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()],
+        directories: vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()],
+        files: Vec::new(),
+    };
+    if whole_system {
+        set.add(system.to_path_buf());
+    }
+    for dir in path.dirs.iter().map(|d| &d.path).chain(library) {
+        set.add(dir.clone());
+    }
+    set.add(inputs.shell.to_path_buf());
+    set.add(PathBuf::from("/bin/sh"));
+    for interp in interpreters(inputs.shell, &path) {
+        set.add(interp);
+    }
+    for name in WITH_HELPERS {
+        if let Some(found) = path.find(name) {
+            for helper in helpers(name, &found, inputs, &path) {
+                set.add(helper);
+            }
+        }
+    }
+    for dir in path.dirs.iter().filter(|d| d.path.ends_with("shims")) {
+        // A version manager's shims (see `shim_parts`), judged by one of them.
+        let shim = dir.names.iter().flatten().find(|n| !dir.links.contains(*n));
+        if let Some(shim) = shim {
+            for part in shim_parts(&dir.path.join(shim), &path) {
+                set.add(part);
+            }
+        }
+    }
+    for extra in inputs.extra {
+        set.add(PathBuf::from(extra));
+    }
+    let mut seen = HashMap::new();
+    for dir in path.dirs.iter().filter(|d| listed(&d.path)) {
+        for link in &dir.links {
+            if let Some(target) = outside_target(&dir.path, link, &set.beneath, &mut seen) {
+                // Not looked at: one that does not lead to a file grants nothing (no rule is
+                // made and no mount: src/shell/confine.rs and namespaces.rs skip it).
+                if !set.files.contains(&target) {
+                    set.files.push(target);
+                }
+            }
+        }
+    }
+    let mut paths = set.directories.clone();
+    paths.extend(set.files);
+    ExecSet {
+        paths,
+        directories: set.directories,
+        cover: denied_files(&path, denied),
+    }
+}
+
+/// The contained exec set as it grows: a place beneath one already in it is left out (it
+/// would cost a rule and a mount for nothing).
+struct Places {
+    beneath: Vec<PathBuf>,
+    directories: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+}
+
+impl Places {
+    fn add(&mut self, p: PathBuf) {
+        if !p.is_absolute() || self.beneath.iter().any(|b| p.starts_with(b)) {
+            return;
+        }
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_dir() => {
+                self.beneath.push(p.clone());
+                self.directories.push(p);
+            }
+            Ok(_) if !self.files.contains(&p) => self.files.push(p),
+            _ => {}
+        }
+    }
+}
+
+/// Where a link in one of PATH's directories leads, when that lies outside every place
+/// already executable (`/usr/bin/mvn` → `/usr/share/maven/bin/mvn`): the program on PATH runs
+/// only if its file may execute. A link to a name in the same directory leads to a program on
+/// PATH itself; one elsewhere is followed link by link (`/etc/alternatives/java` → a JDK under
+/// `/usr/lib`), one `readlink` a step, until it lands beneath an executable place (nothing to
+/// add) or on what is no link. `seen` keeps each place's answer: many links lead to one file.
+fn outside_target(
+    dir: &Path,
+    name: &OsStr,
+    places: &[PathBuf],
+    seen: &mut HashMap<PathBuf, Option<PathBuf>>,
+) -> Option<PathBuf> {
+    let target = std::fs::read_link(dir.join(name)).ok()?;
+    if !target.is_absolute() && target.components().count() == 1 {
+        return None;
+    }
+    let first = lexical(&dir.join(target));
+    if let Some(known) = seen.get(&first) {
+        return known.clone();
+    }
+    let mut at = first.clone();
+    let mut answer = None;
+    for _ in 0..8 {
+        if places.iter().any(|p| at.starts_with(p)) {
+            break;
+        }
+        match std::fs::read_link(&at) {
+            Ok(next) => at = lexical(&at.parent().unwrap_or(Path::new("/")).join(next)),
+            Err(_) => {
+                answer = Some(at);
+                break;
+            }
+        }
+    }
+    seen.insert(first, answer.clone());
+    answer
+}
+
+/// `p` with `.` and `..` taken away by its spelling alone.
+fn lexical(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The denied programs in PATH's directories, where each really is: a denied name in any of
+/// them (what `sudo` or `/usr/bin/sudo` would run; a listed directory is asked only for the
+/// names it holds, a big one with one `fstatat` per name), and a denied entry given as a path.
+/// A link is followed to its file, which is covered only when it is itself a denied program: a
+/// multi-call binary (BusyBox, which `su` may be a link to) runs every other program too, so
+/// such a name is left to the policy, which refuses it by name, and to nosuid and
+/// no_new_privs, which take its privilege.
+fn denied_files(path: &SearchPath, denied: &[&str]) -> Vec<PathBuf> {
+    let names: HashSet<&str> = denied
+        .iter()
+        .filter(|n| !n.contains('/'))
+        .copied()
+        .collect();
+    let mut out = BTreeSet::new();
+    for dir in &path.dirs {
+        for name in &names {
+            if dir
+                .names
+                .as_ref()
+                .is_some_and(|listed| !listed.contains(OsStr::new(name)))
+            {
+                continue;
+            }
+            let Ok(st) = fstatat(&dir.fd, *name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            let at = dir.path.join(name);
+            match st.st_mode & libc::S_IFMT {
+                libc::S_IFREG => {
+                    out.insert(at);
+                }
+                libc::S_IFLNK => {
+                    let Ok(real) = std::fs::canonicalize(&at) else {
+                        continue;
+                    };
+                    let real_name = real.file_name().and_then(OsStr::to_str).unwrap_or("");
+                    if names.contains(real_name) && real.is_file() {
+                        out.insert(real);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for entry in denied.iter().filter(|n| Path::new(n).is_absolute()) {
+        if let Ok(real) = std::fs::canonicalize(entry) {
+            if real.is_file() {
+                out.insert(real);
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// The command's PATH, each directory opened once (a directory named twice, such as `/bin`
@@ -132,8 +364,10 @@ struct SearchPath {
 struct PathDir {
     path: PathBuf,
     fd: std::fs::File,
-    /// The names in a small directory; None for a big one.
+    /// The names in a small directory (in every one, when asked); None for a big one.
     names: Option<HashSet<std::ffi::OsString>>,
+    /// Which of those names are symbolic links (told by the listing itself: no `lstat`).
+    links: HashSet<std::ffi::OsString>,
 }
 
 /// Directories up to this size (in bytes, as stat reports it: a few blocks, a few hundred
@@ -142,6 +376,12 @@ const LIST_DIR_MAX_BYTES: u64 = 8192;
 
 impl SearchPath {
     fn open(dirs: &[PathBuf]) -> SearchPath {
+        SearchPath::open_listing(dirs, &|_| false)
+    }
+
+    /// `open`, listing every directory `list_all` names whatever its size (the contained
+    /// mode reads those listings for their links).
+    fn open_listing(dirs: &[PathBuf], list_all: &dyn Fn(&Path) -> bool) -> SearchPath {
         let mut seen = HashSet::new();
         let dirs = dirs
             .iter()
@@ -155,15 +395,23 @@ impl SearchPath {
                 if !seen.insert((st.dev(), st.ino())) {
                     return None;
                 }
-                let names = (st.size() <= LIST_DIR_MAX_BYTES).then(|| {
-                    std::fs::read_dir(d)
-                        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
-                        .unwrap_or_default()
+                let mut links = HashSet::new();
+                let names = (list_all(d) || st.size() <= LIST_DIR_MAX_BYTES).then(|| {
+                    let mut names = HashSet::new();
+                    for entry in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                        let name = entry.file_name();
+                        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                            links.insert(name.clone());
+                        }
+                        names.insert(name);
+                    }
+                    names
                 });
                 Some(PathDir {
                     path: d.clone(),
                     fd,
                     names,
+                    links,
                 })
             })
             .collect();
@@ -222,31 +470,33 @@ fn within_workspace(root: &Path, p: &Path) -> Option<PathBuf> {
     real.starts_with(&root).then_some(real)
 }
 
+/// The programs with entries in the helper table ([`helpers`]).
+const WITH_HELPERS: &[&str] = &[
+    "git",
+    "cargo",
+    "rustc",
+    "rustdoc",
+    "rustfmt",
+    "cargo-clippy",
+    "clippy-driver",
+    "cc",
+    "gcc",
+    "g++",
+    "c++",
+    "clang",
+    "clang++",
+    "ld",
+    "make",
+    "npm",
+    "npx",
+    "node",
+    "yarn",
+    "pnpm",
+    "go",
+];
+
 /// The helper table: what an allowed program itself executes to do its job.
 fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, path: &SearchPath) -> Vec<PathBuf> {
-    const WITH_HELPERS: &[&str] = &[
-        "git",
-        "cargo",
-        "rustc",
-        "rustdoc",
-        "rustfmt",
-        "cargo-clippy",
-        "clippy-driver",
-        "cc",
-        "gcc",
-        "g++",
-        "c++",
-        "clang",
-        "clang++",
-        "ld",
-        "make",
-        "npm",
-        "npx",
-        "node",
-        "yarn",
-        "pnpm",
-        "go",
-    ];
     if !WITH_HELPERS.contains(&name) {
         return Vec::new();
     }
@@ -499,6 +749,63 @@ impl FromBytesCompat for OsStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The contained set: PATH's directory whole, the file a link there leads to elsewhere,
+    /// each denied program covered where it really is (not a multi-call binary a denied name
+    /// leads to), and `/usr` whole unless a write path lies beneath it.
+    #[test]
+    fn the_contained_set_covers_the_denied_programs_where_they_are() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let t = std::fs::canonicalize(t.path()).expect("canonical");
+        let (bin, share) = (t.join("bin"), t.join("share"));
+        for d in [&bin, &share] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        for f in [
+            bin.join("tool"),
+            bin.join("sudo"),
+            bin.join("multicall"),
+            share.join("x"),
+        ] {
+            std::fs::write(&f, "#!/bin/sh\n").expect("write");
+        }
+        std::os::unix::fs::symlink("../share/x", bin.join("linked")).expect("link");
+        std::os::unix::fs::symlink("multicall", bin.join("su")).expect("link");
+        std::os::unix::fs::symlink(bin.join("sudo"), bin.join("doas")).expect("link");
+        let set = |write: &[PathBuf]| {
+            contained_paths(
+                &Inputs {
+                    programs: &[],
+                    path: bin.as_os_str(),
+                    root: &t.join("ws"),
+                    tmp: &t.join("tmp"),
+                    shell: Path::new("/bin/bash"),
+                    extra: &[],
+                    denied: &|_| false,
+                },
+                &["sudo", "su", "doas"],
+                &[],
+                write,
+            )
+        };
+        let all = set(&[]);
+        assert!(all.directories.contains(&bin), "{:?}", all.paths);
+        assert!(all.paths.contains(&share.join("x")), "{:?}", all.paths);
+        assert!(!all.paths.contains(&share), "{:?}", all.paths);
+        assert_eq!(
+            all.cover,
+            vec![bin.join("sudo")],
+            "one file, however many names"
+        );
+        let usr = Path::new(SYSTEM);
+        assert_eq!(all.directories.contains(&usr.to_path_buf()), usr.is_dir());
+        let narrowed = set(&[usr.join("local/cache")]);
+        assert!(
+            !narrowed.paths.iter().any(|p| p == usr),
+            "{:?}",
+            narrowed.paths
+        );
+    }
 
     #[test]
     fn the_shell_its_loader_and_allowed_programs_are_executable() {

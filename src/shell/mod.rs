@@ -15,6 +15,7 @@
 //! - `env`: the command's environment; `tmpdir`: its private temporary directory; `guard`:
 //!   the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
+//! - `hint`: the line a command's stderr ends with when a layer stopped something;
 //! - `report`: what `sneaky-run --print-policy` prints.
 //!
 //! The `sneaky-run` program's process-wide setup (signal watcher, subreaper, the launcher
@@ -26,6 +27,7 @@ pub mod confine;
 pub mod env;
 pub mod executables;
 pub mod guard;
+pub mod hint;
 pub mod jobs;
 pub mod namespaces;
 pub mod overlay;
@@ -125,6 +127,8 @@ pub fn run_with_changes(
     // The overlay's upper layer, removed once its changes are applied or reported.
     let mut scratch = None;
     let mut no_overlay = None;
+    // What the sandbox lets execute and write, to judge the command's refusals by.
+    let mut given = None;
     let mut cmd = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
@@ -165,6 +169,14 @@ pub fn run_with_changes(
                     spec.overlay = Some(held.spec(ctx.ws, changes == Changes::DryRun));
                 }
                 spec.loopback = jobs::loopback(ctx.ws.root());
+                spec.report_refused = true;
+                given = Some(hint::Given {
+                    exec: spec.exec.clone(),
+                    write: spec.write.clone(),
+                    cover: spec.cover_exec.clone(),
+                    mode: crate::config::commands::mode(shell),
+                    denied_commands: shell.denied_commands.is_some(),
+                });
                 let made = cgroup::PidsCgroup::create(shell.max_processes);
                 spec.pids_cgroup = made
                     .as_ref()
@@ -246,8 +258,10 @@ pub fn run_with_changes(
                     if dry_run && overlay::holding() {
                         applied.held = Some(held.hold()?);
                     }
-                    let note = applied.links_note();
-                    if !note.is_empty() {
+                    for note in [applied.links_note(), applied.reduced_note()] {
+                        if note.is_empty() {
+                            continue;
+                        }
                         let text = &mut finished.stderr.text;
                         if !text.is_empty() && !text.ends_with('\n') {
                             text.push('\n');
@@ -266,11 +280,23 @@ pub fn run_with_changes(
     };
     // After the command's changes are applied: a program it built is then in the workspace.
     if shell.sandbox {
-        if let Some(hint) = exec_hint(&finished.stderr.text, &root) {
-            finished.stderr.text.push_str(&hint);
-        }
-        if let Some(hint) = protected_hint(&finished.stderr.text, ctx.ws) {
-            finished.stderr.text.push_str(&hint);
+        let protected = protected_hint(&finished.stderr.text, ctx.ws);
+        // EACCES and EROFS are the exec set's and the read-only world's only where Landlock
+        // and the mount namespace were in force.
+        let in_force = finished
+            .launch
+            .as_ref()
+            .is_some_and(|s| s.namespaces_ok && matches!(s.landlock.as_str(), "full" | "partial"));
+        let facts = hint::Facts {
+            stderr: &finished.stderr.text,
+            refused: &finished.end.refused,
+            network: &shell.network,
+            root: &root,
+            path_env: &path_env,
+            given: given.as_ref().filter(|_| in_force),
+        };
+        if let Some(line) = hint::line(&facts, protected) {
+            hint::append(&mut finished.stderr.text, &line);
         }
     }
     // A command's sneaky.toml is never applied from the overlay: that too is putting it back.
@@ -370,16 +396,26 @@ pub(crate) fn describe(
     shell: &crate::config::Shell,
     status: Option<&LaunchStatus>,
 ) -> (bool, String) {
+    let programs = crate::config::commands::mode(shell).describe();
     if !shell.sandbox {
-        return (false, "off (tools.shell.sandbox = false)".into());
+        return (
+            false,
+            format!("off (tools.shell.sandbox = false); programs: {programs}"),
+        );
     }
     let Some(s) = status else {
         return (false, "unknown: the launcher did not report".into());
     };
     let abi = s.abi.map(|a| format!(" ABI {a}")).unwrap_or_default();
+    let exec = match crate::config::commands::mode(shell) {
+        crate::config::commands::Mode::Contained => {
+            "exec only from /usr, PATH, the library directories, the workspace and the temp dir"
+        }
+        crate::config::commands::Mode::Strict(_) => "exec only allowed programs",
+    };
     let landlock = match s.landlock.as_str() {
-        "full" => format!("landlock{abi}: exec only allowed programs, writes only in the workspace and a private temp dir"),
-        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): exec only allowed programs, writes only in the workspace and a private temp dir"),
+        "full" => format!("landlock{abi}: {exec}, writes only in the workspace and a private temp dir"),
+        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): {exec}, writes only in the workspace and a private temp dir"),
         _ => "landlock unavailable (this kernel does not support it)".to_string(),
     };
     let net = match shell.network.hosts() {
@@ -407,48 +443,10 @@ pub(crate) fn describe(
     (
         sandboxed,
         format!(
-            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}{boundary}",
+            "{landlock}; namespaces: {}{net}; seccomp: {}; rlimits; processes: {}; programs: {programs}{boundary}",
             s.namespaces, s.seccomp, s.processes
         ),
     )
-}
-
-/// When the command's stderr says that a program could not be executed ("Permission
-/// denied") and that program is an executable file, the sandbox's exec set refused it: a
-/// line saying which keys allow it, for the person or model reading the result.
-fn exec_hint(stderr: &str, root: &std::path::Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let refused = stderr.lines().find_map(|line| {
-        // `bash: line 1: ./hello: Permission denied`, `make: ./hello: Permission denied`,
-        // `env: ‘./hello’: Permission denied`, `… [Errno 13] Permission denied: './hello'`.
-        let name = match line.strip_suffix(": Permission denied") {
-            Some(head) => head.rsplit(": ").next()?,
-            None => line.split("Permission denied: ").nth(1)?,
-        };
-        let name = name.trim().trim_matches(['\'', '"', '‘', '’', '`']);
-        if name.is_empty() || !name.contains('/') {
-            return None;
-        }
-        let meta = std::fs::metadata(root.join(name)).ok()?;
-        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| name.to_string())
-    })?;
-    let inside = std::fs::canonicalize(root.join(&refused)).is_ok_and(|p| p.starts_with(root));
-    let key = if inside {
-        "tools.shell.exec_workspace_dirs (directories of the workspace whose programs may run, \
-         such as the build's output; \".\" for all of it)"
-    } else {
-        "tools.shell.extra_allowed_commands (a program) or tools.shell.exec_paths (a helper \
-         file or directory)"
-    };
-    Some(format!(
-        "{}sneaky-run: {refused} could not be executed: the sandbox lets only allowed programs \
-         execute; {key} in your configuration allows it (docs/sandbox.md)\n",
-        if stderr.is_empty() || stderr.ends_with('\n') {
-            ""
-        } else {
-            "\n"
-        }
-    ))
 }
 
 /// When the command's stderr says a write failed on a read-only file system and the path it

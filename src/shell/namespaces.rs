@@ -67,6 +67,9 @@ pub struct Request<'a> {
     /// directories (everything else is noexec, so the ELF loader cannot be used to run a
     /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
     pub exec: &'a [PathBuf],
+    /// Denied programs inside `exec`: `/dev/null` is bound over each, so that it cannot be
+    /// executed (a device is no program) nor read to be copied, however it is named.
+    pub cover_exec: &'a [PathBuf],
     pub network: bool,
     /// The workspace's shared loopback: the process that holds its network namespace, by pid
     /// and start time (see [`hold_loopback`]).
@@ -309,6 +312,14 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
             Err(e) => return Err(err("binding executable", x, &e)),
         }
         mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
+    }
+    for x in req.cover_exec {
+        // A device is no program (execve: EACCES), reads find nothing and writes go nowhere.
+        // One that went away since the runner looked is nothing to run.
+        match mount(Some("/dev/null"), x, none, MsFlags::MS_BIND, none) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+            Err(e) => return Err(err("covering the denied program", x, &e)),
+        }
     }
     let shm = private_shm();
     for p in req.pin {

@@ -13,7 +13,8 @@
 //!   host's own) only when the list names it too. A request naming an address is allowed
 //!   only when the list names that address or a range holding it. The proxy can read files
 //!   (name resolution) but write and execute none (Landlock), dies with the launcher, lives
-//!   in the call's process group and pids cgroup.
+//!   in the call's process group and pids cgroup, and tells the launcher what it refused
+//!   ([`Proxy::refused`]).
 //! - [`bridge`] (the launcher, inside the command's new network namespace, where only a
 //!   loopback exists) brings the loopback up, listens on an ephemeral port of 127.0.0.1 and
 //!   hands the listening socket to the proxy over a Unix socket pair (SCM_RIGHTS): the proxy
@@ -35,7 +36,7 @@ use std::net::{
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -55,12 +56,18 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_CONNECTIONS: usize = 256;
 /// Each connection is two threads copying bytes (8 KiB buffers).
 const THREAD_STACK: usize = 128 * 1024;
-/// The launcher's end of the proxy, until [`bridge`] hands it the listening socket.
+/// Refusals told to the launcher, at most: a command that tries a thousand hosts needs only
+/// the first few named.
+const MAX_RECORDED: usize = 16;
+
+/// The launcher's end of the proxy: [`bridge`] hands it the listening socket, and
+/// [`Proxy::refused`] reads what it refused.
 pub struct Proxy {
     control: UnixStream,
 }
 
-/// A request the proxy refused, as its 403 answer says it.
+/// A request the proxy refused: said in its 403 answer, and told to the launcher for the
+/// line the command's stderr ends with (src/shell/hint.rs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
     /// The host as the request named it (a name, or an address without brackets).
@@ -95,7 +102,7 @@ impl Refusal {
             None => "not in tools.shell.network".into(),
             Some((ip, kind)) => format!(
                 "{} resolves to {ip}, {} {kind} address, which tools.shell.network does not \
-                 name (a listed name reaches no address of this host or its networks by itself)",
+                 name: a listed name reaches no address of this host or its networks by itself",
                 self.host,
                 if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
                     "an"
@@ -123,6 +130,21 @@ impl Refusal {
             },
             self.entry()
         )
+    }
+}
+
+impl Proxy {
+    /// What the proxy refused so far, in the order it refused it (each once). Called once
+    /// the command has ended: every refusal is told before its 403 is sent, so none of the
+    /// command's is missing.
+    pub fn refused(self) -> Vec<Refusal> {
+        let mut text = Vec::new();
+        if self.control.set_nonblocking(true).is_ok() {
+            let _ = (&self.control).read_to_end(&mut text);
+        }
+        text.split(|b| *b == b'\n')
+            .filter_map(|line| serde_json::from_slice(line).ok())
+            .collect()
     }
 }
 
@@ -199,9 +221,36 @@ fn proxy_main(allowed: HostList, control: UnixStream, launcher: nix::unistd::Pid
         // The launcher could not enter the namespace: no bridge, nothing to serve.
         _ => std::process::exit(0),
     };
-    drop(control);
-    serve(listener, allowed);
+    serve(listener, allowed, Recorder::new(control));
     std::process::exit(0)
+}
+
+/// The proxy's end of the control socket: each refusal once, as a JSON line.
+struct Recorder {
+    told: Mutex<(UnixStream, Vec<Refusal>)>,
+}
+
+impl Recorder {
+    fn new(control: UnixStream) -> Recorder {
+        // Never wait on the launcher: it reads only once the command has ended.
+        let _ = control.set_nonblocking(true);
+        Recorder {
+            told: Mutex::new((control, Vec::new())),
+        }
+    }
+
+    fn record(&self, refusal: &Refusal) {
+        let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+        let (control, seen) = &mut *told;
+        if seen.len() >= MAX_RECORDED || seen.contains(refusal) {
+            return;
+        }
+        seen.push(refusal.clone());
+        if let Ok(mut line) = serde_json::to_vec(refusal) {
+            line.push(b'\n');
+            let _ = control.write_all(&line);
+        }
+    }
 }
 
 /// Landlock for the proxy: read files (the resolver's configuration), write and execute
@@ -221,8 +270,8 @@ fn read_only_self() {
 
 /// Accept the command's connections until the listener fails (the process is killed with
 /// the launcher).
-fn serve(listener: TcpListener, allowed: HostList) {
-    let allowed = Arc::new(allowed);
+fn serve(listener: TcpListener, allowed: HostList, recorder: Recorder) {
+    let allowed = Arc::new((allowed, recorder));
     let active = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
         let Ok(conn) = conn else {
@@ -239,7 +288,7 @@ fn serve(listener: TcpListener, allowed: HostList) {
         let spawned = std::thread::Builder::new()
             .stack_size(THREAD_STACK)
             .spawn(move || {
-                handle(conn, &allowed);
+                handle(conn, &allowed.0, &allowed.1);
                 done.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
@@ -257,7 +306,7 @@ struct Target {
     forward: Option<Vec<u8>>,
 }
 
-fn handle(client: TcpStream, allowed: &HostList) {
+fn handle(client: TcpStream, allowed: &HostList, recorder: &Recorder) {
     let _ = client.set_read_timeout(Some(HEAD_TIMEOUT));
     let Ok(reader) = client.try_clone() else {
         return;
@@ -274,7 +323,11 @@ fn handle(client: TcpStream, allowed: &HostList) {
     };
     let addrs = match decide(&target.host, target.port, allowed, lookup, own_addresses) {
         Ok(addrs) => addrs,
-        Err(Refused::Policy(refusal)) => return respond(&client, 403, &refusal.message()),
+        Err(Refused::Policy(refusal)) => {
+            // Told before the answer: once the command has ended, the launcher has it all.
+            recorder.record(&refusal);
+            return respond(&client, 403, &refusal.message());
+        }
         Err(Refused::Lookup(why)) => {
             return respond(
                 &client,

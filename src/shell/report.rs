@@ -20,6 +20,8 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
     if json {
         let value = serde_json::json!({
             "config": from,
+            "mode": if lists.mode.is_strict() { "strict" } else { "contained" },
+            "mode_reason": lists.mode.describe(),
             "allowed_commands": entries(&lists.allowed),
             "denied_commands": entries(&lists.denied),
             "runnable": lists.runnable(),
@@ -33,14 +35,23 @@ pub fn policy_report(config: &Config, source: &Source, json: bool) -> String {
         });
         return value.to_string();
     }
-    let mut out = format!("configuration: {from}\n");
+    let mut out = format!(
+        "configuration: {from}\nprograms: {}\n",
+        lists.mode.describe()
+    );
     let mut section = |title: &str, l: &[(String, Origin)]| {
         out.push_str(&format!("{title} ({}):\n", l.len()));
         for (n, o) in l {
             out.push_str(&format!("  {n:<16} {}\n", o.describe()));
         }
     };
-    section("allowed commands", &lists.allowed);
+    section(
+        match lists.mode.is_strict() {
+            true => "allowed commands",
+            false => "let run despite the built-in deny list",
+        },
+        &lists.allowed,
+    );
     section("denied commands", &lists.denied);
     if !shell.untrusted_requests.is_empty() {
         out.push_str(&format!(

@@ -18,7 +18,8 @@
 //!    abstract sockets scoped), seccomp (no ptrace, no keyrings, no core limit changes; no
 //!    AF_INET/AF_INET6/AF_PACKET sockets and no io_uring when `network = false`);
 //! 5. reports what it applied on one marker line of stderr, then runs
-//!    `bash --noprofile --norc -c COMMAND`.
+//!    `bash --noprofile --norc -c COMMAND`; once every process of the command has ended, the
+//!    launcher ends stderr with what the network proxy refused ([`END_PREFIX`]).
 //!
 //! Every layer that cannot be applied is named in the report; `tools.shell.require_layers`
 //! turns a missing layer into a refusal (nothing runs). Inside a container ([`Container`]),
@@ -46,6 +47,11 @@ use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
 pub const LAUNCH_FLAG: &str = "--sneaky-sandbox-exec";
 /// The launcher's report starts stderr with this; the runner strips the line.
 pub const STATUS_PREFIX: &[u8] = b"\x1esneaky-sandbox:";
+/// The launcher's last line on stderr, once every process of the command has ended: this
+/// prefix, the call's [`LaunchStatus::end_token`], `:`, and [`LaunchEnd`] as JSON. The
+/// runner takes it only with the token the status line gave, which no process of the command
+/// can know: a line the command prints to look like it is left as the command's output.
+pub const END_PREFIX: &str = "\x1esneaky-sandbox-end:";
 /// The launcher's exit status when it could not set up (nothing ran).
 pub const SETUP_FAILED: i32 = 125;
 
@@ -55,12 +61,21 @@ pub struct LaunchSpec {
     /// Apply the sandbox layers (false: only the session and the parent-death signal).
     pub sandbox: bool,
     pub read: Vec<PathBuf>,
+    /// Directories whose entries may be listed but whose files are read only where `read`
+    /// grants them (a background job's way to the read-deny list's places: see
+    /// `spec::carve_reads`).
+    #[serde(default)]
+    pub read_dirs: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
     /// Files and directories whose programs may execute.
     pub exec: Vec<PathBuf>,
     /// Which entries of `exec` were directories when the runner looked (they may also be
     /// listed; a type changed meanwhile only makes Landlock report "partial").
     pub exec_dirs: Vec<PathBuf>,
+    /// Denied programs inside the exec set, covered in the command's view so that they
+    /// cannot execute from where they are installed (src/shell/executables.rs).
+    #[serde(default)]
+    pub cover_exec: Vec<PathBuf>,
     /// Where shared libraries live: mapped executable, never executed (everything else is
     /// mounted noexec).
     pub map_exec: Vec<PathBuf>,
@@ -124,6 +139,10 @@ pub struct LaunchSpec {
     /// start time; src/shell/jobs), if the workspace has one.
     #[serde(default)]
     pub loopback: Option<(i32, u64)>,
+    /// End stderr with what the proxy refused ([`END_PREFIX`]): for a call whose result the
+    /// runner reads (not a background job, whose stderr is its log).
+    #[serde(default)]
+    pub report_refused: bool,
     /// The workspace as an overlay whose upper layer holds the command's changes
     /// (src/shell/overlay/); None: the command writes the workspace directly.
     #[serde(default)]
@@ -171,6 +190,16 @@ pub struct LaunchStatus {
     pub container: Option<String>,
     /// Set when setup failed; then the command did not run.
     pub error: Option<String>,
+    /// The token of the launcher's last line ([`END_PREFIX`]), when it will write one.
+    #[serde(default)]
+    pub end_token: Option<String>,
+}
+
+/// What the launcher says after the command has ended ([`END_PREFIX`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LaunchEnd {
+    /// The requests the network proxy refused, each once, in order.
+    pub refused: Vec<proxy::Refusal>,
 }
 
 /// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`]:
@@ -252,6 +281,12 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
             Err(why) => return fail(&format!("starting the network proxy: {why}")),
         }
     };
+    // Made here, before anything of the command runs; only the init (which reports it) and
+    // this process hold it.
+    let end_token = match &proxy {
+        Some(_) if spec.report_refused => random_token(),
+        _ => None,
+    };
     let mut exec = spec.exec.clone();
     exec.extend(spec.map_exec.iter().cloned());
     let request = namespaces::Request {
@@ -262,6 +297,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         hide: &spec.hide,
         tmp: spec.tmp.as_deref(),
         exec: &exec,
+        cover_exec: &spec.cover_exec,
         network: spec.network,
         loopback: spec.loopback,
         cwd: &spec.cwd,
@@ -274,13 +310,14 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     };
     match entered {
         Ok(mut entered) => {
-            if let Some(p) = proxy {
-                match proxy::bridge(&p, entered.loopback) {
+            if let Some(p) = &proxy {
+                match proxy::bridge(p, entered.loopback) {
                     Ok(port) => entered.proxy_port = Some(port),
                     Err(why) => return fail(&format!("the network proxy's bridge: {why}")),
                 }
             }
-            run_as_init(spec, command, entered, &processes)
+            let end = proxy.zip(end_token);
+            run_as_init(spec, command, entered, &processes, end)
         }
         Err(why) if required(spec, "namespaces") => {
             let mut missing = vec![("namespaces", why.as_str())];
@@ -289,7 +326,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
             }
             fail(&refusal(spec, &missing))
         }
-        Err(why) => match confine_self(spec, None, &why, &processes) {
+        Err(why) => match confine_self(spec, None, &why, &processes, None) {
             Ok(()) => exec_shell(spec, command),
             Err(code) => code,
         },
@@ -340,13 +377,15 @@ fn confine_self(
     entered: Option<&Entered>,
     ns_error: &str,
     processes: &Processes,
+    end_token: Option<&str>,
 ) -> Result<(), ExitCode> {
     let mut write = spec.write.clone();
     write.extend(entered.and_then(|e| e.shm.clone()));
     let memfd_sealed = entered.is_some_and(|e| e.memfd_noexec);
     let bridged = entered.is_some_and(|e| e.loopback || e.proxy_port.is_some());
     let confined = confine::apply(spec, &write, memfd_sealed, bridged).map_err(|why| fail(&why))?;
-    let status = status_of(spec, &confined, entered, ns_error, processes);
+    let mut status = status_of(spec, &confined, entered, ns_error, processes);
+    status.end_token = end_token.map(str::to_string);
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {
         return Err(fail(&refusal(spec, &missing)));
@@ -392,6 +431,7 @@ fn status_of(
         proc_ok: entered.is_some_and(|e| e.own_proc),
         container: spec.container.as_ref().map(Container::describe),
         error: None,
+        end_token: None,
     }
 }
 
@@ -626,6 +666,7 @@ fn run_as_init(
     command: OsString,
     entered: Entered,
     processes: &Processes,
+    end: Option<(proxy::Proxy, String)>,
 ) -> ExitCode {
     // Close-on-exec: the write end stays with the init, never with the shell it starts.
     let (reader, writer) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
@@ -636,7 +677,11 @@ fn run_as_init(
         Err(e) => fail(&format!("fork: {e}")),
         Ok(Forked::Child) => {
             drop(reader);
-            init_main(spec, command, &entered, processes, writer)
+            let token = end.map(|(proxy, token)| {
+                drop(proxy);
+                token
+            });
+            init_main(spec, command, &entered, processes, writer, token)
         }
         Ok(Forked::Parent(child)) => {
             drop(writer);
@@ -645,7 +690,11 @@ fn run_as_init(
             // by it — and the relay then leaves the way the shell did. SIGKILL still ends
             // it, and the namespace with it (the init's parent-death signal).
             let _ = termination_signals().thread_block();
-            relay_exit(child, reader)
+            let code = wait_for_init(child, reader);
+            if let Some((proxy, token)) = end {
+                report_end(&token, proxy);
+            }
+            code.leave()
         }
     }
 }
@@ -658,6 +707,7 @@ fn init_main(
     entered: &Entered,
     processes: &Processes,
     out: OwnedFd,
+    end_token: Option<String>,
 ) -> ExitCode {
     if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() {
         return ExitCode::from(SETUP_FAILED as u8);
@@ -677,7 +727,7 @@ fn init_main(
         }
         Ok(()) => entered.memfd_noexec = namespaces::seal_memfd_exec(),
     }
-    if let Err(code) = confine_self(spec, Some(&entered), "", processes) {
+    if let Err(code) = confine_self(spec, Some(&entered), "", processes, end_token.as_deref()) {
         return code;
     }
     let mut shell = shell_command(spec, command);
@@ -726,8 +776,24 @@ fn termination_signals() -> SigSet {
     set
 }
 
-/// Wait for the namespace's init and leave as its shell did.
-fn relay_exit(init: Pid, reader: OwnedFd) -> ExitCode {
+/// How the shell ended, for this process to leave the same way.
+enum Ended {
+    Code(u8),
+    Signal(i32),
+}
+
+impl Ended {
+    fn leave(self) -> ExitCode {
+        match self {
+            Ended::Code(code) => ExitCode::from(code),
+            Ended::Signal(sig) => die_by(sig),
+        }
+    }
+}
+
+/// Wait for the namespace's init (with it every process of the command is gone) and say how
+/// its shell ended.
+fn wait_for_init(init: Pid, reader: OwnedFd) -> Ended {
     let status = loop {
         match waitpid(init, None) {
             Err(nix::errno::Errno::EINTR) => continue,
@@ -737,12 +803,37 @@ fn relay_exit(init: Pid, reader: OwnedFd) -> ExitCode {
     let mut ended = Vec::new();
     let _ = std::fs::File::from(reader).read_to_end(&mut ended);
     match (ended.as_slice(), status) {
-        ([0, code], _) => ExitCode::from(*code),
-        ([1, sig], _) => die_by(i32::from(*sig)),
-        (_, Ok(WaitStatus::Exited(_, code))) => ExitCode::from(code as u8),
-        (_, Ok(WaitStatus::Signaled(_, sig, _))) => die_by(sig as i32),
-        _ => ExitCode::from(SETUP_FAILED as u8),
+        ([0, code], _) => Ended::Code(*code),
+        ([1, sig], _) => Ended::Signal(i32::from(*sig)),
+        (_, Ok(WaitStatus::Exited(_, code))) => Ended::Code(code as u8),
+        (_, Ok(WaitStatus::Signaled(_, sig, _))) => Ended::Signal(sig as i32),
+        _ => Ended::Code(SETUP_FAILED as u8),
     }
+}
+
+/// The launcher's last line: what the proxy refused, when it refused anything.
+fn report_end(token: &str, proxy: proxy::Proxy) {
+    let end = LaunchEnd {
+        refused: proxy.refused(),
+    };
+    if end.refused.is_empty() {
+        return;
+    }
+    let mut line = format!("{END_PREFIX}{token}:").into_bytes();
+    line.extend(serde_json::to_vec(&end).unwrap_or_default());
+    line.push(b'\n');
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(&line);
+    let _ = err.flush();
+}
+
+/// 128 random bits, as hex (None without /dev/urandom: then no last line is written).
+fn random_token() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// End this process by `sig` (default disposition), so the runner sees the same signal.

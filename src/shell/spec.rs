@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::executables::{executable_paths, Inputs};
+use super::executables::{contained_paths, executable_paths, ExecSet, Inputs};
 use super::sandbox::{LaunchSpec, Limits};
 use crate::config::commands::EffectiveLists;
 use crate::config::{Config, Shell};
@@ -23,26 +23,8 @@ pub fn launch_spec(
     let shell = &config.tools.shell;
     let root = ws.root();
     let lists = EffectiveLists::from_config(shell);
-    let programs = lists.runnable();
-    let exec_set = executable_paths(&Inputs {
-        programs: &programs,
-        path: path_env,
-        root,
-        tmp,
-        shell: bash,
-        extra: &shell.exec_paths,
-        denied: &|p: &Path| {
-            let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
-            lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
-        },
-    });
-    let mut exec_set = exec_set;
-    for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
-        if !exec_set.paths.contains(&dir) {
-            exec_set.paths.push(dir.clone());
-        }
-        exec_set.directories.push(dir);
-    }
+    let write = write_paths(shell, root, tmp)?;
+    let exec_set = exec_set(shell, &lists, root, tmp, bash, path_env, &write);
     let (pin, mut read_only) = if config.allow_vcs_writes {
         (Vec::new(), Vec::new())
     } else {
@@ -52,7 +34,6 @@ pub fn launch_spec(
     read_only.extend(ws.protected_paths().iter().cloned());
     let protected = super::protect::protected_view(ws)?;
     read_only.extend(protected.read_only.iter().cloned());
-    let write = write_paths(shell, root, tmp)?;
     // A place of `write_paths` that lies beneath a protected place (reached through a link
     // out of the workspace) is protected with it.
     for w in absolute_paths(&shell.write_paths, "write_paths")? {
@@ -99,10 +80,16 @@ pub fn launch_spec(
     Ok(LaunchSpec {
         sandbox: shell.sandbox,
         read: read_paths(shell, root, tmp)?,
+        read_dirs: Vec::new(),
         write,
         exec: exec_set.paths,
         exec_dirs: exec_set.directories,
-        map_exec: library_dirs(),
+        cover_exec: exec_set.cover,
+        // The contained mode's exec set holds them already.
+        map_exec: match lists.mode.is_strict() {
+            true => library_dirs(),
+            false => Vec::new(),
+        },
         read_only,
         pin,
         hide,
@@ -136,7 +123,49 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     })
+}
+
+/// What may execute, in the mode in force (src/shell/executables.rs): in the contained mode
+/// /usr, PATH's directories, the library directories, the workspace and the temp dir, with the
+/// denied programs covered; in the strict mode the allowed programs, their helpers and
+/// `exec_workspace_dirs`.
+fn exec_set(
+    shell: &Shell,
+    lists: &EffectiveLists,
+    root: &Path,
+    tmp: &Path,
+    bash: &Path,
+    path_env: &OsStr,
+    write: &[PathBuf],
+) -> ExecSet {
+    let programs = lists.runnable();
+    let denied = |p: &Path| {
+        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+        lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
+    };
+    let inputs = Inputs {
+        programs: &programs,
+        path: path_env,
+        root,
+        tmp,
+        shell: bash,
+        extra: &shell.exec_paths,
+        denied: &denied,
+    };
+    if !lists.mode.is_strict() {
+        let denied: Vec<&str> = lists.denied_names().collect();
+        return contained_paths(&inputs, &denied, &library_dirs(), write);
+    }
+    let mut exec_set = executable_paths(&inputs);
+    for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
+        if !exec_set.paths.contains(&dir) {
+            exec_set.paths.push(dir.clone());
+        }
+        exec_set.directories.push(dir);
+    }
+    exec_set
 }
 
 /// `SNEAKY_SANDBOX_SKIP` (a comma-separated list) names `layer`: leave it out, to see and
@@ -150,9 +179,11 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
     LaunchSpec {
         sandbox: false,
         read: Vec::new(),
+        read_dirs: Vec::new(),
         write: Vec::new(),
         exec: Vec::new(),
         exec_dirs: Vec::new(),
+        cover_exec: Vec::new(),
         map_exec: Vec::new(),
         read_only: Vec::new(),
         pin: Vec::new(),
@@ -179,6 +210,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        report_refused: false,
     }
 }
 
@@ -433,4 +465,194 @@ fn workspace_exec_dirs(root: &Path, dirs: &[String]) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The most Landlock rules [`carve_reads`] adds; past it the read grants stay as they were
+/// (a home directory of thousands of entries), and the job reads as a command does.
+const MAX_CARVED_RULES: usize = 4096;
+
+/// For a background job, which outlives the moment its mount view was made: the read grants
+/// taken apart on the way to each place of the read-deny list (`denied`: the places, or the
+/// fixed part of a glob, absolute), so that a denied place made after the job started is not
+/// readable to it. The mount view covers the places that exist when it starts
+/// (src/shell/protect.rs), but a cover needs a place to exist, and a job lives for up to an
+/// hour. Landlock grants rights by directory tree, on the inodes that exist when the rules are
+/// made: each directory on the way to a denied place is granted only listing (`read_dirs`),
+/// and each of its entries but the one leading on is granted reading as before. An entry made
+/// there later (`~/.ssh` made while the job runs, or any other new name beside one on the
+/// way) is covered by no rule: reading it fails with EACCES. Places beneath a writable
+/// place (the workspace, the private temp dir, `write_paths`) are not taken apart: a job may
+/// make entries anywhere there, which one rule per existing entry cannot allow.
+pub fn carve_reads(spec: &mut LaunchSpec, denied: &[PathBuf]) {
+    let writable = |p: &Path| spec.write.iter().any(|w| p.starts_with(w));
+    // Where each place really is too (a home directory reached through a link).
+    let mut targets: Vec<PathBuf> = Vec::new();
+    for d in denied.iter().filter(|d| d.is_absolute() && !writable(d)) {
+        targets.push(d.clone());
+        if let Some(real) = real_location(d) {
+            if !writable(&real) && !targets.contains(&real) {
+                targets.push(real);
+            }
+        }
+    }
+    if targets.is_empty() {
+        return;
+    }
+    // Each directory on the way to a denied place, and the place, by identity: an entry that
+    // is another name for one of them (a link to `/` or to the home directory, a bind mount)
+    // would grant the whole tree again, as a rule holds for an inode whatever path named it.
+    let mut on_the_way = std::collections::HashSet::new();
+    for t in &targets {
+        for a in t.ancestors() {
+            if let Ok(m) = std::fs::metadata(a) {
+                use std::os::unix::fs::MetadataExt;
+                on_the_way.insert((m.dev(), m.ino()));
+            }
+        }
+    }
+    let mut read = Vec::new();
+    let mut dirs = Vec::new();
+    let mut budget = MAX_CARVED_RULES;
+    for r in &spec.read {
+        let under: Vec<&Path> = targets
+            .iter()
+            .map(PathBuf::as_path)
+            .filter(|t| t.starts_with(r))
+            .collect();
+        if under.is_empty() || writable(r) {
+            read.push(r.clone());
+            continue;
+        }
+        let (mut r_read, mut r_dirs) = (Vec::new(), Vec::new());
+        let mut carving = Carving {
+            read: &mut r_read,
+            dirs: &mut r_dirs,
+            budget: &mut budget,
+            on_the_way: &on_the_way,
+        };
+        if carve(r, &under, &mut carving) {
+            read.extend(r_read);
+            dirs.extend(r_dirs);
+        } else {
+            read.push(r.clone());
+        }
+    }
+    spec.read = read;
+    spec.read_dirs = dirs;
+}
+
+/// What [`carve`] adds to, and what it checks against.
+struct Carving<'a> {
+    read: &'a mut Vec<PathBuf>,
+    dirs: &'a mut Vec<PathBuf>,
+    budget: &'a mut usize,
+    on_the_way: &'a std::collections::HashSet<(u64, u64)>,
+}
+
+/// [`carve_reads`] beneath `dir`: false when the budget of rules ran out.
+fn carve(dir: &Path, targets: &[&Path], c: &mut Carving<'_>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if targets.contains(&dir) {
+        return true; // the denied place itself: no grant
+    }
+    if *c.budget == 0 {
+        return false;
+    }
+    *c.budget -= 1;
+    c.dirs.push(dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return true; // nothing to list: nothing to grant
+    };
+    for e in entries.flatten() {
+        let child = dir.join(e.file_name());
+        let under: Vec<&Path> = targets
+            .iter()
+            .copied()
+            .filter(|t| t.starts_with(&child))
+            .collect();
+        if !under.is_empty() {
+            if !carve(&child, &under, c) {
+                return false;
+            }
+            continue;
+        }
+        // Another name for a directory on the way (or a dangling link): no grant; what it
+        // names is reached, carved, by its own path.
+        match std::fs::metadata(&child) {
+            Ok(m) if !c.on_the_way.contains(&(m.dev(), m.ino())) => {}
+            _ => continue,
+        }
+        if *c.budget == 0 {
+            return false;
+        }
+        *c.budget -= 1;
+        c.read.push(child);
+    }
+    true
+}
+
+/// Where `path` really is: its deepest existing ancestor resolved, the rest appended; None
+/// when that is where it is written.
+fn real_location(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut real = std::fs::canonicalize(existing).ok()?;
+    for name in rest.iter().rev() {
+        real.push(name);
+    }
+    (real != path).then_some(real)
+}
+
+#[cfg(test)]
+mod carve_tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_taken_apart_on_the_way_to_a_denied_place_only() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let home = d.path().join("home");
+        for sub in ["proj", ".config/gh", ".config/other", ".cache"] {
+            std::fs::create_dir_all(home.join(sub)).expect("mkdir");
+        }
+        std::fs::write(home.join("notes.txt"), "x").expect("write");
+        let mut spec = unsandboxed_spec_for_tests(d.path(), &home.join("proj"));
+        // ~/.ssh does not exist yet; ~/.config/gh does.
+        carve_reads(&mut spec, &[home.join(".ssh"), home.join(".config/gh")]);
+        let mut read = spec.read.clone();
+        read.sort();
+        let mut expected: Vec<PathBuf> = [".cache", ".config/other", "notes.txt", "proj"]
+            .iter()
+            .map(|p| home.join(p))
+            .collect();
+        expected.push(home.join("proj")); // the workspace, granted on its own as well
+        expected.sort();
+        assert_eq!(read, expected);
+        let mut dirs = spec.read_dirs.clone();
+        dirs.sort();
+        assert_eq!(dirs, vec![home.clone(), home.join(".config")]);
+        // A link to a directory on the way (here the home directory itself) grants nothing.
+        std::os::unix::fs::symlink(&home, home.join("proj/../loop")).expect("link");
+        let mut spec = unsandboxed_spec_for_tests(d.path(), &home.join("proj"));
+        carve_reads(&mut spec, &[home.join(".ssh")]);
+        assert!(!spec.read.contains(&home.join("loop")), "{:?}", spec.read);
+        std::fs::remove_file(home.join("loop")).expect("rm");
+        // A place beneath a writable place is left alone.
+        let mut spec = unsandboxed_spec_for_tests(d.path(), &home.join("proj"));
+        carve_reads(&mut spec, &[home.join("proj/.env")]);
+        assert_eq!(spec.read, vec![home.clone(), home.join("proj")]);
+        assert!(spec.read_dirs.is_empty());
+    }
+
+    /// A spec that reads `read_root` and writes `root`.
+    fn unsandboxed_spec_for_tests(read_root: &Path, root: &Path) -> LaunchSpec {
+        let ws = crate::fs::jail::Workspace::open_root(root).expect("ws");
+        let mut spec = unsandboxed_spec(&ws, Path::new("/bin/bash"));
+        spec.read = vec![read_root.join("home"), root.to_path_buf()];
+        spec.write = vec![root.to_path_buf()];
+        spec
+    }
 }

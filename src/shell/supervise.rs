@@ -18,7 +18,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 use super::capture::{Captured, Stream};
-use super::sandbox::LaunchStatus;
+use super::sandbox::{LaunchEnd, LaunchStatus};
 use crate::error::{Error, ErrorKind, Result};
 use crate::proctable;
 
@@ -36,6 +36,8 @@ pub struct Finished {
     pub stderr: Captured,
     /// The launcher's report (None when no launcher ran or it said nothing).
     pub launch: Option<LaunchStatus>,
+    /// What the launcher said after the command ended (src/shell/sandbox.rs, `END_PREFIX`).
+    pub end: LaunchEnd,
 }
 
 impl Finished {
@@ -87,13 +89,20 @@ pub fn supervise(
     let deadline = Instant::now() + CLEANUP_LIMIT;
     stdout.wait(deadline);
     stderr.wait(deadline);
+    let launch = stderr.status();
+    let end = launch
+        .as_ref()
+        .and_then(|s| s.end_token.as_deref())
+        .and_then(|token| stderr.take_end(token))
+        .unwrap_or_default();
     Ok(Finished {
         status,
         timed_out,
         duration_ms: started.elapsed().as_millis() as u64,
-        launch: stderr.status(),
+        launch,
         stdout: stdout.finish(),
         stderr: stderr.finish(),
+        end,
     })
 }
 

@@ -17,8 +17,9 @@
 //!   (src/shell/proxy.rs); a received descriptor becomes an `OwnedFd`.
 //! - `lgetxattr(2)`: whether a directory of a command's overlay upper layer is opaque (its
 //!   `user.overlay.opaque` attribute; src/shell/overlay/scan.rs).
-//! - `llistxattr(2)`: whether a command set extended attributes on the root of its overlay
-//!   (src/shell/overlay/scratch.rs).
+//! - `llistxattr(2)`, `lremovexattr(2)`: whether a command set extended attributes on the root
+//!   of its overlay (src/shell/overlay/scratch.rs), and on the files it leaves, which are
+//!   applied without them (src/shell/overlay/scan.rs, apply.rs).
 
 #![allow(unsafe_code)]
 
@@ -209,6 +210,19 @@ pub fn lgetxattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     let n = usize::try_from(n).ok()?;
     value.truncate(n);
     Some(value)
+}
+
+/// Remove the extended attribute `name` of `path` (a link itself, never followed).
+pub fn lremovexattr(path: &Path, name: &[u8]) -> std::io::Result<()> {
+    let c_path = CString::new(path.as_os_str().as_bytes())?;
+    let c_name = CString::new(name)?;
+    // SAFETY: both strings are valid and NUL-terminated; the call reads them only.
+    let r = unsafe { libc::lremovexattr(c_path.as_ptr(), c_name.as_ptr()) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// The names of the extended attributes of `path` (a link itself, never followed), or None

@@ -25,13 +25,16 @@ pub mod grep;
 pub mod input;
 pub mod jobs;
 pub mod list;
+pub mod map;
 pub mod mkdir;
 pub mod outline;
 pub mod patch;
 pub mod read;
+pub mod refs;
 pub mod replace;
 pub mod rm;
 pub mod run;
+pub mod symbol;
 pub mod undo;
 pub mod write;
 

@@ -325,6 +325,33 @@ pub(crate) mod tests {
                 json!({"symbols": [], "truncated": false}),
             ],
         );
+        round_trip::<tools::symbol::FindSymbol>(
+            seen,
+            &[
+                json!({"symbols": [
+                    {"path": "a.rs", "name": "f", "kind": "method", "line": 5, "end_line": 6,
+                     "signature": "fn f()", "container": "S", "body": "fn f() {\n}\n"}
+                ], "truncated": false}),
+                json!({"symbols": [], "truncated": true, "next_offset": 100,
+                       "unsupported": {"count": 1, "files": [{"path": "b.md",
+                                       "reason": "not a supported language"}]}}),
+            ],
+        );
+        round_trip::<tools::refs::FindReferences>(
+            seen,
+            &[json!({"references": [
+                    {"path": "a.rs", "line": 9, "column": 5, "text": "    f();",
+                     "container": "main"},
+                    {"path": "b.rs", "line": 1, "column": 1, "text": "f();", "container": null}
+                ], "truncated": true, "next_offset": 2})],
+        );
+        round_trip::<tools::map::RepoMap>(
+            seen,
+            &[
+                json!({"map": "a.rs:\n  1: fn f()\nb.rs\n", "files": ["a.rs", "b.rs"],
+                     "tokens": 12}),
+            ],
+        );
         round_trip::<tools::write::WriteFile>(
             seen,
             &[

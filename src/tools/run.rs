@@ -18,20 +18,21 @@ use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
 use crate::render::human::Text;
-use crate::shell::overlay::Changed;
+use crate::shell::overlay::{Changed, Reduced};
+use crate::shell::policy::Effect;
 use crate::shell::{self, jobs, policy, Changes};
 
 /// Longest command line accepted.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// Run a shell command in the workspace root and return its exit code and output. Any bash
-/// is fine (pipelines, lists, loops, functions, variables, `$(…)`, heredocs, `bash -c`); every
-/// program the line names, wherever it stands, must be allowed by the configuration, and the
-/// few options of allowed programs that run code the parser cannot see (`git -c core.pager=…`,
-/// `sed 'e …'`) are refused. Commands run sandboxed: they cannot write outside the workspace
-/// (use relative paths), and their changes can be undone. With `background` the command keeps
-/// running after the call (a dev server, a watcher, a REPL) as a job that job_output reads,
-/// waits for and kills, and job_input writes to.
+/// is fine (pipelines, lists, loops, functions, variables, `$(…)`, heredocs, `bash -c`); any
+/// program on PATH or in the workspace runs, except a deny list (sudo, docker …) wherever it
+/// stands, and the few options of programs that run code the parser cannot see (`git -c
+/// core.pager=…`, `sed 'e …'`) are refused. Commands run sandboxed: they cannot write outside
+/// the workspace (use relative paths), and their changes can be undone. With `background` the
+/// command keeps running after the call (a dev server, a watcher, a REPL) as a job that
+/// job_output reads, waits for and kills, and job_input writes to.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
@@ -102,6 +103,11 @@ pub struct RunResult {
     pub duration_ms: u64,
     /// The programs the command line runs, as the policy checked them.
     pub programs: Vec<String>,
+    /// "reads" when every program the line runs only reads with the arguments given and
+    /// nothing is written by a redirection; else "writes" (also for a program known only at
+    /// run time). sneaky-agent asks the person only about "writes"; the command's changes are
+    /// reported in either case.
+    pub effect: Effect,
     /// Environment variables withheld from the command (secret-looking names, shell hooks).
     pub env_removed: Vec<String>,
     /// The command changed the workspace's sneaky.toml and it was put back.
@@ -129,6 +135,12 @@ pub struct RunResult {
     /// not applied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<String>,
+    /// What of the command's changes was applied reduced, or not at all: a command's changes
+    /// are applied as git keeps files (regular files with plain permission bits, directories,
+    /// links). A set-id or sticky bit and extended attributes (file capabilities included) are
+    /// taken off; a FIFO, socket or device node is not applied. With dry_run: what would be.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reduced: Vec<Reduced>,
     #[serde(flatten)]
     pub undo: Undoable,
     /// With dry_run: the unified diff of `changes`.
@@ -172,16 +184,17 @@ impl Tool for RunCommand {
         pipeline: "sneaky-run 'git status --short' | jq -r '.result.stdout'",
         config: &[
             "max_output_bytes: cap on each of stdout and stderr",
-            "tools.shell.allowed_commands: the programs that may run at all (transitively: the kernel lets nothing else execute); replaces the default list, which is in docs/sandbox.md and shown by sneaky-run --print-policy",
-            "tools.shell.extra_allowed_commands: programs added to the allowed list in force",
-            "tools.shell.denied_commands: programs refused; replaces the default denied list",
+            "tools.shell.strict: true: the strict mode, where only an allowed list runs (transitively: the kernel lets nothing else execute); by default, with every layer in force, any program but the deny list runs (docs/sandbox.md; sneaky-run --print-policy shows the mode and the lists)",
+            "tools.shell.allowed_commands: an allow list (chooses the strict mode); replaces the strict mode's default list",
+            "tools.shell.extra_allowed_commands: strict mode: programs added to the allowed list; otherwise entries of the built-in deny list let run",
+            "tools.shell.denied_commands: programs refused; replaces the built-in deny list",
             "tools.shell.default_timeout: seconds when the call gives none",
             "tools.shell.sandbox, tools.shell.network: the sandbox layers (Landlock, namespaces, seccomp); network = false (the default) means no TCP or UDP, true the whole network, a list [\"host\", \"host:port\", \"*.suffix\", \"@name\"] only those hosts through the sandbox's proxy (HTTP_PROXY and friends set)",
             "tools.shell.host_lists: named host lists that network entries name as @name",
             "tools.shell.require_layers: layers that must be in force, else nothing runs (landlock, namespaces, seccomp, pids, proc: the command's own /proc, overlay, all; unset: all but overlay; []: run with what the system offers)",
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
-            "tools.shell.exec_workspace_dirs: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
+            "tools.shell.exec_workspace_dirs: strict mode: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
             "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores",
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",
@@ -269,6 +282,7 @@ impl Tool for RunCommand {
             ));
         }
         let approved = policy::check(&command, shell, ctx.ws.root())?;
+        let effect = approved.effect;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
         if args.background && args.dry_run {
             return Err(Error::invalid_arg(
@@ -277,7 +291,7 @@ impl Tool for RunCommand {
             ));
         }
         if args.background {
-            return background.start(&command, approved.programs, timeout, cap, ctx);
+            return background.start(&command, approved.programs, effect, timeout, cap, ctx);
         }
         let outcome = shell::run_with_changes(
             &command,
@@ -294,7 +308,7 @@ impl Tool for RunCommand {
                 Changes::Record
             },
         )?;
-        Ok(result(outcome, approved.programs, args.dry_run))
+        Ok(result(outcome, approved.programs, effect, args.dry_run))
     }
 
     /// The status line, then stdout and stderr, each under a marker when there is any.
@@ -444,10 +458,19 @@ fn changes_text(r: &RunResult) -> String {
     if let Some(why) = &r.changes_unavailable {
         let _ = write!(out, "\nchanges not recorded: {why}");
     }
+    let changed = r.changes.as_ref().is_some_and(|c| !c.is_empty()) || !r.untracked.is_empty();
+    if r.effect == Effect::Reads && changed {
+        out.push_str("\nnote: the policy classed this command as only reading (effect: reads), yet it changed files");
+    }
     out
 }
 
-fn result(outcome: shell::Outcome, programs: Vec<String>, dry_run: bool) -> RunResult {
+fn result(
+    outcome: shell::Outcome,
+    programs: Vec<String>,
+    effect: Effect,
+    dry_run: bool,
+) -> RunResult {
     let f = outcome.finished;
     let signal = f.signal();
     let (applied, changes_unavailable) = match outcome.changes {
@@ -460,6 +483,7 @@ fn result(outcome: shell::Outcome, programs: Vec<String>, dry_run: bool) -> RunR
         changes: applied_ref.map(|a| a.changes.clone()),
         untracked: applied_ref.map(|a| a.untracked.clone()).unwrap_or_default(),
         discarded: applied_ref.map(|a| a.discarded.clone()).unwrap_or_default(),
+        reduced: applied_ref.map(|a| a.reduced.clone()).unwrap_or_default(),
         undo: applied_ref.map(|a| a.undo.clone()).unwrap_or_default(),
         diff: applied_ref.and_then(|a| a.diff.clone()),
         diff_truncated: applied_ref.is_some_and(|a| a.diff_truncated),
@@ -480,6 +504,7 @@ fn result(outcome: shell::Outcome, programs: Vec<String>, dry_run: bool) -> RunR
         stderr_bytes: f.stderr.total,
         duration_ms: f.duration_ms,
         programs,
+        effect,
         env_removed: outcome.env_removed,
         config_restored: outcome.config_restored,
         job_id: None,
@@ -532,6 +557,7 @@ impl<'a> Background<'a> {
         &self,
         command: &str,
         programs: Vec<String>,
+        effect: Effect,
         timeout: u64,
         cap: usize,
         ctx: &Context,
@@ -589,6 +615,7 @@ impl<'a> Background<'a> {
             stderr_bytes: v.stderr_bytes,
             duration_ms: v.elapsed_ms,
             programs,
+            effect,
             env_removed,
             config_restored: false,
             job_id: Some(v.job_id),
@@ -599,6 +626,7 @@ impl<'a> Background<'a> {
             changes: v.changes,
             untracked: v.untracked,
             discarded: v.discarded,
+            reduced: v.reduced,
             undo: v.undo,
             diff: None,
             diff_truncated: false,

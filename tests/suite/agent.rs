@@ -853,3 +853,94 @@ fn the_task_can_come_from_stdin_and_the_transcript_is_private() {
     // Without a key, no authorization header is sent (local servers need none).
     assert_eq!(server.requests()[0].header("authorization"), None);
 }
+
+/// A git repository in the workspace whose configuration makes `git diff` (a command that only
+/// reads, by its programs) write a file: `diff.external` names a program, as a cloned
+/// repository's configuration can.
+pub fn repository_whose_diff_writes(w: &Ws) {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&w.root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", w.dir.path())
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    w.write("a.txt", "one\n");
+    git(&["init", "-q"]);
+    git(&["add", "a.txt"]);
+    git(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+        "-qm",
+        "one",
+    ]);
+    w.write("a.txt", "one\ntwo\n");
+    git(&["config", "diff.external", "touch pwned #"]);
+}
+
+/// Without a terminal to ask on, a command the policy classes as only reading runs (nobody
+/// need approve it), one that writes is not run, and one that reads by its programs but
+/// changed files anyway has its changes dropped, never applied silently.
+#[test]
+fn only_commands_that_write_need_the_persons_approval() {
+    let w = util::ws();
+    repository_whose_diff_writes(&w);
+    let finish = finish_call("f", "done");
+    let server = serve(vec![
+        openai_reply(
+            None,
+            &[
+                (
+                    "r1",
+                    "run_command",
+                    r#"{"command":"cat a.txt | grep -c o"}"#,
+                ),
+                ("r2", "run_command", r#"{"command":"echo x > b.txt"}"#),
+                ("r3", "run_command", r#"{"command":"git status --short"}"#),
+                ("r4", "run_command", r#"{"command":"git diff"}"#),
+            ],
+        ),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let r = run_openai(&w, &server.base, &["look"]);
+    assert_eq!(r.status, 1, "{}", r.stderr);
+    let results = openai_results(&server.requests()[1]);
+    let result = |id: &str| {
+        results
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, text)| text.clone())
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+    };
+    let read = result("r1");
+    assert!(
+        read.starts_with("exit code 0") && read.contains("[stdout]\n2"),
+        "{read}"
+    );
+    let status = result("r3");
+    assert!(
+        status.starts_with("exit code 0") && status.contains("M a.txt"),
+        "{status}"
+    );
+    let write = result("r2");
+    assert_eq!(code(&write), "not_approved", "{write}");
+    assert!(!w.root.join("b.txt").exists());
+    let surprise = result("r4");
+    assert_eq!(code(&surprise), "not_approved", "{surprise}");
+    assert!(surprise.contains("changed files"), "{surprise}");
+    assert!(
+        !w.root.join("pwned").exists(),
+        "a reading command's change was applied"
+    );
+    assert!(
+        r.stderr.contains("calls to run_command were refused"),
+        "{}",
+        r.stderr
+    );
+}

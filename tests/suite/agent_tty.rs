@@ -305,3 +305,50 @@ fn a_long_diff_is_shown_in_full_on_asking() {
     assert_eq!(prompts(&screen, c.tool), 2, "{screen}");
     assert_eq!(w.read("a.txt"), content);
 }
+
+/// The person is asked only about commands that write: one that only reads runs at once; one
+/// that reads by its programs but changed files anyway (a repository's `diff.external`) is
+/// shown what it changed and asked, and its changes are applied only on "yes".
+#[test]
+fn only_writes_are_asked_about_and_a_reading_commands_changes_are_held() {
+    let w = util::ws();
+    crate::agent::repository_whose_diff_writes(&w);
+    let finish = finish_call("f", "done");
+    let server = serve(vec![
+        openai_reply(None, &[("r1", "run_command", r#"{"command":"cat a.txt"}"#)]),
+        openai_reply(None, &[("r2", "run_command", r#"{"command":"git diff"}"#)]),
+        openai_reply(None, &[("r3", "run_command", r#"{"command":"git diff"}"#)]),
+        openai_reply(
+            None,
+            &[("r4", "run_command", r#"{"command":"echo x > b.txt"}"#)],
+        ),
+        openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    // Answers, in order: drop the first git diff's changes, keep the second's, decline the
+    // write. `cat` is never asked about.
+    let (status, screen) = run_in_pty(&w, &server.base, "n\ny\nn\n");
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(prompts(&screen, "run_command"), 3, "{screen}");
+    assert!(!screen.contains("command: cat a.txt"), "{screen}");
+    assert!(screen.contains("pwned (created)"), "{screen}");
+    let results = openai_results(&server.requests()[4]);
+    let result = |id: &str| {
+        results
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, text)| text.clone())
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+    };
+    let read = result("r1");
+    assert!(
+        read.starts_with("exit code 0") && read.contains("one\ntwo"),
+        "{read}"
+    );
+    assert_eq!(code(&result("r2")), "not_approved");
+    let kept = result("r3");
+    assert!(kept.contains("changed: pwned (created)"), "{kept}");
+    assert!(kept.contains("effect: reads"), "{kept}");
+    assert!(w.root.join("pwned").exists());
+    assert_eq!(code(&result("r4")), "not_approved");
+    assert!(!w.root.join("b.txt").exists());
+}

@@ -353,3 +353,281 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// (path, line) of each entry of a result's list.
+fn places(result: &Value, list: &str) -> Vec<(String, u64)> {
+    result[list]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("path").to_string(),
+                s["line"].as_u64().expect("line"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn find_symbol_finds_definitions_not_mentions() {
+    let w = workspace();
+    w.write("README.md", "Widget and render are documented here.\n")
+        .write("notes.txt", "nothing to see\n");
+    let r = w.call("sneaky-symbol", json!({"name": "Widget"}));
+    let res = r.ok();
+    let found = rows(res);
+    let want = [
+        ("c/widget.c", "struct", 1),
+        ("cpp/widget.cpp", "class", 1),
+        ("cs/Widget.cs", "class", 2),
+        ("go/app.go", "struct", 3),
+        ("java/Widget.java", "class", 1),
+        ("js/app.js", "class", 1),
+        ("php/widget.php", "class", 2),
+        ("py/app.py", "class", 1),
+        ("rb/widget.rb", "class", 1),
+        ("rust/lib.rs", "struct", 2),
+        ("ts/app.ts", "class", 5),
+        ("ts/view.tsx", "class", 1),
+    ];
+    let got: Vec<(&str, &str, u64)> = found
+        .iter()
+        .map(|r| (r.0.as_str(), r.2.as_str(), r.3))
+        .collect();
+    assert_eq!(got, want);
+    // The file of another language that mentions the name is named; one that does not is not.
+    let named: Vec<&str> = res["unsupported"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["README.md"]);
+    // A name path: render inside Widget (Go's receiver and C++'s Widget:: count).
+    let r = w.call("sneaky-symbol", json!({"name": "Widget/render"}));
+    let found = rows(r.ok());
+    assert_eq!(found.len(), 12, "{found:?}");
+    assert!(found
+        .iter()
+        .all(|r| r.1 == "render" && r.4.as_deref() == Some("Widget")));
+    assert!(has(
+        &found,
+        "cpp/widget.cpp",
+        "render",
+        "method",
+        7,
+        Some("Widget")
+    ));
+    assert!(has(
+        &found,
+        "cpp/widget.cpp",
+        "render",
+        "method",
+        3,
+        Some("Widget")
+    ));
+    // By kind: the free functions called render.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "render", "kind": "function"}),
+    );
+    assert_eq!(
+        places(r.ok(), "symbols"),
+        [
+            ("c/widget.c".to_string(), 6),
+            ("sh/widget.sh".to_string(), 4)
+        ]
+    );
+    // The impl block is a container, found only when asked for.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "Widget", "kind": "impl", "path": "rust"}),
+    );
+    assert_eq!(places(r.ok(), "symbols"), [("rust/lib.rs".to_string(), 6)]);
+    // Not exact: the name contains it, case ignored.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "WIDG", "exact": false, "path": "py"}),
+    );
+    let names: Vec<String> = rows(r.ok()).into_iter().map(|r| r.1).collect();
+    assert_eq!(names, ["Widget", "make_widget"]);
+    // Bodies.
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "render", "path": "py/app.py", "include_body": true}),
+    );
+    assert_eq!(
+        r.ok()["symbols"][0]["body"],
+        "    def render(self):\n        return \"render\"\n"
+    );
+    // Pages.
+    let r = w.call("sneaky-symbol", json!({"name": "Widget", "limit": 5}));
+    assert_eq!(r.ok()["truncated"], true);
+    assert_eq!(r.ok()["next_offset"], 5);
+    let r = w.call(
+        "sneaky-symbol",
+        json!({"name": "Widget", "offset": 5, "limit": 100}),
+    );
+    assert_eq!(places(r.ok(), "symbols").len(), 7);
+    w.call("sneaky-symbol", json!({"name": "A//b"}))
+        .err("invalid_args", 2);
+    w.call("sneaky-symbol", json!({"name": "Widget", "kind": "nope"}))
+        .err("invalid_args", 2);
+}
+
+#[test]
+fn find_symbol_and_references_keep_to_the_jail() {
+    let w = workspace();
+    std::fs::write(
+        w.outside().join("outside.py"),
+        "def render():\n    render()\n",
+    )
+    .unwrap();
+    w.link(w.outside(), "out")
+        .user_config("extra_deny_read = [\"secrets\"]\n")
+        .write("secrets/keys.py", "def render():\n    render()\n");
+    for bin in ["sneaky-symbol", "sneaky-refs"] {
+        let r = w.call(bin, json!({"name": "render"}));
+        let text = r.ok().to_string();
+        assert!(
+            !text.contains("outside") && !text.contains("secrets"),
+            "{bin}: {text}"
+        );
+        w.call(bin, json!({"name": "render", "path": "out"}))
+            .err("outside_workspace", 3);
+    }
+}
+
+#[test]
+fn find_references_finds_uses_in_code_only() {
+    let w = workspace();
+    w.write("README.md", "render\n");
+    let r = w.call("sneaky-refs", json!({"name": "render"}));
+    let res = r.ok();
+    let refs = res["references"].as_array().unwrap();
+    let got: Vec<(&str, u64, u64, Option<&str>)> = refs
+        .iter()
+        .map(|u| {
+            (
+                u["path"].as_str().unwrap(),
+                u["line"].as_u64().unwrap(),
+                u["column"].as_u64().unwrap(),
+                u["container"].as_str(),
+            )
+        })
+        .collect();
+    // One use in each file (`w.render()`), none at a definition, none in a string
+    // (Python's `return "render"`), and Bash's call of the function.
+    let want = [
+        ("c/widget.c", 14, 5, Some("make_widget")),
+        ("cpp/widget.cpp", 11, 5, Some("make_widget")),
+        ("cs/Widget.cs", 7, 9, Some("make_widget")),
+        ("go/app.go", 13, 4, Some("make_widget")),
+        ("java/Widget.java", 10, 11, Some("make_widget")),
+        ("js/app.js", 9, 5, Some("make_widget")),
+        ("php/widget.php", 9, 9, Some("make_widget")),
+        ("py/app.py", 11, 7, Some("make_widget")),
+        ("rb/widget.rb", 11, 5, Some("make_widget")),
+        ("rust/lib.rs", 14, 7, Some("make_widget")),
+        ("sh/widget.sh", 9, 3, Some("make_widget")),
+        ("ts/app.ts", 14, 5, Some("make_widget")),
+        ("ts/view.tsx", 9, 5, Some("make_widget")),
+    ];
+    assert_eq!(got, want);
+    assert_eq!(refs[0]["text"], "    render(&w);");
+    assert_eq!(res["unsupported"]["files"][0]["path"], "README.md");
+    // A word in a comment or a string is no use; an interpolation is code.
+    w.write(
+        "py/more.py",
+        "# render here is a comment\nx = \"render\"\ny = f\"{render()}\"\n",
+    );
+    let r = w.call(
+        "sneaky-refs",
+        json!({"name": "render", "path": "py/more.py"}),
+    );
+    assert_eq!(
+        places(r.ok(), "references"),
+        [("py/more.py".to_string(), 3)]
+    );
+    // The Widget of Python's comment is left out; its uses are not.
+    let r = w.call("sneaky-refs", json!({"name": "Widget", "path": "py"}));
+    assert_eq!(
+        places(r.ok(), "references"),
+        [("py/app.py".to_string(), 10)]
+    );
+    // Pages.
+    let r = w.call("sneaky-refs", json!({"name": "render", "limit": 4}));
+    assert_eq!(r.ok()["truncated"], true);
+    assert_eq!(r.ok()["next_offset"], 4);
+    w.call("sneaky-refs", json!({"name": "two words"}))
+        .err("invalid_args", 2);
+    w.call(
+        "sneaky-refs",
+        json!({"name": "render", "path": "README.md"}),
+    )
+    .err("invalid_args", 2);
+}
+
+/// A tree of 100 Python modules: each defines its own function and calls two others', and all
+/// of them use `shared_helper` of `core.py`.
+fn hundred_modules() -> Ws {
+    let w = util::ws();
+    w.write(
+        "pkg/core.py",
+        "def shared_helper(x):\n    return x\n\n\nclass Registry:\n    pass\n",
+    );
+    for i in 0..99 {
+        let (a, b) = ((i * 7 + 3) % 99, (i * 13 + 5) % 99);
+        w.write(
+            &format!("pkg/mod_{i:02}.py"),
+            &format!(
+                "from pkg.core import shared_helper, Registry\n\n\ndef compute_{i:02}(value):\n    \
+                 registry = Registry()\n    return shared_helper(value) + compute_{a:02}(value) + \
+                 compute_{b:02}(value)\n"
+            ),
+        );
+    }
+    w
+}
+
+#[test]
+fn repo_map_ranks_what_is_used_within_the_budget() {
+    let w = hundred_modules();
+    let r = w.call("sneaky-map", json!({}));
+    let res = r.ok();
+    let map = res["map"].as_str().unwrap();
+    let files = util::strings(&res["files"]);
+    assert!(res["tokens"].as_u64().unwrap() <= 1024, "{res}");
+    assert!(files.len() >= 10, "{} files: {map}", files.len());
+    // What every module uses comes first.
+    assert_eq!(files[0], "pkg/core.py", "{map}");
+    assert!(
+        map.starts_with("pkg/core.py:\n  1: def shared_helper(x)\n"),
+        "{map}"
+    );
+    // A smaller budget holds less, and stays within it.
+    let r = w.call("sneaky-map", json!({"max_tokens": 100}));
+    let small = r.ok();
+    assert!(small["tokens"].as_u64().unwrap() <= 100);
+    assert!(util::strings(&small["files"]).len() < files.len());
+    // Focus: a module and what it uses rank first.
+    let r = w.call(
+        "sneaky-map",
+        json!({"max_tokens": 200, "focus": ["pkg/mod_42.py"]}),
+    );
+    let focused = util::strings(&r.ok()["files"]);
+    let (a, b) = ((42 * 7 + 3) % 99, (42 * 13 + 5) % 99);
+    for used in [format!("pkg/mod_{a:02}.py"), format!("pkg/mod_{b:02}.py")] {
+        let at = focused.iter().position(|f| *f == used);
+        assert!(at.is_some_and(|at| at < 4), "{used} in {focused:?}");
+    }
+    // A focused name ranks its definer first.
+    let r = w.call(
+        "sneaky-map",
+        json!({"max_tokens": 100, "focus": ["compute_77"]}),
+    );
+    assert_eq!(util::strings(&r.ok()["files"])[0], "pkg/mod_77.py");
+    w.call("sneaky-map", json!({"max_tokens": 10}))
+        .err("invalid_args", 2);
+}

@@ -153,6 +153,14 @@ fn the_configuration_decides_about_the_own_proc_and_the_boundary() {
         ),
         "{r}"
     );
+    // The container, not every layer, is the boundary: the strict mode applies.
+    assert!(
+        r["sandbox"]
+            .as_str()
+            .unwrap_or("")
+            .contains("programs: strict (tools.shell.container_boundary"),
+        "{r}"
+    );
     std::fs::remove_file(w.root.join("pwned")).expect("ran");
     let reply = call(&w, "proc", None, &[]);
     assert!(

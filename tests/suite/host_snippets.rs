@@ -1,9 +1,10 @@
 //! The host configuration snippets of docs/mcp.md work as written: each JSON snippet parses, and
-//! each server entry with a `command` is started the way a desktop host starts it — from `/`,
-//! with an empty home and a bare environment, `sneaky-mcp` found on PATH — with the workspace's
-//! path filled in (`${workspaceFolder}` as VS Code and Cursor expand it, the example path
-//! `/home/me/projects/myapp` as a person edits it). It must list its tools and read a file of
-//! that workspace (so the root it was given is the one used).
+//! each server entry with a `command` (a string and `args`, or opencode's array) is started the
+//! way a desktop host starts it — from `/` (from the project when the snippet names no root, as
+//! a CLI agent run there starts it), with an empty home and a bare environment, `sneaky-mcp`
+//! found on PATH — with the workspace's path filled in (`${workspaceFolder}` as VS Code and
+//! Cursor expand it, the example path `/home/me/projects/myapp` as a person edits it). It must
+//! list its tools and read a file of that workspace (so the root it was given is the one used).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -16,15 +17,18 @@ use crate::util;
 /// The placeholder a person replaces in the snippets that name the workspace.
 const EXAMPLE_ROOT: &str = "/home/me/projects/myapp";
 
-/// The ```json blocks of a Markdown text, each with the last bold label (`**VS Code**`) before it.
-fn json_snippets(markdown: &str) -> Vec<(String, String)> {
+/// The ```json blocks of a Markdown text, each with the last bold label (`**VS Code**`) or
+/// heading (`### opencode`) before it, and the name of the `<!-- agents-test: NAME -->` marker
+/// just before it, if any (tests/agents/hosts_test.mjs runs those with the real hosts).
+fn json_snippets(markdown: &str) -> Vec<(String, String, Option<String>)> {
     let mut snippets = Vec::new();
     let mut label = String::new();
+    let mut marker: Option<String> = None;
     let mut block: Option<String> = None;
     for line in markdown.lines() {
         match &mut block {
             Some(text) if line.trim_start() == "```" => {
-                snippets.push((label.clone(), std::mem::take(text)));
+                snippets.push((label.clone(), std::mem::take(text), marker.take()));
                 block = None;
             }
             Some(text) => {
@@ -37,7 +41,13 @@ fn json_snippets(markdown: &str) -> Vec<(String, String)> {
                     if let Some(end) = rest.find("**") {
                         label = rest[..end].to_string();
                     }
+                } else if let Some(heading) = line.strip_prefix("### ") {
+                    label = heading.to_string();
                 }
+                marker = line
+                    .strip_prefix("<!-- agents-test: ")
+                    .and_then(|rest| rest.strip_suffix(" -->"))
+                    .map(str::to_string);
             }
         }
     }
@@ -94,44 +104,72 @@ fn every_host_snippet_of_docs_mcp_starts_a_server_that_lists_its_tools() {
         .expect("the binaries' directory")
         .to_path_buf();
     let mut started = Vec::new();
-    for (label, text) in &snippets {
+    for (label, text, marker) in &snippets {
         let config: Value = serde_json::from_str(text)
             .unwrap_or_else(|e| panic!("the {label} snippet is not JSON ({e}):\n{text}"));
-        let servers = config
+        let Some(servers) = config
             .get("mcpServers")
             .or_else(|| config.get("servers"))
+            .or_else(|| config.get("mcp"))
             .and_then(Value::as_object)
-            .unwrap_or_else(|| panic!("the {label} snippet has no mcpServers/servers"));
+        else {
+            // Settings of a host that tests/agents/hosts_test.mjs applies (Claude Code's
+            // permissions) rather than a server entry.
+            assert!(
+                marker.is_some(),
+                "the {label} snippet has no mcpServers/servers/mcp"
+            );
+            continue;
+        };
         for (name, server) in servers {
-            let Some(command) = server.get("command").and_then(Value::as_str) else {
-                assert!(
-                    server.get("url").is_some(),
-                    "{label} {name}: no command, no url"
-                );
-                continue;
+            // `"command": "sneaky-mcp", "args": [...]`, or opencode's `"command": [...]`.
+            let (command, args) = match server.get("command") {
+                Some(Value::String(command)) => (
+                    command.clone(),
+                    server
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+                Some(Value::Array(words)) if !words.is_empty() => (
+                    words[0].as_str().expect("a string command").to_string(),
+                    words[1..].to_vec(),
+                ),
+                _ => {
+                    assert!(
+                        server.get("url").is_some(),
+                        "{label} {name}: no command, no url"
+                    );
+                    continue;
+                }
             };
             let w = util::ws();
             w.write("marker.txt", "the workspace of the snippet\n");
             let root = w.root.to_str().expect("UTF-8 root");
             let home = w.outside().join("empty-home");
             std::fs::create_dir_all(&home).expect("mkdir");
-            let args: Vec<String> = server
-                .get("args")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .map(|v| {
-                            v.as_str()
-                                .expect("string args")
-                                .replace("${workspaceFolder}", root)
-                                .replace(EXAMPLE_ROOT, root)
-                        })
-                        .collect()
+            let args: Vec<String> = args
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .expect("string args")
+                        .replace("${workspaceFolder}", root)
+                        .replace(EXAMPLE_ROOT, root)
                 })
-                .unwrap_or_default();
-            let mut cmd = Command::new(command);
+                .collect();
+            // A snippet that names no root is for a host that starts the server in the project
+            // (a CLI agent, run there): started there, the server finds the project by its .git.
+            let names_root = args.iter().any(|a| a == root);
+            let start_in = if names_root {
+                std::path::PathBuf::from("/")
+            } else {
+                std::fs::create_dir_all(w.root.join(".git")).expect("mkdir .git");
+                w.root.clone()
+            };
+            let mut cmd = Command::new(&command);
             cmd.args(&args)
-                .current_dir("/")
+                .current_dir(&start_in)
                 .env_clear()
                 .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
                 .env("HOME", &home);
@@ -149,7 +187,7 @@ fn every_host_snippet_of_docs_mcp_starts_a_server_that_lists_its_tools() {
             started.push(label.clone());
         }
     }
-    for host in ["Claude Desktop", "Cursor", "VS Code"] {
+    for host in ["Claude Desktop", "Cursor", "VS Code", "opencode"] {
         assert!(
             started.iter().any(|l| l.starts_with(host)),
             "no {host} snippet was started: {started:?}"

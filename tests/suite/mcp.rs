@@ -282,7 +282,7 @@ fn version_negotiation_and_shapes_per_version() {
 }
 
 /// The two shapes (src/mcp/shape.rs): Codex CLI and Claude Code, by the `clientInfo.name` they
-/// send, get tools
+/// send (tests/agents/hosts_test.mjs checks those names against the real hosts), get tools
 /// without `outputSchema` and results of content blocks only; every other client gets
 /// `outputSchema` and `structuredContent`; `--structured-content` overrides both ways. The text
 /// is the same in both.
@@ -443,6 +443,12 @@ fn structured_content_matches_the_output_schema() {
         ("find_files", json!({"pattern": "*.rs"})),
         // Parsed through sneaky-outline's helper: the host links no grammar.
         ("outline", json!({"path": "src"})),
+        (
+            "find_symbol",
+            json!({"name": "answer", "include_body": true}),
+        ),
+        ("find_references", json!({"name": "answer"})),
+        ("repo_map", json!({"max_tokens": 256})),
     ];
     for (i, (tool, args)) in calls.into_iter().enumerate() {
         let result = s.call(100 + i as i64, tool, args.clone());

@@ -392,7 +392,7 @@ fn check_policy_answers_without_running() {
     let denied = w.call_raw(
         "sneaky-run",
         &["--check-policy"],
-        br#"{"command": "rm -rf made"}"#,
+        br#"{"command": "sudo rm -rf made"}"#,
     );
     assert_eq!(denied.status, 3, "{:?}", denied.json);
     assert_eq!(denied.json["error"]["code"], "command_denied");

@@ -1,6 +1,6 @@
-//! What a refusal says and the opt-in ways around it: a program the build made in the
-//! workspace (`cc -o hello hello.c && ./hello`, `make run`) runs with
-//! `tools.shell.exec_workspace_dirs`, and its refusal says so; a version manager's shim runs
+//! What a refusal says and the ways around it: a program the build made in the workspace
+//! (`cc -o hello hello.c && ./hello`, `make run`) runs by default, and in the strict mode with
+//! `tools.shell.exec_workspace_dirs`, whose refusal says so; a version manager's shim runs
 //! the real program; git's network subcommands are judged under the network key.
 
 use std::os::unix::fs::PermissionsExt;
@@ -31,10 +31,38 @@ fn stdout(r: &Value) -> &str {
     r["stdout"].as_str().unwrap_or("")
 }
 
+/// With every layer in force, what the build makes runs, by path and from make's shell.
+#[test]
+fn the_build_output_runs_by_default() {
+    let Some(w) = build_ws() else { return };
+    let r = w
+        .call(
+            "sneaky-run",
+            json!({"command": "cc -o hello hello.c && ./hello"}),
+        )
+        .command_ran()
+        .clone();
+    assert_eq!(stdout(&r), "hello from the build\n", "{r}");
+    assert!(
+        r["sandbox"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("programs: contained (any program but the deny list)")),
+        "{r}"
+    );
+    let r = w
+        .call("sneaky-run", json!({"command": "make -B run"}))
+        .command_ran()
+        .clone();
+    assert!(stdout(&r).ends_with("hello from the build\n"), "{r}");
+}
+
 #[test]
 fn a_refused_build_output_names_the_key_that_allows_it() {
     let Some(w) = build_ws() else { return };
-    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"cc\"]\n");
+    user_config(
+        &w,
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"cc\"]\n",
+    );
     // The policy refuses `./hello` up front, naming the key.
     let m = w
         .call(
@@ -55,12 +83,13 @@ fn a_refused_build_output_names_the_key_that_allows_it() {
     );
 }
 
+/// The strict mode: the build output runs only from the directories the key names.
 #[test]
 fn exec_workspace_dirs_lets_the_build_output_run() {
     let Some(w) = build_ws() else { return };
     user_config(
         &w,
-        "[tools.shell]\nextra_allowed_commands = [\"cc\"]\nexec_workspace_dirs = [\".\"]\n",
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"cc\"]\nexec_workspace_dirs = [\".\"]\n",
     );
     let r = w
         .call(
@@ -78,7 +107,7 @@ fn exec_workspace_dirs_lets_the_build_output_run() {
     // Only the directories named: `build` (made for the call) runs, the root does not.
     user_config(
         &w,
-        "[tools.shell]\nextra_allowed_commands = [\"cc\"]\nexec_workspace_dirs = [\"build\"]\n",
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"cc\"]\nexec_workspace_dirs = [\"build\"]\n",
     );
     let r = w
         .call(
@@ -99,7 +128,7 @@ fn exec_workspace_dirs_lets_the_build_output_run() {
     // A workspace cannot grant itself the key.
     std::fs::write(
         w.dir.path().join("xdg/sneaky/config.toml"),
-        "[tools.shell]\nextra_allowed_commands = [\"cc\"]\n",
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"cc\"]\n",
     )
     .expect("write");
     w.write(

@@ -2,10 +2,14 @@
 //! fooled. Two corpora, each entry asserting that its effect did not happen (the file, the
 //! device node, the metadata, the process, the packet):
 //!
-//! - `POLICY_CORPUS`: command lines through the real policy with the default configuration
-//!   (refused, or run without effect);
-//! - `PAYLOADS`: what a fooled policy would let run — a workspace script listed verbatim in
-//!   `extra_allowed_commands` stands in for any bypass, and runs the attack directly.
+//! - `POLICY_CORPUS`: command lines through the real policy (refused, or run without effect);
+//! - `PAYLOADS`: what a fooled policy would let run — a workspace script (in the strict mode,
+//!   listed verbatim in `extra_allowed_commands`) stands in for any bypass, and runs the
+//!   attack directly.
+//!
+//! Each runs in both modes: in the strict mode nothing changes at all (a denied program does
+//! not run); in the contained mode (the default) the workspace's own files may change (a
+//! program runs there, held and undoable), and nothing past them may.
 //!
 //! Tests that need user namespaces skip loudly when the kernel does not offer them.
 
@@ -130,6 +134,19 @@ fn world(w: &Ws) -> World {
     }
 }
 
+/// [`world`] but the workspace's own files, which a program may change in the contained mode:
+/// what lies past them (outside, `.git`'s metadata, the configuration, the protected paths).
+fn world_past_the_workspace(w: &Ws) -> World {
+    let mut world = world(w);
+    world.files.retain(|(n, _)| n != "f.txt" && n != "pwned");
+    world
+}
+
+/// The strict mode, in the user's configuration (with `more` lines of `[tools.shell]`).
+fn strict(w: &Ws, more: &str) {
+    user_config(w, &format!("[tools.shell]\nstrict = true\n{more}"));
+}
+
 /// Device nodes anywhere in the workspace.
 fn device_nodes(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
@@ -144,7 +161,7 @@ fn device_nodes(dir: &Path) -> Vec<String> {
     found
 }
 
-fn assert_no_effect(w: &Ws, before: &World, label: &str, reply: &Value) {
+fn assert_no_effect(w: &Ws, world: fn(&Ws) -> World, before: &World, label: &str, reply: &Value) {
     let after = world(w);
     assert_eq!(&after, before, "{label}: the world changed; reply: {reply}");
     let nodes = device_nodes(&w.root);
@@ -155,9 +172,10 @@ fn assert_no_effect(w: &Ws, before: &World, label: &str, reply: &Value) {
     assert!(!w.root.join(".git/hooks/pre-commit").exists(), "{label}");
 }
 
-/// (class, command line) through the real policy, default configuration. Each would create
-/// `pwned`, change a protected file, make a device node or touch something outside if it ran
-/// as the attacker means.
+/// (class, command line) through the real policy. Each would create `pwned`, change a
+/// protected file, make a device node or touch something outside if it ran as the attacker
+/// means (in the contained mode, `pwned` in the workspace and a change to `f.txt` are a
+/// program's ordinary effect).
 const POLICY_CORPUS: &[(&str, &str)] = &[
     ("sort compress program", "sort -S 1 --compress-program=sh f.txt"),
     ("sort compress abbreviated", "sort -S 1 --compress-prog=touch f.txt"),
@@ -213,11 +231,18 @@ fn policy_corpus_has_no_effect() {
         return;
     }
     let w = attack_ws();
-    let before = world(&w);
+    strict(&w, "");
+    policy_corpus_in(&w, world);
+    let w = attack_ws();
+    policy_corpus_in(&w, world_past_the_workspace);
+}
+
+fn policy_corpus_in(w: &Ws, world: fn(&Ws) -> World) {
     let _ = std::fs::remove_file("/tmp/pwned-sneaky");
     for (class, command) in POLICY_CORPUS {
+        let before = world(w);
         let reply = w.call("sneaky-run", json!({"command": command, "timeout": 10}));
-        assert_no_effect(&w, &before, class, &reply.json);
+        assert_no_effect(w, world, &before, class, &reply.json);
         assert!(!Path::new("/tmp/pwned-sneaky").exists(), "{class}");
         let left = processes_with("424242");
         assert!(left.is_empty(), "{class}: survivors {left:?}");
@@ -268,17 +293,24 @@ fn payloads_of_a_fooled_policy_have_no_effect() {
         return;
     }
     let w = attack_ws();
-    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"./p.sh\"]\n");
+    strict(&w, "extra_allowed_commands = [\"./p.sh\"]\n");
+    payloads_in(&w, world);
+    let w = attack_ws();
+    payloads_in(&w, world_past_the_workspace);
+    assert!(POLICY_CORPUS.len() + PAYLOADS.len() >= 40);
+}
+
+fn payloads_in(w: &Ws, world: fn(&Ws) -> World) {
     let _ = std::fs::remove_file("/tmp/pwned-sneaky");
     for (class, body) in PAYLOADS {
         let script = w.root.join("p.sh");
         std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write");
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        let before = world(&w);
+        let before = world(w);
         let reply = w.call("sneaky-run", json!({"command": "./p.sh", "timeout": 10}));
         let r = reply.command_ran().clone();
         assert_eq!(r["sandboxed"], true, "{class}: {r}");
-        assert_no_effect(&w, &before, class, &r);
+        assert_no_effect(w, world, &before, class, &r);
         assert!(!Path::new("/tmp/pwned-sneaky").exists(), "{class}: {r}");
         assert!(!Path::new("/pwned-sneaky").exists(), "{class}: {r}");
         let disk = std::fs::metadata(w.root.join("disk.bin"))
@@ -286,7 +318,6 @@ fn payloads_of_a_fooled_policy_have_no_effect() {
             .unwrap_or(0);
         assert_eq!(disk, 0, "{class}: read a disk: {r}");
     }
-    assert!(POLICY_CORPUS.len() + PAYLOADS.len() >= 40);
 }
 
 /// Processes whose command line contains `marker`.
@@ -797,25 +828,15 @@ fn a_workspace_config_may_tighten_but_not_loosen() {
 #[test]
 fn extra_allowed_commands_add_to_the_defaults_and_print_policy_says_where_from() {
     let w = attack_ws();
-    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"npm\"]\n");
+    strict(&w, "extra_allowed_commands = [\"npm\"]\n");
     // ls and git stay allowed (the default list is still in force).
     let r = w.call(
         "sneaky-run",
         json!({"command": "ls f.txt && git status --short"}),
     );
     assert_eq!(r.command_ran()["exit_code"], 0);
-    use assert_cmd::cargo::CommandCargoExt;
-    let out = Command::cargo_bin("sneaky-run")
-        .expect("binary")
-        .current_dir(&w.root)
-        .env_remove("SNEAKY_ROOT")
-        .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
-        .args(["--print-policy", "--format", "json"])
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = print_policy(&w);
+    assert_eq!(v["mode"], "strict", "{v}");
     let from = |name: &str| {
         v["allowed_commands"]
             .as_array()
@@ -841,7 +862,57 @@ fn extra_allowed_commands_add_to_the_defaults_and_print_policy_says_where_from()
         .call("sneaky-run", json!({"command": "rm f.txt"}))
         .err("command_denied", 3);
     assert!(
-        m.contains("default denied list") && m.contains("extra_allowed_commands"),
+        m.contains("strict mode's denied list")
+            && m.contains("tools.shell.strict = true")
+            && m.contains("extra_allowed_commands"),
+        "{m}"
+    );
+}
+
+fn print_policy(w: &Ws) -> Value {
+    use assert_cmd::cargo::CommandCargoExt;
+    let out = Command::cargo_bin("sneaky-run")
+        .expect("binary")
+        .current_dir(&w.root)
+        .env_remove("SNEAKY_ROOT")
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .args(["--print-policy", "--format", "json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// The contained mode: extra_allowed_commands lets an entry of the deny list run, and the
+/// refusal of another gives its reason and the key.
+#[test]
+fn extra_allowed_commands_lift_an_entry_of_the_deny_list() {
+    let w = attack_ws();
+    user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"docker\"]\n");
+    let v = print_policy(&w);
+    assert_eq!(v["mode"], "contained", "{v}");
+    let denied = |name: &str| {
+        v["denied_commands"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|e| e["name"] == name))
+    };
+    assert!(denied("sudo") && denied("docker") && !denied("rm"), "{v}");
+    assert_eq!(v["allowed_commands"][0]["name"], "docker", "{v}");
+    let r = w.call("sneaky-run", json!({"command": "rm f.txt && ls"}));
+    assert_eq!(r.command_ran()["exit_code"], 0);
+    assert!(!w.root.join("f.txt").exists());
+    // The policy lets docker through (the kernel still holds: its daemon's socket is covered).
+    let r = w.call(
+        "sneaky-run",
+        json!({"command": "command -v docker || true"}),
+    );
+    r.command_ran();
+    let m = w
+        .call("sneaky-run", json!({"command": "podman ps"}))
+        .err("command_denied", 3);
+    assert!(
+        m.contains("built-in deny list") && m.contains("container engine"),
         "{m}"
     );
 }
@@ -867,28 +938,45 @@ fn required_layers_refuse_rather_than_run_weaker() {
     assert!(m.contains("landlok"), "{m}");
 }
 
+/// The lists in docs/sandbox.md as the code holds them: the deny list one line per reason
+/// (the entries that share it, then the reason), the strict mode's lists as names.
 #[test]
 fn docs_list_the_default_lists() {
-    use sneaky::config::commands::{DEFAULT_ALLOWED, DEFAULT_DENIED};
+    use sneaky::config::commands::{DEFAULT_DENIED, STRICT_ALLOWED, STRICT_DENIED};
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sandbox.md"))
             .expect("docs/sandbox.md");
-    for (marker, list) in [
-        ("default-allowed", DEFAULT_ALLOWED),
-        ("default-denied", DEFAULT_DENIED),
+    let names = |list: &[&str]| {
+        list.iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, why) in DEFAULT_DENIED {
+        match by_reason.iter_mut().find(|(w, _)| w == why) {
+            Some((_, list)) => list.push(name),
+            None => by_reason.push((why, vec![name])),
+        }
+    }
+    let deny_list = by_reason
+        .iter()
+        .map(|(why, list)| format!("- {}: {why}.", names(list)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (marker, expected) in [
+        ("default-denied", deny_list),
+        ("strict-allowed", names(STRICT_ALLOWED)),
+        ("strict-denied", names(STRICT_DENIED)),
     ] {
         let start = format!("<!-- {marker} -->\n");
         let from = doc.find(&start).expect("start marker") + start.len();
         let to = doc[from..].find("\n<!--").expect("end marker") + from;
-        let expected = list
-            .iter()
-            .map(|p| format!("`{p}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
         assert_eq!(
             doc[from..to].trim(),
             expected,
-            "docs/sandbox.md's {marker} list differs from src/shell/policy/lists.rs"
+            "docs/sandbox.md's {marker} list differs from src/config/commands.rs: put the \
+             expected text (above) between its markers"
         );
     }
 }

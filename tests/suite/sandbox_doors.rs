@@ -377,8 +377,9 @@ fn helper_directories_that_lead_out_of_the_workspace_grant_nothing() {
     }
     let w = util::ws();
     w.write("f.txt", "keep me\n");
-    // cargo (allowed by default) lets the workspace's target/ execute; a repository ships it
-    // as a link to a system bin directory. And a program listed verbatim is a link out.
+    // The strict mode: cargo (allowed by default) lets the workspace's target/ execute; a
+    // repository ships it as a link to a system bin directory. And a program listed verbatim
+    // is a link out.
     w.link("/usr/bin", "target");
     w.link("/usr/bin/rm", "tool");
     w.write(
@@ -392,7 +393,7 @@ fn helper_directories_that_lead_out_of_the_workspace_grant_nothing() {
     .expect("chmod");
     user_config(
         &w,
-        "[tools.shell]\nextra_allowed_commands = [\"./p.sh\", \"./tool\"]\n",
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"./p.sh\", \"./tool\"]\n",
     );
     for command in ["./p.sh", "./tool -f f.txt"] {
         let r = w
@@ -488,7 +489,8 @@ fn a_denied_interpreter_does_not_run_an_allowed_script() {
         return;
     }
     let w = util::ws();
-    // python3 and perl are on the default denied list; the scripts are allowed verbatim.
+    // The strict mode: python3 and perl are on its denied list; the scripts are allowed
+    // verbatim. (The contained mode's counterpart: tests/suite/deny_programs.rs.)
     w.write(
         "probe.py",
         "#!/usr/bin/python3\nopen(\"pwned-py\", \"w\").write(\"ran\")\n",
@@ -507,7 +509,7 @@ fn a_denied_interpreter_does_not_run_an_allowed_script() {
     }
     user_config(
         &w,
-        "[tools.shell]\nextra_allowed_commands = [\"./probe.py\", \"./probe.pl\", \"./env.py\"]\n",
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"./probe.py\", \"./probe.pl\", \"./env.py\"]\n",
     );
     for command in ["./probe.py", "./probe.pl", "./env.py"] {
         let r = w
@@ -523,7 +525,7 @@ fn a_denied_interpreter_does_not_run_an_allowed_script() {
     // Allowed by name, the interpreter runs the script.
     user_config(
         &w,
-        "[tools.shell]\nextra_allowed_commands = [\"./probe.py\", \"python3\"]\n",
+        "[tools.shell]\nstrict = true\nextra_allowed_commands = [\"./probe.py\", \"python3\"]\n",
     );
     let r = w
         .call("sneaky-run", json!({"command": "./probe.py"}))

@@ -80,7 +80,19 @@ impl Ws {
 
     /// Call a tool binary with flags (and stdin bytes).
     pub fn call_raw(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Reply {
+        self.call_env(bin, args, stdin, &[])
+    }
+
+    /// `call_raw` with more variables in the binary's environment (`PATH` …).
+    pub fn call_env(
+        &self,
+        bin: &str,
+        args: &[&str],
+        stdin: &[u8],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Reply {
         let mut cmd = std::process::Command::cargo_bin(bin).expect("binary");
+        cmd.envs(env.iter().copied());
         // The test run's own CARGO_TARGET_DIR lies outside the workspace, where a sandboxed
         // command cannot write: a cargo run in the workspace builds in `<root>/target`, as it
         // does for a person who has not set the variable.

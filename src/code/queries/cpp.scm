@@ -12,10 +12,12 @@
 (alias_declaration name: (type_identifier) @name) @definition.type
 (concept_definition name: (identifier) @name) @definition.type
 (enumerator name: (identifier) @name) @definition.variant
-(field_declaration declarator: (function_declarator declarator: (_) @name)) @definition.method
+(field_declaration declarator: (function_declarator)) @definition.method
+(field_declaration declarator: (_ declarator: (function_declarator))) @definition.method
 (field_declaration declarator: (field_identifier) @name) @definition.field
 (field_declaration declarator: (_ declarator: (field_identifier) @name)) @definition.field
-(declaration declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)) @definition.function
+(declaration declarator: (function_declarator)) @definition.function
+(declaration declarator: (_ declarator: (function_declarator))) @definition.function
 (preproc_def name: (identifier) @name) @definition.macro
 (preproc_function_def name: (identifier) @name) @definition.macro
 (translation_unit (declaration declarator: (identifier) @name) @definition.variable)

@@ -43,8 +43,8 @@ pub enum Change {
         target: Target,
         content: Vec<u8>,
         prior: Option<Existing>,
-        /// Permission bits for a new file (a renamed one keeps its old bits); None: 0666 less
-        /// the umask, as for any new file.
+        /// Permission bits for the file; None: a rewrite keeps the old file's bits, a new file
+        /// gets 0666 less the umask, as any new file.
         mode: Option<u32>,
     },
     /// Remove the target, which must still be the file as read.
@@ -152,7 +152,9 @@ fn stage(change: &Change, flush: bool) -> Result<Staged<'_>> {
             let mut temp = TempFile::create(target, prior.is_none())?;
             temp.fill(content, prior.as_ref(), flush)
                 .map_err(|e| Error::io(format!("writing {}", target.display), e))?;
-            if let (None, Some(bits)) = (prior, mode) {
+            // Given bits win over the old file's, before the file lands: a change that takes
+            // a set-id bit off never leaves the new content with it even for a moment.
+            if let Some(bits) = mode {
                 nix::sys::stat::fchmod(temp.file.as_fd(), Mode::from_bits_truncate(*bits))
                     .map_err(|e| map_errno(e, &target.display))?;
             }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
-use crate::shell::overlay::{self, Changed};
+use crate::shell::overlay::{self, Changed, Reduced};
 
 /// What the supervisor is told of the overlay that holds a job's changes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,6 +76,8 @@ pub struct Outcome {
     pub untracked: Vec<Changed>,
     #[serde(default)]
     pub discarded: Vec<String>,
+    #[serde(default)]
+    pub reduced: Vec<Reduced>,
     #[serde(flatten)]
     pub undo: Undoable,
 }

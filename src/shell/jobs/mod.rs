@@ -221,6 +221,10 @@ pub struct JobView {
     /// not applied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<String>,
+    /// What of the job's changes was applied reduced, or not at all, as run_command's
+    /// `reduced`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reduced: Vec<crate::shell::overlay::Reduced>,
     #[serde(flatten)]
     pub undo: crate::fs::history::Undoable,
     /// Why the job's changes were not held, or could not be applied (then where they are
@@ -583,6 +587,17 @@ pub fn start(
     if let Some(held) = &scratch {
         spec.read_only.extend(in_upper.iter().cloned());
         spec.overlay = Some(held.spec(ctx.ws, false));
+    }
+    if shell.sandbox {
+        // A job outlives the moment its mount view was made: a denied place made later stays
+        // unreadable to it through Landlock (src/shell/spec.rs, `carve_reads`).
+        let denied: Vec<PathBuf> =
+            crate::fs::pathlist::PathList::resolve(&ctx.config.deny_read_list(), &root)
+                .patterns
+                .iter()
+                .map(crate::fs::pathlist::Pattern::literal_path)
+                .collect();
+        super::spec::carve_reads(&mut spec, &denied);
     }
     let request = Request::Start(Box::new(StartJob {
         command: command.to_string(),

@@ -252,6 +252,7 @@ impl Job {
                 changes: Some(o.changes.clone()),
                 untracked: o.untracked.clone(),
                 discarded: o.discarded.clone(),
+                reduced: o.reduced.clone(),
                 undo: o.undo.clone(),
                 ..JobView::default()
             },

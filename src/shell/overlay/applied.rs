@@ -15,6 +15,28 @@ pub struct Changed {
     pub kind: String,
 }
 
+/// Something of a command's changes that was applied reduced, or not at all: what is applied
+/// is what git keeps (regular files with plain permission bits, directories, links).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Reduced {
+    /// Root-relative.
+    pub path: String,
+    /// What was taken off or left out: "setuid bit removed", "setgid bit removed", "sticky
+    /// bit removed", "extended attribute NAME removed" (the file is applied without them), or
+    /// "FIFO not applied", "socket not applied", "device node not applied", "name not UTF-8:
+    /// not applied".
+    pub what: String,
+}
+
+impl Reduced {
+    pub(super) fn new(path: &str, what: &str) -> Reduced {
+        Reduced {
+            path: path.to_string(),
+            what: what.to_string(),
+        }
+    }
+}
+
 /// What became of a command's changes.
 #[derive(Debug, Clone, Default)]
 pub struct Applied {
@@ -34,6 +56,8 @@ pub struct Applied {
     /// Files the command changed that have other hard links: their new version replaces
     /// them (as an edit tool's does), and the other names keep the old content.
     pub links_broken: Vec<String>,
+    /// What of the changes was applied reduced, or not at all ([`Reduced`]).
+    pub reduced: Vec<Reduced>,
 }
 
 impl Applied {
@@ -52,6 +76,34 @@ impl Applied {
             } else {
                 "replaced"
             }
+        )
+    }
+
+    /// What the command's stderr gains when some of its changes were applied reduced or not
+    /// at all (empty: none).
+    pub fn reduced_note(&self) -> String {
+        if self.reduced.is_empty() {
+            return String::new();
+        }
+        const SHOWN: usize = 10;
+        let mut named: Vec<String> = self
+            .reduced
+            .iter()
+            .take(SHOWN)
+            .map(|r| format!("{} ({})", r.path, r.what))
+            .collect();
+        if self.reduced.len() > SHOWN {
+            named.push(format!("and {} more", self.reduced.len() - SHOWN));
+        }
+        format!(
+            "sneaky-run: a command's changes {} as git keeps files (plain permission bits, no \
+             extended attributes, no special files): {}\n",
+            if self.held.is_some() || self.diff.is_some() {
+                "would be applied"
+            } else {
+                "were applied"
+            },
+            named.join(", ")
         )
     }
 }

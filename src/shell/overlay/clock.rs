@@ -1,8 +1,7 @@
 //! When a command started, on the clock that stamps change times: what tells a workspace
 //! path changed by someone else while the command ran from one it found as it was.
 
-use std::fs::{self, File};
-use std::os::unix::fs::MetadataExt;
+use std::fs::File;
 
 use nix::sys::stat::Mode;
 use serde::{Deserialize, Serialize};
@@ -82,21 +81,23 @@ impl Started {
         }
     }
 
-    /// Whether a path with this status was changed at or after the start. A change time with
+    /// Whether a path with this change time was changed at or after the start. A change time with
     /// no nanoseconds comes from a file system that keeps whole seconds (or two): then a
     /// change in the second before the start counts too.
-    pub(super) fn changed_since(self, meta: &fs::Metadata) -> bool {
-        if meta.ctime_nsec() == 0 {
+    pub(super) fn changed_since(self, ctime: i64, ctime_nsec: i64) -> bool {
+        if ctime_nsec == 0 {
             let start_secs = self.0.div_euclid(1_000_000_000);
-            return i128::from(meta.ctime()) >= start_secs - 1;
+            return i128::from(ctime) >= start_secs - 1;
         }
-        i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()) >= self.0
+        i128::from(ctime) * 1_000_000_000 + i128::from(ctime_nsec) >= self.0
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
 
     /// The kernel's release as (major, minor).
     fn kernel() -> (u32, u32) {
@@ -134,11 +135,17 @@ mod tests {
             fs::write(&after, "").unwrap();
             let meta = |p: &std::path::Path| fs::symlink_metadata(p).unwrap();
             assert!(
-                !started.changed_since(&meta(&before)),
+                !{
+                    let m = meta(&before);
+                    started.changed_since(m.ctime(), m.ctime_nsec())
+                },
                 "round {i}: a change made before the start counts as made since"
             );
             assert!(
-                started.changed_since(&meta(&after)),
+                {
+                    let m = meta(&after);
+                    started.changed_since(m.ctime(), m.ctime_nsec())
+                },
                 "round {i}: a change made after the start counts as made before"
             );
         }

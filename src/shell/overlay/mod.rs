@@ -26,8 +26,10 @@
 //!   index, the configuration naming the user's excludes file);
 //! - `route`: what becomes of each path (applied, recorded, discarded) and what changed
 //!   meanwhile;
-//! - `apply`: the changes applied to the workspace (or, with `dry_run`, their diff);
-//!   `applied`: what the result says became of them.
+//! - `apply`: the changes applied to the workspace (or, with `dry_run`, their diff), each
+//!   path reached without links and checked where it lands; `straight`: those applied
+//!   unrecorded (ignored paths, a nested repository's git data); `applied`: what the result
+//!   says became of them.
 
 mod applied;
 mod apply;
@@ -39,10 +41,11 @@ mod mount;
 mod route;
 mod scan;
 mod scratch;
+mod straight;
 
 use crate::error::{Error, ErrorKind};
 
-pub use applied::{Applied, Changed};
+pub use applied::{Applied, Changed, Reduced};
 pub use apply::{apply_held, collect, discard_held};
 pub use clock::Started;
 pub use mount::{mount_over, place_in_workspace, settle, OverlaySpec};

@@ -375,7 +375,8 @@ impl Scratch {
         }
         self.kept = true;
         let message = format!(
-            "{}; the command's changes were not applied and are kept in {}",
+            "{}; the command's changes were not applied, or not all of them, and what it left is \
+             kept in {}",
             e.message(),
             kept.join("upper").display()
         );

@@ -107,7 +107,7 @@ const GIT_READS: &[&str] = &[
     "status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "cat-file", "blame",
     "describe", "shortlog", "grep", "show-ref", "for-each-ref", "merge-base", "name-rev",
     "rev-list", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "version",
-    "count-objects", "cherry", "whatchanged", "ls-remote", "var",
+    "count-objects", "cherry", "whatchanged", "var",
 ];
 
 fn git_reads(values: &[&str]) -> bool {

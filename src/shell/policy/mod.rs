@@ -125,23 +125,20 @@ pub struct Approved {
 }
 
 /// Whether the kernel layers that bound what a program can do are sure to be in force when
-/// the command runs: the sandbox on, and Landlock (the exec set, where writes go) and the
-/// namespaces (the read-only world, `.git`'s config and hooks, `sneaky.toml`) required, so
-/// that a call without them is refused rather than run weaker. Otherwise the policy is strict.
+/// the command runs (the sandbox on, and every containing layer required, so that a call
+/// without one is refused rather than run weaker) and the strict mode was not chosen: then the
+/// policy reads the whole language. Otherwise the policy is strict. The mode is
+/// `config::commands::mode`'s (an allow list, `allowed_commands`, keeps the whole language:
+/// the kernel's exec set holds the list for what the parser cannot see).
 pub fn contained(shell: &Shell) -> bool {
-    if !shell.sandbox {
-        return false;
-    }
-    let (layers, _) = shell.required_layers();
-    let has = |l: &str| layers.iter().any(|x| x == l || x == "all");
-    has("landlock") && has("namespaces")
+    crate::config::commands::mode(shell).whole_language()
 }
 
 /// Check a command line. `root` is the canonical workspace root (absolute paths inside it are
 /// accepted where a path must stay inside).
 pub fn check(command: &str, shell: &Shell, root: &Path) -> Result<Approved> {
     let mut checker = Checker {
-        lists: Lists::from_config(shell),
+        lists: Lists::from_config(shell, root),
         effective: EffectiveLists::from_config(shell),
         root,
         programs: Vec::new(),
@@ -256,10 +253,12 @@ impl Checker<'_> {
     /// Something the strict policy refuses: what, and why the policy is strict.
     fn strict_refusal(&self, part: &str, what: &str) -> Error {
         deny(format!(
-            "`{part}`: {what} is not allowed: the kernel layers that contain what a command does \
-             may not all be in force (tools.shell.sandbox, container_boundary or require_layers), \
-             so the policy accepts only simple commands, pipelines and lists whose every word it \
-             can read"
+            "`{part}`: {what} is not allowed: the policy is strict ({}), so it accepts only \
+             simple commands, pipelines and lists whose every word it can read",
+            self.lists.strict_reason().unwrap_or(
+                "the kernel layers that contain what a command does may not all be in force: \
+                 tools.shell.sandbox, container_boundary or require_layers"
+            )
         ))
     }
 

@@ -78,7 +78,7 @@ impl Word {
 enum Context {
     /// An ordinary word.
     Word,
-    /// The right side of `[[ … =~ … ]]`: `(`, `)` and `|` are part of the pattern.
+    /// The right side of `[[ … =~ … ]]`, a `case` pattern: `(`, `)` and `|` are part of it.
     Regex,
     /// The body of a heredoc with an unquoted delimiter: quotes are plain characters.
     Heredoc,
@@ -115,7 +115,7 @@ impl Checker<'_> {
         depth: u8,
     ) -> Result<Word> {
         let context = match nodes {
-            [n] if n.kind() == "regex" => Context::Regex,
+            [n] if matches!(n.kind(), "regex" | "extglob_pattern") => Context::Regex,
             _ => Context::Word,
         };
         self.read(nodes, src, part, depth, context)

@@ -5,8 +5,8 @@
 //! - `policy`: parsing the command line and checking programs and their arguments;
 //! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
 //! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
-//!   `namespaces`, `confine` and `cgroup` are those layers, `sys` the raw system calls they
-//!   need;
+//!   `namespaces`, `confine`, `seccomp` and `cgroup` are those layers, `sys` the raw system
+//!   calls they need;
 //! - `proxy`: the network with a host list (a proxy outside the command's network namespace);
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `overlay`: the command's changes held in an overlay, then applied to the workspace (or
@@ -36,6 +36,7 @@ pub mod protect;
 pub mod proxy;
 pub mod report;
 pub mod sandbox;
+pub mod seccomp;
 pub mod spec;
 pub mod supervise;
 mod sys;

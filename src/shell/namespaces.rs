@@ -428,6 +428,17 @@ pub fn seal_memfd_exec() -> bool {
     std::fs::write("/proc/sys/vm/memfd_noexec", "2").is_ok()
 }
 
+/// Forbid new user namespaces beneath the command's own (called by the PID namespace's first
+/// process, only in a user namespace the launcher made or joined, never the host's): with
+/// `user.max_user_namespaces = 0` in this namespace, creating one in it or beneath it fails
+/// with ENOSPC. The limit is per user namespace and checked in every ancestor of a new one;
+/// writing it needs CAP_SYS_RESOURCE here, which the command does not keep. The seccomp layer
+/// refuses the same first (EPERM: src/shell/seccomp.rs); this holds where it is not in force.
+/// Where the file cannot be written (no /proc of the namespace's own), seccomp stands alone.
+pub fn forbid_user_namespaces() {
+    let _ = std::fs::write("/proc/sys/user/max_user_namespaces", "0");
+}
+
 /// The pathname sockets bound in this network namespace, except those beneath `allowed`.
 fn host_unix_sockets(allowed: &[PathBuf]) -> Vec<PathBuf> {
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {

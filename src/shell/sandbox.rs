@@ -9,14 +9,16 @@
 //!    ipc, net unless `network = true`; with a host list, the proxy is forked before and
 //!    bridged into the new network namespace after: src/shell/proxy.rs), becomes non-dumpable (nothing can trace it or the init)
 //!    and forks the PID namespace's first process, which mounts a
-//!    fresh /proc, forbids executable memory files in the namespace, becomes the init that
+//!    fresh /proc, forbids executable memory files and nested user namespaces in the
+//!    namespace, becomes the init that
 //!    reaps everything, and on the shell's exit kills
 //!    whatever is left in the namespace;
 //! 4. confines itself (also when namespaces are unavailable): rlimits, every capability
 //!    dropped, Landlock (execute only on the exec set, write only in the workspace, the private
 //!    temp dir and configured paths, no device nodes, no TCP when `network = false`, signals and
-//!    abstract sockets scoped), seccomp (no ptrace, no keyrings, no core limit changes; no
-//!    AF_INET/AF_INET6/AF_PACKET sockets and no io_uring when `network = false`);
+//!    abstract sockets scoped), seccomp (no new namespaces, mounts, ptrace, keyrings, bpf,
+//!    perf events, userfaultfd, io_uring or system administration, no core limit changes; no
+//!    AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets when `network = false`: src/shell/seccomp.rs);
 //! 5. reports what it applied on one marker line of stderr, then runs
 //!    `bash --noprofile --norc -c COMMAND`; once every process of the command has ended, the
 //!    launcher ends stderr with what the network proxy refused ([`END_PREFIX`]).
@@ -726,6 +728,10 @@ fn init_main(
             entered.proc_error = Some(why);
         }
         Ok(()) => entered.memfd_noexec = namespaces::seal_memfd_exec(),
+    }
+    // Only in a user namespace of the sandbox's: outside one this would be the host's limit.
+    if entered.user {
+        namespaces::forbid_user_namespaces();
     }
     if let Err(code) = confine_self(spec, Some(&entered), "", processes, end_token.as_deref()) {
         return code;

@@ -12,7 +12,8 @@
 //! - `overlay`: the command's changes held in an overlay, then applied to the workspace (or
 //!   shown, with dry_run) as one change undo takes back (one concern a file: src/shell/overlay/);
 //! - `jobs`: background jobs (a supervisor per workspace, their output and input);
-//! - `env`: the command's environment; `guard`: the workspace configuration put back;
+//! - `env`: the command's environment; `tmpdir`: its private temporary directory; `guard`:
+//!   the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
 //! - `hint`: the line a command's stderr ends with when a layer stopped something;
 //! - `report`: what `sneaky-run --print-policy` prints.
@@ -39,6 +40,7 @@ pub mod seccomp;
 pub mod spec;
 pub mod supervise;
 mod sys;
+pub mod tmpdir;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -329,7 +331,7 @@ pub(crate) fn hold_changes(
 /// directory, its environment (and the names kept out of it), the bash that runs it and the
 /// PATH the exec set is built from.
 pub(crate) struct Setup {
-    pub tmp: tempfile::TempDir,
+    pub tmp: tmpdir::PrivateTmp,
     pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub env_removed: Vec<String>,
     pub bash: std::path::PathBuf,
@@ -352,10 +354,7 @@ impl Setup {
                 "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
             ));
         }
-        let tmp = tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir()
-            .map_err(|e| Error::io(format!("creating {whose} temporary directory"), e))?;
+        let tmp = tmpdir::PrivateTmp::create(prefix, whose)?;
         let (mut env, env_removed) = env::command_env(shell, root, tmp.path());
         if programs.iter().any(|p| p == "cargo") {
             cargo_target_dir(&mut env, root);

@@ -61,6 +61,8 @@ pub struct Request<'a> {
     pub unix_sockets: &'a [PathBuf],
     /// Places of the read-deny list, covered last (src/shell/protect.rs).
     pub hide: &'a [PathBuf],
+    /// The private temp dir: kept visible through a cover of `hide` that holds it.
+    pub tmp: Option<&'a Path>,
     /// The only places where files may be mapped executable: the exec set and the library
     /// directories (everything else is noexec, so the ELF loader cannot be used to run a
     /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
@@ -163,7 +165,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     }
     let (shm, overlay) = build_mounts(req)?;
     cover_sockets(&host_sockets)?;
-    super::protect::cover_denied(req.hide)?;
+    super::protect::cover_denied(req.hide, req.tmp)?;
     Ok(Entered {
         user,
         pid: true,

@@ -90,6 +90,10 @@ pub struct LaunchSpec {
     /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
     #[serde(default)]
     pub hide: Vec<PathBuf>,
+    /// The private temp dir, kept visible through the cover of a place of `hide` that holds
+    /// it (src/shell/tmpdir.rs).
+    #[serde(default)]
+    pub tmp: Option<PathBuf>,
     /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
     /// and the sockets `tools.shell.unix_sockets` lists.
     pub unix_sockets: Vec<PathBuf>,
@@ -298,6 +302,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         pin: &spec.pin,
         unix_sockets: &spec.unix_sockets,
         hide: &spec.hide,
+        tmp: spec.tmp.as_deref(),
         exec: &exec,
         cover_exec: &spec.cover_exec,
         network: spec.network,

@@ -307,10 +307,24 @@ pub fn copy_binaries_for_others(dir: &Path, bins: &[&str]) -> PathBuf {
     std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     for bin in bins {
         let copy = to.join(bin);
-        std::fs::copy(assert_cmd::cargo::cargo_bin(bin), &copy).expect("copy binary");
+        copy_executable(&assert_cmd::cargo::cargo_bin(bin), &copy);
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     to
+}
+
+/// Copy a program to run it from `to`, by a `cp` of its own: copied in this process, the new
+/// file's descriptor open for writing would be inherited by whatever another test thread forks
+/// meanwhile, and running the copy fails with "Text file busy" until that child executes its
+/// own program. Only `cp` ever holds this one open for writing.
+pub fn copy_executable(from: &Path, to: &Path) {
+    let copied = std::process::Command::new("cp")
+        .arg("--")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("run cp");
+    assert!(copied.success(), "copying {} failed", from.display());
 }
 
 /// The first directory on the way to `path` that others cannot traverse (no `o+x`), if any.
@@ -321,9 +335,9 @@ pub fn closed_ancestor(path: &Path) -> Option<PathBuf> {
 }
 
 /// Run the command `make` builds, with `stdin`, within `timeout`, trying again while its
-/// program is "Text file busy": a binary just copied (`copy_binaries_for_others`) stays open
-/// for writing in a child that another test thread forked during the copy, until that child
-/// executes its own program.
+/// program is "Text file busy": a binary copied in this process stays open for writing in a
+/// child that another test thread forked during the copy, until that child executes its own
+/// program ([`copy_executable`] avoids it; a copy made otherwise may still meet it).
 pub fn output_retrying_busy(
     make: impl Fn() -> std::process::Command,
     stdin: &[u8],

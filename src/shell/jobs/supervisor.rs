@@ -130,7 +130,7 @@ struct Held {
     cgroup: Option<PidsCgroup>,
     placeholders: Option<VcsPlaceholders>,
     protected: Option<crate::shell::protect::Placeholders>,
-    tmp: PathBuf,
+    tmp: Option<crate::shell::tmpdir::PrivateTmp>,
 }
 
 impl Drop for Held {
@@ -139,7 +139,7 @@ impl Drop for Held {
         self.cgroup.take();
         self.placeholders.take();
         self.protected.take();
-        let _ = std::fs::remove_dir_all(&self.tmp);
+        self.tmp.take();
     }
 }
 
@@ -956,7 +956,7 @@ fn prepare(start: &StartJob, loopback: Option<(i32, u64)>) -> (sandbox::LaunchSp
         cgroup,
         placeholders,
         protected,
-        tmp: start.tmp.clone(),
+        tmp: Some(crate::shell::tmpdir::PrivateTmp::adopt(&start.tmp)),
     };
     (spec, held)
 }

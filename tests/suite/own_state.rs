@@ -144,12 +144,7 @@ impl World {
         std::fs::write(w.root("a").join("walk.py"), WALK).expect("walk.py");
         std::fs::write(w.root("a").join("visible.txt"), w.marker("VISIBLE")).expect("write");
         if let Some(uid) = uid {
-            let owned = std::process::Command::new("chown")
-                .args(["-R", &format!("{uid}:{uid}")])
-                .arg(w.dir.path())
-                .status()
-                .expect("chown");
-            assert!(owned.success());
+            util::give_to(w.dir.path(), uid);
         }
         Some(w)
     }

@@ -298,19 +298,40 @@ pub fn tree(
     out
 }
 
-/// Copies of the tool binaries in `<dir>/bin` (0755), for a child run as another user: the
-/// build's own target/ may sit under a directory that user cannot traverse (a 0700 home, a
-/// `mktemp -d` folder), where exec fails with "Permission denied".
+/// The tool binaries in `<dir>/bin` (0755), for a child run as another user: the build's own
+/// target/ may sit under a directory that user cannot traverse (a 0700 home, a `mktemp -d`
+/// folder), where exec fails with "Permission denied". Hard links where the file system
+/// allows (no disk taken: a debug binary is ~50 MB and tests run many at once), copies
+/// otherwise. A test that hands `dir` to that user does it with `give_to`, which leaves the
+/// binaries root's.
 pub fn copy_binaries_for_others(dir: &Path, bins: &[&str]) -> PathBuf {
     let to = dir.join("bin");
     std::fs::create_dir(&to).expect("mkdir bin");
     std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     for bin in bins {
-        let copy = to.join(bin);
-        copy_executable(&assert_cmd::cargo::cargo_bin(bin), &copy);
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let (from, copy) = (assert_cmd::cargo::cargo_bin(bin), to.join(bin));
+        if std::fs::hard_link(&from, &copy).is_err() {
+            copy_executable(&from, &copy);
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
     }
     to
+}
+
+/// `chown -R uid:uid dir`, except what `copy_binaries_for_others` put in `<dir>/bin`: those
+/// may be the build's own binaries (hard links), which stay root's.
+pub fn give_to(dir: &Path, uid: u32) {
+    let owned = std::process::Command::new("chown")
+        .args(["-R", &format!("{uid}:{uid}")])
+        .arg(dir)
+        .status()
+        .expect("chown");
+    assert!(owned.success());
+    if let Ok(bins) = std::fs::read_dir(dir.join("bin")) {
+        for bin in bins.flatten() {
+            std::os::unix::fs::lchown(bin.path(), Some(0), Some(0)).expect("chown back");
+        }
+    }
 }
 
 /// Copy a program to run it from `to`, by a `cp` of its own: copied in this process, the new

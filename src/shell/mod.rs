@@ -24,17 +24,21 @@
 pub mod capture;
 pub mod cgroup;
 pub mod confine;
+pub mod container;
 pub mod env;
 pub mod executables;
 pub mod guard;
+pub mod handover;
 pub mod hint;
 pub mod jobs;
+pub mod launch;
 pub mod namespaces;
 pub mod overlay;
 pub mod policy;
 pub mod protect;
 pub mod proxy;
 pub mod report;
+pub mod runtime;
 pub mod sandbox;
 pub mod seccomp;
 pub mod spec;
@@ -49,7 +53,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Workspace;
-use sandbox::LaunchStatus;
+use launch::LaunchStatus;
 use supervise::Finished;
 
 /// What running a command needs from the call: the workspace it runs in (its root is the
@@ -196,7 +200,7 @@ pub fn run_with_changes(
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
             let mut c = Command::new(exe);
-            c.arg(sandbox::LAUNCH_FLAG).arg(spec).arg(command);
+            c.arg(launch::LAUNCH_FLAG).arg(spec).arg(command);
             c
         }
         None if changes == Changes::DryRun => {

@@ -207,7 +207,7 @@ fn join_loopback(pid: i32, start: u64) -> Result<bool, String> {
     let net = open("net")?;
     let user = open("user")?;
     let ours = std::fs::File::open("/proc/self/ns/net").map_err(|e| format!("own net: {e}"))?;
-    if crate::shell::jobs::start_time(pid) != Some(start) {
+    if crate::proctable::start_time(pid) != Some(start) {
         return Err("the loopback's holder is gone".into());
     }
     let link = |p: String| std::fs::read_link(p).ok();
@@ -226,7 +226,7 @@ fn join_loopback(pid: i32, start: u64) -> Result<bool, String> {
     if names != ["lo"] {
         if own_user {
             // No way back to the user namespace we left: this process must not go on.
-            std::process::exit(super::sandbox::SETUP_FAILED);
+            std::process::exit(super::launch::SETUP_FAILED);
         }
         setns(&ours, CloneFlags::CLONE_NEWNET).map_err(|e| format!("setns(net) back: {e}"))?;
         return Err(format!(

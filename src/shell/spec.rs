@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::executables::{contained_paths, executable_paths, ExecSet, Inputs};
-use super::sandbox::{LaunchSpec, Limits};
+use super::launch::{LaunchSpec, Limits};
 use crate::config::commands::EffectiveLists;
 use crate::config::{Config, Shell};
 use crate::error::{Error, ErrorKind, Result};
@@ -116,7 +116,7 @@ pub fn launch_spec(
         cwd: root.to_path_buf(),
         skip_namespaces: skipped("namespaces"),
         skip_proc: skipped("proc"),
-        container: super::sandbox::detect_container(),
+        container: super::container::detect_container(),
         parent: std::process::id() as i32,
         // Made by the caller, which removes it after the call (src/shell/cgroup.rs).
         pids_cgroup: Err("not created".into()),

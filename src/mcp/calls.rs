@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::catalog;
 use super::jsonrpc;
-use super::server::{log, log_call, CallEnd};
+use super::log::{log, log_call, CallEnd};
 use super::shape::Dialect;
 use super::version::Version;
 use crate::cancel::Cancel;

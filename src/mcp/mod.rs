@@ -25,6 +25,7 @@ mod catalog;
 mod http;
 mod json_out;
 mod jsonrpc;
+mod log;
 mod pool;
 mod resume;
 mod roots;
@@ -139,7 +140,7 @@ pub fn main() -> ExitCode {
         .get_one::<String>("log-format")
         .is_some_and(|f| f == "json")
     {
-        server::set_json_log();
+        log::set_json_log();
     }
     let opts = Options {
         root: matches.get_one::<PathBuf>("root").cloned(),
@@ -178,7 +179,7 @@ pub fn main() -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            server::log(&e);
+            log::log(&e);
             ExitCode::from(e.exit_status().max(1) as u8)
         }
     }
@@ -202,7 +203,7 @@ fn stop_on_signal() {
                 } else {
                     "SIGTERM"
                 };
-                server::log(format!("{name}: stopping, killing running commands"));
+                log::log(format!("{name}: stopping, killing running commands"));
                 crate::isolate::kill_all_children_trees();
                 std::process::exit(0);
             }

@@ -3,12 +3,44 @@
 //! `-C`, `--git-dir` …) only before the subcommand, the subcommand's after it, so that
 //! `git switch -c feature` is not git's `-c name=value`.
 
+use super::context::RuleContext;
 use super::paths::check_inside_root;
-use super::rules::RuleContext;
-use super::rules::{
-    git_key_is_safe, GIT_CONFIG_SAFE_KEYS, GIT_CONFIG_SAFE_PREFIXES, GIT_SUBCOMMANDS,
-};
 use super::words::UNKNOWN;
+
+/// Git subcommands that may run. Anything else — aliases (which may be `!shell`), `difftool`,
+/// `mergetool`, `bisect run`, `submodule foreach`, `filter-branch`, `help -w` … — is refused.
+#[rustfmt::skip]
+const GIT_SUBCOMMANDS: &[&str] = &[
+    "add", "apply", "blame", "branch", "cat-file", "check-ignore", "checkout", "cherry-pick",
+    "clean", "clone", "commit", "config", "describe", "diff", "diff-tree", "fetch", "for-each-ref",
+    "format-patch", "grep", "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base", "mv",
+    "name-rev", "pull", "push", "rebase", "reflog", "remote", "reset", "restore", "rev-list",
+    "rev-parse", "revert", "rm", "shortlog", "show", "show-ref", "stash", "status", "switch",
+    "symbolic-ref", "tag", "version", "worktree",
+];
+
+/// Git config keys a command may set (`git config`, `git -c`); every other key can name a
+/// program git runs.
+const GIT_CONFIG_SAFE_PREFIXES: &[&str] = &["user.", "color.", "advice.", "init."];
+
+/// Single git config keys that only switch git's behaviour (no program, no path it runs).
+#[rustfmt::skip]
+const GIT_CONFIG_SAFE_KEYS: &[&str] = &[
+    "commit.gpgsign", "tag.gpgsign", "core.quotepath", "core.autocrlf", "core.safecrlf",
+    "core.filemode", "pull.rebase", "pull.ff", "merge.ff", "log.showsignature", "gc.auto",
+    "maintenance.auto", "rebase.autosquash", "rebase.autostash", "push.autosetupremote",
+    "diff.noprefix", "status.showuntrackedfiles",
+];
+
+/// Whether a command may set this git config key.
+fn git_key_is_safe(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    GIT_CONFIG_SAFE_PREFIXES
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || GIT_CONFIG_SAFE_KEYS.contains(&lower.as_str())
+}
+
 /// git: global options before the subcommand (`-C`, `--git-dir`, `--work-tree` must stay in
 /// the root), a known subcommand (no aliases), and the subcommand's own dangerous options.
 pub(super) fn check_git(

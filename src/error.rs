@@ -323,7 +323,14 @@ impl Error {
             io::ErrorKind::IsADirectory => ErrorKind::NotAFile,
             _ => ErrorKind::IoError,
         };
-        Error::new(kind, format!("{context}: {err}"))
+        // A change of many files holds each open until all are written together: say which
+        // limit stopped it.
+        let limit = match err.raw_os_error() {
+            Some(libc::EMFILE) => " (the process's descriptor limit: raise `ulimit -n`)",
+            Some(libc::ENFILE) => " (the system's open-file limit: fs.file-max)",
+            _ => "",
+        };
+        Error::new(kind, format!("{context}: {err}{limit}"))
     }
 
     pub fn code(&self) -> &'static str {

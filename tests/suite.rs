@@ -50,6 +50,8 @@ mod fleet;
 mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
+#[path = "suite/hooks.rs"]
+mod hooks;
 #[path = "suite/host_snippets.rs"]
 mod host_snippets;
 #[path = "suite/jail.rs"]

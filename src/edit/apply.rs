@@ -255,6 +255,9 @@ fn loose_candidates(
 /// them there), else refused with the list. Rung order never decides between places. Fuzz
 /// comes last, only when no rung answers, and is refused when a place elsewhere matches with
 /// all whitespace ignored.
+// Long: one decision made from every rung's answers and the expected line, as its comment says;
+// split, the weighing of candidates found at different rungs would be spread over functions
+// that each see part of them.
 fn seek_hunk(
     file: &Lines<'_>,
     wants: &[Want<'_, '_>],

@@ -11,9 +11,10 @@
 //!
 //! Why not the official Rust SDK (`rmcp`): it needs tokio and an async runtime around tools that
 //! are synchronous, and costs ~122 s of clean build and ~3 MB for a protocol
-//! that, over stdio, is a handful of methods on newline-delimited JSON. This module is a few
-//! hundred lines over serde_json and runs each call through `tools::call`, the code path the
-//! tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio
+//! that, over stdio, is a handful of methods on newline-delimited JSON. The stdio transport is
+//! about two thousand lines over serde_json (`server.rs`, `calls.rs`, `pool.rs`, `jsonrpc.rs`,
+//! `json_out.rs`, and `log.rs` for stderr), and runs each call through `tools::call`, the code
+//! path the tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio
 //! (only when `--http` is given: the stdio path starts no runtime). The official Python and
 //! TypeScript clients drive both transports in the test suite (tests/mcp/).
 //!

@@ -259,6 +259,9 @@ fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
 
 type Mounted = (Option<PathBuf>, Option<Result<(), String>>);
 
+// Long: the mounts of the command's view in the order they must be made (private, the overlay,
+// the read-only world, /dev, the writable places, the executable ones, the denied programs
+// covered, the links pinned, the read-only binds): each applies on top of those before it.
 fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     let none: Option<&str> = None;
     let err =

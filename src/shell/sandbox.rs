@@ -85,6 +85,9 @@ fn report(status: &LaunchStatus) {
     let _ = err.flush();
 }
 
+// Long: the launcher's steps in the order the module comment gives (death signal, session,
+// non-dumpable, the process limit, the proxy, the namespaces and the view handover,
+// confinement, the report, exec); the order is a security property, read here in one place.
 fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     // Die with the runner; if it is already gone, the signal was missed: stop here.
     if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()

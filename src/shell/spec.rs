@@ -13,6 +13,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 
 /// Build the launcher's instructions.
+// Long: the launcher's instructions, field by field, from lists worked out here from one
+// another (the write paths, the exec set, the protected view, the read-only places beneath the
+// writable ones, the pins in order); split, those intermediate lists would be passed between
+// the parts.
 pub fn launch_spec(
     config: &Config,
     ws: &Workspace,

@@ -510,6 +510,9 @@ pub struct Background {
 /// a foreground command (the same launch spec, environment and launcher), and wait for its
 /// first output as `opts.wait` says. Its changes are held aside and applied once it has
 /// ended (src/shell/jobs/changes.rs).
+// Long: the foreground command's sequence (src/shell/mod.rs, run_with_changes) with the
+// supervisor in the middle: the placeholders and the held overlay are made before the launch
+// spec names them, and handed to the supervisor with the spec.
 pub fn start(
     command: &str,
     programs: &[String],

@@ -751,6 +751,8 @@ fn wait_and_read(
 }
 
 /// Start a job's launcher (on the main thread) and its threads.
+// Long: admission, the job's private directory, its overlay taken over, the launch and its
+// threads, with the supervisor's table locked from the top until the job is in it.
 fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
     let mut t = shared.lock();
     if start

@@ -47,6 +47,45 @@ pub(super) fn check_git(
     args: &[String],
     context: &RuleContext<'_>,
 ) -> std::result::Result<(), String> {
+    let i = global_options(args, context)?;
+    let Some(sub) = args.get(i) else {
+        return Ok(());
+    };
+    if sub == UNKNOWN {
+        // A subcommand known only at run time (an alias could run a shell command): what it
+        // runs is in the kernel's exec set.
+        return Ok(());
+    }
+    if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
+        return Err(format!(
+            "git {sub}: only git's own subcommands may run (aliases can run shell commands); allowed: {}",
+            GIT_SUBCOMMANDS.join(", ")
+        ));
+    }
+    let rest = &args[i + 1..];
+    match sub.as_str() {
+        "config" => check_git_config(rest),
+        "rebase" => match rest.iter().find(|a| *a == "-x" || a.starts_with("--exec")) {
+            Some(a) => Err(format!("git rebase {a} runs a program")),
+            None => Ok(()),
+        },
+        "grep" => match rest
+            .iter()
+            .find(|a| a.starts_with("-O") || a.starts_with("--open-files-in-pager"))
+        {
+            Some(a) => Err(format!("git grep {a} runs a program")),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// git's global options, before the subcommand: checked, and the index of the first argument
+/// after them (the subcommand, if any).
+fn global_options(
+    args: &[String],
+    context: &RuleContext<'_>,
+) -> std::result::Result<usize, String> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -61,21 +100,7 @@ pub(super) fn check_git(
         // Only here, before the subcommand, is `-c` git's own `-c name=value`; after it, `-c`
         // belongs to the subcommand (`switch -c`, `branch -c`, `commit -c`, `log -c`).
         if a == "-c" {
-            match args.get(i + 1).map(String::as_str) {
-                // Known only at run time: what git then runs is in the kernel's exec set.
-                Some(UNKNOWN) => {}
-                Some(setting) => {
-                    let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
-                    if !git_key_is_safe(key) || value.contains('!') {
-                        return Err(format!(
-                            "git -c {setting} sets config that can run programs (core.pager, \
-                             alias.x=!cmd …); only {} keys may be set",
-                            safe_keys()
-                        ));
-                    }
-                }
-                None => return Err("git -c needs a value".into()),
-            }
+            config_setting(args.get(i + 1).map(String::as_str))?;
             i += 2;
             continue;
         }
@@ -125,35 +150,26 @@ pub(super) fn check_git(
         }
         i += 1;
     }
-    let Some(sub) = args.get(i) else {
-        return Ok(());
-    };
-    if sub == UNKNOWN {
-        // A subcommand known only at run time (an alias could run a shell command): what it
-        // runs is in the kernel's exec set.
-        return Ok(());
-    }
-    if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
-        return Err(format!(
-            "git {sub}: only git's own subcommands may run (aliases can run shell commands); allowed: {}",
-            GIT_SUBCOMMANDS.join(", ")
-        ));
-    }
-    let rest = &args[i + 1..];
-    match sub.as_str() {
-        "config" => check_git_config(rest),
-        "rebase" => match rest.iter().find(|a| *a == "-x" || a.starts_with("--exec")) {
-            Some(a) => Err(format!("git rebase {a} runs a program")),
-            None => Ok(()),
-        },
-        "grep" => match rest
-            .iter()
-            .find(|a| a.starts_with("-O") || a.starts_with("--open-files-in-pager"))
-        {
-            Some(a) => Err(format!("git grep {a} runs a program")),
-            None => Ok(()),
-        },
-        _ => Ok(()),
+    Ok(i)
+}
+
+/// git's own `-c name=value`, before the subcommand: only a key that cannot name a program.
+fn config_setting(setting: Option<&str>) -> std::result::Result<(), String> {
+    match setting {
+        // Known only at run time: what git then runs is in the kernel's exec set.
+        Some(UNKNOWN) => Ok(()),
+        Some(setting) => {
+            let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
+            if !git_key_is_safe(key) || value.contains('!') {
+                return Err(format!(
+                    "git -c {setting} sets config that can run programs (core.pager, \
+                     alias.x=!cmd …); only {} keys may be set",
+                    safe_keys()
+                ));
+            }
+            Ok(())
+        }
+        None => Err("git -c needs a value".into()),
     }
 }
 

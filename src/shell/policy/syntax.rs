@@ -29,6 +29,8 @@ const SEPARATORS: &[&str] = &[
 ];
 
 impl Checker<'_> {
+    // Long: one arm per statement kind of bash's grammar that the policy walks, each a few
+    // lines; the match is the list of what the policy understands.
     pub(super) fn statement(&mut self, node: Node<'_>, src: &[u8], depth: u8) -> Result<()> {
         let kind = node.kind();
         if self.strict && !STRICT_KINDS.contains(&kind) && !is_bracket_test(node) {
@@ -194,6 +196,9 @@ impl Checker<'_> {
 
     /// A simple command, with the words the grammar put in a redirection after it (`extra`),
     /// which are its last arguments for bash.
+    // Long: a simple command's words as bash assembles them (adjacent nodes one word, the
+    // redirection's trailing words, the heredoc's stdin), then judged together; the grouping
+    // and the judging share the nodes collected.
     fn command_with(
         &mut self,
         node: Node<'_>,

@@ -70,6 +70,8 @@ mod mcp;
 mod mcp_client;
 #[path = "suite/mcp_concurrency.rs"]
 mod mcp_concurrency;
+#[path = "suite/mcp_memory.rs"]
+mod mcp_memory;
 #[path = "suite/media.rs"]
 mod media;
 #[path = "suite/own_state.rs"]

@@ -106,3 +106,5 @@ mod text_stream;
 mod undo;
 #[path = "suite/undo_command.rs"]
 mod undo_command;
+#[path = "suite/workflows.rs"]
+mod workflows;

@@ -19,7 +19,9 @@ pub(super) enum Route {
     /// No tool may change it (the workspace's repository's `.git`, the root's `sneaky.toml`,
     /// protected paths): never applied.
     Discarded,
-    /// A nested repository's git directory, as git wrote it: applied, not recorded.
+    /// A nested repository's git directory, or that of a repository the command made where
+    /// the workspace had none (`git init`, `git clone`, `cargo new`), as git wrote it:
+    /// applied, not recorded.
     NestedGit,
     /// A change of the workspace: recorded, or applied as untracked where git ignores it.
     Workspace,
@@ -60,6 +62,72 @@ const NESTED_GIT_DATA: &[&str] = &[
     "rr-cache",
 ];
 
+/// The settings a command may give a repository it made (`git init`, `git clone` and
+/// `cargo new` write only these): none makes git run a program or look elsewhere. A new
+/// repository's `config` that sets anything else — `core.fsmonitor`, `core.hooksPath`,
+/// `core.sshCommand`, `core.pager`, `core.editor`, `core.worktree`, `alias.*`, `filter.*`,
+/// `diff.*.textconv`, `include.path`, `remote.*.uploadpack` … — is not applied (listed in
+/// `discarded`, and a `sneaky-run:` line names the settings), as the config of an existing
+/// repository is never changed by a command. `*` stands for a subsection (`remote "origin"`).
+pub(crate) const PLAIN_GIT_CONFIG: &[&str] = &[
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "core.autocrlf",
+    "core.eol",
+    "core.safecrlf",
+    "core.quotepath",
+    "core.abbrev",
+    "core.sharedrepository",
+    "extensions.objectformat",
+    "extensions.refstorage",
+    "init.defaultbranch",
+    "user.name",
+    "user.email",
+    "remote.*.url",
+    "remote.*.pushurl",
+    "remote.*.fetch",
+    "remote.*.push",
+    "remote.*.tagopt",
+    "remote.*.mirror",
+    "remote.*.prune",
+    "branch.*.remote",
+    "branch.*.merge",
+    "branch.*.rebase",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "fetch.prune",
+];
+
+/// The settings of the git configuration `text` that are not [`PLAIN_GIT_CONFIG`], as
+/// `section.key` (`section.*.key` for a subsection's); empty when all are.
+pub(super) fn unplain_settings(text: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (section, key, _) in super::gitconfig::config_entries(text) {
+        let name = match section.split_once('.') {
+            Some((name, _sub)) => format!("{name}.*.{key}"),
+            None => format!("{section}.{key}"),
+        };
+        if !PLAIN_GIT_CONFIG.contains(&name.as_str()) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether `git_dir` (root-relative) is the git directory of a repository the command made
+/// where the workspace has none: a real directory in the upper layer, and nothing of that name
+/// in the workspace.
+fn made_by_the_command(ws: &Workspace, upper: &Path, git_dir: &str) -> bool {
+    std::fs::symlink_metadata(upper.join(git_dir)).is_ok_and(|m| m.is_dir())
+        && matches!(lstat_no_links(ws, git_dir), Ok(None))
+}
+
 /// What becomes of the change of `path` to `to`, by its path (where it lands is checked
 /// again, by the directory it lands in, when it is applied: src/fs/durable/landing.rs).
 pub(super) fn route(
@@ -80,14 +148,17 @@ pub(super) fn route(
     let Some(at) = parts.iter().position(|c| c.eq_ignore_ascii_case(".git")) else {
         return Route::Workspace;
     };
-    if at == 0 {
+    let git_dir = parts[..=at].join("/");
+    // The workspace's own repository is bound through (git's writes went straight to it); a
+    // `.git` in the upper layer at the root is one the command made where there was none.
+    let made = made_by_the_command(ws, upper, &git_dir);
+    if at == 0 && !made {
         return Route::Discarded;
     }
     if vcs_writable {
         return Route::NestedGit;
     }
     // A `.git` file (`gitdir: …`) or link could send git anywhere: only a directory counts.
-    let git_dir = parts[..=at].join("/");
     let in_upper = std::fs::symlink_metadata(upper.join(&git_dir)).is_ok_and(|m| m.is_dir());
     let in_workspace = lstat_no_links(ws, &git_dir)
         .is_ok_and(|st| st.is_some_and(|st| Kind::from_mode(st.st_mode) == Kind::Dir));
@@ -103,7 +174,14 @@ pub(super) fn route(
         None => matches!(to, To::Dir { .. } | To::Absent),
         Some(first) => NESTED_GIT_DATA.contains(first) || matches!(to, To::Absent),
     };
-    if data {
+    // A new repository's configuration, when it sets only what runs nothing.
+    let plain_config = || {
+        made && parts.len() == at + 2
+            && parts[at + 1] == "config"
+            && matches!(to, To::File { .. })
+            && std::fs::read(upper.join(path)).is_ok_and(|text| unplain_settings(&text).is_empty())
+    };
+    if data || plain_config() {
         Route::NestedGit
     } else {
         Route::Discarded
@@ -112,10 +190,43 @@ pub(super) fn route(
 
 /// Where a nested repository's git data may land (src/fs/durable/landing.rs): what git writes
 /// as it works ([`NESTED_GIT_DATA`]) and what it removes, or with `allow_vcs_writes` whatever
-/// it is.
-pub(super) fn nested_git(to: &To, vcs_writable: bool) -> Git<'static> {
-    let names = (!vcs_writable && !matches!(to, To::Absent)).then_some(NESTED_GIT_DATA);
-    Git::Nested { names }
+/// it is; the `config` of a repository the command made, where [`route`] let it through; the
+/// workspace's own `.git` only where the command made it.
+pub(super) fn nested_git(path: &str, to: &To, vcs_writable: bool) -> Git<'static> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let at = parts.iter().position(|c| c.eq_ignore_ascii_case(".git"));
+    let config = at.is_some_and(|at| parts.len() == at + 2 && parts[at + 1] == "config");
+    let names = match (vcs_writable || matches!(to, To::Absent), config) {
+        (true, _) => None,
+        (false, true) => Some(&["config"][..]),
+        (false, false) => Some(NESTED_GIT_DATA),
+    };
+    Git::Nested {
+        names,
+        root: at == Some(0),
+    }
+}
+
+/// The `.git/config` files of repositories the command made that are not applied for the
+/// settings they hold, each with those settings (for the `sneaky-run:` line).
+pub(super) fn refused_configs(
+    ws: &Workspace,
+    upper: &Path,
+    discarded: &[String],
+) -> Vec<(String, Vec<String>)> {
+    discarded
+        .iter()
+        .filter_map(|path| {
+            let git_dir = path.strip_suffix("/config")?;
+            let last = git_dir.rsplit('/').next()?;
+            if !last.eq_ignore_ascii_case(".git") || !made_by_the_command(ws, upper, git_dir) {
+                return None;
+            }
+            let text = std::fs::read(upper.join(path)).ok()?;
+            let settings = unplain_settings(&text);
+            (!settings.is_empty()).then(|| (path.clone(), settings))
+        })
+        .collect()
 }
 
 /// The paths the command changed that someone else changed in the workspace while it ran
@@ -125,8 +236,11 @@ pub(super) fn nested_git(to: &To, vcs_writable: bool) -> Git<'static> {
 /// removed in it, and its entries are compared one by one). A file the command changed that
 /// is gone from the workspace was deleted meanwhile, unless the command also removed paths,
 /// one of which it may have renamed there (overlayfs marks a file copied up from the
-/// workspace, not where from). A path the workspace no longer reaches without a link (a
-/// directory on its way swapped for one) was changed meanwhile too.
+/// workspace, not where from), or linked it to this new name: a file of the upper layer with
+/// other names, one of which the workspace holds, is a link the command made (rustc's
+/// incremental cache links its last session's files into the next), and that name is judged
+/// by itself. A path the workspace no longer reaches without a link (a directory on its way
+/// swapped for one) was changed meanwhile too.
 pub(super) fn changed_meanwhile(
     ws: &Workspace,
     upper: &Path,
@@ -137,6 +251,7 @@ pub(super) fn changed_meanwhile(
     // A clock set back while the command ran leaves change times that cannot be judged.
     let clock_went_back = Started::now().0 < started.0;
     let renames_possible = all.iter().any(|f| matches!(f.to, To::Absent));
+    let mut linked = None;
     let mut out = Vec::new();
     for f in all {
         if route(ws, upper, &f.path, &f.to, vcs_writable) == Route::Discarded {
@@ -155,6 +270,9 @@ pub(super) fn changed_meanwhile(
                     !renames_possible
                         && crate::shell::sys::lgetxattr(&upper.join(&f.path), "user.overlay.origin")
                             .is_some()
+                        && !linked
+                            .get_or_insert_with(|| LinkedNames::of(upper, all))
+                            .to_a_kept_name(ws, upper, &f.path)
                 }
                 To::Absent | To::Dir { .. } => false,
             },
@@ -164,6 +282,39 @@ pub(super) fn changed_meanwhile(
         }
     }
     out
+}
+
+/// The files of the upper layer with more than one name among the changed paths, by inode.
+struct LinkedNames<'a>(std::collections::HashMap<(u64, u64), Vec<&'a str>>);
+
+impl<'a> LinkedNames<'a> {
+    fn of(upper: &Path, all: &'a [Found]) -> LinkedNames<'a> {
+        use std::os::unix::fs::MetadataExt;
+        let mut names: std::collections::HashMap<(u64, u64), Vec<&'a str>> =
+            std::collections::HashMap::new();
+        for f in all.iter().filter(|f| matches!(f.to, To::File { .. })) {
+            if let Ok(m) = std::fs::symlink_metadata(upper.join(&f.path)) {
+                if m.nlink() > 1 {
+                    names.entry((m.dev(), m.ino())).or_default().push(&f.path);
+                }
+            }
+        }
+        LinkedNames(names)
+    }
+
+    /// Whether the upper layer's file at `path` is also at another changed path that the
+    /// workspace holds.
+    fn to_a_kept_name(&self, ws: &Workspace, upper: &Path, path: &str) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = std::fs::symlink_metadata(upper.join(path)) else {
+            return false;
+        };
+        self.0.get(&(m.dev(), m.ino())).is_some_and(|names| {
+            names
+                .iter()
+                .any(|other| *other != path && matches!(lstat_no_links(ws, other), Ok(Some(_))))
+        })
+    }
 }
 
 /// The error of changes that would overwrite work done while the command ran.

@@ -91,6 +91,10 @@ pub struct Undo {
 /// Default `tools.shell.max_job_seconds`: a background job's lease.
 pub const DEFAULT_MAX_JOB_SECONDS: u64 = 3600;
 
+/// Default `tools.shell.yield_after_seconds`: over MCP, how long a command runs in the
+/// foreground before it goes on as a background job (below the hosts' usual limits on a call).
+pub const DEFAULT_YIELD_AFTER_SECONDS: u64 = 50;
+
 /// Default `undo.max_bytes`.
 pub const DEFAULT_UNDO_MAX_BYTES: u64 = 256 << 20;
 
@@ -195,6 +199,10 @@ pub struct Shell {
     pub max_cpu_seconds: u64,
     /// Seconds a background job may run before it is ended (its lease).
     pub max_job_seconds: u64,
+    /// Over MCP (sneaky-mcp sets `SNEAKY_YIELD`): a call whose timeout is longer than this
+    /// many seconds, still running after them, returns and goes on as a background job, ended
+    /// at the call's timeout; from a shell a command always runs in the foreground.
+    pub yield_after_seconds: u64,
     /// Programs a workspace `sneaky.toml` asked for that were dropped because the workspace
     /// is not trusted (not read from TOML; for messages).
     #[serde(skip)]
@@ -244,6 +252,7 @@ impl Default for Shell {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_cpu_seconds: MAX_TIMEOUT,
             max_job_seconds: DEFAULT_MAX_JOB_SECONDS,
+            yield_after_seconds: DEFAULT_YIELD_AFTER_SECONDS,
             untrusted_requests: Vec::new(),
         }
     }
@@ -567,6 +576,7 @@ fn tighten_shell(base: &Shell, ws: Shell) -> Shell {
         max_file_bytes: base.max_file_bytes.min(ws.max_file_bytes),
         max_cpu_seconds: base.max_cpu_seconds.min(ws.max_cpu_seconds),
         max_job_seconds: base.max_job_seconds.min(ws.max_job_seconds),
+        yield_after_seconds: base.yield_after_seconds.min(ws.yield_after_seconds),
         untrusted_requests: dropped,
     }
 }
@@ -615,6 +625,10 @@ impl Shell {
         }
         if self.max_job_seconds == 0 {
             return bad("max_job_seconds must be at least 1".into());
+        }
+        // A call waits at most 600 s for a job (crate::shell::jobs::MAX_WAIT_MS).
+        if !(1..=600).contains(&self.yield_after_seconds) {
+            return bad("yield_after_seconds must be between 1 and 600".into());
         }
         if let Err(m) =
             crate::fs::pathlist::validate("exec_workspace_dirs", &self.exec_workspace_dirs, true)

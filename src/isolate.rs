@@ -87,6 +87,9 @@ pub struct Control<'a> {
     /// The host's session that asks, when it serves several: its background jobs end with it
     /// (crate::shell::jobs::end_owner), not only with the host.
     pub job_owner: Option<&'a str>,
+    /// The call may return before its command ends (crate::shell::jobs::YIELD_ENV): an MCP
+    /// host, which stops waiting for a call after its own limit.
+    pub yields: bool,
 }
 
 enum Event {
@@ -136,12 +139,7 @@ impl Isolation {
                 left_behind: 0,
             });
         }
-        let mut child = match self.spawn(
-            spec,
-            control.flags,
-            control.progress.map(|p| p.1),
-            control.job_owner,
-        ) {
+        let mut child = match self.spawn(spec, &control) {
             Ok(child) => child,
             Err(e) => return Ended::Finished(Err(e)),
         };
@@ -191,22 +189,20 @@ impl Isolation {
         ))
     }
 
-    fn spawn(
-        &self,
-        spec: &ToolSpec,
-        flags: &[&str],
-        progress: Option<Duration>,
-        job_owner: Option<&str>,
-    ) -> Result<Child> {
+    fn spawn(&self, spec: &ToolSpec, control: &Control<'_>) -> Result<Child> {
         let path = self.binary_path(spec.binary());
         let mut cmd = Command::new(&path);
-        cmd.args(flags).arg("--root").arg(&self.root);
+        cmd.args(control.flags).arg("--root").arg(&self.root);
         if let Some(config) = &self.config {
             cmd.arg("--config").arg(config);
         }
-        if let Some(every) = progress {
+        if let Some((_, every)) = control.progress {
             cmd.env(progress::ENV, every.as_millis().to_string());
         }
+        if control.yields {
+            cmd.env(crate::shell::jobs::YIELD_ENV, "1");
+        }
+        let job_owner = control.job_owner;
         // A background job started by this call ends when this host (or its session) does.
         let pid = std::process::id();
         cmd.env(

@@ -98,6 +98,8 @@ mod sandbox;
 mod sandbox_doors;
 #[path = "suite/sandbox_net.rs"]
 mod sandbox_net;
+#[path = "suite/sandbox_syscalls.rs"]
+mod sandbox_syscalls;
 #[path = "suite/shell_habits.rs"]
 mod shell_habits;
 #[path = "suite/text_stream.rs"]

@@ -167,6 +167,9 @@ fn held(args: &[String], apply: bool) -> ExitCode {
         }
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
         let applied = overlay::apply_held(&ctx.ws, id, ctx.config.undo.max_bytes, cap)?;
+        let changed = applied.changes.iter().chain(&applied.untracked);
+        let paths: Vec<&str> = changed.map(|c| c.path.as_str()).collect();
+        jobs::mirror::announce(&ctx.ws, &paths);
         let mut result = serde_json::json!({
             "changes": applied.changes,
             "untracked": applied.untracked,

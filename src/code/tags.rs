@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 use super::Lang;
 
 /// What a definition is. Each language's queries map their nodes onto these.
+/// Inlined as a plain `enum` of names (its variants' notes are `//`, not `///`): strict
+/// function-calling formats and Gemini's schema take neither `$ref` nor `oneOf`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum SymbolKind {
     Function,
     Method,
@@ -27,10 +30,10 @@ pub enum SymbolKind {
     Variable,
     Field,
     Macro,
-    /// A block of methods for a type (Rust's `impl`): a container, named by its type.
+    // A block of methods for a type (Rust's `impl`): a container, named by its type.
     Impl,
     Union,
-    /// A member of an enum.
+    // A member of an enum.
     Variant,
 }
 

@@ -182,6 +182,7 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
         mut max_file_bytes,
         mut max_cpu_seconds,
         mut max_job_seconds,
+        mut yield_after_seconds,
         untrusted_requests,
     } = Shell::default();
     const FIELDS: &[&str] = &[
@@ -205,6 +206,7 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
         "max_file_bytes",
         "max_cpu_seconds",
         "max_job_seconds",
+        "yield_after_seconds",
     ];
     table(node, "Shell", FIELDS, |key, value| {
         match key {
@@ -227,7 +229,8 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
             "max_processes" => max_processes = unsigned(value, "u64")?,
             "max_file_bytes" => max_file_bytes = unsigned(value, "u64")?,
             "max_cpu_seconds" => max_cpu_seconds = unsigned(value, "u64")?,
-            _ => max_job_seconds = unsigned(value, "u64")?,
+            "max_job_seconds" => max_job_seconds = unsigned(value, "u64")?,
+            _ => yield_after_seconds = unsigned(value, "u64")?,
         }
         Ok(())
     })?;
@@ -252,6 +255,7 @@ fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
         max_file_bytes,
         max_cpu_seconds,
         max_job_seconds,
+        yield_after_seconds,
         untrusted_requests,
     })
 }
@@ -634,6 +638,7 @@ mod tests {
             "max_file_bytes",
             "max_cpu_seconds",
             "max_job_seconds",
+            "yield_after_seconds",
             "untrusted_requests",
             "shell",
         ];

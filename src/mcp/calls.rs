@@ -272,6 +272,9 @@ fn run_isolated(
         cancel: Some(&call.cancel),
         progress: wants_progress.then_some((&report as &(dyn Fn(Progress) + Sync), PROGRESS_EVERY)),
         job_owner: call.job_owner.as_deref(),
+        // An MCP host stops waiting for a call after its own limit: a long command goes on as
+        // a background job (tools.shell.yield_after_seconds).
+        yields: true,
     };
     match tools.isolation.run(spec, arguments, control) {
         Ended::Finished(outcome) => Some(outcome),

@@ -12,15 +12,10 @@
 //! one holding a host list's proxy bridge, src/shell/proxy.rs), TCP and UDP stay, on that
 //! loopback only; the rest of the `network = false` rules hold.
 //!
-//! seccomp (`seccompiler`, as Firecracker and Codex use it), always: `ptrace` (nothing in the
-//! sandbox can trace or inject into another process, the PID namespace's init included),
-//! `keyctl`, `add_key` and `request_key` (the caller's session and user keyrings stay out of
-//! reach) fail with EPERM, and so does lowering RLIMIT_CORE (see [`limits`]); where the PID
-//! namespace could not forbid executable memory files, `memfd_create` without
-//! `MFD_NOEXEC_SEAL` too (src/shell/namespaces.rs, `seal_memfd_exec`). When `network =
-//! false`: `socket()` of AF_INET, AF_INET6, AF_PACKET and AF_VSOCK fails with EACCES (TCP,
-//! UDP, ICMP and raw alike, and the VM host's vsock; AF_UNIX stays), and io_uring cannot be
-//! set up (its socket operations bypass seccomp).
+//! seccomp, always (src/shell/seccomp.rs): new namespaces, mounts, ptrace, keyrings, bpf,
+//! perf events, userfaultfd, io_uring and the kernel's administration refused, and lowering
+//! RLIMIT_CORE (see [`limits`]); with `network = false`, `socket()` of the families that leave
+//! the namespace or the machine.
 
 use std::path::{Path, PathBuf};
 
@@ -30,12 +25,9 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 use nix::sys::resource::{setrlimit, Resource};
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
-};
 
 use super::sandbox::LaunchSpec;
+use super::seccomp;
 
 /// The Landlock ABI the ruleset is written for (this kernel's; older kernels get less, newer
 /// ones the same).
@@ -66,27 +58,22 @@ pub fn apply(
     let no_network = !spec.network && !bridged;
     let (landlock, abi) =
         landlock(spec, write, no_network).map_err(|e| format!("landlock: {e}"))?;
-    let mut refused = vec!["ptrace", "keyrings", "core limit changes"];
-    if !memfd_sealed {
-        refused.push("executable memfd");
-    }
-    let base = seccomp_side_doors(memfd_sealed);
-    let network = if spec.network {
-        Ok(())
+    // AF_VSOCK reaches a VM's host and AF_PACKET the interfaces below IP: refused even on a
+    // loopback-only namespace, where TCP and UDP stay.
+    let families: &[i32] = if spec.network {
+        &[]
     } else if bridged {
-        refused.push("AF_PACKET/AF_VSOCK sockets and io_uring");
-        seccomp_no_network(&[libc::AF_PACKET, libc::AF_VSOCK])
+        &[libc::AF_PACKET, libc::AF_VSOCK]
     } else {
-        refused.push("AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets and io_uring");
-        seccomp_no_network(&[
+        &[
             libc::AF_INET,
             libc::AF_INET6,
             libc::AF_PACKET,
             libc::AF_VSOCK,
-        ])
+        ]
     };
-    let (seccomp, seccomp_ok) = match base.and(network) {
-        Ok(()) => (format!("{} refused", refused.join(", ")), true),
+    let (seccomp, seccomp_ok) = match seccomp::apply(memfd_sealed, families) {
+        Ok(refused) => (refused, true),
         Err(e) => (format!("failed: {e}"), false),
     };
     Ok(Confined {
@@ -208,89 +195,4 @@ fn landlock(
 fn rule(path: &Path, rights: BitFlags<AccessFs>) -> Result<PathBeneath<PathFd>, String> {
     let fd = PathFd::new(path).map_err(|err| format!("{}: {err}", path.display()))?;
     Ok(PathBeneath::new(fd, rights))
-}
-
-fn seccompiler_arch() -> Result<seccompiler::TargetArch, String> {
-    std::env::consts::ARCH
-        .try_into()
-        .map_err(|err: seccompiler::BackendError| err.to_string())
-}
-
-/// The filter applied to every sandboxed command: see the module's documentation.
-fn seccomp_side_doors(memfd_sealed: bool) -> Result<(), String> {
-    let e = |err: seccompiler::BackendError| err.to_string();
-    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
-        SeccompCondition::new(index, SeccompCmpArgLen::Qword, op, value).map_err(e)
-    };
-    let core = libc::RLIMIT_CORE as u64;
-    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = [
-        (libc::SYS_ptrace, vec![]),
-        (libc::SYS_keyctl, vec![]),
-        (libc::SYS_add_key, vec![]),
-        (libc::SYS_request_key, vec![]),
-        // setrlimit(RLIMIT_CORE, …) and prlimit64(pid, RLIMIT_CORE, new, …) with a new value;
-        // reading the limit stays allowed.
-        (
-            libc::SYS_setrlimit,
-            vec![SeccompRule::new(vec![arg(0, SeccompCmpOp::Eq, core)?]).map_err(e)?],
-        ),
-        (
-            libc::SYS_prlimit64,
-            vec![SeccompRule::new(vec![
-                arg(1, SeccompCmpOp::Eq, core)?,
-                arg(2, SeccompCmpOp::Ne, 0)?,
-            ])
-            .map_err(e)?],
-        ),
-    ]
-    .into_iter()
-    .collect();
-    if !memfd_sealed {
-        let seal = libc::MFD_NOEXEC_SEAL as u64;
-        rules.insert(
-            libc::SYS_memfd_create,
-            vec![SeccompRule::new(vec![arg(1, SeccompCmpOp::MaskedEq(seal), 0)?]).map_err(e)?],
-        );
-    }
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        seccompiler_arch()?,
-    )
-    .map_err(e)?;
-    let program: BpfProgram = filter.try_into().map_err(e)?;
-    seccompiler::apply_filter(&program).map_err(|err| err.to_string())
-}
-
-/// `socket()` of these families fails, and io_uring cannot be set up (its socket operations
-/// bypass seccomp). AF_VSOCK is not network-namespaced (it reaches a VM's host) and AF_PACKET
-/// reaches the interfaces below IP: both are refused even on a loopback-only namespace.
-fn seccomp_no_network(families: &[i32]) -> Result<(), String> {
-    let e = |err: seccompiler::BackendError| err.to_string();
-    let domain = |family: i32| -> Result<SeccompRule, String> {
-        let cond =
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
-                .map_err(e)?;
-        SeccompRule::new(vec![cond]).map_err(e)
-    };
-    let socket_rules = families
-        .iter()
-        .map(|f| domain(*f))
-        .collect::<Result<Vec<_>, String>>()?;
-    let rules = [
-        (libc::SYS_socket, socket_rules),
-        (libc::SYS_io_uring_setup, vec![]),
-    ]
-    .into_iter()
-    .collect();
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        seccompiler_arch()?,
-    )
-    .map_err(e)?;
-    let program: BpfProgram = filter.try_into().map_err(e)?;
-    seccompiler::apply_filter(&program).map_err(|err| err.to_string())
 }

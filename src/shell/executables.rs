@@ -165,7 +165,7 @@ pub fn contained_paths(
     let path = SearchPath::open_listing(&dirs, &listed);
     let mut set = Places {
         beneath: vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()],
-        directories: vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()],
+        directories: Vec::new(),
         files: Vec::new(),
     };
     if whole_system {
@@ -210,18 +210,22 @@ pub fn contained_paths(
             }
         }
     }
-    let mut paths = set.directories.clone();
+    let mut directories = vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()];
+    directories.extend(set.directories);
+    let mut paths = directories.clone();
     paths.extend(set.files);
     ExecSet {
         paths,
-        directories: set.directories,
+        directories,
         cover: denied_files(&path, denied),
     }
 }
 
-/// The contained exec set as it grows: a place beneath one already in it is left out (it
+/// The contained exec set as it grows, besides the workspace and the temp dir: a place beneath
+/// one already in it is left out, and a directory added takes the place of what it holds (each
 /// would cost a rule and a mount for nothing).
 struct Places {
+    /// What is in the set, and the workspace and the temp dir.
     beneath: Vec<PathBuf>,
     directories: Vec<PathBuf>,
     files: Vec<PathBuf>,
@@ -229,17 +233,31 @@ struct Places {
 
 impl Places {
     fn add(&mut self, p: PathBuf) {
-        if !p.is_absolute() || self.beneath.iter().any(|b| p.starts_with(b)) {
+        if !p.is_absolute() || self.covers(&p) {
+            return;
+        }
+        // Outside by its spelling, it may lie inside by where it leads (`/bin/sh` is
+        // `/usr/bin/sh` on a merged system). One that does not exist grants nothing.
+        let Ok(p) = std::fs::canonicalize(&p) else {
+            return;
+        };
+        if self.covers(&p) {
             return;
         }
         match std::fs::metadata(&p) {
             Ok(m) if m.is_dir() => {
+                self.directories.retain(|d| !d.starts_with(&p));
+                self.files.retain(|f| !f.starts_with(&p));
                 self.beneath.push(p.clone());
                 self.directories.push(p);
             }
             Ok(_) if !self.files.contains(&p) => self.files.push(p),
             _ => {}
         }
+    }
+
+    fn covers(&self, p: &Path) -> bool {
+        self.beneath.iter().any(|b| p.starts_with(b))
     }
 }
 

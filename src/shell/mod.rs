@@ -5,14 +5,15 @@
 //! - `policy`: parsing the command line and checking programs and their arguments;
 //! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
 //! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
-//!   `namespaces`, `confine` and `cgroup` are those layers, `sys` the raw system calls they
-//!   need;
+//!   `namespaces`, `confine`, `seccomp` and `cgroup` are those layers, `sys` the raw system
+//!   calls they need;
 //! - `proxy`: the network with a host list (a proxy outside the command's network namespace);
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `overlay`: the command's changes held in an overlay, then applied to the workspace (or
 //!   shown, with dry_run) as one change undo takes back (one concern a file: src/shell/overlay/);
 //! - `jobs`: background jobs (a supervisor per workspace, their output and input);
-//! - `env`: the command's environment; `guard`: the workspace configuration put back;
+//! - `env`: the command's environment; `tmpdir`: its private temporary directory; `guard`:
+//!   the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
 //! - `hint`: the line a command's stderr ends with when a layer stopped something;
 //! - `report`: what `sneaky-run --print-policy` prints.
@@ -35,9 +36,11 @@ pub mod protect;
 pub mod proxy;
 pub mod report;
 pub mod sandbox;
+pub mod seccomp;
 pub mod spec;
 pub mod supervise;
 mod sys;
+pub mod tmpdir;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -335,7 +338,7 @@ pub(crate) fn hold_changes(
 /// PATH the exec set is built from, and the sandbox's private caches of the workspace
 /// (writable to it besides the workspace and the temporary directory: [`Setup::grant`]).
 pub(crate) struct Setup {
-    pub tmp: tempfile::TempDir,
+    pub tmp: tmpdir::PrivateTmp,
     pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub env_removed: Vec<String>,
     pub bash: std::path::PathBuf,
@@ -359,10 +362,7 @@ impl Setup {
                 "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
             ));
         }
-        let tmp = tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir()
-            .map_err(|e| Error::io(format!("creating {whose} temporary directory"), e))?;
+        let tmp = tmpdir::PrivateTmp::create(prefix, whose)?;
         let caches = shell.sandbox.then(|| env::private_caches(root)).flatten();
         let (mut env, env_removed) = env::command_env(shell, root, tmp.path(), caches.as_deref());
         if programs.iter().any(|p| p == "cargo")

@@ -61,6 +61,8 @@ pub struct Request<'a> {
     pub unix_sockets: &'a [PathBuf],
     /// Places of the read-deny list, covered last (src/shell/protect.rs).
     pub hide: &'a [PathBuf],
+    /// The private temp dir: kept visible through a cover of `hide` that holds it.
+    pub tmp: Option<&'a Path>,
     /// The only places where files may be mapped executable: the exec set and the library
     /// directories (everything else is noexec, so the ELF loader cannot be used to run a
     /// program Landlock would not let execute: `ld.so /usr/bin/rm`).
@@ -163,7 +165,7 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     }
     let (shm, overlay) = build_mounts(req)?;
     cover_sockets(&host_sockets)?;
-    super::protect::cover_denied(req.hide)?;
+    super::protect::cover_denied(req.hide, req.tmp)?;
     Ok(Entered {
         user,
         pid: true,
@@ -301,6 +303,12 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
         bind(w, false).map_err(|e| err("binding writable", w, &e))?;
     }
     for x in req.exec {
+        // A writable place bound just above (the workspace, the temp dir) is a mount already:
+        // it needs only its noexec taken away.
+        if req.write.contains(x) {
+            mount_setattr(x, true, 0, MOUNT_ATTR_NOEXEC).map_err(|e| err("executable", x, &e))?;
+            continue;
+        }
         // A helper directory that does not exist yet, or a file that went away: skipped
         // (then it cannot execute, which is the safe side). Asked of the bind itself rather
         // than with a stat first: one system call less per program, on every call.
@@ -424,6 +432,17 @@ pub fn mount_proc() -> Result<(), String> {
 /// memfd (data buffers, shared memory) keep working under it.
 pub fn seal_memfd_exec() -> bool {
     std::fs::write("/proc/sys/vm/memfd_noexec", "2").is_ok()
+}
+
+/// Forbid new user namespaces beneath the command's own (called by the PID namespace's first
+/// process, only in a user namespace the launcher made or joined, never the host's): with
+/// `user.max_user_namespaces = 0` in this namespace, creating one in it or beneath it fails
+/// with ENOSPC. The limit is per user namespace and checked in every ancestor of a new one;
+/// writing it needs CAP_SYS_RESOURCE here, which the command does not keep. The seccomp layer
+/// refuses the same first (EPERM: src/shell/seccomp.rs); this holds where it is not in force.
+/// Where the file cannot be written (no /proc of the namespace's own), seccomp stands alone.
+pub fn forbid_user_namespaces() {
+    let _ = std::fs::write("/proc/sys/user/max_user_namespaces", "0");
 }
 
 /// The pathname sockets bound in this network namespace, except those beneath `allowed`.

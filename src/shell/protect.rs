@@ -22,10 +22,11 @@
 //!   the workspace gets none, and a spare upper layer keeps them from call to call).
 
 use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::{Flock, FlockArg, OFlag};
 use nix::mount::{mount, MsFlags};
 
 use crate::config::Config;
@@ -231,8 +232,10 @@ impl Drop for Placeholders {
 /// parent exists, so that what another host makes there later, while a job runs, is beneath
 /// the cover too. Left out: what is not a directory of this user (another user's, or a link
 /// planted in `/tmp`: covering where it leads would hide something else), and a place that
-/// holds one the command writes (`write`: the workspace, its temporary directory), which the
-/// cover would hide.
+/// holds one the command writes (`write`: the workspace, `write_paths`), which the cover
+/// would hide. The private temp dirs are made inside one of these places
+/// (src/shell/tmpdir.rs): the cover hides every other call's, and the launcher keeps the
+/// command's own visible through it ([`cover_denied`]).
 pub fn own_state(write: &[PathBuf]) -> Vec<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     let uid = nix::unistd::geteuid().as_raw();
@@ -263,32 +266,96 @@ pub fn own_state(write: &[PathBuf]) -> Vec<PathBuf> {
 
 /// The launcher's step: cover each denied place (see the module's documentation). A place
 /// gone since the runner looked is skipped; any other failure refuses the call.
-pub fn cover_denied(places: &[PathBuf]) -> std::result::Result<(), String> {
+///
+/// A place that holds the command's private temp dir `tmp` (SneakyCode's own state, where
+/// the temp dirs of every call are: src/shell/tmpdir.rs) gets a cover with one way through:
+/// the empty tmpfs holds the directories on the way to `tmp`, and `tmp` as it is mounted
+/// here (writable, and executable where the exec set says so) is bound at its own path
+/// before the tmpfs is made read-only. The command finds its temp dir where TMPDIR says, and
+/// beside it nothing.
+pub fn cover_denied(places: &[PathBuf], tmp: Option<&Path>) -> std::result::Result<(), String> {
     let none: Option<&str> = None;
+    let fail = |p: &Path, e: &dyn std::fmt::Display| {
+        format!(
+            "covering {} (deny_read) in the command's view: {e}",
+            p.display()
+        )
+    };
+    // Taken before anything is covered: beneath a cover, its path leads to the cover.
+    let kept = match tmp {
+        Some(t) if places.iter().any(|p| t.starts_with(p) && t != p) => Some((
+            t,
+            nix::fcntl::open(
+                t,
+                OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::empty(),
+            )
+            .map_err(|e| fail(t, &e))?,
+        )),
+        _ => None,
+    };
     for p in places {
         let Ok(meta) = std::fs::metadata(p) else {
             continue; // gone, a dangling link, or beneath a place covered just before
         };
-        let done = if meta.is_dir() {
-            mount(
+        let way = kept
+            .as_ref()
+            .and_then(|(t, fd)| Some((t.strip_prefix(p).ok()?, fd)))
+            .filter(|(rel, _)| !rel.as_os_str().is_empty());
+        let done = match way {
+            Some((rel, fd)) if meta.is_dir() => cover_keeping(p, rel, fd),
+            _ if meta.is_dir() => mount(
                 Some("tmpfs"),
                 p,
                 Some("tmpfs"),
-                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+                MsFlags::MS_RDONLY | COVER_FLAGS,
                 Some("size=4k,nr_inodes=1,mode=0555"),
-            )
-        } else {
-            mount(Some("/dev/null"), p, none, MsFlags::MS_BIND, none)
+            ),
+            _ => mount(Some("/dev/null"), p, none, MsFlags::MS_BIND, none),
         };
         match done {
             Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
-            Err(e) => {
-                return Err(format!(
-                    "covering {} (deny_read) in the command's view: {e}",
-                    p.display()
-                ))
-            }
+            Err(e) => return Err(fail(p, &e)),
         }
     }
     Ok(())
+}
+
+const COVER_FLAGS: MsFlags = MsFlags::MS_NOSUID
+    .union(MsFlags::MS_NODEV)
+    .union(MsFlags::MS_NOEXEC);
+
+/// Cover the directory `place` with an empty tmpfs that holds only the way to `rel` beneath
+/// it, where the directory `kept` (opened before) is bound, with what is mounted beneath it;
+/// then make the tmpfs read-only.
+fn cover_keeping(place: &Path, rel: &Path, kept: &OwnedFd) -> nix::Result<()> {
+    let none: Option<&str> = None;
+    let inodes = rel.components().count() + 1;
+    mount(
+        Some("tmpfs"),
+        place,
+        Some("tmpfs"),
+        COVER_FLAGS,
+        Some(format!("size=4k,nr_inodes={inodes},mode=0555").as_str()),
+    )?;
+    let mut at = place.to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        nix::unistd::mkdir(&at, nix::sys::stat::Mode::from_bits_truncate(0o555))?;
+    }
+    let by_handle = PathBuf::from(format!("/proc/self/fd/{}", kept.as_raw_fd()));
+    mount(
+        Some(&by_handle),
+        &at,
+        none,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        none,
+    )?;
+    mount(
+        none,
+        place,
+        none,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | COVER_FLAGS,
+        none,
+    )
 }

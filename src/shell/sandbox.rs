@@ -9,14 +9,16 @@
 //!    ipc, net unless `network = true`; with a host list, the proxy is forked before and
 //!    bridged into the new network namespace after: src/shell/proxy.rs), becomes non-dumpable (nothing can trace it or the init)
 //!    and forks the PID namespace's first process, which mounts a
-//!    fresh /proc, forbids executable memory files in the namespace, becomes the init that
+//!    fresh /proc, forbids executable memory files and nested user namespaces in the
+//!    namespace, becomes the init that
 //!    reaps everything, and on the shell's exit kills
 //!    whatever is left in the namespace;
 //! 4. confines itself (also when namespaces are unavailable): rlimits, every capability
 //!    dropped, Landlock (execute only on the exec set, write only in the workspace, the private
 //!    temp dir and configured paths, no device nodes, no TCP when `network = false`, signals and
-//!    abstract sockets scoped), seccomp (no ptrace, no keyrings, no core limit changes; no
-//!    AF_INET/AF_INET6/AF_PACKET sockets and no io_uring when `network = false`);
+//!    abstract sockets scoped), seccomp (no new namespaces, mounts, ptrace, keyrings, bpf,
+//!    perf events, userfaultfd, io_uring or system administration, no core limit changes; no
+//!    AF_INET/AF_INET6/AF_PACKET/AF_VSOCK sockets when `network = false`: src/shell/seccomp.rs);
 //! 5. reports what it applied on one marker line of stderr, then runs
 //!    `bash --noprofile --norc -c COMMAND`; once every process of the command has ended, the
 //!    launcher ends stderr with what the network proxy refused ([`END_PREFIX`]).
@@ -88,6 +90,10 @@ pub struct LaunchSpec {
     /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
     #[serde(default)]
     pub hide: Vec<PathBuf>,
+    /// The private temp dir, kept visible through the cover of a place of `hide` that holds
+    /// it (src/shell/tmpdir.rs).
+    #[serde(default)]
+    pub tmp: Option<PathBuf>,
     /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
     /// and the sockets `tools.shell.unix_sockets` lists.
     pub unix_sockets: Vec<PathBuf>,
@@ -143,6 +149,11 @@ pub struct LaunchSpec {
     /// (src/shell/overlay/); None: the command writes the workspace directly.
     #[serde(default)]
     pub overlay: Option<super::overlay::OverlaySpec>,
+    /// A background job's: the Unix socket where its supervisor takes the workspace as the
+    /// job sees it (the overlay's root), to mirror the workspace's later changes into it
+    /// (src/shell/jobs/mirror.rs).
+    #[serde(default)]
+    pub hand_view: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -291,6 +302,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         pin: &spec.pin,
         unix_sockets: &spec.unix_sockets,
         hide: &spec.hide,
+        tmp: spec.tmp.as_deref(),
         exec: &exec,
         cover_exec: &spec.cover_exec,
         network: spec.network,
@@ -298,11 +310,27 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         cwd: &spec.cwd,
         overlay: spec.overlay.as_ref(),
     };
+    // Connected while the supervisor's socket is still in view (the namespaces cover it).
+    let hand_view = spec
+        .hand_view
+        .as_deref()
+        .and_then(|p| std::os::unix::net::UnixStream::connect(p).ok());
     let entered = if spec.skip_namespaces {
         Err("skipped: SNEAKY_SANDBOX_SKIP=namespaces".to_string())
     } else {
         namespaces::enter(&request)
     };
+    // Handed over, or the socket closed without it, before anything of the command runs.
+    if let (
+        Some(to),
+        Ok(Entered {
+            overlay: Some(Ok(())),
+            ..
+        }),
+    ) = (hand_view, &entered)
+    {
+        super::jobs::mirror::hand_view(&to, &spec.cwd);
+    }
     match entered {
         Ok(mut entered) => {
             if let Some(p) = &proxy {
@@ -721,6 +749,10 @@ fn init_main(
             entered.proc_error = Some(why);
         }
         Ok(()) => entered.memfd_noexec = namespaces::seal_memfd_exec(),
+    }
+    // Only in a user namespace of the sandbox's: outside one this would be the host's limit.
+    if entered.user {
+        namespaces::forbid_user_namespaces();
     }
     if let Err(code) = confine_self(spec, Some(&entered), "", processes, end_token.as_deref()) {
         return code;

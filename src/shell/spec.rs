@@ -69,9 +69,12 @@ pub fn launch_spec(
             }
         }
     }
-    // What the read-deny list names, and SneakyCode's own state, are covered last.
+    // What the read-deny list names, and SneakyCode's own state, are covered last; the
+    // private temp dir lies inside the latter (src/shell/tmpdir.rs) and is kept visible
+    // through its cover.
     let mut hide = super::protect::denied_places(config, ws)?;
-    hide.extend(super::protect::own_state(&write));
+    let written: Vec<PathBuf> = write.iter().filter(|w| *w != tmp).cloned().collect();
+    hide.extend(super::protect::own_state(&written));
     // Outer directories first: a pin inside another must be made after it.
     pin.sort_by_key(|p| p.components().count());
     Ok(LaunchSpec {
@@ -90,6 +93,7 @@ pub fn launch_spec(
         read_only,
         pin,
         hide,
+        tmp: Some(tmp.to_path_buf()),
         unix_sockets: [root.to_path_buf(), tmp.to_path_buf()]
             .into_iter()
             .chain(absolute_paths(&shell.unix_sockets, "unix_sockets")?)
@@ -119,6 +123,7 @@ pub fn launch_spec(
         tty: false,
         loopback: None,
         overlay: None,
+        hand_view: None,
         report_refused: false,
     })
 }
@@ -184,6 +189,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         read_only: Vec::new(),
         pin: Vec::new(),
         hide: Vec::new(),
+        tmp: None,
         unix_sockets: Vec::new(),
         network: true,
         proxy_hosts: Vec::new(),
@@ -205,6 +211,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         tty: false,
         loopback: None,
         overlay: None,
+        hand_view: None,
         report_refused: false,
     }
 }

@@ -125,4 +125,9 @@ impl Tool for MakeDir {
 
     const TEXT_FORMAT: &'static str =
         "each directory created, one a line (nothing when it existed)";
+
+    fn changed(r: &MakeDirResult) -> Vec<&str> {
+        let made = r.created_dirs.iter().map(String::as_str);
+        made.chain(r.created.then_some(r.path.as_str())).collect()
+    }
 }

@@ -235,6 +235,12 @@ pub trait Tool {
     /// exit status (run_command: the command exited non-zero, was killed or timed out): whether
     /// this result succeeded. None (the default): every result is a success.
     const SUCCEEDED: Option<fn(&Self::Output) -> bool> = None;
+    /// The workspace paths (root-relative) this result says the call changed, told to the
+    /// workspace's running background jobs so that they see the change
+    /// (src/shell/jobs/mirror.rs). None (the default) for a tool that changes nothing.
+    fn changed(_result: &Self::Output) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 /// A tool's streaming `--format text` runner: writes the text to `out` as it goes and says how
@@ -652,6 +658,7 @@ fn check_json<T: Tool>(args: &Value) -> Result<()> {
 fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
     let args = parse_args::<T::Args>(args, T::SCHEMA)?;
     let out = T::run_hosted(args, ctx)?;
+    crate::shell::jobs::mirror::announce(&ctx.ws, &T::changed(&out));
     serde_json::to_value(out)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
 }
@@ -670,6 +677,7 @@ fn write_ok<T: Tool>(
     }
     let args = parse_args::<T::Args>(args, T::SCHEMA)?;
     let result = T::run(args, ctx)?;
+    crate::shell::jobs::mirror::announce(&ctx.ws, &T::changed(&result));
     let envelope = Success {
         ok: true,
         tool: T::NAME.as_str(),
@@ -706,6 +714,7 @@ fn text_run<T: Tool>(
         return streamed.map(TextRun::Streamed);
     }
     let result = T::run(args, ctx)?;
+    crate::shell::jobs::mirror::announce(&ctx.ws, &T::changed(&result));
     Ok(TextRun::Rendered {
         text: T::human_text(&result, T::NAME.binary()),
         succeeded: T::SUCCEEDED.map_or(true, |succeeded| succeeded(&result)),

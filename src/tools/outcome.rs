@@ -211,7 +211,8 @@ pub(crate) mod tests {
         let mut result = json!({"exit_code": 0, "stdout": "", "stderr": "", "timed_out": false,
             "truncated": false, "signal": null, "sandboxed": true, "sandbox": "",
             "stdout_lossy": false, "stderr_lossy": false, "stdout_bytes": 0, "stderr_bytes": 0,
-            "duration_ms": 1, "programs": ["true"], "env_removed": [], "config_restored": false});
+            "duration_ms": 1, "programs": ["true"], "effect": "reads", "env_removed": [],
+            "config_restored": false});
         if let (Value::Object(all), Value::Object(given)) = (&mut result, fields) {
             all.extend(given);
         }
@@ -403,12 +404,12 @@ pub(crate) mod tests {
                      "truncated": true, "signal": "SIGKILL", "sandboxed": false,
                      "sandbox": "none", "stdout_lossy": true, "stderr_lossy": false,
                      "stdout_bytes": 1, "stderr_bytes": 0, "duration_ms": 3,
-                     "programs": ["ls"], "env_removed": ["TOKEN"], "config_restored": true}),
+                     "programs": ["ls"], "effect": "reads", "env_removed": ["TOKEN"], "config_restored": true}),
                 json!({"exit_code": null, "stdout": "up\n", "stderr": "", "timed_out": false,
                      "truncated": false, "signal": null, "sandboxed": true,
                      "sandbox": "landlock", "stdout_lossy": false, "stderr_lossy": false,
                      "stdout_bytes": 3, "stderr_bytes": 0, "duration_ms": 3,
-                     "programs": ["serve"], "env_removed": [], "config_restored": false,
+                     "programs": ["serve"], "effect": "writes", "env_removed": [], "config_restored": false,
                      "job_id": "3fa2-1", "running": true, "matched": true}),
             ],
         );

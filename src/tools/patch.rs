@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use crate::code::check::{self, Edited, IntroducedError};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
@@ -112,6 +113,10 @@ pub struct PatchResult {
     /// The file actually patched when `path` is a link (inside the workspace) to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
+    /// Parse errors the edit introduced (the file's errors before it are left out), for a
+    /// file of a language the navigation tools parse; the edit is made all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syntax_errors: Vec<IntroducedError>,
     /// Its place in the undo history (`change_id`), for every edit but a dry run.
     #[serde(flatten)]
     pub undo: Undoable,
@@ -244,13 +249,14 @@ impl Tool for PatchApply {
             let _ = write!(out, "\nwarning: {w}");
         }
         if r.dry_run {
-            return model::with_diff(out, &r.diff, r.diff_truncated);
+            out = model::with_diff(out, &r.diff, r.diff_truncated);
         }
+        out.push_str(&check::note(&r.syntax_errors));
         out
     }
 
     fn human_text(r: &PatchResult, binary: &str) -> Text {
-        human::edit(
+        let mut text = human::edit(
             binary,
             human::Edited {
                 path: &r.path,
@@ -258,10 +264,25 @@ impl Tool for PatchApply {
                 diff_truncated: r.diff_truncated,
                 dry_run: r.dry_run,
             },
-        )
+        );
+        check::human_note(&r.syntax_errors, binary, &mut text.stderr);
+        text
     }
 
     const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
+
+    fn changed(r: &PatchResult) -> Vec<&str> {
+        if r.dry_run {
+            return Vec::new();
+        }
+        if r.files.is_empty() {
+            return vec![r.resolved_path.as_deref().unwrap_or(&r.path)];
+        }
+        r.files
+            .iter()
+            .flat_map(|f| std::iter::once(f.path.as_str()).chain(f.from.as_deref()))
+            .collect()
+    }
 }
 
 /// Hunks placed other than exactly where their headers said: where, and by which rung.
@@ -365,6 +386,11 @@ fn one_file(
             },
         )?);
     }
+    let syntax_errors = check::introduced(&[Edited {
+        path: &path,
+        before: old_for_diff,
+        after: &applied.content,
+    }]);
     Ok(PatchResult {
         path,
         hunks_applied: applied.placements.len(),
@@ -376,6 +402,7 @@ fn one_file(
         diff,
         diff_truncated,
         resolved_path,
+        syntax_errors,
         undo: recorded.map(|r| r.undo).unwrap_or_default(),
     })
 }

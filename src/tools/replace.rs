@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 mod drift;
 
 use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use crate::code::check::{self, Edited, IntroducedError};
 use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
 use crate::error::{Error, ErrorKind, Result};
@@ -72,6 +73,10 @@ pub struct ReplaceResult {
     /// The file actually edited when `path` is a link (inside the workspace) to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
+    /// Parse errors the edit introduced (the file's errors before it are left out), for a
+    /// file of a language the navigation tools parse; the edit is made all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syntax_errors: Vec<IntroducedError>,
     /// Its place in the undo history (`change_id`), for every edit but a dry run.
     #[serde(flatten)]
     pub undo: Undoable,
@@ -192,6 +197,11 @@ impl Tool for StrReplace {
             )?)
         };
         let resolved_path = Some(target.display.clone()).filter(|d| *d != path);
+        let syntax_errors = check::introduced(&[Edited {
+            path: &path,
+            before: Some(&bytes),
+            after: &out,
+        }]);
         Ok(ReplaceResult {
             path,
             line: first,
@@ -202,6 +212,7 @@ impl Tool for StrReplace {
             diff,
             diff_truncated,
             resolved_path,
+            syntax_errors,
             undo: recorded.map(|r| r.undo).unwrap_or_default(),
         })
     }
@@ -216,11 +227,13 @@ impl Tool for StrReplace {
             r.line
         );
         model::edit_notes(r.resolved_path.as_deref(), &mut out);
-        model::with_diff(out, &r.diff, r.diff_truncated)
+        let mut out = model::with_diff(out, &r.diff, r.diff_truncated);
+        out.push_str(&check::note(&r.syntax_errors));
+        out
     }
 
     fn human_text(r: &ReplaceResult, binary: &str) -> Text {
-        human::edit(
+        let mut text = human::edit(
             binary,
             human::Edited {
                 path: &r.path,
@@ -228,10 +241,20 @@ impl Tool for StrReplace {
                 diff_truncated: r.diff_truncated,
                 dry_run: r.dry_run,
             },
-        )
+        );
+        check::human_note(&r.syntax_errors, binary, &mut text.stderr);
+        text
     }
 
     const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
+
+    fn changed(r: &ReplaceResult) -> Vec<&str> {
+        match (&r.resolved_path, r.dry_run) {
+            (_, true) => Vec::new(),
+            (Some(real), false) => vec![real.as_str()],
+            (None, false) => vec![r.path.as_str()],
+        }
+    }
 }
 
 impl Refusal {

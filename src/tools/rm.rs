@@ -113,4 +113,8 @@ impl Tool for DeleteFile {
     }
 
     const TEXT_FORMAT: &'static str = "the path deleted";
+
+    fn changed(r: &DeleteResult) -> Vec<&str> {
+        vec![r.path.as_str()]
+    }
 }

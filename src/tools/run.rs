@@ -160,6 +160,11 @@ pub struct RunResult {
     /// overlay). tools.shell.require_layers = ["overlay"] refuses to run instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes_unavailable: Option<String>,
+    /// Over MCP: the command was still running after this many seconds
+    /// (tools.shell.yield_after_seconds, for a call whose timeout is longer), so the call
+    /// returned and it goes on as the background job `job_id`, ended at the call's timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yielded_after_s: Option<u64>,
 }
 
 pub struct RunCommand;
@@ -199,6 +204,7 @@ impl Tool for RunCommand {
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",
             "tools.shell.max_job_seconds: the lease of a background job (3600): it is ended after that long",
+            "tools.shell.yield_after_seconds: over MCP only (50): a call whose timeout is longer returns after that long, its command going on as a background job ended at the call's timeout",
             "tools.shell.pass_env: secret-looking variables passed anyway",
             "trusted_workspaces: workspaces whose own sneaky.toml may loosen your configuration",
             "allow_vcs_writes: let tools and commands change .git (config, hooks)",
@@ -293,6 +299,20 @@ impl Tool for RunCommand {
         if args.background {
             return background.start(&command, approved.programs, effect, timeout, cap, ctx);
         }
+        if !args.dry_run && yields(timeout, shell) {
+            // Started as a job that the call waits for; past the wait it goes on in the
+            // background until the call's timeout, as a foreground command would have.
+            let wait_ms = Some(shell.yield_after_seconds.saturating_mul(1000));
+            let yielding = Background {
+                lease: Some(timeout),
+                ..Background::of(&wait_ms, &None, false, false)
+            };
+            let mut r = yielding.start(&command, approved.programs, effect, timeout, cap, ctx)?;
+            if r.running == Some(true) {
+                r.yielded_after_s = Some(shell.yield_after_seconds);
+            }
+            return Ok(r);
+        }
         let outcome = shell::run_with_changes(
             &command,
             &approved.programs,
@@ -314,6 +334,12 @@ impl Tool for RunCommand {
     /// The status line, then stdout and stderr, each under a marker when there is any.
     fn model_text(r: &RunResult) -> String {
         let mut out = match r.exit_code {
+            _ if r.running == Some(true) && r.yielded_after_s.is_some() => format!(
+                "still running after {} s: it goes on as background job {}, ended at the call's \
+                 timeout (job_output reads more, waits for it or kills it; job_input writes to it)",
+                r.yielded_after_s.unwrap_or_default(),
+                r.job_id.as_deref().unwrap_or("")
+            ),
             _ if r.running == Some(true) => {
                 let id = r.job_id.as_deref().unwrap_or("");
                 let matched = match r.matched {
@@ -408,6 +434,14 @@ impl Tool for RunCommand {
     const TEXT_FORMAT: &'static str =
         "the command's stdout on stdout and its stderr on stderr; then, on stderr, its exit \
          status, signal or timeout when it did not succeed";
+
+    fn changed(r: &RunResult) -> Vec<&str> {
+        if r.dry_run {
+            return Vec::new();
+        }
+        let changes = r.changes.iter().flatten().chain(&r.untracked);
+        changes.map(|c| c.path.as_str()).collect()
+    }
 }
 
 /// What the command changed, in words: one line after the output (empty when nothing).
@@ -510,7 +544,15 @@ fn result(
         job_id: None,
         running: None,
         matched: None,
+        yielded_after_s: None,
     }
+}
+
+/// Whether this call may return before its command ends: over MCP (sneaky-mcp sets
+/// [`jobs::YIELD_ENV`]), when its timeout is longer than `tools.shell.yield_after_seconds`.
+fn yields(timeout: u64, shell: &crate::config::Shell) -> bool {
+    timeout > shell.yield_after_seconds
+        && std::env::var_os(jobs::YIELD_ENV).is_some_and(|v| v == "1")
 }
 
 /// How long a background start waits when neither wait_ms nor wait_for says.
@@ -522,6 +564,9 @@ struct Background<'a> {
     wait_for: &'a Option<String>,
     tty: bool,
     strip_escapes: bool,
+    /// The job's lease in seconds when not tools.shell.max_job_seconds (a command that yields
+    /// keeps its call's timeout).
+    lease: Option<u64>,
 }
 
 impl<'a> Background<'a> {
@@ -536,6 +581,7 @@ impl<'a> Background<'a> {
             wait_for,
             tty,
             strip_escapes,
+            lease: None,
         }
     }
 
@@ -589,6 +635,7 @@ impl<'a> Background<'a> {
                 strip_escapes: self.strip_escapes,
             },
             progress: Some(counter),
+            lease_secs: self.lease,
         };
         let (v, env_removed) = jobs::start(
             command,
@@ -633,6 +680,7 @@ impl<'a> Background<'a> {
             dry_run: false,
             held: None,
             changes_unavailable: v.changes_unavailable,
+            yielded_after_s: None,
         })
     }
 }

@@ -201,6 +201,13 @@ impl Tool for Undo {
 
     const TEXT_FORMAT: &'static str = "the unified diff of what was given back (of what would be, \
         with --dry-run); with --list one change a line: change_id, tool, paths";
+
+    fn changed(r: &UndoResult) -> Vec<&str> {
+        match (&r.undone, r.dry_run) {
+            (Some(_), false) => r.paths.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// `change_id tool path, path` (and what an undo took back).

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use crate::code::check::{self, Edited, IntroducedError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable::{self, Existing, Unmade};
 use crate::fs::history::{self, Undoable};
@@ -45,6 +46,10 @@ pub struct WriteResult {
     /// The file actually written when `path` is a link (inside the workspace) to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_path: Option<String>,
+    /// Parse errors the edit introduced (the file's errors before it are left out), for a
+    /// file of a language the navigation tools parse; the edit is made all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syntax_errors: Vec<IntroducedError>,
     /// Its place in the undo history (`change_id`), for every edit but a dry run.
     #[serde(flatten)]
     pub undo: Undoable,
@@ -157,6 +162,11 @@ impl Tool for WriteFile {
             )?),
             _ => None,
         };
+        let syntax_errors = check::introduced(&[Edited {
+            path: &path,
+            before: existing.as_ref().and_then(|e| e.bytes.as_deref()),
+            after: content,
+        }]);
         let resolved_path = target
             .as_ref()
             .map(|t| t.display.clone())
@@ -170,6 +180,7 @@ impl Tool for WriteFile {
             diff,
             diff_truncated,
             resolved_path,
+            syntax_errors,
             undo: recorded.map(|r| r.undo).unwrap_or_default(),
         })
     }
@@ -177,26 +188,13 @@ impl Tool for WriteFile {
     /// A new file: the model wrote its content, so only the size. A replaced file: the diff
     /// shows what was there before.
     fn model_text(r: &WriteResult) -> String {
-        let verb = if r.created {
-            model::change(r.dry_run, "created", "created")
-        } else {
-            model::change(r.dry_run, "wrote", "written")
-        };
-        let bytes = model::plural(r.bytes_written, "byte", "bytes");
-        let mut out = format!("{verb} {} ({bytes})", r.path);
-        model::edit_notes(r.resolved_path.as_deref(), &mut out);
-        if r.created && !r.dry_run {
-            return out;
-        }
-        if r.diff.is_empty() && !r.created {
-            out.push_str("; the content was already the same");
-            return out;
-        }
-        model::with_diff(out, &r.diff, r.diff_truncated)
+        let mut out = written_text(r);
+        out.push_str(&check::note(&r.syntax_errors));
+        out
     }
 
     fn human_text(r: &WriteResult, binary: &str) -> Text {
-        human::edit(
+        let mut text = human::edit(
             binary,
             human::Edited {
                 path: &r.path,
@@ -204,8 +202,38 @@ impl Tool for WriteFile {
                 diff_truncated: r.diff_truncated,
                 dry_run: r.dry_run,
             },
-        )
+        );
+        check::human_note(&r.syntax_errors, binary, &mut text.stderr);
+        text
     }
 
     const TEXT_FORMAT: &'static str = human::EDIT_TEXT_FORMAT;
+
+    fn changed(r: &WriteResult) -> Vec<&str> {
+        match (&r.resolved_path, r.dry_run) {
+            (_, true) => Vec::new(),
+            (Some(real), false) => vec![real.as_str()],
+            (None, false) => vec![r.path.as_str()],
+        }
+    }
+}
+
+/// What a model reads of a write, before the syntax errors.
+fn written_text(r: &WriteResult) -> String {
+    let verb = if r.created {
+        model::change(r.dry_run, "created", "created")
+    } else {
+        model::change(r.dry_run, "wrote", "written")
+    };
+    let bytes = model::plural(r.bytes_written, "byte", "bytes");
+    let mut out = format!("{verb} {} ({bytes})", r.path);
+    model::edit_notes(r.resolved_path.as_deref(), &mut out);
+    if r.created && !r.dry_run {
+        return out;
+    }
+    if r.diff.is_empty() && !r.created {
+        out.push_str("; the content was already the same");
+        return out;
+    }
+    model::with_diff(out, &r.diff, r.diff_truncated)
 }

@@ -8,6 +8,8 @@
 //     writes for it (the same text a client gets from the server directly), at most 1.1 times
 //     its characters, not the JSON result;
 //   - an image: one image block, and no base64 as text;
+//   - a command longer than tools.shell.yield_after_seconds (5 s in the workspace's
+//     sneaky.toml here): the model reads that it goes on as a background job;
 //   - the host sent the `clientInfo.name` src/mcp/shape.rs knows it by (from the server's log).
 //
 // Usage: node hosts_test.mjs --bin DIR --agents DIR --docs docs/mcp.md --work DIR
@@ -91,10 +93,12 @@ function noisePng(width, height) {
 }
 
 const PICTURE = { width: 400, height: 300 };
+const YIELD_AFTER = 5;
 
 function makeWorkspace(dir) {
   fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
   execFileSync('git', ['init', '-q', dir]);
+  fs.writeFileSync(path.join(dir, 'sneaky.toml'), `[tools.shell]\nyield_after_seconds = ${YIELD_AFTER}\n`);
   fs.writeFileSync(path.join(dir, 'notes.txt'), 'first line\nsecond line\n');
   fs.writeFileSync(path.join(dir, 'src/lib.rs'), 'pub fn answer() -> u32 {\n    42\n}\n');
   fs.writeFileSync(path.join(dir, 'picture.png'), noisePng(PICTURE.width, PICTURE.height));
@@ -105,16 +109,26 @@ function makeWorkspace(dir) {
 const STEPS = {
   read: { tool: 'read_file', args: { file_path: 'notes.txt' } },
   grep: { tool: 'grep_files', args: { pattern: 'answer' } },
-  command: { tool: 'run_command', args: { command: 'echo hello && cat notes.txt' } },
+  // A timeout not longer than yield_after_seconds: the foreground, as with the default 30 s
+  // under the default 50.
+  command: { tool: 'run_command', args: { command: 'echo hello && cat notes.txt', timeout: YIELD_AFTER } },
   error: { tool: 'read_file', args: { file_path: 'missing.txt' } },
   image: { tool: 'read_file', args: { file_path: 'picture.png' } },
+  long: { tool: 'run_command', args: { command: `sleep ${2 * YIELD_AFTER} && echo late`, timeout: 60 } },
 };
-const SCRIPT = { stdio: ['read', 'grep', 'command', 'error', 'image'], http: ['read', 'command'] };
+const SCRIPT = { stdio: ['read', 'grep', 'command', 'error', 'image', 'long'], http: ['read', 'command'] };
+// What the model reads of a command that yielded (its job's id differs from run to run).
+const YIELDED = new RegExp(`^still running after ${YIELD_AFTER} s: it goes on as background job \\S+, `);
 
 // --- the reference: the text sneaky-mcp writes for each call, asked directly
 
 async function reference(bin, workspace) {
-  const child = spawn(path.join(bin, 'sneaky-mcp'), ['--root', workspace], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const env = {
+    ...process.env,
+    XDG_RUNTIME_DIR: runtimeDir(path.join(workspace, '..', 'reference-home')),
+    XDG_STATE_HOME: path.join(workspace, '..', 'reference-state'),
+  };
+  const child = spawn(path.join(bin, 'sneaky-mcp'), ['--root', workspace], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let buffer = '';
   const waiting = new Map();
   child.stdout.on('data', (d) => {
@@ -202,6 +216,12 @@ function wrapper(dir, bin, before, log) {
     `#!/bin/sh\nexec "${path.join(bin, 'sneaky-mcp')}" "$@"${extra} 2>>"${log}"\n`, { mode: 0o755 });
 }
 
+function runtimeDir(home) {
+  const dir = path.join(home, '..', 'run');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
 function hostEnv(ctx, home, extra) {
   return {
     PATH: `${ctx.wrapDir}:${ctx.bin}:${process.env.PATH}`,
@@ -210,6 +230,8 @@ function hostEnv(ctx, home, extra) {
     TMPDIR: process.env.TMPDIR || '/tmp',
     XDG_STATE_HOME: path.join(home, '.local/state'),
     SNEAKY_MCP_TOKEN: TOKEN,
+    // The job supervisor of the run's workspace keeps its socket here.
+    XDG_RUNTIME_DIR: runtimeDir(home),
     ...extra,
   };
 }
@@ -341,7 +363,11 @@ function judge(name, record, ref) {
     imageChars: images.reduce((n, i) => n + i.data.length, 0), base64Text,
   };
   const limit = Math.floor(ref.text.length * 1.1);
-  if (!text.includes(ref.text)) {
+  if (name === 'long') {
+    if (!YIELDED.test(text)) {
+      problems.push(`the model did not read that the command goes on as a job: ${JSON.stringify(text.slice(0, 200))}`);
+    }
+  } else if (!text.includes(ref.text)) {
     problems.push(`the model did not read the tool's text ${JSON.stringify(ref.text.slice(0, 80))}: it read ${JSON.stringify(text.slice(0, 200))}`);
   }
   if (text.length > limit) {
@@ -481,7 +507,12 @@ async function main() {
 async function startHttp(bin, ws, log, before) {
   const extra = before ? ['--structured-content', 'on'] : [];
   const child = spawn(path.join(bin, 'sneaky-mcp'), ['--root', ws, '--http', '127.0.0.1:0', ...extra], {
-    env: { ...process.env, SNEAKY_MCP_TOKEN: TOKEN, XDG_STATE_HOME: path.join(ws, '..', 'state') },
+    env: {
+      ...process.env,
+      SNEAKY_MCP_TOKEN: TOKEN,
+      XDG_STATE_HOME: path.join(ws, '..', 'state'),
+      XDG_RUNTIME_DIR: runtimeDir(path.join(ws, '..', 'home')),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const out = fs.createWriteStream(log, { flags: 'a' });

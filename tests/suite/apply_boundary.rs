@@ -89,12 +89,7 @@ impl Room {
     /// Hand everything made so far to the user the tools run as.
     fn hand_over(&self) {
         if let Some(uid) = self.uid {
-            let st = Command::new("chown")
-                .args(["-R", &format!("{uid}:{uid}")])
-                .arg(self.dir.path())
-                .status()
-                .expect("chown");
-            assert!(st.success());
+            util::give_to(self.dir.path(), uid);
         }
     }
 

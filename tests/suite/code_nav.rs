@@ -631,3 +631,120 @@ fn repo_map_ranks_what_is_used_within_the_budget() {
     w.call("sneaky-map", json!({"max_tokens": 10}))
         .err("invalid_args", 2);
 }
+
+/// (line, text) of each syntax error of an edit's result.
+fn introduced(result: &Value) -> Vec<(String, u64, String)> {
+    result
+        .get("syntax_errors")
+        .and_then(Value::as_array)
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| {
+                    (
+                        e["path"].as_str().unwrap().to_string(),
+                        e["line"].as_u64().unwrap(),
+                        e["text"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn edits_report_the_syntax_errors_they_introduced_only() {
+    let w = util::ws();
+    // A new file with an error.
+    let r = w.call(
+        "sneaky-write",
+        json!({"file_path": "a.py", "content": "def f(:\n    return 1\n"}),
+    );
+    let errors = introduced(r.ok());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!((errors[0].0.as_str(), errors[0].1), ("a.py", 1));
+    // A file broken already: an edit elsewhere reports nothing, though the error moved.
+    w.write("b.rs", "fn broken( {\n}\n\nfn fine() -> u32 {\n    1\n}\n");
+    let r = w.call(
+        "sneaky-replace",
+        json!({"file_path": "b.rs", "old_str": "fn fine", "new_str": "// moved\nfn fine"}),
+    );
+    assert_eq!(introduced(r.ok()), [], "{}", r.ok());
+    // One more error: only that one.
+    let r = w.call(
+        "sneaky-replace",
+        json!({"file_path": "b.rs", "old_str": "    1\n}", "new_str": "    1 +\n}"}),
+    );
+    let errors = introduced(r.ok());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].1 >= 5, "{errors:?}");
+    // A fix reports nothing; nor does a file of another language.
+    let r = w.call(
+        "sneaky-replace",
+        json!({"file_path": "b.rs", "old_str": "fn broken( {", "new_str": "fn broken() {"}),
+    );
+    assert_eq!(introduced(r.ok()), []);
+    let r = w.call(
+        "sneaky-write",
+        json!({"file_path": "notes.txt", "content": "def f(:\n"}),
+    );
+    assert!(r.ok().get("syntax_errors").is_none());
+    // A patch of two files, one broken by it; a dry run is checked too.
+    w.write("c.js", "function c() {\n  return 1;\n}\n")
+        .write("d.go", "package d\n\nfunc D() int {\n\treturn 1\n}\n");
+    let patch = "--- a/c.js\n+++ b/c.js\n@@ -1,3 +1,3 @@\n function c() {\n-  return 1;\n+  return (1;\n }\n--- a/d.go\n+++ b/d.go\n@@ -3,3 +3,3 @@\n func D() int {\n-\treturn 1\n+\treturn 2\n }\n";
+    for dry_run in [true, false] {
+        let r = w.call("sneaky-patch", json!({"patch": patch, "dry_run": dry_run}));
+        let errors = introduced(r.ok());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!((errors[0].0.as_str(), errors[0].1), ("c.js", 2));
+    }
+    // --format text says so on stderr, one line each.
+    let out = assert_cmd::Command::cargo_bin("sneaky-write")
+        .unwrap()
+        .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
+        .env("SNEAKY_CEILING_DIRECTORIES", w.outside())
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
+        .args(["e.py", "--format", "text"])
+        .write_stdin("def e(:\n")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("e.py:1:") && stderr.contains("introduced a syntax error"),
+        "{stderr}"
+    );
+}
+
+/// The check never holds an edit: without sneaky-outline beside it or on PATH, the edit is
+/// made and its result carries no errors.
+#[test]
+fn an_edit_without_the_parse_helper_is_made_all_the_same() {
+    let w = util::ws();
+    let bin = util::copy_binaries_for_others(w.outside(), &["sneaky-write"]);
+    let out = std::process::Command::new(bin.join("sneaky-write"))
+        .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
+        .env("SNEAKY_CEILING_DIRECTORIES", w.outside())
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
+        .env("PATH", "/usr/bin:/bin")
+        .arg("a.py")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"def f(:\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert!(reply["result"].get("syntax_errors").is_none(), "{reply}");
+    assert_eq!(w.read("a.py"), "def f(:\n");
+}

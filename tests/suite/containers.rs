@@ -291,22 +291,24 @@ fn every_layer_holds_for_a_user_other_than_root() {
     // A copy the user can reach: the build's target/ may sit under a directory closed to
     // others (a 0700 home, a `mktemp -d` folder).
     let bins = util::copy_binaries_for_others(w.dir.path(), &["sneaky-run"]);
-    let out = Command::new(bins.join("sneaky-run"))
-        .current_dir(&w.root)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", w.dir.path())
-        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
-        .env("XDG_STATE_HOME", w.dir.path().join("state"))
-        .env("XDG_RUNTIME_DIR", w.dir.path().join("run"))
-        .env("SNEAKY_CONTAINER_ROOT", w.outside().join("no-container"))
-        .uid(uid)
-        .gid(gid)
-        .arg("--root")
-        .arg(&w.root)
-        .arg("echo ran; ls /proc | grep -c '^[0-9]'")
-        .output()
-        .expect("run");
+    let make = || {
+        let mut cmd = Command::new(bins.join("sneaky-run"));
+        cmd.current_dir(&w.root)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", w.dir.path())
+            .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+            .env("XDG_STATE_HOME", w.dir.path().join("state"))
+            .env("XDG_RUNTIME_DIR", w.dir.path().join("run"))
+            .env("SNEAKY_CONTAINER_ROOT", w.outside().join("no-container"))
+            .uid(uid)
+            .gid(gid)
+            .arg("--root")
+            .arg(&w.root)
+            .arg("echo ran; ls /proc | grep -c '^[0-9]'");
+        cmd
+    };
+    let out = util::output_retrying_busy(make, b"", std::time::Duration::from_secs(60));
     let reply = Reply::parse("sneaky-run", out);
     let r = reply.command_ran();
     let sandbox = r["sandbox"].as_str().unwrap_or("");

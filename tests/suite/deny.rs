@@ -766,12 +766,7 @@ fn run_as(w: &Ws, command: &str, uid: Option<u32>, skip: &str) -> util::Reply {
     let exe = match uid {
         Some(uid) => {
             let bins = util::copy_binaries_for_others(w.dir.path(), &["sneaky-run"]);
-            let owned = std::process::Command::new("chown")
-                .args(["-R", &format!("{uid}:{uid}")])
-                .arg(w.dir.path())
-                .status()
-                .expect("chown");
-            assert!(owned.success());
+            util::give_to(w.dir.path(), uid);
             bins.join("sneaky-run")
         }
         None => assert_cmd::cargo::cargo_bin("sneaky-run"),

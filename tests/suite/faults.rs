@@ -97,20 +97,24 @@ fn call_at(exe: &Path, root: &Path, request: &Value, uid: Option<u32>) -> Reply 
     // The user's configuration is the one `util::Ws::user_config` writes beside the root (none
     // for a root of another making).
     let beside = root.parent().unwrap_or(root);
-    let mut cmd = Command::new(exe);
-    cmd.current_dir(root)
-        .env("SNEAKY_ROOT", root)
-        .env_remove("SNEAKY_CONFIG")
-        .env("XDG_CONFIG_HOME", beside.join("xdg"))
-        .env("XDG_STATE_HOME", beside.join("state"));
-    if let Some(uid) = uid {
-        cmd.uid(uid).gid(uid);
-    }
-    let out = assert_cmd::Command::from_std(cmd)
-        .write_stdin(request.to_string())
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .expect("run");
+    // A copy made for another user may still be "Text file busy" (see util).
+    let make = || {
+        let mut cmd = Command::new(exe);
+        cmd.current_dir(root)
+            .env("SNEAKY_ROOT", root)
+            .env_remove("SNEAKY_CONFIG")
+            .env("XDG_CONFIG_HOME", beside.join("xdg"))
+            .env("XDG_STATE_HOME", beside.join("state"));
+        if let Some(uid) = uid {
+            cmd.uid(uid).gid(uid);
+        }
+        cmd
+    };
+    let out = util::output_retrying_busy(
+        make,
+        request.to_string().as_bytes(),
+        std::time::Duration::from_secs(60),
+    );
     Reply::parse(&bin, out)
 }
 

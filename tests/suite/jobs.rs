@@ -405,6 +405,179 @@ fn killing_the_supervisor_ends_its_jobs() {
     gone("sleep 3334", Duration::from_secs(5));
 }
 
+/// A stdio session of `sneaky-mcp` on `j`'s workspace, after the handshake; `call` sends a
+/// tools/call and returns its structuredContent and text, with how long it took.
+struct McpSession {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    next: i64,
+}
+
+impl McpSession {
+    fn start(j: &Jobs) -> McpSession {
+        let root = j.w.root.to_str().expect("utf-8").to_string();
+        let mut child = j
+            .cmd("sneaky-mcp")
+            .args(["--root", root.as_str()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sneaky-mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut s = McpSession {
+            child,
+            stdin,
+            lines,
+            next: 1,
+        };
+        s.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        s
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{message}").expect("write");
+        self.stdin.flush().expect("flush");
+        for line in self.lines.by_ref() {
+            let v: Value = serde_json::from_str(&line.expect("line")).expect("json");
+            if v["id"] == id {
+                return v;
+            }
+        }
+        panic!("sneaky-mcp ended before answering {method}");
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> (Value, String, Duration) {
+        let started = Instant::now();
+        let v = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let text = v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (
+            v["result"]["structuredContent"].clone(),
+            text,
+            started.elapsed(),
+        )
+    }
+
+    /// job_output until the job has ended (at most `limit`): its last view and all stdout.
+    fn until_ended(&mut self, job_id: &str, limit: Duration) -> (Value, String) {
+        let deadline = Instant::now() + limit;
+        let mut stdout = String::new();
+        loop {
+            let (view, _, _) = self.call("job_output", json!({"job_id": job_id, "wait_ms": 2000}));
+            stdout.push_str(view["stdout"].as_str().unwrap_or_default());
+            if view["running"] == false || Instant::now() > deadline {
+                return (view, stdout);
+            }
+        }
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Over MCP only, a call whose timeout is longer than tools.shell.yield_after_seconds returns
+/// once its command has run that long, and the command goes on as a background job (an MCP
+/// host stops waiting after its own limit): job_output reads the rest, its changes are applied
+/// when it ends, and it is ended at the call's timeout. A command that ends sooner is answered
+/// as it ends, with its changes applied; one whose timeout is not longer runs in the
+/// foreground; and `sneaky-run` from a shell waits, as before.
+#[test]
+fn over_mcp_a_command_longer_than_yield_after_seconds_goes_on_as_a_job() {
+    if !crate::sandbox::namespaces_or_skip(
+        "over_mcp_a_command_longer_than_yield_after_seconds_goes_on_as_a_job",
+    ) {
+        return;
+    }
+    let j = Jobs::new();
+    // Long enough for a quick command to end within it on a loaded machine (the supervisor
+    // starts with the first job).
+    user_config(&j.w, "[tools.shell]\nyield_after_seconds = 4\n");
+    let mut mcp = McpSession::start(&j);
+
+    let (quick, text, _) = mcp.call(
+        "run_command",
+        json!({"command": "echo quick > quick.txt && echo said", "timeout": 30}),
+    );
+    assert_eq!(quick["running"], false, "{quick} {text}");
+    assert_eq!(quick["exit_code"], 0, "{quick}");
+    assert!(text.starts_with("exit code 0\n[stdout]\nsaid"), "{text}");
+    assert_eq!(
+        quick["changes"],
+        json!([{"path": "quick.txt", "kind": "created"}])
+    );
+    assert!(j.w.root.join("quick.txt").exists());
+
+    let (slow, text, took) = mcp.call(
+        "run_command",
+        json!({"command": "sleep 8 && echo late > late.txt && echo done", "timeout": 30}),
+    );
+    assert_eq!(slow["running"], true, "{slow}");
+    assert_eq!(slow["yielded_after_s"], 4, "{slow}");
+    assert!(took < Duration::from_millis(7900), "{took:?}");
+    assert!(
+        text.starts_with("still running after 4 s: it goes on as background job "),
+        "{text}"
+    );
+    assert!(
+        !j.w.root.join("late.txt").exists(),
+        "its changes are held while it runs"
+    );
+    let id = slow["job_id"].as_str().expect("a job id").to_string();
+    let (ended, stdout) = mcp.until_ended(&id, Duration::from_secs(20));
+    assert_eq!(ended["exit_code"], 0, "{ended}");
+    assert_eq!(stdout, "done\n");
+    assert_eq!(
+        ended["changes"],
+        json!([{"path": "late.txt", "kind": "created"}])
+    );
+    assert!(j.w.root.join("late.txt").exists());
+
+    // Ended at the call's timeout, as it would have been in the foreground.
+    let (long, _, _) = mcp.call(
+        "run_command",
+        json!({"command": "sleep 3351", "timeout": 6}),
+    );
+    assert_eq!(long["running"], true, "{long}");
+    let started = Instant::now();
+    let id = long["job_id"].as_str().expect("a job id").to_string();
+    let (ended, _) = mcp.until_ended(&id, Duration::from_secs(20));
+    assert_eq!(ended["running"], false, "{ended}");
+    assert_eq!(ended["ended_by"], "lease", "{ended}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    gone("sleep 3351", Duration::from_secs(3));
+
+    // A timeout not longer than yield_after_seconds: the foreground, as before.
+    let (fg, _, _) = mcp.call("run_command", json!({"command": "sleep 6", "timeout": 2}));
+    assert_eq!(fg["timed_out"], true, "{fg}");
+    assert!(fg.get("job_id").is_none(), "{fg}");
+    drop(mcp);
+
+    // From a shell the binary waits, whatever the timeout.
+    let r = j.call(
+        "sneaky-run",
+        json!({"command": "sleep 2 && echo fg", "timeout": 30}),
+    );
+    let r = r.ok();
+    assert_eq!(r["stdout"], "fg\n", "{r}");
+    assert!(r.get("job_id").is_none(), "{r}");
+}
+
 /// One stdio session driven through its steps in order (a start, a read, a wait with progress,
 /// a cancelled wait, the session's end), which is why it is long.
 #[test]
@@ -1110,6 +1283,28 @@ fn a_job_cannot_plant_hooks_in_a_repository_cloned_while_it_runs() {
     assert!(!j.w.root.join("made.txt").exists());
 }
 
+/// A job that ends within its start's wait has its changes applied and reported by that start
+/// (the call that started it lets go of the upper layer before it waits, and the supervisor
+/// waits for that before applying them).
+#[test]
+fn a_job_that_ends_within_its_wait_has_its_changes_applied() {
+    if !crate::sandbox::namespaces_or_skip(
+        "a_job_that_ends_within_its_wait_has_its_changes_applied",
+    ) {
+        return;
+    }
+    let j = Jobs::new();
+    let r = j.start(json!({"command": "echo quick > quick.txt", "wait_ms": 5000}));
+    assert_eq!(r["running"], false, "{r}");
+    assert_eq!(
+        r["changes"],
+        json!([{"path": "quick.txt", "kind": "created"}]),
+        "{r}"
+    );
+    assert!(r.get("changes_unavailable").is_none(), "{r}");
+    assert_eq!(j.w.read("quick.txt"), "quick\n");
+}
+
 /// While a job runs, what it writes is held: neither the workspace nor a later command sees
 /// it until the job has ended.
 #[test]
@@ -1204,4 +1399,113 @@ fn a_denied_place_made_while_a_job_runs_stays_unreadable_to_it() {
         "the job read a denied key: {o}"
     );
     assert!(stdout.contains("refused 13"), "{o}");
+}
+
+/// A job that prints, for each path it reads on its input, the file's content or that it is
+/// missing; its own change (`own.txt`) is made at its start.
+const SHOW_PATHS: &str = "echo own > own.txt; while read p; do if [ -e \"$p\" ]; then cat \"$p\"; \
+     else echo \"missing $p\"; fi; echo \"== $p\"; done";
+
+impl Jobs {
+    /// Ask a SHOW_PATHS job for `paths`; what it printed for them.
+    fn show(&self, id: &str, paths: &[&str]) -> String {
+        let input: String = paths.iter().map(|p| format!("{p}\n")).collect();
+        let fed = self.call("sneaky-input", json!({"job_id": id, "input": input}));
+        assert_eq!(fed.status, 0, "{fed:?}");
+        let last = format!("== {}\n", paths[paths.len() - 1]);
+        let o = self.output(json!({"job_id": id, "wait_for": last, "wait_ms": 20000}));
+        assert_eq!(o["matched"], true, "{o}");
+        o["stdout"].as_str().unwrap_or("").to_string()
+    }
+
+    fn edit(&self, bin: &str, request: Value) {
+        let r = self.call(bin, request);
+        assert_eq!(r.status, 0, "{bin}: {r:?}");
+    }
+}
+
+/// The paths of a result's `changes`.
+fn changed_paths(o: &Value) -> Vec<String> {
+    o["changes"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|x| x["path"].as_str())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The edit tools' changes made while a job runs reach its view of the workspace (the
+/// supervisor mirrors them through its overlay): a file it had read and the tools replaced
+/// (str_replace, write_file), a file it had looked for before it was made, a file deleted,
+/// a directory made. What the job wrote itself stays held and is all that its end applies:
+/// the mirrored paths, equal to the workspace's, are no change of the job's.
+#[test]
+fn a_job_sees_what_the_tools_change_while_it_runs() {
+    if !crate::sandbox::namespaces_or_skip("a_job_sees_what_the_tools_change_while_it_runs") {
+        return;
+    }
+    let j = Jobs::new();
+    j.w.write("app.txt", "v1\n")
+        .write("conf.txt", "debug = false\n")
+        .write("gone.txt", "still here\n");
+    let r = j.start(json!({"command": SHOW_PATHS, "wait_ms": 0}));
+    let id = r["job_id"].as_str().expect("id").to_string();
+    let paths = [
+        "app.txt",
+        "conf.txt",
+        "new.txt",
+        "gone.txt",
+        "dir/inner.txt",
+    ];
+    let before = j.show(&id, &paths);
+    for seen in [
+        "v1\n",
+        "debug = false\n",
+        "missing new.txt",
+        "still here\n",
+        "missing dir/inner.txt",
+    ] {
+        assert!(before.contains(seen), "{seen:?} in {before:?}");
+    }
+    j.edit(
+        "sneaky-replace",
+        json!({"file_path": "app.txt", "old_str": "v1", "new_str": "v2"}),
+    );
+    j.edit(
+        "sneaky-write",
+        json!({"file_path": "conf.txt", "content": "debug = true\n"}),
+    );
+    j.edit(
+        "sneaky-write",
+        json!({"file_path": "new.txt", "content": "made later\n"}),
+    );
+    j.edit("sneaky-rm", json!({"file_path": "gone.txt"}));
+    j.edit(
+        "sneaky-write",
+        json!({"file_path": "dir/inner.txt", "content": "in a new directory\n"}),
+    );
+    let after = j.show(&id, &paths);
+    for seen in [
+        "v2\n",
+        "debug = true\n",
+        "made later\n",
+        "missing gone.txt",
+        "in a new directory\n",
+    ] {
+        assert!(after.contains(seen), "{seen:?} in {after:?}");
+    }
+    for stale in ["v1", "debug = false", "missing new.txt", "still here"] {
+        assert!(!after.contains(stale), "{stale:?} in {after:?}");
+    }
+    let o = j.output(json!({"job_id": id, "kill": true}));
+    assert_eq!(o["running"], false, "{o}");
+    assert_eq!(changed_paths(&o), ["own.txt"], "{o}");
+    assert_eq!(j.w.read("own.txt"), "own\n");
+    assert_eq!(j.w.read("app.txt"), "v2\n");
+    assert_eq!(j.w.read("conf.txt"), "debug = true\n");
+    assert_eq!(j.w.read("dir/inner.txt"), "in a new directory\n");
+    assert!(!j.w.root.join("gone.txt").exists());
 }

@@ -1,6 +1,7 @@
 //! Nothing of SneakyCode's own state is visible to a command or a job: the jobs' runtime
 //! directories (every workspace's job output), the undo history (what edits replaced, in this
-//! workspace and others), held changes, the MCP token file. Markers are planted in each, by
+//! workspace and others), held changes, the MCP token file, and other calls' private temp
+//! dirs (a running job's, a foreground call's still running). Markers are planted in each, by
 //! the host that runs the command and by a second host of the same user whose XDG variables
 //! are unset (its state in the default places), then a command and a job walk every file they
 //! can read and look for them. As root and as the user nobody.
@@ -143,12 +144,7 @@ impl World {
         std::fs::write(w.root("a").join("walk.py"), WALK).expect("walk.py");
         std::fs::write(w.root("a").join("visible.txt"), w.marker("VISIBLE")).expect("write");
         if let Some(uid) = uid {
-            let owned = std::process::Command::new("chown")
-                .args(["-R", &format!("{uid}:{uid}")])
-                .arg(w.dir.path())
-                .status()
-                .expect("chown");
-            assert!(owned.success());
+            util::give_to(w.dir.path(), uid);
         }
         Some(w)
     }
@@ -216,7 +212,8 @@ impl World {
     }
 
     /// Plant the markers: what edits replaced (in this workspace and another, by both hosts),
-    /// a held change, jobs' output (by both hosts), a token file. Returns the jobs to end.
+    /// a held change, jobs' output and files in their temp dirs (by both hosts), a token file.
+    /// Returns the jobs to end.
     fn plant(&self) -> Vec<(Host, String)> {
         for (host, ws, file, kind) in [
             (Host::Same, "a", "note.txt", "HISTORY-HERE"),
@@ -256,7 +253,11 @@ impl World {
                 "b",
                 "sneaky-run",
                 &[],
-                json!({"command": format!("{}; echo; sleep 600", self.print_marker(kind)),
+                json!({"command": format!(
+                           "{} > \"$TMPDIR/job.txt\"; {}; echo; sleep 600",
+                           self.print_marker(&format!("{kind}-TMPDIR")),
+                           self.print_marker(kind)
+                       ),
                        "background": true, "wait_for": "END", "wait_ms": 10000}),
                 &[],
             );
@@ -268,6 +269,49 @@ impl World {
             std::os::unix::fs::chown(self.path("token.txt"), Some(uid), Some(uid)).expect("chown");
         }
         jobs
+    }
+
+    /// A foreground call of the second host in workspace b that leaves a marker in its temp
+    /// dir and runs until `release` exists. Its reply.
+    fn hold_a_call(&self, release: &Path) -> Reply {
+        let command = format!(
+            "{} > \"$TMPDIR/run.txt\"; while [ ! -e '{}' ]; do sleep 0.1; done",
+            self.print_marker("RUN-TMPDIR"),
+            release.display()
+        );
+        self.call(
+            Host::Second,
+            "b",
+            "sneaky-run",
+            &[],
+            json!({"command": command, "timeout": 600}),
+            &[],
+        )
+    }
+
+    /// Wait until a file named `name` is somewhere beneath the hosts' TMPDIR.
+    fn wait_for_temp_file(&self, name: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut stack = vec![self.path("tmp")];
+            let mut seen = Vec::new();
+            while let Some(dir) = stack.pop() {
+                for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    if e.file_name() == name {
+                        return;
+                    }
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        stack.push(e.path());
+                    }
+                    seen.push(e.path());
+                }
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {name} beneath TMPDIR after a minute: {seen:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The walk's command line in workspace a.
@@ -311,9 +355,32 @@ impl World {
     }
 }
 
+/// Makes `path` when dropped: a held call ends even when the test fails.
+struct Release(PathBuf);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.0, "");
+    }
+}
+
 fn walk_as(uid: Option<u32>) {
     let Some(w) = World::new(uid) else { return };
     let jobs = w.plant();
+    let release = Release(w.path("release"));
+    let released = release.0.clone();
+    std::thread::scope(|s| {
+        let held = s.spawn(|| w.hold_a_call(&released));
+        w.wait_for_temp_file("run.txt");
+        walk(&w, uid);
+        drop(release);
+        held.join().expect("the held call").command_ran();
+    });
+    w.end_jobs(&jobs);
+}
+
+/// A command and a job walk every file they can read.
+fn walk(w: &World, uid: Option<u32>) {
     let token = w.path("token.txt");
     let env = [(sneaky::fs::pathlist::MCP_TOKEN_FILE_ENV, token.as_path())];
     let who = uid.map_or("this user".to_string(), |u| format!("uid {u}"));
@@ -348,7 +415,6 @@ fn walk_as(uid: Option<u32>) {
     );
     let out = o.ok()["stdout"].as_str().unwrap_or("").to_string();
     w.judge(&format!("a job as {who}"), &out);
-    w.end_jobs(&jobs);
 }
 
 #[test]

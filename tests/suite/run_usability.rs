@@ -170,7 +170,7 @@ fn a_version_manager_shim_runs_the_real_program() {
         ),
     );
     // The real program: a binary of its own (a copy, so no other rule lets it run).
-    std::fs::copy("/bin/echo", mgr.join("versions/1.0/bin/fakepy")).expect("copy");
+    util::copy_executable(Path::new("/bin/echo"), &mgr.join("versions/1.0/bin/fakepy"));
     user_config(&w, "[tools.shell]\nextra_allowed_commands = [\"fakepy\"]\n");
     let path = format!(
         "{}:{}",

@@ -298,19 +298,54 @@ pub fn tree(
     out
 }
 
-/// Copies of the tool binaries in `<dir>/bin` (0755), for a child run as another user: the
-/// build's own target/ may sit under a directory that user cannot traverse (a 0700 home, a
-/// `mktemp -d` folder), where exec fails with "Permission denied".
+/// The tool binaries in `<dir>/bin` (0755), for a child run as another user: the build's own
+/// target/ may sit under a directory that user cannot traverse (a 0700 home, a `mktemp -d`
+/// folder), where exec fails with "Permission denied". Hard links where the file system
+/// allows (no disk taken: a debug binary is ~50 MB and tests run many at once), copies
+/// otherwise. A test that hands `dir` to that user does it with `give_to`, which leaves the
+/// binaries root's.
 pub fn copy_binaries_for_others(dir: &Path, bins: &[&str]) -> PathBuf {
     let to = dir.join("bin");
     std::fs::create_dir(&to).expect("mkdir bin");
     std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     for bin in bins {
-        let copy = to.join(bin);
-        std::fs::copy(assert_cmd::cargo::cargo_bin(bin), &copy).expect("copy binary");
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let (from, copy) = (assert_cmd::cargo::cargo_bin(bin), to.join(bin));
+        if std::fs::hard_link(&from, &copy).is_err() {
+            copy_executable(&from, &copy);
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
     }
     to
+}
+
+/// `chown -R uid:uid dir`, except what `copy_binaries_for_others` put in `<dir>/bin`: those
+/// may be the build's own binaries (hard links), which stay root's.
+pub fn give_to(dir: &Path, uid: u32) {
+    let owned = std::process::Command::new("chown")
+        .args(["-R", &format!("{uid}:{uid}")])
+        .arg(dir)
+        .status()
+        .expect("chown");
+    assert!(owned.success());
+    if let Ok(bins) = std::fs::read_dir(dir.join("bin")) {
+        for bin in bins.flatten() {
+            std::os::unix::fs::lchown(bin.path(), Some(0), Some(0)).expect("chown back");
+        }
+    }
+}
+
+/// Copy a program to run it from `to`, by a `cp` of its own: copied in this process, the new
+/// file's descriptor open for writing would be inherited by whatever another test thread forks
+/// meanwhile, and running the copy fails with "Text file busy" until that child executes its
+/// own program. Only `cp` ever holds this one open for writing.
+pub fn copy_executable(from: &Path, to: &Path) {
+    let copied = std::process::Command::new("cp")
+        .arg("--")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("run cp");
+    assert!(copied.success(), "copying {} failed", from.display());
 }
 
 /// The first directory on the way to `path` that others cannot traverse (no `o+x`), if any.
@@ -321,9 +356,9 @@ pub fn closed_ancestor(path: &Path) -> Option<PathBuf> {
 }
 
 /// Run the command `make` builds, with `stdin`, within `timeout`, trying again while its
-/// program is "Text file busy": a binary just copied (`copy_binaries_for_others`) stays open
-/// for writing in a child that another test thread forked during the copy, until that child
-/// executes its own program.
+/// program is "Text file busy": a binary copied in this process stays open for writing in a
+/// child that another test thread forked during the copy, until that child executes its own
+/// program ([`copy_executable`] avoids it; a copy made otherwise may still meet it).
 pub fn output_retrying_busy(
     make: impl Fn() -> std::process::Command,
     stdin: &[u8],

@@ -19,6 +19,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
@@ -97,6 +98,7 @@ pub fn apply(
              and they cannot be undone"
         ));
     }
+    wait_for_caller(&held.dir, CALLER_GRACE);
     let id = overlay::job_ended(&held.dir).map_err(|e| e.message())?;
     let exe = std::env::current_exe().map_err(|e| format!("finding sneaky-run: {e}"))?;
     let child = Command::new(exe)
@@ -118,6 +120,27 @@ pub fn apply(
         .wait_with_output()
         .map_err(|e| format!("applying the job's changes (held as {id}): {e}"))?;
     read_envelope(&out.stdout).map_err(|why| format!("the job's changes were not applied: {why}"))
+}
+
+/// How long the changes of a job that ended at once wait for the call that started it to let
+/// go of the upper layer.
+const CALLER_GRACE: Duration = Duration::from_secs(5);
+
+/// Until the call that started the job has let go of its lock on the upper layer (`lock` in
+/// it, src/shell/overlay/scratch.rs), which it holds until the supervisor has answered the
+/// start (`super::start`), or `grace` has passed: `--apply-held` takes that lock, and refuses
+/// the changes while another process holds it.
+fn wait_for_caller(dir: &Path, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    loop {
+        let free = File::open(dir.join("lock")).map_or(true, |f| {
+            Flock::lock(f, FlockArg::LockExclusiveNonblock).is_ok()
+        });
+        if free || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The result, or the error's message, of `--apply-held`'s envelope.

@@ -18,6 +18,7 @@
 //! cannot start a job with a spec of its own making.
 
 mod changes;
+pub mod mirror;
 pub mod store;
 pub mod supervisor;
 
@@ -46,6 +47,11 @@ pub const LOOPBACK_FLAG: &str = "--sneaky-jobs-loopback";
 /// that serves many sessions `PID:TAG` with the session's tag. A job started by such a call
 /// ends when that process does, or when the host ends the tag ([`end_owner`]).
 pub const OWNER_ENV: &str = "SNEAKY_JOB_OWNER";
+/// Set to `1` by sneaky-mcp for the run_command calls it runs: a call whose timeout is longer
+/// than `tools.shell.yield_after_seconds` starts its command as a job, waits that long, and if
+/// the command still runs returns with the job's id (an MCP host gives up waiting on a call
+/// after its own limit). From a shell the variable is unset: commands run in the foreground.
+pub const YIELD_ENV: &str = "SNEAKY_YIELD";
 /// The longest a call waits for a job's output (wait_ms).
 pub const MAX_WAIT_MS: u64 = 600_000;
 /// The longest input one job_input call writes.
@@ -158,6 +164,11 @@ pub enum Request {
     /// the asking process with that tag), and start none for it from now on.
     EndOwner {
         tag: String,
+    },
+    /// The tools changed these paths of the workspace (root-relative): write them into the
+    /// view of every running job (src/shell/jobs/mirror.rs).
+    Mirror {
+        paths: Vec<String>,
     },
 }
 
@@ -517,6 +528,9 @@ pub struct Background {
     pub wait: Wait,
     /// Receives the bytes of output so far while the start waits (progress for a host).
     pub progress: Option<std::sync::Arc<AtomicU64>>,
+    /// The job's lease in seconds, when not `tools.shell.max_job_seconds` (a command that
+    /// yielded keeps its call's timeout).
+    pub lease_secs: Option<u64>,
 }
 
 /// Start an approved command line as a background job of the workspace, sandboxed exactly as
@@ -602,6 +616,10 @@ pub fn start(
                 .collect();
         super::spec::carve_reads(&mut spec, &denied);
     }
+    // Started without waiting: the supervisor holds the job's lock on the upper layer once it
+    // answers, and this call lets go of its own before it waits (below). A job that ends
+    // within the wait has its changes applied by the supervisor, which takes that lock.
+    let wait = opts.wait;
     let request = Request::Start(Box::new(StartJob {
         command: command.to_string(),
         spec,
@@ -614,12 +632,16 @@ pub fn start(
             .map(super::protect::Placeholders::paths)
             .unwrap_or_default(),
         tty: opts.tty,
-        lease_secs: shell.max_job_seconds,
+        lease_secs: opts.lease_secs.unwrap_or(shell.max_job_seconds),
         owner: Owner::from_env(),
-        wait: opts.wait,
+        wait: Wait {
+            ms: 0,
+            pattern: None,
+            ..wait.clone()
+        },
         changes: job_changes,
     }));
-    let reply = match ask(&root, &request, true, opts.progress.as_deref()) {
+    let reply = match ask(&root, &request, true, None) {
         Ok(reply) => reply,
         Err(e) => {
             if let Some(held) = scratch.as_mut() {
@@ -634,7 +656,21 @@ pub fn start(
     }
     // The job's temporary directory is the supervisor's to remove now.
     let _ = tmp.keep();
-    let Reply::Started(mut view, launch) = reply else {
+    let Reply::Started(started, launch) = reply else {
+        return Err(Error::new(
+            ErrorKind::Internal,
+            "unexpected answer from the job supervisor",
+        ));
+    };
+    // The wait, reading the output from its start.
+    let read = Request::Read {
+        job_id: started.job_id.clone(),
+        wait: Wait {
+            offset: Some(0),
+            ..wait
+        },
+    };
+    let Reply::Job(mut view) = ask(&root, &read, false, opts.progress.as_deref())? else {
         return Err(Error::new(
             ErrorKind::Internal,
             "unexpected answer from the job supervisor",

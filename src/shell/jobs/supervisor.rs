@@ -27,6 +27,7 @@ use nix::sys::signal::{kill, killpg, SigSet, Signal};
 use nix::unistd::Pid;
 
 use super::changes::{self, HeldForJob};
+use super::mirror::{self, View};
 use super::store::{self, Store};
 use super::{JobInfo, JobView, Owner, Reply, Request, StartJob, Wait, MAX_INPUT_BYTES};
 use crate::error::{Error, ErrorKind, Result};
@@ -117,6 +118,10 @@ struct JobChanges {
     root: PathBuf,
     /// Held while the job runs and its changes are applied.
     lock: Option<nix::fcntl::Flock<File>>,
+    /// Where the launcher hands over the job's view of the workspace, until it has.
+    handover: Option<UnixListener>,
+    /// The job's view, into which the workspace's changes are mirrored while it runs.
+    view: Option<Arc<Mutex<View>>>,
     /// Once it has ended: applied, or why not.
     outcome: Option<std::result::Result<changes::Outcome, String>>,
 }
@@ -125,7 +130,7 @@ struct Held {
     cgroup: Option<PidsCgroup>,
     placeholders: Option<VcsPlaceholders>,
     protected: Option<crate::shell::protect::Placeholders>,
-    tmp: PathBuf,
+    tmp: Option<crate::shell::tmpdir::PrivateTmp>,
 }
 
 impl Drop for Held {
@@ -134,7 +139,7 @@ impl Drop for Held {
         self.cgroup.take();
         self.placeholders.take();
         self.protected.take();
-        let _ = std::fs::remove_dir_all(&self.tmp);
+        self.tmp.take();
     }
 }
 
@@ -555,6 +560,7 @@ fn answer(shared: &Arc<Shared>, request: Request, out: &mut UnixStream) -> Resul
             let id = rx
                 .recv()
                 .map_err(|_| Error::new(ErrorKind::IoError, "the job supervisor is ending"))??;
+            receive_view(shared, &id);
             launched(shared, &id)?;
             let view = wait_and_read(shared, &id, &wait, out, Some([0, 0]))?;
             let launch = find(&mut shared.lock(), &id)?.launch.clone();
@@ -584,6 +590,10 @@ fn answer(shared: &Arc<Shared>, request: Request, out: &mut UnixStream) -> Resul
         }
         Request::EndOwner { tag } => {
             end_owner(shared, out, tag);
+            Ok(Reply::Done)
+        }
+        Request::Mirror { paths } => {
+            mirror_jobs(shared, &paths);
             Ok(Reply::Done)
         }
     }
@@ -759,7 +769,7 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         .mode(0o700)
         .create(&dir)
         .map_err(|e| Error::io("creating the job's directory", e))?;
-    let (spec, held) = prepare(&start, shared.loopback);
+    let (mut spec, held) = prepare(&start, shared.loopback);
     // The job's overlay is this supervisor's from now on (the caller holds its own lock until
     // the job has started).
     let job_changes = match &start.changes {
@@ -768,6 +778,8 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
                 held: h.clone(),
                 root: start.root.clone(),
                 lock: Some(lock),
+                handover: handover(&dir, &mut spec),
+                view: None,
                 outcome: None,
             }),
             Err(e) => {
@@ -824,6 +836,64 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
         std::thread::spawn(move || wait_for_exit(&shared, &id, child));
     }
     Ok(id)
+}
+
+/// The socket where the launcher of a job whose changes are held hands over its view of the
+/// workspace (src/shell/jobs/mirror.rs), named in its spec; None without the sandbox (no
+/// overlay) or where it cannot be made (then the job sees the workspace as it first looked).
+fn handover(dir: &Path, spec: &mut sandbox::LaunchSpec) -> Option<UnixListener> {
+    if !spec.sandbox || spec.skip_namespaces {
+        return None;
+    }
+    let path = dir.join("view");
+    let listener = UnixListener::bind(&path).ok()?;
+    spec.hand_view = Some(path);
+    Some(listener)
+}
+
+/// Take the view the job's launcher hands over (before its report, which the start waits
+/// for), for the mirror.
+fn receive_view(shared: &Shared, id: &str) {
+    let (listener, launcher, root, upper) = {
+        let mut t = shared.lock();
+        let Ok(job) = find(&mut t, id) else { return };
+        let pid = job.pid;
+        let Some(c) = job.changes.as_mut() else {
+            return;
+        };
+        let Some(listener) = c.handover.take() else {
+            return;
+        };
+        (listener, pid, c.root.clone(), c.held.dir.join("upper"))
+    };
+    let starting = || {
+        let mut t = shared.lock();
+        find(&mut t, id).is_ok_and(|j| j.launch.is_none() && j.running())
+    };
+    let view = mirror::take_view(&listener, launcher, REPORT_LIMIT, starting);
+    drop(listener);
+    let _ = std::fs::remove_file(shared.dir.join(id).join("view"));
+    let Some(view) = view else { return };
+    let mut t = shared.lock();
+    if let Ok(job) = find(&mut t, id) {
+        if let Some(c) = job.changes.as_mut().filter(|_| job.exit.is_none()) {
+            c.view = Some(Arc::new(Mutex::new(View::new(view, root, upper))));
+        }
+    }
+}
+
+/// Mirror the paths the tools changed into the view of every running job.
+fn mirror_jobs(shared: &Shared, paths: &[String]) {
+    let views: Vec<Arc<Mutex<View>>> = shared
+        .lock()
+        .jobs
+        .iter()
+        .filter(|j| j.running())
+        .filter_map(|j| j.changes.as_ref().and_then(|c| c.view.clone()))
+        .collect();
+    for view in views {
+        view.lock().unwrap_or_else(|p| p.into_inner()).mirror(paths);
+    }
 }
 
 /// Room for one more job: refused while the supervisor ends or when too many run; the
@@ -886,7 +956,7 @@ fn prepare(start: &StartJob, loopback: Option<(i32, u64)>) -> (sandbox::LaunchSp
         cgroup,
         placeholders,
         protected,
-        tmp: start.tmp.clone(),
+        tmp: Some(crate::shell::tmpdir::PrivateTmp::adopt(&start.tmp)),
     };
     (spec, held)
 }
@@ -1034,7 +1104,7 @@ fn wait_for_exit(shared: &Shared, id: &str, mut child: Child) {
     // What the job held goes first (its pids cgroup kills whatever is left of it); then its
     // changes are applied, and only then is it seen as ended, so that a caller waiting for its
     // end reads what became of them.
-    let (held, job_changes) = {
+    let (held, view, job_changes) = {
         let mut t = shared.lock();
         match find(&mut t, id) {
             Ok(job) => {
@@ -1045,15 +1115,21 @@ fn wait_for_exit(shared: &Shared, id: &str, mut child: Child) {
                 };
                 (
                     job.held.take(),
+                    job.changes.as_mut().and_then(|c| c.view.take()),
                     job.changes
                         .as_ref()
                         .map(|c| (c.held.clone(), c.root.clone(), overlay)),
                 )
             }
-            Err(_) => (None, None),
+            Err(_) => (None, None, None),
         }
     };
     drop(held);
+    // The job's view goes once a mirror under way is done: the overlay, which it holds
+    // mounted, must be gone before the changes are read from the upper layer.
+    if let Some(view) = view {
+        view.lock().unwrap_or_else(|p| p.into_inner()).close();
+    }
     let outcome = job_changes.map(|(h, root, overlay)| changes::apply(&h, &root, overlay));
     {
         let mut t = shared.lock();

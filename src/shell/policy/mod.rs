@@ -36,8 +36,9 @@
 //!   -delete`, and a wrapper the policy cannot look through are the kernel's to judge.
 //!
 //! When a layer that bounds a program's effect may be missing (`sandbox = false`,
-//! `container_boundary`, a `require_layers` without Landlock and the namespaces), the policy is
-//! strict, as it was before the layers: only simple commands in lists and pipelines, `( … )`,
+//! `container_boundary`, a `require_layers` without one of the containing layers), or with
+//! `tools.shell.strict = true` (config::commands::mode decides), the policy is strict, as it
+//! was before the layers: only simple commands in lists and pipelines, `( … )`,
 //! `!` and `[ … ]`, words it can read exactly (no expansion of any kind, no assignment),
 //! redirections that write only inside the root, heredocs without expansions, `sh -c
 //! 'literal'`, and the wrappers above; find's and fd's `-exec`, `-delete` and the like,

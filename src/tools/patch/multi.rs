@@ -11,6 +11,7 @@ use std::os::fd::AsFd;
 use std::path::Component;
 
 use super::{adjustments, patched, FileChange, PatchApply, PatchResult};
+use crate::code::check::{self, Edited};
 use crate::edit::{self, Applied, Hunk, Lines, Section};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable::{self, Change, Existing, MadeDirs, Target, Unmade};
@@ -233,6 +234,8 @@ fn new_target(ctx: &Context, path: &str, made: Option<&mut MadeDirs>) -> Result<
 /// One section worked out: the changes to commit and what the result says about it.
 struct Worked {
     changes: Vec<Change>,
+    /// The file's content before (None: new) and after, when the patch leaves it.
+    contents: Option<(Option<Vec<u8>>, Vec<u8>)>,
     report: FileChange,
     diff: String,
     hunks: usize,
@@ -286,9 +289,12 @@ fn work(
     }
     let diff = section_diff(p, before, &after, ctx.config.max_output_bytes as usize);
     let unchanged = after == before;
+    let contents =
+        (p.action != Action::Delete).then(|| (old.as_ref().map(|o| o.2.clone()), after.clone()));
     let changes = changes_of(p.action, old, new_t, after, unchanged)?;
     Ok(Worked {
         changes,
+        contents,
         report: FileChange {
             path: shown,
             action: p.action.word().to_string(),
@@ -441,6 +447,20 @@ pub(super) fn apply_all(
         diff.truncate(cut);
     }
     let hunks_applied = worked.iter().map(|w| w.hunks).sum();
+    let edited: Vec<Edited<'_>> = worked
+        .iter()
+        .filter_map(|w| {
+            let (before, after) = w.contents.as_ref()?;
+            Some(Edited {
+                path: &w.report.path,
+                before: before.as_deref(),
+                after,
+            })
+        })
+        .collect();
+    // Checked before the commit (this holds the contents), reported after it.
+    let syntax_errors = check::introduced(&edited);
+    drop(edited);
     let mut changes = Vec::new();
     let mut files = Vec::new();
     for w in worked {
@@ -474,6 +494,7 @@ pub(super) fn apply_all(
         diff,
         diff_truncated,
         resolved_path: None,
+        syntax_errors,
         undo: recorded.map(|r| r.undo).unwrap_or_default(),
     })
 }

@@ -70,6 +70,8 @@ mod mcp_client;
 mod mcp_concurrency;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/new_repository.rs"]
+mod new_repository;
 #[path = "suite/own_state.rs"]
 mod own_state;
 #[path = "suite/pdf.rs"]

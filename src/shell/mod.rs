@@ -365,8 +365,7 @@ impl Setup {
         let tmp = tmpdir::PrivateTmp::create(prefix, whose)?;
         let caches = shell.sandbox.then(|| env::private_caches(root)).flatten();
         let (mut env, env_removed) = env::command_env(shell, root, tmp.path(), caches.as_deref());
-        if programs.iter().any(|p| p == "cargo")
-            && crate::config::commands::mode(shell).is_strict()
+        if programs.iter().any(|p| p == "cargo") && crate::config::commands::mode(shell).is_strict()
         {
             cargo_target_dir(&mut env, root);
         }

@@ -90,7 +90,10 @@ impl Applied {
             .iter()
             .map(|(path, settings)| {
                 format!(
-                    "sneaky-run: {path} of the repository the command made was not applied: it                      sets {}, and a command gives a new repository only settings that run no                      program ({}); its hooks are never applied. Set it outside the sandbox                      (`git config` in your own shell) if you want it\n",
+                    "sneaky-run: {path} of the repository the command made was not applied: it \
+                     sets {} (a command gives a new repository only settings that run no \
+                     program, in the form `git config` writes them: {}); its hooks are never \
+                     applied. Set what you want with `git config` in your own shell\n",
                     settings.join(", "),
                     super::route::PLAIN_GIT_CONFIG.join(", ")
                 )

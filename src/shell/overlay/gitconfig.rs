@@ -95,7 +95,7 @@ fn expand_home(value: &[u8]) -> PathBuf {
 /// The settings of a git configuration file: (section, key) lower-cased (a subsection kept
 /// apart: `section "sub"` reads as `section.sub`), and the value with quotes, escapes and
 /// comments resolved; a key without `=` is `true`.
-pub(super) fn config_entries(text: &[u8]) -> Vec<(String, String, Vec<u8>)> {
+fn config_entries(text: &[u8]) -> Vec<(String, String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut section = String::new();
     let mut lines = text.split(|b| *b == b'\n');

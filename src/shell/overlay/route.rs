@@ -104,17 +104,76 @@ pub(crate) const PLAIN_GIT_CONFIG: &[&str] = &[
     "fetch.prune",
 ];
 
-/// The settings of the git configuration `text` that are not [`PLAIN_GIT_CONFIG`], as
-/// `section.key` (`section.*.key` for a subsection's); empty when all are.
+/// What of the git configuration `text` is not [`PLAIN_GIT_CONFIG`]: each setting as
+/// `section.key` (`section.*.key` for a subsection's), and each line not in the plain form
+/// `git config` writes, quoted; empty when everything is plain.
+///
+/// A guard, so it recognises rather than parses: git reads more forms than these (a setting
+/// on its section's line, `[section.sub]`, a value continued with `\`, quotes, a byte-order
+/// mark …), and a reader more lenient or less lenient than git's could be made to see one
+/// key where git sees another. Any line outside the plain form makes the file not plain.
 pub(super) fn unplain_settings(text: &[u8]) -> Vec<String> {
+    let name_ok = |n: &[u8]| {
+        n.first().is_some_and(u8::is_ascii_alphabetic)
+            && n.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+    };
     let mut out = Vec::new();
-    for (section, key, _) in super::gitconfig::config_entries(text) {
-        let name = match section.split_once('.') {
-            Some((name, _sub)) => format!("{name}.*.{key}"),
-            None => format!("{section}.{key}"),
+    let mut section: Option<(String, bool)> = None;
+    let odd = |line: &[u8], out: &mut Vec<String>| {
+        let shown: String = String::from_utf8_lossy(line).chars().take(60).collect();
+        out.push(format!("the line {shown:?}"));
+    };
+    for line in text.split(|b| *b == b'\n') {
+        let line = line.strip_prefix(b"\t").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix(b"[").and_then(|l| l.strip_suffix(b"]")) {
+            // `[name]` or `[name "sub"]`, the subsection free of quotes and escapes.
+            let (name, sub) = match header.iter().position(|b| *b == b' ') {
+                None => (header, None),
+                Some(sp) => (&header[..sp], Some(&header[sp + 1..])),
+            };
+            let sub_ok = sub.is_none_or(|s| {
+                s.len() >= 2
+                    && s.starts_with(b"\"")
+                    && s.ends_with(b"\"")
+                    && !s[1..s.len() - 1]
+                        .iter()
+                        .any(|b| matches!(b, b'"' | b'\\') || b.is_ascii_control())
+            });
+            section = if name_ok(name) && sub_ok {
+                Some((String::from_utf8_lossy(name).to_lowercase(), sub.is_some()))
+            } else {
+                odd(line, &mut out);
+                None
+            };
+            continue;
+        }
+        // `key = value`, the value free of what git would read otherwise (quotes, escapes,
+        // comments, a continuation), under a plain section.
+        let (key, value) = match line.iter().position(|b| *b == b'=') {
+            Some(eq) => (&line[..eq], &line[eq + 1..]),
+            None => (line, &b""[..]),
         };
-        if !PLAIN_GIT_CONFIG.contains(&name.as_str()) && !out.contains(&name) {
-            out.push(name);
+        let key = key.strip_suffix(b" ").unwrap_or(key);
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        let value_ok = !value.iter().any(|b| {
+            matches!(b, b'"' | b'\\' | b'#' | b';') || (b.is_ascii_control() && *b != b'\t')
+        }) && !value.ends_with(b" ");
+        match &section {
+            Some((name, sub)) if name_ok(key) && value_ok => {
+                let key = String::from_utf8_lossy(key).to_lowercase();
+                let setting = if *sub {
+                    format!("{name}.*.{key}")
+                } else {
+                    format!("{name}.{key}")
+                };
+                if !PLAIN_GIT_CONFIG.contains(&setting.as_str()) && !out.contains(&setting) {
+                    out.push(setting);
+                }
+            }
+            _ => odd(line, &mut out),
         }
     }
     out
@@ -336,4 +395,70 @@ pub(super) fn conflict(paths: &[String]) -> Error {
              changes would overwrite that: {named}"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unplain_settings;
+
+    #[test]
+    fn the_config_git_init_and_git_clone_write_is_plain() {
+        let init = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
+        assert!(unplain_settings(init).is_empty());
+        let clone = b"[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = /srv/my repo.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n";
+        assert!(unplain_settings(clone).is_empty());
+        assert!(unplain_settings(b"").is_empty());
+    }
+
+    #[test]
+    fn a_setting_that_runs_a_program_is_named() {
+        for (text, setting) in [
+            (
+                &b"[core]\n\tfsmonitor = touch /tmp/x\n"[..],
+                "core.fsmonitor",
+            ),
+            (b"[core]\n\thooksPath = /tmp/hooks\n", "core.hookspath"),
+            (b"[Core]\n\tFSMonitor = x\n", "core.fsmonitor"),
+            (b"[alias]\n\tst = !touch /tmp/x\n", "alias.st"),
+            (b"[include]\n\tpath = /tmp/evil\n", "include.path"),
+            (
+                b"[filter \"lfs\"]\n\tclean = touch /tmp/x\n",
+                "filter.*.clean",
+            ),
+            (b"[core \"x\"]\n\turl = y\n", "core.*.url"),
+        ] {
+            assert_eq!(
+                unplain_settings(text),
+                vec![setting.to_string()],
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
+    #[test]
+    fn a_form_git_reads_otherwise_is_not_plain() {
+        for text in [
+            // On the section's line, and hidden in a header a lenient reader splits wrongly.
+            &b"[core] fsmonitor = touch /tmp/x\n"[..],
+            b"[core] fsmonitor = \"x]\"\n",
+            b"[core.sub]\n\tbare = false\n",
+            // A value continued onto the next line, quoted, escaped, commented.
+            b"[core]\n\tbare = false\\\nfsmonitor = x\n",
+            b"[core]\n\tbare = \"false\"\n",
+            b"[user]\n\tname = a;b\n",
+            // Before any section, indented by spaces, a byte-order mark, a carriage return.
+            b"\tbare = false\n",
+            b"[core]\n  bare = false\n",
+            b"\xef\xbb\xbf[core]\n\tbare = false\n",
+            b"[core]\r\n\tbare = false\n",
+            b"[remote \"a\\\"b\"]\n\turl = x\n",
+        ] {
+            assert!(
+                !unplain_settings(text).is_empty(),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
 }

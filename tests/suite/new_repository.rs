@@ -195,10 +195,10 @@ fn a_new_repository_s_alias_is_not_applied() {
 
 #[test]
 fn a_new_repository_s_config_in_a_form_a_reader_could_misread_is_not_applied() {
-    // git reads a setting on its section's line; a reader that takes the header to end at the
-    // line's last `]` sees none.
+    // git reads a setting on its section's line (and a comment after `;`); a reader that
+    // takes the header to end at the line's last `]` sees no setting there at all.
     planted_config(
-        "printf '[core]\\n\\trepositoryformatversion = 0\\n[core] fsmonitor = \"touch {m} #]\"\\n' > .git/config",
+        "printf '[core]\\n\\trepositoryformatversion = 0\\n[core] fsmonitor = touch {m} ; [core]\\n' > .git/config",
         "the line",
     );
 }

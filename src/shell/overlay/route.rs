@@ -442,6 +442,7 @@ mod tests {
             // On the section's line, and hidden in a header a lenient reader splits wrongly.
             &b"[core] fsmonitor = touch /tmp/x\n"[..],
             b"[core] fsmonitor = \"x]\"\n",
+            b"[core]\n\tbare = false\n[core] fsmonitor = touch /tmp/x ; [core]\n",
             b"[core.sub]\n\tbare = false\n",
             // A value continued onto the next line, quoted, escaped, commented.
             b"[core]\n\tbare = false\\\nfsmonitor = x\n",

@@ -295,11 +295,8 @@ pub(super) fn refused_configs(
 /// removed in it, and its entries are compared one by one). A file the command changed that
 /// is gone from the workspace was deleted meanwhile, unless the command also removed paths,
 /// one of which it may have renamed there (overlayfs marks a file copied up from the
-/// workspace, not where from), or linked it to this new name: a file of the upper layer with
-/// other names, one of which the workspace holds, is a link the command made (rustc's
-/// incremental cache links its last session's files into the next), and that name is judged
-/// by itself. A path the workspace no longer reaches without a link (a directory on its way
-/// swapped for one) was changed meanwhile too.
+/// workspace, not where from). A path the workspace no longer reaches without a link (a
+/// directory on its way swapped for one) was changed meanwhile too.
 pub(super) fn changed_meanwhile(
     ws: &Workspace,
     upper: &Path,
@@ -310,7 +307,6 @@ pub(super) fn changed_meanwhile(
     // A clock set back while the command ran leaves change times that cannot be judged.
     let clock_went_back = Started::now().0 < started.0;
     let renames_possible = all.iter().any(|f| matches!(f.to, To::Absent));
-    let mut linked = None;
     let mut out = Vec::new();
     for f in all {
         if route(ws, upper, &f.path, &f.to, vcs_writable) == Route::Discarded {
@@ -329,9 +325,6 @@ pub(super) fn changed_meanwhile(
                     !renames_possible
                         && crate::shell::sys::lgetxattr(&upper.join(&f.path), "user.overlay.origin")
                             .is_some()
-                        && !linked
-                            .get_or_insert_with(|| LinkedNames::of(upper, all))
-                            .to_a_kept_name(ws, upper, &f.path)
                 }
                 To::Absent | To::Dir { .. } => false,
             },
@@ -341,39 +334,6 @@ pub(super) fn changed_meanwhile(
         }
     }
     out
-}
-
-/// The files of the upper layer with more than one name among the changed paths, by inode.
-struct LinkedNames<'a>(std::collections::HashMap<(u64, u64), Vec<&'a str>>);
-
-impl<'a> LinkedNames<'a> {
-    fn of(upper: &Path, all: &'a [Found]) -> LinkedNames<'a> {
-        use std::os::unix::fs::MetadataExt;
-        let mut names: std::collections::HashMap<(u64, u64), Vec<&'a str>> =
-            std::collections::HashMap::new();
-        for f in all.iter().filter(|f| matches!(f.to, To::File { .. })) {
-            if let Ok(m) = std::fs::symlink_metadata(upper.join(&f.path)) {
-                if m.nlink() > 1 {
-                    names.entry((m.dev(), m.ino())).or_default().push(&f.path);
-                }
-            }
-        }
-        LinkedNames(names)
-    }
-
-    /// Whether the upper layer's file at `path` is also at another changed path that the
-    /// workspace holds.
-    fn to_a_kept_name(&self, ws: &Workspace, upper: &Path, path: &str) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(m) = std::fs::symlink_metadata(upper.join(path)) else {
-            return false;
-        };
-        self.0.get(&(m.dev(), m.ino())).is_some_and(|names| {
-            names
-                .iter()
-                .any(|other| *other != path && matches!(lstat_no_links(ws, other), Ok(Some(_))))
-        })
-    }
 }
 
 /// The error of changes that would overwrite work done while the command ran.

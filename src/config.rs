@@ -44,6 +44,16 @@ pub const LAYERS: &[&str] = &[
 /// Tool calls sneaky-mcp runs at the same time unless `[mcp] workers` says otherwise.
 pub const DEFAULT_MCP_WORKERS: usize = 8;
 pub const MAX_MCP_WORKERS: usize = 256;
+/// Default `mcp.resume_seconds`: how long an ended event stream of `sneaky-mcp --http` can be
+/// resumed.
+pub const DEFAULT_RESUME_SECONDS: u64 = 60;
+pub const MAX_RESUME_SECONDS: u64 = 3600;
+/// Default `mcp.resume_session_bytes`: what one HTTP session's event streams keep for
+/// resumption, at most.
+pub const DEFAULT_RESUME_SESSION_BYTES: u64 = 2 << 20;
+/// Default `mcp.resume_total_bytes`: what every session's event streams keep together, at most
+/// (a small container's server stays well under 128 MiB with it).
+pub const DEFAULT_RESUME_TOTAL_BYTES: u64 = 16 << 20;
 /// A config file larger than this is refused (it is certainly not a config).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -120,12 +130,22 @@ pub struct Permissions {
 pub struct Mcp {
     /// Tool calls run at the same time (the rest wait their turn); 1 to MAX_MCP_WORKERS.
     pub workers: usize,
+    /// Over HTTP: seconds an ended event stream stays resumable (0 to MAX_RESUME_SECONDS).
+    pub resume_seconds: u64,
+    /// Over HTTP: bytes of events one session keeps for resumption; past it its oldest go.
+    pub resume_session_bytes: u64,
+    /// Over HTTP: bytes of events all sessions keep for resumption together; past it the
+    /// oldest go, whichever session they belong to.
+    pub resume_total_bytes: u64,
 }
 
 impl Default for Mcp {
     fn default() -> Self {
         Mcp {
             workers: DEFAULT_MCP_WORKERS,
+            resume_seconds: DEFAULT_RESUME_SECONDS,
+            resume_session_bytes: DEFAULT_RESUME_SESSION_BYTES,
+            resume_total_bytes: DEFAULT_RESUME_TOTAL_BYTES,
         }
     }
 }
@@ -310,6 +330,11 @@ impl Config {
                 "mcp.workers must be between 1 and {MAX_MCP_WORKERS}"
             ));
         }
+        if self.mcp.resume_seconds > MAX_RESUME_SECONDS {
+            return bad(format!(
+                "mcp.resume_seconds must be between 0 and {MAX_RESUME_SECONDS}"
+            ));
+        }
         for (key, list, inside) in [
             (
                 "deny_read",
@@ -486,8 +511,15 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         tools: Tools { shell },
         trusted_workspaces: base.trusted_workspaces,
         allow_vcs_writes: base.allow_vcs_writes && ws.allow_vcs_writes,
+        // A project may keep less for resumption, never more of the server's memory.
         mcp: Mcp {
             workers: base.mcp.workers.min(ws.mcp.workers),
+            resume_seconds: base.mcp.resume_seconds.min(ws.mcp.resume_seconds),
+            resume_session_bytes: base
+                .mcp
+                .resume_session_bytes
+                .min(ws.mcp.resume_session_bytes),
+            resume_total_bytes: base.mcp.resume_total_bytes.min(ws.mcp.resume_total_bytes),
         },
         deny_read: Some(deny_read),
         extra_deny_read: Vec::new(),

@@ -143,12 +143,25 @@ fn tools_of(node: &Node<'_>) -> Result<Tools, Fault> {
 }
 
 fn mcp_of(node: &Node<'_>) -> Result<Mcp, Fault> {
-    let Mcp { mut workers } = Mcp::default();
-    table(node, "Mcp", &["workers"], |_, value| {
-        workers = usize::try_from(unsigned(value, "usize")?).unwrap_or(usize::MAX);
+    let mut mcp = Mcp::default();
+    const KEYS: &[&str] = &[
+        "workers",
+        "resume_seconds",
+        "resume_session_bytes",
+        "resume_total_bytes",
+    ];
+    table(node, "Mcp", KEYS, |key, value| {
+        match key {
+            "workers" => {
+                mcp.workers = usize::try_from(unsigned(value, "usize")?).unwrap_or(usize::MAX)
+            }
+            "resume_seconds" => mcp.resume_seconds = unsigned(value, "u64")?,
+            "resume_session_bytes" => mcp.resume_session_bytes = unsigned(value, "u64")?,
+            _ => mcp.resume_total_bytes = unsigned(value, "u64")?,
+        }
         Ok(())
     })?;
-    Ok(Mcp { workers })
+    Ok(mcp)
 }
 
 fn undo_of(node: &Node<'_>) -> Result<Undo, Fault> {
@@ -642,13 +655,20 @@ mod tests {
             "untrusted_requests",
             "shell",
         ];
+        const MCP: &[&str] = &[
+            "workers",
+            "resume_seconds",
+            "resume_session_bytes",
+            "resume_total_bytes",
+            "zz",
+        ];
         const TABLES: &[(&str, &[&str])] = &[
             ("", TOP),
             ("[tools.shell]", SHELL),
             ("[tools]", &["shell", "zz"]),
             ("[permissions]", &["deny", "allow", "confirm", "zz"]),
-            ("[mcp]", &["workers", "zz"]),
-            ("[[mcp]]", &["workers", "zz"]),
+            ("[mcp]", MCP),
+            ("[[mcp]]", MCP),
             ("[undo]", &["max_bytes", "zz"]),
             ("[tools.shell.host_lists]", &["rust", "js", "zz"]),
             ("[tools.shell.zz]", &["a"]),

@@ -13,8 +13,12 @@
 //! - Event streams are resumable: each is primed with an event that carries only an id and
 //!   `retry`, every event has an id (`STREAM-N`, unique in the session), and a client whose
 //!   connection dropped sends `GET /mcp` with `Last-Event-ID` to get the events after that one
-//!   and then the rest as they come (ended streams are kept a minute). A stream silent for 15 s
-//!   gets a comment line, so that proxies keep it open.
+//!   and then the rest as they come. What is kept is bounded by the configuration, not by the
+//!   traffic (`super::resume`: `[mcp] resume_seconds`, `resume_session_bytes`,
+//!   `resume_total_bytes`); a client resuming past what was let go is told so (410 for a stream
+//!   let go, an SSE comment naming the missing events and an error answer for a call whose
+//!   answer went with them), never left with a silent gap. A stream silent for 15 s gets a
+//!   comment line, so that proxies keep it open.
 //! - `DELETE /mcp` ends a session and cancels its running calls. `GET /mcp` without
 //!   `Last-Event-ID` (a stream for messages the server starts on its own) gets `405`: this
 //!   server asks the client nothing over HTTP, as the workspace is fixed when it starts (roots
@@ -36,7 +40,7 @@
 //! calls run on the same worker pool as over stdio (a cancelled walk stops early); brief calls
 //! (a read, an edit) on the runtime's threads, one per core.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io::Read;
@@ -57,12 +61,13 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{json, Value};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
 use super::json_out;
 use super::jsonrpc::{self, Message, Parsed};
 use super::pool::Pool;
+use super::resume::{Frame as Queued, Gap, Keeper, Limits, Resumed, Streams};
 use super::server::{self, log, Options};
 use super::shape::{Dialect, StructuredChoice};
 use super::version::Version;
@@ -122,10 +127,8 @@ fn connection_cap() -> usize {
 }
 /// How long a client waits before resuming a dropped event stream (SSE `retry`).
 const RETRY: Duration = Duration::from_millis(1000);
-/// An ended event stream can be resumed this long.
-const STREAM_KEPT: Duration = Duration::from_secs(60);
-/// Events kept per stream for resumption.
-const KEPT_EVENTS: usize = 64;
+/// How often ended event streams past `[mcp] resume_seconds` are let go, in every session.
+const STREAM_SWEEP: Duration = Duration::from_secs(1);
 /// A stream with nothing to say for this long gets a comment line, so that proxies that cut
 /// idle connections (nginx after 60 s) leave a long, silent command's stream alone.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -155,7 +158,8 @@ struct Session {
     dialect: Dialect,
     in_flight: InFlight,
     last_used: Mutex<Instant>,
-    streams: Mutex<Streams>,
+    /// Its event streams, and what they keep for resumption (`super::resume`).
+    streams: Arc<Mutex<Streams>>,
     /// The tag of the background jobs this session starts (SNEAKY_JOB_OWNER=PID:TAG): a
     /// random value apart from the session id, which tool processes are not shown.
     job_owner: Arc<str>,
@@ -177,60 +181,11 @@ impl Drop for Session {
     }
 }
 
-/// The event streams of a session, by number: those open and, for a while after they end,
-/// those a client may still resume.
-#[derive(Default)]
-struct Streams {
-    next: u64,
-    open: HashMap<u64, Arc<Stream>>,
-}
-
 impl Session {
-    /// A new event stream, primed: its first event carries an id (`STREAM-0`) and `retry`,
-    /// so that a client whose connection drops knows it can resume and when to try.
-    fn open_stream(&self) -> (Arc<Stream>, UnboundedReceiver<Bytes>) {
-        let mut streams = lock(&self.streams);
-        streams.open.retain(|_, s| {
-            lock(&s.state)
-                .ended
-                .map_or(true, |ended| ended.elapsed() < STREAM_KEPT)
-        });
-        let id = streams.next;
-        streams.next += 1;
-        let (tx, rx) = unbounded_channel();
-        let priming = format!("id: {id}-0\nretry: {}\ndata:\n\n", RETRY.as_millis());
-        let _ = tx.send(Bytes::from(priming));
-        let stream = Arc::new(Stream {
-            id,
-            state: Mutex::new(StreamState {
-                events: VecDeque::new(),
-                next: 1,
-                live: Some(tx),
-                ended: None,
-            }),
-        });
-        streams.open.insert(id, Arc::clone(&stream));
-        (stream, rx)
+    /// A new event stream answering `requests`, primed (`Streams::open`).
+    fn open_stream(&self, requests: Vec<Value>) -> (u64, UnboundedReceiver<Queued>) {
+        lock(&self.streams).open(requests, RETRY)
     }
-}
-
-/// One event stream (a walk's or a command's call, or a batch holding one). Its events are
-/// kept, numbered, so that a client whose connection dropped can resume it with `GET /mcp` and
-/// `Last-Event-ID`: it gets the events after that one, then the rest as they come.
-struct Stream {
-    id: u64,
-    state: Mutex<StreamState>,
-}
-
-struct StreamState {
-    /// The events after the priming one, by number; at most `KEPT_EVENTS` (the oldest, which
-    /// are progress, go first: the answer is the last event).
-    events: VecDeque<(u64, Bytes)>,
-    next: u64,
-    /// The connection the events go to now; None once it is gone or the stream has ended.
-    live: Option<UnboundedSender<Bytes>>,
-    /// When the call ended (no event comes after).
-    ended: Option<Instant>,
 }
 
 struct Shared {
@@ -243,6 +198,8 @@ struct Shared {
     structured_content: StructuredChoice,
     body_limit: usize,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// What the sessions' event streams keep for resumption, in all, and its bounds.
+    keeper: Arc<Keeper>,
     connections: Mutex<Connections>,
     /// Set on SIGTERM or SIGINT: no new connection, no new call; open connections close once
     /// their answers are out.
@@ -324,6 +281,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
     )
     .unwrap_or(usize::MAX);
     let workers = ctx.config.mcp.workers;
+    let keeper = Keeper::new(Limits::of(&ctx.config.mcp));
     log(format!(
         "workspace {}{}",
         ctx.ws.root().display(),
@@ -338,6 +296,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         structured_content: opts.structured_content,
         body_limit,
         sessions: Mutex::new(HashMap::new()),
+        keeper,
         connections: Mutex::new(Connections {
             cap: connection_cap(),
             next: 0,
@@ -377,6 +336,7 @@ pub fn serve(opts: Options, http: HttpOptions) -> Result<()> {
         log(format!("listening on http://{bound}{ENDPOINT}"));
         tokio::spawn(stop_on_signal(Arc::clone(&shared)));
         tokio::spawn(expire_sessions(Arc::clone(&shared)));
+        tokio::spawn(expire_streams(Arc::clone(&shared)));
         accept_loop(listener, shared).await;
         // Stopping: the stop task ends the process once the running calls are dealt with.
         std::future::pending::<Result<()>>().await
@@ -845,8 +805,17 @@ fn batch(
     });
     let collected = Arc::new(calls::Collected::default());
     let (inner, rx): (Arc<dyn Outbound>, _) = if streams {
-        let (stream, rx) = session.open_stream();
-        (Arc::new(SseOut { stream }), Some(rx))
+        let requests = items
+            .iter()
+            .filter_map(|item| match item {
+                Ok(Message::Request { id, .. }) => Some(id.clone()),
+                Err(fault) => Some(fault.id.clone()),
+                _ => None,
+            })
+            .collect();
+        let (stream, rx) = session.open_stream(requests);
+        let out = SseOut::new(session, stream, shared);
+        (Arc::new(out), Some((stream, rx)))
     } else {
         (Arc::clone(&collected) as Arc<dyn Outbound>, None)
     };
@@ -908,8 +877,8 @@ fn batch(
     if requests == 0 {
         return accepted();
     }
-    if let Some(rx) = rx {
-        return sse_response(rx);
+    if let Some((stream, rx)) = rx {
+        return sse_response(rx, Some((&session.streams, stream)));
     }
     match collected.take().pop() {
         Some(answers) => json_response(StatusCode::OK, &answers),
@@ -982,8 +951,9 @@ fn tool_call(
     let (out, rx): (Arc<dyn Outbound>, _) = if brief {
         (Arc::clone(&collected) as Arc<dyn Outbound>, None)
     } else {
-        let (stream, rx) = session.open_stream();
-        (Arc::new(SseOut { stream }), Some(rx))
+        let (stream, rx) = session.open_stream(vec![id.clone()]);
+        let out = SseOut::new(session, stream, shared);
+        (Arc::new(out), Some((stream, rx)))
     };
     let call = ToolCall {
         id,
@@ -996,7 +966,7 @@ fn tool_call(
         session: Some(Arc::clone(&session.label)),
         received: Instant::now(),
     };
-    let Some(rx) = rx else {
+    let Some((stream, rx)) = rx else {
         // One file's work (milliseconds): run on this runtime thread, answer as JSON.
         calls::run(call, &shared.tools);
         if let Some(reply) = collected.take().pop() {
@@ -1004,11 +974,11 @@ fn tool_call(
         }
         // Cancelled meanwhile: an event stream that ends without an answer (and without an
         // id, as there is nothing to resume).
-        return sse_response(unbounded_channel().1);
+        return sse_response(unbounded_channel().1, None);
     };
     let tools = Arc::clone(&shared.tools);
     shared.pool.submit(false, move || calls::run(call, &tools));
-    sse_response(rx)
+    sse_response(rx, Some((&session.streams, stream)))
 }
 
 /// 503 while the server stops: the request was not run.
@@ -1062,44 +1032,103 @@ fn resume(headers: &HeaderMap, shared: &Arc<Shared>) -> Response<HttpBody> {
             &format!("bad request: Last-Event-ID {last:?} is no event id of this server"),
         );
     };
-    let Some(stream) = lock(&session.streams).open.get(&stream_id).cloned() else {
-        return plain(
-            StatusCode::NOT_FOUND,
-            &format!(
-                "not found: no event stream {stream_id} to resume in this session (streams \
-                 are kept {} s after they end)",
-                STREAM_KEPT.as_secs()
-            ),
-        );
+    let about_gap = |gap: &Gap| {
+        let mut frames = vec![gap_comment(stream_id, gap, shared)];
+        if !gap.unanswered.is_empty() {
+            frames.push(lost_answers(gap, &session, shared));
+        }
+        frames
     };
-    let mut state = lock(&stream.state);
-    let missed: Vec<Bytes> = state
-        .events
-        .iter()
-        .filter(|(n, _)| *n > seen)
-        .map(|(_, event)| event.clone())
-        .collect();
-    if missed.is_empty() && state.ended.is_some() {
-        return Response::builder()
+    let resumed = lock(&session.streams).resume(stream_id, seen, about_gap);
+    match resumed {
+        Resumed::Unknown => plain(
+            StatusCode::NOT_FOUND,
+            &format!("not found: no event stream {stream_id} was opened in this session"),
+        ),
+        Resumed::Gone => plain(
+            StatusCode::GONE,
+            &format!(
+                "gone: event stream {stream_id} is no longer kept, so the events after {last} \
+                 are lost ({}); a call it answered has ended: check its effect before calling \
+                 again",
+                shared.keeper.limits.describe()
+            ),
+        ),
+        Resumed::Done => Response::builder()
             .status(StatusCode::NO_CONTENT)
             .body(Full::new(Bytes::new()).boxed())
-            .unwrap_or_else(|_| plain(StatusCode::NO_CONTENT, ""));
+            .unwrap_or_else(|_| plain(StatusCode::NO_CONTENT, "")),
+        Resumed::Events { rx, gap } => {
+            if let Some(gap) = gap {
+                log(format!(
+                    "session {}: resuming event stream {stream_id} after {last}: events {} to {} \
+                     were let go{}",
+                    session.label,
+                    gap.from,
+                    gap.through,
+                    if gap.unanswered.is_empty() {
+                        ""
+                    } else {
+                        ", the answer among them"
+                    }
+                ));
+            }
+            sse_response(rx, Some((&session.streams, stream_id)))
+        }
     }
-    let (tx, rx) = unbounded_channel();
-    for event in missed {
-        let _ = tx.send(event);
-    }
-    if state.ended.is_none() {
-        state.live = Some(tx);
-    }
-    drop(state);
-    sse_response(rx)
 }
 
-fn sse_response(rx: UnboundedReceiver<Bytes>) -> Response<HttpBody> {
+/// The SSE comment in front of a resumed stream that lost events: which, and why.
+fn gap_comment(stream: u64, gap: &Gap, shared: &Shared) -> Bytes {
+    Bytes::from(format!(
+        ": sneaky-mcp: events {stream}-{} to {stream}-{} of this stream are no longer kept ({}); \
+         {}\n\n",
+        gap.from,
+        gap.through,
+        shared.keeper.limits.describe(),
+        if gap.unanswered.is_empty() {
+            "progress notifications only (each says all so far)"
+        } else {
+            "the answer was among them"
+        }
+    ))
+}
+
+/// The answer a resuming client gets for a call whose answer was let go: a JSON-RPC error
+/// with the call's id (an array for a batch), so that its request fails with the reason
+/// rather than waiting for an answer that will never come.
+fn lost_answers(gap: &Gap, session: &Session, shared: &Shared) -> Bytes {
+    let message = format!(
+        "sneaky-mcp no longer holds the answer to this call: the call ended, but its answer was \
+         let go before the client resumed the event stream ({}). Its effect, if any, took place: \
+         check it before calling again",
+        shared.keeper.limits.describe()
+    );
+    let errors: Vec<Value> = gap
+        .unanswered
+        .iter()
+        .map(|id| jsonrpc::error_response(id, jsonrpc::INTERNAL_ERROR, message.clone()))
+        .collect();
+    let batch = session.dialect.version == Version::V2025_03_26 && errors.len() > 1;
+    let mut event = b"event: message\ndata: ".to_vec();
+    match (batch, errors.first()) {
+        (false, Some(one)) if errors.len() == 1 => json_out::write_value(&mut event, one),
+        _ => json_out::write_value(&mut event, &Value::Array(errors)),
+    }
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+/// An event stream's response; `stream` names the session's streams and the stream, whose
+/// events are marked delivered as the connection takes them.
+fn sse_response(
+    rx: UnboundedReceiver<Queued>,
+    stream: Option<(&Arc<Mutex<Streams>>, u64)>,
+) -> Response<HttpBody> {
     let body = SseBody {
         rx,
         keep_alive: Box::pin(tokio::time::sleep(KEEP_ALIVE)),
+        stream: stream.map(|(streams, id)| (Arc::downgrade(streams), id)),
     };
     let mut resp = Response::new(body.boxed());
     let h = resp.headers_mut();
@@ -1140,7 +1169,7 @@ fn initialize(id: &Value, params: Option<&Value>, shared: &Arc<Shared>) -> Respo
                 dialect: accepted.dialect,
                 in_flight: InFlight::default(),
                 last_used: Mutex::new(Instant::now()),
-                streams: Mutex::new(Streams::default()),
+                streams: Arc::new(Mutex::new(Streams::new(Arc::clone(&shared.keeper)))),
                 job_owner: job_owner.into(),
                 root: shared.tools.isolation.root().to_path_buf(),
                 label: session_id.get(..8).unwrap_or_default().into(),
@@ -1161,6 +1190,23 @@ async fn expire_sessions(shared: Arc<Shared>) {
     loop {
         tick.tick().await;
         expire(&mut lock(&shared.sessions));
+    }
+}
+
+/// Let go of ended event streams past `[mcp] resume_seconds` in every session, whether or not
+/// the session calls again.
+async fn expire_streams(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(STREAM_SWEEP);
+    loop {
+        tick.tick().await;
+        let all: Vec<Arc<Mutex<Streams>>> = lock(&shared.sessions)
+            .values()
+            .map(|s| Arc::clone(&s.streams))
+            .collect();
+        let now = Instant::now();
+        for streams in all {
+            lock(&streams).expire(now);
+        }
     }
 }
 
@@ -1210,47 +1256,58 @@ fn delete(headers: &HeaderMap, shared: &Arc<Shared>) -> Response<HttpBody> {
 /// Messages of one call (or batch), as numbered SSE events of its stream; the stream ends
 /// when the call does (this is dropped).
 struct SseOut {
-    stream: Arc<Stream>,
+    streams: Arc<Mutex<Streams>>,
+    id: u64,
+    shared: Arc<Shared>,
+}
+
+impl SseOut {
+    fn new(session: &Session, id: u64, shared: &Arc<Shared>) -> SseOut {
+        SseOut {
+            streams: Arc::clone(&session.streams),
+            id,
+            shared: Arc::clone(shared),
+        }
+    }
 }
 
 impl Outbound for SseOut {
     fn send(&self, message: &Value) {
-        let mut state = lock(&self.stream.state);
-        let n = state.next;
-        state.next += 1;
-        // Newlines inside strings are escaped: the JSON is one `data:` line.
-        let mut event = format!("id: {}-{n}\nevent: message\ndata: ", self.stream.id).into_bytes();
-        json_out::write_value(&mut event, message);
-        event.extend_from_slice(b"\n\n");
-        let event = Bytes::from(event);
-        if state.events.len() == KEPT_EVENTS {
-            state.events.pop_front();
-        }
-        state.events.push_back((n, event.clone()));
-        // A dropped connection: keep the events for a resumption.
-        if state
-            .live
-            .as_ref()
-            .is_some_and(|live| live.send(event).is_err())
-        {
-            state.live = None;
+        let stream = self.id;
+        let event = |n: u64| {
+            // Newlines inside strings are escaped: the JSON is one `data:` line.
+            let mut event = format!("id: {stream}-{n}\nevent: message\ndata: ").into_bytes();
+            json_out::write_value(&mut event, message);
+            event.extend_from_slice(b"\n\n");
+            // Kept as long as it is: the vector's spare capacity would be kept with it.
+            Bytes::from(event.into_boxed_slice())
+        };
+        let answer = message.is_array() || message.get("method").is_none();
+        let over = lock(&self.streams).send(stream, event, answer);
+        if over {
+            // Across sessions, with no session's lock held (the sessions' lock comes first).
+            let all: Vec<Arc<Mutex<Streams>>> = lock(&self.shared.sessions)
+                .values()
+                .map(|s| Arc::clone(&s.streams))
+                .collect();
+            self.shared.keeper.trim_total(&all);
         }
     }
 }
 
 impl Drop for SseOut {
     fn drop(&mut self) {
-        let mut state = lock(&self.stream.state);
-        state.ended = Some(Instant::now());
-        state.live = None; // the response ends once what was sent is written
+        lock(&self.streams).end(self.id);
     }
 }
 
 /// The response body of an SSE stream: ends when its sender is dropped; a comment line when
-/// nothing was sent for `KEEP_ALIVE`.
+/// nothing was sent for `KEEP_ALIVE`. The events it takes are marked delivered in their
+/// stream, which lets them go first when a bound needs room.
 struct SseBody {
-    rx: UnboundedReceiver<Bytes>,
+    rx: UnboundedReceiver<Queued>,
     keep_alive: Pin<Box<tokio::time::Sleep>>,
+    stream: Option<(std::sync::Weak<Mutex<Streams>>, u64)>,
 }
 
 impl Body for SseBody {
@@ -1262,7 +1319,14 @@ impl Body for SseBody {
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
         let frame = match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(bytes)) => bytes,
+            Poll::Ready(Some((n, bytes))) => {
+                if let Some((streams, id)) = self.stream.as_ref().filter(|_| n > 0) {
+                    if let Some(streams) = streams.upgrade() {
+                        lock(&streams).delivered(*id, n);
+                    }
+                }
+                bytes
+            }
             Poll::Ready(None) => return Poll::Ready(None),
             Poll::Pending => match self.keep_alive.as_mut().poll(cx) {
                 Poll::Ready(()) => Bytes::from_static(b": keep-alive\n\n"),
@@ -1522,7 +1586,9 @@ mod tests {
             dialect: Dialect::before_initialize(StructuredChoice::ByClient),
             in_flight: InFlight::default(),
             last_used: Mutex::new(Instant::now().checked_sub(idle).expect("instant")),
-            streams: Mutex::new(Streams::default()),
+            streams: Arc::new(Mutex::new(Streams::new(Keeper::new(Limits::of(
+                &crate::config::Mcp::default(),
+            ))))),
             job_owner: "test".into(),
             root: root.to_path_buf(),
             label: "test".into(),

@@ -26,6 +26,7 @@ mod http;
 mod json_out;
 mod jsonrpc;
 mod pool;
+mod resume;
 mod roots;
 mod server;
 mod shape;

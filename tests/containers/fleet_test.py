@@ -6,9 +6,9 @@ Usage: fleet_test.py REPO BINARIES_DIR
 As root with podman, runc, iptables, curl and cc (.ci/setup-podman.sh, .ci/setup-sandbox.sh).
 Builds the image from BINARIES_DIR (the test build's), starts four workspaces, each owned by
 another uid; through the client each reads, greps and runs commands; inside, the raw-syscall
-probe (tests/containers/probe.c) tries to write outside, run a denied program directly and
-through ld.so, change .git/config, reach the other workspaces and the host, see the server's
-process and read the token, and the effects are checked from outside. Then a fifth workspace
+probe (tests/containers/probe.c) tries to write outside, run a denied program (rm, denied by the
+test's configuration) directly and through ld.so, change .git/config, reach the other workspaces
+and the host, see the server's process and read the token, and the effects are checked from outside. Then a fifth workspace
 under a seccomp profile like Docker's default (unshare and mount only with CAP_SYS_ADMIN):
 run_command refuses; under deploy/seccomp.json (Docker's default plus what the namespaces need)
 it runs with every layer. Run by tests/suite/fleet.rs with the venv of .ci/setup-mcp.sh.
@@ -210,7 +210,10 @@ async def main(repo, binaries):
         probe = tmp / "probe"
         run(["cc", "-static", "-O2", "-o", str(probe), str(repo / "tests/containers/probe.c")])
         (tmp / "config.toml").write_text(
-            (repo / "deploy/config.toml").read_text() + 'extra_allowed_commands = ["./probe"]\n')
+            # rm stands for a denied program (the image holds none of the default deny list's:
+            # with every layer in force, rm itself runs and its deletion can be undone).
+            (repo / "deploy/config.toml").read_text()
+            + 'extra_allowed_commands = ["./probe"]\ndenied_commands = ["rm"]\n')
 
         spaces = []
         for i in range(1, WORKSPACES + 1):

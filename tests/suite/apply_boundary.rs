@@ -110,6 +110,10 @@ impl Room {
     }
 
     fn call(&self, bin: &str, request: &Value) -> Reply {
+        self.call_with(bin, &[], request)
+    }
+
+    fn call_with(&self, bin: &str, args: &[&str], request: &Value) -> Reply {
         let exe = match &self.bins {
             Some(bins) => bins.join(bin),
             None => assert_cmd::cargo::cargo_bin(bin),
@@ -128,6 +132,7 @@ impl Room {
         if let Some(uid) = self.uid {
             cmd.uid(uid).gid(uid);
         }
+        cmd.args(args);
         let out = assert_cmd::Command::from_std(cmd)
             .write_stdin(request.to_string())
             .timeout(Duration::from_secs(300))
@@ -516,4 +521,38 @@ fn undo_through_a_directory_swapped_for_a_link_is_refused() {
 #[test]
 fn undo_through_a_directory_swapped_for_a_link_is_refused_as_nobody() {
     undo_through_a_swapped_link(true);
+}
+
+/// Held changes applied later (a driver's approval by effect, a background job's): the
+/// protected paths' placeholders the upper layer holds are not the command's, and are not
+/// reported as reduced; what the command did leave is.
+#[test]
+fn held_changes_report_what_was_reduced_and_not_the_placeholders() {
+    let Some(room) = Room::new(false) else {
+        return;
+    };
+    room.write("a.txt", "a\n");
+    let held = room.call_with(
+        "sneaky-run",
+        &["--hold-changes"],
+        &json!({"command": "echo b > b.txt && mkfifo pipe", "dry_run": true}),
+    );
+    let r = held.command_ran();
+    assert_eq!(
+        reduced(r),
+        [("pipe".to_string(), "FIFO not applied".to_string())]
+    );
+    let id = r["held"].as_str().expect("held id").to_string();
+    let applied = room.call_with("sneaky-run", &["--apply-held"], &json!({"held": id}));
+    assert_eq!(
+        reduced(applied.ok()),
+        [("pipe".to_string(), "FIFO not applied".to_string())],
+        "{}",
+        applied.json
+    );
+    assert_eq!(
+        room.root.join("b.txt").metadata().map(|m| m.len()).ok(),
+        Some(2)
+    );
+    assert!(std::fs::symlink_metadata(room.root.join("pipe")).is_err());
 }

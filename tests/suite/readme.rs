@@ -279,6 +279,7 @@ fn every_config_key_is_in_the_readme() {
         ("", Some(&toml::Value::Table(example.clone()))),
         ("[permissions]", example.get("permissions")),
         ("[tools.shell]", Some(shell)),
+        ("[mcp]", example.get("mcp")),
         ("[undo]", example.get("undo")),
     ] {
         let shown = shown

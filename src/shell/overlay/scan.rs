@@ -46,7 +46,9 @@ const SET_BITS: [(u32, &str); 3] = [
 
 /// Read the upper layer into the paths that changed, parents before their children.
 /// `placeholders`: the names of the protected paths' placeholders it holds in its root
-/// (`Scratch::place`), which are not the command's.
+/// (`Scratch::place`), which are not the command's; held changes taken up again do not know
+/// theirs, and take every socket in the root that names a protected path for one (a command
+/// cannot make a socket there: the placeholder was bound read-only over it).
 pub(super) fn scan(ws: &Workspace, upper: &Path, placeholders: &[PathBuf]) -> Scanned {
     let mut out = Scanned::default();
     let lower = ws.open_dir_no_links(Path::new(".")).ok();
@@ -54,7 +56,16 @@ pub(super) fn scan(ws: &Workspace, upper: &Path, placeholders: &[PathBuf]) -> Sc
         .as_ref()
         .and_then(|d| nix::sys::stat::fstat(d.as_fd()).ok())
         .map_or(0, |st| st.st_mode);
-    let placed: Vec<&OsStr> = placeholders.iter().filter_map(|p| p.file_name()).collect();
+    let mut placed: Vec<&OsStr> = placeholders.iter().filter_map(|p| p.file_name()).collect();
+    let held: Vec<OsString> = fs::read_dir(upper)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_socket()))
+        .map(|e| e.file_name())
+        .filter(|n| ws.protected_list().covering(&ws.root().join(n)).is_some())
+        .collect();
+    placed.extend(held.iter().map(OsString::as_os_str));
     let at = Level {
         upper,
         rel: "",

@@ -120,26 +120,50 @@ pub fn private_caches(root: &Path) -> Option<PathBuf> {
     if !outside(&dir) {
         return None;
     }
-    let cargo = dir.join("cargo");
     let own = std::env::var_os("CARGO_HOME")
         .and_then(absolute)
         .or_else(|| home.map(|h| h.join(".cargo")));
-    if std::fs::create_dir_all(&cargo).is_ok() {
-        for name in ["config.toml", "config"] {
-            let theirs = own.as_ref().and_then(|o| std::fs::read(o.join(name)).ok());
-            let ours = std::fs::read(cargo.join(name)).ok();
-            match theirs {
-                Some(text) if ours.as_ref() != Some(&text) => {
-                    let _ = std::fs::write(cargo.join(name), text);
-                }
-                None if ours.is_some() => {
-                    let _ = std::fs::remove_file(cargo.join(name));
-                }
-                _ => {}
-            }
-        }
-    }
+    own_cargo_config(&dir, own.as_deref())?;
     Some(dir)
+}
+
+/// Put the person's cargo configuration (`config.toml`, `config` in `own`) in the private
+/// cargo home `caches/cargo`, and nothing else there by those names. Everything beneath
+/// `caches` is the commands' to change, and this runs outside the sandbox, as the person: the
+/// way is walked with no link followed (a `cargo` a command made a link to the person's
+/// `~/.cargo`, or a `config.toml` made a link to their `~/.bashrc`, would have this write or
+/// remove there), each name removed and made anew. None when it cannot be.
+fn own_cargo_config(caches: &Path, own: Option<&Path>) -> Option<()> {
+    use nix::fcntl::{open, openat, OFlag};
+    use nix::sys::stat::mkdirat;
+    use nix::sys::stat::Mode;
+    use nix::unistd::{unlinkat, UnlinkatFlags};
+    use std::io::Write;
+    let dir_flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let top = open(caches, dir_flags, Mode::empty()).ok()?;
+    let cargo = match openat(&top, "cargo", dir_flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(_) => {
+            // Missing, or something other than a directory (a link): made a directory anew.
+            let _ = unlinkat(&top, "cargo", UnlinkatFlags::NoRemoveDir);
+            let _ = mkdirat(&top, "cargo", Mode::from_bits_truncate(0o700));
+            openat(&top, "cargo", dir_flags, Mode::empty()).ok()?
+        }
+    };
+    for name in ["config.toml", "config"] {
+        match unlinkat(&cargo, name, UnlinkatFlags::NoRemoveDir) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+            Err(_) => return None,
+        }
+        let Some(text) = own.and_then(|o| std::fs::read(o.join(name)).ok()) else {
+            continue;
+        };
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(&cargo, name, flags, Mode::from_bits_truncate(0o600)).ok()?;
+        std::fs::File::from(fd).write_all(&text).ok()?;
+    }
+    Some(())
 }
 
 /// Variables that make bash run code or parse differently: never passed.

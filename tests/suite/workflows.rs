@@ -909,3 +909,60 @@ fn pip_install_editable() {
     let r = d.sh("source .venv/bin/activate && mypkg-hello");
     assert_eq!(stdout(&r), "edited in place\n", "{r}");
 }
+
+// The private caches are the commands' to change, and the step that puts the person's cargo
+// configuration there runs outside the sandbox, as the person: a link a command leaves there
+// must not make it write where the link leads.
+#[test]
+fn links_planted_in_the_private_cargo_home_lead_nowhere() {
+    let Some(mut d) = day(&[]) else { return };
+    let outside = d.w.outside().to_path_buf();
+    let own = outside.join("own-cargo");
+    std::fs::create_dir_all(&own).expect("mkdir");
+    std::fs::write(own.join("config.toml"), "[net]\nretry = 3\n").expect("write");
+    d.env.push(("CARGO_HOME".into(), own.clone().into()));
+    let victim = outside.join("victim");
+    std::fs::create_dir_all(&victim).expect("mkdir");
+    std::fs::write(victim.join("config.toml"), "precious\n").expect("write");
+    std::fs::write(victim.join("bashrc"), "precious too\n").expect("write");
+    let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
+    assert_eq!(
+        stdout(&r),
+        "[net]\nretry = 3\n",
+        "the person's cargo config: {r}"
+    );
+    // The private cargo home made a link to another directory, then its config a link to a
+    // file: each next call puts the person's configuration back, and writes nowhere else.
+    d.write(
+        "plant.sh",
+        &format!(
+            "rm -rf \"$CARGO_HOME\" && ln -s {} \"$CARGO_HOME\"\n",
+            victim.display()
+        ),
+    );
+    d.sh("bash plant.sh");
+    let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
+    assert_eq!(stdout(&r), "[net]\nretry = 3\n", "{r}");
+    d.write(
+        "plant.sh",
+        &format!(
+            "rm -f \"$CARGO_HOME/config.toml\" && ln -s {} \"$CARGO_HOME/config.toml\"\n",
+            victim.join("bashrc").display()
+        ),
+    );
+    d.sh("bash plant.sh");
+    let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
+    assert_eq!(stdout(&r), "[net]\nretry = 3\n", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("config.toml")).expect("read"),
+        "precious\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("bashrc")).expect("read"),
+        "precious too\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(own.join("config.toml")).expect("read"),
+        "[net]\nretry = 3\n"
+    );
+}

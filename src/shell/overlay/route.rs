@@ -134,7 +134,7 @@ pub(super) fn unplain_settings(text: &[u8]) -> Vec<String> {
                 None => (header, None),
                 Some(sp) => (&header[..sp], Some(&header[sp + 1..])),
             };
-            let sub_ok = sub.is_none_or(|s| {
+            let sub_ok = sub.map_or(true, |s| {
                 s.len() >= 2
                     && s.starts_with(b"\"")
                     && s.ends_with(b"\"")

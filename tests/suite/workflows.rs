@@ -943,6 +943,11 @@ fn links_planted_in_the_private_cargo_home_lead_nowhere() {
     d.sh("bash plant.sh");
     let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
     assert_eq!(stdout(&r), "[net]\nretry = 3\n", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("config.toml")).expect("read"),
+        "precious\n",
+        "written through the link to a directory"
+    );
     d.write(
         "plant.sh",
         &format!(
@@ -954,12 +959,9 @@ fn links_planted_in_the_private_cargo_home_lead_nowhere() {
     let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
     assert_eq!(stdout(&r), "[net]\nretry = 3\n", "{r}");
     assert_eq!(
-        std::fs::read_to_string(victim.join("config.toml")).expect("read"),
-        "precious\n"
-    );
-    assert_eq!(
         std::fs::read_to_string(victim.join("bashrc")).expect("read"),
-        "precious too\n"
+        "precious too\n",
+        "written through the link to a file"
     );
     assert_eq!(
         std::fs::read_to_string(own.join("config.toml")).expect("read"),

@@ -399,7 +399,7 @@ impl Setup {
 
     /// The private caches, writable to the command (never executable: what runs is built in
     /// the workspace or the temporary directory).
-    pub(crate) fn grant(caches: Option<&std::path::Path>, spec: &mut sandbox::LaunchSpec) {
+    pub(crate) fn grant(caches: Option<&std::path::Path>, spec: &mut launch::LaunchSpec) {
         spec.write.extend(caches.map(std::path::Path::to_path_buf));
     }
 }

@@ -87,6 +87,9 @@ pub struct Config {
     pub protected_paths: Option<Vec<String>>,
     /// Added to the protected paths in force.
     pub extra_protected_paths: Vec<String>,
+    /// `[hooks]`: the user's programs around every tool call (src/hooks). Only from the
+    /// user's own configuration: a workspace's `sneaky.toml` that names hooks is not obeyed.
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// `[undo]`: the history of changes kept for `undo` (`fs::history`).
@@ -245,6 +248,7 @@ impl Default for Config {
             extra_deny_read: Vec::new(),
             protected_paths: None,
             extra_protected_paths: Vec::new(),
+            hooks: crate::hooks::Hooks::default(),
         }
     }
 }
@@ -357,6 +361,9 @@ impl Config {
                 return bad(m);
             }
         }
+        if let Err(m) = self.hooks.validate() {
+            return bad(m);
+        }
         self.tools.shell.validate(origin)
     }
 
@@ -424,15 +431,21 @@ impl Config {
             let mut config = Config::parse(&text, &origin)?;
             ws.protect_file(&in_root);
             let base = user.map(|(c, _)| c).unwrap_or_default();
+            // Hooks are the user's programs: a workspace's file never names them, trusted or
+            // not (what it names is dropped, and the hosts say so).
+            let ignored = (!config.hooks.is_empty()).then(|| in_root.clone());
+            let mut user_hooks = base.hooks.clone();
+            user_hooks.ignored_in_workspace = ignored;
             // A workspace may name the user's host lists (defined once, reused everywhere).
             let shell = &mut config.tools.shell;
             shell.network.resolve(&base.tools.shell.host_lists);
             let config = all_lists_known(config, &origin)?;
-            let config = if base.trusts(ws.root()) {
+            let mut config = if base.trusts(ws.root()) {
                 config
             } else {
                 tighten_only(base, config)
             };
+            config.hooks = user_hooks;
             ws.allow_vcs_writes(config.allow_vcs_writes);
             ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
             return Ok((config, Source::File(in_root)));
@@ -529,6 +542,8 @@ pub fn tighten_only(base: Config, ws: Config) -> Config {
         undo: base.undo,
         // Checked by the caller: a project may only name itself (protocol::refuse_moved_root).
         workspace_root: ws.workspace_root,
+        // Set by the caller from the user's own configuration (`Config::load`).
+        hooks: base.hooks,
     }
 }
 

@@ -18,6 +18,7 @@ pub enum ErrorKind {
     ToolDenied,
     NotApproved,
     CommandDenied,
+    HookDenied,
     NotFound,
     NotAFile,
     NotADirectory,
@@ -34,7 +35,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::InvalidJson,
         ErrorKind::InvalidArgs,
         ErrorKind::ConfigError,
@@ -45,6 +46,7 @@ impl ErrorKind {
         ErrorKind::ToolDenied,
         ErrorKind::NotApproved,
         ErrorKind::CommandDenied,
+        ErrorKind::HookDenied,
         ErrorKind::NotFound,
         ErrorKind::NotAFile,
         ErrorKind::NotADirectory,
@@ -72,6 +74,7 @@ impl ErrorKind {
             ErrorKind::ToolDenied => "tool_denied",
             ErrorKind::NotApproved => "not_approved",
             ErrorKind::CommandDenied => "command_denied",
+            ErrorKind::HookDenied => "hook_denied",
             ErrorKind::NotFound => "not_found",
             ErrorKind::NotAFile => "not_a_file",
             ErrorKind::NotADirectory => "not_a_directory",
@@ -105,7 +108,8 @@ impl ErrorKind {
             | ErrorKind::ProtectedPath
             | ErrorKind::ToolDenied
             | ErrorKind::NotApproved
-            | ErrorKind::CommandDenied => 3,
+            | ErrorKind::CommandDenied
+            | ErrorKind::HookDenied => 3,
             ErrorKind::NotFound
             | ErrorKind::NotAFile
             | ErrorKind::NotADirectory
@@ -139,6 +143,9 @@ impl ErrorKind {
             ErrorKind::ToolDenied => "the tool is in permissions.deny",
             ErrorKind::NotApproved => "the person did not approve the call (sneaky-agent)",
             ErrorKind::CommandDenied => "the command is not allowed by the command policy",
+            ErrorKind::HookDenied => {
+                "a PreToolUse hook of the user's configuration blocked the call"
+            }
             ErrorKind::NotFound => "the path does not exist",
             ErrorKind::NotAFile => "the path is not a regular file",
             ErrorKind::NotADirectory => "the path (or one of its parents) is not a directory",
@@ -316,7 +323,14 @@ impl Error {
             io::ErrorKind::IsADirectory => ErrorKind::NotAFile,
             _ => ErrorKind::IoError,
         };
-        Error::new(kind, format!("{context}: {err}"))
+        // A change of many files holds each open until all are written together: say which
+        // limit stopped it.
+        let limit = match err.raw_os_error() {
+            Some(libc::EMFILE) => " (the process's descriptor limit: raise `ulimit -n`)",
+            Some(libc::ENFILE) => " (the system's open-file limit: fs.file-max)",
+            _ => "",
+        };
+        Error::new(kind, format!("{context}: {err}{limit}"))
     }
 
     pub fn code(&self) -> &'static str {

@@ -90,6 +90,8 @@ pub struct Control<'a> {
     /// The call may return before its command ends (crate::shell::jobs::YIELD_ENV): an MCP
     /// host, which stops waiting for a call after its own limit.
     pub yields: bool,
+    /// The host ran the call's hooks already: the binary runs none (crate::hooks::RAN_FLAG).
+    pub hooks_ran: bool,
 }
 
 enum Event {
@@ -192,7 +194,11 @@ impl Isolation {
     fn spawn(&self, spec: &ToolSpec, control: &Control<'_>) -> Result<Child> {
         let path = self.binary_path(spec.binary());
         let mut cmd = Command::new(&path);
-        cmd.args(control.flags).arg("--root").arg(&self.root);
+        cmd.args(control.flags);
+        if control.hooks_ran {
+            cmd.arg(crate::hooks::RAN_FLAG);
+        }
+        cmd.arg("--root").arg(&self.root);
         if let Some(config) = &self.config {
             cmd.arg("--config").arg(config);
         }

@@ -5,7 +5,8 @@
 //! - `edit`: unified diffs over bytes: parse, place, apply like GNU patch, explain, render.
 //! - `shell`: what run_command may run (the command policy) and how it is confined (sandbox).
 //! - `discover`: where the workspace root comes from (flag, variable, config, project marker).
-//! - `config`: finding and reading `sneaky.toml`; `permissions`: tiers (auto / confirm / deny).
+//! - `config`: finding and reading `sneaky.toml`; `permissions`: tiers (auto / confirm / deny);
+//!   `hooks`: the user's own programs around every tool call (Claude Code's protocol).
 //! - `protocol`: stdin JSON or flags → validated arguments → one JSON envelope → exit status.
 //! - `error`: the error type with its stable codes and exit statuses.
 //! - `render`: results as text; `render::model` is what a model reads, `render::human` the
@@ -27,6 +28,7 @@ pub mod discover;
 pub mod edit;
 pub mod error;
 pub mod fs;
+pub mod hooks;
 pub mod isolate;
 pub mod mcp;
 pub mod media;

@@ -133,10 +133,15 @@ pub fn main<T: Tool>() -> ExitCode {
 }
 
 /// [`main`] with the arguments given (a binary that took a hidden flag of its own off them).
-pub fn main_with_args<T: Tool>(argv: Vec<OsString>) -> ExitCode {
+pub fn main_with_args<T: Tool>(mut argv: Vec<OsString>) -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("sneaky: internal error: {info}");
     }));
+    // A host that ran the call's hooks already says so first (crate::hooks::RAN_FLAG).
+    let run_hooks = argv.get(1).map_or(true, |a| a != crate::hooks::RAN_FLAG);
+    if !run_hooks {
+        argv.remove(1);
+    }
     let spec = &ToolSpec::of::<T>();
     let fallback = Shown {
         format: format_in_argv(&argv),
@@ -144,7 +149,7 @@ pub fn main_with_args<T: Tool>(argv: Vec<OsString>) -> ExitCode {
     };
     // A success was written as it was made, with its exit status (`Tool::SUCCEEDED` for
     // run_command); what is left to write here is a failure.
-    let (error, shown) = match std::panic::catch_unwind(|| run_process(spec, argv)) {
+    let (error, shown) = match std::panic::catch_unwind(|| run_process(spec, argv, run_hooks)) {
         Ok(Step::Exit(code)) => return code,
         Ok(Step::Failed { error, shown }) => (error, shown),
         Err(_) => (
@@ -189,7 +194,7 @@ fn format_in_argv(argv: &[OsString]) -> Format {
     Format::Json
 }
 
-fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
+fn run_process(spec: &ToolSpec, argv: Vec<OsString>, run_hooks: bool) -> Step {
     let schema: Value = serde_json::from_str(spec.schema).unwrap_or(Value::Null);
     let fallback = Shown {
         format: format_in_argv(&argv),
@@ -226,7 +231,7 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>) -> Step {
         let _ = out.flush();
         return Step::Exit(ExitCode::SUCCESS);
     }
-    match run_with_matches(spec, &schema, &matches, shown) {
+    match run_with_matches(spec, &schema, &matches, shown, run_hooks) {
         // Already written (a compact success envelope straight from the result, or the text).
         Ok(code) => Step::Exit(code),
         Err(error) => Step::Failed { error, shown },
@@ -261,6 +266,7 @@ fn run_with_matches(
     schema: &Value,
     matches: &ArgMatches,
     shown: Shown,
+    run_hooks: bool,
 ) -> Result<ExitCode> {
     let root = matches.get_one::<PathBuf>("root").cloned();
     let config = matches.get_one::<PathBuf>("config").cloned();
@@ -293,10 +299,10 @@ fn run_with_matches(
     // status comes with it (`Tool::SUCCEEDED`: run_command's).
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
     let outcome = if shown.format == Format::Text {
-        call_text(spec, args, &ctx)
+        call_text(spec, args, &ctx, run_hooks)
     } else {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-        tools::call_writing(spec, args, &ctx, &mut out, shown.pretty)
+        tools::call_writing(spec, args, &ctx, &mut out, shown.pretty, run_hooks)
             .map(|succeeded| ExitCode::from(if succeeded { 0 } else { 1 }))
     };
     match outcome {
@@ -319,7 +325,7 @@ fn run_with_matches(
 /// `--format text`, written while the tool works for a tool that can (`Tool::STREAM_TEXT`):
 /// stdout buffered (by line at a terminal, so a person sees results as they come), the note
 /// of a cut on stderr; else the finished result's text.
-fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<ExitCode> {
+fn call_text(spec: &ToolSpec, args: Value, ctx: &Context, run_hooks: bool) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     // Not the lock: the search threads write through it, and the lock may not cross threads;
     // the stream's own mutex keeps each piece whole.
@@ -328,7 +334,7 @@ fn call_text(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<ExitCode> {
     } else {
         Box::new(std::io::BufWriter::with_capacity(64 * 1024, stdout))
     };
-    match tools::call_text(spec, args, ctx, &mut *out)? {
+    match tools::call_text(spec, args, ctx, &mut *out, run_hooks)? {
         TextRun::Rendered { text, succeeded } => {
             drop(out);
             human::print(&text);

@@ -52,6 +52,8 @@ mod fleet;
 mod fuzz_replay;
 #[path = "suite/generated.rs"]
 mod generated;
+#[path = "suite/hooks.rs"]
+mod hooks;
 #[path = "suite/host_snippets.rs"]
 mod host_snippets;
 #[path = "suite/jail.rs"]
@@ -70,6 +72,8 @@ mod mcp;
 mod mcp_client;
 #[path = "suite/mcp_concurrency.rs"]
 mod mcp_concurrency;
+#[path = "suite/mcp_memory.rs"]
+mod mcp_memory;
 #[path = "suite/media.rs"]
 mod media;
 #[path = "suite/own_state.rs"]

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::catalog::ToolName;
 use crate::error::ErrorKind;
+use crate::hooks::Verdict;
 use crate::permissions::Tier;
 use crate::shell::policy::Effect;
 use crate::tools::ToolSpec;
@@ -150,17 +151,39 @@ impl Gate {
     /// anyway, such as a command the policy denies: nobody is asked about a call that cannot
     /// run), gate it and run it: the envelope the model gets back, and whether the person asked
     /// to stop. Both `run` and `pipe` call tools through here.
-    pub fn run(&mut self, runner: &Runner, name: &str, args: &Value) -> (Value, bool) {
+    ///
+    /// The user's PreToolUse hooks run first: what is checked, shown, approved and run is the
+    /// call as they left it. Their `allow` runs it without asking, `ask` asks even about an
+    /// auto-tier call (and despite --yes or "always"), `deny` refuses it.
+    pub fn run(
+        &mut self,
+        runner: &Runner,
+        name: &str,
+        args: &Value,
+        call_id: &str,
+    ) -> (Value, bool) {
+        let before = match runner.before(name, args, call_id) {
+            Ok(before) => before,
+            Err(e) => return (envelope(name, &Err(e)), false),
+        };
+        let args = &before.args;
         let (spec, effect) = match runner.check_effect(name, args) {
             Ok(checked) => checked,
             Err(e) => return (envelope(name, &Err(e)), false),
         };
-        match self.decide(runner, spec, effect, args) {
+        let decision = match &before.verdict {
+            Verdict::Allow => Decision::Run,
+            Verdict::Ask(reason) => self.decide(runner, spec, effect, args, Some(reason)),
+            Verdict::Undecided => self.decide(runner, spec, effect, args, None),
+        };
+        let (mut envelope, quit) = match decision {
             Decision::Run => (runner.execute(spec, args), false),
             Decision::Done(envelope) => (envelope, false),
             Decision::Refuse(envelope) => (envelope, false),
             Decision::Quit(envelope) => (envelope, true),
-        }
+        };
+        runner.after(spec, args, &mut envelope, before.context, call_id);
+        (envelope, quit)
     }
 
     /// Decide about a checked call (known tool, not denied, valid arguments), with the effect
@@ -171,10 +194,12 @@ impl Gate {
         spec: &ToolSpec,
         effect: Option<Effect>,
         args: &Value,
+        hook_asks: Option<&str>,
     ) -> Decision {
         let tool = spec.name;
         let name = spec.name();
-        if runner.tier(tool) != Tier::Confirm || self.yes || self.always.contains(&tool) {
+        let usual = runner.tier(tool) != Tier::Confirm || self.yes || self.always.contains(&tool);
+        if usual && hook_asks.is_none() {
             return Decision::Run;
         }
         let holdable = tool == ToolName::RunCommand
@@ -275,6 +300,16 @@ impl Gate {
                 describe(spec, args, None, paint) + &shown_effect(effect, paint)
             }
             _ => describe(spec, args, preview.as_deref(), paint),
+        };
+        let shown = match hook_asks {
+            Some(reason) => format!(
+                "{shown}{}\n",
+                paint.bold(&format!(
+                    "A hook asks for your approval: {}",
+                    crate::text::visible(reason).0
+                ))
+            ),
+            None => shown,
         };
         let cut = held.is_none() && preview.as_deref().is_some_and(diff_cut);
         let mut answer = write!(tty.writer, "{shown}")

@@ -46,6 +46,8 @@ pub struct Runner {
     /// Where isolated tools' binaries are, and the root and configuration they are given.
     isolation: Isolation,
     ctx: Context,
+    /// This run's `session_id`, for the hooks.
+    session_id: String,
 }
 
 impl Runner {
@@ -55,6 +57,68 @@ impl Runner {
         Runner {
             isolation: Isolation::new(root, place.config.clone(), "sneaky-agent"),
             ctx,
+            session_id: crate::hooks::Caller::this_process().session_id,
+        }
+    }
+
+    /// The user's hooks.
+    pub fn hooks(&self) -> &crate::hooks::Hooks {
+        &self.ctx.config.hooks
+    }
+
+    /// This run as the hooks' caller, on the call `call_id`.
+    pub fn caller(&self, call_id: &str) -> crate::hooks::Caller {
+        crate::hooks::Caller {
+            session_id: self.session_id.clone(),
+            tool_use_id: call_id.to_string(),
+        }
+    }
+
+    /// The PreToolUse hooks on a call of a known tool not denied (anything else is refused by
+    /// [`Runner::check`] before the hooks would see it): the call as they left it. Err: they
+    /// blocked it.
+    pub fn before(&self, name: &str, args: &Value, call_id: &str) -> Result<crate::hooks::Before> {
+        let hooks = &self.ctx.config.hooks;
+        let tool = ToolName::from_name(name).filter(|t| {
+            !hooks.is_empty() && permissions::check_not_denied(&self.ctx.config, *t).is_ok()
+        });
+        let Some(tool) = tool else {
+            return Ok(crate::hooks::Before::unhooked(args.clone()));
+        };
+        let caller = self.caller(call_id);
+        crate::hooks::Call {
+            hooks,
+            root: self.root(),
+            tool,
+            caller: &caller,
+        }
+        .before(args.clone())
+    }
+
+    /// The PostToolUse hooks on a successful envelope; what they (and the PreToolUse hooks:
+    /// `context`) said goes in its `hook_context`.
+    pub fn after(
+        &self,
+        spec: &ToolSpec,
+        args: &Value,
+        envelope: &mut Value,
+        context: Vec<String>,
+        call_id: &str,
+    ) {
+        let hooks = &self.ctx.config.hooks;
+        if hooks.is_empty() || !is_ok(envelope) {
+            return;
+        }
+        let caller = self.caller(call_id);
+        let call = crate::hooks::Call {
+            hooks,
+            root: self.root(),
+            tool: spec.name,
+            caller: &caller,
+        };
+        let result = envelope.get("result").cloned().unwrap_or(Value::Null);
+        if let Some(said) = call.after(args, &result, context) {
+            envelope["hook_context"] = Value::String(said);
         }
     }
 
@@ -166,6 +230,9 @@ impl Runner {
     fn run_binary(&self, spec: &ToolSpec, flags: &[&str], args: &Value) -> Result<Value> {
         let control = Control {
             flags,
+            // Ran by the gate before the person was asked (a precheck or held changes run
+            // no tool call, so none either).
+            hooks_ran: true,
             ..Control::default()
         };
         match self.isolation.run(spec, args, control) {

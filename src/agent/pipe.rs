@@ -157,5 +157,5 @@ fn run_call(runner: &Runner, gate: &mut Gate, call: &Call) -> (Value, bool) {
             )
         }
     };
-    gate.run(runner, &call.name, args)
+    gate.run(runner, &call.name, args, "")
 }

@@ -235,6 +235,8 @@ struct Session<'a> {
     transcript: Transcript,
     gate: Gate,
     spinner: bool,
+    /// Times a Stop hook sent the model back to work (at most `hooks::STOP_BLOCKS_MAX`).
+    stop_blocks: u32,
 }
 
 pub fn run(options: RunOptions) -> ExitCode {
@@ -271,6 +273,9 @@ impl<'a> Session<'a> {
             model,
             endpoint.key,
         ));
+        if let Some(file) = &runner.hooks().ignored_in_workspace {
+            console.error(&crate::hooks::ignored_note(file));
+        }
         let offered = definitions::offered(runner.config());
         let tools = definitions::definitions(&offered, endpoint.format);
         let conversation = Conversation::new(
@@ -293,6 +298,7 @@ impl<'a> Session<'a> {
             transcript,
             gate: Gate::new(options.yes),
             spinner: !options.quiet && std::io::stderr().is_terminal(),
+            stop_blocks: 0,
         })
     }
 
@@ -387,7 +393,19 @@ impl<'a> Session<'a> {
                 .log("result", json!({"id": call.id, "envelope": envelope}));
             match after {
                 After::Continue => {}
-                After::Finish(message) => return Some(self.finish(&message)),
+                After::Finish(message) => match self.stop_hooks() {
+                    // The model is told why it is not done, as the result of its finish.
+                    Some(reason) => {
+                        results.push(ToolResult {
+                            id: call.id.clone(),
+                            is_error: true,
+                            content: reason,
+                            image: None,
+                        });
+                        continue;
+                    }
+                    None => return Some(self.finish(&message)),
+                },
                 After::Quit => {
                     self.console.error("stopped: the person answered quit");
                     return Some(self.end("quit", None, EXIT_INTERRUPTED));
@@ -406,6 +424,25 @@ impl<'a> Session<'a> {
         }
         self.conversation.push_results(results);
         None
+    }
+
+    /// The Stop hooks, when the model calls finish: Some(reason) when one keeps it working
+    /// (`decision: "block"`), at most `hooks::STOP_BLOCKS_MAX` times a session.
+    fn stop_hooks(&mut self) -> Option<String> {
+        let hooks = self.runner.hooks();
+        if hooks.stop.is_empty() || self.stop_blocks >= crate::hooks::STOP_BLOCKS_MAX {
+            return None;
+        }
+        let caller = self.runner.caller("");
+        let reason = crate::hooks::stop(hooks, self.runner.root(), &caller, self.stop_blocks > 0)?;
+        self.stop_blocks += 1;
+        self.console.error(&format!(
+            "a Stop hook keeps the model working ({} of at most {}): {reason}",
+            self.stop_blocks,
+            crate::hooks::STOP_BLOCKS_MAX
+        ));
+        self.transcript.log("stop_hook", json!({"reason": reason}));
+        Some(reason)
     }
 
     /// The model called finish: its message on stdout.
@@ -467,7 +504,7 @@ fn handle_call(runner: &Runner, gate: &mut Gate, call: &ToolCall) -> (Value, Aft
             )
         }
     };
-    let (envelope, quit) = gate.run(runner, &call.name, args);
+    let (envelope, quit) = gate.run(runner, &call.name, args, &call.id);
     if quit {
         return (envelope, After::Quit);
     }

@@ -20,6 +20,7 @@ use toml::Spanned;
 use super::network::{HostLists, EXPECTED as NETWORK_EXPECTED};
 use super::{Config, Mcp, Network, Permissions, Shell, Tools, Undo};
 use crate::catalog::ToolName;
+use crate::hooks::{Hook, Hooks, Names};
 
 /// A refusal: the span it is about, and serde's words for it.
 type Fault = (Range<usize>, String);
@@ -55,6 +56,7 @@ fn config(node: &Node<'_>) -> Result<Config, Fault> {
         mut extra_deny_read,
         mut protected_paths,
         mut extra_protected_paths,
+        mut hooks,
     } = Config::default();
     const FIELDS: &[&str] = &[
         "max_file_size_bytes",
@@ -70,6 +72,7 @@ fn config(node: &Node<'_>) -> Result<Config, Fault> {
         "extra_deny_read",
         "protected_paths",
         "extra_protected_paths",
+        "hooks",
     ];
     table(node, "Config", FIELDS, |key, value| {
         match key {
@@ -85,6 +88,7 @@ fn config(node: &Node<'_>) -> Result<Config, Fault> {
             "deny_read" => deny_read = Some(strings(value)?),
             "extra_deny_read" => extra_deny_read = strings(value)?,
             "protected_paths" => protected_paths = Some(strings(value)?),
+            "hooks" => hooks = hooks_of(value)?,
             _ => extra_protected_paths = strings(value)?,
         }
         Ok(())
@@ -103,7 +107,79 @@ fn config(node: &Node<'_>) -> Result<Config, Fault> {
         extra_deny_read,
         protected_paths,
         extra_protected_paths,
+        hooks,
     })
+}
+
+fn hooks_of(node: &Node<'_>) -> Result<Hooks, Fault> {
+    let Hooks {
+        mut pre_tool_use,
+        mut post_tool_use,
+        mut stop,
+        ignored_in_workspace,
+    } = Hooks::default();
+    let fields = &["PreToolUse", "PostToolUse", "Stop"];
+    table(node, "Hooks", fields, |key, value| {
+        let hooks = list(value, hook_of)?;
+        match key {
+            "PreToolUse" => pre_tool_use = hooks,
+            "PostToolUse" => post_tool_use = hooks,
+            _ => stop = hooks,
+        }
+        Ok(())
+    })?;
+    Ok(Hooks {
+        pre_tool_use,
+        post_tool_use,
+        stop,
+        ignored_in_workspace,
+    })
+}
+
+fn hook_of(node: &Node<'_>) -> Result<Hook, Fault> {
+    let Hook {
+        mut matcher,
+        mut command,
+        mut timeout,
+        mut fail_open,
+        mut names,
+    } = Hook::default();
+    let fields = &["matcher", "command", "timeout", "fail_open", "names"];
+    table(node, "Hook", fields, |key, value| {
+        match key {
+            "matcher" => matcher = string(value)?,
+            "command" => command = string(value)?,
+            "timeout" => timeout = unsigned(value, "u64")?,
+            "fail_open" => fail_open = boolean(value)?,
+            _ => names = names_of(value)?,
+        }
+        Ok(())
+    })?;
+    Ok(Hook {
+        matcher,
+        command,
+        timeout,
+        fail_open,
+        names,
+    })
+}
+
+/// `names`: a unit variant's name, as serde reads an enum from a string.
+fn names_of(node: &Node<'_>) -> Result<Names, Fault> {
+    let DeValue::String(s) = node.get_ref() else {
+        // toml's own words for an enum given neither as a string nor as a table.
+        return Err((node.span(), "wanted string or table".to_string()));
+    };
+    Names::ALL
+        .iter()
+        .find(|(name, _)| *name == s.as_ref())
+        .map(|(_, names)| *names)
+        .ok_or_else(|| {
+            (
+                node.span(),
+                format!("unknown variant `{s}`, expected `sneaky` or `claude`"),
+            )
+        })
 }
 
 fn permissions_of(node: &Node<'_>) -> Result<Permissions, Fault> {
@@ -571,6 +647,14 @@ mod tests {
             "max_file_size_bytes = ",
             "[tools.shell\n",
             "a = \"unclosed",
+            "[[hooks.PreToolUse]]\ncommand = 3",
+            "[[hooks.PreToolUse]]\ncommand = \"x\"\nnames = \"codex\"",
+            "[[hooks.PreToolUse]]\ncommand = \"x\"\nnames = 3",
+            "[[hooks.PreToolUse]]\ncommand = \"x\"\ntimeout = -1",
+            "[[hooks.PreToolUse]]\ncommand = \"x\"\nfail_open = \"yes\"",
+            "[[hooks.PreToolUse]]\ncmd = \"x\"",
+            "[[hooks.Pre]]\ncommand = \"x\"",
+            "[hooks]\nPreToolUse = \"x\"",
         ];
         let mut differ = Vec::new();
         for text in cases {
@@ -755,10 +839,15 @@ mod tests {
         let text = "max_file_size_bytes = 0x10\nmax_output_bytes = 1_000\n\
                     workspace_root = '/w'\n[tools.shell]\nnetwork = [\"a.example\", \"@l\"]\n\
                     default_timeout = 0o17\n[tools.shell.host_lists]\nl = [\"b.example:443\"]\n\
-                    [permissions]\ndeny = [\"read_file\"]\n";
+                    [permissions]\ndeny = [\"read_file\"]\n\
+                    [[hooks.PreToolUse]]\nmatcher = \"write_file\"\ncommand = \"/bin/check\"\n\
+                    timeout = 5\nfail_open = true\nnames = \"claude\"\n\
+                    [[hooks.PostToolUse]]\ncommand = \"after\"\n";
         let theirs: Config = toml::from_str(text).expect("toml");
         let ours: Config = read(text).expect("ours");
         assert_eq!(ours, theirs);
         assert_eq!(ours.max_file_size_bytes, 16);
+        assert_eq!(ours.hooks.pre_tool_use[0].names, Names::Claude);
+        assert_eq!(ours.hooks.post_tool_use[0].timeout, 5 * 12);
     }
 }

@@ -39,6 +39,29 @@ mod staged;
 pub use landing::{locate_no_links, lstat_no_links, not_reached, Git};
 pub use staged::{commit_all, recover, Change};
 
+/// Descriptors a change of one file holds until the whole change is committed: its directory's
+/// handle and its new content's (a command's upper layer), and the staged copies of both.
+pub const DESCRIPTORS_PER_FILE: u64 = 4;
+
+/// Make room for `needed` open descriptors in this process. A change of many files holds
+/// handles on each until all are committed together (all or none), and distributions start
+/// programs with a soft limit of 1024 under a far higher hard one: a command that made 600
+/// files would fail with "Too many open files". The soft limit is raised towards the hard one
+/// as far as needed, in this process only (the command's programs have ended; an edit tool
+/// starts none); past the hard limit the change fails with EMFILE and `Error::io` says which
+/// limit to raise.
+pub fn room_for_descriptors(needed: u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    // What the process holds besides: standard streams, the history's files, the jail's root.
+    const BESIDES: u64 = 64;
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let wanted = needed.saturating_add(BESIDES).min(hard);
+        if soft < wanted {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, wanted, hard);
+        }
+    }
+}
+
 /// An entry to change: its parent directory (opened beneath the root) and its single name.
 #[derive(Debug)]
 pub struct Target {

@@ -87,7 +87,8 @@ pub fn apply(ws: &Workspace, steps: &[Step], now: &[Snapshot]) -> Result<()> {
             _ => {}
         }
     }
-    // 2. The files, together.
+    // 2. The files, together (each holds descriptors until all are committed).
+    durable::room_for_descriptors(pairs.len() as u64 * durable::DESCRIPTORS_PER_FILE);
     let mut first = Vec::new();
     for (s, n) in &pairs {
         match (&s.to, n) {

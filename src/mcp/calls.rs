@@ -43,6 +43,9 @@ pub struct Tools {
 impl Tools {
     pub fn new(ctx: Context, config_path: Option<std::path::PathBuf>, read_only: bool) -> Tools {
         let isolation = Isolation::new(ctx.ws.root().to_path_buf(), config_path, "sneaky-mcp");
+        if let Some(file) = &ctx.config.hooks.ignored_in_workspace {
+            log(crate::hooks::ignored_note(file));
+        }
         Tools {
             ctx,
             isolation,
@@ -222,6 +225,36 @@ fn answer(call: &ToolCall, tools: &Tools) -> (Option<Value>, Logged) {
             INVALID,
         );
     };
+    // The user's hooks, once, here (an isolated tool's binary is told they ran).
+    let hooks = &tools.ctx.config.hooks;
+    let caller;
+    let mut hooked = None;
+    let mut arguments = arguments;
+    if !hooks.is_empty() && catalog::exposed(spec, &tools.ctx.config, tools.read_only) {
+        caller = hook_caller(call);
+        let hook_call = crate::hooks::Call {
+            hooks,
+            root: tools.ctx.ws.root(),
+            tool: spec.name,
+            caller: &caller,
+        };
+        match hook_call
+            .before(arguments)
+            .and_then(|b| b.unattended(spec.name, "sneaky-mcp"))
+        {
+            Ok(before) => {
+                arguments = before.args;
+                hooked = Some((hook_call, before.context, arguments.clone()));
+            }
+            Err(e) => {
+                let reply = catalog::call_result(spec.name(), Err(e), call.dialect);
+                return (
+                    Some(jsonrpc::response(id, reply)),
+                    ("error", Some("hook_denied")),
+                );
+            }
+        }
+    }
     let outcome = if !catalog::exposed(spec, &tools.ctx.config, tools.read_only) {
         Err(catalog::refusal(spec, &tools.ctx.config))
     } else if spec.hints.isolated {
@@ -234,6 +267,12 @@ fn answer(call: &ToolCall, tools: &Tools) -> (Option<Value>, Logged) {
         let flag = &call.cancel;
         run_guarded(|| flag.run(|| crate::tools::call(spec, arguments, &tools.ctx)))
     };
+    let said = match (&hooked, &outcome) {
+        (Some((hook_call, context, args)), Ok(result)) => {
+            hook_call.after(args, result, context.clone())
+        }
+        _ => None,
+    };
     if let Err(e) = &outcome {
         if e.kind == ErrorKind::Internal {
             log(format!("{name}: {}", e.message()));
@@ -243,8 +282,37 @@ fn answer(call: &ToolCall, tools: &Tools) -> (Option<Value>, Logged) {
         Ok(_) => ("ok", None),
         Err(e) => ("error", Some(e.code())),
     };
-    let reply = jsonrpc::response(id, catalog::call_result(spec.name(), outcome, call.dialect));
-    (Some(reply), logged)
+    let mut result = catalog::call_result(spec.name(), outcome, call.dialect);
+    if let Some(said) = said {
+        with_hook_context(&mut result, &said);
+    }
+    (Some(jsonrpc::response(id, result)), logged)
+}
+
+/// Who calls, for the hooks: the session (over HTTP), else this server; the request's id.
+fn hook_caller(call: &ToolCall) -> crate::hooks::Caller {
+    crate::hooks::Caller {
+        session_id: match &call.session {
+            Some(session) => session.to_string(),
+            None => format!("sneaky-mcp-{}", std::process::id()),
+        },
+        tool_use_id: jsonrpc::id_key(&call.id),
+    }
+}
+
+/// What the PostToolUse hooks said, in the text after the result (the model reads it there).
+fn with_hook_context(result: &mut Value, said: &str) {
+    let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let note = format!("hook_context: {said}");
+    match content.first_mut().and_then(|b| b.get_mut("text")) {
+        Some(Value::String(text)) => {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
+        _ => content.push(json!({"type": "text", "text": note})),
+    }
 }
 
 /// The outcome of a tool run in its own binary, or None when cancelled.
@@ -275,6 +343,8 @@ fn run_isolated(
         // An MCP host stops waiting for a call after its own limit: a long command goes on as
         // a background job (tools.shell.yield_after_seconds).
         yields: true,
+        // Run in `answer`, before the binary is started.
+        hooks_ran: true,
     };
     match tools.isolation.run(spec, arguments, control) {
         Ended::Finished(outcome) => Some(outcome),

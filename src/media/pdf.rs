@@ -174,7 +174,19 @@ fn extract(bytes: &[u8], request: PdfRequest) -> Result<PdfText> {
         .skip_while(|(n, _)| u64::from(**n) < request.offset)
         .take_while(|(n, _)| u64::from(**n) <= last);
     for (&number, &page_id) in wanted {
-        let text = page_text(&doc, page_id, &mut fonts);
+        // A page whose content cannot be decoded is not given as an empty one (which reads as
+        // a scan): the pages before it are returned, and asked for alone it is an error
+        // naming it, so that a reader goes on past it knowingly.
+        let text = match page_text(&doc, page_id, &mut fonts) {
+            Ok(text) => text,
+            Err(why) if found.pages.is_empty() => {
+                return Err(unreadable(&format!(
+                    "the content of page {number} cannot be read ({why}); read on with offset {}",
+                    u64::from(number) + 1
+                )))
+            }
+            Err(_) => break,
+        };
         used += text.len() as u64;
         if used > request.max_bytes {
             if found.pages.is_empty() {
@@ -685,7 +697,13 @@ fn cid_widths(dict: &Dictionary, doc: &Document) -> Widths {
 /// The resource dictionaries in force, nearest first.
 type Resources<'d> = Vec<&'d Dictionary>;
 
-fn page_text(doc: &Document, page_id: ObjectId, fonts: &mut Fonts) -> String {
+/// The page's text, or why its content streams cannot be decoded (one inflates past
+/// [`STREAM_LIMIT`]).
+fn page_text(
+    doc: &Document,
+    page_id: ObjectId,
+    fonts: &mut Fonts,
+) -> std::result::Result<String, String> {
     let mut resources = Vec::new();
     if let Ok((direct, ids)) = doc.get_page_resources(page_id) {
         resources.extend(direct);
@@ -693,7 +711,12 @@ fn page_text(doc: &Document, page_id: ObjectId, fonts: &mut Fonts) -> String {
     }
     let content = doc
         .get_page_content_with_limit(page_id, STREAM_LIMIT)
-        .unwrap_or_default();
+        .map_err(|e| match e {
+            lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { limit }) => {
+                format!("a content stream inflates past {} MiB", limit >> 20)
+            }
+            e => e.to_string(),
+        })?;
     let mut page = Page {
         doc,
         text: String::new(),
@@ -702,7 +725,7 @@ fn page_text(doc: &Document, page_id: ObjectId, fonts: &mut Fonts) -> String {
     };
     let mut forms = Vec::new();
     page.walk(&content, &resources, Matrix::IDENTITY, &mut forms);
-    tidy(&page.text)
+    Ok(tidy(&page.text))
 }
 
 /// Each line without the spaces at its ends, no blank lines at either end, and a final

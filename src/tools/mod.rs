@@ -316,7 +316,14 @@ pub struct ToolSpec {
 }
 
 /// `ToolSpec::text_run`.
-pub type TextRunner = fn(Value, &Context, &mut (dyn std::io::Write + Send)) -> Result<TextRun>;
+/// Given an observer, the result is rendered (never streamed) and handed to it as a value
+/// first (for the PostToolUse hooks).
+pub type TextRunner = fn(
+    Value,
+    &Context,
+    &mut (dyn std::io::Write + Send),
+    Option<&mut dyn FnMut(Value)>,
+) -> Result<TextRun>;
 
 impl ToolSpec {
     /// A tool as its own binary holds it: the result is written from the typed value, as JSON
@@ -460,37 +467,118 @@ pub fn call(spec: &ToolSpec, args: Value, ctx: &Context) -> Result<Value> {
 
 /// `call` for a binary printing compact JSON: the success envelope is written to `out` straight
 /// from the result (nothing is written on failure, which gets the same explanation as `call`).
+///
+/// With `run_hooks` (false when the host that started this binary ran them: `hooks::RAN_FLAG`)
+/// the configured hooks run around the call; nobody is asked here, so `ask` blocks.
 pub fn call_writing(
     spec: &ToolSpec,
     args: Value,
     ctx: &Context,
     out: &mut dyn std::io::Write,
     pretty: bool,
+    run_hooks: bool,
 ) -> Result<bool> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
+    let hooks = &ctx.config.hooks;
+    if !run_hooks || hooks.is_empty() {
+        let paths = crate::fs::suggest::path_args(spec.path_params, &args);
+        return (spec.write_ok)(args, ctx, out, pretty)
+            .map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths));
+    }
+    let caller = crate::hooks::Caller::this_process();
+    let call = crate::hooks::Call {
+        hooks,
+        root: ctx.ws.root(),
+        tool: spec.name,
+        caller: &caller,
+    };
+    let before = call.before(args)?.unattended(spec.name, spec.binary())?;
+    let args = before.args;
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
-    (spec.write_ok)(args, ctx, out, pretty)
-        .map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
+    let explain = |e| crate::fs::suggest::explain(e, &ctx.ws, &paths);
+    if before.context.is_empty() && !hooks.post_matches(spec.name) {
+        return (spec.write_ok)(args, ctx, out, pretty).map_err(explain);
+    }
+    // The result is needed as a value for the PostToolUse hooks: written to memory, read back.
+    let mut written = Vec::new();
+    let succeeded = (spec.write_ok)(args.clone(), ctx, &mut written, false).map_err(explain)?;
+    let mut envelope: Value = serde_json::from_slice(&written)
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("reading the result back: {e}")))?;
+    let result = envelope.get("result").cloned().unwrap_or(Value::Null);
+    if let Some(said) = call.after(&args, &result, before.context) {
+        envelope["hook_context"] = Value::String(said);
+    }
+    let shown = if pretty {
+        serde_json::to_writer_pretty(&mut *out, &envelope)
+    } else {
+        serde_json::to_writer(&mut *out, &envelope)
+    };
+    if shown.is_ok() {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+    Ok(succeeded)
 }
 
 /// `call` for `--format text`: streamed to `out` when the tool can, else rendered from the
 /// result (`ToolSpec::text_run`); failures get the same explanation as `call`.
+/// Hooks as for `call_writing`; what they say for the caller is a note on stderr.
 pub fn call_text(
     spec: &ToolSpec,
     args: Value,
     ctx: &Context,
     out: &mut (dyn std::io::Write + Send),
+    run_hooks: bool,
 ) -> Result<TextRun> {
     crate::permissions::check_not_denied(&ctx.config, spec.name)?;
+    let hooks = &ctx.config.hooks;
+    let caller;
+    let mut hooked = None;
+    let mut args = args;
+    if run_hooks && !hooks.is_empty() {
+        caller = crate::hooks::Caller::this_process();
+        let call = crate::hooks::Call {
+            hooks,
+            root: ctx.ws.root(),
+            tool: spec.name,
+            caller: &caller,
+        };
+        let before = call.before(args)?.unattended(spec.name, spec.binary())?;
+        args = before.args;
+        let wanted = !before.context.is_empty() || hooks.post_matches(spec.name);
+        hooked = wanted.then(|| (call, before.context, args.clone()));
+    }
     let paths = crate::fs::suggest::path_args(spec.path_params, &args);
+    let mut result = None;
+    let mut keep = |value: Value| result = Some(value);
+    let observer: Option<&mut dyn FnMut(Value)> = match hooked {
+        Some(_) => Some(&mut keep),
+        None => None,
+    };
     let outcome = match spec.text_run {
-        Some(text_run) => text_run(args, ctx, out),
-        None => (spec.run)(args, ctx).map(|result| TextRun::Rendered {
-            text: (spec.human_text)(&result),
-            succeeded: spec.succeeded.map_or(true, |succeeded| succeeded(&result)),
+        Some(text_run) => text_run(args, ctx, out, observer),
+        None => (spec.run)(args, ctx).map(|result| {
+            if let Some(observe) = observer {
+                observe(result.clone());
+            }
+            TextRun::Rendered {
+                text: (spec.human_text)(&result),
+                succeeded: spec.succeeded.map_or(true, |succeeded| succeeded(&result)),
+            }
         }),
     };
-    outcome.map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))
+    let mut outcome = outcome.map_err(|e| crate::fs::suggest::explain(e, &ctx.ws, &paths))?;
+    if let (Some((call, context, args)), Some(result)) = (hooked, result) {
+        if let (Some(said), TextRun::Rendered { text, .. }) =
+            (call.after(&args, &result, context), &mut outcome)
+        {
+            for line in said.lines() {
+                text.stderr
+                    .push_str(&format!("{}: hook: {line}\n", spec.binary()));
+            }
+        }
+    }
+    Ok(outcome)
 }
 
 /// Deserialize arguments strictly; every failure names the argument at fault (`ArgFault`). A
@@ -708,13 +796,20 @@ fn text_run<T: Tool>(
     args: Value,
     ctx: &Context,
     out: &mut (dyn std::io::Write + Send),
+    observer: Option<&mut dyn FnMut(Value)>,
 ) -> Result<TextRun> {
     let args = parse_args::<T::Args>(args, T::SCHEMA)?;
-    if let Some(streamed) = T::STREAM_TEXT.and_then(|stream| stream(&args, ctx, out)) {
+    let stream = T::STREAM_TEXT.filter(|_| observer.is_none());
+    if let Some(streamed) = stream.and_then(|stream| stream(&args, ctx, out)) {
         return streamed.map(TextRun::Streamed);
     }
     let result = T::run(args, ctx)?;
     crate::shell::jobs::mirror::announce(&ctx.ws, &T::changed(&result));
+    if let Some(observe) = observer {
+        observe(serde_json::to_value(&result).map_err(|e| {
+            Error::new(ErrorKind::Internal, format!("serializing the result: {e}"))
+        })?);
+    }
     Ok(TextRun::Rendered {
         text: T::human_text(&result, T::NAME.binary()),
         succeeded: T::SUCCEEDED.map_or(true, |succeeded| succeeded(&result)),

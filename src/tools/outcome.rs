@@ -25,12 +25,17 @@ pub fn model_result(tool: ToolName, result: &Value) -> String {
 
 /// What a model reads of an envelope as the binaries write it (`{"ok":true,"tool","result"}`
 /// or `{"ok":false,"error":{"code","message"}}`).
+/// What the user's hooks said (`hook_context`) follows the result's text.
 pub fn model_envelope(envelope: &Value) -> String {
     if envelope.get("ok").and_then(Value::as_bool) == Some(true) {
         let result = envelope.get("result").unwrap_or(&Value::Null);
-        return match envelope.get("tool").and_then(Value::as_str).and_then(find) {
+        let text = match envelope.get("tool").and_then(Value::as_str).and_then(find) {
             Some(spec) => (spec.model_text)(result),
             None => result.to_string(),
+        };
+        return match envelope.get("hook_context").and_then(Value::as_str) {
+            Some(said) => format!("{text}\n\nhook_context: {said}"),
+            None => text,
         };
     }
     error_text(

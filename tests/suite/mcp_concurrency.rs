@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::util::{self, Ws};
 
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 struct Stdio_ {
     child: Child,
@@ -367,7 +367,12 @@ fn progress_notifications_carry_elapsed_time_and_bytes() {
 }
 
 /// One raw HTTP/1.1 request; the status and the body.
-fn http(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+pub(crate) fn http(
+    port: u16,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     http_at(port, method, "/mcp", headers, body)
 }
 
@@ -404,10 +409,10 @@ fn http_at(
     (status, head.to_ascii_lowercase(), body.to_string())
 }
 
-struct HttpServer {
-    child: Child,
-    port: u16,
-    stderr: Receiver<String>,
+pub(crate) struct HttpServer {
+    pub(crate) child: Child,
+    pub(crate) port: u16,
+    pub(crate) stderr: Receiver<String>,
 }
 
 impl Drop for HttpServer {
@@ -417,7 +422,7 @@ impl Drop for HttpServer {
     }
 }
 
-fn start_http(w: &Ws, token: Option<&str>, extra: &[&str]) -> HttpServer {
+pub(crate) fn start_http(w: &Ws, token: Option<&str>, extra: &[&str]) -> HttpServer {
     let mut args = vec!["--http", "127.0.0.1:0"];
     args.extend_from_slice(extra);
     let mut cmd = sneaky_mcp(w, &args);
@@ -466,10 +471,10 @@ fn spawn_http(mut cmd: Command) -> HttpServer {
     server
 }
 
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-const JSON: (&str, &str) = ("Content-Type", "application/json");
+pub(crate) const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+pub(crate) const JSON: (&str, &str) = ("Content-Type", "application/json");
 
-fn initialize(port: u16, auth: &str) -> String {
+pub(crate) fn initialize(port: u16, auth: &str) -> String {
     initialize_version(port, auth, "2025-06-18")
 }
 
@@ -974,7 +979,7 @@ fn http_batches_in_a_2025_03_26_session() {
 }
 
 /// The ids of the events in a raw SSE response (chunked or not: each event is one chunk).
-fn event_ids(text: &str) -> Vec<(u64, u64)> {
+pub(crate) fn event_ids(text: &str) -> Vec<(u64, u64)> {
     text.lines()
         .filter_map(|l| l.strip_prefix("id: "))
         .map(|id| {

@@ -317,3 +317,64 @@ fn over_mcp_a_pdf_is_text_with_page_markers_read_by_sneaky_read() {
         "{text}"
     );
 }
+
+/// A two-page PDF whose second page's content stream inflates to 520 MB (1 MB in the file),
+/// written by python3's zlib.
+const BOMB: &str = r#"
+import sys, zlib
+c = zlib.compressobj(9)
+bomb = b''.join(c.compress(b'BT (A) Tj ET\n' * 1000) for _ in range(40000)) + c.flush()
+page1 = b'BT /F1 12 Tf 72 700 Td (before the bomb) Tj ET'
+objs = [b'<< /Type /Catalog /Pages 2 0 R >>',
+        b'<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>']
+for content in (5, 6):
+    objs.append(b'<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R '
+                b'/Resources << /Font << /F1 7 0 R >> >> >>' % content)
+objs.append(b'<< /Length %d >>\nstream\n' % len(page1) + page1 + b'\nendstream')
+objs.append(b'<< /Length %d /Filter /FlateDecode >>\nstream\n' % len(bomb) + bomb + b'\nendstream')
+objs.append(b'<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>')
+out, offsets = b'%PDF-1.4\n', []
+for i, o in enumerate(objs):
+    offsets.append(len(out))
+    out += b'%d 0 obj\n' % (i + 1) + o + b'\nendobj\n'
+xref = len(out)
+out += b'xref\n0 %d\n0000000000 65535 f \n' % (len(objs) + 1)
+out += b''.join(b'%010d 00000 n \n' % o for o in offsets)
+out += b'trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n' % (len(objs) + 1, xref)
+open(sys.argv[1], 'wb').write(out)
+"#;
+
+/// A page whose content stream inflates past the bound is not given as an empty page (which
+/// reads as a scan): the pages before it are, and that page alone is an error that names it
+/// and says where to read on; memory and time stay bounded.
+#[test]
+fn a_page_that_inflates_past_the_bound_is_named_not_left_empty() {
+    if !util::require_cmd("python3") {
+        return;
+    }
+    let w = util::ws();
+    let made = Command::new("python3")
+        .args(["-c", BOMB])
+        .arg(w.root.join("bomb.pdf"))
+        .status()
+        .expect("python3");
+    assert!(made.success());
+    let started = Instant::now();
+    let r = w.call("sneaky-read", json!({"file_path": "bomb.pdf"}));
+    let result = r.ok();
+    assert_eq!(
+        result["pages"],
+        json!([{"number": 1, "text": "before the bomb\n"}]),
+        "{}",
+        r.json
+    );
+    assert_eq!(result["end_page"], 1);
+    let msg = w
+        .call("sneaky-read", json!({"file_path": "bomb.pdf", "offset": 2}))
+        .err("binary_file", 1);
+    assert!(
+        msg.contains("page 2") && msg.contains("inflates past") && msg.contains("offset 3"),
+        "{msg}"
+    );
+    util::took_at_most(started, Duration::from_secs(60), "reading the bomb");
+}

@@ -281,6 +281,13 @@ fn every_config_key_is_in_the_readme() {
         ("[tools.shell]", Some(shell)),
         ("[mcp]", example.get("mcp")),
         ("[undo]", example.get("undo")),
+        (
+            "[[hooks.PreToolUse]]",
+            example
+                .get("hooks")
+                .and_then(|h| h.get("PreToolUse"))
+                .and_then(|list| list.get(0)),
+        ),
     ] {
         let shown = shown
             .and_then(toml::Value::as_table)

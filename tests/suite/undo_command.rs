@@ -1187,3 +1187,54 @@ fn a_killed_command_s_overlay_is_removed_by_the_next_call_never_reused() {
     expect_kinds(&reply.command_ran()["changes"], &[("next.txt", "created")]);
     assert!(!w.root.join("k.txt").exists());
 }
+
+/// `request` to `bin` under a soft descriptor limit of 256 (distributions start programs at
+/// 1024; lower here so that the test makes fewer files), with the workspace's usual
+/// environment.
+fn call_with_few_descriptors(w: &Ws, bin: &str, request: Value) -> util::Reply {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "ulimit -Sn 256 && exec \"$0\""])
+        .arg(assert_cmd::cargo::cargo_bin(bin));
+    util::fence(&mut cmd, w.dir.path())
+        .current_dir(&w.root)
+        .env_remove("CARGO_TARGET_DIR")
+        .env("SNEAKY_ROOT", &w.root)
+        .env_remove("SNEAKY_CONFIG")
+        .env("XDG_CONFIG_HOME", w.dir.path().join("xdg"))
+        .env("XDG_STATE_HOME", w.dir.path().join("state"));
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(request.to_string())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .expect("run");
+    util::Reply::parse(bin, out)
+}
+
+/// A command that makes more files than the soft descriptor limit (a virtual environment, an
+/// `npm install` before any .gitignore covers node_modules): a change holds every file open
+/// until all are committed together, and all are applied, then undone.
+#[test]
+fn more_new_files_than_the_soft_descriptor_limit_are_applied_and_undone() {
+    let Some(w) = repo() else { return };
+    let r = call_with_few_descriptors(
+        &w,
+        "sneaky-run",
+        json!({"command": "mkdir many && cd many && seq 1 600 | xargs touch", "timeout": 120}),
+    );
+    let result = r.ok();
+    assert_eq!(
+        result["changes"].as_array().map(Vec::len),
+        Some(601),
+        "{}",
+        r.json
+    );
+    assert_eq!(
+        std::fs::read_dir(w.root.join("many"))
+            .expect("many")
+            .count(),
+        600
+    );
+    let undone = call_with_few_descriptors(&w, "sneaky-undo", json!({}));
+    undone.ok();
+    assert!(!w.root.join("many").exists(), "{}", undone.json);
+}

@@ -76,6 +76,8 @@ mod mcp_concurrency;
 mod mcp_memory;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/new_repository.rs"]
+mod new_repository;
 #[path = "suite/own_state.rs"]
 mod own_state;
 #[path = "suite/pdf.rs"]
@@ -114,3 +116,5 @@ mod text_stream;
 mod undo;
 #[path = "suite/undo_command.rs"]
 mod undo_command;
+#[path = "suite/workflows.rs"]
+mod workflows;

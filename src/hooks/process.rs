@@ -145,7 +145,9 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=,:@%".contains(c);
     let words: Vec<&str> = command.split_ascii_whitespace().collect();
     let all_plain = words.iter().all(|w| w.chars().all(plain));
-    (all_plain && !words.is_empty()).then_some(words)
+    // `NAME=value program` is an assignment for the shell, not a program named so.
+    let assigns = words.first().is_some_and(|w| w.contains('='));
+    (all_plain && !assigns && !words.is_empty()).then_some(words)
 }
 
 fn read_bounded(mut pipe: impl Read, max: usize) -> (Vec<u8>, bool) {
@@ -205,6 +207,7 @@ mod tests {
         assert_eq!(plain_words("\"$CLAUDE_PROJECT_DIR\"/hook.sh"), None);
         assert_eq!(plain_words("jq . | tee log"), None);
         assert_eq!(plain_words("~/bin/hook"), None);
+        assert_eq!(plain_words("LOG=/tmp/x /bin/hook"), None);
         assert_eq!(plain_words("  "), None);
     }
 

@@ -117,6 +117,7 @@ pub fn run_with_changes(
         env_removed,
         bash,
         path_env,
+        caches,
     } = Setup::new(shell, &root, programs, "sneaky-run-", "the command's")?;
     let config_before = guard::ConfigSnapshot::take(ctx.ws);
     let launcher = sandbox::launcher_path();
@@ -160,6 +161,7 @@ pub fn run_with_changes(
                     protect::Placeholders::reserve(&in_upper),
                 ]);
                 let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+                Setup::grant(caches.as_deref(), &mut spec);
                 if let Some(held) = &scratch {
                     // Bound read-only over the placeholders in the upper layer, as over those
                     // in the workspace.
@@ -259,7 +261,11 @@ pub fn run_with_changes(
                     if dry_run && overlay::holding() {
                         applied.held = Some(held.hold()?);
                     }
-                    for note in [applied.links_note(), applied.reduced_note()] {
+                    for note in [
+                        applied.links_note(),
+                        applied.reduced_note(),
+                        applied.repository_note(),
+                    ] {
                         if note.is_empty() {
                             continue;
                         }
@@ -328,14 +334,16 @@ pub(crate) fn hold_changes(
 }
 
 /// What a command starts from, in the foreground or as a job: its private temporary
-/// directory, its environment (and the names kept out of it), the bash that runs it and the
-/// PATH the exec set is built from.
+/// directory, its environment (and the names kept out of it), the bash that runs it, the
+/// PATH the exec set is built from, and the sandbox's private caches of the workspace
+/// (writable to it besides the workspace and the temporary directory: [`Setup::grant`]).
 pub(crate) struct Setup {
     pub tmp: tmpdir::PrivateTmp,
     pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub env_removed: Vec<String>,
     pub bash: std::path::PathBuf,
     pub path_env: std::ffi::OsString,
+    pub caches: Option<std::path::PathBuf>,
 }
 
 impl Setup {
@@ -355,8 +363,10 @@ impl Setup {
             ));
         }
         let tmp = tmpdir::PrivateTmp::create(prefix, whose)?;
-        let (mut env, env_removed) = env::command_env(shell, root, tmp.path());
-        if programs.iter().any(|p| p == "cargo") {
+        let caches = shell.sandbox.then(|| env::private_caches(root)).flatten();
+        let (mut env, env_removed) = env::command_env(shell, root, tmp.path(), caches.as_deref());
+        if programs.iter().any(|p| p == "cargo") && crate::config::commands::mode(shell).is_strict()
+        {
             cargo_target_dir(&mut env, root);
         }
         let bash = env::find_bash(&env)?;
@@ -371,13 +381,22 @@ impl Setup {
             env_removed,
             bash,
             path_env,
+            caches,
         })
+    }
+
+    /// The private caches, writable to the command (never executable: what runs is built in
+    /// the workspace or the temporary directory).
+    pub(crate) fn grant(caches: Option<&std::path::Path>, spec: &mut sandbox::LaunchSpec) {
+        spec.write.extend(caches.map(std::path::Path::to_path_buf));
     }
 }
 
-/// cargo builds and runs build scripts and tests from its target directory, which must exist
-/// before the call for the sandbox to let it execute: the workspace's `target/` (shared by
-/// every crate in it) unless CARGO_TARGET_DIR says otherwise.
+/// In the strict mode cargo builds and runs build scripts and tests from its target directory,
+/// which must exist before the call for the sandbox to let it execute: the workspace's
+/// `target/` (shared by every crate in it) unless CARGO_TARGET_DIR says otherwise. In the
+/// contained mode the whole workspace executes, and each package builds in its own `target/`
+/// as it does outside the sandbox.
 fn cargo_target_dir(
     env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
     root: &std::path::Path,

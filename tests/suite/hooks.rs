@@ -453,3 +453,333 @@ fn a_broken_hooks_table_is_a_configuration_error() {
         .err("config_error", 2);
     assert!(message.contains("unknown field `comand`"), "{message}");
 }
+
+/// tests/hooks/claude_code_guard.py: a hook written for Claude Code, run unchanged.
+pub fn claude_guard() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hooks/claude_code_guard.py")
+}
+
+/// The user's configuration running the Claude Code hook with `names = "claude"` on Bash,
+/// Write and Edit, before and after, logging what it reads to `log`.
+pub fn claude_config(log: &std::path::Path) -> String {
+    let command = format!("HOOK_LOG={} {}", log.display(), claude_guard().display());
+    format!(
+        "{}{}",
+        entry(
+            "PreToolUse",
+            "Bash|Write|Edit",
+            &command,
+            "names = \"claude\""
+        ),
+        entry("PostToolUse", "Write|Edit", &command, "names = \"claude\"")
+    )
+}
+
+#[test]
+fn a_claude_code_hook_blocks_rewrites_and_annotates_unchanged() {
+    if !util::require_cmd("python3") {
+        return;
+    }
+    let w = util::ws();
+    let log = w.outside().join("claude.jsonl");
+    w.user_config(&claude_config(&log));
+    let root = w.root.canonicalize().unwrap();
+
+    // Write: a protected file is denied by permissionDecision.
+    let r = w.call(
+        "sneaky-write",
+        json!({"file_path": ".env", "content": "KEY=1\n"}),
+    );
+    let message = r.err("hook_denied", 3);
+    assert!(message.contains(".env is a protected file"), "{message}");
+    assert!(!w.root.join(".env").exists());
+    // The hook saw Claude Code's Write with an absolute file_path.
+    let seen = recorded(&w, "claude.jsonl");
+    assert_eq!(seen[0]["tool_name"], "Write");
+    assert_eq!(
+        seen[0]["tool_input"],
+        json!({"file_path": root.join(".env").to_str().unwrap(), "content": "KEY=1\n"})
+    );
+
+    // Write: updatedInput in Claude Code's fields is read back (the header is written).
+    let r = w.call(
+        "sneaky-write",
+        json!({"file_path": "tool.py", "content": "print(1)\n"}),
+    );
+    assert_eq!(r.ok()["path"], "tool.py");
+    assert_eq!(
+        w.read("tool.py"),
+        "# Checked by the team's hook.\nprint(1)\n"
+    );
+    // PostToolUse: its additionalContext comes back.
+    let said = r.json["hook_context"].as_str().unwrap_or_default();
+    assert!(said.contains("Remember to run the tests for"), "{said}");
+    assert!(
+        said.contains(root.join("tool.py").to_str().unwrap()),
+        "{said}"
+    );
+
+    // Edit: old_string / new_string, and the call goes through.
+    let r = w.call(
+        "sneaky-replace",
+        json!({"file_path": "tool.py", "old_str": "print(1)", "new_str": "print(2)"}),
+    );
+    r.ok();
+    let edit = recorded(&w, "claude.jsonl")
+        .into_iter()
+        .find(|e| e["tool_name"] == "Edit")
+        .expect("the hook saw the Edit");
+    assert_eq!(edit["tool_input"]["old_string"], "print(1)");
+    assert_eq!(edit["tool_input"]["new_string"], "print(2)");
+    assert!(w.read("tool.py").ends_with("print(2)\n"));
+
+    // Bash: exit 2 with the reason on stderr blocks the command.
+    let r = w.call("sneaky-run", json!({"command": "grep -r TODO ."}));
+    let message = r.err("hook_denied", 3);
+    assert!(
+        message.contains("Use 'rg' (ripgrep) instead of 'grep'"),
+        "{message}"
+    );
+    let bash = recorded(&w, "claude.jsonl")
+        .into_iter()
+        .find(|e| e["tool_name"] == "Bash")
+        .expect("the hook saw the Bash call");
+    assert_eq!(bash["tool_input"], json!({"command": "grep -r TODO ."}));
+}
+
+/// Over MCP, through the official TypeScript client (tests/mcp/ts_hooks_test.cjs): the Claude
+/// Code hook blocks, rewrites and annotates; `ask` blocks; and a run_command call meets its
+/// hook once, though sneaky-mcp runs it in sneaky-run.
+#[test]
+fn over_mcp_hooks_hold_once_per_call() {
+    if !util::require_cmd("python3") {
+        return;
+    }
+    let Some(node_modules) = crate::mcp_client::node_modules() else {
+        return;
+    };
+    let w = util::ws();
+    let log = w.outside().join("claude.jsonl");
+    let ask = script(
+        &w,
+        "ask.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"a person should see this read"}}'"#,
+    );
+    w.user_config(&format!(
+        "{}{}",
+        claude_config(&log),
+        entry("PreToolUse", "read_file", ask.to_str().unwrap(), "")
+    ));
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_hooks_test.cjs");
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
+        .arg(&w.root)
+        .arg(w.outside().join("xdg"))
+        .arg(w.outside().join("state"))
+        .env("NODE_PATH", &node_modules)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all TypeScript hook checks passed"),
+        "the TypeScript client failed:\n{stdout}\n{stderr}"
+    );
+    let runs: Vec<Value> = recorded(&w, "claude.jsonl")
+        .into_iter()
+        .filter(|e| e["tool_input"]["command"] == "echo once")
+        .collect();
+    let events: Vec<&str> = runs
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(events, ["PreToolUse"], "once per call: {runs:?}");
+}
+
+/// sneaky-agent against a scripted model: `calls` in one reply (id, name, arguments), then
+/// finish; the results the model was sent, by call id, and how the run ended.
+fn agent_run(
+    w: &Ws,
+    calls: &[(&str, &str, Value)],
+    extra: &[&str],
+) -> (Vec<(String, String)>, agent::Ran) {
+    let texts: Vec<(String, String, String)> = calls
+        .iter()
+        .map(|(id, name, args)| (id.to_string(), name.to_string(), args.to_string()))
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = texts
+        .iter()
+        .map(|(i, n, a)| (i.as_str(), n.as_str(), a.as_str()))
+        .collect();
+    let finish = agent::finish_call("f", "done");
+    let server = agent::serve(vec![
+        agent::openai_reply(None, &refs),
+        agent::openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let mut args = extra.to_vec();
+    args.push("do it");
+    let r = agent::run_openai(w, &server.base, &args);
+    let requests = server.requests();
+    let results = requests
+        .get(1)
+        .map(agent::openai_results)
+        .unwrap_or_default();
+    (results, r)
+}
+
+fn result_of<'a>(results: &'a [(String, String)], id: &str) -> &'a str {
+    &results
+        .iter()
+        .find(|(i, _)| i == id)
+        .expect("a result for the call")
+        .1
+}
+
+use crate::agent;
+
+#[test]
+fn in_sneaky_agent_hooks_decide_before_the_person() {
+    let w = util::ws();
+    w.write("b.txt", "auto tier\n").write("c.txt", "keep me\n");
+    let hook = script(
+        &w,
+        "decide.sh",
+        r#"input=$(cat)
+case "$input" in
+  *'"tool_name":"write_file"'*) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"file_path":"a.txt","content":"from the hook\n"}}}' ;;
+  *'"tool_name":"read_file"'*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"reads need a look"}}' ;;
+  *'"tool_name":"delete_file"'*) echo 'never delete' >&2; exit 2 ;;
+esac"#,
+    );
+    let after = script(
+        &w,
+        "after.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post says hi"}}'"#,
+    );
+    w.user_config(&format!(
+        "{}{}",
+        entry("PreToolUse", "", hook.to_str().unwrap(), ""),
+        entry("PostToolUse", "write_file", after.to_str().unwrap(), "")
+    ));
+    let calls = [
+        (
+            "w",
+            "write_file",
+            json!({"file_path": "a.txt", "content": "from the model\n"}),
+        ),
+        ("r", "read_file", json!({"file_path": "b.txt"})),
+        ("d", "delete_file", json!({"file_path": "c.txt"})),
+    ];
+    // No terminal and no --yes: write_file (confirm tier) would be refused; the hook's allow
+    // runs it, as the hook left it, and the model reads the PostToolUse context after it.
+    let (results, r) = agent_run(&w, &calls, &[]);
+    assert_eq!(w.read("a.txt"), "from the hook\n", "{}", r.stderr);
+    let written = result_of(&results, "w");
+    assert!(written.contains("hook_context: post says hi"), "{written}");
+    // read_file is auto tier, but the hook asks: with nobody to ask, it is not run.
+    let read = result_of(&results, "r");
+    assert_eq!(agent::code(read), "not_approved", "{read}");
+    // delete_file: exit 2 blocks it.
+    let deleted = result_of(&results, "d");
+    assert_eq!(agent::code(deleted), "hook_denied", "{deleted}");
+    assert!(deleted.contains("never delete"), "{deleted}");
+    assert_eq!(w.read("c.txt"), "keep me\n");
+    // `ask` asks even with --yes.
+    let (results, _) = agent_run(&w, &calls[1..2], &["--yes"]);
+    assert_eq!(agent::code(result_of(&results, "r")), "not_approved");
+}
+
+#[test]
+fn in_sneaky_agent_a_claude_code_hook_runs_unchanged() {
+    if !util::require_cmd("python3") {
+        return;
+    }
+    let w = util::ws();
+    let log = w.outside().join("claude.jsonl");
+    w.user_config(&claude_config(&log));
+    let calls = [
+        (
+            "w",
+            "write_file",
+            json!({"file_path": "tool.py", "content": "print(1)\n"}),
+        ),
+        (
+            "e",
+            "write_file",
+            json!({"file_path": ".env", "content": "KEY=1\n"}),
+        ),
+        ("g", "run_command", json!({"command": "grep -r TODO ."})),
+    ];
+    let (results, r) = agent_run(&w, &calls, &["--yes"]);
+    assert_eq!(
+        w.read("tool.py"),
+        "# Checked by the team's hook.\nprint(1)\n",
+        "{}",
+        r.stderr
+    );
+    assert!(result_of(&results, "w").contains("hook_context: Remember to run the tests for"));
+    let env = result_of(&results, "e");
+    assert!(
+        agent::code(env) == "hook_denied" && env.contains(".env is a protected file"),
+        "{env}"
+    );
+    assert!(!w.root.join(".env").exists());
+    let grep = result_of(&results, "g");
+    assert!(
+        agent::code(grep) == "hook_denied" && grep.contains("Use 'rg'"),
+        "{grep}"
+    );
+}
+
+#[test]
+fn a_stop_hook_keeps_sneaky_agent_working_a_bounded_number_of_times() {
+    let w = util::ws();
+    let count = w.outside().join("stops");
+    // Blocks the first finish only.
+    let once = script(
+        &w,
+        "once.sh",
+        &format!(
+            r#"cat > /dev/null
+if [ ! -e {c} ]; then touch {c}; echo '{{"decision":"block","reason":"the tests have not run"}}'; fi"#,
+            c = count.display()
+        ),
+    );
+    w.user_config(&entry("Stop", "", once.to_str().unwrap(), ""));
+    let first = agent::finish_call("f1", "done too early");
+    let second = agent::finish_call("f2", "done for real");
+    let server = agent::serve(vec![
+        agent::openai_reply(None, &[(&first.0, &first.1, &first.2)]),
+        agent::openai_reply(None, &[(&second.0, &second.1, &second.2)]),
+    ]);
+    let r = agent::run_openai(&w, &server.base, &["do it"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "done for real");
+    let results = agent::openai_results(&server.requests()[1]);
+    assert!(
+        result_of(&results, "f1").contains("the tests have not run"),
+        "{results:?}"
+    );
+
+    // A hook that always blocks is obeyed three times, then the finish stands.
+    let always = script(
+        &w,
+        "always.sh",
+        r#"cat > /dev/null; echo '{"decision":"block","reason":"not yet"}'"#,
+    );
+    w.user_config(&entry("Stop", "", always.to_str().unwrap(), ""));
+    let finishes: Vec<(String, String, String)> = (1..=4)
+        .map(|i| agent::finish_call(&format!("f{i}"), &format!("attempt {i}")))
+        .collect();
+    let server = agent::serve(
+        finishes
+            .iter()
+            .map(|f| agent::openai_reply(None, &[(&f.0, &f.1, &f.2)]))
+            .collect(),
+    );
+    let r = agent::run_openai(&w, &server.base, &["do it"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "attempt 4");
+    assert_eq!(server.requests().len(), 4);
+}

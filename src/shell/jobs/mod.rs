@@ -551,6 +551,7 @@ pub fn start(
         env_removed,
         bash,
         path_env,
+        caches,
     } = super::Setup::new(shell, &root, programs, "sneaky-job-", "the job's")?;
     // The placeholders must exist before the launch spec lists what to bind read-only; the
     // supervisor holds its own for as long as the job runs.
@@ -594,7 +595,9 @@ pub fn start(
         None => None,
     };
     let mut spec = if shell.sandbox {
-        super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?
+        let mut spec = super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+        super::Setup::grant(caches.as_deref(), &mut spec);
+        spec
     } else {
         super::spec::unsandboxed_spec(ctx.ws, &bash)
     };

@@ -58,6 +58,10 @@ pub struct Applied {
     pub links_broken: Vec<String>,
     /// What of the changes was applied reduced, or not at all ([`Reduced`]).
     pub reduced: Vec<Reduced>,
+    /// The `.git/config` of a repository the command made, not applied for the settings it
+    /// holds that make git run a program (or anything not in `PLAIN_GIT_CONFIG`): each path
+    /// with those settings.
+    pub refused_configs: Vec<(String, Vec<String>)>,
 }
 
 impl Applied {
@@ -77,6 +81,24 @@ impl Applied {
                 "replaced"
             }
         )
+    }
+
+    /// What the command's stderr gains when the configuration of a repository it made was
+    /// not applied (empty: none).
+    pub fn repository_note(&self) -> String {
+        self.refused_configs
+            .iter()
+            .map(|(path, settings)| {
+                format!(
+                    "sneaky-run: {path} of the repository the command made was not applied: it \
+                     sets {} (a command gives a new repository only settings that run no \
+                     program, in the form `git config` writes them: {}); its hooks are never \
+                     applied. Set what you want with `git config` in your own shell\n",
+                    settings.join(", "),
+                    super::route::PLAIN_GIT_CONFIG.join(", ")
+                )
+            })
+            .collect()
     }
 
     /// What the command's stderr gains when some of its changes were applied reduced or not

@@ -18,7 +18,7 @@ use nix::sys::stat::fstatat;
 
 use super::applied::{Applied, Changed};
 use super::gitignore::Ignored;
-use super::route::{changed_meanwhile, conflict, nested_git, route, Route};
+use super::route::{changed_meanwhile, conflict, nested_git, refused_configs, route, Route};
 use super::scan::{expand_removed, scan, Found, Scanned};
 use super::scratch::Scratch;
 use super::straight;
@@ -78,6 +78,7 @@ pub fn collect(
     let mut applied = Applied {
         changes: changed(&sorted.journaled, &now),
         untracked: changed(&sorted.untracked, &untracked_now),
+        refused_configs: refused_configs(ws, &upper, &sorted.discarded),
         discarded: std::mem::take(&mut sorted.discarded),
         links_broken: links_broken(ws, &sorted),
         reduced,
@@ -98,7 +99,7 @@ pub fn collect(
     }
     // What goes first, what comes last: an untracked path may sit in a tracked directory
     // that the recorded change removes or makes.
-    let nested_rule = |s: &Step| nested_git(&s.to, vcs_writable);
+    let nested_rule = |s: &Step| nested_git(&s.path, &s.to, vcs_writable);
     straight::remove(ws, &sorted.nested, &nested_now, nested_rule)?;
     straight::remove(ws, &sorted.untracked, &untracked_now, |_| Git::AsTools)?;
     applied.undo = match unrecordable {

@@ -22,6 +22,8 @@ mod apply_boundary;
 mod checks;
 #[path = "suite/code_nav.rs"]
 mod code_nav;
+#[path = "suite/code_nav_ctags.rs"]
+mod code_nav_ctags;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]
@@ -74,6 +76,8 @@ mod mcp_concurrency;
 mod mcp_memory;
 #[path = "suite/media.rs"]
 mod media;
+#[path = "suite/new_repository.rs"]
+mod new_repository;
 #[path = "suite/own_state.rs"]
 mod own_state;
 #[path = "suite/pdf.rs"]
@@ -112,3 +116,5 @@ mod text_stream;
 mod undo;
 #[path = "suite/undo_command.rs"]
 mod undo_command;
+#[path = "suite/workflows.rs"]
+mod workflows;

@@ -103,6 +103,8 @@ impl Ws {
             .env_remove("SNEAKY_CONFIG")
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            // The sandbox's private toolchain caches of the workspace, beside it.
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .args(args);
         let out = assert_cmd::Command::from_std(cmd)
             .write_stdin(stdin.to_vec())

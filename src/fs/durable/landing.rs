@@ -37,8 +37,12 @@ pub enum Git<'a> {
     AsTools,
     /// A nested repository's `.git` too (a real directory, reached without a link): the `.git`
     /// entry itself, and what lies beneath it when its first name there is one of `names`
-    /// (None: whatever it is).
-    Nested { names: Option<&'a [&'a str]> },
+    /// (None: whatever it is). With `root`, the workspace's own `.git` as well: a repository
+    /// the command made where the workspace had none (`git init`).
+    Nested {
+        names: Option<&'a [&'a str]>,
+        root: bool,
+    },
 }
 
 /// The target of a change at the root-relative `path`, reached and checked as the module
@@ -172,8 +176,8 @@ fn refuse_git(ws: &Workspace, parts: &[&[u8]], path: &str, git: Git<'_>) -> Resu
     };
     let allowed = match git {
         Git::AsTools => ws.vcs_writes_allowed(),
-        Git::Nested { .. } if at == 0 => false,
-        Git::Nested { names } => match parts.get(at + 1) {
+        Git::Nested { root: false, .. } if at == 0 => false,
+        Git::Nested { names, .. } => match parts.get(at + 1) {
             None => true,
             Some(first) => names.map_or(true, |names| names.iter().any(|n| n.as_bytes() == *first)),
         },
@@ -218,6 +222,7 @@ mod tests {
         let ws = ws(root);
         let nested = Git::Nested {
             names: Some(&["objects"]),
+            root: false,
         };
         for (path, link) in [
             ("a/.git/objects/pre-commit", "a/.git/objects"),
@@ -257,13 +262,27 @@ mod tests {
         let ws = ws(root);
         let data = Git::Nested {
             names: Some(&["objects"]),
+            root: false,
         };
         assert!(locate_no_links(&ws, "a/.git/objects/ab", data).is_ok());
         assert!(locate_no_links(&ws, "a/.git", data).is_ok());
+        // A repository the command made where the workspace had none: its data at the root.
+        let new = Git::Nested {
+            names: Some(&["objects"]),
+            root: true,
+        };
+        assert!(locate_no_links(&ws, ".git/objects/ab", new).is_ok());
+        assert!(locate_no_links(&ws, ".git/hooks/pre-commit", new).is_err());
         for (path, git) in [
             ("a/.git/hooks/pre-commit", data),
             (".git/hooks/pre-commit", data),
-            (".git/objects", Git::Nested { names: None }),
+            (
+                ".git/objects",
+                Git::Nested {
+                    names: None,
+                    root: false,
+                },
+            ),
             ("a/.git/objects/ab", Git::AsTools),
             (".claude/settings.json", data),
             (".claude", Git::AsTools),

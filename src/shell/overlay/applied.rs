@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::scan::Reduced;
 use crate::fs::history::Undoable;
 
 /// One path the command changed, as a result states it.
@@ -13,28 +14,6 @@ pub struct Changed {
     pub path: String,
     /// "created", "modified" or "deleted" (a rename is a delete and a create).
     pub kind: String,
-}
-
-/// Something of a command's changes that was applied reduced, or not at all: what is applied
-/// is what git keeps (regular files with plain permission bits, directories, links).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-pub struct Reduced {
-    /// Root-relative.
-    pub path: String,
-    /// What was taken off or left out: "setuid bit removed", "setgid bit removed", "sticky
-    /// bit removed", "extended attribute NAME removed" (the file is applied without them), or
-    /// "FIFO not applied", "socket not applied", "device node not applied", "name not UTF-8:
-    /// not applied".
-    pub what: String,
-}
-
-impl Reduced {
-    pub(super) fn new(path: &str, what: &str) -> Reduced {
-        Reduced {
-            path: path.to_string(),
-            what: what.to_string(),
-        }
-    }
 }
 
 /// What became of a command's changes.
@@ -58,6 +37,10 @@ pub struct Applied {
     pub links_broken: Vec<String>,
     /// What of the changes was applied reduced, or not at all ([`Reduced`]).
     pub reduced: Vec<Reduced>,
+    /// The `.git/config` of a repository the command made, not applied for the settings it
+    /// holds that make git run a program (or anything not in `PLAIN_GIT_CONFIG`): each path
+    /// with those settings.
+    pub refused_configs: Vec<(String, Vec<String>)>,
 }
 
 impl Applied {
@@ -77,6 +60,24 @@ impl Applied {
                 "replaced"
             }
         )
+    }
+
+    /// What the command's stderr gains when the configuration of a repository it made was
+    /// not applied (empty: none).
+    pub fn repository_note(&self) -> String {
+        self.refused_configs
+            .iter()
+            .map(|(path, settings)| {
+                format!(
+                    "sneaky-run: {path} of the repository the command made was not applied: it \
+                     sets {} (a command gives a new repository only settings that run no \
+                     program, in the form `git config` writes them: {}); its hooks are never \
+                     applied. Set what you want with `git config` in your own shell\n",
+                    settings.join(", "),
+                    super::route::PLAIN_GIT_CONFIG.join(", ")
+                )
+            })
+            .collect()
     }
 
     /// What the command's stderr gains when some of its changes were applied reduced or not

@@ -5,12 +5,20 @@
 # house rule: no function over ~80 lines without a reason in a comment). Braces inside strings,
 # character literals and comments are not counted.
 #
-# Usage: benches/long_functions.sh [REVISION] [LIMIT]
+# Usage: benches/long_functions.sh [--check] [REVISION] [LIMIT]
+#   --check   exit 1 when a product function (src/, bin/) over the limit gives no reason (CI)
 #   REVISION  a commit to count instead of the working tree (e.g. b81cd27), read with git archive
 #   LIMIT     the line limit (default 80)
+# Test code: under tests/, inside a #[cfg(test)] module, or a file such a module is declared
+# to be (`#[cfg(test)] mod tests;` beside it).
 # Paths counted: src/ and bin/ (the product) and tests/ (reported separately).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+CHECK=0
+if [ "${1:-}" = --check ]; then
+  CHECK=1
+  shift
+fi
 REV=${1:-}
 LIMIT=${2:-80}
 root=.
@@ -19,10 +27,11 @@ if [ -n "$REV" ]; then
   trap 'rm -rf "$root"' EXIT
   git archive "$REV" src bin tests | tar -x -C "$root"
 fi
-python3 - "$root" "$LIMIT" "${REV:-working tree}" <<'PY'
+python3 - "$root" "$LIMIT" "${REV:-working tree}" "$CHECK" <<'PY'
 import os, re, sys
 
-root, limit, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+root, limit, label, check = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == '1'
+TEST_FILES = set()  # files that are a #[cfg(test)] module declared elsewhere
 FN = re.compile(r'\bfn\s+(\w+)')
 
 def blank_literals(text):
@@ -108,14 +117,27 @@ def functions(path):
         if length <= limit:
             continue
         is_test = path.split(os.sep)[1:2] == ['tests'] or '/tests/' in path or \
+            os.path.normpath(path) in TEST_FILES or \
             any(a <= m.start() <= b for a, b in test_ranges)
         # A reason: a comment in the lines just above the fn (attributes and docs included)
         # that speaks of the length.
         reason, i = False, first - 1
         while i >= 0 and re.match(r'\s*(//|#\[|\*|/\*)', raw_lines[i]):
-            if re.search(r'\b(long|length|lines)\b', raw_lines[i], re.I): reason = True
+            if re.search(r'\b(long(er)?|length|lines)\b', raw_lines[i], re.I): reason = True
             i -= 1
         yield length, first + 1, m.group(1), is_test, reason
+
+# Out-of-line test modules: `#[cfg(test)] mod NAME;` in DIR/mod.rs (or lib.rs) is DIR/NAME.rs,
+# in DIR/FILE.rs it is DIR/FILE/NAME.rs.
+for top in ('src', 'bin'):
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        for f in files:
+            if not f.endswith('.rs'):
+                continue
+            text = open(os.path.join(dirpath, f), encoding='utf-8', errors='replace').read()
+            for m in re.finditer(r'#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;', text):
+                base = dirpath if f in ('mod.rs', 'lib.rs', 'main.rs') else os.path.join(dirpath, f[:-3])
+                TEST_FILES.add(os.path.normpath(os.path.join(base, m.group(1) + '.rs')))
 
 rows = []
 for top in ('src', 'bin', 'tests'):
@@ -135,4 +157,6 @@ code = [r for r in rows if not r[3]]
 print(f'{len(code)} functions over {limit} lines outside tests '
       f'({sum(1 for r in code if not r[4])} without a reason in a comment); '
       f'{len(rows) - len(code)} in test code')
+if check and any(not r[4] for r in code):
+    sys.exit(1)
 PY

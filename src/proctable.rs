@@ -13,6 +13,14 @@ pub struct Proc {
     pub session: i32,
 }
 
+/// A process's start time in clock ticks since boot (field 22 of /proc/PID/stat): with the
+/// pid, it names one process, not whichever later takes the pid.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
 /// The fields of one `/proc/PID/stat` line.
 pub fn parse_stat(pid: i32, stat: &str) -> Option<Proc> {
     // The command name may hold spaces and parentheses: fields start after the last ')'.

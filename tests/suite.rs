@@ -22,6 +22,8 @@ mod apply_boundary;
 mod checks;
 #[path = "suite/code_nav.rs"]
 mod code_nav;
+#[path = "suite/code_nav_ctags.rs"]
+mod code_nav_ctags;
 #[path = "suite/conformance.rs"]
 mod conformance;
 #[path = "suite/containers.rs"]

@@ -26,14 +26,14 @@ use sneaky::config::{Config, Source};
 use sneaky::error::{Error, ErrorKind};
 use sneaky::fs::jail::Workspace;
 use sneaky::shell::policy::CHECK_POLICY_FLAG;
-use sneaky::shell::{jobs, overlay, policy, report, sandbox, supervise};
+use sneaky::shell::{jobs, launch, overlay, policy, report, sandbox, supervise};
 use sneaky::tools::run::RunCommand;
 
 pub fn main() -> ExitCode {
     // The launcher's arguments are taken as they are (a command line need not be UTF-8).
     let mut raw = std::env::args_os().skip(1);
     match raw.next() {
-        Some(f) if f == sandbox::LAUNCH_FLAG => return sandbox::launcher_main(raw),
+        Some(f) if f == launch::LAUNCH_FLAG => return sandbox::launcher_main(raw),
         Some(f) if f == jobs::SUPERVISOR_FLAG => return jobs::supervisor::starter_main(raw),
         Some(f) if f == jobs::DAEMON_FLAG => return jobs::supervisor::daemon_main(raw),
         Some(f) if f == jobs::LOOPBACK_FLAG => return jobs::supervisor::loopback_main(),

@@ -188,6 +188,9 @@ impl Gate {
 
     /// Decide about a checked call (known tool, not denied, valid arguments), with the effect
     /// run_command's policy classed a command with.
+    // Long: one decision over the tool's tier, a hook's ask, the command's effect and whether a
+    // terminal is there, each changing what the person is shown; the answer loop at its end
+    // reads the answer to exactly that text.
     fn decide(
         &mut self,
         runner: &Runner,

@@ -68,11 +68,11 @@ impl Lang {
             Lang::Java => &["java"],
             Lang::C => &["c", "h"],
             Lang::Cpp => &[
-                "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "tpp",
+                "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "tpp", "inl",
             ],
             Lang::CSharp => &["cs"],
             Lang::Ruby => &["rb", "rake", "gemspec"],
-            Lang::Php => &["php", "phtml", "php3", "php4", "php5", "phps"],
+            Lang::Php => &["php", "phtml", "php3", "php4", "php5", "php7", "phps"],
             Lang::Bash => &["sh", "bash"],
         }
     }

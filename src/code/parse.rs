@@ -202,6 +202,10 @@ fn definitions(tagger: &Tagger, root: Node<'_>, source: &[u8]) -> Vec<Def> {
     // the query (the more precise one) wins.
     found.sort_by_key(|f| (f.name_node_start, f.pattern));
     found.dedup_by_key(|f| f.name_node_start);
+    // One definition per name, kind and line: `exports.f = function f() {}` names its
+    // function twice.
+    let mut seen = HashSet::new();
+    found.retain(|f| seen.insert((f.name.clone(), f.kind, f.line)));
     // Parents before children: by start, the larger first.
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     tree_of(found)
@@ -319,7 +323,13 @@ fn unqualified(node: Node<'_>) -> (Node<'_>, Option<Node<'_>>) {
 /// a PHP `$variable` without its sign).
 fn name_text(kind: SymbolKind, node: Node<'_>, source: &[u8]) -> Option<String> {
     let text = node.utf8_text(source).ok()?;
-    let text = text.trim_start_matches(':').trim_start_matches('$').trim();
+    // Only a symbol's colon and a PHP variable's sign: `$` begins many a JavaScript name.
+    let text = match node.kind() {
+        "simple_symbol" => text.trim_start_matches(':'),
+        "variable_name" => text.trim_start_matches('$'),
+        _ => text,
+    }
+    .trim();
     if text.is_empty() || text.len() > 300 {
         return None;
     }
@@ -602,6 +612,28 @@ mod tests {
         assert_eq!(
             merged(vec![(5, 9), (0, 2), (2, 3), (8, 12)]),
             vec![(0, 3), (5, 12)]
+        );
+    }
+
+    #[test]
+    fn javascript_names_keep_their_dollar_and_function_expressions_count() {
+        let source = b"class V {\n  $dataError() {}\n}\nexports.f = function f() {};\napp.get = function getRouter() {};\nuse(function onMount(p) {});\n";
+        let tags = tags(Lang::JavaScript, source).unwrap();
+        let defs: Vec<(&str, u32)> = tags
+            .defs
+            .iter()
+            .map(|d| (d.name.as_str(), d.line))
+            .collect();
+        assert_eq!(
+            defs,
+            [
+                ("V", 1),
+                ("$dataError", 2),
+                ("f", 4),
+                ("get", 5),
+                ("getRouter", 5),
+                ("onMount", 6)
+            ]
         );
     }
 }

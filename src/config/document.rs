@@ -249,6 +249,8 @@ fn undo_of(node: &Node<'_>) -> Result<Undo, Fault> {
     Ok(Undo { max_bytes })
 }
 
+// Long: one line per key of [tools.shell] (destructured so that a new field of Shell fails to
+// compile here until it is read), not one step per line.
 fn shell_of(node: &Node<'_>) -> Result<Shell, Fault> {
     let Shell {
         mut strict,

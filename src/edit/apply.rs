@@ -7,124 +7,10 @@ use std::ops::Range;
 
 use super::build::{assemble, Applied};
 use super::explain::{explain, rejection_text, Miss};
-use super::parse::Hunk;
+use super::patch::Hunk;
+use super::place::{Placed, Placement, Rejection, Want, FUZZ_WINDOW};
 use super::seek::{self, Rung, WINDOW};
 use super::{Lines, Op};
-
-/// How a hunk was placed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placement {
-    pub number: usize,
-    /// 1-based line where the header said the hunk's old side starts (None if unnumbered).
-    pub expected_line: Option<usize>,
-    /// 1-based line of the old file where the hunk's old side was found.
-    pub line: usize,
-    /// Lines between the found place and the header's.
-    pub offset: isize,
-    /// Context lines ignored at either end to place the hunk (GNU patch's fuzz).
-    pub fuzz: usize,
-    /// The rung of the ladder that placed the hunk.
-    pub rung: Rung,
-}
-
-#[derive(Debug)]
-pub struct Rejection {
-    pub number: usize,
-    pub message: String,
-}
-
-/// GNU patch's default fuzz factor.
-pub const MAX_FUZZ: usize = 2;
-
-/// A hunk as the placer sees it.
-pub(super) struct Want<'h, 'a> {
-    pub hunk: &'h Hunk<'a>,
-    pub old_side: Vec<&'a [u8]>,
-    /// For each old-side line: a context line (else a removed one).
-    pub context: Vec<bool>,
-    pub lead: usize,
-    pub trail: usize,
-    /// 0-based line where the header says the old side starts.
-    pub stated: Option<usize>,
-    /// Lines equal to the hunk's anchor (Codex's `@@ class Foo`): it goes after one of them.
-    pub anchors: Option<Vec<usize>>,
-    /// Number of lines in the file, when the hunk must end at the end of the file.
-    pub end: Option<usize>,
-}
-
-impl<'h, 'a> Want<'h, 'a> {
-    fn new(hunk: &'h Hunk<'a>, file: &Lines<'_>) -> Self {
-        let (lead, trail) = hunk.lead_trail();
-        let anchors = hunk.anchor.map(|a| {
-            (0..file.len())
-                .filter(|&i| seek::rtrim(file.content(i)).trim_ascii_start() == a.as_bytes())
-                .collect()
-        });
-        Want {
-            hunk,
-            old_side: hunk.old_side(),
-            context: hunk
-                .lines
-                .iter()
-                .filter(|l| l.op != Op::Add)
-                .map(|l| l.op == Op::Context)
-                .collect(),
-            lead,
-            trail,
-            stated: hunk.written_position(),
-            anchors,
-            end: hunk.at_end.then_some(file.len()),
-        }
-    }
-
-    /// True when the hunk's (trimmed) old side may start at `p`: after its anchor, and at the
-    /// end of the file when it says so.
-    fn fits(&self, p: usize, front: usize, back: usize) -> bool {
-        let len = self.old_side.len() - front - back;
-        self.end.map_or(true, |n| p + len + back == n)
-            && self.anchors.as_ref().map_or(true, |a| {
-                a.iter().any(|&line| line < p.saturating_sub(front))
-            })
-    }
-
-    fn added(&self, front: usize, back: usize) -> Vec<&'a [u8]> {
-        let body = &self.hunk.lines[front..self.hunk.lines.len() - back];
-        body.iter()
-            .filter(|l| l.op == Op::Add)
-            .map(|l| l.text)
-            .collect()
-    }
-}
-
-/// Where a hunk goes.
-#[derive(Debug, Clone)]
-pub(super) struct Placed {
-    /// File line where the (fuzz-trimmed) old side starts.
-    pub at: usize,
-    /// Context lines left out at the front and the back (fuzz).
-    pub front: usize,
-    pub back: usize,
-    /// The added lines re-indented (indentation rung), in hunk order.
-    pub added: Option<Vec<Vec<u8>>>,
-    pub rung: Rung,
-}
-
-impl Placed {
-    fn new(at: usize, rung: Rung) -> Placed {
-        Placed {
-            at,
-            front: 0,
-            back: 0,
-            added: None,
-            rung,
-        }
-    }
-
-    /// The old lines the hunk covers (for a pure insertion, the empty range at its line).
-    pub fn span(&self, want: &Want<'_, '_>) -> Range<usize> {
-        self.at..self.at + want.old_side.len() - self.front - self.back
-    }
-}
 
 /// True when two hunks' old lines overlap (an insertion may touch either end of a range).
 fn clash(a: &Range<usize>, b: &Range<usize>) -> bool {
@@ -332,9 +218,6 @@ fn search_range(expected: Option<usize>, n: usize) -> Range<usize> {
     }
 }
 
-/// Fuzz, the weakest evidence, is looked for this close to the expected line only.
-pub const FUZZ_WINDOW: usize = 15;
-
 fn fuzz_range(expected: Option<usize>, n: usize) -> Range<usize> {
     match expected {
         Some(e) => e.saturating_sub(FUZZ_WINDOW)..(e + FUZZ_WINDOW + 1).min(n + 1),
@@ -372,6 +255,9 @@ fn loose_candidates(
 /// them there), else refused with the list. Rung order never decides between places. Fuzz
 /// comes last, only when no rung answers, and is refused when a place elsewhere matches with
 /// all whitespace ignored.
+// Long: one decision made from every rung's answers and the expected line, as its comment says;
+// split, the weighing of candidates found at different rungs would be spread over functions
+// that each see part of them.
 fn seek_hunk(
     file: &Lines<'_>,
     wants: &[Want<'_, '_>],

@@ -3,7 +3,7 @@
 //! the line ending of the lines around them, the final newline as the patch says, and the line
 //! edits that describe the change for its diff.
 
-use super::apply::{Placed, Placement, Want};
+use super::place::{Placed, Placement, Want};
 use super::render::Edit;
 use super::{Lines, Op};
 

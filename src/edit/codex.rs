@@ -16,7 +16,7 @@
 //! Hunks have no line numbers: they are placed by their lines (and anchor), and only where one
 //! place answers.
 
-use super::parse::{Hunk, HunkLine, Op, ParseError, Patch, PatchLines, Section};
+use super::patch::{Hunk, HunkLine, Op, ParseError, Patch, PatchLines, Section};
 
 fn error(line: usize, message: impl Into<String>) -> ParseError {
     ParseError {

@@ -1,7 +1,7 @@
 //! Why a hunk does not apply, in words a model can act on.
 
-use super::apply::{Placed, Want, FUZZ_WINDOW};
-use super::parse::Hunk;
+use super::patch::Hunk;
+use super::place::{Placed, Want, FUZZ_WINDOW};
 use super::seek::{self, Rung, WINDOW};
 use super::{Lines, Op};
 

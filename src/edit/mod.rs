@@ -34,9 +34,11 @@
 //! or removes), or the file's dominant one when those are no guide.
 //!
 //! The engine's parts, in the order a patch goes through them:
-//! - [`parse`]: patch text → sections (one per file) → hunks.
+//! - [`patch`]: a patch as data (sections, hunks, lines) and the error naming its bad line.
+//! - [`parse`]: patch text → sections (one per file) → hunks; [`codex`] for the Codex envelope.
 //! - [`lines`]: a file's bytes as lines (content without endings, raw with them).
 //! - [`seek`]: the ladder of ways a hunk's lines may match, and the candidates at each rung.
+//! - [`place`]: what placing works with and yields (a hunk as the placer sees it, its place).
 //! - [`apply`]: place every hunk by its own numbers, only where one candidate answers.
 //! - [`build`]: the new bytes and the line edits, once every hunk has its place.
 //! - [`explain`]: why a hunk does not apply, the real cause first.
@@ -48,14 +50,18 @@ mod codex;
 mod explain;
 mod lines;
 mod parse;
+mod patch;
+mod place;
 mod render;
 pub(crate) mod seek;
 
-pub use apply::{apply, Placement, Rejection, MAX_FUZZ};
+pub use apply::apply;
 pub use build::Applied;
 pub(crate) use explain::{show, squash};
 pub use lines::Lines;
-pub use parse::{parse, Hunk, HunkLine, Op, ParseError, Patch, Section};
+pub use parse::parse;
+pub use patch::{Hunk, HunkLine, Op, ParseError, Patch, Section};
+pub use place::{Placement, Rejection, MAX_FUZZ};
 pub use render::{diff_text, line_edits, render, Edit};
 pub use seek::{Rung, WINDOW};
 

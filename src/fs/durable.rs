@@ -32,7 +32,8 @@ use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode};
 use nix::unistd::{faccessat, fsync, linkat, unlinkat, AccessFlags, UnlinkatFlags};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME, MAX_LINK_HOPS};
+use crate::fs::jail::{map_errno, Kind, Workspace, CONFIG_FILE_NAME};
+use crate::fs::MAX_LINK_HOPS;
 
 mod landing;
 mod staged;

@@ -857,6 +857,8 @@ impl History {
     /// [`History::bound`] from the files themselves. Past the bound, the oldest changes are
     /// forgotten down to nine tenths of it, so that the changes right after do not each count
     /// again. Returns how many changes were forgotten, and the size the history is left with.
+    // Long: counting the history's size by content (a copy shared by entries counted once) and
+    // forgetting the oldest changes share the maps built from every entry.
     fn recount(&self) -> (u64, u64) {
         use std::collections::HashMap;
         let size = self.on_disk();
@@ -1451,6 +1453,10 @@ pub fn record_write(
 
 impl History {
     /// [`record_write`] once the history is open; `old`: the file replaced and its content.
+    // Long: the order of a recorded write is its crash safety: the old file named in the
+    // history, the entry whole before the edit, the edit, the copy a conflict shows written
+    // while the flushes wait, the new name made durable; one function keeps that order and its
+    // ways out (each of which removes the old file's name again) readable top to bottom.
     fn rewrite(
         &self,
         ws: &Workspace,

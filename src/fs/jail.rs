@@ -30,8 +30,7 @@ use crate::fs::protected::{self, Reach, Reached};
 /// Name of the per-workspace configuration file; never written by any tool.
 pub const CONFIG_FILE_NAME: &str = "sneaky.toml";
 
-/// The one limit on links followed in one resolution, for every follower (the kernel's is 40).
-pub const MAX_LINK_HOPS: usize = 40;
+use super::MAX_LINK_HOPS;
 const EAGAIN_RETRIES: usize = 8;
 
 /// Whether `openat2` works in this process: 0 unknown, 1 yes, 2 no (use the fallback).

@@ -33,8 +33,8 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::jail::MAX_LINK_HOPS;
 use super::pathlist::PathList;
+use super::MAX_LINK_HOPS;
 
 /// Entries of protected directories looked at for links, in all, per workspace opened.
 pub const MAX_ENTRIES: usize = 4096;

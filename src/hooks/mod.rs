@@ -336,6 +336,8 @@ impl Call<'_> {
     }
 
     /// Read one PreToolUse hook's JSON answer into the call.
+    // Long: one PreToolUse answer read field by field as Claude Code defines it (continue,
+    // decision and its older form, reason, updated input), each field able to end the call.
     fn apply(
         &self,
         hook: &Hook,

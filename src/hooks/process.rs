@@ -46,6 +46,9 @@ pub struct Env<'a> {
 }
 
 /// Run `command` with `stdin` in `env.root`, for at most `timeout`.
+// Long: a hook process from spawn to its end: its stdin written from a thread, its output read
+// until the deadline, its process group killed at the timeout; all share the child, its pid and
+// the one deadline.
 pub fn run(command: &str, stdin: Vec<u8>, env: &Env<'_>, timeout: Duration) -> Result<Ran, Failed> {
     let mut cmd = match plain_words(command) {
         Some(words) => {

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::catalog;
 use super::jsonrpc;
-use super::server::{log, log_call, CallEnd};
+use super::log::{log, log_call, CallEnd};
 use super::shape::Dialect;
 use super::version::Version;
 use crate::cancel::Cancel;
@@ -201,6 +201,8 @@ type Logged = (&'static str, Option<&'static str>);
 const INVALID: Logged = ("invalid_params", None);
 
 /// The response to send (None when the call was cancelled while it ran), and how it ended.
+// Long: a tools/call from its params to its response: each malformed part answers
+// invalid_params with its own message, then the call and its outcome for the log line.
 fn answer(call: &ToolCall, tools: &Tools) -> (Option<Value>, Logged) {
     let id = &call.id;
     let Some(Value::Object(params)) = &call.params else {

@@ -66,9 +66,10 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use super::calls::{self, InFlight, Outbound, ToolCall, Tools};
 use super::json_out;
 use super::jsonrpc::{self, Message, Parsed};
+use super::log::log;
 use super::pool::Pool;
 use super::resume::{Frame as Queued, Gap, Keeper, Limits, Resumed, Streams};
-use super::server::{self, log, Options};
+use super::server::{self, Options};
 use super::shape::{Dialect, StructuredChoice};
 use super::version::Version;
 use crate::error::{Error, ErrorKind, Result};
@@ -433,6 +434,8 @@ async fn first_of(a: impl Future, b: impl Future) -> bool {
 /// [`STOP_GRACE`] to end (a second signal cuts it short), then cancel the rest (their process
 /// trees go, and they are answered that the server stopped); ask the job supervisor to end the
 /// background jobs of every session; let the connections write what they still hold.
+// Long: the server's stop in the order its comment gives (stop taking, grace, cancel, end jobs,
+// flush), with the signal listeners that can cut the grace short.
 async fn stop_on_signal(shared: Arc<Shared>) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut int), Ok(mut term)) = (
@@ -794,6 +797,8 @@ fn notification(method: &str, params: Option<&Value>, session: &Session) {
 /// A JSON-RPC batch in a 2025-03-26 session: its answers as one JSON array, or, when a walk or a
 /// command is among its calls, as an event stream carrying their progress and then the array;
 /// 202 when it holds no request.
+// Long: a batch's answers go either to one JSON array or to an event stream, chosen from its
+// items; both ends are built and handed to the same loop over the items here.
 fn batch(
     items: Vec<std::result::Result<Message, jsonrpc::Fault>>,
     session: &Arc<Session>,

@@ -11,9 +11,10 @@
 //!
 //! Why not the official Rust SDK (`rmcp`): it needs tokio and an async runtime around tools that
 //! are synchronous, and costs ~122 s of clean build and ~3 MB for a protocol
-//! that, over stdio, is a handful of methods on newline-delimited JSON. This module is a few
-//! hundred lines over serde_json and runs each call through `tools::call`, the code path the
-//! tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio
+//! that, over stdio, is a handful of methods on newline-delimited JSON. The stdio transport is
+//! about two thousand lines over serde_json (`server.rs`, `calls.rs`, `pool.rs`, `jsonrpc.rs`,
+//! `json_out.rs`, and `log.rs` for stderr), and runs each call through `tools::call`, the code
+//! path the tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio
 //! (only when `--http` is given: the stdio path starts no runtime). The official Python and
 //! TypeScript clients drive both transports in the test suite (tests/mcp/).
 //!
@@ -25,6 +26,7 @@ mod catalog;
 mod http;
 mod json_out;
 mod jsonrpc;
+mod log;
 mod pool;
 mod resume;
 mod roots;
@@ -139,7 +141,7 @@ pub fn main() -> ExitCode {
         .get_one::<String>("log-format")
         .is_some_and(|f| f == "json")
     {
-        server::set_json_log();
+        log::set_json_log();
     }
     let opts = Options {
         root: matches.get_one::<PathBuf>("root").cloned(),
@@ -178,7 +180,7 @@ pub fn main() -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            server::log(&e);
+            log::log(&e);
             ExitCode::from(e.exit_status().max(1) as u8)
         }
     }
@@ -202,7 +204,7 @@ fn stop_on_signal() {
                 } else {
                     "SIGTERM"
                 };
-                server::log(format!("{name}: stopping, killing running commands"));
+                log::log(format!("{name}: stopping, killing running commands"));
                 crate::isolate::kill_all_children_trees();
                 std::process::exit(0);
             }

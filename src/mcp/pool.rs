@@ -96,7 +96,7 @@ impl Pool {
         match spawned {
             Ok(handle) => threads.push(handle),
             // Out of threads: the jobs wait for the workers there are.
-            Err(e) => super::server::log(format!("cannot start a worker thread: {e}")),
+            Err(e) => super::log::log(format!("cannot start a worker thread: {e}")),
         }
     }
 

@@ -822,6 +822,8 @@ impl<'d> Page<'d, '_> {
 
     /// The text shown by a content stream (a page's, or a form's drawn with `ctm`).
     /// `forms` holds the forms being drawn, to refuse a form that draws itself.
+    // Long: one match over a content stream's operators, one arm per operator, all updating the
+    // one text state (matrices, font, saved states) that PDF defines for the stream.
     fn walk(
         &mut self,
         content: &[u8],

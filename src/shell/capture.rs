@@ -1,7 +1,7 @@
 //! Capturing a command's output: a reader thread per stream fills a bounded head+tail buffer
 //! (`max_output_bytes` each), so memory stays bounded however much a command prints; the
 //! launcher's status line is split off the start of stderr, and its last line
-//! ([`sandbox::END_PREFIX`]) off the end.
+//! ([`launch::END_PREFIX`]) off the end.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::sandbox::{self, LaunchEnd, LaunchStatus};
+use super::launch::{self, LaunchEnd, LaunchStatus};
 
 const READ_CHUNK: usize = 64 * 1024;
 /// The stream's last bytes kept apart from the capture, however small `max_output_bytes`:
@@ -106,7 +106,7 @@ impl Stream {
         }
         let mut shared = lock(&self.shared);
         let last: Vec<u8> = shared.capture.last.iter().copied().collect();
-        let marker = format!("{}{token}:", sandbox::END_PREFIX).into_bytes();
+        let marker = format!("{}{token}:", launch::END_PREFIX).into_bytes();
         let at = memchr::memmem::rfind(&last, &marker)?;
         let json = last[at + marker.len()..].strip_suffix(b"\n")?;
         if json.contains(&b'\n') {
@@ -125,7 +125,7 @@ impl Stream {
 /// Split the launcher's status line off the start of stderr once it is complete (or once it
 /// is clear there is none). None while more bytes are needed.
 pub(crate) fn split_status(p: &[u8]) -> Option<(Option<LaunchStatus>, Vec<u8>)> {
-    let prefix = sandbox::STATUS_PREFIX;
+    let prefix = launch::STATUS_PREFIX;
     let n = p.len().min(prefix.len());
     if p[..n] != prefix[..n] {
         return Some((None, p.to_vec()));
@@ -300,7 +300,7 @@ mod tests {
     fn the_launchers_last_line_is_taken_only_with_its_token() {
         let end = format!(
             "{}TOKEN:{{\"refused\":[{{\"host\":\"a.example\",\"port\":443}}]}}\n",
-            sandbox::END_PREFIX
+            launch::END_PREFIX
         );
         for cap in [1000, 10, 1] {
             let s = stream_of(&[b"out\n", b"more", end.as_bytes()], cap);

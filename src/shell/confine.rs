@@ -26,7 +26,7 @@ use landlock::{
 };
 use nix::sys::resource::{setrlimit, Resource};
 
-use super::sandbox::LaunchSpec;
+use super::launch::LaunchSpec;
 use super::seccomp;
 
 /// The Landlock ABI the ruleset is written for (this kernel's; older kernels get less, newer

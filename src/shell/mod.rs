@@ -6,12 +6,16 @@
 //! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
 //! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
 //!   `namespaces`, `confine`, `seccomp` and `cgroup` are those layers, `sys` the raw system
-//!   calls they need;
+//!   calls they need; `launch`: the launch spec and the marker lines the launcher writes, which
+//!   the runner, the layers and the output's reader share; `container`: the container this
+//!   runs in and the engine options that give a missing layer;
 //! - `proxy`: the network with a host list (a proxy outside the command's network namespace);
 //! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
 //! - `overlay`: the command's changes held in an overlay, then applied to the workspace (or
 //!   shown, with dry_run) as one change undo takes back (one concern a file: src/shell/overlay/);
 //! - `jobs`: background jobs (a supervisor per workspace, their output and input);
+//!   `handover`: the workspace as a job sees it, handed from its launcher to the supervisor;
+//!   `runtime`: where this user's runtime directories are;
 //! - `env`: the command's environment; `tmpdir`: its private temporary directory; `guard`:
 //!   the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
@@ -24,17 +28,21 @@
 pub mod capture;
 pub mod cgroup;
 pub mod confine;
+pub mod container;
 pub mod env;
 pub mod executables;
 pub mod guard;
+pub mod handover;
 pub mod hint;
 pub mod jobs;
+pub mod launch;
 pub mod namespaces;
 pub mod overlay;
 pub mod policy;
 pub mod protect;
 pub mod proxy;
 pub mod report;
+pub mod runtime;
 pub mod sandbox;
 pub mod seccomp;
 pub mod spec;
@@ -49,7 +57,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Workspace;
-use sandbox::LaunchStatus;
+use launch::LaunchStatus;
 use supervise::Finished;
 
 /// What running a command needs from the call: the workspace it runs in (its root is the
@@ -98,6 +106,10 @@ pub fn run(
 }
 
 /// [`run`], with the command's changes held as `changes` says.
+// Long: the holds it takes before the launch (the pids cgroup, the repository's and the
+// protected paths' placeholders, the overlay's upper layer) must outlive the command and go in
+// a set order after it; one sequence keeps that order in sight, and what can stand alone
+// (Setup, describe, the apply) already does.
 pub fn run_with_changes(
     command: &str,
     programs: &[String],
@@ -198,7 +210,7 @@ pub fn run_with_changes(
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
             let mut c = Command::new(exe);
-            c.arg(sandbox::LAUNCH_FLAG).arg(spec).arg(command);
+            c.arg(launch::LAUNCH_FLAG).arg(spec).arg(command);
             c
         }
         None if changes == Changes::DryRun => {
@@ -387,7 +399,7 @@ impl Setup {
 
     /// The private caches, writable to the command (never executable: what runs is built in
     /// the workspace or the temporary directory).
-    pub(crate) fn grant(caches: Option<&std::path::Path>, spec: &mut sandbox::LaunchSpec) {
+    pub(crate) fn grant(caches: Option<&std::path::Path>, spec: &mut launch::LaunchSpec) {
         spec.write.extend(caches.map(std::path::Path::to_path_buf));
     }
 }

@@ -207,7 +207,7 @@ fn join_loopback(pid: i32, start: u64) -> Result<bool, String> {
     let net = open("net")?;
     let user = open("user")?;
     let ours = std::fs::File::open("/proc/self/ns/net").map_err(|e| format!("own net: {e}"))?;
-    if crate::shell::jobs::start_time(pid) != Some(start) {
+    if crate::proctable::start_time(pid) != Some(start) {
         return Err("the loopback's holder is gone".into());
     }
     let link = |p: String| std::fs::read_link(p).ok();
@@ -226,7 +226,7 @@ fn join_loopback(pid: i32, start: u64) -> Result<bool, String> {
     if names != ["lo"] {
         if own_user {
             // No way back to the user namespace we left: this process must not go on.
-            std::process::exit(super::sandbox::SETUP_FAILED);
+            std::process::exit(super::launch::SETUP_FAILED);
         }
         setns(&ours, CloneFlags::CLONE_NEWNET).map_err(|e| format!("setns(net) back: {e}"))?;
         return Err(format!(
@@ -259,6 +259,9 @@ fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
 
 type Mounted = (Option<PathBuf>, Option<Result<(), String>>);
 
+// Long: the mounts of the command's view in the order they must be made (private, the overlay,
+// the read-only world, /dev, the writable places, the executable ones, the denied programs
+// covered, the links pinned, the read-only binds): each applies on top of those before it.
 fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     let none: Option<&str> = None;
     let err =

@@ -227,7 +227,7 @@ impl Drop for Placeholders {
 /// is ([`cover_denied`]): the jobs' runtime directories (every workspace's job output, their
 /// sockets) and the undo histories (what edits replaced and left, held changes, other calls'
 /// live upper layers), where this process keeps them and where a host of the same user with
-/// other `XDG_*` variables would ([`crate::shell::jobs::runtime_places`],
+/// other `XDG_*` variables would ([`crate::shell::runtime::runtime_places`],
 /// [`crate::fs::history::state_places`]). A place that does not exist is made (0700) when its
 /// parent exists, so that what another host makes there later, while a job runs, is beneath
 /// the cover too. Left out: what is not a directory of this user (another user's, or a link
@@ -240,7 +240,7 @@ pub fn own_state(write: &[PathBuf]) -> Vec<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     let uid = nix::unistd::geteuid().as_raw();
     let mut out: Vec<PathBuf> = Vec::new();
-    let places = super::jobs::runtime_places()
+    let places = super::runtime::runtime_places()
         .into_iter()
         .chain(crate::fs::history::state_places());
     for place in places {

@@ -1,6 +1,6 @@
 //! The launcher: the step between run_command and the command, where the kernel layers are
 //! put in place. `sneaky-run` starts itself again with a hidden first argument
-//! ([`LAUNCH_FLAG`]); that fresh, single-threaded process (the launcher):
+//! ([`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG), with the spec and the marker lines of src/shell/launch.rs); that fresh, single-threaded process (the launcher):
 //!
 //! 1. dies with its parent (PR_SET_PDEATHSIG), so killing `sneaky-run` takes everything down,
 //!    and marks every descriptor it inherited above 2 close-on-exec;
@@ -24,7 +24,7 @@
 //!    launcher ends stderr with what the network proxy refused ([`END_PREFIX`]).
 //!
 //! Every layer that cannot be applied is named in the report; `tools.shell.require_layers`
-//! turns a missing layer into a refusal (nothing runs). Inside a container ([`Container`]),
+//! turns a missing layer into a refusal (nothing runs). Inside a container ([`Container`], src/shell/container.rs),
 //! the refusal names the engine option that gives the missing layer.
 
 use std::ffi::OsString;
@@ -34,182 +34,18 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::wait::{waitpid, WaitStatus};
-use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
-
 use super::cgroup;
 use super::confine::{self, Confined};
+use super::container::Container;
+use super::launch::{LaunchEnd, LaunchSpec, LaunchStatus, END_PREFIX, SETUP_FAILED, STATUS_PREFIX};
 use super::namespaces::{self, Entered};
 use super::proxy;
 use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
 
-/// The hidden first argument of `sneaky-run` that selects the launcher step.
-pub const LAUNCH_FLAG: &str = "--sneaky-sandbox-exec";
-/// The launcher's report starts stderr with this; the runner strips the line.
-pub const STATUS_PREFIX: &[u8] = b"\x1esneaky-sandbox:";
-/// The launcher's last line on stderr, once every process of the command has ended: this
-/// prefix, the call's [`LaunchStatus::end_token`], `:`, and [`LaunchEnd`] as JSON. The
-/// runner takes it only with the token the status line gave, which no process of the command
-/// can know: a line the command prints to look like it is left as the command's output.
-pub const END_PREFIX: &str = "\x1esneaky-sandbox-end:";
-/// The launcher's exit status when it could not set up (nothing ran).
-pub const SETUP_FAILED: i32 = 125;
-
-/// What the launcher is told to do.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LaunchSpec {
-    /// Apply the sandbox layers (false: only the session and the parent-death signal).
-    pub sandbox: bool,
-    pub read: Vec<PathBuf>,
-    /// Directories whose entries may be listed but whose files are read only where `read`
-    /// grants them (a background job's way to the read-deny list's places: see
-    /// `spec::carve_reads`).
-    #[serde(default)]
-    pub read_dirs: Vec<PathBuf>,
-    pub write: Vec<PathBuf>,
-    /// Files and directories whose programs may execute.
-    pub exec: Vec<PathBuf>,
-    /// Which entries of `exec` were directories when the runner looked (they may also be
-    /// listed; a type changed meanwhile only makes Landlock report "partial").
-    pub exec_dirs: Vec<PathBuf>,
-    /// Denied programs inside the exec set, covered in the command's view so that they
-    /// cannot execute from where they are installed (src/shell/executables.rs).
-    #[serde(default)]
-    pub cover_exec: Vec<PathBuf>,
-    /// Where shared libraries live: mapped executable, never executed (everything else is
-    /// mounted noexec).
-    pub map_exec: Vec<PathBuf>,
-    /// Inside the writable places, bound read-only (.git config and hooks, configuration).
-    pub read_only: Vec<PathBuf>,
-    /// Directories made mount points so they cannot be renamed away (.git), and symbolic
-    /// links on the way to a protected path, pinned as links (and, when they lead to a
-    /// directory, that directory too).
-    pub pin: Vec<PathBuf>,
-    /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
-    #[serde(default)]
-    pub hide: Vec<PathBuf>,
-    /// The private temp dir, kept visible through the cover of a place of `hide` that holds
-    /// it (src/shell/tmpdir.rs).
-    #[serde(default)]
-    pub tmp: Option<PathBuf>,
-    /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
-    /// and the sockets `tools.shell.unix_sockets` lists.
-    pub unix_sockets: Vec<PathBuf>,
-    /// The host's whole network (`tools.shell.network = true`).
-    pub network: bool,
-    /// `tools.shell.network` as a host list: reached only through the proxy
-    /// (src/shell/proxy.rs); empty otherwise.
-    #[serde(default)]
-    pub proxy_hosts: Vec<String>,
-    pub limits: Limits,
-    /// The layers that must be in force (tools.shell.require_layers, or all by default).
-    pub require: Vec<String>,
-    /// `require` is the built-in default (the key is unset): Landlock in force in part
-    /// counts, and the refusal says how to run weaker.
-    #[serde(default)]
-    pub require_by_default: bool,
-    /// tools.shell.container_boundary: said in the report.
-    #[serde(default)]
-    pub container_boundary: bool,
-    /// The shell binary to run, absolute.
-    pub shell: PathBuf,
-    /// The working directory (the workspace root).
-    pub cwd: PathBuf,
-    /// Do not enter namespaces (`SNEAKY_SANDBOX_SKIP=namespaces` in the runner's environment:
-    /// to see and test how the sandbox degrades; `require_layers` still refuses).
-    pub skip_namespaces: bool,
-    /// Do not mount the PID namespace's own /proc (`SNEAKY_SANDBOX_SKIP=proc`: what a
-    /// container's masked /proc paths do, without the container).
-    #[serde(default)]
-    pub skip_proc: bool,
-    /// The container the runner found itself in ([`detect_container`]).
-    #[serde(default)]
-    pub container: Option<Container>,
-    /// The runner's pid: the launcher checks it is still its parent after arming the
-    /// parent-death signal (else the runner died in between).
-    pub parent: i32,
-    /// The call's pids cgroup, which the launcher joins before entering the namespaces
-    /// (src/shell/cgroup.rs), or why there is none.
-    pub pids_cgroup: Result<PathBuf, String>,
-    /// A background job on a pseudo-terminal (its stdin and stdout): the shell's stderr goes
-    /// there too, after the launcher's report on the real stderr.
-    #[serde(default)]
-    pub tty: bool,
-    /// The workspace's shared loopback to join when `network = false` (its holder's pid and
-    /// start time; src/shell/jobs), if the workspace has one.
-    #[serde(default)]
-    pub loopback: Option<(i32, u64)>,
-    /// End stderr with what the proxy refused ([`END_PREFIX`]): for a call whose result the
-    /// runner reads (not a background job, whose stderr is its log).
-    #[serde(default)]
-    pub report_refused: bool,
-    /// The workspace as an overlay whose upper layer holds the command's changes
-    /// (src/shell/overlay/); None: the command writes the workspace directly.
-    #[serde(default)]
-    pub overlay: Option<super::overlay::OverlaySpec>,
-    /// A background job's: the Unix socket where its supervisor takes the workspace as the
-    /// job sees it (the overlay's root), to mirror the workspace's later changes into it
-    /// (src/shell/jobs/mirror.rs).
-    #[serde(default)]
-    pub hand_view: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct Limits {
-    pub processes: u64,
-    pub file_bytes: u64,
-    pub cpu_seconds: u64,
-}
-
-/// The launcher's report, as JSON after [`STATUS_PREFIX`].
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct LaunchStatus {
-    /// Landlock: "full", "partial", "none" (kernel without Landlock) or "off".
-    pub landlock: String,
-    /// The Landlock ABI the kernel offers, when known.
-    pub abi: Option<i32>,
-    /// The namespaces entered (e.g. "user + mount (read-only world) + pid"), or why none.
-    pub namespaces: String,
-    pub namespaces_ok: bool,
-    /// The seccomp filter: what it refuses ("ptrace, keyrings, … refused"), or why it failed.
-    pub seccomp: String,
-    pub seccomp_ok: bool,
-    /// How the process limit is held ("cgroup pids.max 1024", or RLIMIT_NPROC alone and why).
-    #[serde(default)]
-    pub processes: String,
-    /// The process limit holds: a pids cgroup, or RLIMIT_NPROC for a user other than root.
-    #[serde(default)]
-    pub processes_ok: bool,
-    /// The overlay that holds the command's changes: "in force", or why not.
-    #[serde(default)]
-    pub overlay: String,
-    #[serde(default)]
-    pub overlay_ok: bool,
-    /// The PID namespace's own /proc: "own", or why the command would see the outer one.
-    #[serde(default)]
-    pub proc: String,
-    #[serde(default)]
-    pub proc_ok: bool,
-    /// The container this runs in, in words ("podman (/run/.containerenv)").
-    #[serde(default)]
-    pub container: Option<String>,
-    /// Set when setup failed; then the command did not run.
-    pub error: Option<String>,
-    /// The token of the launcher's last line ([`END_PREFIX`]), when it will write one.
-    #[serde(default)]
-    pub end_token: Option<String>,
-}
-
-/// What the launcher says after the command has ended ([`END_PREFIX`]).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct LaunchEnd {
-    /// The requests the network proxy refused, each once, in order.
-    pub refused: Vec<proxy::Refusal>,
-}
-
-/// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`]:
+/// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG):
 /// `args` are the ones after the flag (the launch spec as JSON, then the command line).
 pub fn launcher_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     let spec = args
@@ -249,6 +85,9 @@ fn report(status: &LaunchStatus) {
     let _ = err.flush();
 }
 
+// Long: the launcher's steps in the order the module comment gives (death signal, session,
+// non-dumpable, the process limit, the proxy, the namespaces and the view handover,
+// confinement, the report, exec); the order is a security property, read here in one place.
 fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     // Die with the runner; if it is already gone, the signal was missed: stop here.
     if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
@@ -329,7 +168,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         }),
     ) = (hand_view, &entered)
     {
-        super::jobs::mirror::hand_view(&to, &spec.cwd);
+        super::handover::hand_view(&to, &spec.cwd);
     }
     match entered {
         Ok(mut entered) => {
@@ -527,138 +366,6 @@ fn refusal(spec: &LaunchSpec, missing: &[(&str, &str)]) -> String {
         "sandbox layer not in force here: {}; {engine}{how}",
         layers.join("; ")
     )
-}
-
-/// Points the container engines' documentation at; tests point it elsewhere.
-pub const CONTAINER_ROOT_ENV: &str = "SNEAKY_CONTAINER_ROOT";
-
-/// The container this runs in, as its markers tell: Kubernetes (the `KUBERNETES_SERVICE_HOST`
-/// every pod's containers get), Podman (`/run/.containerenv`, which CRI-O writes too), Docker
-/// (`/.dockerenv`), else the `container` variable of PID 1's environment (systemd's
-/// convention: `podman`, `docker`, `lxc`, `systemd-nspawn` …; readable when PID 1 runs as
-/// this user or this is root). Only messages and reports use it: it loosens nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Container {
-    /// "kubernetes", "podman", "docker", or the `container` variable's value.
-    pub engine: String,
-    /// What told.
-    pub marker: String,
-}
-
-/// [`Container`] from the markers beneath `/`, or beneath `$SNEAKY_CONTAINER_ROOT` (for
-/// tests: `DIR/run/.containerenv`, `DIR/.dockerenv`, `DIR/proc/1/environ`).
-pub fn detect_container() -> Option<Container> {
-    let root = std::env::var_os(CONTAINER_ROOT_ENV)
-        .filter(|r| !r.is_empty())
-        .map_or_else(|| PathBuf::from("/"), PathBuf::from);
-    let kubernetes = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|v| !v.is_empty());
-    detect_container_in(&root, kubernetes)
-}
-
-fn detect_container_in(root: &std::path::Path, kubernetes: bool) -> Option<Container> {
-    let found = |engine: &str, marker: &str| {
-        Some(Container {
-            engine: engine.into(),
-            marker: marker.into(),
-        })
-    };
-    if kubernetes {
-        return found("kubernetes", "KUBERNETES_SERVICE_HOST");
-    }
-    if root.join("run/.containerenv").exists() {
-        return found("podman", "/run/.containerenv");
-    }
-    if root.join(".dockerenv").exists() {
-        return found("docker", "/.dockerenv");
-    }
-    let environ = std::fs::read(root.join("proc/1/environ")).ok()?;
-    let value = environ
-        .split(|b| *b == 0)
-        .find_map(|var| var.strip_prefix(b"container="))?;
-    let engine = String::from_utf8_lossy(value).trim().to_string();
-    // A name, not arbitrary text, goes into messages.
-    (!engine.is_empty()
-        && engine.len() <= 32
-        && engine
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)))
-    .then(|| Container {
-        marker: format!("container={engine} in PID 1's environment"),
-        engine,
-    })
-}
-
-impl Container {
-    pub fn describe(&self) -> String {
-        format!("{} ({})", self.engine, self.marker)
-    }
-
-    /// The engine options that give the missing layers, when this engine has them; the
-    /// layers it cannot give (Landlock, seccomp: the kernel's) are left to the refusal.
-    fn options_for(&self, missing: &[(&str, &str)]) -> Option<String> {
-        let hints: Vec<String> = missing
-            .iter()
-            .filter_map(|(layer, state)| {
-                self.option_for(layer, state)
-                    .map(|o| format!("for {layer}, {o}"))
-            })
-            .collect();
-        (!hints.is_empty()).then(|| {
-            format!(
-                "inside this container ({}): {}",
-                self.describe(),
-                hints.join("; ")
-            )
-        })
-    }
-
-    fn option_for(&self, layer: &str, state: &str) -> Option<String> {
-        let engine = self.engine.as_str();
-        let seccomp = "`--security-opt seccomp=deploy/seccomp.json` (SneakyCode's profile: \
-                       Docker's default plus the system calls the namespaces need)";
-        // A refused unshare is the seccomp profile; a refused mount (after unshare worked)
-        // is AppArmor's default profile for containers.
-        let apparmor = if state.contains("unshare") {
-            ""
-        } else {
-            ", and `--security-opt apparmor=unconfined` where AppArmor refuses mounts"
-        };
-        Some(match (layer, engine) {
-            ("proc", "kubernetes") => "set `procMount: Unmasked` in the container's \
-                 securityContext, with `hostUsers: false` in the pod (a user namespace)"
-                .into(),
-            ("proc", "podman") => "run it with `--security-opt unmask=/proc/*` (rootless Podman: \
-                 nothing more; rootful only together with `--userns=auto`, or the container's \
-                 root could write the host's sysctls through it)"
-                .into(),
-            ("proc", "docker") => "run it with `--security-opt systempaths=unconfined` (only \
-                 where the container's root is not the host's: rootless Docker, or the \
-                 daemon's userns-remap; else it could write the host's sysctls through it)"
-                .into(),
-            ("proc", _) => "run it with the engine's option that unmasks /proc (Podman \
-                 `--security-opt unmask=/proc/*` with `--userns=auto`, Docker \
-                 `--security-opt systempaths=unconfined` where its root is not the host's)"
-                .into(),
-            ("namespaces", "kubernetes") => format!(
-                "give the container the seccomp profile deploy/seccomp.json \
-                 (securityContext.seccompProfile of type Localhost: Docker's default plus the \
-                 system calls the namespaces need){}",
-                if apparmor.is_empty() {
-                    ""
-                } else {
-                    ", and an AppArmor profile that allows mounts where the default one refuses them"
-                }
-            ),
-            ("namespaces", _) => format!("run it with {seccomp}{apparmor}"),
-            ("pids", "kubernetes") => "run the container as a user other than root \
-                 (securityContext.runAsUser: RLIMIT_NPROC then holds)"
-                .into(),
-            ("pids", _) => "run it with `--user UID:GID`, a user other than root (RLIMIT_NPROC \
-                 then holds; `--pids-limit` bounds the container as a whole)"
-                .into(),
-            _ => return None,
-        })
-    }
 }
 
 fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {
@@ -884,60 +591,4 @@ pub fn launcher_path() -> Option<PathBuf> {
     }
     let sibling = exe.parent()?.join("sneaky-run");
     sibling.is_file().then_some(sibling)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn container_markers() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        assert_eq!(detect_container_in(root, false), None);
-        std::fs::create_dir_all(root.join("proc/1")).expect("mkdir");
-        let environ = root.join("proc/1/environ");
-        std::fs::write(&environ, "A=1\0container=$(touch x)\0").expect("write");
-        assert_eq!(detect_container_in(root, false), None, "not a name");
-        std::fs::write(&environ, "A=1\0container=systemd-nspawn\0").expect("write");
-        let found = detect_container_in(root, false).expect("found");
-        assert_eq!(found.engine, "systemd-nspawn");
-        std::fs::write(root.join(".dockerenv"), "").expect("write");
-        assert_eq!(
-            detect_container_in(root, false).expect("found").engine,
-            "docker"
-        );
-        std::fs::create_dir_all(root.join("run")).expect("mkdir");
-        std::fs::write(root.join("run/.containerenv"), "").expect("write");
-        assert_eq!(
-            detect_container_in(root, false).expect("found").engine,
-            "podman"
-        );
-        assert_eq!(
-            detect_container_in(root, true).expect("found").engine,
-            "kubernetes"
-        );
-    }
-
-    #[test]
-    fn engine_options_only_for_the_layers_an_engine_gives() {
-        let podman = Container {
-            engine: "podman".into(),
-            marker: "/run/.containerenv".into(),
-        };
-        assert_eq!(podman.options_for(&[("landlock", "none")]), None);
-        let hint = podman
-            .options_for(&[("namespaces", "unshare: EPERM"), ("seccomp", "failed")])
-            .expect("a hint");
-        assert!(hint.contains("seccomp=deploy/seccomp.json"), "{hint}");
-        assert!(
-            !hint.contains("apparmor"),
-            "unshare refused is seccomp: {hint}"
-        );
-        assert!(!hint.contains("for seccomp"), "{hint}");
-        let hint = podman
-            .options_for(&[("namespaces", "making mounts private at /: EACCES")])
-            .expect("a hint");
-        assert!(hint.contains("apparmor=unconfined"), "{hint}");
-    }
 }

@@ -6,13 +6,17 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::executables::{contained_paths, executable_paths, ExecSet, Inputs};
-use super::sandbox::{LaunchSpec, Limits};
+use super::launch::{LaunchSpec, Limits};
 use crate::config::commands::EffectiveLists;
 use crate::config::{Config, Shell};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 
 /// Build the launcher's instructions.
+// Long: the launcher's instructions, field by field, from lists worked out here from one
+// another (the write paths, the exec set, the protected view, the read-only places beneath the
+// writable ones, the pins in order); split, those intermediate lists would be passed between
+// the parts.
 pub fn launch_spec(
     config: &Config,
     ws: &Workspace,
@@ -116,7 +120,7 @@ pub fn launch_spec(
         cwd: root.to_path_buf(),
         skip_namespaces: skipped("namespaces"),
         skip_proc: skipped("proc"),
-        container: super::sandbox::detect_container(),
+        container: super::container::detect_container(),
         parent: std::process::id() as i32,
         // Made by the caller, which removes it after the call (src/shell/cgroup.rs).
         pids_cgroup: Err("not created".into()),

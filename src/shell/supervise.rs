@@ -18,7 +18,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 use super::capture::{Captured, Stream};
-use super::sandbox::{LaunchEnd, LaunchStatus};
+use super::launch::{LaunchEnd, LaunchStatus};
 use crate::error::{Error, ErrorKind, Result};
 use crate::proctable;
 

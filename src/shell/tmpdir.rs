@@ -101,7 +101,7 @@ fn base() -> Option<PathBuf> {
     let uid = nix::unistd::geteuid().as_raw();
     let preferred = std::env::temp_dir().join(format!("sneaky-{uid}"));
     std::iter::once(preferred)
-        .chain(super::jobs::runtime_places())
+        .chain(super::runtime::runtime_places())
         .find_map(|place| {
             private(&place, uid)?;
             let base = place.join("tmp");

@@ -190,6 +190,9 @@ fn mapped(kind: SymbolKind) -> bool {
     )
 }
 
+// Long: the map's stages (focus, definers, links, rank, the names asked for, the other files,
+// the budget) share the gathered files and the maps indexed into them; each is a few lines over
+// the same borrowed data, which a split would thread through as arguments.
 fn repo_map(args: RepoMapArgs, ctx: &Context, parser: Parser) -> Result<RepoMapResult> {
     let budget = args.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     if !(MIN_MAX_TOKENS..=MAX_MAX_TOKENS).contains(&budget) {

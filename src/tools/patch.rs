@@ -310,6 +310,9 @@ fn adjustments_text(adjustments: &[Adjustment], out: &mut String) {
 }
 
 /// The patch's hunks applied to `file_path` (the names in the patch are not used).
+// Long: a one-file patch from its checks to its write: more than one section refused, a missing
+// file created only when the hunks create it (refused dry or not before any directory is made),
+// the hunks applied, the directories made held across the write to go again if it fails.
 fn one_file(
     ctx: &Context,
     file_path: &str,

@@ -247,6 +247,8 @@ impl Tool for RunCommand {
     type Args = RunArgs;
     type Output = RunResult;
 
+    // Long: run_command's argument checks, each with its own error as the contract lists them,
+    // then the policy and the choice of foreground or background.
     fn run(args: RunArgs, ctx: &Context) -> Result<RunResult> {
         let shell = &ctx.config.tools.shell;
         let timeout = match args.timeout {
@@ -599,6 +601,8 @@ impl<'a> Background<'a> {
     }
 
     /// Start the job and wait for its first output; the result as a command's, with its id.
+    // Long: a background start: the wait's settings, the progress reporter and the job options
+    // built for the one call to the supervisor, then its answer turned into a command's result.
     fn start(
         &self,
         command: &str,

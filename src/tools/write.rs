@@ -89,6 +89,9 @@ impl Tool for WriteFile {
     type Args = WriteArgs;
     type Output = WriteResult;
 
+    // Long: write_file's refusals (NUL bytes, size, a path ending in `/`, a target that is not
+    // a file), then the dry run or the recorded write; the directories made on the way are held
+    // by one guard across them all, to go again if the write fails.
     fn run(args: WriteArgs, ctx: &Context) -> Result<WriteResult> {
         let rel = ctx.ws.relative(&args.file_path)?;
         let path = rel.display().to_string();

@@ -4,6 +4,11 @@
 //! reaches another top-level module (`crate::m`, `crate::{m, …}`, and `super::` paths that
 //! climb to the crate root) against [`LAYERS`].
 //!
+//! The same holds at every depth: the files of one module directory (`shell/sandbox.rs`,
+//! `shell/spec.rs`, `shell/jobs/`) may use one another, but never in a cycle, even through a
+//! third. A path is followed through the `use` items it names (`super::Spec` where `shell/mod.rs`
+//! says `pub use spec::Spec` reaches `shell/spec.rs`), so a re-export does not hide an edge.
+//!
 //! A new top-level module must be placed in [`LAYERS`]; the test fails until it is.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,11 +54,27 @@ const LAYERS: &[&[&str]] = &[
     &["agent", "mcp"],
 ];
 
-/// One path from a file to another top-level module.
+/// One path a file names, from the crate root (`super::spec::Spec` in `shell/sandbox.rs` is
+/// shell::spec::Spec), with its line; `name` is what a `use` of it binds (the last name, or
+/// its alias), None for a glob.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Edge {
+struct Reach {
     line: usize,
-    to: String,
+    path: Vec<String>,
+    name: Option<String>,
+}
+
+/// Every source file under src/: its path there, its module path, its text.
+fn sources(src: &Path) -> Vec<(PathBuf, Option<Vec<String>>, String)> {
+    rust_files(src)
+        .into_iter()
+        .map(|file| {
+            let relative = file.strip_prefix(src).unwrap_or(&file).to_path_buf();
+            let text = std::fs::read_to_string(&file).expect("read a source file");
+            let module = module_path(&relative);
+            (relative, module, text)
+        })
+        .collect()
 }
 
 #[test]
@@ -62,9 +83,8 @@ fn modules_use_only_the_layers_beneath_them() {
     let rank = |m: &str| LAYERS.iter().position(|layer| layer.contains(&m));
     let mut problems = Vec::new();
     let mut graph: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for file in rust_files(&src) {
-        let relative = file.strip_prefix(&src).unwrap_or(&file).to_path_buf();
-        let Some(module) = module_path(&relative) else {
+    for (relative, module, text) in sources(&src) {
+        let Some(module) = module else {
             continue; // lib.rs: the root only declares the modules
         };
         let from = module[0].clone();
@@ -75,11 +95,17 @@ fn modules_use_only_the_layers_beneath_them() {
             ));
             continue;
         };
-        let text = std::fs::read_to_string(&file).expect("read a source file");
-        for edge in edges(&text, &module) {
-            if edge.to == from {
+        for reach in paths(&text, &module) {
+            let Some(to) = reach.path.first() else {
+                continue;
+            };
+            if *to == from {
                 continue;
             }
+            let edge = Edge {
+                line: reach.line,
+                to: to.clone(),
+            };
             let at = format!("src/{}:{}", relative.display(), edge.line);
             match rank(&edge.to) {
                 None => problems.push(format!(
@@ -106,6 +132,92 @@ fn modules_use_only_the_layers_beneath_them() {
         "layering broken:\n  {}",
         problems.join("\n  ")
     );
+}
+
+/// One path from a file to another top-level module.
+struct Edge {
+    line: usize,
+    to: String,
+}
+
+#[test]
+fn no_two_files_of_a_module_use_each_other_even_through_a_third() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = sources(&src);
+    let modules: BTreeSet<Vec<String>> = files.iter().filter_map(|f| f.1.clone()).collect();
+    let mut uses: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (_, module, text) in &files {
+        let Some(module) = module else { continue };
+        for reach in use_items(text, module) {
+            if let Some(name) = reach.name {
+                uses.entry(module.clone())
+                    .or_default()
+                    .insert(name, reach.path);
+            }
+        }
+    }
+    // For each module directory (by its path), the graph between the files in it: a file of
+    // `shell/jobs/` counts as `jobs`.
+    let mut levels: BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<String, String>>> =
+        BTreeMap::new();
+    for (relative, module, text) in &files {
+        let Some(module) = module else { continue };
+        for reach in paths(text, module) {
+            let to = resolve(reach.path, &modules, &uses);
+            let shared = module.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            // Level 0 is the layers test's; a path to the file's own module directory's
+            // items (shell/mod.rs's) or to its own children is no edge between files.
+            if shared == 0 || shared >= module.len() || shared >= to.len() {
+                continue;
+            }
+            if !modules.contains(&to[..=shared]) {
+                continue;
+            }
+            levels
+                .entry(module[..shared].to_vec())
+                .or_default()
+                .entry(module[shared].clone())
+                .or_default()
+                .entry(to[shared].clone())
+                .or_insert(format!("src/{}:{}", relative.display(), reach.line));
+        }
+    }
+    let mut problems = Vec::new();
+    for (level, graph) in &levels {
+        for cycle in cycles(graph) {
+            problems.push(format!("in src/{}/: {cycle}", level.join("/")));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} import cycles between files; move what both use into the lower file (or a file of \
+         its own) rather than hide the edge:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
+
+/// A path followed through the `use` items it names, until it reaches a module or an item
+/// that no `use` re-exports.
+fn resolve(
+    mut path: Vec<String>,
+    modules: &BTreeSet<Vec<String>>,
+    uses: &BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>>,
+) -> Vec<String> {
+    for _ in 0..16 {
+        let Some(k) = (0..path.len()).find(|&k| !modules.contains(&path[..=k])) else {
+            return path;
+        };
+        match uses.get(&path[..k]).and_then(|names| names.get(&path[k])) {
+            Some(target) if target[..] != path[..=k] => {
+                let mut next = target.clone();
+                next.extend_from_slice(&path[k + 1..]);
+                path = next;
+            }
+            _ => return path,
+        }
+    }
+    path
 }
 
 /// Each group of modules that reach one another (a strongly connected component), named once
@@ -320,9 +432,21 @@ fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The top-level modules the file's paths reach, where `module` is the file's own path from
-/// the crate root. Inline `mod name { … }` blocks count for `super::`.
-fn edges(text: &str, module: &[String]) -> Vec<Edge> {
+/// Every path the file names from `crate::`, `super::` or `self::`, from the crate root, where
+/// `module` is the file's own path from the crate root. Inline `mod name { … }` blocks count
+/// for `super::` and `self::`.
+fn paths(text: &str, module: &[String]) -> Vec<Reach> {
+    walk(text, module, false)
+}
+
+/// The file-level `use` items of the file (not those inside a function or an inline module),
+/// each with the name it binds; a path that starts with a plain name is taken as relative to
+/// the file's module (a child module, or an outside crate that resolves to no module here).
+fn use_items(text: &str, module: &[String]) -> Vec<Reach> {
+    walk(text, module, true)
+}
+
+fn walk(text: &str, module: &[String], only_uses: bool) -> Vec<Reach> {
     let toks = tokens(text);
     let ident = |i: usize| match toks.get(i) {
         Some((_, Token::Ident(s))) => Some(s.as_str()),
@@ -330,8 +454,8 @@ fn edges(text: &str, module: &[String]) -> Vec<Edge> {
     };
     let is = |i: usize, t: Token| toks.get(i).map(|(_, x)| x) == Some(&t);
     let mut out = Vec::new();
-    // Depth of module nesting at each point: the file's own, plus open inline modules.
-    let mut inline: Vec<usize> = Vec::new(); // brace depth each inline module opened at
+    // The inline modules open at each point, with the brace depth each opened at.
+    let mut inline: Vec<(usize, String)> = Vec::new();
     let mut braces = 0usize;
     let mut i = 0;
     while i < toks.len() {
@@ -339,75 +463,126 @@ fn edges(text: &str, module: &[String]) -> Vec<Edge> {
             Token::Punct('{') => braces += 1,
             Token::Punct('}') => {
                 braces = braces.saturating_sub(1);
-                if inline.last() == Some(&braces) {
+                if inline.last().map(|l| l.0) == Some(braces) {
                     inline.pop();
                 }
             }
-            Token::Ident(w)
-                if w == "mod" && ident(i + 1).is_some() && is(i + 2, Token::Punct('{')) =>
-            {
-                inline.push(braces);
+            Token::Ident(w) if w == "mod" && is(i + 2, Token::Punct('{')) => {
+                if let Some(name) = ident(i + 1) {
+                    inline.push((braces, name.to_string()));
+                }
             }
             _ => {}
         }
+        let mut here: Vec<String> = module.to_vec();
+        here.extend(inline.iter().map(|l| l.1.clone()));
         let after_dollar = i > 0 && is(i - 1, Token::Punct('$'));
         let after_path = i > 0 && is(i - 1, Token::Path);
-        let start = match ident(i) {
-            Some("crate") if !after_dollar && !after_path && is(i + 1, Token::Path) => Some(i + 2),
+        let mut at = i;
+        if only_uses {
+            if !(ident(i) == Some("use") && braces == 0 && inline.is_empty()) {
+                i += 1;
+                continue;
+            }
+            at = i + 1;
+        }
+        let start = match ident(at) {
+            Some("crate") if !after_dollar && !after_path && is(at + 1, Token::Path) => {
+                Some((Vec::new(), at + 2))
+            }
+            Some("self") if !after_path && is(at + 1, Token::Path) => Some((here, at + 2)),
             Some("super") if !after_path => {
-                // Count the supers; the path reaches the crate root when they climb out of
-                // every inline module and every level of the file's own module path.
-                let mut j = i;
+                let mut j = at;
                 let mut climbs = 0;
                 while ident(j) == Some("super") && is(j + 1, Token::Path) {
                     climbs += 1;
                     j += 2;
                 }
-                (climbs > 0 && climbs >= module.len() + inline.len()).then_some(j)
+                (climbs > 0 && climbs <= here.len())
+                    .then(|| (here[..here.len() - climbs].to_vec(), j))
             }
+            Some(_) if only_uses => Some((here, at)),
             _ => None,
         };
-        if let Some(s) = start {
-            let line = toks[s.min(toks.len() - 1)].0;
-            if let Some(name) = ident(s) {
-                out.push(Edge {
-                    line,
-                    to: name.to_string(),
-                });
-            } else if is(s, Token::Punct('{')) {
-                // `crate::{a, b::c, d::{e}}`: the first name of each item at depth one.
-                let mut depth = 0;
-                let mut j = s;
-                let mut expect_name = false;
-                while j < toks.len() {
-                    match &toks[j].1 {
-                        Token::Punct('{') => {
-                            depth += 1;
-                            expect_name = depth == 1;
-                        }
-                        Token::Punct('}') => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        Token::Punct(',') => expect_name = depth == 1,
-                        Token::Ident(name) if expect_name => {
-                            out.push(Edge {
-                                line: toks[j].0,
-                                to: name.clone(),
-                            });
-                            expect_name = false;
-                        }
-                        _ => expect_name = false,
-                    }
-                    j += 1;
-                }
-            }
+        if let Some((prefix, j)) = start {
+            use_tree(&toks, j, prefix, &mut out);
         }
         i += 1;
     }
     out
+}
+
+/// The paths of a use tree (or of a plain path) starting at `j` under `prefix`:
+/// `a::{b, c::{self, d as e}, f::*}`.
+fn use_tree(toks: &[(usize, Token)], mut j: usize, mut path: Vec<String>, out: &mut Vec<Reach>) {
+    let is = |i: usize, t: Token| toks.get(i).map(|(_, x)| x) == Some(&t);
+    loop {
+        match toks.get(j) {
+            Some((line, Token::Ident(name))) => {
+                if name == "self" {
+                    let name = path.last().cloned();
+                    out.push(Reach {
+                        line: *line,
+                        path,
+                        name,
+                    });
+                    return;
+                }
+                path.push(name.clone());
+                if is(j + 1, Token::Path) {
+                    j += 2;
+                    continue;
+                }
+                let name = match (toks.get(j + 1), toks.get(j + 2)) {
+                    (Some((_, Token::Ident(r#as))), Some((_, Token::Ident(alias))))
+                        if r#as == "as" =>
+                    {
+                        alias.clone()
+                    }
+                    _ => name.clone(),
+                };
+                out.push(Reach {
+                    line: *line,
+                    path,
+                    name: Some(name),
+                });
+                return;
+            }
+            Some((_, Token::Punct('{'))) => {
+                let mut k = j + 1;
+                while k < toks.len() && !is(k, Token::Punct('}')) {
+                    use_tree(toks, k, path.clone(), out);
+                    // On to the next item at this depth.
+                    let mut depth = 0usize;
+                    while k < toks.len() {
+                        match toks[k].1 {
+                            Token::Punct('{') => depth += 1,
+                            Token::Punct('}') if depth == 0 => break,
+                            Token::Punct('}') => depth -= 1,
+                            Token::Punct(',') if depth == 0 => {
+                                k += 1;
+                                break;
+                            }
+                            _ => {}
+                        }
+                        k += 1;
+                    }
+                }
+                return;
+            }
+            Some((line, _)) => {
+                if !path.is_empty() {
+                    out.push(Reach {
+                        line: *line,
+                        path,
+                        name: None,
+                    });
+                }
+                return;
+            }
+            None => return,
+        }
+    }
 }
 
 #[test]
@@ -430,20 +605,24 @@ mod tests {
 }
 "####;
     let module = vec!["tools".to_string(), "run".to_string()];
-    let found = edges(text, &module);
-    let found: Vec<(usize, &str)> = found.iter().map(|e| (e.line, e.to.as_str())).collect();
-    assert_eq!(
-        found,
-        vec![
-            (2, "fs"),
-            (3, "config"),
-            (3, "shell"),
-            (4, "tools"),
-            (12, "protocol"),
-            (12, "discover"),
-            (15, "permissions"),
-        ]
-    );
+    let found = paths(text, &module);
+    let found: Vec<(usize, String)> = found.iter().map(|r| (r.line, r.path.join("::"))).collect();
+    let expected = [
+        (2, "fs::jail"),
+        (3, "config::Config"),
+        (3, "shell"),
+        (3, "shell::policy"),
+        (4, "tools"),
+        (12, "protocol::main"),
+        (12, "discover::find"),
+        (14, "tools::run"),
+        (15, "permissions"),
+    ];
+    let expected: Vec<(usize, String)> = expected
+        .iter()
+        .map(|(line, path)| (*line, path.to_string()))
+        .collect();
+    assert_eq!(found, expected);
     assert_eq!(
         module_path(Path::new("fs/durable/staged.rs")),
         Some(vec!["fs".into(), "durable".into(), "staged".into()])
@@ -472,4 +651,41 @@ fn a_cycle_is_reported_once_with_its_places() {
                 .to_string()
         ]
     );
+}
+
+#[test]
+fn a_path_is_followed_through_the_use_items_that_re_export_it() {
+    let module = |p: &str| p.split("::").map(String::from).collect::<Vec<_>>();
+    let modules: BTreeSet<Vec<String>> = ["shell", "shell::spec", "shell::sandbox"]
+        .into_iter()
+        .map(module)
+        .collect();
+    let mut uses: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    let parent = "pub use spec::{Spec, Mount as Bind};\nuse self::sandbox::*;\nfn f() { use spec::Hidden; }\n";
+    let found = use_items(parent, &module("shell"));
+    let bound: Vec<(Option<String>, String)> = found
+        .iter()
+        .map(|r| (r.name.clone(), r.path.join("::")))
+        .collect();
+    assert_eq!(
+        bound,
+        vec![
+            (Some("Spec".into()), "shell::spec::Spec".into()),
+            (Some("Bind".into()), "shell::spec::Mount".into()),
+            (None, "shell::sandbox".into()),
+        ]
+    );
+    for reach in found {
+        if let Some(name) = reach.name {
+            uses.entry(module("shell"))
+                .or_default()
+                .insert(name, reach.path);
+        }
+    }
+    let child = "use super::Bind;\nfn g() -> crate::shell::Spec { todo!() }\n";
+    let reached: Vec<String> = paths(child, &module("shell::sandbox"))
+        .into_iter()
+        .map(|r| resolve(r.path, &modules, &uses).join("::"))
+        .collect();
+    assert_eq!(reached, vec!["shell::spec::Mount", "shell::spec::Spec"]);
 }

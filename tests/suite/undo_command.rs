@@ -122,6 +122,8 @@ fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
             ("b.txt", "deleted"),
             ("b2.txt", "created"),
             ("bin.dat", "modified"),
+            // Ignored, but a deletion of what was there: recorded all the same.
+            ("build/old.o", "deleted"),
             ("d", "deleted"),
             ("d/deep", "deleted"),
             ("d/deep/y.txt", "deleted"),
@@ -138,11 +140,7 @@ fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
     );
     expect_kinds(
         &r["untracked"],
-        &[
-            ("build/new.o", "created"),
-            ("build/old.o", "deleted"),
-            ("run.log", "created"),
-        ],
+        &[("build/new.o", "created"), ("run.log", "created")],
     );
     let change = r["change_id"].as_str().expect("change_id").to_string();
     // The workspace holds what the command left.
@@ -161,11 +159,11 @@ fn a_command_s_changes_are_recorded_and_undone_byte_exact() {
     assert_eq!(mode & 0o777, 0o700);
     assert_eq!(w.read("build/new.o"), "new\n");
     let after = util::tree(&w.root, false);
-    // Undone: byte-exact, except what git ignores, which is not recorded.
+    // Undone: byte-exact, except what git ignores that the command made, which is not
+    // recorded (the ignored file it deleted is back).
     let back = w.call("sneaky-undo", json!({}));
     assert_eq!(back.ok()["undone"], change.as_str(), "{}", back.json);
     let mut expected = before.clone();
-    expected.remove("build/old.o");
     for p in ["build/new.o", "run.log"] {
         expected.insert(p.to_string(), after[p].clone());
     }
@@ -747,16 +745,25 @@ fn a_tracked_file_that_matches_an_ignore_rule_is_a_recorded_change() {
         std::fs::remove_file(w.root.join("new.log")).expect("rm");
     }
     // A directory git ignores but that holds a tracked file is recorded when it goes: undo
-    // brings it and its tracked file back (the ignored file is not recorded).
+    // brings it, its tracked file and the ignored one back.
     let reply = run(&w, json!({"command": "rm -r build"}));
     let r = reply.command_ran();
     expect_kinds(
         &r["changes"],
-        &[("build", "deleted"), ("build/keep.txt", "deleted")],
+        &[
+            ("build", "deleted"),
+            ("build/keep.txt", "deleted"),
+            ("build/old.o", "deleted"),
+        ],
     );
-    expect_kinds(&r["untracked"], &[("build/old.o", "deleted")]);
+    assert!(
+        r["untracked"].as_array().map_or(true, Vec::is_empty),
+        "{}",
+        reply.json
+    );
     w.call("sneaky-undo", json!({})).ok();
     assert_eq!(w.read("build/keep.txt"), "tracked in build\n");
+    assert!(w.read("build/old.o").starts_with("old object\n"));
 }
 
 #[test]
@@ -1237,4 +1244,75 @@ fn more_new_files_than_the_soft_descriptor_limit_are_applied_and_undone() {
     let undone = call_with_few_descriptors(&w, "sneaky-undo", json!({}));
     undone.ok();
     assert!(!w.root.join("many").exists(), "{}", undone.json);
+}
+
+/// What git ignores that a command deletes is recorded (the content nobody can make again
+/// from the repository: a `.env`, data), and undo brings it back byte for byte, mode included;
+/// a directory tagged as a cache (cargo's `target/`, with its `CACHEDIR.TAG`) is build output
+/// and is not.
+#[test]
+fn ignored_files_a_command_deletes_are_undone_byte_for_byte() {
+    let Some(w) = repo() else { return };
+    w.write(".gitignore", "build/\n*.log\n.env\ndata/\ntarget/\n")
+        .write(".env", "API_URL=http://localhost\nSECRET=hunter2\n")
+        .write("data/sub/notes.txt", "kept by hand\n")
+        .write(
+            "target/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n# cargo's\n",
+        )
+        .write("target/debug/app", "a build\n");
+    let blob: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    std::fs::write(w.root.join("data/blob.bin"), &blob).expect("write");
+    std::fs::set_permissions(
+        w.root.join("data/blob.bin"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("chmod");
+    let ignored_now = |w: &Ws| {
+        util::tree(&w.root, false)
+            .into_iter()
+            .filter(|(p, _)| p == ".env" || p.starts_with("data"))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let before = ignored_now(&w);
+    for command in ["rm -rf .env data/ target/", "git clean -fdxq"] {
+        let reply = run(&w, json!({ "command": command }));
+        let r = reply.command_ran();
+        assert!(!w.root.join(".env").exists() && !w.root.join("data").exists());
+        assert!(!w.root.join("target").exists(), "{command}");
+        let recorded = kinds(&r["changes"]);
+        for path in [
+            ".env",
+            "data",
+            "data/blob.bin",
+            "data/sub",
+            "data/sub/notes.txt",
+        ] {
+            assert_eq!(
+                recorded.get(path).map(String::as_str),
+                Some("deleted"),
+                "{command}: {path} recorded: {}",
+                reply.json
+            );
+        }
+        let build_output = kinds(&r["untracked"]);
+        assert_eq!(
+            build_output.get("target/debug/app").map(String::as_str),
+            Some("deleted"),
+            "{command}: a tagged cache is not recorded: {}",
+            reply.json
+        );
+        let back = w.call("sneaky-undo", json!({}));
+        assert_eq!(back.ok()["undone"], r["change_id"], "{}", back.json);
+        assert_same(&ignored_now(&w), &before, command);
+        assert!(
+            !w.root.join("target").exists(),
+            "{command}: build output stays gone"
+        );
+        w.write(
+            "target/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        )
+        .write("target/debug/app", "a build\n");
+    }
 }

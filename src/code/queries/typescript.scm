@@ -29,3 +29,5 @@
 (pair
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.method
+; A function expression's own name (`get: function getRouter() {}`, a named callback).
+(function_expression name: (identifier) @name) @definition.function

@@ -14,8 +14,8 @@
 //!
 //! The way in is a descriptor, not a namespace: once the launcher has built the job's mount
 //! view, it hands the supervisor a descriptor of the workspace as the job sees it (the
-//! overlay's root) over a socket in the supervisor's private directory ([`hand_view`],
-//! [`take_view`]). Entering the job's namespaces instead would need the launcher's
+//! overlay's root) over a socket in the supervisor's private directory
+//! (src/shell/handover.rs). Entering the job's namespaces instead would need the launcher's
 //! /proc/PID/ns files, which a supervisor of a user other than root cannot open (the launcher
 //! is not dumpable), and a child forked from the threaded supervisor to do it in. Every path
 //! is resolved beneath that root with openat2 (RESOLVE_BENEATH, NO_SYMLINKS, NO_MAGICLINKS,
@@ -32,12 +32,12 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::fcntl::{openat, openat2, readlinkat, renameat, AtFlags, OFlag, OpenHow, ResolveFlag};
@@ -85,49 +85,6 @@ pub fn announce(ws: &Workspace, paths: &[&str]) {
         // The answer says the running jobs see the change; nothing in it is needed.
         let _ = BufReader::new(stream).read_line(&mut String::new());
     }
-}
-
-/// In the launcher, once the job's mount view is built: hand the supervisor the workspace as
-/// the job sees it (`root`, the overlay with what is bound over it).
-pub fn hand_view(to: &UnixStream, root: &Path) {
-    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    if let Ok(fd) = nix::fcntl::open(root, flags, Mode::empty()) {
-        let _ = crate::shell::sys::send_fd(to, fd.as_fd());
-    }
-}
-
-/// In the supervisor, while a job starts: the descriptor its launcher (`launcher`, by pid)
-/// hands over on `listener`. `starting`: whether the launcher may still connect (it does so
-/// before it reports, so once the report is in, one last look suffices).
-pub(super) fn take_view(
-    listener: &UnixListener,
-    launcher: i32,
-    limit: Duration,
-    starting: impl Fn() -> bool,
-) -> Option<OwnedFd> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    listener.set_nonblocking(true).ok()?;
-    let deadline = Instant::now() + limit;
-    let stream = loop {
-        let last = !starting() || Instant::now() > deadline;
-        match listener.accept() {
-            Ok((s, _)) => break s,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && !last => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(_) => return None,
-        }
-    };
-    // Only the job's own launcher hands a view over.
-    let peer = getsockopt(&stream.as_fd(), PeerCredentials).ok()?;
-    if peer.pid() != launcher {
-        return None;
-    }
-    stream.set_nonblocking(false).ok()?;
-    stream
-        .set_read_timeout(Some(deadline.saturating_duration_since(Instant::now())))
-        .ok()?;
-    crate::shell::sys::recv_fd(&stream).ok().flatten()
 }
 
 /// An entry of the upper layer as the mirror left it: its inode and change time.

@@ -33,8 +33,10 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sandbox::{LaunchSpec, LaunchStatus};
+use super::launch::{LaunchSpec, LaunchStatus};
+use super::runtime::base_path;
 use crate::error::{Error, ErrorKind, Result};
+use crate::proctable::start_time;
 
 /// The hidden first argument of `sneaky-run` that starts a workspace's supervisor: it
 /// detaches and starts the long-lived process ([`DAEMON_FLAG`]).
@@ -86,13 +88,6 @@ impl Owner {
     pub fn alive(&self) -> bool {
         start_time(self.pid) == Some(self.start)
     }
-}
-
-/// A process's start time in clock ticks since boot (field 22 of /proc/PID/stat).
-pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    after.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// How a call waits for a job's output and what it reads.
@@ -294,28 +289,6 @@ fn runtime_base() -> Result<PathBuf> {
     let base = base_path();
     private_dir(&base)?;
     Ok(base)
-}
-
-fn base_path() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(d) if d.is_absolute() && d.is_dir() => d.join("sneaky"),
-        _ => std::env::temp_dir().join(format!("sneaky-{}", nix::unistd::geteuid().as_raw())),
-    }
-}
-
-/// Every place where jobs' runtime directories of this user may be: the one this process
-/// uses, and the defaults a host of the same user with other variables would use
-/// (`/run/user/<uid>/sneaky`, where a login session's `XDG_RUNTIME_DIR` is; `sneaky-<uid>` in
-/// this process's temporary directory and in `/tmp`). What a command's view covers
-/// (src/shell/protect.rs, `own_state`).
-pub fn runtime_places() -> Vec<PathBuf> {
-    let uid = nix::unistd::geteuid().as_raw();
-    vec![
-        base_path(),
-        PathBuf::from(format!("/run/user/{uid}/sneaky")),
-        std::env::temp_dir().join(format!("sneaky-{uid}")),
-        PathBuf::from(format!("/tmp/sneaky-{uid}")),
-    ]
 }
 
 /// The name of a workspace's directory: a digest of its root.
@@ -537,6 +510,9 @@ pub struct Background {
 /// a foreground command (the same launch spec, environment and launcher), and wait for its
 /// first output as `opts.wait` says. Its changes are held aside and applied once it has
 /// ended (src/shell/jobs/changes.rs).
+// Long: the foreground command's sequence (src/shell/mod.rs, run_with_changes) with the
+// supervisor in the middle: the placeholders and the held overlay are made before the launch
+// spec names them, and handed to the supervisor with the spec.
 pub fn start(
     command: &str,
     programs: &[String],

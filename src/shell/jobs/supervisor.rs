@@ -27,13 +27,13 @@ use nix::sys::signal::{kill, killpg, SigSet, Signal};
 use nix::unistd::Pid;
 
 use super::changes::{self, HeldForJob};
-use super::mirror::{self, View};
+use super::mirror::View;
 use super::store::{self, Store};
 use super::{JobInfo, JobView, Owner, Reply, Request, StartJob, Wait, MAX_INPUT_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::proctable;
 use crate::shell::cgroup::PidsCgroup;
-use crate::shell::sandbox::{self, LaunchStatus};
+use crate::shell::launch::{self, LaunchStatus};
 use crate::shell::spec::VcsPlaceholders;
 
 /// How long the supervisor stays once no job runs and nobody asked anything.
@@ -751,6 +751,8 @@ fn wait_and_read(
 }
 
 /// Start a job's launcher (on the main thread) and its threads.
+// Long: admission, the job's private directory, its overlay taken over, the launch and its
+// threads, with the supervisor's table locked from the top until the job is in it.
 fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
     let mut t = shared.lock();
     if start
@@ -841,7 +843,7 @@ fn spawn_job(shared: &Arc<Shared>, start: Box<StartJob>) -> Result<String> {
 /// The socket where the launcher of a job whose changes are held hands over its view of the
 /// workspace (src/shell/jobs/mirror.rs), named in its spec; None without the sandbox (no
 /// overlay) or where it cannot be made (then the job sees the workspace as it first looked).
-fn handover(dir: &Path, spec: &mut sandbox::LaunchSpec) -> Option<UnixListener> {
+fn handover(dir: &Path, spec: &mut launch::LaunchSpec) -> Option<UnixListener> {
     if !spec.sandbox || spec.skip_namespaces {
         return None;
     }
@@ -870,7 +872,7 @@ fn receive_view(shared: &Shared, id: &str) {
         let mut t = shared.lock();
         find(&mut t, id).is_ok_and(|j| j.launch.is_none() && j.running())
     };
-    let view = mirror::take_view(&listener, launcher, REPORT_LIMIT, starting);
+    let view = crate::shell::handover::take_view(&listener, launcher, REPORT_LIMIT, starting);
     drop(listener);
     let _ = std::fs::remove_file(shared.dir.join(id).join("view"));
     let Some(view) = view else { return };
@@ -930,7 +932,7 @@ fn admit(shared: &Shared, t: &mut Table) -> Result<(String, Vec<Option<Held>>)> 
 
 /// The caller's launch spec as this supervisor runs it (its parent, the terminal, the shared
 /// loopback, a pids cgroup), and what the job holds while it runs.
-fn prepare(start: &StartJob, loopback: Option<(i32, u64)>) -> (sandbox::LaunchSpec, Held) {
+fn prepare(start: &StartJob, loopback: Option<(i32, u64)>) -> (launch::LaunchSpec, Held) {
     let mut spec = start.spec.clone();
     spec.parent = std::process::id() as i32;
     spec.tty = start.tty;
@@ -971,12 +973,12 @@ struct Streams {
 
 /// Start the launcher with the spec, on pipes or, with `tty`, a pseudo-terminal for stdin
 /// and stdout (stderr stays a pipe for the launcher's report).
-fn launch(start: &StartJob, spec: &sandbox::LaunchSpec) -> Result<(Child, Streams)> {
+fn launch(start: &StartJob, spec: &launch::LaunchSpec) -> Result<(Child, Streams)> {
     let spec_json = serde_json::to_string(spec)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
     let exe = std::env::current_exe().map_err(|e| Error::io("finding sneaky-run", e))?;
     let mut cmd = Command::new(exe);
-    cmd.arg(sandbox::LAUNCH_FLAG)
+    cmd.arg(launch::LAUNCH_FLAG)
         .arg(spec_json)
         .arg(&start.command)
         .current_dir(&start.root)

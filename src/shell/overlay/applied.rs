@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::scan::Reduced;
 use crate::fs::history::Undoable;
 
 /// One path the command changed, as a result states it.
@@ -13,28 +14,6 @@ pub struct Changed {
     pub path: String,
     /// "created", "modified" or "deleted" (a rename is a delete and a create).
     pub kind: String,
-}
-
-/// Something of a command's changes that was applied reduced, or not at all: what is applied
-/// is what git keeps (regular files with plain permission bits, directories, links).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-pub struct Reduced {
-    /// Root-relative.
-    pub path: String,
-    /// What was taken off or left out: "setuid bit removed", "setgid bit removed", "sticky
-    /// bit removed", "extended attribute NAME removed" (the file is applied without them), or
-    /// "FIFO not applied", "socket not applied", "device node not applied", "name not UTF-8:
-    /// not applied".
-    pub what: String,
-}
-
-impl Reduced {
-    pub(super) fn new(path: &str, what: &str) -> Reduced {
-        Reduced {
-            path: path.to_string(),
-            what: what.to_string(),
-        }
-    }
 }
 
 /// What became of a command's changes.

@@ -142,6 +142,7 @@ fn is_dir_now(ws: &Workspace, path: &str) -> bool {
 
 fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: bool) -> Sorted {
     let mut ignored = Ignored::new(ws.root());
+    let mut caches = CacheDirs::default();
     let mut sorted = Sorted::default();
     for f in all {
         let step = Step {
@@ -153,7 +154,7 @@ fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: 
             Route::NestedGit => sorted.nested.push(step),
             Route::Workspace => {
                 let is_dir = matches!(step.to, To::Dir { .. }) || is_dir_now(ws, &step.path);
-                if ignored.ignores(&step.path, is_dir) {
+                if ignored.ignores(&step.path, is_dir) && !kept_deletion(ws, &mut caches, &step) {
                     sorted.untracked.push(step);
                 } else {
                     sorted.journaled.push(step);
@@ -162,6 +163,62 @@ fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: 
         }
     }
     sorted
+}
+
+/// Whether the change of a path git ignores is one the history keeps all the same: a deletion
+/// of what the workspace holds (`rm -rf .env data/`, `git clean -fdx`: content nobody can
+/// make again from the repository), unless it lies in a directory tagged as a cache (a
+/// `CACHEDIR.TAG`, as cargo's `target/` is): build output and caches are made again by their
+/// tools, and keeping every rebuild's old files would crowd the history out. What a command
+/// creates or overwrites there is not recorded.
+fn kept_deletion(ws: &Workspace, caches: &mut CacheDirs, step: &Step) -> bool {
+    matches!(step.to, To::Absent)
+        && matches!(lstat_no_links(ws, &step.path), Ok(Some(_)))
+        && !caches.holds(ws, &step.path)
+}
+
+/// The workspace's directories tagged as caches (Cache Directory Tagging: a `CACHEDIR.TAG`
+/// that begins with its signature), looked at once each.
+#[derive(Default)]
+struct CacheDirs(std::collections::HashMap<String, bool>);
+
+impl CacheDirs {
+    /// Whether `path` lies beneath (or is) a tagged directory.
+    fn holds(&mut self, ws: &Workspace, path: &str) -> bool {
+        let mut dir = String::new();
+        for part in path.split('/') {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+            let tagged = *self
+                .0
+                .entry(dir.clone())
+                .or_insert_with(|| Self::tagged(ws, &dir));
+            if tagged {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn tagged(ws: &Workspace, dir: &str) -> bool {
+        use std::io::Read;
+        const SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+        let Ok(fd) = ws.open_dir_no_links(std::path::Path::new(dir)) else {
+            return false;
+        };
+        let flags = nix::fcntl::OFlag::O_RDONLY
+            | nix::fcntl::OFlag::O_NOFOLLOW
+            | nix::fcntl::OFlag::O_NONBLOCK
+            | nix::fcntl::OFlag::O_CLOEXEC;
+        let Ok(tag) = nix::fcntl::openat(&fd, "CACHEDIR.TAG", flags, nix::sys::stat::Mode::empty())
+        else {
+            return false;
+        };
+        let mut head = [0u8; SIGNATURE.len()];
+        std::fs::File::from(tag).read_exact(&mut head).is_ok() && head == SIGNATURE
+    }
 }
 
 /// The journaled paths as the history keeps them, contents included (a path that is not

@@ -95,6 +95,8 @@ fn expand_home(value: &[u8]) -> PathBuf {
 /// The settings of a git configuration file: (section, key) lower-cased (a subsection kept
 /// apart: `section "sub"` reads as `section.sub`), and the value with quotes, escapes and
 /// comments resolved; a key without `=` is `true`.
+// Long: a small reader of git's config syntax, one loop over lines with the section, quoting
+// and continuation state that each line reads and changes.
 fn config_entries(text: &[u8]) -> Vec<(String, String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut section = String::new();

@@ -45,10 +45,11 @@ mod straight;
 
 use crate::error::{Error, ErrorKind};
 
-pub use applied::{Applied, Changed, Reduced};
+pub use applied::{Applied, Changed};
 pub use apply::{apply_held, collect, discard_held};
 pub use clock::Started;
 pub use mount::{mount_over, place_in_workspace, settle, OverlaySpec};
+pub use scan::Reduced;
 pub use scratch::{job_dropped, job_ended, Scratch, JOB_LOCK};
 
 /// `sneaky-run --hold-changes`: a dry run keeps what it held (under `held-<id>` beside the

@@ -20,10 +20,33 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::{openat, readlinkat, AtFlags, OFlag};
 use nix::sys::stat::{fstatat, FileStat, Mode, SFlag};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::applied::Reduced;
 use crate::fs::jail::{Kind, Workspace};
 use crate::fs::transition::{Content, To};
+
+/// Something of a command's changes that was applied reduced, or not at all: what is applied
+/// is what git keeps (regular files with plain permission bits, directories, links).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Reduced {
+    /// Root-relative.
+    pub path: String,
+    /// What was taken off or left out: "setuid bit removed", "setgid bit removed", "sticky
+    /// bit removed", "extended attribute NAME removed" (the file is applied without them), or
+    /// "FIFO not applied", "socket not applied", "device node not applied", "name not UTF-8:
+    /// not applied".
+    pub what: String,
+}
+
+impl Reduced {
+    pub(super) fn new(path: &str, what: &str) -> Reduced {
+        Reduced {
+            path: path.to_string(),
+            what: what.to_string(),
+        }
+    }
+}
 
 /// One changed path found in the upper layer.
 pub(super) struct Found {

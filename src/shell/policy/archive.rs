@@ -2,7 +2,7 @@
 //! actions, compression programs, volume scripts, remote archives), and `cp -R` of device
 //! files (which makes a device node, a door to a disk).
 
-use super::rules::RuleContext;
+use super::context::RuleContext;
 
 type Verdict = std::result::Result<(), String>;
 

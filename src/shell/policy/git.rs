@@ -3,18 +3,89 @@
 //! `-C`, `--git-dir` …) only before the subcommand, the subcommand's after it, so that
 //! `git switch -c feature` is not git's `-c name=value`.
 
+use super::context::RuleContext;
 use super::paths::check_inside_root;
-use super::rules::RuleContext;
-use super::rules::{
-    git_key_is_safe, GIT_CONFIG_SAFE_KEYS, GIT_CONFIG_SAFE_PREFIXES, GIT_SUBCOMMANDS,
-};
 use super::words::UNKNOWN;
+
+/// Git subcommands that may run. Anything else — aliases (which may be `!shell`), `difftool`,
+/// `mergetool`, `bisect run`, `submodule foreach`, `filter-branch`, `help -w` … — is refused.
+#[rustfmt::skip]
+const GIT_SUBCOMMANDS: &[&str] = &[
+    "add", "apply", "blame", "branch", "cat-file", "check-ignore", "checkout", "cherry-pick",
+    "clean", "clone", "commit", "config", "describe", "diff", "diff-tree", "fetch", "for-each-ref",
+    "format-patch", "grep", "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base", "mv",
+    "name-rev", "pull", "push", "rebase", "reflog", "remote", "reset", "restore", "rev-list",
+    "rev-parse", "revert", "rm", "shortlog", "show", "show-ref", "stash", "status", "switch",
+    "symbolic-ref", "tag", "version", "worktree",
+];
+
+/// Git config keys a command may set (`git config`, `git -c`); every other key can name a
+/// program git runs.
+const GIT_CONFIG_SAFE_PREFIXES: &[&str] = &["user.", "color.", "advice.", "init."];
+
+/// Single git config keys that only switch git's behaviour (no program, no path it runs).
+#[rustfmt::skip]
+const GIT_CONFIG_SAFE_KEYS: &[&str] = &[
+    "commit.gpgsign", "tag.gpgsign", "core.quotepath", "core.autocrlf", "core.safecrlf",
+    "core.filemode", "pull.rebase", "pull.ff", "merge.ff", "log.showsignature", "gc.auto",
+    "maintenance.auto", "rebase.autosquash", "rebase.autostash", "push.autosetupremote",
+    "diff.noprefix", "status.showuntrackedfiles",
+];
+
+/// Whether a command may set this git config key.
+fn git_key_is_safe(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    GIT_CONFIG_SAFE_PREFIXES
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || GIT_CONFIG_SAFE_KEYS.contains(&lower.as_str())
+}
+
 /// git: global options before the subcommand (`-C`, `--git-dir`, `--work-tree` must stay in
 /// the root), a known subcommand (no aliases), and the subcommand's own dangerous options.
 pub(super) fn check_git(
     args: &[String],
     context: &RuleContext<'_>,
 ) -> std::result::Result<(), String> {
+    let i = global_options(args, context)?;
+    let Some(sub) = args.get(i) else {
+        return Ok(());
+    };
+    if sub == UNKNOWN {
+        // A subcommand known only at run time (an alias could run a shell command): what it
+        // runs is in the kernel's exec set.
+        return Ok(());
+    }
+    if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
+        return Err(format!(
+            "git {sub}: only git's own subcommands may run (aliases can run shell commands); allowed: {}",
+            GIT_SUBCOMMANDS.join(", ")
+        ));
+    }
+    let rest = &args[i + 1..];
+    match sub.as_str() {
+        "config" => check_git_config(rest),
+        "rebase" => match rest.iter().find(|a| *a == "-x" || a.starts_with("--exec")) {
+            Some(a) => Err(format!("git rebase {a} runs a program")),
+            None => Ok(()),
+        },
+        "grep" => match rest
+            .iter()
+            .find(|a| a.starts_with("-O") || a.starts_with("--open-files-in-pager"))
+        {
+            Some(a) => Err(format!("git grep {a} runs a program")),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// git's global options, before the subcommand: checked, and the index of the first argument
+/// after them (the subcommand, if any).
+fn global_options(
+    args: &[String],
+    context: &RuleContext<'_>,
+) -> std::result::Result<usize, String> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -29,21 +100,7 @@ pub(super) fn check_git(
         // Only here, before the subcommand, is `-c` git's own `-c name=value`; after it, `-c`
         // belongs to the subcommand (`switch -c`, `branch -c`, `commit -c`, `log -c`).
         if a == "-c" {
-            match args.get(i + 1).map(String::as_str) {
-                // Known only at run time: what git then runs is in the kernel's exec set.
-                Some(UNKNOWN) => {}
-                Some(setting) => {
-                    let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
-                    if !git_key_is_safe(key) || value.contains('!') {
-                        return Err(format!(
-                            "git -c {setting} sets config that can run programs (core.pager, \
-                             alias.x=!cmd …); only {} keys may be set",
-                            safe_keys()
-                        ));
-                    }
-                }
-                None => return Err("git -c needs a value".into()),
-            }
+            config_setting(args.get(i + 1).map(String::as_str))?;
             i += 2;
             continue;
         }
@@ -93,35 +150,26 @@ pub(super) fn check_git(
         }
         i += 1;
     }
-    let Some(sub) = args.get(i) else {
-        return Ok(());
-    };
-    if sub == UNKNOWN {
-        // A subcommand known only at run time (an alias could run a shell command): what it
-        // runs is in the kernel's exec set.
-        return Ok(());
-    }
-    if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
-        return Err(format!(
-            "git {sub}: only git's own subcommands may run (aliases can run shell commands); allowed: {}",
-            GIT_SUBCOMMANDS.join(", ")
-        ));
-    }
-    let rest = &args[i + 1..];
-    match sub.as_str() {
-        "config" => check_git_config(rest),
-        "rebase" => match rest.iter().find(|a| *a == "-x" || a.starts_with("--exec")) {
-            Some(a) => Err(format!("git rebase {a} runs a program")),
-            None => Ok(()),
-        },
-        "grep" => match rest
-            .iter()
-            .find(|a| a.starts_with("-O") || a.starts_with("--open-files-in-pager"))
-        {
-            Some(a) => Err(format!("git grep {a} runs a program")),
-            None => Ok(()),
-        },
-        _ => Ok(()),
+    Ok(i)
+}
+
+/// git's own `-c name=value`, before the subcommand: only a key that cannot name a program.
+fn config_setting(setting: Option<&str>) -> std::result::Result<(), String> {
+    match setting {
+        // Known only at run time: what git then runs is in the kernel's exec set.
+        Some(UNKNOWN) => Ok(()),
+        Some(setting) => {
+            let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
+            if !git_key_is_safe(key) || value.contains('!') {
+                return Err(format!(
+                    "git -c {setting} sets config that can run programs (core.pager, \
+                     alias.x=!cmd …); only {} keys may be set",
+                    safe_keys()
+                ));
+            }
+            Ok(())
+        }
+        None => Err("git -c needs a value".into()),
     }
 }
 

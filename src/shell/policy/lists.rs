@@ -152,6 +152,32 @@ impl Lists {
     }
 }
 
+/// Variables whose value, in a program's environment, does not change what it runs or
+/// writes (for the effect: other upper-case names may, `LD_PRELOAD`, `PATH`, `GIT_DIR` …).
+const HARMLESS_ENV: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "PAGER",
+    "GIT_PAGER",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+];
+
+/// A shell variable (lower case), or an environment variable that does not change what a
+/// program runs or writes.
+pub(super) fn harmless_variable(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_lowercase())
+        || HARMLESS_ENV.contains(&name)
+        || name.starts_with("LC_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,8 +74,10 @@ use crate::config::Shell;
 use crate::error::{Error, ErrorKind, Result};
 
 mod archive;
+mod context;
 mod effect;
 mod git;
+mod kinds;
 pub mod lists;
 mod paths;
 mod programs;
@@ -270,7 +272,7 @@ impl Checker<'_> {
                 part,
                 &format!(
                     "{} (`{}`)",
-                    syntax::describe_kind(node.kind()),
+                    kinds::describe_kind(node.kind()),
                     short(self.text(node, src))
                 ),
             ));

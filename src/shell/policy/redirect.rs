@@ -5,8 +5,8 @@
 
 use tree_sitter::Node;
 
+use super::kinds::describe_kind;
 use super::paths::{check_write_path, names_config, names_vcs_metadata};
-use super::syntax::describe_kind;
 use super::{children, deny, short, Checker};
 use crate::error::Result;
 

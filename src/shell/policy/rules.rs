@@ -3,9 +3,8 @@
 //! (`git`, `sed`, `archive`). These are the friendly first layer with clear messages; the
 //! kernel's exec allowlist and read-only world hold when a rule is missing.
 
-use std::path::Path;
-
 use super::archive::{check_copy, check_tar};
+use super::context::RuleContext;
 use super::git::check_git;
 use super::sed::check_sed;
 
@@ -22,15 +21,6 @@ pub enum Match {
     Long(&'static str),
     /// A rule that needs the whole argument list (option values, subcommands, scripts).
     Check(fn(&[String], &RuleContext<'_>) -> std::result::Result<(), String>),
-}
-
-/// What a rule needs to know beyond the arguments.
-pub struct RuleContext<'a> {
-    /// The canonical workspace root.
-    pub root: &'a Path,
-    /// Paths a program works on or writes must stay inside the root: the policy is strict (a
-    /// kernel layer that keeps writes in the workspace may be missing).
-    pub inside_root: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,40 +78,6 @@ pub const ARG_RULES: &[ArgRule] = &[
     ArgRule { programs: TEST, matches: Match::Exact("-R"), why: "bash evaluates array subscripts, which can run commands" },
     ArgRule { programs: PRINTF, matches: Match::Prefix("-v"), why: "assigns a shell variable" },
 ];
-
-/// Git subcommands that may run. Anything else — aliases (which may be `!shell`), `difftool`,
-/// `mergetool`, `bisect run`, `submodule foreach`, `filter-branch`, `help -w` … — is refused.
-#[rustfmt::skip]
-pub(super) const GIT_SUBCOMMANDS: &[&str] = &[
-    "add", "apply", "blame", "branch", "cat-file", "check-ignore", "checkout", "cherry-pick",
-    "clean", "clone", "commit", "config", "describe", "diff", "diff-tree", "fetch", "for-each-ref",
-    "format-patch", "grep", "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base", "mv",
-    "name-rev", "pull", "push", "rebase", "reflog", "remote", "reset", "restore", "rev-list",
-    "rev-parse", "revert", "rm", "shortlog", "show", "show-ref", "stash", "status", "switch",
-    "symbolic-ref", "tag", "version", "worktree",
-];
-
-/// Git config keys a command may set (`git config`, `git -c`); every other key can name a
-/// program git runs.
-pub(super) const GIT_CONFIG_SAFE_PREFIXES: &[&str] = &["user.", "color.", "advice.", "init."];
-
-/// Single git config keys that only switch git's behaviour (no program, no path it runs).
-#[rustfmt::skip]
-pub(super) const GIT_CONFIG_SAFE_KEYS: &[&str] = &[
-    "commit.gpgsign", "tag.gpgsign", "core.quotepath", "core.autocrlf", "core.safecrlf",
-    "core.filemode", "pull.rebase", "pull.ff", "merge.ff", "log.showsignature", "gc.auto",
-    "maintenance.auto", "rebase.autosquash", "rebase.autostash", "push.autosetupremote",
-    "diff.noprefix", "status.showuntrackedfiles",
-];
-
-/// Whether a command may set this git config key.
-pub(super) fn git_key_is_safe(key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    GIT_CONFIG_SAFE_PREFIXES
-        .iter()
-        .any(|p| lower.starts_with(p))
-        || GIT_CONFIG_SAFE_KEYS.contains(&lower.as_str())
-}
 
 /// The options of the rules above that hold only when the policy is strict. With the kernel
 /// layers in force, the command find's `-exec` family or fd's `-x`/`-X` runs is judged where it

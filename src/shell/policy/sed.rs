@@ -2,8 +2,8 @@
 //! files inside the root that are not the configuration file. The script is read command by
 //! command; whatever the reader does not understand is refused.
 
+use super::context::RuleContext;
 use super::paths::{check_inside_root, names_config};
-use super::rules::RuleContext;
 use super::words::UNKNOWN;
 
 type Verdict = std::result::Result<(), String>;

@@ -5,6 +5,8 @@
 
 use tree_sitter::Node;
 
+use super::kinds::describe_kind;
+use super::lists::harmless_variable;
 use super::words::Word;
 use super::{children, deny, short, Checker};
 use crate::error::Result;
@@ -26,25 +28,9 @@ const SEPARATORS: &[&str] = &[
     "fi", "while", "until", "do", "done", ";;", ";&", ";;&",
 ];
 
-/// Variables whose value, in a program's environment, does not change what it runs or
-/// writes (for the effect: other upper-case names may, `LD_PRELOAD`, `PATH`, `GIT_DIR` …).
-const HARMLESS_ENV: &[&str] = &[
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "CLICOLOR",
-    "TERM",
-    "COLUMNS",
-    "LINES",
-    "PAGER",
-    "GIT_PAGER",
-    "RUST_BACKTRACE",
-    "RUST_LOG",
-];
-
 impl Checker<'_> {
+    // Long: one arm per statement kind of bash's grammar that the policy walks, each a few
+    // lines; the match is the list of what the policy understands.
     pub(super) fn statement(&mut self, node: Node<'_>, src: &[u8], depth: u8) -> Result<()> {
         let kind = node.kind();
         if self.strict && !STRICT_KINDS.contains(&kind) && !is_bracket_test(node) {
@@ -210,6 +196,9 @@ impl Checker<'_> {
 
     /// A simple command, with the words the grammar put in a redirection after it (`extra`),
     /// which are its last arguments for bash.
+    // Long: a simple command's words as bash assembles them (adjacent nodes one word, the
+    // redirection's trailing words, the heredoc's stdin), then judged together; the grouping
+    // and the judging share the nodes collected.
     fn command_with(
         &mut self,
         node: Node<'_>,
@@ -502,42 +491,10 @@ fn scope_of(node: Node<'_>) -> (usize, usize) {
     (node.start_byte(), node.end_byte())
 }
 
-/// A shell variable (lower case), or an environment variable that does not change what a
-/// program runs or writes.
-pub(super) fn harmless_variable(name: &str) -> bool {
-    name.chars().any(|c| c.is_ascii_lowercase())
-        || HARMLESS_ENV.contains(&name)
-        || name.starts_with("LC_")
-}
-
 fn syntax_refusal(part: &str, token: &str) -> crate::error::Error {
     deny(format!(
         "`{part}`: shell syntax `{token}` is not understood by the policy"
     ))
-}
-
-pub(super) fn describe_kind(kind: &str) -> String {
-    match kind {
-        "command_substitution" => "command substitution".into(),
-        "process_substitution" => "process substitution".into(),
-        "simple_expansion" | "expansion" => "variable expansion".into(),
-        "arithmetic_expansion" => "arithmetic expansion".into(),
-        "brace_expression" => "brace expansion".into(),
-        "ansi_c_string" => "ANSI-C quoting ($'…')".into(),
-        "translated_string" => "a translated string ($\"…\")".into(),
-        "function_definition" => "a function definition".into(),
-        "variable_assignment" | "variable_assignments" => "a variable assignment".into(),
-        "if_statement"
-        | "while_statement"
-        | "for_statement"
-        | "c_style_for_statement"
-        | "case_statement" => "a control structure".into(),
-        "compound_statement" => "a `{ …; }` group or `(( … ))`".into(),
-        "test_command" => "a `[[ … ]]` test".into(),
-        "declaration_command" => "a declaration (declare/export/local …)".into(),
-        "unset_command" => "unset".into(),
-        other => format!("`{other}`"),
-    }
 }
 
 /// The depth of a syntax tree, walked with a cursor (no recursion).

@@ -132,6 +132,9 @@ impl Checker<'_> {
         self.read(&[body], src, part, depth, Context::Heredoc)
     }
 
+    // Long: one pass over a word's characters, as bash reads them, whose state (inside double
+    // quotes, after an unquoted brace, the word so far) every character's arm reads and
+    // changes; split, that state would be handed through every part.
     fn read(
         &mut self,
         nodes: &[Node<'_>],

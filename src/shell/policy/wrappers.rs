@@ -112,7 +112,7 @@ impl Checker<'_> {
                 return Err(format!("env {a}: assignments are not allowed"));
             }
             let name = a.split_once('=').map_or(a, |(n, _)| n);
-            if !super::syntax::harmless_variable(name) {
+            if !super::lists::harmless_variable(name) {
                 self.writes = true;
             }
             return Ok(EnvOption::Skip(1));

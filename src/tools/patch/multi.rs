@@ -417,6 +417,9 @@ fn work_all(
 }
 
 /// Every section of the patch, all files or none.
+// Long: every section planned, checked once without touching the workspace, then worked for
+// real with the files read again, and recorded; the plans and the directories made (kept only
+// when the commit lands) run through all three.
 pub(super) fn apply_all(
     ctx: &Context,
     parsed: edit::Patch<'_>,

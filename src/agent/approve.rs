@@ -162,16 +162,21 @@ impl Gate {
         args: &Value,
         call_id: &str,
     ) -> (Value, bool) {
+        let call_id = &runner.call_id(call_id);
         let before = match runner.before(name, args, call_id) {
             Ok(before) => before,
             Err(e) => return (envelope(name, &Err(e)), false),
         };
-        let args = &before.args;
+        // Without hooks the call is taken as given (not copied).
+        let (args, verdict, context) = match &before {
+            Some(b) => (&b.args, &b.verdict, b.context.clone()),
+            None => (args, &Verdict::Undecided, Vec::new()),
+        };
         let (spec, effect) = match runner.check_effect(name, args) {
             Ok(checked) => checked,
             Err(e) => return (envelope(name, &Err(e)), false),
         };
-        let decision = match &before.verdict {
+        let decision = match verdict {
             Verdict::Allow => Decision::Run,
             Verdict::Ask(reason) => self.decide(runner, spec, effect, args, Some(reason)),
             Verdict::Undecided => self.decide(runner, spec, effect, args, None),
@@ -182,7 +187,7 @@ impl Gate {
             Decision::Refuse(envelope) => (envelope, false),
             Decision::Quit(envelope) => (envelope, true),
         };
-        runner.after(spec, args, &mut envelope, before.context, call_id);
+        runner.after(spec, args, &mut envelope, context, call_id);
         (envelope, quit)
     }
 

@@ -48,6 +48,8 @@ pub struct Runner {
     ctx: Context,
     /// This run's `session_id`, for the hooks.
     session_id: String,
+    /// Calls without an id so far (their `tool_use_id` for the hooks).
+    unnamed_calls: std::sync::atomic::AtomicU64,
 }
 
 impl Runner {
@@ -58,6 +60,7 @@ impl Runner {
             isolation: Isolation::new(root, place.config.clone(), "sneaky-agent"),
             ctx,
             session_id: crate::hooks::Caller::this_process().session_id,
+            unnamed_calls: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -66,7 +69,19 @@ impl Runner {
         &self.ctx.config.hooks
     }
 
-    /// This run as the hooks' caller, on the call `call_id`.
+    /// The id the hooks are told for a call: its own, or for a call without one (a `pipe`
+    /// line) one of this run's.
+    pub fn call_id(&self, given: &str) -> String {
+        if !given.is_empty() {
+            return given.to_string();
+        }
+        let n = self
+            .unnamed_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}-call-{}", self.session_id, n + 1)
+    }
+
+    /// This run as the hooks' caller, on the call `call_id` ([`Runner::call_id`]).
     pub fn caller(&self, call_id: &str) -> crate::hooks::Caller {
         crate::hooks::Caller {
             session_id: self.session_id.clone(),
@@ -75,15 +90,22 @@ impl Runner {
     }
 
     /// The PreToolUse hooks on a call of a known tool not denied (anything else is refused by
-    /// [`Runner::check`] before the hooks would see it): the call as they left it. Err: they
-    /// blocked it.
-    pub fn before(&self, name: &str, args: &Value, call_id: &str) -> Result<crate::hooks::Before> {
+    /// [`Runner::check`] before the hooks would see it): the call as they left it, or None
+    /// when no hook applies (the call stands as given). Err: they blocked it.
+    pub fn before(
+        &self,
+        name: &str,
+        args: &Value,
+        call_id: &str,
+    ) -> Result<Option<crate::hooks::Before>> {
         let hooks = &self.ctx.config.hooks;
-        let tool = ToolName::from_name(name).filter(|t| {
-            !hooks.is_empty() && permissions::check_not_denied(&self.ctx.config, *t).is_ok()
-        });
+        if hooks.pre_tool_use.is_empty() {
+            return Ok(None);
+        }
+        let tool = ToolName::from_name(name)
+            .filter(|t| permissions::check_not_denied(&self.ctx.config, *t).is_ok());
         let Some(tool) = tool else {
-            return Ok(crate::hooks::Before::unhooked(args.clone()));
+            return Ok(None);
         };
         let caller = self.caller(call_id);
         crate::hooks::Call {
@@ -93,6 +115,7 @@ impl Runner {
             caller: &caller,
         }
         .before(args.clone())
+        .map(Some)
     }
 
     /// The PostToolUse hooks on a successful envelope; what they (and the PreToolUse hooks:

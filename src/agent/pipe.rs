@@ -157,5 +157,10 @@ fn run_call(runner: &Runner, gate: &mut Gate, call: &Call) -> (Value, bool) {
             )
         }
     };
-    gate.run(runner, &call.name, args, "")
+    // The hooks are told the call's own id where its shape has one.
+    let id = match &call.shape {
+        Shape::OpenAi { id } | Shape::Anthropic { id } => id.as_str(),
+        Shape::Plain => "",
+    };
+    gate.run(runner, &call.name, args, id)
 }

@@ -783,3 +783,47 @@ if [ ! -e {c} ]; then touch {c}; echo '{{"decision":"block","reason":"the tests 
     assert_eq!(r.stdout.trim(), "attempt 4");
     assert_eq!(server.requests().len(), 4);
 }
+
+#[test]
+fn sneaky_agent_pipe_names_each_call_to_its_hooks() {
+    let w = util::ws();
+    w.write("a.txt", "alpha\n");
+    let log = w.outside().join("pipe.jsonl");
+    let hook = script(
+        &w,
+        "record.sh",
+        &format!("cat >> {l}\necho >> {l}", l = log.display()),
+    );
+    w.user_config(&format!(
+        "{}{}",
+        entry("PreToolUse", "", hook.to_str().unwrap(), ""),
+        entry("PostToolUse", "", hook.to_str().unwrap(), "")
+    ));
+    let lines = [
+        json!({"id": "call_1", "type": "function",
+               "function": {"name": "read_file", "arguments": "{\"file_path\":\"a.txt\"}"}}),
+        json!({"name": "read_file", "arguments": {"file_path": "a.txt"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let r = agent::ran(agent::run(
+        agent::agent_command(&w, &["pipe"]),
+        input.as_bytes(),
+    ));
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let seen = recorded(&w, "pipe.jsonl");
+    let ids: Vec<&str> = seen
+        .iter()
+        .map(|e| e["tool_use_id"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(ids.len(), 4, "{seen:?}");
+    // Before and after of one call share its id: the line's own, else one of the run's.
+    assert_eq!(ids[0], "call_1");
+    assert_eq!(ids[1], "call_1");
+    assert!(
+        !ids[2].is_empty() && ids[2] == ids[3] && ids[2] != "call_1",
+        "{ids:?}"
+    );
+    assert!(seen
+        .iter()
+        .all(|e| e["session_id"] == seen[0]["session_id"]));
+}

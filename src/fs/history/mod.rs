@@ -18,6 +18,9 @@
 //! (`shown/`), only to show what changed since when an undo meets a conflict. The history is
 //! bounded by `undo.max_bytes`: past it the oldest changes are forgotten, and the change that
 //! caused it says how many.
+//!
+//! Where the history lives is `location.rs`; writing its files whole and flushing them,
+//! `flush.rs`; the journal (entries, contents, settling a killed edit) and the bound are here.
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
@@ -36,6 +39,16 @@ use sha2::Digest as _;
 use super::durable::{self, Existing, MadeDirs, Target};
 use super::jail::{Kind, Workspace};
 use crate::error::{Error, ErrorKind, Result};
+
+mod flush;
+mod location;
+
+use flush::{kept_whole, write_file, write_unflushed, Flush};
+use location::history_dir;
+#[cfg(test)]
+use location::scratch_dir_in;
+pub(crate) use location::{outside_workspace, state_home, workspace_key};
+pub use location::{scratch_dir, state_places};
 
 /// What one path of the workspace was, or became.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -1074,134 +1087,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `$XDG_STATE_HOME`, else `~/.local/state` (the XDG base directory rules: relative values are
-/// ignored).
-pub(crate) fn state_home() -> Result<PathBuf> {
-    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    std::env::var_os("XDG_STATE_HOME")
-        .and_then(absolute)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .and_then(absolute)
-                .map(|h| h.join(".local").join("state"))
-        })
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::IoError,
-                "no place for the undo history: set XDG_STATE_HOME or HOME",
-            )
-        })
-}
-
-/// Every place where histories of this user may be (`<state>/sneaky`): beneath the state
-/// directory this process uses, and beneath the default ones a host of the same user with
-/// other variables would use (`~/.local/state` by `HOME`, and by the user's entry in the
-/// password database). What a command's view covers (src/shell/protect.rs, `own_state`).
-pub fn state_places() -> Vec<PathBuf> {
-    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .into_iter()
-        .collect();
-    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
-        homes.push(user.dir);
-    }
-    state_home()
-        .into_iter()
-        .chain(homes.iter().map(|h| h.join(".local").join("state")))
-        .map(|base| base.join("sneaky"))
-        .collect()
-}
-
-/// The workspace's history under the state directory `base`.
-fn history_dir(base: &Path, ws: &Workspace) -> PathBuf {
-    base.join("sneaky")
-        .join("undo")
-        .join(workspace_key(ws.root()))
-}
-
-/// Refuse a history that would be inside the workspace, where commands could change it, or
-/// whose making would make a directory there on the way (`<workspace>/new/../../elsewhere`).
-/// Told from where `dir` really is, or would be once made: each existing part resolved
-/// (symbolic links, `..`) as the kernel and `create_dir_all` would take it, so that neither a
-/// link into the workspace hides it nor `<workspace>/../elsewhere` is taken for it.
-pub(crate) fn outside_workspace(dir: &Path, ws: &Workspace) -> Result<()> {
-    use std::path::Component;
-    let inside = |place: &Path| place.starts_with(ws.root());
-    let refused = match fs::canonicalize(dir) {
-        Ok(place) => inside(&place),
-        Err(_) => {
-            let mut place = PathBuf::from("/");
-            let mut made_inside = false;
-            for part in dir.components() {
-                match part {
-                    Component::ParentDir => {
-                        place.pop();
-                    }
-                    Component::Normal(name) => {
-                        place.push(name);
-                        match fs::canonicalize(&place) {
-                            Ok(real) => place = real,
-                            Err(_) => made_inside |= inside(&place),
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            made_inside || inside(&place)
-        }
-    };
-    if refused {
-        return Err(Error::new(
-            ErrorKind::ConfigError,
-            format!(
-                "the undo history would be inside the workspace ({}), where commands could \
-                 change it; point XDG_STATE_HOME elsewhere",
-                dir.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A directory of the workspace's history for the upper layers of commands' overlays
-/// (src/shell/overlay/): outside the workspace, out of commands' reach, 0700.
-pub fn scratch_dir(ws: &Workspace) -> Result<PathBuf> {
-    scratch_dir_in(&state_home()?, ws)
-}
-
-fn scratch_dir_in(base: &Path, ws: &Workspace) -> Result<PathBuf> {
-    let dir = history_dir(base, ws).join("scratch");
-    outside_workspace(&dir, ws)?;
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| Error::io(format!("making {}", dir.display()), e))?;
-    Ok(dir)
-}
-
-/// The directory name of a workspace's history: the root's last name (for people) and a hash
-/// of its whole path (so that two roots never share one).
-pub(crate) fn workspace_key(root: &Path) -> String {
-    let name: String = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(40)
-        .collect();
-    let hash = sha256_hex(root.as_os_str().as_bytes());
-    format!("{name}-{}", &hash[..16])
-}
-
 /// A new change's id: its start time (so ids sort by age) and the process.
 fn new_change_id() -> String {
     let micros = SystemTime::now()
@@ -1220,52 +1105,6 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// Write a file whole under its final name: temporary name, `fsync` (with `flush`), rename,
-/// `fsync` of the directory (with `flush`).
-fn write_file(path: &Path, content: &[u8], flush: bool) -> std::io::Result<()> {
-    let temp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temp)?;
-    file.write_all(content)?;
-    if flush {
-        file.sync_all()?;
-    }
-    fs::rename(&temp, path)?;
-    match path.parent() {
-        Some(dir) if flush => sync_dir(dir),
-        _ => Ok(()),
-    }
-}
-
-/// Write a file whole under its final name (temporary name, rename), unflushed; the file is
-/// handed back to be flushed.
-fn write_unflushed(path: &Path, content: &[u8]) -> std::io::Result<File> {
-    let temp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temp)?;
-    file.write_all(content)?;
-    fs::rename(&temp, path)?;
-    Ok(file)
-}
-
-/// Whether a content of `len` bytes is kept at `path` already. One of another size was cut
-/// short by a crash before its flush, and is written again.
-fn kept_whole(path: &Path, len: usize) -> bool {
-    fs::metadata(path).is_ok_and(|m| m.len() == len as u64)
-}
-
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
 /// The size from which a rewrite's work goes on threads (the larger of its old and new
 /// content): the hashes ([`hash_while`]), the flushes ([`Flush::run`]) and the copy shown in a
 /// conflict. Below it a thread costs more than it saves.
@@ -1274,97 +1113,6 @@ const ON_THREADS_FROM: usize = 128 << 10;
 /// Whether a rewrite of `old` by `new` is that large.
 fn on_threads(old: Option<&[u8]>, new: &[u8]) -> bool {
     old.map_or(0, <[u8]>::len).max(new.len()) >= ON_THREADS_FROM
-}
-
-/// One flush of [`Flush::run`].
-#[derive(Clone, Copy)]
-enum Flushed<'a> {
-    File(&'a File),
-    Dir(&'a Path),
-}
-
-impl Flushed<'_> {
-    fn flush(self) -> std::io::Result<()> {
-        match self {
-            Flushed::File(file) => file.sync_all(),
-            Flushed::Dir(dir) => sync_dir(dir),
-        }
-    }
-}
-
-/// The history's writes made without a flush, flushed before anything relies on them. With
-/// `together` (large writes), all the flushes wait for the disk at once, each on a thread:
-/// flushes in flight together share the device's cache flushes (the block layer serves every
-/// flush waiting with the next one it sends) and their write-backs overlap. On this machine's
-/// disk, where each flush of a file or directory is a flush of the device's cache, one after
-/// the other they made a 1 MB write_file take 60-80 % longer than without the history under
-/// load. For small writes the threads cost more CPU than they save time (about +0.5 ms of CPU
-/// for a write of a few bytes), and the flushes go one after the other.
-#[derive(Default)]
-struct Flush {
-    files: Vec<File>,
-    /// Files of the workspace given a name in the history: flushed, but not dropped from the
-    /// cache (their pages were not written here, and dropping them costs more than it saves).
-    linked: Vec<File>,
-    dirs: Vec<PathBuf>,
-    together: bool,
-}
-
-impl Flush {
-    fn file(&mut self, file: File) {
-        self.files.push(file);
-    }
-
-    fn linked(&mut self, file: File) {
-        self.linked.push(file);
-    }
-
-    fn dir(&mut self, dir: PathBuf) {
-        if !self.dirs.contains(&dir) {
-            self.dirs.push(dir);
-        }
-    }
-
-    /// Flush `first` (the caller's own, on this thread) and everything written, together.
-    fn run(self, first: impl FnOnce() -> Result<()>) -> Result<()> {
-        use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
-        for file in &self.files {
-            // Starts the write-back (and drops the pages from the cache once written: the
-            // history is seldom read again). Only a hint: the flush below is what counts.
-            let _ = posix_fadvise(file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
-        }
-        let io = |e| Error::io("flushing the undo history", e);
-        let files = self.files.iter().chain(&self.linked).map(Flushed::File);
-        let jobs: Vec<Flushed> = files
-            .chain(self.dirs.iter().map(|d| Flushed::Dir(d)))
-            .collect();
-        if !self.together {
-            first()?;
-            return jobs.iter().try_for_each(|job| job.flush()).map_err(io);
-        }
-        std::thread::scope(|s| {
-            let mut threads = Vec::new();
-            let mut inline = Vec::new();
-            for &job in &jobs {
-                match std::thread::Builder::new().spawn_scoped(s, move || job.flush()) {
-                    Ok(t) => threads.push(t),
-                    // A thread that cannot start leaves its flush to this one.
-                    Err(_) => inline.push(job),
-                }
-            }
-            let mut result = first();
-            for job in inline {
-                result = result.and(job.flush().map_err(io));
-            }
-            for t in threads {
-                let done = t
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("a flush's thread failed")));
-                result = result.and(done.map_err(io));
-            }
-            result
-        })
-    }
 }
 
 /// Record one change of the workspace around `apply`: the states of `targets` are kept before
@@ -1481,10 +1229,7 @@ impl History {
         let mut unfilled = Provisional(self.entry_temp(&change_id, true));
         let mut staged = staged?;
         let entry_file = (change_id, entry_file?);
-        let mut ahead = Flush {
-            together: large,
-            ..Flush::default()
-        };
+        let mut ahead = Flush::new(large);
         // The old file when it was given a name in the history: until the rename has replaced
         // it, that name goes again on every way out.
         let mut linked = None;

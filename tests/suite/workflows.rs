@@ -913,8 +913,10 @@ fn pip_install_editable() {
 // The private caches are the commands' to change, and the step that puts the person's cargo
 // configuration there runs outside the sandbox, as the person: a link a command leaves there
 // must not make it write where the link leads.
-#[test]
-fn links_planted_in_the_private_cargo_home_lead_nowhere() {
+/// A command leaves in the private cargo home what `plant` (given the victim directory
+/// outside) makes; the next calls see the person's cargo configuration there, and nothing is
+/// written outside: not `victim_file`, not the person's own configuration.
+fn planted_in_the_private_cargo_home(plant: fn(&Path) -> String, victim_file: &str) {
     let Some(mut d) = day(&[]) else { return };
     let outside = d.w.outside().to_path_buf();
     let own = outside.join("own-cargo");
@@ -923,48 +925,50 @@ fn links_planted_in_the_private_cargo_home_lead_nowhere() {
     d.env.push(("CARGO_HOME".into(), own.clone().into()));
     let victim = outside.join("victim");
     std::fs::create_dir_all(&victim).expect("mkdir");
-    std::fs::write(victim.join("config.toml"), "precious\n").expect("write");
-    std::fs::write(victim.join("bashrc"), "precious too\n").expect("write");
+    std::fs::write(victim.join(victim_file), "precious\n").expect("write");
     let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
     assert_eq!(
         stdout(&r),
         "[net]\nretry = 3\n",
         "the person's cargo config: {r}"
     );
-    // The private cargo home made a link to another directory, then its config a link to a
-    // file: each next call puts the person's configuration back, and writes nowhere else.
-    d.write(
-        "plant.sh",
-        &format!(
-            "rm -rf \"$CARGO_HOME\" && ln -s {} \"$CARGO_HOME\"\n",
-            victim.display()
-        ),
-    );
+    d.write("plant.sh", &plant(&victim));
     d.sh("bash plant.sh");
     let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
-    assert_eq!(stdout(&r), "[net]\nretry = 3\n", "{r}");
     assert_eq!(
-        std::fs::read_to_string(victim.join("config.toml")).expect("read"),
+        std::fs::read_to_string(victim.join(victim_file)).expect("read"),
         "precious\n",
-        "written through the link to a directory"
+        "written through the planted link"
     );
-    d.write(
-        "plant.sh",
-        &format!(
-            "rm -f \"$CARGO_HOME/config.toml\" && ln -s {} \"$CARGO_HOME/config.toml\"\n",
-            victim.join("bashrc").display()
-        ),
-    );
-    d.sh("bash plant.sh");
-    let r = d.sh("cat \"$CARGO_HOME/config.toml\"");
     assert_eq!(stdout(&r), "[net]\nretry = 3\n", "{r}");
-    assert_eq!(
-        std::fs::read_to_string(victim.join("bashrc")).expect("read"),
-        "precious too\n",
-        "written through the link to a file"
-    );
     assert_eq!(
         std::fs::read_to_string(own.join("config.toml")).expect("read"),
         "[net]\nretry = 3\n"
+    );
+}
+
+#[test]
+fn a_private_cargo_home_made_a_link_to_another_directory_leads_nowhere() {
+    planted_in_the_private_cargo_home(
+        |victim| {
+            format!(
+                "rm -rf \"$CARGO_HOME\" && ln -s {} \"$CARGO_HOME\"\n",
+                victim.display()
+            )
+        },
+        "config.toml",
+    );
+}
+
+#[test]
+fn a_private_cargo_config_made_a_link_to_a_file_leads_nowhere() {
+    planted_in_the_private_cargo_home(
+        |victim| {
+            format!(
+                "rm -f \"$CARGO_HOME/config.toml\" && ln -s {} \"$CARGO_HOME/config.toml\"\n",
+                victim.join("bashrc").display()
+            )
+        },
+        "bashrc",
     );
 }

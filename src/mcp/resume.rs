@@ -11,7 +11,7 @@
 //! its events it let go, so that a client resuming past them is told so — with an error
 //! answer for the call when its answer was among them — never left with a silent gap.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -119,6 +119,9 @@ pub struct Streams {
     keeper: Arc<Keeper>,
     next: u64,
     kept: BTreeMap<u64, StreamState>,
+    /// What may go next in each stream (`StreamState::candidate`), in the order it goes:
+    /// (not yet delivered, age, stream), so that making room costs a lookup, not a scan.
+    order: BTreeSet<(bool, u64, u64)>,
     /// Bytes this session keeps (events and records).
     bytes: usize,
 }
@@ -139,6 +142,19 @@ struct StreamState {
     requests: Vec<Value>,
     /// The event that carries the answer, once sent.
     answer: Option<u64>,
+}
+
+impl StreamState {
+    /// What of this stream goes next when room is needed, and its place: its oldest event
+    /// (those delivered before the others), or, once its events are gone and its call has
+    /// ended, its record. A running stream's record stays (its call still sends to it).
+    fn candidate(&self) -> Option<(bool, u64)> {
+        match (self.events.front(), self.ended) {
+            (Some(e), _) => Some((e.n > self.delivered, e.seq)),
+            (None, Some((_, seq))) => Some((false, seq)),
+            (None, None) => None,
+        }
+    }
 }
 
 struct KeptEvent {
@@ -183,8 +199,26 @@ impl Streams {
             keeper,
             next: 0,
             kept: BTreeMap::new(),
+            order: BTreeSet::new(),
             bytes: 0,
         }
+    }
+
+    /// Change stream `id` and keep its place in `order`; None when it is not kept.
+    fn update<R>(&mut self, id: u64, change: impl FnOnce(&mut StreamState) -> R) -> Option<R> {
+        let state = self.kept.get_mut(&id)?;
+        let before = state.candidate();
+        let result = change(state);
+        let after = state.candidate();
+        if before != after {
+            if let Some((undelivered, seq)) = before {
+                self.order.remove(&(undelivered, seq, id));
+            }
+            if let Some((undelivered, seq)) = after {
+                self.order.insert((undelivered, seq, id));
+            }
+        }
+        Some(result)
     }
 
     fn add(&mut self, bytes: usize) {
@@ -210,7 +244,6 @@ impl Streams {
         requests: Vec<Value>,
         retry: Duration,
     ) -> (u64, UnboundedReceiver<Frame>) {
-        self.expire(Instant::now());
         let id = self.next;
         self.next += 1;
         let (tx, rx) = unbounded_channel();
@@ -240,45 +273,46 @@ impl Streams {
     pub fn send(&mut self, id: u64, message: impl FnOnce(u64) -> Bytes, answer: bool) -> bool {
         let limits = self.keeper.limits;
         let seq = self.keeper.next_seq();
-        let Some(state) = self.kept.get_mut(&id) else {
+        let sent = self.update(id, |state| {
+            let n = state.next;
+            state.next += 1;
+            let event = message(n);
+            if answer {
+                state.answer = Some(n);
+            }
+            // A dropped connection: the events stay for a resumption.
+            if state
+                .live
+                .as_ref()
+                .is_some_and(|live| live.send((n, event.clone())).is_err())
+            {
+                state.live = None;
+            }
+            let mut freed = 0;
+            if state.events.len() == KEPT_EVENTS {
+                if let Some(old) = state.events.pop_front() {
+                    state.dropped_through = state.dropped_through.max(old.n);
+                    freed += cost(&old.bytes);
+                }
+            }
+            let size = cost(&event);
+            if size <= limits.session_bytes && size <= limits.total_bytes {
+                state.events.push_back(KeptEvent {
+                    n,
+                    seq,
+                    bytes: event,
+                });
+                (freed, size)
+            } else {
+                state.dropped_through = n;
+                (freed, 0)
+            }
+        });
+        let Some((freed, kept)) = sent else {
             return false;
         };
-        let n = state.next;
-        state.next += 1;
-        let event = message(n);
-        if answer {
-            state.answer = Some(n);
-        }
-        // A dropped connection: the events stay for a resumption.
-        if state
-            .live
-            .as_ref()
-            .is_some_and(|live| live.send((n, event.clone())).is_err())
-        {
-            state.live = None;
-        }
-        let mut freed = 0;
-        if state.events.len() == KEPT_EVENTS {
-            if let Some(old) = state.events.pop_front() {
-                state.dropped_through = state.dropped_through.max(old.n);
-                freed += cost(&old.bytes);
-            }
-        }
-        let size = cost(&event);
-        let kept = size <= limits.session_bytes && size <= limits.total_bytes;
-        if kept {
-            state.events.push_back(KeptEvent {
-                n,
-                seq,
-                bytes: event,
-            });
-        } else {
-            state.dropped_through = n;
-        }
         self.sub(freed);
-        if kept {
-            self.add(size);
-        }
+        self.add(kept);
         self.trim();
         self.keeper.total() > limits.total_bytes
     }
@@ -286,20 +320,20 @@ impl Streams {
     /// The call of stream `id` has ended: nothing more comes.
     pub fn end(&mut self, id: u64) {
         let seq = self.keeper.next_seq();
-        if let Some(state) = self.kept.get_mut(&id) {
+        self.update(id, |state| {
             state.ended = Some((Instant::now(), seq));
             state.live = None; // the response ends once what was sent is written
-        }
+        });
         if self.keeper.limits.seconds.is_zero() {
-            self.expire(Instant::now());
+            self.forget(id);
         }
+        // Its record may go now, should the running ones have kept the session over.
+        self.trim();
     }
 
     /// A connection has taken event `n` of stream `id` to write.
     pub fn delivered(&mut self, id: u64, n: u64) {
-        if let Some(state) = self.kept.get_mut(&id) {
-            state.delivered = state.delivered.max(n);
-        }
+        self.update(id, |state| state.delivered = state.delivered.max(n));
     }
 
     /// The events of stream `id` after `seen`, and the rest as they come while it runs; when
@@ -362,6 +396,9 @@ impl Streams {
 
     fn forget(&mut self, id: u64) {
         if let Some(state) = self.kept.remove(&id) {
+            if let Some((undelivered, seq)) = state.candidate() {
+                self.order.remove(&(undelivered, seq, id));
+            }
             let events: usize = state.events.iter().map(|e| cost(&e.bytes)).sum();
             self.sub(events + STREAM_OVERHEAD);
         }
@@ -372,44 +409,32 @@ impl Streams {
         while self.bytes > self.keeper.limits.session_bytes && self.drop_oldest() {}
     }
 
-    /// What goes next here: (not yet delivered, age). An event before a record; a running
-    /// stream's record stays (its call still sends to it).
+    /// What goes next here: (not yet delivered, age).
     fn oldest(&self) -> Option<(bool, u64)> {
-        self.kept
-            .values()
-            .filter_map(|s| match (s.events.front(), s.ended) {
-                (Some(e), _) => Some((e.n > s.delivered, e.seq)),
-                (None, Some((_, seq))) => Some((false, seq)),
-                (None, None) => None,
-            })
-            .min()
+        self.order
+            .first()
+            .map(|(undelivered, seq, _)| (*undelivered, *seq))
     }
 
     /// Let the oldest event go (or an ended stream's record once its events are gone); false
     /// when nothing can go.
     fn drop_oldest(&mut self) -> bool {
-        let pick = self
-            .kept
-            .iter()
-            .filter_map(|(id, s)| match (s.events.front(), s.ended) {
-                (Some(e), _) => Some(((e.n > s.delivered, e.seq), *id)),
-                (None, Some((_, seq))) => Some(((false, seq), *id)),
-                (None, None) => None,
-            })
-            .min_by_key(|(key, _)| *key)
-            .map(|(_, id)| id);
-        let Some(id) = pick else {
+        let Some(&first) = self.order.first() else {
             return false;
         };
-        let Some(state) = self.kept.get_mut(&id) else {
-            return false;
-        };
-        match state.events.pop_front() {
-            Some(event) => {
-                state.dropped_through = state.dropped_through.max(event.n);
-                self.sub(cost(&event.bytes));
+        let id = first.2;
+        let popped = self.update(id, |state| {
+            let event = state.events.pop_front()?;
+            state.dropped_through = state.dropped_through.max(event.n);
+            Some(cost(&event.bytes))
+        });
+        match popped {
+            Some(Some(freed)) => self.sub(freed),
+            Some(None) => self.forget(id),
+            // Not kept: a place left behind would be picked again and again.
+            None => {
+                self.order.remove(&first);
             }
-            None => self.forget(id),
         }
         true
     }
@@ -528,6 +553,70 @@ mod tests {
         assert_eq!(s.bytes(), STREAM_OVERHEAD);
         assert_eq!(rx.try_recv().map(|f| f.0).ok(), Some(0));
         assert_eq!(rx.try_recv().map(|f| f.1.len()).ok(), Some(4096));
+    }
+
+    /// Whatever happens to a session's streams, its index of what goes next and its byte
+    /// count agree with the streams themselves, and the bounds hold.
+    #[test]
+    fn random_traffic_keeps_the_index_and_the_counts_true() {
+        let k = keeper(20_000, 30_000);
+        let mut s = Streams::new(Arc::clone(&k));
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut receivers = Vec::new();
+        for _ in 0..20_000 {
+            let ids: Vec<u64> = s.kept.keys().copied().collect();
+            let pick = |r: u64| ids.get(usize::try_from(r).unwrap_or(0) % ids.len().max(1));
+            match next(7) {
+                0 => receivers.push(s.open(vec![Value::from(1)], Duration::from_secs(1)).1),
+                1 | 2 => {
+                    if let Some(&id) = pick(next(64)) {
+                        let size = usize::try_from(next(3000)).unwrap_or(0);
+                        s.send(id, event(size), next(4) == 0);
+                    }
+                }
+                3 => {
+                    if let Some(&id) = pick(next(64)) {
+                        let upto = s.kept[&id].next;
+                        s.delivered(id, next(upto + 1));
+                    }
+                }
+                4 => {
+                    if let Some(&id) = pick(next(64)) {
+                        s.end(id);
+                    }
+                }
+                5 => s.expire(Instant::now() + Duration::from_secs(next(2) * 61)),
+                _ => {
+                    s.drop_oldest();
+                }
+            }
+            let order: BTreeSet<(bool, u64, u64)> = s
+                .kept
+                .iter()
+                .filter_map(|(id, st)| st.candidate().map(|(d, q)| (d, q, *id)))
+                .collect();
+            assert_eq!(order, s.order);
+            let bytes: usize = s
+                .kept
+                .values()
+                .map(|st| STREAM_OVERHEAD + st.events.iter().map(|e| cost(&e.bytes)).sum::<usize>())
+                .sum();
+            assert_eq!(bytes, s.bytes());
+            assert_eq!(k.total(), s.bytes());
+            let running = s.kept.values().filter(|st| st.ended.is_none()).count();
+            assert!(
+                s.bytes() <= k.limits.session_bytes.max(running * STREAM_OVERHEAD),
+                "{} bytes, {running} running",
+                s.bytes()
+            );
+            receivers.retain(|rx| !rx.is_closed());
+        }
     }
 
     #[test]

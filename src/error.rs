@@ -5,161 +5,80 @@
 use std::fmt;
 use std::io;
 
-/// The kind of failure. The string form (`code()`) is what scripts and models see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    InvalidJson,
-    InvalidArgs,
-    ConfigError,
-    InputTooLarge,
-    OutsideWorkspace,
-    ProtectedPath,
-    UnknownTool,
-    ToolDenied,
-    NotApproved,
-    CommandDenied,
-    HookDenied,
-    NotFound,
-    NotAFile,
-    NotADirectory,
-    BinaryFile,
-    FileTooLarge,
-    NoMatch,
-    MultipleMatches,
-    PatchRejected,
-    AlreadyExists,
-    PermissionDenied,
-    Conflict,
-    IoError,
-    Internal,
+/// Every kind of failure, once: its variant, its stable code, its exit status (1 the operation
+/// failed, 2 bad input, 3 refused) and what it means (the exit status table of help and man
+/// pages). The enum, [`ErrorKind::ALL`], `code`, `exit_status` and `meaning` are generated from
+/// this one list, so a kind cannot be left out of any of them.
+macro_rules! error_kinds {
+    ($($variant:ident => $code:literal, $exit:literal, $meaning:literal;)*) => {
+        /// The kind of failure. The string form (`code()`) is what scripts and models see.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ErrorKind {
+            $($variant,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in the list's order.
+            pub const ALL: [ErrorKind; [$(stringify!($variant)),*].len()] =
+                [$(ErrorKind::$variant),*];
+
+            pub fn code(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $code,)*
+                }
+            }
+
+            /// Exit status: 1 operation failed, 2 bad input, 3 refused.
+            pub fn exit_status(self) -> i32 {
+                match self {
+                    $(ErrorKind::$variant => $exit,)*
+                }
+            }
+
+            /// One line for the exit status table in help and man pages.
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $meaning,)*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    InvalidJson => "invalid_json", 2, "stdin is not one JSON object";
+    InvalidArgs => "invalid_args", 2,
+        "an argument is missing, unknown, of the wrong type or out of range";
+    ConfigError => "config_error", 2, "the configuration file cannot be read or has unknown keys";
+    InputTooLarge => "input_too_large", 2, "stdin is larger than the input bound";
+    OutsideWorkspace => "outside_workspace", 3, "the path leads outside the workspace root";
+    ProtectedPath => "protected_path", 3,
+        "the path is the active configuration file or a config location";
+    UnknownTool => "unknown_tool", 2, "no tool has that name (sneaky-agent, sneaky-mcp)";
+    ToolDenied => "tool_denied", 3, "the tool is in permissions.deny";
+    NotApproved => "not_approved", 3, "the person did not approve the call (sneaky-agent)";
+    CommandDenied => "command_denied", 3, "the command is not allowed by the command policy";
+    HookDenied => "hook_denied", 3,
+        "a PreToolUse hook of the user's configuration blocked the call";
+    NotFound => "not_found", 1, "the path does not exist";
+    NotAFile => "not_a_file", 1, "the path is not a regular file";
+    NotADirectory => "not_a_directory", 1, "the path (or one of its parents) is not a directory";
+    BinaryFile => "binary_file", 1, "the file is not UTF-8 text";
+    FileTooLarge => "file_too_large", 1, "the file exceeds max_file_size_bytes";
+    NoMatch => "no_match", 1, "old_str (or the pattern) was not found";
+    MultipleMatches => "multiple_matches", 1, "old_str occurs more than once";
+    PatchRejected => "patch_rejected", 1, "a hunk of the patch does not apply";
+    AlreadyExists => "already_exists", 1, "something already exists where a new entry was to go";
+    PermissionDenied => "permission_denied", 1, "the operating system refused access";
+    Conflict => "conflict", 1, "the file changed while the tool was working on it";
+    IoError => "io_error", 1, "another input/output failure";
+    Internal => "internal_error", 1, "a bug in SneakyCode (please report it)";
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 24] = [
-        ErrorKind::InvalidJson,
-        ErrorKind::InvalidArgs,
-        ErrorKind::ConfigError,
-        ErrorKind::InputTooLarge,
-        ErrorKind::OutsideWorkspace,
-        ErrorKind::ProtectedPath,
-        ErrorKind::UnknownTool,
-        ErrorKind::ToolDenied,
-        ErrorKind::NotApproved,
-        ErrorKind::CommandDenied,
-        ErrorKind::HookDenied,
-        ErrorKind::NotFound,
-        ErrorKind::NotAFile,
-        ErrorKind::NotADirectory,
-        ErrorKind::BinaryFile,
-        ErrorKind::FileTooLarge,
-        ErrorKind::NoMatch,
-        ErrorKind::MultipleMatches,
-        ErrorKind::PatchRejected,
-        ErrorKind::AlreadyExists,
-        ErrorKind::PermissionDenied,
-        ErrorKind::Conflict,
-        ErrorKind::IoError,
-        ErrorKind::Internal,
-    ];
-
-    pub fn code(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidJson => "invalid_json",
-            ErrorKind::InvalidArgs => "invalid_args",
-            ErrorKind::ConfigError => "config_error",
-            ErrorKind::InputTooLarge => "input_too_large",
-            ErrorKind::OutsideWorkspace => "outside_workspace",
-            ErrorKind::ProtectedPath => "protected_path",
-            ErrorKind::UnknownTool => "unknown_tool",
-            ErrorKind::ToolDenied => "tool_denied",
-            ErrorKind::NotApproved => "not_approved",
-            ErrorKind::CommandDenied => "command_denied",
-            ErrorKind::HookDenied => "hook_denied",
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::NotAFile => "not_a_file",
-            ErrorKind::NotADirectory => "not_a_directory",
-            ErrorKind::BinaryFile => "binary_file",
-            ErrorKind::FileTooLarge => "file_too_large",
-            ErrorKind::NoMatch => "no_match",
-            ErrorKind::MultipleMatches => "multiple_matches",
-            ErrorKind::PatchRejected => "patch_rejected",
-            ErrorKind::AlreadyExists => "already_exists",
-            ErrorKind::PermissionDenied => "permission_denied",
-            ErrorKind::Conflict => "conflict",
-            ErrorKind::IoError => "io_error",
-            ErrorKind::Internal => "internal_error",
-        }
-    }
-
     /// The kind of a stable code (as read back from a tool binary's envelope).
     pub fn from_code(code: &str) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.code() == code)
-    }
-
-    /// Exit status: 1 operation failed, 2 bad input, 3 refused.
-    pub fn exit_status(self) -> i32 {
-        match self {
-            ErrorKind::InvalidJson
-            | ErrorKind::InvalidArgs
-            | ErrorKind::ConfigError
-            | ErrorKind::InputTooLarge
-            | ErrorKind::UnknownTool => 2,
-            ErrorKind::OutsideWorkspace
-            | ErrorKind::ProtectedPath
-            | ErrorKind::ToolDenied
-            | ErrorKind::NotApproved
-            | ErrorKind::CommandDenied
-            | ErrorKind::HookDenied => 3,
-            ErrorKind::NotFound
-            | ErrorKind::NotAFile
-            | ErrorKind::NotADirectory
-            | ErrorKind::BinaryFile
-            | ErrorKind::FileTooLarge
-            | ErrorKind::NoMatch
-            | ErrorKind::MultipleMatches
-            | ErrorKind::PatchRejected
-            | ErrorKind::AlreadyExists
-            | ErrorKind::PermissionDenied
-            | ErrorKind::Conflict
-            | ErrorKind::IoError
-            | ErrorKind::Internal => 1,
-        }
-    }
-
-    /// One line for the exit status table in help and man pages.
-    pub fn meaning(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidJson => "stdin is not one JSON object",
-            ErrorKind::InvalidArgs => {
-                "an argument is missing, unknown, of the wrong type or out of range"
-            }
-            ErrorKind::ConfigError => "the configuration file cannot be read or has unknown keys",
-            ErrorKind::InputTooLarge => "stdin is larger than the input bound",
-            ErrorKind::OutsideWorkspace => "the path leads outside the workspace root",
-            ErrorKind::ProtectedPath => {
-                "the path is the active configuration file or a config location"
-            }
-            ErrorKind::UnknownTool => "no tool has that name (sneaky-agent, sneaky-mcp)",
-            ErrorKind::ToolDenied => "the tool is in permissions.deny",
-            ErrorKind::NotApproved => "the person did not approve the call (sneaky-agent)",
-            ErrorKind::CommandDenied => "the command is not allowed by the command policy",
-            ErrorKind::HookDenied => {
-                "a PreToolUse hook of the user's configuration blocked the call"
-            }
-            ErrorKind::NotFound => "the path does not exist",
-            ErrorKind::NotAFile => "the path is not a regular file",
-            ErrorKind::NotADirectory => "the path (or one of its parents) is not a directory",
-            ErrorKind::BinaryFile => "the file is not UTF-8 text",
-            ErrorKind::FileTooLarge => "the file exceeds max_file_size_bytes",
-            ErrorKind::NoMatch => "old_str (or the pattern) was not found",
-            ErrorKind::MultipleMatches => "old_str occurs more than once",
-            ErrorKind::PatchRejected => "a hunk of the patch does not apply",
-            ErrorKind::AlreadyExists => "something already exists where a new entry was to go",
-            ErrorKind::PermissionDenied => "the operating system refused access",
-            ErrorKind::Conflict => "the file changed while the tool was working on it",
-            ErrorKind::IoError => "another input/output failure",
-            ErrorKind::Internal => "a bug in SneakyCode (please report it)",
-        }
     }
 }
 

@@ -239,6 +239,7 @@ impl Tool for FindFiles {
         ('I', "no_ignore", None),
     ];
     const DOC: Doc = Doc {
+        summary: "glob search like `fd --glob`, with fd's filters and short flags (below)",
         example: r#"{"pattern": "*.toml", "path": "."}"#,
         pipeline: "sneaky-find 'src/**/*.rs' | jq -r '.result.files[]' | xargs wc -l",
         config: &[],

@@ -44,6 +44,7 @@ impl Tool for Finish {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "ends an agent loop with a message",
         example: r#"{"message": "Created the module and its tests."}"#,
         pipeline: "sneaky-finish 'All done' | jq -r .result.message",
         config: &[],

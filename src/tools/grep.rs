@@ -664,6 +664,7 @@ impl Tool for GrepFiles {
         ('C', "context", None),
     ];
     const DOC: Doc = Doc {
+        summary: "regex search like `rg`, with rg's options and short flags (below)",
         example: r#"{"pattern": "fn main", "path": "src", "file_pattern": "*.rs"}"#,
         pipeline:
             "sneaky-grep TODO | jq -r '.result.matches[] | \"\\(.path):\\(.line): \\(.text)\"'",

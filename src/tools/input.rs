@@ -55,6 +55,7 @@ impl Tool for JobInput {
         stdin_param: Some("input"),
     };
     const DOC: Doc = Doc {
+        summary: "write to a background job's stdin or terminal",
         example: r#"{"job_id": "3fa2-1", "input": "print(6 * 7)\n"}"#,
         pipeline:
             "printf 'print(6 * 7)\\n' | sneaky-input \"$job\" && sneaky-jobs \"$job\" --wait-ms 500",

@@ -76,6 +76,7 @@ impl Tool for JobOutput {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "a background job's new output; `wait_ms`, `wait_for`, `kill`, `list`",
         example: r#"{"job_id": "3fa2-1", "wait_for": "GET /", "wait_ms": 5000}"#,
         pipeline: "sneaky-jobs \"$job\" --wait-ms 2000 | jq -r .result.stdout",
         config: &[

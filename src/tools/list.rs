@@ -78,6 +78,7 @@ impl Tool for ListDir {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "entries as root-relative paths, directories first (`/`-suffixed); `recursive`",
         example: r#"{"directory_path": "src", "recursive": true}"#,
         pipeline: "sneaky-ls src --recursive | jq -r '.result.entries[]' | grep -v /$",
         config: &[],

@@ -346,6 +346,7 @@ impl Tool for RepoMap {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "the files and their most used definitions, ranked as Aider's repo map (PageRank over which file uses which definition, personalized by `focus`), cut to `max_tokens` (o200k_base)",
         example: r#"{"max_tokens": 2048, "focus": ["src/fs/walk.rs"]}"#,
         pipeline: "sneaky-map --max-tokens 4096 | jq -r .result.map",
         config: &[],

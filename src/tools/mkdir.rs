@@ -52,6 +52,7 @@ impl Tool for MakeDir {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "`mkdir -p`; `created` false when it existed",
         example: r#"{"directory_path": "src/services/new_module"}"#,
         pipeline: "sneaky-mkdir build/out | jq .result.created",
         config: &[],

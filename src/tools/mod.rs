@@ -2,7 +2,8 @@
 //! CLI shape, behaviour hints, man page text), and the one dispatch every surface uses.
 //!
 //! Adding a tool: a module with a `Tool` impl, its line in `catalog::tool_list!` (with binary and
-//! tier), and its `pub mod` line below (a test holds those lines to the list).
+//! tier), its `pub mod` line below (a test holds those lines to the list), its thin main in
+//! `bin/` and its `[[bin]]`; README.md, "Contributing: adding a tool", says what is generated.
 //! Schemas, man pages, completions and the MCP and agent definitions all derive from `spec`.
 
 use schemars::JsonSchema;
@@ -146,6 +147,9 @@ pub type Short = (char, &'static str, Option<&'static str>);
 /// What a tool's man page says beyond its flags.
 #[derive(Debug, Clone, Copy)]
 pub struct Doc {
+    /// What the tool does, in one line: its row of the tables in README.md ("The tools") and
+    /// docs/contract.md, which are generated from it.
+    pub summary: &'static str,
     /// An example JSON request.
     pub example: &'static str,
     /// A shell pipeline using the binary.

@@ -292,6 +292,7 @@ impl Tool for Outline {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "the definitions of a file or folder (functions, classes, methods …) with lines, signature and container, parsed with tree-sitter for Rust, Python, JS, TS/TSX, Go, Java, C, C++, C#, Ruby, PHP, Bash",
         example: r#"{"path": "src/lib.rs"}"#,
         pipeline: "sneaky-outline src | jq -r '.result.symbols[] | \"\\(.path):\\(.line) \\(.kind) \\(.name)\"'",
         config: &[],

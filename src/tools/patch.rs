@@ -186,6 +186,7 @@ impl Tool for PatchApply {
         stdin_param: Some("patch"),
     };
     const DOC: Doc = Doc {
+        summary: "a unified diff (`git diff`, `diff -u`), all hunks or none",
         example: r#"{"file_path": "src/main.rs", "patch": "@@ -1 +1 @@\n-old\n+new\n"}"#,
         pipeline: "git diff -- src/main.rs > fix.patch; sneaky-patch src/main.rs --dry-run < fix.patch | jq .result.hunks_applied",
         config: &["max_file_size_bytes: largest file patched"],

@@ -224,6 +224,7 @@ impl Tool for ReadFile {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "UTF-8 text, whole or `offset`/`limit` lines; images (PNG, JPEG, GIF, WebP) in base64, scaled down when large; PDFs as text per page (`offset`/`limit` in pages)",
         example: r#"{"file_path": "src/main.rs", "offset": 10, "limit": 20}"#,
         pipeline: "sneaky-read src/main.rs --offset 10 --limit 20 | jq -r .result.content",
         config: &["max_file_size_bytes: largest file (or range) returned"],

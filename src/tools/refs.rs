@@ -174,6 +174,7 @@ impl Tool for FindReferences {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "the uses of an identifier in code (not in comments or strings, definitions left out), each with its line and container",
         example: r#"{"name": "walk_builder", "path": "src"}"#,
         pipeline: "sneaky-refs answer | jq -r '.result.references[] | \"\\(.path):\\(.line): \\(.container)\"'",
         config: &[],

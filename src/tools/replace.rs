@@ -123,6 +123,7 @@ impl Tool for StrReplace {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "replace exactly one occurrence (or `replace_all`), byte-exact",
         example: r#"{"file_path": "src/main.rs", "old_str": "fn old()", "new_str": "fn new()"}"#,
         pipeline: "sneaky-replace src/main.rs --old-str 'fn old()' --new-str 'fn new()' --dry-run | jq -r .result.diff",
         config: &["max_file_size_bytes: largest file edited"],

@@ -47,6 +47,7 @@ impl Tool for DeleteFile {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "a file or a link (never the link's target)",
         example: r#"{"file_path": "old/deprecated.py"}"#,
         pipeline: "sneaky-rm old/deprecated.py | jq -e .ok",
         config: &[],

@@ -185,6 +185,7 @@ impl Tool for RunCommand {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "a shell command under a parsed command policy and a Landlock sandbox",
         example: r#"{"command": "cargo test --quiet", "timeout": 120}"#,
         pipeline: "sneaky-run 'git status --short' | jq -r '.result.stdout'",
         config: &[

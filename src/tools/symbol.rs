@@ -203,6 +203,7 @@ impl Tool for FindSymbol {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "where a name is defined (`Class/method` name paths, `kind`, substring with `exact: false`, `include_body`); only the files that hold the word are parsed",
         example: r#"{"name": "Searcher/search_path", "include_body": true}"#,
         pipeline: "sneaky-symbol main | jq -r '.result.symbols[] | \"\\(.path):\\(.line)\"'",
         config: &[],

@@ -94,6 +94,7 @@ impl Tool for Undo {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
+        summary: "take back an edit (the latest, or by `change_id`); `list`, `dry_run`",
         example: r#"{"change_id": "c01764601234567890-4242-0", "dry_run": true}"#,
         pipeline:
             "sneaky-replace src/lib.rs --old-str one --new-str uno && sneaky-undo --format text",

@@ -73,6 +73,7 @@ impl Tool for WriteFile {
         stdin_param: Some("content"),
     };
     const DOC: Doc = Doc {
+        summary: "create or overwrite a file atomically; parents created",
         example: r#"{"file_path": "notes/todo.md", "content": "- write tests\n"}"#,
         pipeline: "printf 'hello\\n' | sneaky-write greeting.txt | jq .result.created",
         config: &["max_file_size_bytes: largest content accepted"],

@@ -279,12 +279,11 @@ fn man_page(spec: &sneaky::tools::ToolSpec) -> String {
     }
     roff_section(&mut r, "EXAMPLES");
     roff_example(&mut r, doc.pipeline);
+    // The hosts, not every other tool: a new tool then changes its own page and the hosts'.
     roff_section(&mut r, "SEE ALSO");
-    let others: Vec<String> = all()
-        .filter(|s| s.binary() != spec.binary())
-        .map(|s| format!("{}(1)", s.binary()))
-        .collect();
-    r.text([roff::roman(others.join(", "))]);
+    r.text([roff::roman(
+        "sneaky-agent(1), sneaky-mcp(1), which list every tool; README.md, \"The tools\"",
+    )]);
     r.to_writer(&mut out).expect("render");
     man.render_version_section(&mut out).expect("render");
     String::from_utf8(out).expect("utf8")
@@ -595,5 +594,55 @@ fn zsh_and_fish_completions_parse() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+    }
+}
+
+/// The markers around a generated table in a Markdown file; what lies between is replaced.
+const TABLE_START: &str = "<!-- generated from each tool's definition (tests/suite/generated.rs): \
+                           edit the tool, then regenerate -->";
+const TABLE_END: &str = "<!-- end of the generated table -->";
+
+/// `doc` with the text between the markers replaced by `table`; panics naming the file when the
+/// markers are missing.
+fn with_table(doc: &str, file: &str, table: &str) -> String {
+    let start = doc
+        .find(TABLE_START)
+        .unwrap_or_else(|| panic!("{file} has no line {TABLE_START:?}"));
+    let body = start + TABLE_START.len();
+    let end = doc[body..]
+        .find(TABLE_END)
+        .map(|e| body + e)
+        .unwrap_or_else(|| panic!("{file} has no line {TABLE_END:?} after the start marker"));
+    format!("{}\n{table}{}", &doc[..body], &doc[end..])
+}
+
+/// README.md's table under "The tools" and docs/contract.md's under "Binaries and tools" come
+/// from the catalog (name, binary, tier) and each tool's `Doc::summary`: a new tool is not
+/// written into either by hand.
+#[test]
+fn tool_tables_are_generated_from_the_tools() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut readme =
+        String::from("| tool (LLM name) | binary | tier | what it does |\n|---|---|---|---|\n");
+    let mut contract = String::from("| tool | binary | default tier |\n|---|---|---|\n");
+    for spec in all() {
+        let (name, binary, tier) = (spec.name(), spec.binary(), spec.default_tier().as_str());
+        readme.push_str(&format!(
+            "| {name} | `{binary}` | {tier} | {} |\n",
+            spec.doc.summary
+        ));
+        contract.push_str(&format!("| {name} | `{binary}` | {tier} |\n"));
+    }
+    // The two programs that are no tool.
+    readme.push_str(
+        "| (driver) | `sneaky-agent` | — | an LLM works on the workspace through the tools; you \
+         approve changes |\n| (MCP server) | `sneaky-mcp` | — | the tools over the Model Context \
+         Protocol |\n",
+    );
+    contract.push_str("| (driver) | `sneaky-agent` | — |\n| (MCP server) | `sneaky-mcp` | — |\n");
+    for (file, table) in [("README.md", readme), ("docs/contract.md", contract)] {
+        let path = root.join(file);
+        let doc = std::fs::read_to_string(&path).expect("read a doc");
+        check_or_write(&path, &with_table(&doc, file, &table));
     }
 }

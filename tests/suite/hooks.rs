@@ -827,3 +827,52 @@ fn sneaky_agent_pipe_names_each_call_to_its_hooks() {
         .iter()
         .all(|e| e["session_id"] == seen[0]["session_id"]));
 }
+
+/// Through a real terminal: the person is shown, and approves, the call as the hook left it;
+/// a hook's `ask` puts the question even for an auto-tier read.
+#[test]
+fn the_person_approves_the_call_as_the_hooks_left_it() {
+    if !util::require_cmd("script") {
+        return;
+    }
+    let w = util::ws();
+    w.write("a.txt", "old line\n").write("b.txt", "bee\n");
+    let hook = script(
+        &w,
+        "edit-and-ask.sh",
+        r#"input=$(cat)
+case "$input" in
+  *'"tool_name":"write_file"'*) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"file_path":"a.txt","content":"hook line\n"}}}' ;;
+  *'"tool_name":"read_file"'*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"reads need a look"}}' ;;
+esac"#,
+    );
+    w.user_config(&entry("PreToolUse", "", hook.to_str().unwrap(), ""));
+    let write = json!({"file_path": "a.txt", "content": "model line\n"}).to_string();
+    let read = json!({"file_path": "b.txt"}).to_string();
+    let finish = agent::finish_call("f", "done");
+    let server = agent::serve(vec![
+        agent::openai_reply(None, &[("w1", "write_file", &write)]),
+        agent::openai_reply(None, &[("r1", "read_file", &read)]),
+        agent::openai_reply(None, &[(&finish.0, &finish.1, &finish.2)]),
+    ]);
+    let (status, screen) = crate::agent_tty::run_in_pty_raw(&w, &server.base, "y\ny\n", false);
+    let screen = screen.replace("\r\n", "\n");
+    assert_eq!(status, 0, "{screen}");
+    // What was shown for approval (below the model's own call line) and approved is the
+    // hook's content, and it is what was written.
+    let (_, asked) = screen
+        .split_once("write_file wants to run")
+        .expect("the write was asked about");
+    assert!(asked.contains("+hook line"), "{screen}");
+    assert!(!asked.contains("model line"), "{screen}");
+    assert_eq!(w.read("a.txt"), "hook line\n");
+    // read_file is auto tier: asked only because the hook asks, with its reason.
+    assert!(screen.contains("Allow read_file?"), "{screen}");
+    assert!(
+        screen.contains("A hook asks for your approval: reads need a look"),
+        "{screen}"
+    );
+    let results = agent::openai_results(&server.requests()[2]);
+    let read = result_of(&results, "r1");
+    assert!(read.contains("bee"), "{read}");
+}

@@ -256,7 +256,13 @@ mod tests {
     fn git_data_lands_only_in_a_nested_repository_s_real_git_directory() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path();
-        for d in [".git/hooks", "a/.git/objects", "a/.git/hooks", ".claude"] {
+        for d in [
+            ".git/hooks",
+            ".git/objects",
+            "a/.git/objects",
+            "a/.git/hooks",
+            ".claude",
+        ] {
             std::fs::create_dir_all(root.join(d)).expect("mkdir");
         }
         let ws = ws(root);

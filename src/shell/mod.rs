@@ -445,9 +445,15 @@ pub(crate) fn describe(
         }
         crate::config::commands::Mode::Strict(_) => "exec only allowed programs",
     };
+    // The sandbox's private toolchain caches are writable too (src/shell/env.rs), as are
+    // tools.shell.write_paths.
+    let writes = "writes only in the workspace, a private temp dir, the sandbox's private \
+                  caches and tools.shell.write_paths";
     let landlock = match s.landlock.as_str() {
-        "full" => format!("landlock{abi}: {exec}, writes only in the workspace and a private temp dir"),
-        "partial" => format!("landlock{abi} (partial: this kernel lacks some rights): {exec}, writes only in the workspace and a private temp dir"),
+        "full" => format!("landlock{abi}: {exec}, {writes}"),
+        "partial" => {
+            format!("landlock{abi} (partial: this kernel lacks some rights): {exec}, {writes}")
+        }
         _ => "landlock unavailable (this kernel does not support it)".to_string(),
     };
     let net = match shell.network.hosts() {

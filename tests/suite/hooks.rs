@@ -401,6 +401,15 @@ fn a_workspace_never_names_hooks() {
         .err("hook_denied", 3);
     assert!(message.contains("the user says no"), "{message}");
     assert!(!marker.exists());
+    // sneaky-agent says that the workspace's hooks are ignored.
+    w.user_config("");
+    let (_, r) = agent_run(&w, &[], &[]);
+    assert!(
+        r.stderr.contains("names [hooks]") && r.stderr.contains("ignored"),
+        "{}",
+        r.stderr
+    );
+    assert!(!marker.exists());
 }
 
 #[test]

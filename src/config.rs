@@ -361,7 +361,7 @@ impl Config {
                 return bad(m);
             }
         }
-        if let Err(m) = self.hooks.validate() {
+        if let Err(m) = self.hooks.validate(MAX_TIMEOUT) {
             return bad(m);
         }
         self.tools.shell.validate(origin)

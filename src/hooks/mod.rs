@@ -105,19 +105,19 @@ impl Hooks {
         self.pre_tool_use.is_empty() && self.post_tool_use.is_empty() && self.stop.is_empty()
     }
 
-    /// The configuration's mistakes, said before any call: an empty command, a timeout of 0,
-    /// a matcher that is not a regex.
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    /// The configuration's mistakes, said before any call: an empty command, a timeout of 0
+    /// or over `max_timeout` (the configuration's bound, which it hands down: hooks sit
+    /// beneath it), a matcher that is not a regex.
+    pub fn validate(&self, max_timeout: u64) -> std::result::Result<(), String> {
         for (event, list) in self.events() {
             for (i, hook) in list.iter().enumerate() {
                 let at = format!("hooks.{event}[{i}]");
                 if hook.command.trim().is_empty() {
                     return Err(format!("{at}: command is empty"));
                 }
-                if hook.timeout == 0 || hook.timeout > crate::config::MAX_TIMEOUT {
+                if hook.timeout == 0 || hook.timeout > max_timeout {
                     return Err(format!(
-                        "{at}: timeout must be between 1 and {} seconds",
-                        crate::config::MAX_TIMEOUT
+                        "{at}: timeout must be between 1 and {max_timeout} seconds"
                     ));
                 }
                 if let Matcher::Regex(Err(e)) = Matcher::of(&hook.matcher) {
@@ -719,7 +719,7 @@ mod tests {
             pre_tool_use: vec![hook("(unclosed")],
             ..Hooks::default()
         };
-        let e = hooks.validate().unwrap_err();
+        let e = hooks.validate(3600).unwrap_err();
         assert!(e.contains("hooks.PreToolUse[0]: matcher"), "{e}");
     }
 

@@ -32,6 +32,9 @@ const LAYERS: &[&[&str]] = &[
     &["edit"],
     // The workspace jail and crash-safe writes (which report what they changed as a diff).
     &["fs"],
+    // The user's hooks around tool calls: their configuration's shape and running them; they
+    // name tools (catalog).
+    &["hooks"],
     // sneaky.toml, read through the jail; it names tools (catalog) and holds the command lists.
     &["config"],
     // Tiers from the configuration; where the workspace root comes from.

@@ -1392,7 +1392,9 @@ fn a_denied_place_made_while_a_job_runs_stays_unreadable_to_it() {
     );
     std::fs::create_dir_all(home.join(".ssh")).expect("mkdir .ssh");
     std::fs::write(&key, "SECRET-KEY-MARKER\n").expect("write key");
-    let o = j.output(json!({"job_id": id, "wait_for": "read|refused", "wait_ms": 20000}));
+    // The whole line: output is matched as it arrives, and a line may arrive in two pieces.
+    let o =
+        j.output(json!({"job_id": id, "wait_for": "read .*\n|refused [0-9]+\n", "wait_ms": 20000}));
     let stdout = o["stdout"].as_str().unwrap_or("");
     assert!(
         !stdout.contains("SECRET-KEY-MARKER"),

@@ -52,15 +52,26 @@ pub const DESCRIPTORS_PER_FILE: u64 = 4;
 /// starts none); past the hard limit the change fails with EMFILE and `Error::io` says which
 /// limit to raise.
 pub fn room_for_descriptors(needed: u64) {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
     // What the process holds besides: standard streams, the history's files, the jail's root.
     const BESIDES: u64 = 64;
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        let wanted = needed.saturating_add(BESIDES).min(hard);
-        if soft < wanted {
-            let _ = setrlimit(Resource::RLIMIT_NOFILE, wanted, hard);
-        }
+    // A limit that stays lower is said by the EMFILE that follows.
+    let _ = raise_descriptor_limit(needed.saturating_add(BESIDES));
+}
+
+/// Raise this process's soft RLIMIT_NOFILE to `wanted`, or to the hard limit when that is
+/// lower; never lowers it. Err names the limits when the kernel refused.
+pub fn raise_descriptor_limit(wanted: u64) -> std::result::Result<(), String> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return Ok(());
+    };
+    let wanted = wanted.min(hard);
+    if soft < wanted && setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).is_err() {
+        return Err(format!(
+            "could not raise the descriptor limit from {soft} to {wanted}"
+        ));
     }
+    Ok(())
 }
 
 /// An entry to change: its parent directory (opened beneath the root) and its single name.

@@ -108,14 +108,8 @@ const WANTED_DESCRIPTORS: u64 = 65536;
 /// Raise the soft RLIMIT_NOFILE towards the hard one (distributions start services at 1024
 /// with a far higher hard limit): every connection and every call's pipes take descriptors.
 fn raise_descriptor_limit() {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        let wanted = hard.min(WANTED_DESCRIPTORS);
-        if soft < wanted && setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).is_err() {
-            log(format!(
-                "could not raise the descriptor limit from {soft} to {wanted}"
-            ));
-        }
+    if let Err(why) = crate::fs::durable::raise_descriptor_limit(WANTED_DESCRIPTORS) {
+        log(why);
     }
 }
 

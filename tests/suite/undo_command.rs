@@ -636,6 +636,32 @@ fn deletions_creations_and_directories_changed_meanwhile_are_conflicts_too() {
 }
 
 #[test]
+fn a_hard_link_to_a_workspace_file_is_a_new_file_not_a_conflict() {
+    // What rustc's incremental cache does on every rebuild: link the last session's files
+    // under a new name. overlayfs copies the linked file up, and the new name carries the
+    // mark of a file copied from the workspace, which the workspace does not hold.
+    let Some(w) = repo() else { return };
+    // The first name deleted by the person while the command ran: the link's content was
+    // copied from a file that is gone, as with any file the command changed.
+    let reply = run_meanwhile(
+        &w,
+        json!({"command": "echo other > other.txt && ln a.txt a2.txt && sleep 1"}),
+        wrote("a2.txt"),
+        || std::fs::remove_file(w.root.join("a.txt")).expect("rm"),
+    );
+    expect_conflict(&w, &reply, &["a2.txt"], "other.txt");
+    // Left alone, the new names are applied as files of their own.
+    let reply = run(
+        &w,
+        json!({"command": "ln b.txt linked.txt && mkdir -p build/s && ln build/old.o build/s/old.o"}),
+    );
+    assert_eq!(reply.ok()["exit_code"], 0, "{reply:?}");
+    assert_eq!(w.read("linked.txt"), "bee\n");
+    assert_eq!(w.read("build/s/old.o"), "old object\n");
+    assert_eq!(w.read("b.txt"), "bee\n");
+}
+
+#[test]
 fn work_on_other_files_meanwhile_or_just_before_is_no_conflict() {
     let Some(w) = repo() else { return };
     // The person edits another file, and makes one in a directory the command writes in.

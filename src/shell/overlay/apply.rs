@@ -49,7 +49,11 @@ pub fn collect(
     dry_run: bool,
 ) -> Result<Applied> {
     let upper = scratch.upper();
-    let Scanned { found, reduced } = scan(ws, &upper, scratch.placed());
+    let Scanned {
+        found,
+        reduced,
+        linked_present,
+    } = scan(ws, &upper, scratch.placed());
     if found.is_empty() {
         // The usual case for a command that only reads: nothing more to look at.
         return Ok(Applied {
@@ -61,7 +65,14 @@ pub fn collect(
     let all = with_removed_trees(ws, found);
     let vcs_writable = ws.vcs_writes_allowed();
     if !dry_run {
-        let meanwhile = changed_meanwhile(ws, &upper, &all, scratch.started, vcs_writable);
+        let meanwhile = changed_meanwhile(
+            ws,
+            &upper,
+            &all,
+            &linked_present,
+            scratch.started,
+            vcs_writable,
+        );
         if !meanwhile.is_empty() {
             return Err(conflict(&meanwhile));
         }

@@ -2,6 +2,8 @@
 //! repository's own git data, or discarded (what no tool may change); and which of them
 //! someone else changed in the workspace while the command ran.
 
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use nix::errno::Errno;
@@ -295,12 +297,15 @@ pub(super) fn refused_configs(
 /// removed in it, and its entries are compared one by one). A file the command changed that
 /// is gone from the workspace was deleted meanwhile, unless the command also removed paths,
 /// one of which it may have renamed there (overlayfs marks a file copied up from the
-/// workspace, not where from). A path the workspace no longer reaches without a link (a
+/// workspace, not where from), or the file has another name the workspace still holds
+/// (`linked_present`: a hard link the command made to a workspace file, which overlayfs
+/// copies up first, every name carrying its origin). A path the workspace no longer reaches without a link (a
 /// directory on its way swapped for one) was changed meanwhile too.
 pub(super) fn changed_meanwhile(
     ws: &Workspace,
     upper: &Path,
     all: &[Found],
+    linked_present: &HashSet<u64>,
     started: Started,
     vcs_writable: bool,
 ) -> Vec<String> {
@@ -322,9 +327,11 @@ pub(super) fn changed_meanwhile(
             Err(Errno::ELOOP | Errno::EXDEV) => true,
             Ok(None) | Err(_) => match f.to {
                 To::File { .. } | To::Link { .. } => {
+                    let up = upper.join(&f.path);
                     !renames_possible
-                        && crate::shell::sys::lgetxattr(&upper.join(&f.path), "user.overlay.origin")
-                            .is_some()
+                        && crate::shell::sys::lgetxattr(&up, "user.overlay.origin").is_some()
+                        && !std::fs::symlink_metadata(&up)
+                            .is_ok_and(|m| m.nlink() > 1 && linked_present.contains(&m.ino()))
                 }
                 To::Absent | To::Dir { .. } => false,
             },

@@ -59,6 +59,11 @@ pub(super) struct Found {
 pub(super) struct Scanned {
     pub(super) found: Vec<Found>,
     pub(super) reduced: Vec<Reduced>,
+    /// The upper layer's files of several names (inode numbers) one of which the workspace
+    /// holds as a file: a name the command gave a workspace file by a hard link (overlayfs
+    /// copies the file up first, and every name carries its origin), whose first name is
+    /// still there.
+    pub(super) linked_present: std::collections::HashSet<u64>,
 }
 
 const SET_BITS: [(u32, &str); 3] = [
@@ -204,6 +209,9 @@ fn scan_file(
     let kept = mode & 0o777;
     reduce_bits(&path, mode, kept, out);
     reduce_xattrs(&path, &up, out);
+    if meta.nlink() > 1 && lower.is_some_and(|m| Kind::from_mode(m.st_mode) == Kind::File) {
+        out.linked_present.insert(meta.ino());
+    }
     let same = lower.is_some_and(|m| {
         Kind::from_mode(m.st_mode) == Kind::File
             && m.st_mode & 0o7777 == kept

@@ -128,6 +128,7 @@ pub fn launch_spec(
         loopback: None,
         overlay: None,
         hand_view: None,
+        costs: false,
         report_refused: false,
     })
 }
@@ -216,6 +217,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         loopback: None,
         overlay: None,
         hand_view: None,
+        costs: false,
         report_refused: false,
     }
 }

@@ -394,6 +394,16 @@ impl Setup {
                 "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
             ));
         }
+        crate::fs::real::remembered(|| Setup::make(shell, root, programs, prefix, whose))
+    }
+
+    fn make(
+        shell: &crate::config::Shell,
+        root: &std::path::Path,
+        programs: &[String],
+        prefix: &str,
+        whose: &str,
+    ) -> Result<Setup> {
         let tmp = tmpdir::PrivateTmp::create(prefix, whose)?;
         let caches = shell.sandbox.then(|| env::private_caches(root)).flatten();
         let (mut env, env_removed) = env::command_env(shell, root, tmp.path(), caches.as_deref());

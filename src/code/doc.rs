@@ -2,7 +2,9 @@
 //! a rename must change too: its examples (fenced blocks, which `cargo test` compiles and
 //! runs), its intra-doc links (`[Searcher]`, `[text](crate::Searcher)`, which rustdoc
 //! resolves) and its code spans (`` `Searcher` ``). find_references counts a name there as a
-//! use; the prose around it stays out, as every other comment does.
+//! use; the prose around it stays out, as every other comment does. So with a Python
+//! docstring: its doctest lines (which `doctest` runs) and its inline literals and roles
+//! (` ``Searcher`` `, `` :class:`Searcher` ``, which Sphinx resolves).
 
 /// Where a run of doc comment lines stands: inside a fenced block or not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,9 +58,33 @@ fn line(doc: &[u8], start: usize, end: usize, fence: &mut Fence, out: &mut Vec<(
                     return;
                 }
             }
-            spans(doc, start, end, out);
+            spans(doc, start, end, true, out);
         }
     }
+}
+
+/// The byte ranges of a Python docstring (its text, quotes and all) that are code, in order:
+/// a doctest's lines after their `>>>` or `...` prompt, and what backticks enclose.
+pub fn docstring_code_ranges(doc: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut doctest = false;
+    while start < doc.len() {
+        let end = memchr::memchr(b'\n', &doc[start..]).map_or(doc.len(), |n| start + n + 1);
+        let indent = doc[start..end]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        let body = &doc[start + indent..end];
+        doctest = body.starts_with(b">>>") || (doctest && body.starts_with(b"..."));
+        if doctest {
+            out.push((start + indent + 3, end));
+        } else {
+            spans(doc, start, end, false, &mut out);
+        }
+        start = end;
+    }
+    out
 }
 
 /// Whether a fenced block's info string makes it a Rust example: rustdoc takes a block with
@@ -83,9 +109,10 @@ fn rust_block(info: &[u8]) -> bool {
         })
 }
 
-/// The code of one prose line: its code spans (between backticks) and its links' text and
-/// targets when they are paths (`[Searcher]`, `[search](Searcher::search)`).
-fn spans(doc: &[u8], start: usize, end: usize, out: &mut Vec<(usize, usize)>) {
+/// The code of one prose line: its code spans (between backticks) and, with `links`
+/// (Markdown), its links' text and targets when they are paths (`[Searcher]`,
+/// `[search](Searcher::search)`).
+fn spans(doc: &[u8], start: usize, end: usize, links: bool, out: &mut Vec<(usize, usize)>) {
     let mut i = start;
     while i < end {
         match doc[i] {
@@ -105,7 +132,9 @@ fn spans(doc: &[u8], start: usize, end: usize, out: &mut Vec<(usize, usize)>) {
                 }
             }
             // A link's text, or its target right after it.
-            b'[' | b'(' if doc[i] == b'[' || doc.get(i.wrapping_sub(1)) == Some(&b']') => {
+            b'[' | b'('
+                if links && (doc[i] == b'[' || doc.get(i.wrapping_sub(1)) == Some(&b']')) =>
+            {
                 let closer = if doc[i] == b'[' { b']' } else { b')' };
                 let open = i + 1;
                 let close = doc[open..end]
@@ -184,6 +213,16 @@ mod tests {
                 " walk(w);",
             ]
         );
+    }
+
+    #[test]
+    fn doctests_literals_and_roles_of_a_docstring_are_code() {
+        let doc = "\"\"\"Make a Parser [Parser].\n\n    Use ``Parser`` or :class:`Parser`:\n\n    >>> p = Parser(\n    ...     1)\n    Parser ok\n    ... not code\n    \"\"\"";
+        let code: Vec<&str> = docstring_code_ranges(doc.as_bytes())
+            .into_iter()
+            .map(|(a, b)| doc[a..b].trim_end())
+            .collect();
+        assert_eq!(code, ["Parser", "Parser", " p = Parser(", "     1)"]);
     }
 
     #[test]

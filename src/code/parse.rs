@@ -597,8 +597,21 @@ impl Walk<'_> {
     /// A string: its range is not code except its code children (interpolations), which are
     /// walked later; and a Python module's `__all__` lists names, which are code.
     fn text<'t>(&mut self, node: Node<'t>, pending: &mut Vec<Node<'t>>) {
-        if self.lang == Lang::Python && exported_name(node, self.source) {
-            return;
+        if self.lang == Lang::Python {
+            if exported_name(node, self.source) {
+                return;
+            }
+            if is_docstring(node) {
+                let base = node.start_byte();
+                let text = self.source.get(base..node.end_byte()).unwrap_or(&[]);
+                let mut at = base;
+                for (start, end) in doc::docstring_code_ranges(text) {
+                    self.skip(at, base + start);
+                    at = base + end;
+                }
+                self.skip(at, node.end_byte());
+                return;
+            }
         }
         let mut at = node.start_byte();
         let mut cursor = node.walk();
@@ -672,6 +685,31 @@ fn exported_name(node: Node<'_>, source: &[u8]) -> bool {
         _ => None,
     };
     target.is_some_and(|t| t.kind() == "identifier" && t.utf8_text(source) == Ok("__all__"))
+}
+
+/// Whether a Python string is a docstring: the first statement of a module, class or
+/// function, and all of it.
+fn is_docstring(node: Node<'_>) -> bool {
+    let Some(statement) = node
+        .parent()
+        .filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
+    else {
+        return false;
+    };
+    let Some(body) = statement.parent() else {
+        return false;
+    };
+    let first = body
+        .named_child(0)
+        .is_some_and(|n| n.id() == statement.id());
+    let of_definition = match body.kind() {
+        "module" => true,
+        "block" => body
+            .parent()
+            .is_some_and(|d| matches!(d.kind(), "function_definition" | "class_definition")),
+        _ => false,
+    };
+    first && of_definition
 }
 
 /// Sorted ranges with the overlapping and touching ones joined.

@@ -25,8 +25,8 @@ pub const DEFAULT_LIMIT: u64 = 200;
 pub const MAX_TEXT_CHARS: usize = 300;
 
 /// Find the uses of an identifier in code: each place it appears outside comments and
-/// strings (a Rust doc comment's examples, links and `code` spans, and a Python `__all__`'s
-/// names, count), with the definitions themselves left out, from a real parse of each file that
+/// strings (a Rust doc comment's examples, links and `code` spans, a Python docstring's
+/// doctests and ``literals``, and the names of `__all__`, count), with the definitions themselves left out, from a real parse of each file that
 /// holds the word (Rust, Python, JavaScript, TypeScript/TSX, Go, Java, C, C++, C#, Ruby, PHP,
 /// Bash). Each use comes with its line and the definition it is in.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -557,7 +557,8 @@ fn find_references_finds_uses_in_code_only() {
         [("py/app.py".to_string(), 10)]
     );
     // What a rename must change too is code: a Rust doc comment's examples, intra-doc links
-    // and code spans (not its prose, nor a text block), and the names of a Python `__all__`.
+    // and code spans (not its prose, nor a text block), the names of a Python `__all__`, a
+    // docstring's doctest and its literals and roles (not its prose, nor a doctest's output).
     w.write(
         "docs/lib.rs",
         "/// Draws with [`render`], [render] or [draw](render);\n\
@@ -584,7 +585,13 @@ fn find_references_finds_uses_in_code_only() {
          __all__ += ('render',)\n\
          __all__.extend(['render'])\n\
          names = ['render']\n\
-         \"\"\"render in a docstring\"\"\"\n",
+         \"\"\"render in a string\"\"\"\n\
+         def draw():\n\
+         \x20   \"\"\"Calls render, :func:`render` and ``render``.\n\
+         \n\
+         \x20   >>> render()\n\
+         \x20   render\n\
+         \x20   \"\"\"\n",
     );
     let r = w.call("sneaky-refs", json!({"name": "render", "path": "docs"}));
     let got: Vec<(String, u64, u64)> = r.ok()["references"]
@@ -612,6 +619,9 @@ fn find_references_finds_uses_in_code_only() {
             at("docs/mod.py", 1, 13),
             at("docs/mod.py", 2, 14),
             at("docs/mod.py", 3, 18),
+            at("docs/mod.py", 7, 29),
+            at("docs/mod.py", 7, 43),
+            at("docs/mod.py", 9, 9),
         ]
     );
     // Pages.

@@ -587,7 +587,7 @@ fn references_shares(
     let code_coverage = percent(code_covered, code_wanted);
     let prose = wanted - code_wanted;
     report(&format!(
-        "{} find_references ({} names): {returned} lines returned, {:.1} % of them found by rg -w (not: {:?}); covers {covered}/{wanted} = {coverage:.1} % of rg's lines that are not definitions, of which {prose} = {:.1} % hold the name only in comments or strings (by {code_lines:?}: {} of those covered, as the code of doc comments or `__all__`); covers {code_covered}/{code_wanted} = {code_coverage:.1} % of those that use the name as code (missed: {:?})",
+        "{} find_references ({} names): {returned} lines returned, {:.1} % of them found by rg -w (not: {:?}); covers {covered}/{wanted} = {coverage:.1} % of rg's lines that are not definitions, of which {prose} = {:.1} % hold the name only in comments or strings (by {code_lines:?}: {} of those covered, as the code of doc comments, docstrings or `__all__`); covers {code_covered}/{code_wanted} = {code_coverage:.1} % of those that use the name as code (missed: {:?})",
         tree.label,
         names.len(),
         precise,
@@ -627,8 +627,8 @@ fn check_tree(tree: &Tree) {
         tree.label
     );
     // The issue's own measure (rg's lines, comments and strings in) is printed above, not held
-    // to its 80 %: the tool leaves out comments and strings (but for the code a Rust doc
-    // comment holds and Python's `__all__`), and in regex-syntax and the email package more
+    // to its 80 %: the tool leaves out comments and strings (but for the code a doc comment
+    // or docstring holds and Python's `__all__`), and in regex-syntax and the email package more
     // than a fifth of rg's lines hold the name only in the prose of comments and strings (over
     // 250 names, 23 % in each; in ring's C 5 %). What it misses beyond them is held above:
     // the code lines.

@@ -26,7 +26,7 @@ use sneaky::config::{Config, Source};
 use sneaky::error::{Error, ErrorKind};
 use sneaky::fs::jail::Workspace;
 use sneaky::shell::policy::CHECK_POLICY_FLAG;
-use sneaky::shell::{jobs, launch, overlay, policy, report, sandbox, supervise};
+use sneaky::shell::{costs, jobs, launch, overlay, policy, report, sandbox, supervise};
 use sneaky::tools::run::RunCommand;
 
 pub fn main() -> ExitCode {
@@ -59,13 +59,19 @@ pub fn main() -> ExitCode {
         argv.remove(1);
         overlay::hold_dry_runs();
     }
+    costs::from_env();
+    costs::mark("runner-main");
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let watcher = Watcher::start();
     let code = sneaky::protocol::main_with_args::<RunCommand>(argv);
-    match watcher {
+    costs::mark("hint-result-written");
+    let code = match watcher {
         Some(w) => w.finish(code),
         None => code,
-    }
+    };
+    costs::mark("watcher-ended");
+    costs::write();
+    code
 }
 
 /// The termination-signal watcher: SIGTERM, SIGINT and SIGHUP are blocked in every thread

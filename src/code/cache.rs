@@ -30,7 +30,7 @@ pub const SETTLE: Duration = Duration::from_secs(3);
 
 /// What makes the tags of one content: the parse code, the queries, the grammars. Part of
 /// every entry's key, so that entries made by another version are misses.
-const PARSER_VERSION: &str = "sneaky-tags 2";
+const PARSER_VERSION: &str = "sneaky-tags 3";
 
 /// The grammar crates, as Cargo.lock has them (a test holds this to it).
 pub const GRAMMARS: &str = "tree-sitter 0.26.13, tree-sitter-bash 0.25.1, tree-sitter-c 0.24.2, \
@@ -117,9 +117,11 @@ impl Cache {
         })
     }
 
+    /// One directory for all entries (a directory per hash prefix cost a `mkdir` each on a
+    /// cold run, about 4 % of outlining a whole tree).
     fn entry(&self, path: &str) -> PathBuf {
         let hash = blake3::hash(path.as_bytes()).to_hex();
-        self.dir.join(&hash[..2]).join(&hash[2..32])
+        self.dir.join(&hash[..32])
     }
 
     /// The tags kept for `path` when they were made from the file `key` names.
@@ -137,10 +139,6 @@ impl Cache {
     /// written only costs a parse next time.
     pub fn put(&self, path: &str, key: &Key, tags: &FileTags) {
         let entry = self.entry(path);
-        let Some(dir) = entry.parent() else { return };
-        if fs::DirBuilder::new().mode(0o700).create(dir).is_err() && !dir.is_dir() {
-            return;
-        }
         let mut bytes = self.head(path, key);
         bytes.extend_from_slice(&tags.encode());
         let temporary = entry.with_extension(format!("tmp{}", std::process::id()));

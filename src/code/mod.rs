@@ -12,6 +12,7 @@
 //!   `sneaky-read`.
 //! - `cache`: parsed files by workspace path, in the state directory beside the undo history,
 //!   keyed by what no program can set back (inode, size, change time).
+//! - `doc`: the code inside a Rust doc comment (examples, intra-doc links, code spans).
 //! - `check`: the syntax errors an edit introduced (write_file, str_replace, patch_apply).
 //! - `tokens`: how many tokens of o200k_base a text is, estimated (repo_map's budget).
 //! - `source`: the files of a tool's call gathered through the jail's walk, each with its tags
@@ -19,6 +20,7 @@
 
 pub mod cache;
 pub mod check;
+pub mod doc;
 pub mod elsewhere;
 pub mod lang;
 pub mod parse;

@@ -21,6 +21,7 @@ use tree_sitter::{
     Language, Node, ParseOptions, ParseState, Parser, Query, QueryCursor, StreamingIterator,
 };
 
+use super::doc::{self, Fence};
 use super::tags::{Def, FileTags, SymbolKind, SyntaxError, MAX_ERRORS};
 use super::Lang;
 
@@ -59,6 +60,7 @@ struct Tagger {
     kinds: Vec<Option<SymbolKind>>,
     name: Option<u32>,
     receiver: Option<u32>,
+    roles: Roles,
 }
 
 fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
@@ -66,7 +68,8 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
         [const { OnceLock::new() }; Lang::ALL.len()];
     let slot = &TAGGERS[usize::from(lang.id())];
     slot.get_or_init(|| {
-        let query = Query::new(&language(lang), lang.tags_query())
+        let grammar = language(lang);
+        let query = Query::new(&grammar, lang.tags_query())
             .map_err(|e| format!("the {} tags query: {e}", lang.name()))?;
         let mut kinds = Vec::new();
         for capture in query.capture_names() {
@@ -81,6 +84,7 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
         Ok(Tagger {
             name: query.capture_index_for_name("name"),
             receiver: query.capture_index_for_name("receiver"),
+            roles: Roles::of(&grammar),
             kinds,
             query,
         })
@@ -93,31 +97,44 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
 /// (`PARSE_TIME_LIMIT`) or the language's query does not compile (a bug the tests catch).
 pub fn tags(lang: Lang, source: &[u8]) -> Result<FileTags, String> {
     let tagger = tagger(lang)?;
-    let mut parser = Parser::new();
-    parser
-        .set_language(&language(lang))
-        .map_err(|e| format!("the {} grammar: {e}", lang.name()))?;
-    let deadline = Instant::now() + PARSE_TIME_LIMIT;
-    let mut give_up = |_: &ParseState| {
-        if Instant::now() > deadline {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    };
-    let len = source.len();
-    let tree = parser
-        .parse_with_options(
+    // One parser per thread, kept from file to file: a new one allocates its stacks afresh.
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+    }
+    let tree = PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser
+            .set_language(&language(lang))
+            .map_err(|e| format!("the {} grammar: {e}", lang.name()))?;
+        let deadline = Instant::now() + PARSE_TIME_LIMIT;
+        let mut give_up = |_: &ParseState| {
+            if Instant::now() > deadline {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let len = source.len();
+        let tree = parser.parse_with_options(
             &mut |i, _| if i < len { &source[i..] } else { &[] },
             None,
             Some(ParseOptions::new().progress_callback(&mut give_up)),
-        )
-        .ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))?;
+        );
+        if tree.is_none() {
+            // A parse given up would otherwise be resumed by the next one.
+            parser.reset();
+        }
+        tree.ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
+    })?;
     let root = tree.root_node();
     let defs = definitions(tagger, root, source);
     let names: HashSet<u32> = defs.iter().map(|d| d.name_byte).collect();
     let mut walk = Walk {
         source,
+        roles: &tagger.roles,
+        lang,
+        fence: Fence::Prose,
+        doc_row: None,
         def_names: &names,
         skips: Vec::new(),
         idents: HashMap::new(),
@@ -393,6 +410,62 @@ fn signature(node: Node<'_>, source: &[u8]) -> String {
     crate::text::shorten(out, MAX_SIGNATURE)
 }
 
+/// What the walk does with a node, told by its kind (`Roles`).
+const COMMENT: u8 = 1;
+/// A string or other literal text whose words are not code (its interpolations are).
+const TEXT: u8 = 2;
+/// A child of a string that is part of its text rather than code inside it.
+const TEXT_PART: u8 = 4;
+/// A leaf of this kind is an identifier (a name the code uses).
+const IDENTIFIER: u8 = 8;
+
+/// The role of each node kind of a language, by kind id: told once per language from the
+/// kinds' names, so that the walk over every node of a tree looks a byte up instead of
+/// matching names.
+struct Roles(Vec<u8>);
+
+impl Roles {
+    fn of(language: &Language) -> Roles {
+        let count = language.node_kind_count();
+        let mut roles = vec![0u8; count];
+        for (id, role) in roles.iter_mut().enumerate() {
+            let Ok(id) = u16::try_from(id) else { break };
+            let Some(kind) = language.node_kind_for_id(id) else {
+                continue;
+            };
+            let named = language.node_kind_is_named(id);
+            *role = role_of(kind, named);
+        }
+        Roles(roles)
+    }
+
+    fn get(&self, node: Node<'_>) -> u8 {
+        self.0
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// The role of a kind, from its name and whether it is named (anonymous nodes, the keywords
+/// and punctuation, are neither text nor identifiers).
+fn role_of(kind: &str, named: bool) -> u8 {
+    let mut role = 0;
+    if is_comment(kind) {
+        role |= COMMENT;
+    }
+    if named && is_text(kind) {
+        role |= TEXT;
+    }
+    if is_text_part(kind) {
+        role |= TEXT_PART;
+    }
+    if named && is_identifier(kind) {
+        role |= IDENTIFIER;
+    }
+    role
+}
+
 /// Whether a node kind is a comment.
 fn is_comment(kind: &str) -> bool {
     kind.contains("comment")
@@ -435,54 +508,112 @@ fn is_identifier(kind: &str) -> bool {
 /// The one walk over the tree: comments and strings (not code), identifiers (with counts).
 struct Walk<'a> {
     source: &'a [u8],
+    roles: &'a Roles,
+    lang: Lang,
+    /// Where the last Rust doc comment left a fenced block, and the row it was on: a block
+    /// runs on only through the doc lines right after it.
+    fence: Fence,
+    doc_row: Option<usize>,
     def_names: &'a HashSet<u32>,
     skips: Vec<(u32, u32)>,
     idents: HashMap<String, u32>,
 }
 
 impl Walk<'_> {
+    /// Every node beneath `root`, with a cursor (a node's children are reached in one step
+    /// each, where `Node::child(i)` counts from the first child again). The code inside a
+    /// string (its interpolations) is walked after the rest, from a list rather than by
+    /// recursion: a deeply nested file must not overflow the stack.
     fn node(&mut self, root: Node<'_>) {
-        // Iterative: a deeply nested file must not overflow the stack.
-        let mut stack = vec![root];
-        while let Some(node) = stack.pop() {
-            let kind = node.kind();
-            if is_comment(kind) {
-                self.skip(node.start_byte(), node.end_byte());
-                continue;
-            }
-            if node.is_named() && is_text(kind) {
-                self.text(node, &mut stack);
-                continue;
-            }
-            let count = node.child_count();
-            if count == 0 {
-                if node.is_named() && is_identifier(kind) {
-                    self.ident(node);
+        let mut pending = vec![root];
+        let mut cursor = root.walk();
+        while let Some(start) = pending.pop() {
+            cursor.reset(start);
+            'nodes: loop {
+                let node = cursor.node();
+                let role = self.roles.get(node);
+                let descend = if role & COMMENT != 0 {
+                    self.comment(node);
+                    false
+                } else if role & TEXT != 0 {
+                    self.text(node, &mut pending);
+                    false
+                } else {
+                    true
+                };
+                if descend {
+                    if cursor.goto_first_child() {
+                        continue;
+                    }
+                    if role & IDENTIFIER != 0 {
+                        self.ident(node);
+                    }
                 }
-                continue;
-            }
-            for i in (0..count).rev() {
-                if let Some(child) = node.child(i as u32) {
-                    stack.push(child);
+                // On to the next sibling, or up until there is one (never above `start`).
+                loop {
+                    if cursor.goto_next_sibling() {
+                        continue 'nodes;
+                    }
+                    if !cursor.goto_parent() {
+                        break 'nodes;
+                    }
                 }
             }
         }
     }
 
-    /// A string: its range is not code except its code children (interpolations), which go
-    /// back on the stack.
-    fn text<'t>(&mut self, node: Node<'t>, stack: &mut Vec<Node<'t>>) {
+    /// A comment is not code, except what a Rust doc comment holds as code (`super::doc`).
+    fn comment(&mut self, node: Node<'_>) {
+        let doc = if self.lang == Lang::Rust {
+            node.child_by_field_name("doc")
+        } else {
+            None
+        };
+        let Some(doc) = doc else {
+            self.skip(node.start_byte(), node.end_byte());
+            return;
+        };
+        let row = node.start_position().row;
+        let block = node.kind() == "block_comment";
+        if block || self.doc_row.map_or(true, |last| last + 1 != row) {
+            self.fence = Fence::Prose;
+        }
+        let base = doc.start_byte();
+        let text = self.source.get(base..doc.end_byte()).unwrap_or(&[]);
         let mut at = node.start_byte();
-        for i in 0..node.named_child_count() {
-            let Some(child) = node.named_child(i as u32) else {
-                continue;
-            };
-            if is_text_part(child.kind()) {
-                continue;
+        for (start, end) in doc::code_ranges(text, &mut self.fence) {
+            self.skip(at, base + start);
+            at = base + end;
+        }
+        self.skip(at, node.end_byte());
+        if block {
+            self.fence = Fence::Prose;
+            self.doc_row = None;
+        } else {
+            self.doc_row = Some(row);
+        }
+    }
+
+    /// A string: its range is not code except its code children (interpolations), which are
+    /// walked later; and a Python module's `__all__` lists names, which are code.
+    fn text<'t>(&mut self, node: Node<'t>, pending: &mut Vec<Node<'t>>) {
+        if self.lang == Lang::Python && exported_name(node, self.source) {
+            return;
+        }
+        let mut at = node.start_byte();
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                if child.is_named() && self.roles.get(child) & TEXT_PART == 0 {
+                    self.skip(at, child.start_byte());
+                    at = child.end_byte();
+                    pending.push(child);
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
             }
-            self.skip(at, child.start_byte());
-            at = child.end_byte();
-            stack.push(child);
         }
         self.skip(at, node.end_byte());
     }
@@ -515,6 +646,32 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// Whether a Python string is an entry of the module's `__all__` (`__all__ = [...]`,
+/// `__all__ += (...)`, `__all__.extend([...])`): the name of what the module exports, which
+/// a rename must change too (as Pyright's references count it).
+fn exported_name(node: Node<'_>, source: &[u8]) -> bool {
+    let Some(list) = node
+        .parent()
+        .filter(|l| matches!(l.kind(), "list" | "tuple"))
+    else {
+        return false;
+    };
+    let Some(holder) = list.parent() else {
+        return false;
+    };
+    let target = match holder.kind() {
+        "assignment" | "augmented_assignment" => holder.child_by_field_name("left"),
+        "argument_list" => holder
+            .parent()
+            .filter(|call| call.kind() == "call")
+            .and_then(|call| call.child_by_field_name("function"))
+            .filter(|f| f.kind() == "attribute")
+            .and_then(|f| f.child_by_field_name("object")),
+        _ => None,
+    };
+    target.is_some_and(|t| t.kind() == "identifier" && t.utf8_text(source) == Ok("__all__"))
 }
 
 /// Sorted ranges with the overlapping and touching ones joined.

@@ -5,6 +5,7 @@
 //! - `glob`: the one glob matcher (the path lists, `.gitignore` rules).
 //! - `pathlist`: the read-deny list and the protected paths (globs over paths).
 //! - `protected`: the protected paths as every path reaches them (links followed).
+//! - `real`: where a path really is, remembered through a step that asks it of many paths.
 //! - `history`: what each change replaced and left, for `undo` (kept outside the workspace).
 //! - `suggest`: the nearest existing name for a path that is not there; the root named in
 //!   `outside_workspace` messages.
@@ -21,6 +22,7 @@ pub mod history;
 pub mod jail;
 pub mod pathlist;
 pub mod protected;
+pub mod real;
 pub mod suggest;
 pub mod transition;
 pub mod walk;

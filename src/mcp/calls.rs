@@ -441,6 +441,15 @@ pub fn brief(params: Option<&Value>) -> bool {
     named_tool(params).is_some_and(|spec| !spec.hints.isolated && !spec.hints.walks)
 }
 
+/// Whether a `tools/call` is a brief read (`brief`, and the tool never changes anything) with
+/// no hook configured to run around it: the work of reading one file and nothing else, which
+/// the thread reading requests may run itself even while other calls run.
+pub fn quick_read(params: Option<&Value>, config: &crate::config::Config) -> bool {
+    config.hooks.is_empty()
+        && named_tool(params)
+            .is_some_and(|spec| spec.hints.read_only && !spec.hints.isolated && !spec.hints.walks)
+}
+
 /// `params._meta.progressToken`, when it is a string or an integer as the spec requires.
 pub fn progress_token(params: Option<&Value>) -> Option<Value> {
     let token = params?.get("_meta")?.get("progressToken")?;

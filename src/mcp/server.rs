@@ -80,6 +80,8 @@ struct Server<W: Write> {
     opts: Options,
     /// stdout, shared with the workers, which write their answers themselves.
     out: Arc<StdioOut<W>>,
+    /// The same, for the calls this thread runs itself.
+    unflushed: Arc<Unflushed<W>>,
     /// Messages from the reader and answers from the workers, in arrival order.
     events: Receiver<Event>,
     /// An event taken while looking ahead, to be handled next.
@@ -180,14 +182,16 @@ thread_local! {
 /// Lines longer than this are not kept for the next answer.
 const KEPT_LINE: usize = 1024 * 1024;
 
-impl<W: Write + Send> Outbound for StdioOut<W> {
-    fn send(&self, message: &Value) {
+impl<W: Write + Send> StdioOut<W> {
+    /// Serialize `message` as a line and write it (flushing as `write_line` says); a failure is
+    /// kept for the serving thread, which stops at its next turn.
+    fn send_line(&self, message: &Value, flush: bool) {
         let written = LINE.with(|line| {
             let mut line = line.borrow_mut();
             line.clear();
             json_out::write_value(&mut line, message);
             line.push(b'\n');
-            let written = self.write_line(&line, true);
+            let written = self.write_line(&line, flush);
             if line.capacity() > KEPT_LINE {
                 *line = Vec::new();
             }
@@ -204,6 +208,23 @@ impl<W: Write + Send> Outbound for StdioOut<W> {
     }
 }
 
+impl<W: Write + Send> Outbound for StdioOut<W> {
+    fn send(&self, message: &Value) {
+        self.send_line(message, true);
+    }
+}
+
+/// stdout for a call the serving thread runs itself: its lines wait in the buffer for the
+/// serving thread's flush before it next waits (`Server::wait`), so that the answers to
+/// requests read together leave in one write.
+struct Unflushed<W: Write>(Arc<StdioOut<W>>);
+
+impl<W: Write + Send> Outbound for Unflushed<W> {
+    fn send(&self, message: &Value) {
+        self.0.send_line(message, false);
+    }
+}
+
 /// Serve MCP on `input`/`output` until EOF. Fails before serving if a workspace named by
 /// `--root`/`SNEAKY_ROOT` cannot be opened, and later only if stdin cannot be read or stdout
 /// fails other than by being closed. Calls still running at EOF are answered before it returns.
@@ -215,14 +236,16 @@ where
     let line_limit = Arc::new(AtomicU64::new(line_limit_for(DEFAULT_MAX_FILE_SIZE)));
     let (tx, events) = mpsc::sync_channel(EVENTS);
     let dialect = Dialect::before_initialize(opts.structured_content);
+    let out = Arc::new(StdioOut {
+        writer: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
+        in_line: AtomicUsize::new(0),
+        failed: Mutex::new(None),
+        wake: tx.clone(),
+    });
     let mut server = Server {
         opts,
-        out: Arc::new(StdioOut {
-            writer: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
-            in_line: AtomicUsize::new(0),
-            failed: Mutex::new(None),
-            wake: tx.clone(),
-        }),
+        unflushed: Arc::new(Unflushed(Arc::clone(&out))),
+        out,
         events,
         next_event: None,
         workspace: Workspace::Undecided,
@@ -644,12 +667,7 @@ impl<W: Write + Send + 'static> Server<W> {
     /// `tools/call`, once the workspace is open (or known to have failed): the answer, or None
     /// when a worker took the call and will answer.
     fn tool_request(&mut self, id: Value, method: &str, params: Option<Value>) -> Option<Value> {
-        // With nothing else running or waiting, a brief call (a read, an edit) is run right
-        // here: a host calling one tool at a time pays no hand-over to a worker. A walk goes to
-        // a worker, so that it can be cancelled and pings are answered while it runs.
         let brief = calls::brief(params.as_ref());
-        let here =
-            method == "tools/call" && self.in_flight.len() == 0 && brief && self.nothing_waiting();
         let tools = match &self.workspace {
             Workspace::Open(tools) => tools,
             Workspace::Failed(e) => {
@@ -679,6 +697,19 @@ impl<W: Write + Send + 'static> Server<W> {
                 ));
             }
         };
+        let tools = Arc::clone(tools);
+        // A brief call (a read, an edit: one file's work) is run right here, without the
+        // hand-over to a worker, when nothing else is running or waiting (a host calling one
+        // tool at a time), and a brief read also while others are (a host keeping many reads in
+        // flight: each would cost two thread wake-ups, more than the read itself) as long as
+        // fewer than `[mcp] workers` calls are running, and no hook runs around it (a hook is a
+        // program of the user's, which may take seconds). A walk or a command goes to a worker,
+        // so that it can be cancelled and pings are answered while it runs.
+        let here = method == "tools/call"
+            && brief
+            && ((self.in_flight.len() == 0 && self.nothing_waiting())
+                || (self.in_flight.len() < tools.ctx.config.mcp.workers
+                    && calls::quick_read(params.as_ref(), &tools.ctx.config)));
         let Some(cancel) = self.in_flight.start(&id) else {
             return Some(jsonrpc::error_response(
                 &id,
@@ -686,15 +717,15 @@ impl<W: Write + Send + 'static> Server<W> {
                 format!("invalid request: request {id} is still running; ids must be unique"),
             ));
         };
-        let tools = Arc::clone(tools);
-        let mut call = ToolCall {
+        let call = ToolCall {
             id,
             params,
             dialect: self.dialect,
             cancel,
-            out: match &self.batch {
-                Some(batch) => Arc::clone(batch) as Arc<dyn Outbound>,
-                None => Arc::clone(&self.out) as Arc<dyn Outbound>,
+            out: match (&self.batch, here) {
+                (Some(batch), _) => Arc::clone(batch) as Arc<dyn Outbound>,
+                (None, false) => Arc::clone(&self.out) as Arc<dyn Outbound>,
+                (None, true) => Arc::clone(&self.unflushed) as Arc<dyn Outbound>,
             },
             in_flight: self.in_flight.clone(),
             // One session per process: its jobs end with the process.
@@ -704,14 +735,7 @@ impl<W: Write + Send + 'static> Server<W> {
         };
         match &self.pool {
             Some(pool) if !here => pool.submit(brief, move || calls::run(call, &tools)),
-            _ => {
-                let collected = Arc::new(calls::Collected::default());
-                call.out = Arc::clone(&collected) as Arc<dyn Outbound>;
-                calls::run(call, &tools);
-                for message in collected.take() {
-                    self.send(&message);
-                }
-            }
+            _ => calls::run(call, &tools),
         }
         None
     }

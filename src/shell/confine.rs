@@ -55,6 +55,7 @@ pub fn apply(
 ) -> Result<Confined, String> {
     limits(spec)?;
     drop_capabilities();
+    super::costs::mark("rlimits-capabilities");
     let no_network = !spec.network && !bridged;
     let (landlock, abi) =
         landlock(spec, write, no_network).map_err(|e| format!("landlock: {e}"))?;
@@ -72,10 +73,12 @@ pub fn apply(
             libc::AF_VSOCK,
         ]
     };
+    super::costs::mark("landlock");
     let (seccomp, seccomp_ok) = match seccomp::apply(memfd_sealed, families) {
         Ok(refused) => (refused, true),
         Err(e) => (format!("failed: {e}"), false),
     };
+    super::costs::mark("seccomp");
     Ok(Confined {
         landlock,
         abi,

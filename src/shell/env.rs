@@ -108,7 +108,7 @@ pub fn private_caches(root: &Path) -> Option<PathBuf> {
         .join("sneaky")
         .join("caches")
         .join(crate::fs::history::workspace_key(root));
-    let outside = |d: &Path| std::fs::canonicalize(d).is_ok_and(|real| !real.starts_with(root));
+    let outside = |d: &Path| crate::fs::real::path(d).is_ok_and(|real| !real.starts_with(root));
     if !outside(&base) && base.exists() {
         return None;
     }
@@ -249,7 +249,7 @@ pub fn find_bash(env: &[(OsString, OsString)]) -> Result<PathBuf> {
 fn path_outside(path: &std::ffi::OsStr, root: &Path) -> OsString {
     let dirs: Vec<PathBuf> = std::env::split_paths(path)
         .filter(|d| d.is_absolute() && !d.starts_with(root))
-        .filter(|d| std::fs::canonicalize(d).map_or(true, |real| !real.starts_with(root)))
+        .filter(|d| crate::fs::real::path(d).map_or(true, |real| !real.starts_with(root)))
         .collect();
     std::env::join_paths(dirs).unwrap_or_else(|_| "/usr/bin:/bin".into())
 }

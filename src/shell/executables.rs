@@ -159,7 +159,7 @@ pub fn contained_paths(
     // system holds is not listed.
     let dirs: Vec<PathBuf> = std::env::split_paths(inputs.path)
         .filter(|d| d.is_absolute())
-        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .map(|d| crate::fs::real::path(&d).unwrap_or(d))
         .collect();
     let listed = |d: &Path| !(whole_system && d.starts_with(system));
     let path = SearchPath::open_listing(&dirs, &listed);
@@ -238,7 +238,7 @@ impl Places {
         }
         // Outside by its spelling, it may lie inside by where it leads (`/bin/sh` is
         // `/usr/bin/sh` on a merged system). One that does not exist grants nothing.
-        let Ok(p) = std::fs::canonicalize(&p) else {
+        let Ok(p) = crate::fs::real::path(&p) else {
             return;
         };
         if self.covers(&p) {
@@ -347,7 +347,7 @@ fn denied_files(path: &SearchPath, denied: &[&str]) -> Vec<PathBuf> {
                     out.insert(at);
                 }
                 libc::S_IFLNK => {
-                    let Ok(real) = std::fs::canonicalize(&at) else {
+                    let Ok(real) = crate::fs::real::path(&at) else {
                         continue;
                     };
                     let real_name = real.file_name().and_then(OsStr::to_str).unwrap_or("");
@@ -360,7 +360,7 @@ fn denied_files(path: &SearchPath, denied: &[&str]) -> Vec<PathBuf> {
         }
     }
     for entry in denied.iter().filter(|n| Path::new(n).is_absolute()) {
-        if let Ok(real) = std::fs::canonicalize(entry) {
+        if let Ok(real) = crate::fs::real::path(entry) {
             if real.is_file() {
                 out.insert(real);
             }
@@ -483,8 +483,8 @@ fn resolve(name: &str, path: &SearchPath, root: &Path) -> Option<PathBuf> {
 /// link to a system bin directory, which would otherwise put every program there in the
 /// exec set; resolving once here is what Landlock and the bind mounts then see.
 fn within_workspace(root: &Path, p: &Path) -> Option<PathBuf> {
-    let root = std::fs::canonicalize(root).ok()?;
-    let real = std::fs::canonicalize(p).ok()?;
+    let root = crate::fs::real::path(root).ok()?;
+    let real = crate::fs::real::path(p).ok()?;
     real.starts_with(&root).then_some(real)
 }
 
@@ -518,7 +518,7 @@ fn helpers(name: &str, found: &Path, inputs: &Inputs<'_>, path: &SearchPath) -> 
     if !WITH_HELPERS.contains(&name) {
         return Vec::new();
     }
-    let real = std::fs::canonicalize(found).unwrap_or_else(|_| found.to_path_buf());
+    let real = crate::fs::real::path(found).unwrap_or_else(|_| found.to_path_buf());
     // The installation prefix (`/usr/local` for `/usr/local/bin/git`).
     let prefix = real
         .parent()

@@ -120,6 +120,10 @@ pub struct LaunchSpec {
     /// (src/shell/jobs/mirror.rs).
     #[serde(default)]
     pub hand_view: Option<PathBuf>,
+    /// Take the launcher's cost marks and hand them back on the report line
+    /// (src/shell/costs.rs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub costs: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -166,6 +170,9 @@ pub struct LaunchStatus {
     /// The token of the launcher's last line ([`END_PREFIX`]), when it will write one.
     #[serde(default)]
     pub end_token: Option<String>,
+    /// The launcher's cost marks, when its spec asked for them (src/shell/costs.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<(String, u64)>,
 }
 
 /// What the launcher says after the command has ended ([`END_PREFIX`]).
@@ -173,4 +180,8 @@ pub struct LaunchStatus {
 pub struct LaunchEnd {
     /// The requests the network proxy refused, each once, in order.
     pub refused: Vec<proxy::Refusal>,
+    /// The cost marks of the command's end, when the spec asked for them
+    /// (src/shell/costs.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<(String, u64)>,
 }

@@ -20,7 +20,8 @@
 //!   the workspace configuration put back;
 //! - `protect`: the read-deny list and the protected paths in the command's mount view;
 //! - `hint`: the line a command's stderr ends with when a layer stopped something;
-//! - `report`: what `sneaky-run --print-policy` prints.
+//! - `report`: what `sneaky-run --print-policy` prints; `costs`: where the time of a start and
+//!   an end goes (benches/run_start.sh's cost table).
 //!
 //! The `sneaky-run` program's process-wide setup (signal watcher, subreaper, the launcher
 //! dispatch) is in bin/sneaky-run/entry.rs, never here: a long-lived host links this library too.
@@ -29,6 +30,7 @@ pub mod capture;
 pub mod cgroup;
 pub mod confine;
 pub mod container;
+pub mod costs;
 pub mod env;
 pub mod executables;
 pub mod guard;
@@ -132,6 +134,7 @@ pub fn run_with_changes(
         caches,
     } = Setup::new(shell, &root, programs, "sneaky-run-", "the command's")?;
     let config_before = guard::ConfigSnapshot::take(ctx.ws);
+    costs::mark("setup-tmp-env-config-snapshot");
     let launcher = sandbox::launcher_path();
     // Held until the command has ended; dropping it kills what is left in it and removes it.
     let mut pids_cgroup = None;
@@ -147,6 +150,7 @@ pub fn run_with_changes(
         Some(exe) => {
             let spec = if shell.sandbox {
                 vcs_placeholders = Some(spec::VcsPlaceholders::make(ctx.config, ctx.ws));
+                costs::mark("repository-placeholders");
                 // The overlay first: the placeholders of the protected paths that do not exist
                 // go in its upper layer rather than in the workspace (`Scratch::place`).
                 if changes != Changes::Direct {
@@ -163,6 +167,7 @@ pub fn run_with_changes(
                         Err(why) => no_overlay = Some(why),
                     }
                 }
+                costs::mark("overlay-upper-layer");
                 let wanted = protect::wanted(ctx.ws);
                 let (in_workspace, in_upper) = match scratch.as_mut() {
                     Some(held) => (held.place(ctx.ws.root(), wanted), held.placed().to_vec()),
@@ -172,7 +177,9 @@ pub fn run_with_changes(
                     protect::Placeholders::make_at(&in_workspace),
                     protect::Placeholders::reserve(&in_upper),
                 ]);
+                costs::mark("protected-placeholders");
                 let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+                costs::mark("launch-spec-exec-set-deny-list");
                 Setup::grant(caches.as_deref(), &mut spec);
                 if let Some(held) = &scratch {
                     // Bound read-only over the placeholders in the upper layer, as over those
@@ -198,6 +205,7 @@ pub fn run_with_changes(
                     .map(|c| c.path().to_path_buf())
                     .map_err(Clone::clone);
                 pids_cgroup = made.ok();
+                costs::mark("pids-cgroup");
                 spec
             } else if changes == Changes::DryRun {
                 return Err(overlay::unavailable(
@@ -206,6 +214,10 @@ pub fn run_with_changes(
             } else {
                 no_overlay = Some("the sandbox is off (tools.shell.sandbox = false)".to_string());
                 spec::unsandboxed_spec(ctx.ws, &bash)
+            };
+            let spec = launch::LaunchSpec {
+                costs: costs::on(),
+                ..spec
             };
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
@@ -238,9 +250,15 @@ pub fn run_with_changes(
             held.command_started();
         }
     })?;
+    if let Some(status) = finished.launch.as_mut() {
+        costs::add(std::mem::take(&mut status.costs));
+    }
+    costs::add(std::mem::take(&mut finished.end.costs));
+    costs::mark("command-ran-namespace-ended");
     drop(pids_cgroup);
     drop(vcs_placeholders);
     drop(protected_placeholders);
+    costs::mark("cgroup-placeholders-removed");
     if let Some(LaunchStatus {
         error: Some(why), ..
     }) = &finished.launch
@@ -263,6 +281,7 @@ pub fn run_with_changes(
         );
     }
     let config_restored = config_before.restore_if_changed(ctx.ws)?;
+    costs::mark("config-guard");
     let (sandboxed, sandbox) = describe(shell, finished.launch.as_ref());
     let changes = match (changes, scratch, finished.launch.as_ref()) {
         (Changes::Direct, _, _) => None,
@@ -297,6 +316,7 @@ pub fn run_with_changes(
             no_overlay.unwrap_or_else(|| "the launcher did not report".into())
         )),
     };
+    costs::mark("overlay-scan-apply");
     // After the command's changes are applied: a program it built is then in the workspace.
     if shell.sandbox {
         let protected = protected_hint(&finished.stderr.text, ctx.ws);
@@ -374,6 +394,16 @@ impl Setup {
                 "tools.shell.require_layers asks for sandbox layers, but tools.shell.sandbox = false; nothing ran",
             ));
         }
+        crate::fs::real::remembered(|| Setup::make(shell, root, programs, prefix, whose))
+    }
+
+    fn make(
+        shell: &crate::config::Shell,
+        root: &std::path::Path,
+        programs: &[String],
+        prefix: &str,
+        whose: &str,
+    ) -> Result<Setup> {
         let tmp = tmpdir::PrivateTmp::create(prefix, whose)?;
         let caches = shell.sandbox.then(|| env::private_caches(root)).flatten();
         let (mut env, env_removed) = env::command_env(shell, root, tmp.path(), caches.as_deref());

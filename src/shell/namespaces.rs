@@ -163,9 +163,13 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     if user && joined != Some(true) {
         map_ids(uid.as_raw(), gid.as_raw())?;
     }
+    super::costs::mark("namespaces");
     let (shm, overlay) = build_mounts(req)?;
+    super::costs::mark("mounts");
     cover_sockets(&host_sockets)?;
+    super::costs::mark("socket-covers");
     super::protect::cover_denied(req.hide, req.tmp)?;
+    super::costs::mark("read-deny-covers");
     Ok(Entered {
         user,
         pid: true,
@@ -280,6 +284,7 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     let overlay = req
         .overlay
         .map(|spec| super::overlay::mount_over(req.cwd, spec));
+    super::costs::mark("overlay-mount");
     if let (Some(spec), Some(Err(_))) = (req.overlay, &overlay) {
         // The command writes the workspace itself: the protected paths the upper layer was to
         // hold are held there (bound read-only below), while it is still writable here.
@@ -330,6 +335,7 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
             Err(e) => return Err(err("covering the denied program", x, &e)),
         }
     }
+    super::costs::mark("world-devices-exec-binds-deny-covers");
     let shm = private_shm();
     for p in req.pin {
         let Ok(meta) = std::fs::symlink_metadata(p) else {

@@ -253,7 +253,7 @@ pub fn own_state(write: &[PathBuf]) -> Vec<PathBuf> {
         if !meta.is_dir() || meta.uid() != uid {
             continue;
         }
-        let Ok(real) = std::fs::canonicalize(&place) else {
+        let Ok(real) = crate::fs::real::path(&place) else {
             continue;
         };
         if write.iter().any(|w| w.starts_with(&real)) || out.contains(&real) {

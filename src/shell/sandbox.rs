@@ -55,6 +55,8 @@ pub fn launcher_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> Exit
     let (Some(spec), Some(command)) = (spec, command) else {
         return fail("the launcher was called with bad arguments");
     };
+    super::costs::set(spec.costs);
+    super::costs::mark("launcher-exec");
     // Descriptors the caller left open would cross into the command past every layer.
     if let Err(e) = close_inherited_fds() {
         return fail(&format!("closing inherited descriptors: {e}"));
@@ -117,6 +119,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     }
     // Before the namespaces: afterwards the cgroup files are read-only here too.
     let processes = process_limit(spec);
+    super::costs::mark("launcher-session-pids-join");
     // A host list's proxy: forked while this process is single-threaded and still in the
     // host's network namespace (and after joining the cgroup, which then holds it too).
     let proxy = if spec.proxy_hosts.is_empty() || spec.skip_namespaces {
@@ -129,9 +132,11 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     };
     // Made here, before anything of the command runs; only the init (which reports it) and
     // this process hold it.
-    let end_token = match &proxy {
-        Some(_) if spec.report_refused => random_token(),
-        _ => None,
+    super::costs::mark("proxy");
+    let end_token = if (proxy.is_some() || spec.costs) && spec.report_refused {
+        random_token()
+    } else {
+        None
     };
     let mut exec = spec.exec.clone();
     exec.extend(spec.map_exec.iter().cloned());
@@ -178,7 +183,7 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
                     Err(why) => return fail(&format!("the network proxy's bridge: {why}")),
                 }
             }
-            let end = proxy.zip(end_token);
+            let end = end_token.map(|token| (proxy, token));
             run_as_init(spec, command, entered, &processes, end)
         }
         Err(why) if required(spec, "namespaces") => {
@@ -248,6 +253,8 @@ fn confine_self(
     let confined = confine::apply(spec, &write, memfd_sealed, bridged).map_err(|why| fail(&why))?;
     let mut status = status_of(spec, &confined, entered, ns_error, processes);
     status.end_token = end_token.map(str::to_string);
+    super::costs::mark("report");
+    status.costs = super::costs::take();
     let missing = missing_layers(spec, &status);
     if !missing.is_empty() {
         return Err(fail(&refusal(spec, &missing)));
@@ -294,6 +301,7 @@ fn status_of(
         container: spec.container.as_ref().map(Container::describe),
         error: None,
         end_token: None,
+        costs: Vec::new(),
     }
 }
 
@@ -396,7 +404,7 @@ fn run_as_init(
     command: OsString,
     entered: Entered,
     processes: &Processes,
-    end: Option<(proxy::Proxy, String)>,
+    end: Option<(Option<proxy::Proxy>, String)>,
 ) -> ExitCode {
     // Close-on-exec: the write end stays with the init, never with the shell it starts.
     let (reader, writer) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
@@ -415,12 +423,15 @@ fn run_as_init(
         }
         Ok(Forked::Parent(child)) => {
             drop(writer);
+            // The marks taken so far went with the init, which reports them.
+            let _ = super::costs::take();
             // The timeout's SIGTERM goes to the whole process group. This relay outlives it
             // (the signal stays pending) so that the shell can act on it — run its trap, end
             // by it — and the relay then leaves the way the shell did. SIGKILL still ends
             // it, and the namespace with it (the init's parent-death signal).
             let _ = termination_signals().thread_block();
             let code = wait_for_init(child, reader);
+            super::costs::mark("init-exited-pid-namespace-ended");
             if let Some((proxy, token)) = end {
                 report_end(&token, proxy);
             }
@@ -461,6 +472,7 @@ fn init_main(
     if entered.user {
         namespaces::forbid_user_namespaces();
     }
+    super::costs::mark("init-fork-proc");
     if let Err(code) = confine_self(spec, Some(&entered), "", processes, end_token.as_deref()) {
         return code;
     }
@@ -476,10 +488,16 @@ fn init_main(
         }
     };
     let ended = reap_until(shell);
+    super::costs::mark("shell-ran");
     // Everything else in the namespace; the kernel also does this when we exit.
     let _ = nix::sys::signal::kill(Pid::from_raw(-1), Signal::SIGKILL);
     while waitpid(None::<Pid>, None).is_ok() {}
+    super::costs::mark("init-reaped");
     let mut out = std::fs::File::from(out);
+    let mut ended = ended.to_vec();
+    if super::costs::on() {
+        ended.extend(serde_json::to_vec(&super::costs::take()).unwrap_or_default());
+    }
     let _ = out.write_all(&ended);
     ExitCode::from(if ended[0] == 0 {
         ended[1]
@@ -536,6 +554,11 @@ fn wait_for_init(init: Pid, reader: OwnedFd) -> Ended {
     };
     let mut ended = Vec::new();
     let _ = std::fs::File::from(reader).read_to_end(&mut ended);
+    // After the two bytes of the shell's end, the init's cost marks when they are taken.
+    if ended.len() > 2 {
+        super::costs::add(serde_json::from_slice(&ended[2..]).unwrap_or_default());
+        ended.truncate(2);
+    }
     match (ended.as_slice(), status) {
         ([0, code], _) => Ended::Code(*code),
         ([1, sig], _) => Ended::Signal(i32::from(*sig)),
@@ -545,12 +568,14 @@ fn wait_for_init(init: Pid, reader: OwnedFd) -> Ended {
     }
 }
 
-/// The launcher's last line: what the proxy refused, when it refused anything.
-fn report_end(token: &str, proxy: proxy::Proxy) {
+/// The launcher's last line: what the proxy refused, when it refused anything, and the cost
+/// marks of the command's end when they are taken.
+fn report_end(token: &str, proxy: Option<proxy::Proxy>) {
     let end = LaunchEnd {
-        refused: proxy.refused(),
+        refused: proxy.map(|p| p.refused()).unwrap_or_default(),
+        costs: super::costs::take(),
     };
-    if end.refused.is_empty() {
+    if end.refused.is_empty() && end.costs.is_empty() {
         return;
     }
     let mut line = format!("{END_PREFIX}{token}:").into_bytes();

@@ -12,12 +12,23 @@ use crate::config::{Config, Shell};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 
-/// Build the launcher's instructions.
+/// Build the launcher's instructions (with real paths remembered while it does: every PATH
+/// directory, program and protected place is resolved from the same few directories).
+pub fn launch_spec(
+    config: &Config,
+    ws: &Workspace,
+    tmp: &Path,
+    bash: &Path,
+    path_env: &OsStr,
+) -> Result<LaunchSpec> {
+    crate::fs::real::remembered(|| build_spec(config, ws, tmp, bash, path_env))
+}
+
 // Long: the launcher's instructions, field by field, from lists worked out here from one
 // another (the write paths, the exec set, the protected view, the read-only places beneath the
 // writable ones, the pins in order); split, those intermediate lists would be passed between
 // the parts.
-pub fn launch_spec(
+fn build_spec(
     config: &Config,
     ws: &Workspace,
     tmp: &Path,
@@ -128,6 +139,7 @@ pub fn launch_spec(
         loopback: None,
         overlay: None,
         hand_view: None,
+        costs: false,
         report_refused: false,
     })
 }
@@ -216,6 +228,7 @@ pub fn unsandboxed_spec(ws: &Workspace, bash: &Path) -> LaunchSpec {
         loopback: None,
         overlay: None,
         hand_view: None,
+        costs: false,
         report_refused: false,
     }
 }
@@ -392,7 +405,7 @@ fn library_dirs() -> Vec<PathBuf> {
         "/lib32",
         "/usr/lib32",
     ] {
-        if let Ok(c) = std::fs::canonicalize(d) {
+        if let Ok(c) = crate::fs::real::path(d) {
             if !dirs.iter().any(|x| c.starts_with(x)) {
                 dirs.retain(|x| !x.starts_with(&c));
                 dirs.push(c);
@@ -455,7 +468,7 @@ fn workspace_exec_dirs(root: &Path, dirs: &[String]) -> Vec<PathBuf> {
             at.push(name);
             match std::fs::symlink_metadata(&at) {
                 Ok(m) if m.is_dir() => {}
-                Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&at) {
+                Ok(m) if m.file_type().is_symlink() => match crate::fs::real::path(&at) {
                     Ok(real) if real.starts_with(root) && real.is_dir() => at = real,
                     _ => inside = false,
                 },
@@ -606,7 +619,7 @@ fn real_location(path: &Path) -> Option<PathBuf> {
         rest.push(existing.file_name()?);
         existing = existing.parent()?;
     }
-    let mut real = std::fs::canonicalize(existing).ok()?;
+    let mut real = crate::fs::real::path(existing).ok()?;
     for name in rest.iter().rev() {
         real.push(name);
     }

@@ -106,7 +106,7 @@ fn base() -> Option<PathBuf> {
             private(&place, uid)?;
             let base = place.join("tmp");
             private(&base, uid)?;
-            std::fs::canonicalize(&base).ok()
+            crate::fs::real::path(&base).ok()
         })
 }
 

@@ -569,7 +569,9 @@ fn binary(path: &str, why: &str) -> Error {
 
 /// Lines as an editor counts them: a final line without a newline still counts.
 pub fn count_lines(bytes: &[u8]) -> u64 {
-    let newlines = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    // memchr's counter looks at many bytes at once (the byte loop was ~9% of sneaky-mcp's CPU
+    // serving 4 KB reads: this profile optimizes for size, which leaves it unvectorized).
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
     match bytes.last() {
         None => 0,
         Some(b'\n') => newlines,

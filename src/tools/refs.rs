@@ -25,7 +25,8 @@ pub const DEFAULT_LIMIT: u64 = 200;
 pub const MAX_TEXT_CHARS: usize = 300;
 
 /// Find the uses of an identifier in code: each place it appears outside comments and
-/// strings, with the definitions themselves left out, from a real parse of each file that
+/// strings (a Rust doc comment's examples, links and `code` spans, and a Python `__all__`'s
+/// names, count), with the definitions themselves left out, from a real parse of each file that
 /// holds the word (Rust, Python, JavaScript, TypeScript/TSX, Go, Java, C, C++, C#, Ruby, PHP,
 /// Bash). Each use comes with its line and the definition it is in.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -174,7 +175,7 @@ impl Tool for FindReferences {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
-        summary: "the uses of an identifier in code (not in comments or strings, definitions left out), each with its line and container",
+        summary: "the uses of an identifier in code (not in comments or strings, save the code of doc comments; definitions left out), each with its line and container",
         example: r#"{"name": "walk_builder", "path": "src"}"#,
         pipeline: "sneaky-refs answer | jq -r '.result.references[] | \"\\(.path):\\(.line): \\(.container)\"'",
         config: &[],

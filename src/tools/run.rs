@@ -290,7 +290,9 @@ impl Tool for RunCommand {
                  (tools.shell.max_job_seconds) ends; use wait_ms for how long the call waits",
             ));
         }
+        crate::shell::costs::mark("request-config-policy");
         let approved = policy::check(&command, shell, ctx.ws.root())?;
+        crate::shell::costs::mark("policy-check");
         let effect = approved.effect;
         let cap = usize::try_from(ctx.config.max_output_bytes).unwrap_or(usize::MAX);
         if args.background && args.dry_run {

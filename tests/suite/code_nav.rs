@@ -556,6 +556,64 @@ fn find_references_finds_uses_in_code_only() {
         places(r.ok(), "references"),
         [("py/app.py".to_string(), 10)]
     );
+    // What a rename must change too is code: a Rust doc comment's examples, intra-doc links
+    // and code spans (not its prose, nor a text block), and the names of a Python `__all__`.
+    w.write(
+        "docs/lib.rs",
+        "/// Draws with [`render`], [render] or [draw](render);\n\
+         /// render as a word is prose.\n\
+         /// ```\n\
+         /// let s = render();\n\
+         /// ```\n\
+         /// ```text\n\
+         /// render in text\n\
+         /// ```\n\
+         // render in a plain comment\n\
+         //! `render` of an inner doc\n\
+         /** A block: `render`\n render here is prose */\n\
+         pub fn draw() {}\n\
+         /// render, a fence never closed:\n\
+         /// ```\n\
+         \n\
+         /// render after a gap is prose again\n\
+         pub fn more() {}\n",
+    )
+    .write(
+        "docs/mod.py",
+        "__all__ = ['render', 'other']\n\
+         __all__ += ('render',)\n\
+         __all__.extend(['render'])\n\
+         names = ['render']\n\
+         \"\"\"render in a docstring\"\"\"\n",
+    );
+    let r = w.call("sneaky-refs", json!({"name": "render", "path": "docs"}));
+    let got: Vec<(String, u64, u64)> = r.ok()["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["path"].as_str().unwrap().to_string(),
+                u["line"].as_u64().unwrap(),
+                u["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let at = |path: &str, line: u64, column: u64| (path.to_string(), line, column);
+    assert_eq!(
+        got,
+        [
+            at("docs/lib.rs", 1, 18),
+            at("docs/lib.rs", 1, 29),
+            at("docs/lib.rs", 1, 47),
+            at("docs/lib.rs", 4, 13),
+            at("docs/lib.rs", 10, 6),
+            at("docs/lib.rs", 11, 15),
+            at("docs/mod.py", 1, 13),
+            at("docs/mod.py", 2, 14),
+            at("docs/mod.py", 3, 18),
+        ]
+    );
     // Pages.
     let r = w.call("sneaky-refs", json!({"name": "render", "limit": 4}));
     assert_eq!(r.ok()["truncated"], true);

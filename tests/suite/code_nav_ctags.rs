@@ -10,12 +10,13 @@
 //!   (names ctags makes up for anonymous types left out), the share found at their file and
 //!   line (≥ 95 %);
 //! - outline of each file: the same share of that file's definitions (≥ 95 %);
-//! - find_references: every line it returns is one `rg -w NAME` finds (100 %), and it covers
-//!   ≥ 80 % of rg's lines that are not a definition of the name (ctags', any kind) in files
-//!   it parses. Those lines include comments and strings, which the tool leaves out on
-//!   purpose; in Python's standard library docstrings hold about a quarter of them, so there
-//!   the lines that hold the name as code are told by Python's own `tokenize` instead, and
-//!   ≥ 95 % of those must be covered (the raw share is printed too);
+//! - find_references, for 250 of the names: every line it returns is one `rg -w NAME` finds
+//!   (100 %); the share of rg's lines that are not a definition of the name (ctags', any
+//!   kind) in files it parses that it covers is printed (the issue asks 80 %), with how many
+//!   of them hold the name only in comments or strings, which the tool leaves out on purpose
+//!   (a quarter in Python's email package, told by Python's own `tokenize`, and in
+//!   regex-syntax, by a lexer of Rust's comments and literals); of the lines that hold the
+//!   name as code, ≥ 95 % must be covered;
 //! - repo_map: the map's real o200k_base size is within its budget (+15 %) and within 15 % of
 //!   the size the tool reports, and it names ≥ 10 of the 100 files.
 //!
@@ -517,7 +518,9 @@ fn references_shares(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let names = spread(&names, 60);
+    // As many names as find_symbol's check: with few, a handful of names that are also
+    // English words ("e", "line", "exact") decide the share.
+    let names = spread(&names, 250);
     let mut defined: HashMap<&str, BTreeSet<(String, u64)>> = HashMap::new();
     for t in tags {
         defined
@@ -582,12 +585,15 @@ fn references_shares(
     let precise = percent(returned - outside_rg.len(), returned);
     let coverage = percent(covered, wanted);
     let code_coverage = percent(code_covered, code_wanted);
+    let prose = wanted - code_wanted;
     report(&format!(
-        "{} find_references ({} names): {returned} lines returned, {:.1} % of them found by rg -w (not: {:?}); covers {covered}/{wanted} = {coverage:.1} % of rg's lines that are not definitions; covers {code_covered}/{code_wanted} = {code_coverage:.1} % of those that use the name as code, by {code_lines:?} (missed: {:?})",
+        "{} find_references ({} names): {returned} lines returned, {:.1} % of them found by rg -w (not: {:?}); covers {covered}/{wanted} = {coverage:.1} % of rg's lines that are not definitions, of which {prose} = {:.1} % hold the name only in comments or strings (by {code_lines:?}: {} of those covered, as the code of doc comments or `__all__`); covers {code_covered}/{code_wanted} = {code_coverage:.1} % of those that use the name as code (missed: {:?})",
         tree.label,
         names.len(),
         precise,
         &outside_rg[..outside_rg.len().min(10)],
+        percent(prose, wanted),
+        covered - code_covered,
         &code_missed[..code_missed.len().min(10)]
     ));
     (precise, coverage, code_coverage)
@@ -620,9 +626,12 @@ fn check_tree(tree: &Tree) {
         "{}: find_references covers {code_coverage:.1} % of the lines using the name as code",
         tree.label
     );
-    // The issue's own measure (rg's lines, comments and strings in, which the tool leaves out
-    // on purpose) is printed above, not held to 80 %: doc comments and docstrings alone are
-    // more than a fifth of those lines in these trees.
+    // The issue's own measure (rg's lines, comments and strings in) is printed above, not held
+    // to its 80 %: the tool leaves out comments and strings (but for the code a Rust doc
+    // comment holds and Python's `__all__`), and in regex-syntax and the email package more
+    // than a fifth of rg's lines hold the name only in the prose of comments and strings (over
+    // 250 names, 23 % in each; in ring's C 5 %). What it misses beyond them is held above:
+    // the code lines.
     let _ = coverage;
 }
 

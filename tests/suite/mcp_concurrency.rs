@@ -271,6 +271,40 @@ fn cancelling_queued_calls_and_reads() {
     );
 }
 
+/// A read the serving thread would run itself while other calls run (no hand-over to a worker)
+/// goes to a worker when a hook runs around it: a hook is the user's program, which may take
+/// seconds, and pings are answered meanwhile.
+#[test]
+fn a_read_with_a_slow_hook_does_not_hold_up_pings() {
+    let w = util::ws();
+    w.write("a.txt", "a\n");
+    let hook = crate::hooks::script(&w, "slow.sh", "cat > /dev/null\nsleep 2");
+    w.user_config(&crate::hooks::entry(
+        "PreToolUse",
+        "read_file",
+        hook.to_str().expect("utf-8 path"),
+        "",
+    ));
+    let mut s = Stdio_::start(&w);
+    s.call(1, "run_command", json!({"command": "sleep 3"}));
+    s.call(2, "read_file", json!({"file_path": "a.txt"}));
+    s.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    let sent = Instant::now();
+    let first = s.recv();
+    assert_eq!(first["id"], 3, "the ping is answered first: {first}");
+    assert!(
+        sent.elapsed() < Duration::from_millis(1500),
+        "the ping waited {:?}",
+        sent.elapsed()
+    );
+    let read = s.recv();
+    assert_eq!(read["id"], 2, "{read}");
+    assert_eq!(read["result"]["structuredContent"]["content"], "a\n");
+    assert_eq!(s.recv()["id"], 1);
+    let (rest, _) = s.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
 /// A tree big enough that grep_files takes a while over it (no file matches the pattern).
 fn big_tree(w: &Ws, dirs: usize, files: usize) {
     let line = "the quick brown fox jumps over the lazy dog, again and again\n".repeat(40);

@@ -1155,3 +1155,62 @@ fn existing_device_nodes_cannot_be_opened() {
     assert_eq!(size("b"), 0, "read a device inside: {r}");
     assert_eq!(size("c"), 16, "/dev/urandom stays usable: {r}");
 }
+
+/// The cost table's marks (benches/run_start.sh): with SNEAKY_RUN_COSTS, one line per call
+/// in the file it names, the runner's, the launcher's, the init's and the end's steps in
+/// time order; without it, no file.
+#[test]
+fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
+    if !namespaces_or_skip("cost marks") {
+        return;
+    }
+    let w = util::ws();
+    let file = w.outside().join("costs.txt");
+    for _ in 0..2 {
+        w.call_env(
+            "sneaky-run",
+            &[],
+            br#"{"command": "true"}"#,
+            &[("SNEAKY_RUN_COSTS", file.as_os_str())],
+        )
+        .command_ran();
+    }
+    let text = std::fs::read_to_string(&file).expect("the marks");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let marks: Vec<(&str, u64)> = lines[0]
+        .split('\t')
+        .map(|m| {
+            let (name, ns) = m.split_once('=').expect("name=ns");
+            (name, ns.parse().expect("nanoseconds"))
+        })
+        .collect();
+    assert!(marks.windows(2).all(|p| p[0].1 <= p[1].1), "{text}");
+    let names: Vec<&str> = marks.iter().map(|(n, _)| *n).collect();
+    let at = |step: &str| {
+        names
+            .iter()
+            .position(|n| *n == step)
+            .unwrap_or_else(|| panic!("{step} missing: {names:?}"))
+    };
+    // The runner's, then the launcher's, the init's, the end's, the runner's again.
+    let order = [
+        "runner-main",
+        "launch-spec-exec-set-deny-list",
+        "launcher-exec",
+        "namespaces",
+        "landlock",
+        "seccomp",
+        "shell-ran",
+        "init-exited-pid-namespace-ended",
+        "command-ran-namespace-ended",
+        "overlay-scan-apply",
+        "watcher-ended",
+    ];
+    assert!(order.windows(2).all(|p| at(p[0]) < at(p[1])), "{names:?}");
+    // Without the variable, nothing is written.
+    std::fs::remove_file(&file).expect("rm");
+    w.call("sneaky-run", json!({"command": "true"}))
+        .command_ran();
+    assert!(!file.exists());
+}

@@ -757,14 +757,17 @@ fn a_tracked_file_that_matches_an_ignore_rule_is_a_recorded_change() {
                                        echo o >> build/old.o && echo n > new.log")}),
         );
         let r = reply.command_ran();
+        // build/old.o is ignored, and overwritten: recorded too (build/ is not tagged as a
+        // cache).
         expect_kinds(
             &r["changes"],
-            &[("build/keep.txt", "modified"), ("kept.log", "modified")],
+            &[
+                ("build/keep.txt", "modified"),
+                ("build/old.o", "modified"),
+                ("kept.log", "modified"),
+            ],
         );
-        expect_kinds(
-            &r["untracked"],
-            &[("build/old.o", "modified"), ("new.log", "created")],
-        );
+        expect_kinds(&r["untracked"], &[("new.log", "created")]);
         w.call("sneaky-undo", json!({})).ok();
         assert_eq!(w.read("kept.log"), "tracked log\n");
         assert_eq!(w.read("build/keep.txt"), "tracked in build\n");
@@ -1152,7 +1155,7 @@ fn commands_at_once_never_share_an_upper_layer() {
             .map(|i| {
                 start_run(
                     &w,
-                    &json!({"command": format!("echo {round} > build/c{i}.o && sleep 0.5")}),
+                    &json!({"command": format!("echo {round} > build/c{round}-{i}.o && sleep 0.5")}),
                 )
             })
             .collect();
@@ -1160,14 +1163,9 @@ fn commands_at_once_never_share_an_upper_layer() {
             let reply = util::Reply::parse("sneaky-run", child.wait_with_output().expect("wait"));
             let r = reply.command_ran();
             assert!(r["untracked"].is_array(), "{}", reply.json);
-            let name = format!("build/c{i}.o");
-            expect_kinds(
-                &r["untracked"],
-                &[(
-                    name.as_str(),
-                    if round == 0 { "created" } else { "modified" },
-                )],
-            );
+            // A new name each round: what a command overwrites there is recorded.
+            let name = format!("build/c{round}-{i}.o");
+            expect_kinds(&r["untracked"], &[(name.as_str(), "created")]);
             assert_eq!(r["changes"], json!([]), "{}", reply.json);
             assert_eq!(w.read(&name), format!("{round}\n"));
         }
@@ -1270,6 +1268,57 @@ fn more_new_files_than_the_soft_descriptor_limit_are_applied_and_undone() {
     let undone = call_with_few_descriptors(&w, "sneaky-undo", json!({}));
     undone.ok();
     assert!(!w.root.join("many").exists(), "{}", undone.json);
+}
+
+/// What git ignores that a command overwrites is recorded like a deletion, and undo brings the
+/// old content back; what it creates there, and what it overwrites in a tagged cache, is not.
+#[test]
+fn ignored_files_a_command_overwrites_are_undone_byte_for_byte() {
+    let Some(w) = repo() else { return };
+    w.write(".gitignore", "build/\n*.log\n.env\ndata/\ntarget/\n")
+        .write(".env", "SECRET=hunter2\n")
+        .write("data/notes.txt", "kept by hand\n")
+        .write(
+            "target/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        )
+        .write("target/debug/app", "a build\n");
+    let reply = run(
+        &w,
+        json!({"command": "echo SECRET=lost > .env && echo more >> data/notes.txt && \
+                           echo new > data/new.txt && echo rebuilt > target/debug/app"}),
+    );
+    let r = reply.command_ran();
+    assert_eq!(w.read(".env"), "SECRET=lost\n");
+    let recorded = kinds(&r["changes"]);
+    for path in [".env", "data/notes.txt"] {
+        assert_eq!(
+            recorded.get(path).map(String::as_str),
+            Some("modified"),
+            "{path}: {}",
+            reply.json
+        );
+    }
+    let untracked = kinds(&r["untracked"]);
+    assert_eq!(
+        untracked.get("data/new.txt").map(String::as_str),
+        Some("created")
+    );
+    assert_eq!(
+        untracked.get("target/debug/app").map(String::as_str),
+        Some("modified"),
+        "{}",
+        reply.json
+    );
+    let back = w.call("sneaky-undo", json!({}));
+    assert_eq!(back.ok()["undone"], r["change_id"], "{}", back.json);
+    assert_eq!(w.read(".env"), "SECRET=hunter2\n");
+    assert_eq!(w.read("data/notes.txt"), "kept by hand\n");
+    assert_eq!(
+        w.read("target/debug/app"),
+        "rebuilt\n",
+        "build output stays"
+    );
 }
 
 /// What git ignores that a command deletes is recorded (the content nobody can make again

@@ -264,7 +264,7 @@ pub enum Reply {
     Progress(u64),
     Job(Box<JobView>),
     /// A job just started, with the launcher's report.
-    Started(Box<JobView>, Option<LaunchStatus>),
+    Started(Box<JobView>, Option<Box<LaunchStatus>>),
     List(Vec<JobInfo>),
     Done,
     Written(u64),
@@ -652,7 +652,7 @@ pub fn start(
             "unexpected answer from the job supervisor",
         ));
     };
-    let (sandboxed, sandbox) = super::describe(shell, launch.as_ref());
+    let (sandboxed, sandbox) = super::describe(shell, launch.as_deref());
     if let Some(why) = no_overlay {
         view.changes_unavailable = Some(format!(
             "the job's changes could not be held aside ({why}): it writes the workspace \

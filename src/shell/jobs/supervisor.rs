@@ -564,7 +564,7 @@ fn answer(shared: &Arc<Shared>, request: Request, out: &mut UnixStream) -> Resul
             launched(shared, &id)?;
             let view = wait_and_read(shared, &id, &wait, out, Some([0, 0]))?;
             let launch = find(&mut shared.lock(), &id)?.launch.clone();
-            Ok(Reply::Started(Box::new(view), launch))
+            Ok(Reply::Started(Box::new(view), launch.map(Box::new)))
         }
         Request::Describe {
             job_id,

@@ -165,7 +165,7 @@ fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: 
             Route::NestedGit => sorted.nested.push(step),
             Route::Workspace => {
                 let is_dir = matches!(step.to, To::Dir { .. }) || is_dir_now(ws, &step.path);
-                if ignored.ignores(&step.path, is_dir) && !kept_deletion(ws, &mut caches, &step) {
+                if ignored.ignores(&step.path, is_dir) && !kept_change(ws, &mut caches, &step) {
                     sorted.untracked.push(step);
                 } else {
                     sorted.journaled.push(step);
@@ -177,15 +177,20 @@ fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: 
 }
 
 /// Whether the change of a path git ignores is one the history keeps all the same: a deletion
-/// of what the workspace holds (`rm -rf .env data/`, `git clean -fdx`: content nobody can
-/// make again from the repository), unless it lies in a directory tagged as a cache (a
-/// `CACHEDIR.TAG`, as cargo's `target/` is): build output and caches are made again by their
-/// tools, and keeping every rebuild's old files would crowd the history out. What a command
-/// creates or overwrites there is not recorded.
-fn kept_deletion(ws: &Workspace, caches: &mut CacheDirs, step: &Step) -> bool {
-    matches!(step.to, To::Absent)
-        && matches!(lstat_no_links(ws, &step.path), Ok(Some(_)))
-        && !caches.holds(ws, &step.path)
+/// or an overwrite of what the workspace holds (`rm -rf .env data/`, `git clean -fdx`,
+/// `echo … > .env`: content nobody can make again from the repository), unless it lies in a
+/// directory tagged as a cache (a `CACHEDIR.TAG`, as cargo's `target/` is): build output and
+/// caches are made again by their tools, and keeping every rebuild's old files would crowd
+/// the history out. What a command creates there, and a directory's new mode, is not recorded.
+fn kept_change(ws: &Workspace, caches: &mut CacheDirs, step: &Step) -> bool {
+    let Ok(Some(now)) = lstat_no_links(ws, &step.path) else {
+        return false;
+    };
+    let replaced = match step.to {
+        To::Absent => true,
+        _ => Kind::from_mode(now.st_mode) != Kind::Dir,
+    };
+    replaced && !caches.holds(ws, &step.path)
 }
 
 /// The workspace's directories tagged as caches (Cache Directory Tagging: a `CACHEDIR.TAG`

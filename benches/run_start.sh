@@ -17,7 +17,7 @@
 # the median over the rounds. The CPU time does not count waiting for a CPU, so it is the
 # steadier figure under load; the minimum is printed too.
 #
-# Usage: benches/run_start.sh [BASELINE_SNEAKY_RUN]
+# Usage: [SNEAKY_RUN=path] [ROUNDS=3 RUNS=100 COST_RUNS=200] benches/run_start.sh [BASELINE_SNEAKY_RUN]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v hyperfine >/dev/null; then
@@ -27,8 +27,14 @@ if ! command -v hyperfine >/dev/null; then
     echo "missing hyperfine (apt-get install hyperfine)"; exit 1
   fi
 fi
-cargo build --release --bin sneaky-run -q
-BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/sneaky-run
+# SNEAKY_RUN=path measures that build instead of building one (a release build with symbols,
+# for perf, is built with CARGO_PROFILE_RELEASE_STRIP=false into another target directory).
+if [ -n "${SNEAKY_RUN:-}" ]; then
+  BIN=$SNEAKY_RUN
+else
+  cargo build --release --bin sneaky-run -q
+  BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/sneaky-run
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws" "$WORK/git" "$WORK/xdg/sneaky"

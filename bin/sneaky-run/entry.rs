@@ -26,7 +26,7 @@ use sneaky::config::{Config, Source};
 use sneaky::error::{Error, ErrorKind};
 use sneaky::fs::jail::Workspace;
 use sneaky::shell::policy::CHECK_POLICY_FLAG;
-use sneaky::shell::{costs, jobs, launch, overlay, policy, report, sandbox, supervise};
+use sneaky::shell::{costs, jobs, launch, overlay, policy, report, sandbox, supervise, zygote};
 use sneaky::tools::run::RunCommand;
 
 pub fn main() -> ExitCode {
@@ -61,6 +61,11 @@ pub fn main() -> ExitCode {
     }
     costs::from_env();
     costs::mark("runner-main");
+    // While this process has one thread: the launcher, forked now rather than executed
+    // when the command starts (src/shell/zygote.rs). In the fork, this returns its end.
+    if let Some(code) = zygote::start() {
+        return code;
+    }
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let watcher = Watcher::start();
     let code = sneaky::protocol::main_with_args::<RunCommand>(argv);

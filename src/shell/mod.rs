@@ -4,7 +4,8 @@
 //!
 //! - `policy`: parsing the command line and checking programs and their arguments;
 //! - `spec`, `executables`: what the sandbox is told (read, write, execute, read-only files);
-//! - `sandbox`: the launcher step (`sneaky-run` re-executed) that sets up the layers;
+//! - `sandbox`: the launcher step (`sneaky-run` re-executed, or forked ahead by `zygote`) that
+//!   sets up the layers;
 //!   `namespaces`, `confine`, `seccomp` and `cgroup` are those layers, `sys` the raw system
 //!   calls they need; `launch`: the launch spec and the marker lines the launcher writes, which
 //!   the runner, the layers and the output's reader share; `container`: the container this
@@ -51,6 +52,7 @@ pub mod spec;
 pub mod supervise;
 mod sys;
 pub mod tmpdir;
+pub mod zygote;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -146,7 +148,7 @@ pub fn run_with_changes(
     let mut no_overlay = None;
     // What the sandbox lets execute and write, to judge the command's refusals by.
     let mut given = None;
-    let mut cmd = match &launcher {
+    let start = match &launcher {
         Some(exe) => {
             let spec = if shell.sandbox {
                 vcs_placeholders = Some(spec::VcsPlaceholders::make(ctx.config, ctx.ws));
@@ -221,9 +223,23 @@ pub fn run_with_changes(
             };
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
-            let mut c = Command::new(exe);
-            c.arg(launch::LAUNCH_FLAG).arg(spec).arg(command);
-            c
+            match zygote::take() {
+                Some(waiting) => supervise::Start::Forked(
+                    waiting,
+                    supervise::ForkedLaunch {
+                        spec,
+                        command: command.into(),
+                        env: env.clone(),
+                        cwd: root.clone(),
+                    },
+                ),
+                None => {
+                    let mut c = Command::new(exe);
+                    c.arg(launch::LAUNCH_FLAG).arg(spec).arg(command);
+                    c.current_dir(&root).env_clear().envs(env.iter().cloned());
+                    supervise::Start::Exec(c)
+                }
+            }
         }
         None if changes == Changes::DryRun => {
             return Err(overlay::unavailable(
@@ -241,11 +257,12 @@ pub fn run_with_changes(
             let mut c = Command::new(&bash);
             c.args(["--noprofile", "--norc", "-c", command])
                 .process_group(0);
-            c
+            c.current_dir(&root).env_clear().envs(env.iter().cloned());
+            supervise::Start::Exec(c)
         }
     };
-    cmd.current_dir(&root).env_clear().envs(env);
-    let mut finished = supervise::supervise(cmd, launcher.is_some(), timeout, cap, || {
+    drop(env);
+    let mut finished = supervise::supervise(start, launcher.is_some(), timeout, cap, || {
         if let Some(held) = scratch.as_mut() {
             held.command_started();
         }

@@ -1,6 +1,8 @@
 //! The launcher: the step between run_command and the command, where the kernel layers are
 //! put in place. `sneaky-run` starts itself again with a hidden first argument
-//! ([`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG), with the spec and the marker lines of src/shell/launch.rs); that fresh, single-threaded process (the launcher):
+//! ([`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG), with the spec and the marker lines of
+//! src/shell/launch.rs), or hands the same to a copy of itself it forked at its start
+//! (src/shell/zygote.rs); that single-threaded process (the launcher):
 //!
 //! 1. dies with its parent (PR_SET_PDEATHSIG), so killing `sneaky-run` takes everything down,
 //!    and marks every descriptor it inherited above 2 close-on-exec;

@@ -9,8 +9,11 @@
 //! re-parented to us.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
+use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -19,6 +22,7 @@ use nix::unistd::Pid;
 
 use super::capture::{Captured, Stream};
 use super::launch::{LaunchEnd, LaunchStatus};
+use super::zygote::Zygote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::proctable;
 
@@ -46,40 +50,109 @@ impl Finished {
     }
 }
 
+/// How the command is started: a program (the launcher by exec, or bash itself when there is
+/// none), or the launcher already forked and waiting (src/shell/zygote.rs).
+pub enum Start {
+    Exec(Command),
+    Forked(Zygote, ForkedLaunch),
+}
+
+/// What the forked launcher is handed: what `Command` would have given an exec'd one.
+pub struct ForkedLaunch {
+    pub spec: String,
+    pub command: OsString,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: PathBuf,
+}
+
+type Pipe = Option<Box<dyn Read + Send>>;
+type Waiter = Box<dyn FnOnce() -> std::io::Result<ExitStatus> + Send>;
+
+impl Start {
+    /// Started: its pid, its stdout and stderr, and how to wait for its end.
+    fn spawn(self) -> Result<(Pid, Pipe, Pipe, Waiter)> {
+        match self {
+            Start::Exec(mut cmd) => {
+                cmd.stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = cmd
+                    .spawn()
+                    .map_err(|e| Error::io("starting the command", e))?;
+                let pid = Pid::from_raw(child.id() as i32);
+                let out = child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>);
+                let err = child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>);
+                Ok((pid, out, err, Box::new(move || child.wait())))
+            }
+            Start::Forked(zygote, l) => {
+                let launched = zygote
+                    .launch(&l.spec, &l.command, &l.env, &l.cwd)
+                    .map_err(|e| Error::io("starting the command", e))?;
+                let pid = launched.pid;
+                Ok((
+                    pid,
+                    Some(Box::new(launched.stdout)),
+                    Some(Box::new(launched.stderr)),
+                    Box::new(move || wait_pid(pid)),
+                ))
+            }
+        }
+    }
+}
+
+/// Wait for the child `pid`; its end as `Child::wait` gives it.
+fn wait_pid(pid: Pid) -> std::io::Result<ExitStatus> {
+    use nix::sys::wait::{waitpid, WaitStatus};
+    loop {
+        match waitpid(pid, None) {
+            Ok(WaitStatus::Exited(_, code)) => return Ok(ExitStatus::from_raw((code & 0xff) << 8)),
+            Ok(WaitStatus::Signaled(_, sig, core)) => {
+                return Ok(ExitStatus::from_raw(
+                    sig as i32 | if core { 0x80 } else { 0 },
+                ))
+            }
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// Start `cmd` (the launcher, or bash itself when there is none) with stdin from /dev/null and
 /// both outputs captured, wait for it at most `timeout`, and clean up after it. `spawned` runs
 /// as soon as it has started.
 pub fn supervise(
-    mut cmd: Command,
+    start: Start,
     own_session: bool,
     timeout: Duration,
     cap: usize,
     spawned: impl FnOnce(),
 ) -> Result<Finished> {
     // Orphans count as the command's only when we are a subreaper (see `members`).
-    let children_before = if is_subreaper() {
+    let mut children_before = if is_subreaper() {
         our_children()
     } else {
         HashSet::new()
     };
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::io("starting the command", e))?;
-    let pid = Pid::from_raw(child.id() as i32);
+    let (pid, out, err, waiter) = start.spawn()?;
+    // A forked launcher was our child before the command started: it is the command's now.
+    children_before.remove(&pid.as_raw());
     spawned();
-    let stdout = Stream::start(child.stdout.take(), cap, false);
-    let stderr = Stream::start(child.stderr.take(), cap, own_session);
+    let stdout = Stream::start(out, cap, false);
+    let stderr = Stream::start(err, cap, own_session);
     // Progress lines for a host that asked for them (sneaky-mcp; see crate::progress).
     let progress = crate::progress::Reporter::from_env({
         let (out, err) = (stdout.byte_counter(), stderr.byte_counter());
         move || out() + err()
     });
     let (status, timed_out) =
-        wait_with_timeout(child, pid, own_session, &children_before, timeout)?;
+        wait_with_timeout(waiter, pid, own_session, &children_before, timeout)?;
     drop(progress);
     // With the PID namespace in force the launcher waited for the namespace's init, whose
     // exit killed everything in it: there is nothing to hunt for.
@@ -112,7 +185,7 @@ fn is_subreaper() -> bool {
 
 /// Wait for the command; on timeout SIGTERM to everything it started, then SIGKILL.
 fn wait_with_timeout(
-    mut child: Child,
+    waiter: Waiter,
     pid: Pid,
     own_session: bool,
     children_before: &HashSet<i32>,
@@ -120,7 +193,7 @@ fn wait_with_timeout(
 ) -> Result<(ExitStatus, bool)> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
+        let _ = tx.send(waiter());
     });
     let gone = |e: RecvTimeoutError| {
         Error::new(

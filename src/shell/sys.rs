@@ -35,12 +35,13 @@ pub enum Forked {
     Child,
 }
 
-/// Fork the calling process. Only call from a single-threaded process (the launcher).
+/// Fork the calling process. Only call from a single-threaded process: the launcher, or
+/// sneaky-run's main before it starts a thread (src/shell/zygote.rs, which checks).
 pub fn fork_single_threaded() -> std::io::Result<Forked> {
-    // SAFETY: the launcher has exactly one thread (it is a fresh exec of sneaky-run that
-    // starts none), so the child gets a consistent copy of the whole address space; the
-    // child only calls async-signal-safe system calls and allocates afterwards, which is
-    // fine in a single-threaded child.
+    // SAFETY: the caller has exactly one thread (the launcher is a fresh exec of sneaky-run
+    // that starts none; the zygote's caller counts /proc/self/task first), so the child
+    // gets a consistent copy of the whole address space, with no lock held by a thread it
+    // lacks; it may then allocate and call anything, as a single-threaded process may.
     match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Parent { child }) => Ok(Forked::Parent(child)),
         Ok(nix::unistd::ForkResult::Child) => Ok(Forked::Child),

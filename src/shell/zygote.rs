@@ -1,0 +1,177 @@
+//! The launcher forked ahead of time: `sneaky-run`'s main, while it still has one thread,
+//! forks a copy of itself that waits on a socket for the launch. Starting the launcher by a
+//! fresh exec of `sneaky-run` cost about 1.1 ms a call, most of it the C library's start-up
+//! in a virtual machine (its cache-size probing executes `cpuid` dozens of times, each a trap
+//! to the hypervisor) and the dynamic loader; a fork of a process that has done nothing yet
+//! costs a tenth of that. The forked launcher is the same program in the same state as a
+//! freshly executed one: it takes the launch spec, the command, its environment, its working
+//! directory and the two pipes of its output over the socket, puts them in place of what it
+//! inherited (stdin becomes /dev/null; every other descriptor is closed or close-on-exec),
+//! and runs the launcher step (src/shell/sandbox.rs) from its start. A call that runs no
+//! command closes the socket, and the waiting copy exits.
+//!
+//! Only the `sneaky-run` program forks one (bin/sneaky-run/entry.rs); a long-lived host
+//! starts the launcher by exec as before.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use super::sys::{fork_single_threaded, Forked};
+
+/// The launcher waiting in a forked copy of this process, not yet used.
+pub struct Zygote {
+    socket: UnixStream,
+    pid: Pid,
+}
+
+static WAITING: Mutex<Option<Zygote>> = Mutex::new(None);
+
+/// What the forked launcher is handed.
+#[derive(Serialize, Deserialize)]
+struct Launch {
+    spec: String,
+    command: Vec<u8>,
+    env: Vec<(Vec<u8>, Vec<u8>)>,
+    cwd: Vec<u8>,
+}
+
+/// Fork the launcher-to-be, if this process has one thread (a fork copies only the calling
+/// thread: another's locks would stay held in the copy). None in the process that goes on as
+/// `sneaky-run`; in the forked copy, the launcher step's exit code once it has run (or
+/// success, without a launch).
+pub fn start() -> Option<ExitCode> {
+    if !single_threaded() {
+        return None;
+    }
+    let (ours, theirs) = UnixStream::pair().ok()?;
+    match fork_single_threaded() {
+        Err(_) => None,
+        Ok(Forked::Parent(pid)) => {
+            drop(theirs);
+            if let Ok(mut waiting) = WAITING.lock() {
+                *waiting = Some(Zygote { socket: ours, pid });
+            }
+            None
+        }
+        Ok(Forked::Child) => {
+            drop(ours);
+            Some(serve(theirs))
+        }
+    }
+}
+
+/// The waiting launcher, for one launch.
+pub fn take() -> Option<Zygote> {
+    WAITING.lock().ok()?.take()
+}
+
+fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
+}
+
+/// The launched process: its pid and the read ends of its stdout and stderr.
+pub struct Launched {
+    pub pid: Pid,
+    pub stdout: std::fs::File,
+    pub stderr: std::fs::File,
+}
+
+impl Zygote {
+    /// Hand the waiting launcher its launch (as `Command::new(sneaky-run)` with the launcher's
+    /// flag, `spec` and `command`, `env` as its whole environment and `cwd` as its directory).
+    pub fn launch(
+        self,
+        spec: &str,
+        command: &OsStr,
+        env: &[(OsString, OsString)],
+        cwd: &Path,
+    ) -> std::io::Result<Launched> {
+        let launch = Launch {
+            spec: spec.to_string(),
+            command: command.as_bytes().to_vec(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+                .collect(),
+            cwd: cwd.as_os_str().as_bytes().to_vec(),
+        };
+        let body = serde_json::to_vec(&launch).map_err(std::io::Error::other)?;
+        let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        super::sys::send_fd(&self.socket, out_w.as_fd())?;
+        super::sys::send_fd(&self.socket, err_w.as_fd())?;
+        (&self.socket).write_all(&(body.len() as u64).to_le_bytes())?;
+        (&self.socket).write_all(&body)?;
+        Ok(Launched {
+            pid: self.pid,
+            stdout: out_r.into(),
+            stderr: err_r.into(),
+        })
+    }
+}
+
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        // Unused: closing the socket ends it; reaped so that it leaves no zombie.
+        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// The forked copy: wait for the launch, take on its state, run the launcher step.
+fn serve(socket: UnixStream) -> ExitCode {
+    // The runner's marks so far are the runner's to report.
+    let _ = super::costs::take();
+    // What the caller gave sneaky-run is not the launcher's: its stdout and stderr are the
+    // caller's pipes, which would stay open (and the caller waiting) while this copy waits.
+    if let Ok(null) = std::fs::File::open("/dev/null") {
+        let _ = nix::unistd::dup2_stdin(&null);
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
+    let Some((launch, out, err)) = receive(&socket) else {
+        return ExitCode::SUCCESS;
+    };
+    drop(socket);
+    if nix::unistd::dup2_stdout(&out).is_err() || nix::unistd::dup2_stderr(&err).is_err() {
+        return ExitCode::from(super::launch::SETUP_FAILED as u8);
+    }
+    drop((out, err));
+    if std::env::set_current_dir(OsStr::from_bytes(&launch.cwd)).is_err() {
+        return ExitCode::from(super::launch::SETUP_FAILED as u8);
+    }
+    // One thread: nothing else reads the environment while it is replaced.
+    for (k, _) in std::env::vars_os() {
+        std::env::remove_var(k);
+    }
+    for (k, v) in &launch.env {
+        std::env::set_var(OsStr::from_bytes(k), OsStr::from_bytes(v));
+    }
+    super::sandbox::launcher_main(
+        [
+            OsString::from(launch.spec),
+            OsString::from_vec(launch.command),
+        ]
+        .into_iter(),
+    )
+}
+
+/// The launch and the two pipes it came with; None when the socket closed first.
+fn receive(socket: &UnixStream) -> Option<(Launch, OwnedFd, OwnedFd)> {
+    let out = super::sys::recv_fd(socket).ok()??;
+    let err = super::sys::recv_fd(socket).ok()??;
+    let mut len = [0u8; 8];
+    (&*socket).read_exact(&mut len).ok()?;
+    let mut body = vec![0u8; usize::try_from(u64::from_le_bytes(len)).ok()?];
+    (&*socket).read_exact(&mut body).ok()?;
+    let launch = serde_json::from_slice(&body).ok()?;
+    Some((launch, out, err))
+}

@@ -2,12 +2,13 @@
 //! Claude Code, Codex, Cursor, VS Code …) can use SneakyCode's jailed, policy-checked tools.
 //!
 //! Transports: stdio, one JSON-RPC 2.0 message per line (`server.rs`), and Streamable HTTP with
-//! sessions, a bearer token and SSE (`http.rs`, `--http ADDR`). Methods: `initialize`, `ping`,
-//! `tools/list`, `tools/call`; notifications `notifications/initialized` and
-//! `notifications/cancelled`; the server sends `notifications/progress` for long calls that ask
-//! for it and, over stdio, may ask the client `roots/list`. Tool calls run side by side on a
-//! bounded worker pool (`pool.rs`, `calls.rs`); run_command runs in its own `sneaky-run`
-//! process (`crate::isolate`), so that cancelling it kills its whole process tree.
+//! sessions, a bearer token and SSE (`http/`, `--http ADDR`: a file per concern, listed in
+//! `http/mod.rs`). Methods: `initialize`, `ping`, `tools/list`, `tools/call`; notifications
+//! `notifications/initialized` and `notifications/cancelled`; the server sends
+//! `notifications/progress` for long calls that ask for it and, over stdio, may ask the client
+//! `roots/list`. Tool calls run side by side on a bounded worker pool (`pool.rs`, `calls.rs`);
+//! run_command runs in its own `sneaky-run` process (`crate::isolate`), so that cancelling it
+//! kills its whole process tree.
 //!
 //! Why not the official Rust SDK (`rmcp`): it needs tokio and an async runtime around tools that
 //! are synchronous, and costs ~122 s of clean build and ~3 MB for a protocol

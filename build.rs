@@ -17,6 +17,14 @@
 //! default), and no code here compares them. rustc links through lld, not the system's `cc`, so
 //! the probe is a Rust program that rustc links with the flag and the build's own rustc flags;
 //! debug builds keep every function under its own name, for their backtraces.
+//!
+//! The unwinder (libgcc's, which a panic unwinds through) is linked in from `libgcc_eh.a`
+//! instead of loaded from `libgcc_s.so.1`, as `gcc -static-libgcc` links it: loading that
+//! library took about 0.1 ms of every tool call's 1 ms start (its constructor asks the CPU
+//! what it supports, which traps to the hypervisor on a virtual machine), and `cat` pays none
+//! of it. Rust's standard library names `gcc_s` itself, so the archive is offered under that
+//! name in a directory searched first; a program that panics and catches it is linked and run
+//! that way first, and without success the binaries load the library as before.
 
 use std::env;
 use std::io::Write;
@@ -42,18 +50,52 @@ fn main() {
     if links_and_runs(&var("RUSTC_LINKER"), &out_dir) {
         println!("cargo:rustc-link-arg-bins={FLAG}");
     }
-    if var("PROFILE") == "release" && rustc_links_with(ICF, &out_dir) {
+    if var("PROFILE") == "release"
+        && rustc_links_with(
+            &["-C", &format!("link-arg={ICF}")],
+            &out_dir,
+            "fn main() {}\n",
+        )
+    {
         println!("cargo:rustc-link-arg-bins={ICF}");
+    }
+    if let Some(dir) = static_unwinder(&var("RUSTC_LINKER"), &out_dir) {
+        println!("cargo:rustc-link-search=native={}", dir.display());
     }
 }
 
-/// Does rustc, with this build's flags and linker, link a program with the linker argument
-/// `flag`, and does the program run?
-fn rustc_links_with(flag: &str, out_dir: &std::path::Path) -> bool {
+/// A directory holding libgcc's static unwinder as `libgcc_s.a`, when programs linked with it
+/// unwind a panic and catch it.
+fn static_unwinder(linker: &str, out_dir: &std::path::Path) -> Option<PathBuf> {
+    let cc = if linker.is_empty() { "cc" } else { linker };
+    let out = Command::new(cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let archive = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    if !archive.is_absolute() || !archive.is_file() {
+        return None;
+    }
+    let dir = out_dir.join("static-unwind");
+    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::copy(&archive, dir.join("libgcc_s.a")).ok()?;
+    let search = format!("native={}", dir.display());
+    let probe = "fn main() {\n\
+        std::panic::set_hook(Box::new(|_| {}));\n\
+        let caught = std::panic::catch_unwind(|| panic!(\"probe\")).is_err();\n\
+        std::process::exit(if caught { 0 } else { 1 });\n\
+        }\n";
+    rustc_links_with(&["-L", &search], out_dir, probe).then_some(dir)
+}
+
+/// Does rustc, with this build's flags and linker and the arguments `args`, link the program
+/// `code`, and does it run (and exit 0)?
+fn rustc_links_with(args: &[&str], out_dir: &std::path::Path, code: &str) -> bool {
     let var = |name: &str| env::var(name).unwrap_or_default();
     let source = out_dir.join("link-probe.rs");
     let program = out_dir.join("link-probe");
-    if std::fs::write(&source, "fn main() {}\n").is_err() {
+    if std::fs::write(&source, code).is_err() {
         return false;
     }
     let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -70,8 +112,7 @@ fn rustc_links_with(flag: &str, out_dir: &std::path::Path) -> bool {
     let linked = command
         .arg("--target")
         .arg(var("TARGET"))
-        .arg("-C")
-        .arg(format!("link-arg={flag}"))
+        .args(args)
         .arg("-o")
         .arg(&program)
         .arg(&source)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Scale benchmark: a monorepo-size tree of our own, and ours side by side with the
-# reference tools in one run. Prints (ours / reference; lower is better):
-#   - sneaky-find vs `fdfind --glob` on 200,000 files (target ≤ 1.0×), identical sets first;
-#   - sneaky-grep vs `rg -n` (target ≤ 1.0×), identical path:line sets first;
-#   - peak RSS of a 100,000-match grep in JSON (target ≤ 3× its output), and of
+# Scale benchmark: trees of our own of 10,000 and 200,000 files, and ours side by side with
+# the reference tools in one run. Prints (ours / reference; lower is better), at each size:
+#   - sneaky-find vs `fdfind --glob` (target ≤ 0.4×), identical sets first;
+#   - sneaky-grep vs `rg -n` (target ≤ 0.6× at 10,000 files, ≤ 0.7× at 200,000), identical
+#     path:line sets first;
+# and on the 200,000-file tree:
+#   - peak RSS of a 100,000-match grep in JSON (target ≤ 2× its output), and of
 #     files_with_matches / count / `--format text` (streamed; its lines checked against rg -n)
 #     over more than a million matching lines (target ≤ 64 MiB each), and the streamed text's
 #     time vs `rg -n`;
@@ -11,7 +13,9 @@
 #
 # Usage: benches/scale.sh [WORKDIR]   (default: a fresh mktemp -d, removed at the end)
 # Needs ripgrep and fd-find (apt-get install ripgrep fd-find) and python3. ROUNDS=N sets the
-# runs per command (default 9).
+# runs per command (default 9); SIZES="10000 200000" the tree sizes (in files, multiples of
+# 100; the memory and list_dir figures are taken on the largest). Builds only the binaries
+# it runs (a fat-LTO link each); SNEAKY_BENCH_BIN=DIR runs those in DIR instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec < /dev/null # rg searches a piped stdin instead of the directory
@@ -19,19 +23,25 @@ exec < /dev/null # rg searches a piped stdin instead of the directory
 for tool in rg fdfind python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install ripgrep fd-find)"; exit 1; }
 done
-cargo build --release --bins -q
-BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+if [ -n "${SNEAKY_BENCH_BIN:-}" ]; then
+  BIN=$(cd "$SNEAKY_BENCH_BIN" && pwd)
+else
+  cargo build --release -q --bin sneaky-find --bin sneaky-grep --bin sneaky-ls
+  BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+fi
 if [ $# -ge 1 ]; then WORK=$1; mkdir -p "$WORK"; else WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT; fi
-TREE=$WORK/tree
+SIZES=${SIZES:-10000 200000}
 
-# --- the tree: 2,000 folders × 100 small source files (90 .rs, 10 .txt) ----------------------
-# Every file has 6 lines with "let " (1.2 million in all); every other file has one "needle"
-# (100,000). A .git marks a repository whose .gitignore hides one folder, as in real projects.
-if [ ! -f "$TREE/.complete" ]; then
-  rm -rf "$TREE"
-  python3 - "$TREE" <<'EOF'
+# --- the trees: FILES/100 folders × 100 small source files (90 .rs, 10 .txt) ----------------
+# Every file has 6 lines with "let "; every other file has one "needle" (100,000 in the
+# 200,000-file tree). A .git marks a repository whose .gitignore hides one folder, as in real
+# projects.
+make_tree() { # make_tree DIR FILES
+  [ -f "$1/.complete" ] && return
+  rm -rf "$1"
+  python3 - "$1" "$(($2 / 100))" <<'EOF'
 import os, sys
-root = sys.argv[1]
+root, folders = sys.argv[1], int(sys.argv[2])
 os.makedirs(os.path.join(root, ".git"))
 with open(os.path.join(root, ".gitignore"), "w") as f:
     f.write("generated/\n*.log\n")
@@ -39,7 +49,7 @@ os.makedirs(os.path.join(root, "generated"))
 for i in range(50):
     with open(os.path.join(root, "generated", f"g{i}.rs"), "w") as f:
         f.write("let needle = 1;\n")
-for d in range(2000):
+for d in range(folders):
     folder = os.path.join(root, f"pkg{d // 100:02}", f"mod{d:04}")
     os.makedirs(folder)
     for i in range(100):
@@ -53,9 +63,7 @@ for d in range(2000):
             f.writelines(body)
 open(os.path.join(root, ".complete"), "w").close()
 EOF
-fi
-cd "$TREE"
-echo "tree: $TREE ($(find . -type f -not -path './.git/*' | wc -l) files, $(du -sm . | cut -f1) MB), $(nproc) cores"
+}
 
 # compare NAME OURS REF: run both ROUNDS times, interleaved (the machine's load drifts; runs
 # taken in turns see the same drift), output to a file, stdin from /dev/null; medians of wall
@@ -98,37 +106,46 @@ print(f"RSS {name}: peak {rss_kb/1024:.1f} MiB for {out/1048576:.1f} MiB of outp
 EOF
 }
 
-# --- find vs fd -----------------------------------------------------------------------------
-for pattern in '*.txt' '*.rs'; do
-  "$BIN/sneaky-find" --max-results 1000000 "$pattern" \
-    | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(f.rstrip("/")) for f in r["files"]]' \
-    | sort > "$WORK/ours_find.txt"
-  fdfind --glob "$pattern" | sed -E 's#^\./##; s#/$##' | sort > "$WORK/fd.txt"
-  if ! cmp -s "$WORK/ours_find.txt" "$WORK/fd.txt"; then
-    echo "find $pattern: sets differ from fd:"; diff "$WORK/ours_find.txt" "$WORK/fd.txt" | head -20; exit 1
+for SIZE in $SIZES; do
+  TREE=$WORK/tree-$SIZE
+  make_tree "$TREE" "$SIZE"
+  cd "$TREE"
+  echo "tree: $TREE ($(find . -type f -not -path './.git/*' | wc -l) files, $(du -sm . | cut -f1) MB), $(nproc) cores"
+
+  # --- find vs fd -----------------------------------------------------------------------------
+  for pattern in '*.txt' '*.rs'; do
+    "$BIN/sneaky-find" --max-results 1000000 "$pattern" \
+      | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(f.rstrip("/")) for f in r["files"]]' \
+      | sort > "$WORK/ours_find.txt"
+    fdfind --glob "$pattern" | sed -E 's#^\./##; s#/$##' | sort > "$WORK/fd.txt"
+    if ! cmp -s "$WORK/ours_find.txt" "$WORK/fd.txt"; then
+      echo "find $pattern: sets differ from fd:"; diff "$WORK/ours_find.txt" "$WORK/fd.txt" | head -20; exit 1
+    fi
+    echo "$SIZE files: find $pattern: identical sets ($(wc -l < "$WORK/fd.txt") paths)"
+    compare "$SIZE files: sneaky-find '$pattern' / fdfind --glob" \
+      "$BIN/sneaky-find --max-results 1000000 '$pattern'" "fdfind --glob '$pattern'"
+  done
+
+  # --- grep vs rg -----------------------------------------------------------------------------
+  PATTERN='needle'
+  "$BIN/sneaky-grep" --max-results 1000000 "$PATTERN" \
+    | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(m["path"] + ":" + str(m["line"])) for m in r["matches"]]' \
+    | sort > "$WORK/ours.txt"
+  rg -n --no-heading "$PATTERN" | cut -d: -f1,2 | sort > "$WORK/rg.txt"
+  if ! cmp -s "$WORK/ours.txt" "$WORK/rg.txt"; then
+    echo "grep: path:line sets differ from rg:"; diff "$WORK/ours.txt" "$WORK/rg.txt" | head -20; exit 1
   fi
-  echo "find $pattern: identical sets ($(wc -l < "$WORK/fd.txt") paths)"
-  compare "sneaky-find '$pattern' / fdfind --glob" \
-    "$BIN/sneaky-find --max-results 1000000 '$pattern'" "fdfind --glob '$pattern'"
+  echo "$SIZE files: grep $PATTERN: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
+  compare "$SIZE files: sneaky-grep $PATTERN ($(wc -l < "$WORK/ours.txt") matches) / rg -n" \
+    "$BIN/sneaky-grep --max-results 1000000 $PATTERN" "rg -n $PATTERN"
+  compare "$SIZE files: sneaky-grep -l 'let v0' / rg -l" \
+    "$BIN/sneaky-grep -l --max-results 1000000 'let v0'" "rg -l 'let v0'"
+
 done
 
-# --- grep vs rg -----------------------------------------------------------------------------
-PATTERN='needle'
-"$BIN/sneaky-grep" --max-results 1000000 "$PATTERN" \
-  | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(m["path"] + ":" + str(m["line"])) for m in r["matches"]]' \
-  | sort > "$WORK/ours.txt"
-rg -n --no-heading "$PATTERN" | cut -d: -f1,2 | sort > "$WORK/rg.txt"
-if ! cmp -s "$WORK/ours.txt" "$WORK/rg.txt"; then
-  echo "grep: path:line sets differ from rg:"; diff "$WORK/ours.txt" "$WORK/rg.txt" | head -20; exit 1
-fi
-echo "grep $PATTERN: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
-compare "sneaky-grep $PATTERN (100,000 matches) / rg -n" \
-  "$BIN/sneaky-grep --max-results 1000000 $PATTERN" "rg -n $PATTERN"
-compare "sneaky-grep -l 'let v0' / rg -l" \
-  "$BIN/sneaky-grep -l --max-results 1000000 'let v0'" "rg -l 'let v0'"
-
+# The memory and list_dir figures: on the largest tree (the last one searched).
 # --- memory ---------------------------------------------------------------------------------
-peak "grep JSON, 100,000 matches" "$BIN/sneaky-grep" --max-results 1000000 "$PATTERN"
+peak "grep JSON, $(wc -l < "$WORK/ours.txt") matches" "$BIN/sneaky-grep" --max-results 1000000 "$PATTERN"
 echo "matching lines of 'let ': $(rg -c 'let ' | awk -F: '{s+=$2} END {print s}')"
 peak "grep files_with_matches, 'let '" "$BIN/sneaky-grep" -l --max-results 1000000 'let '
 peak "grep count, 'let '" "$BIN/sneaky-grep" -c --max-results 1000000 'let '
@@ -151,6 +168,10 @@ fi
 peak "rg -n 'let ' (reference)" rg -n 'let '
 
 # --- list_dir recursive, paged to the end ----------------------------------------------------
+if [ ! -x "$BIN/sneaky-ls" ]; then
+  echo "LIST list_dir recursive: no $BIN/sneaky-ls"
+  exit 0
+fi
 python3 - "$BIN/sneaky-ls" <<'EOF'
 import json, subprocess, sys, time
 ls = sys.argv[1]

@@ -882,23 +882,39 @@ impl DirHandle {
     /// The child `name` if it is a regular file (not a link, FIFO or device), opened for
     /// reading without blocking on special files.
     pub fn open_file(&self, name: &OsStr) -> std::result::Result<File, Errno> {
+        self.open_file_stat(name).map(|(file, _)| file)
+    }
+
+    /// `open_file`, with the status it was checked by (one `fstat` for both: a walk that
+    /// opens every file asks for nothing more).
+    pub fn open_file_stat(
+        &self,
+        name: &OsStr,
+    ) -> std::result::Result<(File, nix::sys::stat::FileStat), Errno> {
         let flags = OFlag::O_RDONLY
             | OFlag::O_NOCTTY
             | OFlag::O_NONBLOCK
             | OFlag::O_NOFOLLOW
             | OFlag::O_CLOEXEC;
         let fd = openat(self.fd.as_fd(), name, flags, Mode::empty())?;
-        match Kind::from_mode(fstat(fd.as_fd())?.st_mode) {
-            Kind::File => Ok(File::from(fd)),
+        let st = fstat(fd.as_fd())?;
+        match Kind::from_mode(st.st_mode) {
+            Kind::File => Ok((File::from(fd), st)),
             _ => Err(Errno::EINVAL),
         }
     }
 
     /// This handle as a file, when it was opened on one (a walk that starts at a file).
     pub fn as_file(&self) -> std::result::Result<File, Errno> {
+        self.as_file_stat().map(|(file, _)| file)
+    }
+
+    /// `as_file`, with the status it was checked by.
+    pub fn as_file_stat(&self) -> std::result::Result<(File, nix::sys::stat::FileStat), Errno> {
         let fd = self.fd.try_clone().map_err(io_to_errno)?;
-        match Kind::from_mode(fstat(fd.as_fd())?.st_mode) {
-            Kind::File => Ok(File::from(fd)),
+        let st = fstat(fd.as_fd())?;
+        match Kind::from_mode(st.st_mode) {
+            Kind::File => Ok((File::from(fd), st)),
             _ => Err(Errno::EINVAL),
         }
     }

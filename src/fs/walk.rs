@@ -120,19 +120,23 @@ impl Entry<'_> {
     /// Open a regular file for reading through its directory's handle; None when it is not
     /// one (any more): a link, FIFO or device swapped in is not opened.
     pub fn open_file(&self) -> Option<File> {
-        let file = if self.is_start {
-            self.dir.as_file().ok()?
+        self.open_file_sized().map(|(file, _)| file)
+    }
+
+    /// `open_file`, with the file's size when it was opened. The status that tells a regular
+    /// file is the one that tells a hard link (one `fstat` per file, not two).
+    pub fn open_file_sized(&self) -> Option<(File, u64)> {
+        let (file, st) = if self.is_start {
+            self.dir.as_file_stat().ok()?
         } else {
-            self.dir.open_file(self.name).ok()?
+            self.dir.open_file_stat(self.name).ok()?
         };
         if let Some(deny) = self.deny {
-            use std::os::unix::fs::MetadataExt;
-            let meta = file.metadata().ok()?;
-            if meta.nlink() > 1 && deny.by_identity(meta.dev(), meta.ino()) {
+            if st.st_nlink > 1 && deny.by_identity(st.st_dev, st.st_ino) {
                 return None;
             }
         }
-        Some(file)
+        Some((file, u64::try_from(st.st_size).unwrap_or(0)))
     }
 }
 

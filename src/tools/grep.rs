@@ -448,6 +448,7 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
     let limit = sink.per_file_limit();
     walk::walk(&ctx.ws, start, &opts, || {
         let mut searcher = searcher.build();
+        let mut buf = Vec::new();
         move |entry: &walk::Entry<'_>| {
             if !matches!(entry.kind, Kind::File) {
                 return Flow::Continue;
@@ -455,10 +456,18 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
             if !sink.wants(entry.path) {
                 return Flow::Continue;
             }
-            let Some(file) = entry.open_file() else {
+            let Some((file, size)) = entry.open_file_sized() else {
                 return Flow::Continue;
             };
-            let found = search_file(entry.path, &file, matcher, &mut searcher, mode, limit);
+            let found = search_file(
+                entry.path,
+                file,
+                size,
+                &mut buf,
+                (matcher, &mut searcher),
+                mode,
+                limit,
+            );
             match found.map(|found| sink.found(found)) {
                 Some(false) => Flow::Quit,
                 _ => Flow::Continue,
@@ -468,12 +477,73 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
     Ok(())
 }
 
-/// Search one open file; None when nothing matches (unreadable files are skipped as rg does).
+/// Files up to this size are read whole into the thread's buffer and searched there.
+const WHOLE_FILE_MAX: usize = 256 * 1024;
+
+/// What reading a file whole gave.
+enum Whole {
+    /// The file: `buf[..len]`.
+    Read(usize),
+    /// It is larger than `WHOLE_FILE_MAX`: `buf[..len]` was read of it, the rest is to come.
+    Larger(usize),
+}
+
+/// Read a regular file of `size` bytes (its size when it was opened) into `buf`: one `read`
+/// when the size holds. A read that returns fewer bytes than asked and brings the total to
+/// the size is the end (a regular file's read is short only there); any other short read
+/// reads on, until a read returns nothing, so a file that grew or shrank meanwhile is read as
+/// it is now.
+fn read_whole(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> io::Result<Whole> {
+    use std::io::Read as _;
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    if size >= WHOLE_FILE_MAX {
+        return Ok(Whole::Larger(0));
+    }
+    let mut want = size + 1;
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut len = 0;
+    loop {
+        let n = match file.read(&mut buf[len..want]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(Whole::Read(len));
+        }
+        len += n;
+        if len == size {
+            return Ok(Whole::Read(len));
+        }
+        if len == want {
+            // It grew since it was opened.
+            if want >= WHOLE_FILE_MAX {
+                return Ok(Whole::Larger(len));
+            }
+            want = (want * 2).min(WHOLE_FILE_MAX);
+            if buf.len() < want {
+                buf.resize(want, 0);
+            }
+        }
+    }
+}
+
+/// Search one open file of `size` bytes; None when nothing matches (unreadable files are
+/// skipped as rg does).
+///
+/// A file that fits the buffer is read whole in one `read` (rg reads each file three times:
+/// the byte order mark, the rest, the end) and searched as a slice when that finds exactly
+/// what the searcher's reader finds: when it holds no NUL (the reader and the slice search
+/// stop at one in different places; a slice with a byte order mark goes through the reader
+/// anyway). Otherwise the bytes read go through the reader, followed by the rest of the file.
 fn search_file(
     path: &str,
-    file: &std::fs::File,
-    matcher: &RegexMatcher,
-    searcher: &mut Searcher,
+    mut file: std::fs::File,
+    size: u64,
+    buf: &mut Vec<u8>,
+    (matcher, searcher): (&RegexMatcher, &mut Searcher),
     mode: OutputMode,
     limit: Option<u64>,
 ) -> Option<Found> {
@@ -484,7 +554,20 @@ fn search_file(
         path,
         count: 0,
     };
-    let _ = searcher.search_file(matcher, file, &mut sink);
+    let _ = match read_whole(&mut file, size, buf) {
+        Err(_) => return None,
+        Ok(Whole::Read(len)) => {
+            let bytes = &buf[..len];
+            if memchr::memchr(0, bytes).is_none() {
+                searcher.search_slice(matcher, bytes, &mut sink)
+            } else {
+                searcher.search_reader(matcher, bytes, &mut sink)
+            }
+        }
+        Ok(Whole::Larger(len)) => {
+            searcher.search_reader(matcher, io::Read::chain(&buf[..len], &file), &mut sink)
+        }
+    };
     if sink.count == 0 {
         return None;
     }

@@ -143,3 +143,38 @@ fn the_grammars_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// The unwinder is linked in (build.rs), not loaded from libgcc_s.so.1 at every start, where
+/// the C compiler has the static one.
+#[test]
+fn no_binary_loads_libgcc_s() {
+    if !util::require_cmd("readelf") || !util::require_cmd("cc") {
+        return;
+    }
+    let out = Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .expect("run cc");
+    let archive = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !Path::new(&archive).is_absolute() {
+        util::skip("cc has no libgcc_eh.a");
+        return;
+    }
+    for (bin, _) in cargo_bins() {
+        let path = assert_cmd::cargo::cargo_bin(&bin);
+        let out = Command::new("readelf")
+            .arg("--dynamic")
+            .arg(&path)
+            .output()
+            .expect("run readelf");
+        let dynamic = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            dynamic.contains("(NEEDED)"),
+            "{bin}: no dynamic section read: {dynamic}"
+        );
+        assert!(
+            !dynamic.contains("libgcc_s"),
+            "{bin} loads libgcc_s at start:\n{dynamic}"
+        );
+    }
+}

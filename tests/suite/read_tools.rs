@@ -580,3 +580,98 @@ fn short_and_repeated_flags_mean_what_rg_and_fd_mean() {
     w.call_raw("sneaky-grep", &["-t", "nosuchtype", "x"], b"")
         .err("invalid_args", 2);
 }
+
+/// Files whose bytes the searcher reads differently from a plain slice (byte order marks,
+/// NUL bytes early, late and past the first 64 KiB, a file larger than what is read whole, no
+/// final line ending, CRLF): the lines found, with context, are rg's.
+#[test]
+fn grep_lines_match_rg_on_awkward_files() {
+    let Some(()) = reference("rg") else {
+        return;
+    };
+    let w = util::ws();
+    let put = |rel: &str, bytes: &[u8]| std::fs::write(w.root.join(rel), bytes).expect("write");
+    let utf16 = |bom: &[u8], text: &str, le: bool| {
+        let mut b = bom.to_vec();
+        for u in text.encode_utf16() {
+            b.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+        }
+        b
+    };
+    put(
+        "utf16le.txt",
+        &utf16(b"\xFF\xFE", "one hit\ntwo\nhit three\n", true),
+    );
+    put("utf16be.txt", &utf16(b"\xFE\xFF", "hit one\ntwo\n", false));
+    put("bom8.txt", b"\xEF\xBB\xBFhit at the start\nmore hit\n");
+    put("nul_early.txt", b"x\nhit\0 after\n");
+    put("nul_start.txt", b"hit\nhit\n\0");
+    put("nul_late.txt", b"hit one\nline\nhit two\n\0\n");
+    let mut big = Vec::new();
+    for i in 0..20_000 {
+        big.extend_from_slice(
+            format!("line {i} {}\n", if i % 997 == 0 { "hit" } else { "" }).as_bytes(),
+        );
+    }
+    put("big.txt", &big);
+    let mut big_nul = big.clone();
+    big_nul.extend_from_slice(b"\0hit after the NUL\n");
+    put("big_nul.txt", &big_nul);
+    let mut nul_past_64k = b"hit first\n".to_vec();
+    nul_past_64k.resize(70_000, b'a');
+    nul_past_64k.extend_from_slice(b"\nhit late\n\0\nhit last\n");
+    put("nul_past_64k.txt", &nul_past_64k);
+    put("no_newline.txt", b"a\nhit");
+    put("crlf.txt", b"hit\r\nnot\r\nhit again\r\n");
+    put("empty.txt", b"");
+    put("just_hit.txt", b"hit");
+    for context in ["0", "1"] {
+        let got = ours(
+            &w.root,
+            "sneaky-grep",
+            &["--max-results", "1000000", "-C", context, "hit"],
+        );
+        let mut lines = Vec::new();
+        for m in got["matches"].as_array().expect("matches") {
+            let path = m["path"].as_str().expect("path");
+            let line = m["line"].as_u64().expect("line");
+            let strings = |key: &str| match &m[key] {
+                serde_json::Value::Null => Vec::new(),
+                v => util::strings(v),
+            };
+            let before = strings("before");
+            for (i, t) in before.iter().enumerate() {
+                lines.push(format!("{path}-{}-{t}", line - (before.len() - i) as u64));
+            }
+            lines.push(format!(
+                "{path}:{line}:{}",
+                m["text"].as_str().expect("text")
+            ));
+            for (i, t) in strings("after").iter().enumerate() {
+                lines.push(format!("{path}-{}-{t}", line + 1 + i as u64));
+            }
+        }
+        lines.sort();
+        lines.dedup();
+        let mut want: Vec<String> = lines_of(
+            &w.root,
+            "rg",
+            &[
+                "-n",
+                "--no-heading",
+                "--with-filename",
+                "-C",
+                context,
+                "hit",
+            ],
+        )
+        .into_iter()
+        // rg's notes on binary files come on stdout too.
+        .filter(|l| l != "--" && !l.contains(": WARNING: "))
+        // rg's lines keep the CR of a CRLF line; ours are without their line ending.
+        .map(|l| l.trim_end_matches('\r').to_string())
+        .collect();
+        want.dedup();
+        assert_eq!(lines, want, "context {context}");
+    }
+}

@@ -1,30 +1,53 @@
 //! Where grep's JSON result keeps what it found until it is written: every file's path, line
-//! records and line text packed one after another in one buffer, with a small index entry per
-//! file, so a match costs about its own text and path once (a 100,000-match result takes a
-//! few bytes more than its JSON). The first `cap` matches in (path, line) order are kept:
-//! whenever twice as many have piled up, the index is sorted and the rest dropped.
+//! records and line text packed one after another in one buffer, with one offset per file to
+//! find it, so a match costs about its own text and path once (a 100,000-match result takes
+//! less than its JSON). The first `cap` matches in (path, line) order are kept: whenever twice
+//! as many have piled up, the index is sorted and the rest dropped.
+//!
+//! A file in the buffer: a header of variable-length integers (path bytes, lines, record
+//! bytes, text bytes, matching lines), the path, one record per line (its kind, its number,
+//! the length of its text), then the lines' text.
 
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{FileMatches, LineKind, Match};
 
-/// Bytes of one line record in the buffer: line number (8), end of its text (4), kind (1).
-const RECORD: usize = 13;
+/// Where a kept file starts in the buffer.
+type Slot = usize;
 
+/// A kept file's header, read back.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
-    start: usize,
-    path_len: u32,
-    lines: u32,
-    text_len: u32,
+struct Header {
+    /// Where its path starts (after the header).
+    path_at: usize,
+    path_len: usize,
+    lines: usize,
+    records_len: usize,
+    text_len: usize,
     matched: u64,
+}
+
+impl Header {
+    fn records_at(&self) -> usize {
+        self.path_at + self.path_len
+    }
+
+    fn text_at(&self) -> usize {
+        self.records_at() + self.records_len
+    }
+
+    fn end(&self) -> usize {
+        self.text_at() + self.text_len
+    }
 }
 
 #[derive(Debug, Default)]
 pub struct Arena {
     buf: Vec<u8>,
     index: Vec<Slot>,
+    /// One file's records while it is added.
+    records: Vec<u8>,
     /// Matches held in the buffer.
     kept: u64,
     /// Matches seen in all.
@@ -36,21 +59,29 @@ pub struct Arena {
 impl Arena {
     /// Keep one file's lines; drop what can no longer be among the first `cap`.
     pub fn add(&mut self, file: &FileMatches, cap: u64) {
-        let start = self.buf.len();
-        self.buf.extend_from_slice(file.path.as_bytes());
+        self.records.clear();
+        let mut from = 0usize;
         for rec in &file.lines {
-            self.buf.extend_from_slice(&rec.number.to_le_bytes());
-            self.buf.extend_from_slice(&rec.end.to_le_bytes());
-            self.buf.push(kind_byte(rec.kind));
+            let end = rec.end as usize;
+            self.records.push(kind_byte(rec.kind));
+            put_varint(&mut self.records, rec.number);
+            put_varint(&mut self.records, end.saturating_sub(from) as u64);
+            from = end;
         }
+        let start = self.buf.len();
+        for n in [
+            file.path.len(),
+            file.lines.len(),
+            self.records.len(),
+            file.text.len(),
+        ] {
+            put_varint(&mut self.buf, n as u64);
+        }
+        put_varint(&mut self.buf, file.matched);
+        self.buf.extend_from_slice(file.path.as_bytes());
+        self.buf.extend_from_slice(&self.records);
         self.buf.extend_from_slice(file.text.as_bytes());
-        self.index.push(Slot {
-            start,
-            path_len: len32(file.path.len()),
-            lines: len32(file.lines.len()),
-            text_len: len32(file.text.len()),
-            matched: file.matched,
-        });
+        self.index.push(start);
         self.kept += file.matched;
         self.total += file.matched;
         if self.kept > cap.saturating_mul(2).saturating_add(1024) {
@@ -61,13 +92,13 @@ impl Arena {
     /// Sort by path and drop the files after the first `cap` matches, compacting the buffer.
     pub fn prune(&mut self, cap: u64) {
         let mut index = std::mem::take(&mut self.index);
-        index.sort_by(|a, b| self.path(a).cmp(self.path(b)));
+        index.sort_by(|a, b| self.path(*a).cmp(self.path(*b)));
         let mut kept = 0u64;
         let keep = index
             .iter()
             .position(|slot| {
                 let full = kept >= cap;
-                kept += slot.matched;
+                kept += self.header(*slot).matched;
                 full
             })
             .unwrap_or(index.len());
@@ -75,58 +106,89 @@ impl Arena {
         if keep == 0 || self.index_bytes(&index) < self.buf.len() {
             let mut buf = Vec::with_capacity(self.index_bytes(&index));
             for slot in &mut index {
-                let end = slot.start + self.slot_bytes(slot);
-                let from = slot.start;
-                slot.start = buf.len();
+                let from = *slot;
+                let end = self.header(from).end();
+                *slot = buf.len();
                 buf.extend_from_slice(self.buf.get(from..end).unwrap_or(&[]));
             }
             self.buf = buf;
         }
-        self.kept = index.iter().map(|s| s.matched).sum();
+        self.kept = index.iter().map(|s| self.header(*s).matched).sum();
         self.index = index;
         if self.kept >= cap {
-            self.bar = self.index.last().map(|s| self.path(s).to_string());
+            self.bar = self.index.last().map(|s| self.path(*s).to_string());
         }
     }
 
-    fn slot_bytes(&self, slot: &Slot) -> usize {
-        slot.path_len as usize + slot.lines as usize * RECORD + slot.text_len as usize
+    fn header(&self, slot: Slot) -> Header {
+        let mut at = slot;
+        let mut next = || get_varint(&self.buf, &mut at);
+        let (path_len, lines, records_len, text_len, matched) =
+            (next(), next(), next(), next(), next());
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        Header {
+            path_at: at,
+            path_len: size(path_len),
+            lines: size(lines),
+            records_len: size(records_len),
+            text_len: size(text_len),
+            matched,
+        }
     }
 
     fn index_bytes(&self, index: &[Slot]) -> usize {
-        index.iter().map(|s| self.slot_bytes(s)).sum()
+        index.iter().map(|s| self.header(*s).end() - s).sum()
     }
 
-    fn path(&self, slot: &Slot) -> &str {
-        let bytes = self
-            .buf
-            .get(slot.start..slot.start + slot.path_len as usize)
-            .unwrap_or(&[]);
+    fn path(&self, slot: Slot) -> &str {
+        let h = self.header(slot);
+        let bytes = self.buf.get(h.path_at..h.records_at()).unwrap_or(&[]);
         std::str::from_utf8(bytes).unwrap_or("")
     }
 
     /// One kept file's lines in order: (line number, kind, text).
-    fn lines(&self, slot: &Slot) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
-        let records_at = slot.start + slot.path_len as usize;
-        let text_at = records_at + slot.lines as usize * RECORD;
-        let records = self.buf.get(records_at..text_at).unwrap_or(&[]);
-        let text = self
-            .buf
-            .get(text_at..text_at + slot.text_len as usize)
-            .unwrap_or(&[]);
-        let mut from = 0usize;
-        records.chunks_exact(RECORD).map(move |r| {
-            let number = u64::from_le_bytes(r[0..8].try_into().unwrap_or([0; 8]));
-            let end = u32::from_le_bytes(r[8..12].try_into().unwrap_or([0; 4])) as usize;
+    fn lines(&self, slot: Slot) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
+        let h = self.header(slot);
+        let records = self.buf.get(h.records_at()..h.text_at()).unwrap_or(&[]);
+        let text = self.buf.get(h.text_at()..h.end()).unwrap_or(&[]);
+        let (mut at, mut from) = (0usize, 0usize);
+        (0..h.lines).map(move |_| {
+            let kind = kind_of(records.get(at).copied().unwrap_or(3));
+            at += 1;
+            let number = get_varint(records, &mut at);
+            let len = usize::try_from(get_varint(records, &mut at)).unwrap_or(0);
+            let end = from.saturating_add(len);
             let line = std::str::from_utf8(text.get(from..end).unwrap_or(&[])).unwrap_or("");
             from = end;
-            (number, kind_of(r[12]), line)
+            (number, kind, line)
         })
     }
 }
 
-fn len32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
+/// Append `v` in seven-bit groups, low first; the high bit says more follow.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Read a `put_varint` number at `*at`, moving past it (0 past the end of `bytes`).
+fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    while let Some(&b) = bytes.get(*at) {
+        *at += 1;
+        if shift < 64 {
+            v |= u64::from(b & 0x7f) << shift;
+        }
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    v
 }
 
 fn kind_byte(kind: LineKind) -> u8 {
@@ -228,9 +290,10 @@ impl MatchPage {
             }
         };
         let (mut index, end) = (0u64, skip.saturating_add(take));
-        for slot in &arena.index {
-            if index + slot.matched <= skip {
-                index += slot.matched;
+        for &slot in &arena.index {
+            let matched = arena.header(slot).matched;
+            if index + matched <= skip {
+                index += matched;
                 continue;
             }
             let path = arena.path(slot);
@@ -334,6 +397,47 @@ mod tests {
         assert_eq!(
             page_json(arena, 2, 3),
             ["f0001:1:a", "f0001:2:b", "f0002:1:a"]
+        );
+    }
+
+    #[test]
+    fn numbers_and_long_lines_read_back() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            let mut at = 0;
+            assert_eq!((get_varint(&buf, &mut at), at), (v, buf.len()));
+        }
+        let long = "x".repeat(400);
+        let mut arena = Arena::default();
+        arena.add(
+            &file(
+                "b/long",
+                &[
+                    (70_000, LineKind::Match, &long),
+                    (4_000_000_000, LineKind::Match, "é"),
+                ],
+            ),
+            10,
+        );
+        arena.add(&file("a", &[(1, LineKind::Match, "")]), 10);
+        assert_eq!(
+            page_json(arena, 0, 10),
+            [
+                "a:1:".to_string(),
+                format!("b/long:70000:{long}"),
+                "b/long:4000000000:é".into()
+            ]
         );
     }
 

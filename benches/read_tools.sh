@@ -3,12 +3,14 @@
 # the ratios (ours / reference; lower is better):
 #   sneaky-grep vs `rg -n` (target ≤ 1.2×) and vs `rg -n --sort path` — with identical
 #   path:line sets checked first; sneaky-find vs `fdfind --glob` (target ≤ 1.2×) with identical
-#   sets; one sneaky-read of a small file vs one `cat` process (target ≤ 1.3×).
+#   sets; one sneaky-read of a small file vs one `cat` process (target ≤ 1.1×).
 #
 # Usage: benches/read_tools.sh [SOURCE_TREE]
 # The tree must hold ≥ 50 MB of source. Default: cargo's registry sources
 # (~/.cargo/registry/src, filled by any `cargo fetch`; this project's own dependencies are
 # ~150 MB). Needs hyperfine, ripgrep and fd-find (apt-get install hyperfine ripgrep fd-find).
+# Builds only the binaries it runs (a fat-LTO link each); SNEAKY_BENCH_BIN=DIR runs those in
+# DIR instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec < /dev/null # rg searches a piped stdin instead of the directory
@@ -21,8 +23,12 @@ done
 size_mb=$(du -sm "$TREE" | cut -f1)
 [ "$size_mb" -ge 50 ] || { echo "$TREE holds only ${size_mb} MB; need ≥ 50 MB"; exit 1; }
 
-cargo build --release --bins -q
-BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+if [ -n "${SNEAKY_BENCH_BIN:-}" ]; then
+  BIN=$(cd "$SNEAKY_BENCH_BIN" && pwd)
+else
+  cargo build --release -q --bin sneaky-grep --bin sneaky-find --bin sneaky-read
+  BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 echo "tree: $TREE (${size_mb} MB, $(find "$TREE" -type f | wc -l) files), $(nproc) cores"

@@ -18,8 +18,8 @@ use nix::sys::stat::fstatat;
 
 use super::applied::{Applied, Changed};
 use super::gitignore::Ignored;
-use super::route::{changed_meanwhile, conflict, nested_git, refused_configs, route, Route};
-use super::scan::{expand_removed, scan, Found, Scanned};
+use super::route::{nested_git, no_conflict, refused_configs, route, Route};
+use super::scan::{expand_removed, scan, Found};
 use super::scratch::Scratch;
 use super::straight;
 use crate::error::Result;
@@ -49,33 +49,20 @@ pub fn collect(
     dry_run: bool,
 ) -> Result<Applied> {
     let upper = scratch.upper();
-    let Scanned {
-        found,
-        reduced,
-        linked_present,
-    } = scan(ws, &upper, scratch.placed());
-    if found.is_empty() {
+    let scanned = scan(ws, &upper, scratch.placed());
+    if scanned.found.is_empty() {
         // The usual case for a command that only reads: nothing more to look at.
         return Ok(Applied {
             diff: dry_run.then(String::new),
-            reduced,
+            reduced: scanned.reduced,
             ..Applied::default()
         });
     }
-    let all = with_removed_trees(ws, found);
+    let all = with_removed_trees(ws, scanned.found);
     let vcs_writable = ws.vcs_writes_allowed();
     if !dry_run {
-        let meanwhile = changed_meanwhile(
-            ws,
-            &upper,
-            &all,
-            &linked_present,
-            scratch.started,
-            vcs_writable,
-        );
-        if !meanwhile.is_empty() {
-            return Err(conflict(&meanwhile));
-        }
+        let linked = &scanned.linked_present;
+        no_conflict(ws, &upper, &all, linked, scratch.started)?;
     }
     let mut sorted = sort(ws, &upper, all, vcs_writable);
     // What the history keeps (contents included); a file it cannot keep (over
@@ -92,7 +79,7 @@ pub fn collect(
         refused_configs: refused_configs(ws, &upper, &sorted.discarded),
         discarded: std::mem::take(&mut sorted.discarded),
         links_broken: links_broken(ws, &sorted),
-        reduced,
+        reduced: scanned.reduced,
         ..Applied::default()
     };
     if dry_run {

@@ -301,7 +301,7 @@ pub(super) fn refused_configs(
 /// (`linked_present`: a hard link the command made to a workspace file, which overlayfs
 /// copies up first, every name carrying its origin). A path the workspace no longer reaches without a link (a
 /// directory on its way swapped for one) was changed meanwhile too.
-pub(super) fn changed_meanwhile(
+fn changed_meanwhile(
     ws: &Workspace,
     upper: &Path,
     all: &[Found],
@@ -343,8 +343,25 @@ pub(super) fn changed_meanwhile(
     out
 }
 
+/// [`changed_meanwhile`] as the apply step's check: a `conflict` naming what was changed.
+pub(super) fn no_conflict(
+    ws: &Workspace,
+    upper: &Path,
+    all: &[Found],
+    linked_present: &HashSet<u64>,
+    started: Started,
+) -> crate::error::Result<()> {
+    let vcs_writable = ws.vcs_writes_allowed();
+    let meanwhile = changed_meanwhile(ws, upper, all, linked_present, started, vcs_writable);
+    if meanwhile.is_empty() {
+        Ok(())
+    } else {
+        Err(conflict(&meanwhile))
+    }
+}
+
 /// The error of changes that would overwrite work done while the command ran.
-pub(super) fn conflict(paths: &[String]) -> Error {
+fn conflict(paths: &[String]) -> Error {
     const SHOWN: usize = 20;
     let mut named = paths
         .iter()

@@ -121,7 +121,8 @@ impl Zygote {
 
 impl Drop for Zygote {
     fn drop(&mut self) {
-        // Unused: closing the socket ends it; reaped so that it leaves no zombie.
+        // After a launch, the end of what was sent (the copy reads it all first); a copy
+        // never used sees the socket close and exits (one never taken ends with this process).
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
     }
 }

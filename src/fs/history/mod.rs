@@ -1233,17 +1233,15 @@ impl History {
         // The old file when it was given a name in the history: until the rename has replaced
         // it, that name goes again on every way out.
         let mut linked = None;
+        let mut replaced = None;
         let before = match (old, old_digest) {
             (Some((p, bytes)), Some(old_digest)) => {
                 let state = State::File {
                     mode: p.mode,
                     size: bytes.len() as u64,
-                    digest: old_digest.clone(),
+                    digest: old_digest,
                 };
-                if let Some(stamp) = self.keep_replaced(target, p, bytes, &state, &mut ahead)? {
-                    staged.expect(stamp);
-                    linked = Some(Provisional(self.dir.join(BLOBS).join(old_digest.hex())));
-                }
+                replaced = Some((p, bytes, state.clone()));
                 state
             }
             _ => {
@@ -1280,6 +1278,17 @@ impl History {
         });
         let pending = self.begin_whole(entry_file, tool, paths, &mut ahead)?;
         unfilled.0 = PathBuf::new();
+        // The old file gets its name in the history only once the pending entry names it: an
+        // edit killed in between leaves an entry the next tool settles, which takes that name
+        // away again (`unlink_kept_files`), never a kept content that is the workspace's file.
+        if let Some((p, bytes, state)) = replaced {
+            if let Some(stamp) = self.keep_replaced(target, p, bytes, &state, &mut ahead)? {
+                staged.expect(stamp);
+                if let State::File { digest, .. } = &state {
+                    linked = Some(Provisional(self.dir.join(BLOBS).join(digest.hex())));
+                }
+            }
+        }
         // The copy a later conflict shows (see `shown_wanted`) is written while the flushes
         // wait for the disk.
         let shown = self.shown_wanted(&digest, content.len());

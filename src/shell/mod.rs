@@ -226,17 +226,17 @@ pub fn run_with_changes(
             match zygote::take() {
                 Some(waiting) => supervise::Start::Forked(
                     waiting,
-                    supervise::ForkedLaunch {
+                    zygote::Launch {
                         spec,
                         command: command.into(),
-                        env: env.clone(),
-                        cwd: root.clone(),
+                        env,
+                        cwd: root.clone().into_os_string(),
                     },
                 ),
                 None => {
                     let mut c = Command::new(exe);
                     c.arg(launch::LAUNCH_FLAG).arg(spec).arg(command);
-                    c.current_dir(&root).env_clear().envs(env.iter().cloned());
+                    c.current_dir(&root).env_clear().envs(env);
                     supervise::Start::Exec(c)
                 }
             }
@@ -257,11 +257,10 @@ pub fn run_with_changes(
             let mut c = Command::new(&bash);
             c.args(["--noprofile", "--norc", "-c", command])
                 .process_group(0);
-            c.current_dir(&root).env_clear().envs(env.iter().cloned());
+            c.current_dir(&root).env_clear().envs(env);
             supervise::Start::Exec(c)
         }
     };
-    drop(env);
     let mut finished = supervise::supervise(start, launcher.is_some(), timeout, cap, || {
         if let Some(held) = scratch.as_mut() {
             held.command_started();

@@ -9,10 +9,8 @@
 //! re-parented to us.
 
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -22,7 +20,7 @@ use nix::unistd::Pid;
 
 use super::capture::{Captured, Stream};
 use super::launch::{LaunchEnd, LaunchStatus};
-use super::zygote::Zygote;
+use super::zygote::{Launch, Zygote};
 use crate::error::{Error, ErrorKind, Result};
 use crate::proctable;
 
@@ -54,15 +52,7 @@ impl Finished {
 /// none), or the launcher already forked and waiting (src/shell/zygote.rs).
 pub enum Start {
     Exec(Command),
-    Forked(Zygote, ForkedLaunch),
-}
-
-/// What the forked launcher is handed: what `Command` would have given an exec'd one.
-pub struct ForkedLaunch {
-    pub spec: String,
-    pub command: OsString,
-    pub env: Vec<(OsString, OsString)>,
-    pub cwd: PathBuf,
+    Forked(Zygote, Launch),
 }
 
 type Pipe = Option<Box<dyn Read + Send>>;
@@ -92,7 +82,7 @@ impl Start {
             }
             Start::Forked(zygote, l) => {
                 let launched = zygote
-                    .launch(&l.spec, &l.command, &l.env, &l.cwd)
+                    .launch(&l)
                     .map_err(|e| Error::io("starting the command", e))?;
                 let pid = launched.pid;
                 Ok((

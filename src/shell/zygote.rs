@@ -13,12 +13,10 @@
 //! Only the `sneaky-run` program forks one (bin/sneaky-run/entry.rs); a long-lived host
 //! starts the launcher by exec as before.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
@@ -35,13 +33,15 @@ pub struct Zygote {
 
 static WAITING: Mutex<Option<Zygote>> = Mutex::new(None);
 
-/// What the forked launcher is handed.
+/// What the forked launcher is handed: what `Command::new(sneaky-run)` gives an executed one
+/// (the launcher's flag, `spec` and `command` as its arguments, `env` as its whole
+/// environment, `cwd` as its directory).
 #[derive(Serialize, Deserialize)]
-struct Launch {
-    spec: String,
-    command: Vec<u8>,
-    env: Vec<(Vec<u8>, Vec<u8>)>,
-    cwd: Vec<u8>,
+pub struct Launch {
+    pub spec: String,
+    pub command: OsString,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: OsString,
 }
 
 /// Fork the launcher-to-be, if this process has one thread (a fork copies only the calling
@@ -86,25 +86,9 @@ pub struct Launched {
 }
 
 impl Zygote {
-    /// Hand the waiting launcher its launch (as `Command::new(sneaky-run)` with the launcher's
-    /// flag, `spec` and `command`, `env` as its whole environment and `cwd` as its directory).
-    pub fn launch(
-        self,
-        spec: &str,
-        command: &OsStr,
-        env: &[(OsString, OsString)],
-        cwd: &Path,
-    ) -> std::io::Result<Launched> {
-        let launch = Launch {
-            spec: spec.to_string(),
-            command: command.as_bytes().to_vec(),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
-                .collect(),
-            cwd: cwd.as_os_str().as_bytes().to_vec(),
-        };
-        let body = serde_json::to_vec(&launch).map_err(std::io::Error::other)?;
+    /// Hand the waiting launcher its launch.
+    pub fn launch(self, launch: &Launch) -> std::io::Result<Launched> {
+        let body = serde_json::to_vec(launch).map_err(std::io::Error::other)?;
         let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         super::sys::send_fd(&self.socket, out_w.as_fd())?;
@@ -146,7 +130,7 @@ fn serve(socket: UnixStream) -> ExitCode {
         return ExitCode::from(super::launch::SETUP_FAILED as u8);
     }
     drop((out, err));
-    if std::env::set_current_dir(OsStr::from_bytes(&launch.cwd)).is_err() {
+    if std::env::set_current_dir(&launch.cwd).is_err() {
         return ExitCode::from(super::launch::SETUP_FAILED as u8);
     }
     // One thread: nothing else reads the environment while it is replaced.
@@ -154,15 +138,9 @@ fn serve(socket: UnixStream) -> ExitCode {
         std::env::remove_var(k);
     }
     for (k, v) in &launch.env {
-        std::env::set_var(OsStr::from_bytes(k), OsStr::from_bytes(v));
+        std::env::set_var(k, v);
     }
-    super::sandbox::launcher_main(
-        [
-            OsString::from(launch.spec),
-            OsString::from_vec(launch.command),
-        ]
-        .into_iter(),
-    )
+    super::sandbox::launcher_main([OsString::from(launch.spec), launch.command].into_iter())
 }
 
 /// The launch and the two pipes it came with; None when the socket closed first.

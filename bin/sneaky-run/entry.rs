@@ -39,7 +39,13 @@ pub fn main() -> ExitCode {
         Some(f) if f == jobs::LOOPBACK_FLAG => return jobs::supervisor::loopback_main(),
         _ => {}
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Read lossily only to find this program's own modes: an argument that is not UTF-8 (a
+    // command line as bytes) must reach the protocol's parser, which answers it in the
+    // envelope, rather than panic here.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     if args.iter().any(|a| a == "--print-policy") {
         return print_policy(&args);
     }

@@ -1214,3 +1214,23 @@ fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
         .command_ran();
     assert!(!file.exists());
 }
+
+/// A command line given as an argument that is not UTF-8 is answered in the envelope
+/// (invalid_args, exit 2), never a panic.
+#[test]
+fn a_command_argument_that_is_not_utf8_is_refused_in_the_envelope() {
+    use std::os::unix::ffi::OsStrExt;
+    let w = util::ws();
+    let out = assert_cmd::Command::cargo_bin("sneaky-run")
+        .expect("binary")
+        .current_dir(&w.root)
+        .env("SNEAKY_ROOT", &w.root)
+        .env("XDG_CONFIG_HOME", w.outside().join("xdg"))
+        .env("XDG_STATE_HOME", w.outside().join("state"))
+        .arg(std::ffi::OsStr::from_bytes(b"echo \xfe"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("run");
+    let reply = util::Reply::parse("sneaky-run", out);
+    reply.err("invalid_args", 2);
+}

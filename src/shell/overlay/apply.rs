@@ -151,8 +151,13 @@ fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: 
             Route::Discarded => sorted.discarded.push(step.path),
             Route::NestedGit => sorted.nested.push(step),
             Route::Workspace => {
-                let is_dir = matches!(step.to, To::Dir { .. }) || is_dir_now(ws, &step.path);
-                if ignored.ignores(&step.path, is_dir) && !kept_change(ws, &mut caches, &step) {
+                // What the workspace holds there now, looked up once for both questions.
+                let now = lstat_no_links(ws, &step.path).ok().flatten();
+                let now_dir = now.is_some_and(|st| Kind::from_mode(st.st_mode) == Kind::Dir);
+                let is_dir = matches!(step.to, To::Dir { .. }) || now_dir;
+                if ignored.ignores(&step.path, is_dir)
+                    && !(now.is_some() && kept_change(ws, &mut caches, &step, now_dir))
+                {
                     sorted.untracked.push(step);
                 } else {
                     sorted.journaled.push(step);
@@ -169,14 +174,9 @@ fn sort(ws: &Workspace, upper: &std::path::Path, all: Vec<Found>, vcs_writable: 
 /// directory tagged as a cache (a `CACHEDIR.TAG`, as cargo's `target/` is): build output and
 /// caches are made again by their tools, and keeping every rebuild's old files would crowd
 /// the history out. What a command creates there, and a directory's new mode, is not recorded.
-fn kept_change(ws: &Workspace, caches: &mut CacheDirs, step: &Step) -> bool {
-    let Ok(Some(now)) = lstat_no_links(ws, &step.path) else {
-        return false;
-    };
-    let replaced = match step.to {
-        To::Absent => true,
-        _ => Kind::from_mode(now.st_mode) != Kind::Dir,
-    };
+/// `step`'s path is in the workspace now (a directory when `now_dir`).
+fn kept_change(ws: &Workspace, caches: &mut CacheDirs, step: &Step, now_dir: bool) -> bool {
+    let replaced = matches!(step.to, To::Absent) || !now_dir;
     replaced && !caches.holds(ws, &step.path)
 }
 

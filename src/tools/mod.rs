@@ -1,10 +1,11 @@
 //! The tools: one module per tool, each describing itself through `Tool` (arguments, result,
 //! CLI shape, behaviour hints, man page text), and the one dispatch every surface uses.
 //!
-//! Adding a tool takes three places written by hand: a module with a `Tool` impl, its line in
-//! `catalog::tool_list!` (with binary and tier), and its `pub mod` line below (a test holds
-//! those lines to the list); its main in `bin/` and its `[[bin]]` are generated, as README.md,
-//! "Contributing: adding a tool", says with the rest. Schemas, man pages, completions and the
+//! Adding a tool takes four places written by hand: a module with a `Tool` impl (its `Doc`
+//! holds its examples, the calls the tests make among them), its line in `catalog::tool_list!`
+//! (with binary and tier), its `pub mod` line below (a test holds those lines to the list), and
+//! its row in docs/contract.md's "Results"; its main in `bin/` and its `[[bin]]` are generated,
+//! as README.md, "Contributing: adding a tool", says with the rest. Schemas, man pages, completions and the
 //! MCP and agent definitions all derive from `spec`.
 
 use schemars::JsonSchema;
@@ -128,6 +129,22 @@ impl ForTool for OutputSchema {
     }
 }
 
+struct ReadsBack<'a>(&'a Value);
+
+impl ForTool for ReadsBack<'_> {
+    type Out = std::result::Result<(), String>;
+    fn call<T: Tool>(self) -> Self::Out {
+        let typed: T::Output = serde_json::from_value(self.0.clone())
+            .map_err(|e| format!("does not read back into the result type: {e}"))?;
+        let again = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
+        if &again == self.0 {
+            Ok(())
+        } else {
+            Err(format!("reads back as {again}"))
+        }
+    }
+}
+
 struct GeneratedSchema;
 
 impl ForTool for GeneratedSchema {
@@ -193,6 +210,26 @@ pub struct Doc {
     /// A call with `--format text` and what it prints, for the man page (and run as written by
     /// the tests).
     pub text: TextExample,
+    /// A call that works and one that fails, made for real by the tests.
+    pub calls: Calls,
+}
+
+/// Two calls of a tool, each made by the tests in a fresh workspace holding the files of
+/// `Doc::text`, through the tool's binary (tests/suite/examples.rs, which also reads the
+/// result of `works` back into the result type) and through the official TypeScript MCP client
+/// (tests/mcp/ts_client_test.cjs): `works` succeeds, `fails` fails with `fails_with`. So a new
+/// tool brings its own cases, and no table of calls in a test is kept by hand.
+#[derive(Debug, Clone, Copy)]
+pub struct Calls {
+    /// Calls of other tools made first (LLM name, JSON arguments): an edit for undo to take
+    /// back, a background job to talk to. `$JOB` in `works` stands for the `job_id` the last of
+    /// them returned.
+    pub before: &'static [(ToolName, &'static str)],
+    /// JSON arguments of a call that succeeds.
+    pub works: &'static str,
+    /// JSON arguments of a call that fails with `fails_with`.
+    pub fails: &'static str,
+    pub fails_with: ErrorKind,
 }
 
 /// In a workspace holding `files` (path, content), the binary run with `args` and `--format
@@ -457,6 +494,13 @@ impl ToolSpec {
     /// `schemas/<name>.output.json` is made from).
     pub fn generate_output_schema(&self) -> Value {
         by_tool(self.name, OutputSchema)
+    }
+
+    /// Whether a result the tool wrote (JSON) reads back into its result type and serializes
+    /// to the same JSON again, so that a host holding only the JSON renders the typed result
+    /// (`model_text`, `human_text`); the tests' check, never called by a binary.
+    pub fn result_reads_back(&self, result: &Value) -> std::result::Result<(), String> {
+        by_tool(self.name, ReadsBack(result))
     }
 
     /// The schema generated from the argument type (the source `schemas/` is made from).

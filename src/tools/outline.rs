@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::code::elsewhere::Parsed;
 use crate::code::source::{self, Gather, Gathered, Parser, Unparsed};
 use crate::code::{FileTags, Lang, SymbolKind};
@@ -313,6 +313,7 @@ impl Tool for Outline {
     };
     const SCHEMA: &'static str = committed_schema!("outline");
     const PATH_PARAMS: &'static [&'static str] = &["path"];
+    const MAIN: Main = Main::GeneratedWith(crate::code::elsewhere::main_or);
     type Args = OutlineArgs;
     type Output = OutlineResult;
 

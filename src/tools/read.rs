@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::media::{self, Image, ImageKind, PdfRequest, PdfText};
 use crate::render::human::Text;
@@ -238,6 +238,7 @@ impl Tool for ReadFile {
     };
     const SCHEMA: &'static str = committed_schema!("read_file");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];
+    const MAIN: Main = Main::GeneratedWith(crate::media::main_or);
     type Args = ReadArgs;
     type Output = ReadResult;
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::config::MAX_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
@@ -245,6 +245,7 @@ impl Tool for RunCommand {
     };
     const SCHEMA: &'static str = committed_schema!("run_command");
     const PRECHECK_FLAG: Option<&'static str> = Some(crate::shell::policy::CHECK_POLICY_FLAG);
+    const MAIN: Main = Main::Own;
     type Args = RunArgs;
     type Output = RunResult;
 

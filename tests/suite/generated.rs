@@ -646,3 +646,73 @@ fn tool_tables_are_generated_from_the_tools() {
         check_or_write(&path, &with_table(&doc, file, &table));
     }
 }
+
+/// Every tool's main but one written by hand (`Tool::MAIN`): the same text for each, the tool
+/// found from the binary's own name (`sneaky::protocol::tool_main`).
+const GENERATED_MAIN: &str = "\
+//! A tool's binary, generated from the catalog (src/catalog.rs) by `SNEAKY_REGENERATE=1 cargo
+//! test --test suite generated`: its tool is the one the binary is named for.
+fn main() -> std::process::ExitCode {
+    sneaky::protocol::tool_main::<{ sneaky::catalog::binary_index(env!(\"CARGO_BIN_NAME\")) }>()
+}
+";
+
+/// The markers around the tools' `[[bin]]` targets in Cargo.toml.
+const BINS_START: &str = "# BEGIN the tools' binaries, generated from the catalog \
+                          (tests/suite/generated.rs): edit src/catalog.rs, then regenerate\n";
+const BINS_END: &str = "# END the tools' binaries\n";
+
+/// A tool's `[[bin]]` target, as generated into Cargo.toml.
+fn bin_target(binary: &str) -> String {
+    format!("[[bin]]\nname = \"{binary}\"\npath = \"bin/{binary}.rs\"\ntest = false\n")
+}
+
+/// A tool's main (`bin/<binary>.rs`) and its `[[bin]]` target are generated from the catalog,
+/// so a new tool is not written into either by hand; a tool missing or stale in either is
+/// named.
+#[test]
+fn tool_binaries_are_generated_from_the_catalog() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let regenerate = std::env::var_os("SNEAKY_REGENERATE").is_some();
+    let mut wrong = Vec::new();
+    for spec in all().filter(|spec| !spec.own_main) {
+        let path = root.join("bin").join(format!("{}.rs", spec.binary()));
+        if regenerate {
+            std::fs::write(&path, GENERATED_MAIN).expect("write a main");
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(GENERATED_MAIN) {
+            wrong.push(format!(
+                "{}: bin/{}.rs is missing or not the generated main",
+                spec.name(),
+                spec.binary()
+            ));
+        }
+    }
+    let manifest_path = root.join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&manifest_path).expect("read Cargo.toml");
+    let start = manifest
+        .find(BINS_START)
+        .unwrap_or_else(|| panic!("Cargo.toml has no line {BINS_START:?}"))
+        + BINS_START.len();
+    let end = start
+        + manifest[start..]
+            .find(BINS_END)
+            .unwrap_or_else(|| panic!("Cargo.toml has no line {BINS_END:?} after the start"));
+    let targets: Vec<String> = all().map(|spec| bin_target(spec.binary())).collect();
+    let block = targets.join("\n");
+    if regenerate {
+        let written = format!("{}{block}{}", &manifest[..start], &manifest[end..]);
+        std::fs::write(&manifest_path, written).expect("write Cargo.toml");
+    } else if manifest[start..end] != block {
+        for (spec, target) in all().zip(&targets) {
+            if !manifest[start..end].contains(target.as_str()) {
+                wrong.push(format!(
+                    "{}: no [[bin]] {} in Cargo.toml",
+                    spec.name(),
+                    spec.binary()
+                ));
+            }
+        }
+        wrong.push("Cargo.toml's generated [[bin]] targets are not the catalog's".into());
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}\n{REGENERATE_HINT}");
+}

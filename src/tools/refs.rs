@@ -27,8 +27,9 @@ pub const MAX_TEXT_CHARS: usize = 300;
 
 /// Find the uses of an identifier in code: each place it appears outside comments and
 /// strings (a Rust doc comment's examples, links and `code` spans, a Python docstring's
-/// doctests and ``literals``, and the names of `__all__`, count), with the definitions themselves left out, from a real parse of each file that
-/// holds the word (Rust, Python, JavaScript, TypeScript/TSX, Go, Java, C, C++, C#, Ruby, PHP,
+/// doctests and ``literals``, the names of `__all__`, and a comment's names written as only
+/// code writes them: `code`, snake_case, CamelCase, name(), a::name, obj.name, count), with
+/// the definitions themselves left out, from a real parse of each file that holds the word (Rust, Python, JavaScript, TypeScript/TSX, Go, Java, C, C++, C#, Ruby, PHP,
 /// Bash). Each use comes with its line and the definition it is in.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -176,7 +177,7 @@ impl Tool for FindReferences {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
-        summary: "the uses of an identifier in code (not in comments or strings, save the code of doc comments; definitions left out), each with its line and container",
+        summary: "the uses of an identifier in code (not in comments or strings, save the code of doc comments and the names a comment writes as code; definitions left out), each with its line and container",
         example: r#"{"name": "walk_builder", "path": "src"}"#,
         pipeline: "sneaky-refs answer | jq -r '.result.references[] | \"\\(.path):\\(.line): \\(.container)\"'",
         config: &[],

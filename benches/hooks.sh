@@ -23,6 +23,7 @@
 # ROUNDS=N, RUNS=N)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export BENCHES=$PWD/benches
 command -v hyperfine >/dev/null || { echo "missing hyperfine (apt-get install hyperfine)"; exit 1; }
 if [ -n "${SNEAKY_READ:-}" ]; then
   BIN=$SNEAKY_READ
@@ -60,27 +61,14 @@ if [ -n "${BASELINE_SNEAKY_READ:-}" ]; then
   cmds+=("$BASELINE_SNEAKY_READ --root $WORK/ws --config $WORK/none.toml main.rs")
   names+=(baseline)
 fi
-n=${#cmds[@]}
-for round in $(seq 1 "$ROUNDS"); do
-  args=()
-  for k in $(seq 0 $((n - 1))); do
-    i=$(((k + round) % n))
-    args+=(-n "${names[$i]}" "${cmds[$i]}")
-  done
-  echo "round $round/$ROUNDS (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  hyperfine -N --warmup 20 --runs "$RUNS" --style basic --export-json "$WORK/h$round.json" "${args[@]}" >/dev/null
-done
+. "$BENCHES/rounds.sh"
+run_rounds 20
 python3 - "$WORK" "$ROUNDS" <<'PY'
-import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-per = {}
-for r in range(1, rounds + 1):
-    for x in json.load(open(f"{work}/h{r}.json"))["results"]:
-        per.setdefault(x["command"], []).append(x)
-med = lambda name, f: statistics.median(f(x) for x in per[name]) * 1000
-mean = lambda n: med(n, lambda x: x["mean"])
-low = lambda n: min(x["min"] for x in per[n]) * 1000
-cpu = lambda n: med(n, lambda x: x["user"] + x["system"])
+import os, sys
+sys.path.insert(0, os.environ["BENCHES"])
+from rounds import Rounds
+r = Rounds(sys.argv[1], sys.argv[2])
+mean, low, cpu, per = r.mean, r.low, r.cpu, r.names()
 print(f"\n{'':16} {'mean ms':>8} {'min ms':>7} {'cpu ms':>7}")
 for name in per:
     print(f"{name:16} {mean(name):8.3f} {low(name):7.3f} {cpu(name):7.3f}")

@@ -17,6 +17,7 @@
 # release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export BENCHES=$PWD/benches
 command -v hyperfine >/dev/null || { echo "missing hyperfine (apt-get install hyperfine)"; exit 1; }
 if [ -n "${SNEAKY_BIN_DIR:-}" ]; then
   BIN=$SNEAKY_BIN_DIR
@@ -45,28 +46,14 @@ cmds=(
   "$BIN/sneaky-ls ."
 )
 names=("foreground echo" "background echo, to first output" "job_output round trip" "list_dir (any call)")
-n=${#cmds[@]}
-for round in $(seq 1 "$ROUNDS"); do
-  args=()
-  for k in $(seq 0 $((n - 1))); do
-    i=$(((k + round) % n))
-    args+=(-n "${names[$i]}" "${cmds[$i]}")
-  done
-  echo "round $round/$ROUNDS (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  hyperfine -N --warmup 5 --runs "$RUNS" --style basic --export-json "$WORK/h$round.json" "${args[@]}" >/dev/null
-done
+. "$BENCHES/rounds.sh"
+run_rounds 5
 python3 - "$WORK" "$ROUNDS" "${names[@]}" <<'PY'
-import json, statistics, sys
-work, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-fig = {n: {"mean": [], "min": [], "cpu": []} for n in names}
-for r in range(1, rounds + 1):
-    for res in json.load(open(f"{work}/h{r}.json"))["results"]:
-        f = fig[res["command"]]
-        f["mean"].append(res["mean"] * 1000)
-        f["min"].append(res["min"] * 1000)
-        f["cpu"].append((res["user"] + res["system"]) * 1000)
+import os, sys
+sys.path.insert(0, os.environ["BENCHES"])
+from rounds import Rounds
+r, names = Rounds(sys.argv[1], sys.argv[2]), sys.argv[3:]
 print(f"{'':34} {'mean ms':>8} {'min ms':>8} {'cpu ms':>8}")
 for n in names:
-    f = fig[n]
-    print(f"{n:34} {statistics.median(f['mean']):8.2f} {statistics.median(f['min']):8.2f} {statistics.median(f['cpu']):8.2f}")
+    print(f"{n:34} {r.mean(n):8.2f} {r.median_min(n):8.2f} {r.cpu(n):8.2f}")
 PY

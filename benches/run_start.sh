@@ -20,6 +20,7 @@
 # Usage: [SNEAKY_RUN=path] [ROUNDS=3 RUNS=100 COST_RUNS=200] benches/run_start.sh [BASELINE_SNEAKY_RUN]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export BENCHES=$PWD/benches
 if ! command -v hyperfine >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
     apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
@@ -64,15 +65,8 @@ if [ $# -ge 1 ]; then
   names+=(baseline)
 fi
 n=${#cmds[@]}
-for round in $(seq 1 "$ROUNDS"); do
-  args=()
-  for k in $(seq 0 $((n - 1))); do
-    i=$(((k + round) % n))
-    args+=(-n "${names[$i]}" "${cmds[$i]}")
-  done
-  echo "round $round/$ROUNDS (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  hyperfine -N --warmup 10 --runs "$RUNS" --style basic --export-json "$WORK/h$round.json" "${args[@]}" >/dev/null
-done
+. "$BENCHES/rounds.sh"
+run_rounds 10
 # The cost table's calls: the same commands with SNEAKY_RUN_COSTS, one file per command.
 COST_RUNS=${COST_RUNS:-200}
 for i in $(seq 1 $((n - 1))); do
@@ -81,16 +75,12 @@ for i in $(seq 1 $((n - 1))); do
   done
 done
 python3 - "$WORK" "$ROUNDS" "${names[@]}" <<'PY'
-import json, statistics, sys
+import os, statistics, sys
+sys.path.insert(0, os.environ["BENCHES"])
+from rounds import Rounds
 work, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-per = {}
-for r in range(1, rounds + 1):
-    for x in json.load(open(f"{work}/h{r}.json"))["results"]:
-        per.setdefault(x["command"], []).append(x)
-med = lambda name, f: statistics.median(f(x) for x in per[name]) * 1000
-mean = lambda n: med(n, lambda x: x["mean"])
-low = lambda n: min(x["min"] for x in per[n]) * 1000
-cpu = lambda n: med(n, lambda x: x["user"] + x["system"])
+r = Rounds(work, rounds)
+per, mean, low, cpu = r.names(), r.mean, r.low, r.cpu
 print(f"\n{'':28} {'mean ms':>8} {'min ms':>7} {'cpu ms':>7} {'× bash':>7}")
 for name in per:
     print(f"{name:28} {mean(name):8.2f} {low(name):7.2f} {cpu(name):7.2f} {mean(name) / mean('bash'):7.2f}")

@@ -1,5 +1,5 @@
-//! `sneaky-outline`: the outline tool (see `sneaky::tools`), and the parse helper of the
-//! programs that do not link the grammars (`sneaky::code::elsewhere`).
+//! A tool's binary, generated from the catalog (src/catalog.rs) by `SNEAKY_REGENERATE=1 cargo
+//! test --test suite generated`: its tool is the one the binary is named for.
 fn main() -> std::process::ExitCode {
-    sneaky::code::elsewhere::main_or(sneaky::protocol::main::<sneaky::tools::outline::Outline>)
+    sneaky::protocol::tool_main::<{ sneaky::catalog::binary_index(env!("CARGO_BIN_NAME")) }>()
 }

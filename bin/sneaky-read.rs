@@ -1,5 +1,5 @@
-//! `sneaky-read`: the read_file tool (see `sneaky::tools`), and the hosts' image scaler and
-//! PDF reader.
+//! A tool's binary, generated from the catalog (src/catalog.rs) by `SNEAKY_REGENERATE=1 cargo
+//! test --test suite generated`: its tool is the one the binary is named for.
 fn main() -> std::process::ExitCode {
-    sneaky::media::main_or(sneaky::protocol::main::<sneaky::tools::read::ReadFile>)
+    sneaky::protocol::tool_main::<{ sneaky::catalog::binary_index(env!("CARGO_BIN_NAME")) }>()
 }

@@ -118,6 +118,37 @@ impl ToolName {
     }
 }
 
+/// The place in the list (`ToolName as usize`) of the tool whose binary is `binary`, worked out
+/// at compile time: a tool's generated main finds its tool by its own name this way
+/// (`env!("CARGO_BIN_NAME")`, see `protocol::tool_main`), and a main named for no tool does not
+/// build.
+pub const fn binary_index(binary: &str) -> usize {
+    let mut i = 0;
+    while i < ToolName::ALL.len() {
+        if same_str(ToolName::ALL[i].binary(), binary) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not the binary of a tool in catalog::tool_list!")
+}
+
+/// `a == b` where a `const fn` needs it.
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 impl fmt::Display for ToolName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -174,6 +205,15 @@ mod tests {
             assert_eq!(tool as usize, i, "ALL is in declaration order");
         }
         assert!("no_such_tool".parse::<ToolName>().is_err());
+    }
+
+    #[test]
+    fn a_binary_name_finds_its_place_in_the_list() {
+        for tool in ToolName::ALL {
+            assert_eq!(binary_index(tool.binary()), tool as usize, "{tool}");
+        }
+        assert!(std::panic::catch_unwind(|| binary_index("sneaky-mcp")).is_err());
+        assert!(std::panic::catch_unwind(|| binary_index("sneaky-rea")).is_err());
     }
 
     #[test]

@@ -126,7 +126,25 @@ struct Shown {
     pretty: bool,
 }
 
-/// Entry point of a tool binary: `fn main() -> ExitCode { protocol::main::<ReadFile>() }`.
+/// The main of a tool's binary, the same in every `bin/<binary>.rs` the generator writes:
+/// `PLACE` is the place in the catalog of the tool the binary is named for
+/// (`catalog::binary_index(env!("CARGO_BIN_NAME"))`), so the binary links that tool alone.
+pub fn tool_main<const PLACE: usize>() -> ExitCode
+where
+    tools::Listed<PLACE>: tools::ListedTool,
+{
+    type_main::<<tools::Listed<PLACE> as tools::ListedTool>::Tool>()
+}
+
+/// `tool_main` for the tool's type: its binary's own modes first, if it has any (`Tool::MAIN`).
+fn type_main<T: Tool>() -> ExitCode {
+    match T::MAIN {
+        tools::Main::GeneratedWith(modes) => modes(main::<T>),
+        tools::Main::Generated | tools::Main::Own => main::<T>(),
+    }
+}
+
+/// The tool `T`'s part of its binary's main (what is left once its own modes are looked at).
 /// Generic, so that a binary links its own tool and not the others.
 pub fn main<T: Tool>() -> ExitCode {
     main_with_args::<T>(std::env::args_os().collect())

@@ -5,6 +5,12 @@
 //! use; the prose around it stays out, as every other comment does. So with a Python
 //! docstring: its doctest lines (which `doctest` runs) and its inline literals and roles
 //! (` ``Searcher`` `, `` :class:`Searcher` ``, which Sphinx resolves).
+//!
+//! The prose around that code, and every other comment, is mostly words; but a name written
+//! as only code writes it is a reference there too (`prose_code_ranges`): in a code span, in
+//! BoringSSL's `|name|`, a `snake_case` or `CamelCase` name (no English word is spelled so),
+//! a call `name(…)`, a path `a::name`, an attribute `obj.name`. A rename must change those,
+//! and a reader looking for who uses a name wants them; the plain English word stays out.
 
 /// Where a run of doc comment lines stands: inside a fenced block or not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,6 +93,112 @@ pub fn docstring_code_ranges(doc: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The byte ranges of `text` (a comment's or a docstring's prose) that name something as
+/// code, in order: what backticks or BoringSSL's bars (`|name|`) enclose on one line, and
+/// each word spelled as only code is: with an underscore between its letters (`parse_escape`,
+/// `OPENSSL_cpuid`), a capital after a small letter or digit (`HirKind`, `Utf8Sequence`,
+/// `parseEscape`), called (`name(`, but not a plural's `(s)`), a macro's `name!(`, in a path
+/// (`a::name`, `name::b`, `p->name`) or an attribute of a name (`self.name`; not `e.g.`, and
+/// not a short lowercase word after a dot, a file's extension). A web address is prose.
+pub fn prose_code_ranges(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |n| start + n + 1);
+        prose_line(text, start, end, &mut out);
+        start = end;
+    }
+    out
+}
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+fn prose_line(text: &[u8], start: usize, end: usize, out: &mut Vec<(usize, usize)>) {
+    let mut i = start;
+    while i < end {
+        let c = text[i];
+        if c == b'`' {
+            match code_span(text, i, end) {
+                Ok((span, next)) => {
+                    out.push(span);
+                    i = next;
+                }
+                Err(next) => i = next,
+            }
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        // One whitespace-delimited chunk at a time: an address is prose as a whole.
+        let chunk_end = (i..end)
+            .find(|&j| text[j].is_ascii_whitespace() || text[j] == b'`')
+            .unwrap_or(end);
+        let chunk = &text[i..chunk_end];
+        let address =
+            chunk.windows(3).any(|w| w == b"://") || chunk.windows(4).any(|w| w == b"www.");
+        if !address {
+            words(text, i, chunk_end, out);
+        }
+        i = chunk_end;
+    }
+}
+
+/// The code-shaped words of one chunk of prose (`prose_code_ranges`).
+fn words(text: &[u8], start: usize, end: usize, out: &mut Vec<(usize, usize)>) {
+    let mut i = start;
+    while i < end {
+        if !is_word(text[i]) {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        while i < end && is_word(text[i]) {
+            i += 1;
+        }
+        let word = &text[a..i];
+        let before = &text[start..a];
+        let after = &text[i..end];
+        if code_word(word, before, after) {
+            out.push((a, i));
+        }
+    }
+}
+
+fn code_word(word: &[u8], before: &[u8], after: &[u8]) -> bool {
+    if !word.iter().any(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let underscored = word.windows(2).any(|w| {
+        (w[0] == b'_' && w[1].is_ascii_alphanumeric())
+            || (w[1] == b'_' && w[0].is_ascii_alphanumeric())
+    });
+    let humped = word
+        .windows(2)
+        .any(|w| (w[0].is_ascii_lowercase() || w[0].is_ascii_digit()) && w[1].is_ascii_uppercase());
+    if underscored || humped {
+        return true;
+    }
+    let barred = before.ends_with(b"|") && after.starts_with(b"|");
+    let called = after.starts_with(b"(") && !after.starts_with(b"(s)") || after.starts_with(b"!(");
+    let pathed = after.starts_with(b"::") || before.ends_with(b"::") || before.ends_with(b"->");
+    barred || called || pathed || attribute(word, before)
+}
+
+/// Whether `word` follows a dot that follows a name of two letters or more (`self.name`, not
+/// the `g` of `e.g.`), and is not a short lowercase word (`main.rs`, `io.h`).
+fn attribute(word: &[u8], before: &[u8]) -> bool {
+    let Some(head) = before.strip_suffix(b".") else {
+        return false;
+    };
+    let owner = head.iter().rev().take_while(|&&c| is_word(c)).count();
+    let extension = word.len() <= 3 && word.iter().all(|c| c.is_ascii_lowercase());
+    owner >= 2 && !extension
+}
+
 /// Whether a fenced block's info string makes it a Rust example: rustdoc takes a block with
 /// no info, or only its own attributes, as Rust.
 fn rust_block(info: &[u8]) -> bool {
@@ -116,21 +228,13 @@ fn spans(doc: &[u8], start: usize, end: usize, links: bool, out: &mut Vec<(usize
     let mut i = start;
     while i < end {
         match doc[i] {
-            b'`' => {
-                let ticks = doc[i..end].iter().take_while(|&&c| c == b'`').count();
-                let open = i + ticks;
-                let close = (open..end).find(|&j| {
-                    doc[j..end].iter().take_while(|&&c| c == b'`').count() == ticks
-                        && doc.get(j.wrapping_sub(1)) != Some(&b'`')
-                });
-                match close {
-                    Some(close) => {
-                        out.push((open, close));
-                        i = close + ticks;
-                    }
-                    None => i = open,
+            b'`' => match code_span(doc, i, end) {
+                Ok((span, next)) => {
+                    out.push(span);
+                    i = next;
                 }
-            }
+                Err(next) => i = next,
+            },
             // A link's text, or its target right after it.
             b'[' | b'('
                 if links && (doc[i] == b'[' || doc.get(i.wrapping_sub(1)) == Some(&b']')) =>
@@ -152,6 +256,22 @@ fn spans(doc: &[u8], start: usize, end: usize, links: bool, out: &mut Vec<(usize
             }
             _ => i += 1,
         }
+    }
+}
+
+/// The code span whose backticks begin at `i` (before `end`): its inside and where the text
+/// goes on after it; else (a run of backticks never closed) where the text goes on after the
+/// run.
+fn code_span(doc: &[u8], i: usize, end: usize) -> Result<((usize, usize), usize), usize> {
+    let ticks = doc[i..end].iter().take_while(|&&c| c == b'`').count();
+    let open = i + ticks;
+    let close = (open..end).find(|&j| {
+        doc[j..end].iter().take_while(|&&c| c == b'`').count() == ticks
+            && doc.get(j.wrapping_sub(1)) != Some(&b'`')
+    });
+    match close {
+        Some(close) => Ok(((open, close), close + ticks)),
+        None => Err(open),
     }
 }
 
@@ -223,6 +343,33 @@ mod tests {
             .map(|(a, b)| doc[a..b].trim_end())
             .collect();
         assert_eq!(code, ["Parser", "Parser", " p = Parser(", "     1)"]);
+    }
+
+    #[test]
+    fn names_written_as_code_are_code_in_prose() {
+        let text =
+            "// parse_escape and HirKind, Utf8Sequence or OPENSSL_cpuid; `span` and |out|,\n\
+                    // call(a) or Hir::literal or self.next; render as a word, literal(s),\n\
+                    // e.g. i.e. main.rs, https://www.unicode.org/a_b.html, __, 12_000\n";
+        let got: Vec<&str> = prose_code_ranges(text.as_bytes())
+            .into_iter()
+            .map(|(a, b)| &text[a..b])
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "parse_escape",
+                "HirKind",
+                "Utf8Sequence",
+                "OPENSSL_cpuid",
+                "span",
+                "out",
+                "call",
+                "Hir",
+                "literal",
+                "next",
+            ]
+        );
     }
 
     #[test]

@@ -562,7 +562,8 @@ impl Walk<'_> {
         }
     }
 
-    /// A comment is not code, except what a Rust doc comment holds as code (`super::doc`).
+    /// A comment is not code, except what a Rust doc comment holds as code and the names its
+    /// prose writes as code (`super::doc`).
     fn comment(&mut self, node: Node<'_>) {
         let doc = if self.lang == Lang::Rust {
             node.child_by_field_name("doc")
@@ -570,7 +571,7 @@ impl Walk<'_> {
             None
         };
         let Some(doc) = doc else {
-            self.skip(node.start_byte(), node.end_byte());
+            self.prose(node.start_byte(), node.end_byte());
             return;
         };
         let row = node.start_position().row;
@@ -582,10 +583,10 @@ impl Walk<'_> {
         let text = self.source.get(base..doc.end_byte()).unwrap_or(&[]);
         let mut at = node.start_byte();
         for (start, end) in doc::code_ranges(text, &mut self.fence) {
-            self.skip(at, base + start);
+            self.prose(at, base + start);
             at = base + end;
         }
-        self.skip(at, node.end_byte());
+        self.prose(at, node.end_byte());
         if block {
             self.fence = Fence::Prose;
             self.doc_row = None;
@@ -606,10 +607,10 @@ impl Walk<'_> {
                 let text = self.source.get(base..node.end_byte()).unwrap_or(&[]);
                 let mut at = base;
                 for (start, end) in doc::docstring_code_ranges(text) {
-                    self.skip(at, base + start);
+                    self.prose(at, base + start);
                     at = base + end;
                 }
-                self.skip(at, node.end_byte());
+                self.prose(at, node.end_byte());
                 return;
             }
         }
@@ -629,6 +630,18 @@ impl Walk<'_> {
             }
         }
         self.skip(at, node.end_byte());
+    }
+
+    /// The prose of a comment or docstring: not code, but for the names written as code in
+    /// it (`doc::prose_code_ranges`).
+    fn prose(&mut self, start: usize, end: usize) {
+        let text = self.source.get(start..end).unwrap_or(&[]);
+        let mut at = start;
+        for (a, b) in doc::prose_code_ranges(text) {
+            self.skip(at, start + a);
+            at = start + b;
+        }
+        self.skip(at, end);
     }
 
     fn skip(&mut self, start: usize, end: usize) {

@@ -350,8 +350,11 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
             mount(Some(p), p, none, MsFlags::MS_BIND, none).map_err(|e| err("pinning", p, &e))?;
         }
     }
+    // A protected path that is a placeholder in the overlay's upper layer is named twice (as
+    // protected, and as placed there): bound once, for a mount fewer to make and tear down.
+    let mut bound = std::collections::HashSet::new();
     for p in req.read_only {
-        if p.exists() {
+        if bound.insert(p) && p.exists() {
             bind(p, true).map_err(|e| err("binding read-only", p, &e))?;
         }
     }

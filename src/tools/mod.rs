@@ -1,10 +1,12 @@
 //! The tools: one module per tool, each describing itself through `Tool` (arguments, result,
 //! CLI shape, behaviour hints, man page text), and the one dispatch every surface uses.
 //!
-//! Adding a tool: a module with a `Tool` impl, its line in `catalog::tool_list!` (with binary and
-//! tier), its `pub mod` line below (a test holds those lines to the list), its thin main in
-//! `bin/` and its `[[bin]]`; README.md, "Contributing: adding a tool", says what is generated.
-//! Schemas, man pages, completions and the MCP and agent definitions all derive from `spec`.
+//! Adding a tool takes four places written by hand: a module with a `Tool` impl (its `Doc`
+//! holds its examples, the calls the tests make among them), its line in `catalog::tool_list!`
+//! (with binary and tier), its `pub mod` line below (a test holds those lines to the list), and
+//! its row in docs/contract.md's "Results"; its main in `bin/` and its `[[bin]]` are generated,
+//! as README.md, "Contributing: adding a tool", says with the rest. Schemas, man pages, completions and the
+//! MCP and agent definitions all derive from `spec`.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -75,11 +77,42 @@ macro_rules! dispatch {
                 $(ToolName::$variant => f.call::<$module::$tool>(),)*
             }
         }
+
+        $(impl ListedTool for Listed<{ ToolName::$variant as usize }> {
+            type Tool = $module::$tool;
+        })*
     };
 }
 crate::catalog::tool_list!(dispatch);
 
 pub mod outcome;
+
+/// The tool at a place in the list, as a type: `<Listed<{ ToolName::ReadFile as usize }> as
+/// ListedTool>::Tool` is read_file's. A tool's generated main knows its place at compile time
+/// (`catalog::binary_index` of its own name) and names its tool's type through this, so that
+/// it links that tool alone (`protocol::tool_main`).
+pub struct Listed<const PLACE: usize>;
+
+/// See `Listed`; implemented for each place in the list.
+pub trait ListedTool {
+    type Tool: Tool;
+}
+
+/// How a tool's binary starts: its main in `bin/<binary>.rs`.
+#[derive(Debug, Clone, Copy)]
+pub enum Main {
+    /// The main generated from the catalog, the same for every tool (`protocol::tool_main`):
+    /// the tool and nothing else.
+    Generated,
+    /// The generated main, with modes of the binary's own ahead of the tool: the function is
+    /// handed the tool's main and runs it or one of its modes (read_file: the hosts' image
+    /// scaler and PDF reader, `media::main_or`).
+    GeneratedWith(fn(fn() -> std::process::ExitCode) -> std::process::ExitCode),
+    /// A main written by hand, which the generator leaves alone: the program has modes that
+    /// belong to no library code (run_command: the sandbox launcher, the job supervisor, the
+    /// policy checks, in bin/sneaky-run/entry.rs).
+    Own,
+}
 
 /// Something done with a tool's types, chosen by name at run time (`by_tool`).
 trait ForTool {
@@ -93,6 +126,22 @@ impl ForTool for OutputSchema {
     type Out = Value;
     fn call<T: Tool>(self) -> Value {
         output_schema::<T>()
+    }
+}
+
+struct ReadsBack<'a>(&'a Value);
+
+impl ForTool for ReadsBack<'_> {
+    type Out = std::result::Result<(), String>;
+    fn call<T: Tool>(self) -> Self::Out {
+        let typed: T::Output = serde_json::from_value(self.0.clone())
+            .map_err(|e| format!("does not read back into the result type: {e}"))?;
+        let again = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
+        if &again == self.0 {
+            Ok(())
+        } else {
+            Err(format!("reads back as {again}"))
+        }
     }
 }
 
@@ -161,6 +210,26 @@ pub struct Doc {
     /// A call with `--format text` and what it prints, for the man page (and run as written by
     /// the tests).
     pub text: TextExample,
+    /// A call that works and one that fails, made for real by the tests.
+    pub calls: Calls,
+}
+
+/// Two calls of a tool, each made by the tests in a fresh workspace holding the files of
+/// `Doc::text`, through the tool's binary (tests/suite/examples.rs, which also reads the
+/// result of `works` back into the result type) and through the official TypeScript MCP client
+/// (tests/mcp/ts_client_test.cjs): `works` succeeds, `fails` fails with `fails_with`. So a new
+/// tool brings its own cases, and no table of calls in a test is kept by hand.
+#[derive(Debug, Clone, Copy)]
+pub struct Calls {
+    /// Calls of other tools made first (LLM name, JSON arguments): an edit for undo to take
+    /// back, a background job to talk to. `$JOB` in `works` stands for the `job_id` the last of
+    /// them returned.
+    pub before: &'static [(ToolName, &'static str)],
+    /// JSON arguments of a call that succeeds.
+    pub works: &'static str,
+    /// JSON arguments of a call that fails with `fails_with`.
+    pub fails: &'static str,
+    pub fails_with: ErrorKind,
 }
 
 /// In a workspace holding `files` (path, content), the binary run with `args` and `--format
@@ -214,6 +283,8 @@ pub trait Tool {
     /// A flag that makes the tool's binary check a call without running it (what it would
     /// refuse), for a host to ask before a person approves an isolated tool's call.
     const PRECHECK_FLAG: Option<&'static str> = None;
+    /// How the tool's binary starts (the generated main unless a tool says otherwise).
+    const MAIN: Main = Main::Generated;
     type Args: DeserializeOwned + JsonSchema;
     type Output: Serialize + DeserializeOwned + JsonSchema;
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
@@ -293,6 +364,9 @@ pub struct ToolSpec {
     pub path_params: &'static [&'static str],
     /// `Tool::PRECHECK_FLAG`.
     pub precheck_flag: Option<&'static str>,
+    /// Whether the tool's main is written by hand (`Main::Own`), so that the generated one is
+    /// not written over it.
+    pub own_main: bool,
     /// Validate JSON arguments without running (what a gate checks before it asks a person).
     pub check_args: fn(&Value) -> Result<()>,
     /// Validate JSON arguments and run.
@@ -346,6 +420,7 @@ impl ToolSpec {
             schema: T::SCHEMA,
             path_params: T::PATH_PARAMS,
             precheck_flag: T::PRECHECK_FLAG,
+            own_main: matches!(T::MAIN, Main::Own),
             check_args: check_json::<T>,
             run: run_by_writing,
             write_ok: write_ok::<T>,
@@ -419,6 +494,13 @@ impl ToolSpec {
     /// `schemas/<name>.output.json` is made from).
     pub fn generate_output_schema(&self) -> Value {
         by_tool(self.name, OutputSchema)
+    }
+
+    /// Whether a result the tool wrote (JSON) reads back into its result type and serializes
+    /// to the same JSON again, so that a host holding only the JSON renders the typed result
+    /// (`model_text`, `human_text`); the tests' check, never called by a binary.
+    pub fn result_reads_back(&self, result: &Value) -> std::result::Result<(), String> {
+        by_tool(self.name, ReadsBack(result))
     }
 
     /// The schema generated from the argument type (the source `schemas/` is made from).

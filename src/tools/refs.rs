@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::outline::{self, page_note, unsupported_note, Unsupported};
 use super::symbol::name_matcher;
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser, Source};
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
 use crate::render::human::Text;
@@ -26,8 +27,9 @@ pub const MAX_TEXT_CHARS: usize = 300;
 
 /// Find the uses of an identifier in code: each place it appears outside comments and
 /// strings (a Rust doc comment's examples, links and `code` spans, a Python docstring's
-/// doctests and ``literals``, and the names of `__all__`, count), with the definitions themselves left out, from a real parse of each file that
-/// holds the word (Rust, Python, JavaScript, TypeScript/TSX, Go, Java, C, C++, C#, Ruby, PHP,
+/// doctests and ``literals``, the names of `__all__`, and a comment's names written as only
+/// code writes them: `code`, snake_case, CamelCase, name(), a::name, obj.name, count), with
+/// the definitions themselves left out, from a real parse of each file that holds the word (Rust, Python, JavaScript, TypeScript/TSX, Go, Java, C, C++, C#, Ruby, PHP,
 /// Bash). Each use comes with its line and the definition it is in.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -175,7 +177,7 @@ impl Tool for FindReferences {
         stdin_param: None,
     };
     const DOC: Doc = Doc {
-        summary: "the uses of an identifier in code (not in comments or strings, save the code of doc comments; definitions left out), each with its line and container",
+        summary: "the uses of an identifier in code (not in comments or strings, save the code of doc comments and the names a comment writes as code; definitions left out), each with its line and container",
         example: r#"{"name": "walk_builder", "path": "src"}"#,
         pipeline: "sneaky-refs answer | jq -r '.result.references[] | \"\\(.path):\\(.line): \\(.container)\"'",
         config: &[],
@@ -196,6 +198,12 @@ impl Tool for FindReferences {
             "",
             "src/main.rs:3:5:    answer();\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"name": "answer"}"#,
+            fails: r#"{"name": "answer", "path": "no/such/dir"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("find_references");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

@@ -13,8 +13,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::config::MAX_TIMEOUT;
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
 use crate::render::human::Text;
@@ -242,9 +243,16 @@ impl Tool for RunCommand {
             stderr: "err\nsneaky-run: exit status 3\n",
             status: 1,
         },
+        calls: Calls {
+            before: &[],
+            works: r#"{"command": "ls"}"#,
+            fails: r#"{"command": "sudo ls"}"#,
+            fails_with: ErrorKind::CommandDenied,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("run_command");
     const PRECHECK_FLAG: Option<&'static str> = Some(crate::shell::policy::CHECK_POLICY_FLAG);
+    const MAIN: Main = Main::Own;
     type Args = RunArgs;
     type Output = RunResult;
 

@@ -624,6 +624,50 @@ fn find_references_finds_uses_in_code_only() {
             at("docs/mod.py", 9, 9),
         ]
     );
+    // A name that a comment (of any language) or a docstring writes as only code writes it
+    // is a use there too: snake_case, CamelCase, a code span, BoringSSL's |name|, a call, a
+    // path or an attribute; the same name as an English word is prose, and so is an address.
+    w.write(
+        "prose/a.c",
+        "// render_all and RenderAll: `render` or |render|\n\
+         /* render is prose, http://x.org/render_all too */\n\
+         // call render() or Widget::render or self.render\n",
+    )
+    .write(
+        "prose/b.py",
+        "def f():\n\
+         \x20   \"\"\"Uses render_all, then render.\"\"\"\n\
+         # render, e.g. render.py\n",
+    );
+    let got = |name: &str| {
+        let r = w.call("sneaky-refs", json!({"name": name, "path": "prose"}));
+        places(r.ok(), "references")
+    };
+    let at = |path: &str, line: u64| (path.to_string(), line);
+    assert_eq!(got("render_all"), [at("prose/a.c", 1), at("prose/b.py", 2)]);
+    assert_eq!(got("RenderAll"), [at("prose/a.c", 1)]);
+    // One place per use: two on line 1, three on line 3.
+    assert_eq!(
+        got("render"),
+        [
+            at("prose/a.c", 1),
+            at("prose/a.c", 1),
+            at("prose/a.c", 3),
+            at("prose/a.c", 3),
+            at("prose/a.c", 3)
+        ]
+    );
+    let r = w.call(
+        "sneaky-refs",
+        json!({"name": "render", "path": "prose/a.c"}),
+    );
+    let columns: Vec<u64> = r.ok()["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["column"].as_u64().unwrap())
+        .collect();
+    assert_eq!(columns, [31, 43, 9, 29, 44]);
     // Pages.
     let r = w.call("sneaky-refs", json!({"name": "render", "limit": 4}));
     assert_eq!(r.ok()["truncated"], true);

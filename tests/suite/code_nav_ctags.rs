@@ -628,10 +628,11 @@ fn check_tree(tree: &Tree) {
     );
     // The issue's own measure (rg's lines, comments and strings in) is printed above, not held
     // to its 80 %: the tool leaves out comments and strings (but for the code a doc comment
-    // or docstring holds and Python's `__all__`), and in regex-syntax and the email package more
-    // than a fifth of rg's lines hold the name only in the prose of comments and strings (over
-    // 250 names, 23 % in each; in ring's C 5 %). What it misses beyond them is held above:
-    // the code lines.
+    // or docstring holds, the names a comment writes as code and Python's `__all__`), and in
+    // regex-syntax 30 % of rg's lines (over these names) hold the name only in comments and
+    // strings, nearly all of it English words ("literal", "unicode-case", the `e` of "e.g.");
+    // in the email package 25 %, in ring's C 5 %. Measured: 77.9 %, 80.7 % and 99.4 %. What it
+    // misses beyond them is held above: the code lines.
     let _ = coverage;
 }
 

@@ -9,7 +9,9 @@
 //! `benches/size.sh` checks the same on the stripped release binaries and measures the sizes.
 //!
 //! The binaries are Cargo.toml's `[[bin]]` targets, held to the catalog: one per tool, plus the
-//! two hosts, each a short main in `bin/`.
+//! two hosts, each a short main in `bin/`. A tool's main is the same generic one for every tool
+//! (`generated::tool_binaries_are_generated_from_the_catalog`), which finds its tool from the
+//! binary's name at compile time: what these tests read is that it still links that tool alone.
 
 use std::path::Path;
 use std::process::Command;
@@ -49,6 +51,24 @@ fn every_tool_has_its_binary_and_a_thin_main() {
     assert_eq!(
         names, want,
         "Cargo.toml's [[bin]] targets against the catalog"
+    );
+    let mut files: Vec<String> = std::fs::read_dir(root.join("bin"))
+        .expect("read bin/")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|f| f.ends_with(".rs"))
+        .map(|f| format!("bin/{f}"))
+        .collect();
+    files.sort_unstable();
+    let mut paths: Vec<&str> = bins.iter().map(|(_, path)| path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        files, paths,
+        "the mains in bin/ against the [[bin]] targets"
     );
     for (name, path) in &bins {
         assert_eq!(path, &format!("bin/{name}.rs"), "{name}");

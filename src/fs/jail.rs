@@ -886,22 +886,15 @@ impl DirHandle {
     }
 
     /// `open_file`, with the status it was checked by (one `fstat` for both: a walk that
-    /// opens every file asks for nothing more).
-    pub fn open_file_stat(
-        &self,
-        name: &OsStr,
-    ) -> std::result::Result<(File, nix::sys::stat::FileStat), Errno> {
-        let flags = OFlag::O_RDONLY
-            | OFlag::O_NOCTTY
-            | OFlag::O_NONBLOCK
-            | OFlag::O_NOFOLLOW
-            | OFlag::O_CLOEXEC;
-        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty())?;
-        let st = fstat(fd.as_fd())?;
-        match Kind::from_mode(st.st_mode) {
-            Kind::File => Ok((File::from(fd), st)),
-            _ => Err(Errno::EINVAL),
-        }
+    /// opens every file asks for nothing more). Through rustix's system calls, not libc's
+    /// wrappers: a grep makes these two calls for every file it searches.
+    pub fn open_file_stat(&self, name: &OsStr) -> std::result::Result<(File, FileStatus), Errno> {
+        use rustix::fs::OFlags;
+        let flags =
+            OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name, flags, rustix::fs::Mode::empty())
+            .map_err(rustix_errno)?;
+        regular_file(fd)
     }
 
     /// This handle as a file, when it was opened on one (a walk that starts at a file).
@@ -910,13 +903,8 @@ impl DirHandle {
     }
 
     /// `as_file`, with the status it was checked by.
-    pub fn as_file_stat(&self) -> std::result::Result<(File, nix::sys::stat::FileStat), Errno> {
-        let fd = self.fd.try_clone().map_err(io_to_errno)?;
-        let st = fstat(fd.as_fd())?;
-        match Kind::from_mode(st.st_mode) {
-            Kind::File => Ok((File::from(fd), st)),
-            _ => Err(Errno::EINVAL),
-        }
+    pub fn as_file_stat(&self) -> std::result::Result<(File, FileStatus), Errno> {
+        regular_file(self.fd.try_clone().map_err(io_to_errno)?)
     }
 
     /// The type of the child `name`, links not followed.
@@ -992,7 +980,7 @@ impl DirHandle {
     /// duplicate descriptor, no `DIR` stream: 3 system calls for a small directory instead
     /// of 11), every name in one buffer (no allocation per name).
     pub fn listing(&self) -> std::result::Result<Listing, Errno> {
-        let errno = |e: rustix::io::Errno| Errno::from_raw(e.raw_os_error());
+        let errno = rustix_errno;
         // From the first entry, whatever was read through this handle before.
         rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map_err(errno)?;
         let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
@@ -1073,6 +1061,38 @@ impl Listing {
             .take_while(|item| item.2 == Kind::Dir)
             .count()
     }
+}
+
+/// What a walk asks of a file it opened: its size, and what tells a hard link to it.
+#[derive(Debug, Clone, Copy)]
+pub struct FileStatus {
+    pub size: u64,
+    pub nlink: u64,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// `fd` as a file with its status, if it is a regular file.
+// The status's field types differ between architectures (u32 or u64 links, for one).
+#[allow(clippy::useless_conversion)]
+fn regular_file(fd: OwnedFd) -> std::result::Result<(File, FileStatus), Errno> {
+    let st = rustix::fs::fstat(&fd).map_err(rustix_errno)?;
+    match Kind::from_mode(st.st_mode.into()) {
+        Kind::File => Ok((
+            File::from(fd),
+            FileStatus {
+                size: u64::try_from(st.st_size).unwrap_or(0),
+                nlink: st.st_nlink.into(),
+                dev: st.st_dev.into(),
+                ino: st.st_ino.into(),
+            },
+        )),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn rustix_errno(e: rustix::io::Errno) -> Errno {
+    Errno::from_raw(e.raw_os_error())
 }
 
 fn push_components(queue: &mut VecDeque<OsString>, path: &OsStr) {

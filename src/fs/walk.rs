@@ -133,11 +133,11 @@ impl Entry<'_> {
             self.dir.open_file_stat(self.name).ok()?
         };
         if let Some(deny) = self.deny {
-            if st.st_nlink > 1 && deny.by_identity(st.st_dev, st.st_ino) {
+            if st.nlink > 1 && deny.by_identity(st.dev, st.ino) {
                 return None;
             }
         }
-        Some((file, u64::try_from(st.st_size).unwrap_or(0)))
+        Some((file, st.size))
     }
 }
 

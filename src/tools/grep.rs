@@ -494,7 +494,6 @@ enum Whole {
 /// reads on, until a read returns nothing, so a file that grew or shrank meanwhile is read as
 /// it is now.
 fn read_whole(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> io::Result<Whole> {
-    use std::io::Read as _;
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     if size >= WHOLE_FILE_MAX {
         return Ok(Whole::Larger(0));
@@ -505,10 +504,11 @@ fn read_whole(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> io::Res
     }
     let mut len = 0;
     loop {
-        let n = match file.read(&mut buf[len..want]) {
+        // rustix's system call rather than libc's wrapper (made for every file searched).
+        let n = match rustix::io::read(&*file, &mut buf[len..want]) {
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         };
         if n == 0 {
             return Ok(Whole::Read(len));

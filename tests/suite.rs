@@ -44,6 +44,8 @@ mod edit_crash;
 mod edit_history;
 #[path = "suite/edit_tools.rs"]
 mod edit_tools;
+#[path = "suite/examples.rs"]
+mod examples;
 #[path = "suite/faults.rs"]
 mod faults;
 #[path = "suite/fleet.rs"]

@@ -975,29 +975,103 @@ impl DirHandle {
 
     /// Every entry but "." and "..", in the order the file system gives them.
     pub fn entries(&self) -> std::result::Result<Vec<DirEntry>, Errno> {
-        let own = self.fd.try_clone().map_err(io_to_errno)?;
-        let mut dir = nix::dir::Dir::from_fd(own)?;
-        let mut out = Vec::new();
-        for item in dir.iter() {
-            let item = item?;
-            let name = item.file_name();
-            let bytes = name.to_bytes();
+        let listing = self.listing()?;
+        (0..listing.len())
+            .map(|i| {
+                let name = std::ffi::CString::new(listing.name(i).as_bytes())
+                    .map_err(|_| Errno::EINVAL)?;
+                Ok(DirEntry {
+                    name,
+                    kind: listing.kind(i),
+                })
+            })
+            .collect()
+    }
+
+    /// `entries`, as one listing: read by `getdents64` straight from this handle (no
+    /// duplicate descriptor, no `DIR` stream: 3 system calls for a small directory instead
+    /// of 11), every name in one buffer (no allocation per name).
+    pub fn listing(&self) -> std::result::Result<Listing, Errno> {
+        let errno = |e: rustix::io::Errno| Errno::from_raw(e.raw_os_error());
+        // From the first entry, whatever was read through this handle before.
+        rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map_err(errno)?;
+        let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
+        let mut listing = Listing::default();
+        let mut dir = rustix::fs::RawDir::new(&self.fd, buf.spare_capacity_mut());
+        while let Some(item) = dir.next() {
+            let item = item.map_err(errno)?;
+            let bytes = item.file_name().to_bytes();
             if bytes == b"." || bytes == b".." {
                 continue;
             }
             let kind = match item.file_type() {
-                Some(nix::dir::Type::Directory) => Kind::Dir,
-                Some(nix::dir::Type::Symlink) => Kind::Symlink,
-                Some(nix::dir::Type::File) => Kind::File,
-                Some(_) => Kind::Other,
-                None => self.kind_of(OsStr::from_bytes(bytes)),
+                rustix::fs::FileType::Directory => Kind::Dir,
+                rustix::fs::FileType::Symlink => Kind::Symlink,
+                rustix::fs::FileType::RegularFile => Kind::File,
+                rustix::fs::FileType::Unknown => self.kind_of(OsStr::from_bytes(bytes)),
+                _ => Kind::Other,
             };
-            out.push(DirEntry {
-                name: name.to_owned(),
-                kind,
-            });
+            listing.push(bytes, kind);
         }
-        Ok(out)
+        Ok(listing)
+    }
+}
+
+/// A directory's entries: their names one after another in one buffer.
+#[derive(Debug, Default)]
+pub struct Listing {
+    names: Vec<u8>,
+    /// Per entry: where its name ends in `names` (it starts where the one before ended, in
+    /// the order the entries were read), and its kind.
+    items: Vec<(u32, u32, Kind)>,
+}
+
+impl Listing {
+    fn push(&mut self, name: &[u8], kind: Kind) {
+        let start = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.names.extend_from_slice(name);
+        let end = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.items.push((start, end, kind));
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The name of entry `i` (empty past the end).
+    pub fn name(&self, i: usize) -> &OsStr {
+        let bytes = self
+            .items
+            .get(i)
+            .and_then(|&(start, end, _)| self.names.get(start as usize..end as usize))
+            .unwrap_or(&[]);
+        OsStr::from_bytes(bytes)
+    }
+
+    /// The kind of entry `i` (`Other` past the end).
+    pub fn kind(&self, i: usize) -> Kind {
+        self.items.get(i).map_or(Kind::Other, |item| item.2)
+    }
+
+    /// Whether an entry is called `name`.
+    pub fn has(&self, name: &[u8]) -> Option<Kind> {
+        (0..self.len())
+            .find(|&i| self.name(i).as_bytes() == name)
+            .map(|i| self.kind(i))
+    }
+
+    /// Put the directories first (in their order), then the rest (in theirs); how many
+    /// directories there are.
+    pub fn directories_first(&mut self) -> usize {
+        self.items.sort_by_key(|item| item.2 != Kind::Dir);
+        self.items
+            .iter()
+            .take_while(|item| item.2 == Kind::Dir)
+            .count()
     }
 }
 

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextExample, TextStreamed, Tool,
-    ToolName,
+    committed_schema, Calls, Cli, Context, Doc, Hints, Short, StreamText, TextExample,
+    TextStreamed, Tool, ToolName,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
@@ -250,6 +250,12 @@ impl Tool for FindFiles {
             "",
             "src/lib.rs\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"pattern": "*.rs"}"#,
+            fails: r#"{"pattern": "*.rs", "nope": 1}"#,
+            fails_with: ErrorKind::InvalidArgs,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("find_files");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::render::human::Text;
 
@@ -50,6 +51,12 @@ impl Tool for Finish {
         config: &[],
         env: &[],
         text: TextExample::prints(&[], &["--message", "done"], "", "done\n"),
+        calls: Calls {
+            before: &[],
+            works: r#"{"message": "done"}"#,
+            fails: r#"{"message": 5}"#,
+            fails_with: ErrorKind::InvalidArgs,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("finish");
     type Args = FinishArgs;

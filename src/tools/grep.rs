@@ -25,10 +25,10 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{
-    committed_schema, Cli, Context, Doc, Hints, Short, StreamText, TextExample, TextStreamed, Tool,
-    ToolName,
+    committed_schema, Calls, Cli, Context, Doc, Hints, Short, StreamText, TextExample,
+    TextStreamed, Tool, ToolName,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Filters, Flow, TopN};
 use crate::render::human::{self, Text};
@@ -759,6 +759,12 @@ impl Tool for GrepFiles {
             "",
             "src/lib.rs:2:fn two() {}\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"pattern": "fn t"}"#,
+            fails: r#"{"pattern": "fn ("}"#,
+            fails_with: ErrorKind::InvalidArgs,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("grep_files");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

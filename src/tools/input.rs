@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::render::human::Text;
 use crate::shell::jobs::{self, Reply, Request, MAX_INPUT_BYTES};
@@ -73,6 +73,15 @@ impl Tool for JobInput {
             stderr:
                 "sneaky-input: not_found: no job no-such-job in this workspace (no job runs here)\n",
             status: 1,
+        },
+        calls: Calls {
+            before: &[(
+                ToolName::RunCommand,
+                r#"{"command": "cat", "background": true, "wait_ms": 0}"#,
+            )],
+            works: r#"{"job_id": "$JOB", "input": "hi\n"}"#,
+            fails: r#"{"job_id": "no-such-job", "input": "x"}"#,
+            fails_with: ErrorKind::NotFound,
         },
     };
     const SCHEMA: &'static str = committed_schema!("job_input");

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::render::human::Text;
 use crate::shell::jobs::{self, JobInfo, JobView, Reply, Request, Wait};
@@ -90,6 +90,15 @@ impl Tool for JobOutput {
              $XDG_RUNTIME_DIR/sneaky/ (else /tmp/sneaky-UID/), private to the user",
         )],
         text: TextExample::prints(&[], &["--list"], "", ""),
+        calls: Calls {
+            before: &[(
+                ToolName::RunCommand,
+                r#"{"command": "cat", "background": true, "wait_ms": 0}"#,
+            )],
+            works: r#"{"job_id": "$JOB"}"#,
+            fails: r#"{"job_id": "no-such-job"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("job_output");
     type Args = JobOutputArgs;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Kind, Workspace};
 use crate::fs::walk::{self, Batch, Flow, PathSink, TopN};
@@ -89,6 +89,12 @@ impl Tool for ListDir {
             "",
             "src/\nREADME.md\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"directory_path": "."}"#,
+            fails: r#"{"directory_path": "no/such/dir"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("list_dir");
     const PATH_PARAMS: &'static [&'static str] = &["directory_path"];

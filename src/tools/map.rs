@@ -18,9 +18,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::outline::{unsupported_note, Unsupported};
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser, Source};
 use crate::code::{tokens, SymbolKind};
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::render::human::Text;
 
@@ -365,6 +366,12 @@ impl Tool for RepoMap {
             "",
             "src/lib.rs:\n  1: pub fn answer() -> u32\nsrc/main.rs\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"max_tokens": 256}"#,
+            fails: r#"{"max_tokens": 1}"#,
+            fails_with: ErrorKind::InvalidArgs,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("repo_map");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

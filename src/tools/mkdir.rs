@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::history::{self, Undoable};
@@ -58,6 +58,12 @@ impl Tool for MakeDir {
         config: &[],
         env: &[],
         text: TextExample::prints(&[], &["d/e"], "", "d\nd/e\n"),
+        calls: Calls {
+            before: &[],
+            works: r#"{"directory_path": "made/deep"}"#,
+            fails: r#"{"directory_path": "../escape"}"#,
+            fails_with: ErrorKind::OutsideWorkspace,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("make_dir");
     const PATH_PARAMS: &'static [&'static str] = &["directory_path"];

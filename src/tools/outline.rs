@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::code::elsewhere::{Job, Parsed};
 use crate::code::source::{self, Gather, Gathered, Parser, Unparsed};
 use crate::code::{FileTags, Lang, SymbolKind};
@@ -311,6 +311,12 @@ impl Tool for Outline {
             "",
             "src/lib.rs:1: pub struct Point\nsrc/lib.rs:2:   x: i32\nsrc/lib.rs:5: fn main()\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"path": "src/lib.rs"}"#,
+            fails: r#"{"path": "src/missing.rs"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("outline");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

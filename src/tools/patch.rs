@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::check::{self, Edited, IntroducedError};
 use crate::edit::{self, Applied, Hunk, Op, Rung};
 use crate::error::{Error, ErrorKind, Result};
@@ -197,6 +197,12 @@ impl Tool for PatchApply {
             "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-héllo\n+hello\n world\n",
             "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-héllo\n+hello\n world\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"file_path": "a.txt", "patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-héllo\n+hello\n world\n"}"#,
+            fails: r#"{"file_path": "a.txt", "patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-hallo\n+hello\n world\n"}"#,
+            fails_with: ErrorKind::PatchRejected,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("patch_apply");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];

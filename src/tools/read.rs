@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::media::{self, Image, ImageKind, PdfRequest, PdfText};
 use crate::render::human::Text;
@@ -235,6 +235,12 @@ impl Tool for ReadFile {
             "",
             "héllo\n\tworld \"quoted\"\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"file_path": "hello.txt"}"#,
+            fails: r#"{"file_path": "../secret.txt"}"#,
+            fails_with: ErrorKind::OutsideWorkspace,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("read_file");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::outline::{self, page_note, unsupported_note, Unsupported};
 use super::symbol::name_matcher;
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser, Source};
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
 use crate::render::human::Text;
@@ -198,6 +199,12 @@ impl Tool for FindReferences {
             "",
             "src/main.rs:3:5:    answer();\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"name": "answer"}"#,
+            fails: r#"{"name": "answer", "path": "no/such/dir"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("find_references");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

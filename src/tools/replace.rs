@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 mod drift;
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::check::{self, Edited, IntroducedError};
 use crate::edit::seek::{self, Rung};
 use crate::edit::{show, squash, Edit, Lines};
@@ -134,6 +134,12 @@ impl Tool for StrReplace {
             "",
             "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n-fn one() {}\n+fn uno() {}\n fn two() {}\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"file_path": "src/lib.rs", "old_str": "one", "new_str": "uno"}"#,
+            fails: r#"{"file_path": "src/lib.rs", "old_str": "absent text", "new_str": "x"}"#,
+            fails_with: ErrorKind::NoMatch,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("str_replace");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable;
 use crate::fs::history::{self, Undoable};
@@ -53,6 +53,12 @@ impl Tool for DeleteFile {
         config: &[],
         env: &[],
         text: TextExample::prints(&[("notes.md", "x\n")], &["notes.md"], "", "notes.md\n"),
+        calls: Calls {
+            before: &[],
+            works: r#"{"file_path": "notes.md"}"#,
+            fails: r#"{"file_path": "missing.txt"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("delete_file");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];

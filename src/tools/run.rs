@@ -13,8 +13,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::config::MAX_TIMEOUT;
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::history::Undoable;
 use crate::render::human::Text;
@@ -241,6 +242,12 @@ impl Tool for RunCommand {
             stdout: "out\n",
             stderr: "err\nsneaky-run: exit status 3\n",
             status: 1,
+        },
+        calls: Calls {
+            before: &[],
+            works: r#"{"command": "ls"}"#,
+            fails: r#"{"command": "sudo ls"}"#,
+            fails_with: ErrorKind::CommandDenied,
         },
     };
     const SCHEMA: &'static str = committed_schema!("run_command");

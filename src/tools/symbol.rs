@@ -12,9 +12,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::outline::{self, page_note, shown_signature, unsupported_note, Symbol, Unsupported};
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser};
 use crate::code::{FileTags, SymbolKind};
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
 use crate::render::human::Text;
@@ -234,6 +235,12 @@ impl Tool for FindSymbol {
             "",
             "src/lib.rs:1: pub fn answer() -> u32\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"name": "answer"}"#,
+            fails: r#"{"name": "answer", "kind": "nope"}"#,
+            fails_with: ErrorKind::InvalidArgs,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("find_symbol");
     const PATH_PARAMS: &'static [&'static str] = &["path"];

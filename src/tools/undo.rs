@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::history::{Entry, History, PathChange, Snapshot, State};
 use crate::fs::jail::map_errno;
@@ -108,6 +108,15 @@ impl Tool for Undo {
              ~/.local/state/sneaky/undo/), one directory per workspace",
         )],
         text: TextExample::prints(&[], &["--list"], "", ""),
+        calls: Calls {
+            before: &[(
+                ToolName::WriteFile,
+                r#"{"file_path": "a.txt", "content": "x\n"}"#,
+            )],
+            works: r#"{}"#,
+            fails: r#"{"change_id": "c0-0-0"}"#,
+            fails_with: ErrorKind::NotFound,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("undo");
     type Args = UndoArgs;

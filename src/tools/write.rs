@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::check::{self, Edited, IntroducedError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::durable::{self, Existing, Unmade};
@@ -84,6 +84,12 @@ impl Tool for WriteFile {
             "one\n",
             "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+one\n",
         ),
+        calls: Calls {
+            before: &[],
+            works: r#"{"file_path": "out/new.txt", "content": "made\n"}"#,
+            fails: r#"{"file_path": "../escape.txt", "content": "x"}"#,
+            fails_with: ErrorKind::OutsideWorkspace,
+        },
     };
     const SCHEMA: &'static str = committed_schema!("write_file");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];

@@ -716,3 +716,119 @@ fn tool_binaries_are_generated_from_the_catalog() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}\n{REGENERATE_HINT}");
 }
+
+/// The text of a file without its generated regions (the tool tables, the tools' `[[bin]]`
+/// targets).
+fn hand_written_part(text: &str) -> String {
+    let mut kept = String::new();
+    let mut rest = text;
+    loop {
+        let next = [(TABLE_START, TABLE_END), (BINS_START, BINS_END)]
+            .into_iter()
+            .filter_map(|(start, end)| rest.find(start).map(|at| (at, end)))
+            .min_by_key(|(at, _)| *at);
+        let Some((at, end)) = next else {
+            kept.push_str(rest);
+            return kept;
+        };
+        kept.push_str(&rest[..at]);
+        rest = match rest[at..].find(end) {
+            Some(e) => &rest[at + e + end.len()..],
+            None => "",
+        };
+    }
+}
+
+/// Whether `word` stands in `text` on its own (not inside a longer name).
+fn names(text: &str, word: &str) -> bool {
+    let part_of_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(part_of_name) && !after.is_some_and(part_of_name)
+    })
+}
+
+/// The files of the repository a person writes (not `target/`, not the generated directories).
+fn hand_written_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read a directory") {
+        let path = entry.expect("an entry").path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.is_dir() {
+            let generated = ["schemas", "man", "completions"].contains(&name.as_ref())
+                && path.parent() == Some(Path::new(env!("CARGO_MANIFEST_DIR")));
+            if !generated && !["target", ".git", "node_modules"].contains(&name.as_ref()) {
+                hand_written_files(&path, out);
+            }
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// The lists of the tools kept by hand besides the catalog's, each with why, and so where a new
+/// tool is written: such a list must name every tool.
+const KEPT_BY_HAND: &[(&str, &str)] = &[(
+    "docs/contract.md",
+    "the table under \"Results\": what each tool's result always holds, in words its output \
+     schema does not carry",
+)];
+
+/// What a new tool takes, shown: no file but the catalog's list names every tool (or every one
+/// but one, as a list would that a new tool has not joined yet) by its LLM name, its binary or
+/// its type, outside the regions generated from the catalog, save the lists of
+/// [`KEPT_BY_HAND`], which must name them all. A file that did would be one more place a new
+/// tool must be written into by hand; with this, the places are its module, its line in
+/// `tool_list!`, its `pub mod` line (which names modules, not tools, and is held to the list by
+/// `tools::tests::tools_are_the_listed_modules`) and its row in docs/contract.md's "Results".
+#[test]
+fn no_file_but_the_catalog_lists_the_tools_by_hand() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    hand_written_files(root, &mut files);
+    let tools: Vec<_> = all().collect();
+    let forms: [(&str, Vec<String>); 3] = [
+        (
+            "LLM names",
+            tools.iter().map(|t| t.name().to_string()).collect(),
+        ),
+        (
+            "binaries",
+            tools.iter().map(|t| t.binary().to_string()).collect(),
+        ),
+        (
+            "types",
+            tools.iter().map(|t| format!("{:?}", t.name)).collect(),
+        ),
+    ];
+    let mut lists = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+        if relative == Path::new("src/catalog.rs") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let text = hand_written_part(&text);
+        for (form, words) in &forms {
+            let named = words.iter().filter(|w| names(&text, w)).count();
+            let kept = KEPT_BY_HAND.iter().any(|(f, _)| relative == Path::new(f));
+            if kept && *form == "LLM names" && named < words.len() {
+                let missing: Vec<&String> = words.iter().filter(|w| !names(&text, w)).collect();
+                lists.push(format!("{}: does not name {missing:?}", relative.display()));
+            } else if !kept && named + 1 >= words.len() {
+                lists.push(format!(
+                    "{}: names {named} of the {} tools' {form}",
+                    relative.display(),
+                    words.len()
+                ));
+            }
+        }
+    }
+    assert!(
+        lists.is_empty(),
+        "lists of the tools kept by hand (generate them from the catalog or each tool's own \
+         description): {lists:#?}"
+    );
+}

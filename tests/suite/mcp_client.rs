@@ -119,6 +119,48 @@ fn official_python_client_drives_the_server() {
     }
 }
 
+/// Each tool's own calls (`Doc::calls`), as tests/mcp/ts_client_test.cjs makes them:
+/// `{"calls": [{name, files, before, works, fails, code}], "unlisted": [names]}`, the tools an
+/// MCP server does not serve (`ends_session`) in `unlisted`.
+fn write_calls(file: &Path) {
+    let parse = |name: &str, text: &str| -> serde_json::Value {
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{name}: {text:?}: {e}"))
+    };
+    let (served, unlisted): (Vec<_>, Vec<_>) =
+        sneaky::tools::all().partition(|tool| !tool.hints.ends_session);
+    let calls: Vec<serde_json::Value> = served
+        .into_iter()
+        .map(|tool| {
+            let calls = tool.doc.calls;
+            let files: serde_json::Map<String, serde_json::Value> = tool
+                .doc
+                .text
+                .files
+                .iter()
+                .map(|(path, content)| (path.to_string(), (*content).into()))
+                .collect();
+            let before: Vec<serde_json::Value> = calls
+                .before
+                .iter()
+                .map(|(other, args)| {
+                    serde_json::json!([other.as_str(), parse(other.as_str(), args)])
+                })
+                .collect();
+            serde_json::json!({
+                "name": tool.name(),
+                "files": files,
+                "before": before,
+                "works": parse(tool.name(), calls.works),
+                "fails": parse(tool.name(), calls.fails),
+                "code": calls.fails_with.code(),
+            })
+        })
+        .collect();
+    let unlisted: Vec<&str> = unlisted.iter().map(|tool| tool.name()).collect();
+    let all = serde_json::json!({"calls": calls, "unlisted": unlisted});
+    std::fs::write(file, all.to_string()).expect("write the calls");
+}
+
 #[test]
 fn official_typescript_client_calls_every_tool_and_gets_results() {
     let Some(node_modules) = node_modules() else {
@@ -128,12 +170,17 @@ fn official_typescript_client_calls_every_tool_and_gets_results() {
         let w = sample_workspace();
         let exports = w.outside().join("exports.json");
         write_exports(&w, &exports);
+        let calls = w.outside().join("calls.json");
+        write_calls(&calls);
+        let base = w.outside().join("tools");
+        std::fs::create_dir_all(&base).expect("mkdir");
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_client_test.cjs");
         let mut cmd = Command::new("node");
         cmd.arg(&script)
             .arg(assert_cmd::cargo::cargo_bin("sneaky-mcp"))
-            .arg(&w.root)
+            .arg(&base)
             .arg(&exports)
+            .arg(&calls)
             .arg(shape)
             .env("NODE_PATH", &node_modules)
             .env_remove("SNEAKY_ROOT")

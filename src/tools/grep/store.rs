@@ -91,8 +91,15 @@ impl Arena {
 
     /// Sort by path and drop the files after the first `cap` matches, compacting the buffer.
     pub fn prune(&mut self, cap: u64) {
-        let mut index = std::mem::take(&mut self.index);
-        index.sort_by(|a, b| self.path(*a).cmp(self.path(*b)));
+        // Sorted by each file's path bytes, found once per file rather than read back from
+        // its header at every comparison (a UTF-8 string's bytes sort as the string does).
+        let mut keyed: Vec<(&[u8], Slot)> = self
+            .index
+            .iter()
+            .map(|&slot| (self.path_bytes(slot), slot))
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut index: Vec<Slot> = keyed.into_iter().map(|(_, slot)| slot).collect();
         let mut kept = 0u64;
         let keep = index
             .iter()
@@ -141,9 +148,12 @@ impl Arena {
     }
 
     fn path(&self, slot: Slot) -> &str {
+        std::str::from_utf8(self.path_bytes(slot)).unwrap_or("")
+    }
+
+    fn path_bytes(&self, slot: Slot) -> &[u8] {
         let h = self.header(slot);
-        let bytes = self.buf.get(h.path_at..h.records_at()).unwrap_or(&[]);
-        std::str::from_utf8(bytes).unwrap_or("")
+        self.buf.get(h.path_at..h.records_at()).unwrap_or(&[])
     }
 
     /// One kept file's lines in order: (line number, kind, text).

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark the code navigation tools against the reference tools, side by side in one run,
-# and print the ratios (ours / reference; lower is better) of the median wall time, with the
-# CPU time (user + system, mean) beside it:
+# and print the ratios (ours / reference; lower is better) of the wall time (mean), with the
+# CPU time (user + system) beside it, each the median over ROUNDS (3) rounds of RUNS (5) runs
+# whose order rotates between ours and the reference (benches/rounds.sh: the machine is
+# shared, and load then hits both alike):
 #   - outline of a whole tree (sneaky-outline PATH) vs `ctags -R` on it (goal: no slower),
 #     with the parse cache empty before every run (cold) and as a second call finds it (warm);
 #   - find_symbol (sneaky-symbol NAME) vs `rg -w NAME` on a tree of 10,000 files (goal:
-#     within 1.5x), cold and warm likewise, for a few names.
+#     within 1.5x), cold and warm likewise (find_symbol caches nothing itself: the warm cache
+#     is one outline of the tree filled), for a few names.
 #
-# Usage: [BIN=DIR] [RUNS=N] [NAMES='a b'] benches/code_nav.sh [OUTLINE_TREE]
+# Usage: [BIN=DIR] [ROUNDS=N] [RUNS=N] [NAMES='a b'] benches/code_nav.sh [OUTLINE_TREE]
 # OUTLINE_TREE defaults to the tokio crate's source as Cargo.lock pins it (cargo's registry). The
 # 10,000-file tree is cargo's registry sources (~/.cargo/registry/src, this project's
 # dependencies), crates taken in name order until 10,000 files, hard-linked into a temporary
@@ -42,16 +45,25 @@ trap 'rm -rf "$WORK"' EXIT
 export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config"
 RUNS=${RUNS:-5}
 
-ratio() { # ratio NAME JSON: command 1 (ours) against command 2 (the reference)
-  python3 - "$1" "$2" <<'EOF'
-import json, sys
-name, path = sys.argv[1], sys.argv[2]
-r = json.load(open(path))["results"]
-(o, f) = r[0], r[1]
-cpu = lambda x: x["user"] + x["system"]
-print(f"RATIO {name}: median ours {o['median']*1000:.0f} ms, reference {f['median']*1000:.0f} ms, "
-      f"ratio {o['median']/f['median']:.2f}x | cpu ours {cpu(o)*1000:.0f} ms, reference "
-      f"{cpu(f)*1000:.0f} ms, ratio {cpu(o)/cpu(f):.2f}x")
+BENCHES=$(pwd)/benches
+. "$BENCHES/rounds.sh"
+ROUNDS=${ROUNDS:-3}
+
+# compare LABEL OURS REFERENCE: the rounds of the two commands, and the ratio ours / reference.
+compare() {
+  local label=$1
+  cmds=("$2" "$3")
+  names=("ours" "reference")
+  run_rounds 1
+  BENCHES="$BENCHES" python3 - "$WORK" "$ROUNDS" "$label" <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["BENCHES"])
+from rounds import Rounds
+r, label = Rounds(sys.argv[1], sys.argv[2]), sys.argv[3]
+o, f = r.mean("ours"), r.mean("reference")
+co, cf = r.cpu("ours"), r.cpu("reference")
+print(f"RATIO {label}: wall ours {o:.0f} ms, reference {f:.0f} ms, ratio {o/f:.2f}x | "
+      f"cpu ours {co:.0f} ms, reference {cf:.0f} ms, ratio {co/cf:.2f}x")
 EOF
 }
 
@@ -65,15 +77,11 @@ assert not r["truncated"]
 unparsed = (r.get("unsupported") or {}).get("count", 0)
 print("outline tree:", sys.argv[1] + ",", len(r["symbols"]), "definitions,", unparsed, "files not parsed")' "$OUTLINE_TREE"
 echo "ctags -R: $(ctags -R --sort=no -f - . | wc -l) tags; $(nproc) cores"
-rm -rf "$XDG_STATE_HOME"
-hyperfine -N -w 1 -r "$RUNS" --prepare "rm -rf $XDG_STATE_HOME" --export-json "$WORK/outline_cold.json" \
-  -n "sneaky-outline (cold)" "$BIN/sneaky-outline --limit 100000 ." \
-  -n "ctags -R" "ctags -R --sort=no -f /dev/null ." >/dev/null
-ratio "outline of the tree (cache empty) / ctags -R" "$WORK/outline_cold.json"
-hyperfine -N -w 1 -r "$RUNS" --export-json "$WORK/outline_warm.json" \
-  -n "sneaky-outline (warm)" "$BIN/sneaky-outline --limit 100000 ." \
-  -n "ctags -R" "ctags -R --sort=no -f /dev/null ." >/dev/null
-ratio "outline of the tree (cache filled) / ctags -R" "$WORK/outline_warm.json"
+PREPARE="rm -rf $XDG_STATE_HOME" compare "outline of the tree, cold (cache emptied before every run) / ctags -R" \
+  "$BIN/sneaky-outline --limit 100000 ." "ctags -R --sort=no -f /dev/null ."
+"$BIN/sneaky-outline" --limit 100000 . >/dev/null
+compare "outline of the tree, warm (cache filled by an earlier run) / ctags -R" \
+  "$BIN/sneaky-outline --limit 100000 ." "ctags -R --sort=no -f /dev/null ."
 
 # --- find_symbol vs rg -w on 10,000 files ---------------------------------------------------
 BIG="$WORK/tree"
@@ -92,13 +100,11 @@ echo "symbol tree: $(find . -type f | wc -l) files, $(du -sm --apparent-size . |
 for name in ${NAMES:-Searcher deserialize_any WalkBuilder}; do
   found=$("$BIN/sneaky-symbol" --limit 100000 "$name" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["result"]["symbols"]))')
   echo "$name: find_symbol $found definitions, rg -w $(rg -w -F -c --no-filename -- "$name" . | awk "{s+=\$1} END {print s+0}") lines in $(rg -w -F -l -- "$name" . | wc -l) files"
-  rm -rf "$XDG_STATE_HOME"
-  hyperfine -N -w 1 -r "$RUNS" --prepare "rm -rf $XDG_STATE_HOME" --export-json "$WORK/sym_cold.json" \
-    -n "sneaky-symbol $name (cold)" "$BIN/sneaky-symbol --limit 100000 $name" \
-    -n "rg -w $name" "rg -w -F -- $name ." >/dev/null
-  ratio "find_symbol $name (cache empty) / rg -w" "$WORK/sym_cold.json"
-  hyperfine -N -w 1 -r "$RUNS" --export-json "$WORK/sym_warm.json" \
-    -n "sneaky-symbol $name (warm)" "$BIN/sneaky-symbol --limit 100000 $name" \
-    -n "rg -w $name" "rg -w -F -- $name ." >/dev/null
-  ratio "find_symbol $name (cache filled) / rg -w" "$WORK/sym_warm.json"
+  PREPARE="rm -rf $XDG_STATE_HOME" compare "find_symbol $name, cold (cache emptied before every run) / rg -w" \
+    "$BIN/sneaky-symbol --limit 100000 $name" "rg -w -F -- $name ."
+  # find_symbol caches no file it parsed (it parses a file only for the definitions where the
+  # name is); the cache is filled here as outline, find_references or repo_map fill it.
+  "$BIN/sneaky-outline" --limit 100000 . >/dev/null
+  compare "find_symbol $name, warm (cache filled by outline of the tree) / rg -w" \
+    "$BIN/sneaky-symbol --limit 100000 $name" "rg -w -F -- $name ."
 done

@@ -26,7 +26,9 @@ use sneaky::config::{Config, Source};
 use sneaky::error::{Error, ErrorKind};
 use sneaky::fs::jail::Workspace;
 use sneaky::shell::policy::CHECK_POLICY_FLAG;
-use sneaky::shell::{costs, jobs, launch, overlay, policy, report, sandbox, supervise, zygote};
+use sneaky::shell::{
+    costs, gone, jobs, launch, overlay, policy, report, sandbox, supervise, zygote,
+};
 use sneaky::tools::run::RunCommand;
 
 pub fn main() -> ExitCode {
@@ -76,6 +78,11 @@ pub fn main() -> ExitCode {
     let watcher = Watcher::start();
     let code = sneaky::protocol::main_with_args::<RunCommand>(argv);
     costs::mark("hint-result-written");
+    // The result is out: a reader waiting for the end of this output need not also wait for
+    // the launcher's exit (the namespaces' teardown), which this process waits for before it
+    // exits, with what follows it (src/shell/gone.rs).
+    stdout_to_null();
+    gone::settle(SETTLE_LIMIT);
     let code = match watcher {
         Some(w) => w.finish(code),
         None => code,
@@ -83,6 +90,19 @@ pub fn main() -> ExitCode {
     costs::mark("watcher-ended");
     costs::write();
     code
+}
+
+/// How long this process waits at its end for a launcher to leave (its teardown takes
+/// milliseconds; the pids cgroup's removal gives up after 3 s).
+const SETTLE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Point stdout at /dev/null, once everything this process had to say is written.
+fn stdout_to_null() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+    }
 }
 
 /// The termination-signal watcher: SIGTERM, SIGINT and SIGHUP are blocked in every thread

@@ -5,8 +5,9 @@
 //! The helper does no I/O of its own beyond its pipes: the caller opened the files through
 //! the jail.
 //!
-//! Request: `SNKP1`, then per file its language id (1 byte), its length (u64, little-endian)
-//! and its bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
+//! Request: `SNKP2`, then per file its language id (1 byte), its focus (a u64 length,
+//! little-endian, then that many bytes of u32 pairs: the byte ranges of `parse::tags_focused`,
+//! none for the whole file's tags), its length (u64) and its bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
 //! byte (0: tags, 1: why it was not parsed), a length (u64) and the encoded tags or the
 //! message. The helper parses on as many threads as the machine has.
 
@@ -22,7 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// The flag of `sneaky-outline` that parses what stdin holds (`serve`).
 pub const PARSE_FLAG: &str = "--parse";
 
-const REQUEST: &[u8] = b"SNKP1";
+const REQUEST: &[u8] = b"SNKP2";
 const ANSWER: &[u8] = b"SNKR1";
 
 /// The binary that holds the grammars.
@@ -30,6 +31,10 @@ const PARSER_BINARY: &str = "sneaky-outline";
 
 /// One file's parse: its tags, or why there are none (given up, too slow).
 pub type Parsed = std::result::Result<FileTags, String>;
+
+/// One file to parse: its language, its bytes and its focus (`parse::tags_focused`; empty:
+/// the whole file's tags).
+pub type Job<'a> = (Lang, &'a [u8], &'a [(u32, u32)]);
 
 /// The main of `sneaky-outline`: the parse helper (`serve`) when [`PARSE_FLAG`] is its first
 /// argument, else the outline tool's main (handed in by the binary: this module sits beneath
@@ -47,11 +52,16 @@ fn serve() -> ExitCode {
     if std::io::stdin().lock().read_to_end(&mut input).is_err() {
         return ExitCode::from(2);
     }
-    let Some(files) = read_request(&input) else {
+    let Some((files, foci)) = read_request(&input) else {
         eprintln!("sneaky-outline {PARSE_FLAG}: not a parse request");
         return ExitCode::from(2);
     };
-    let answers = parse_all(&files);
+    let jobs: Vec<Job<'_>> = files
+        .iter()
+        .zip(&foci)
+        .map(|(&(lang, bytes), focus)| (lang, bytes, &focus[..]))
+        .collect();
+    let answers = parse_all(&jobs);
     let mut out = std::io::stdout().lock();
     let written = out
         .write_all(&answer_bytes(&answers))
@@ -63,7 +73,7 @@ fn serve() -> ExitCode {
 }
 
 /// Parse each file with the grammars linked here, on every core, answers in order.
-pub fn parse_all(files: &[(Lang, &[u8])]) -> Vec<Parsed> {
+pub fn parse_all(files: &[Job<'_>]) -> Vec<Parsed> {
     let threads = crate::fs::walk::threads().min(files.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<Parsed>>> =
@@ -72,10 +82,10 @@ pub fn parse_all(files: &[(Lang, &[u8])]) -> Vec<Parsed> {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(lang, bytes)) = files.get(i) else {
+                let Some(&(lang, bytes, focus)) = files.get(i) else {
                     break;
                 };
-                let parsed = super::parse::tags(lang, bytes);
+                let parsed = super::parse::tags_focused(lang, bytes, focus);
                 if let Ok(mut slot) = slots[i].lock() {
                     *slot = Some(parsed);
                 }
@@ -93,16 +103,45 @@ pub fn parse_all(files: &[(Lang, &[u8])]) -> Vec<Parsed> {
         .collect()
 }
 
-fn read_request(input: &[u8]) -> Option<Vec<(Lang, &[u8])>> {
+/// A request read: its files, and each one's focus (in the same order).
+type Request<'a> = (Vec<(Lang, &'a [u8])>, Vec<Vec<(u32, u32)>>);
+
+fn read_request(input: &[u8]) -> Option<Request<'_>> {
     let mut rest = input.strip_prefix(REQUEST)?;
-    let mut files = Vec::new();
+    let (mut files, mut foci) = (Vec::new(), Vec::new());
     while let Some((&lang, after)) = rest.split_first() {
         let lang = Lang::from_id(lang)?;
+        let (focus, after) = framed(after)?;
+        if focus.len() % 8 != 0 {
+            return None;
+        }
+        let number = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        foci.push(
+            focus
+                .chunks_exact(8)
+                .map(|p| (number(&p[..4]), number(&p[4..])))
+                .collect(),
+        );
         let (bytes, after) = framed(after)?;
         files.push((lang, bytes));
         rest = after;
     }
-    Some(files)
+    Some((files, foci))
+}
+
+fn request_bytes(files: &[Job<'_>]) -> Vec<u8> {
+    let mut request = REQUEST.to_vec();
+    for &(lang, bytes, focus) in files {
+        request.push(lang.id());
+        let mut ranges = Vec::with_capacity(focus.len() * 8);
+        for &(start, end) in focus {
+            ranges.extend_from_slice(&start.to_le_bytes());
+            ranges.extend_from_slice(&end.to_le_bytes());
+        }
+        frame(&mut request, &ranges);
+        frame(&mut request, bytes);
+    }
+    request
 }
 
 /// A u64 length and that many bytes, and what follows them.
@@ -150,9 +189,16 @@ fn read_answer(input: &[u8], count: usize) -> Option<Vec<Parsed>> {
     (answers.len() == count).then_some(answers)
 }
 
-/// Parse `files` in `sneaky-outline --parse`. With `limit`, a helper still running then is
-/// ended and the call fails (an edit's syntax check must not hold the edit).
+/// Parse `files` (their whole tags) in `sneaky-outline --parse`. With `limit`, a helper still
+/// running then is ended and the call fails (an edit's syntax check must not hold the edit).
 pub fn parse_elsewhere(files: &[(Lang, &[u8])], limit: Option<Duration>) -> Result<Vec<Parsed>> {
+    let jobs: Vec<Job<'_>> = files.iter().map(|&(l, b)| (l, b, &[][..])).collect();
+    parse_jobs_elsewhere(&jobs, limit)
+}
+
+/// Parse `files` in `sneaky-outline --parse`, each with its focus; `limit` as
+/// `parse_elsewhere`'s.
+pub fn parse_jobs_elsewhere(files: &[Job<'_>], limit: Option<Duration>) -> Result<Vec<Parsed>> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
@@ -174,11 +220,7 @@ pub fn parse_elsewhere(files: &[(Lang, &[u8])], limit: Option<Duration>) -> Resu
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| cannot(e.to_string()))?;
-    let mut request = REQUEST.to_vec();
-    for (lang, bytes) in files {
-        request.push(lang.id());
-        frame(&mut request, bytes);
-    }
+    let request = request_bytes(files);
     let writer = child.stdin.take().map(|mut stdin| {
         std::thread::spawn(move || {
             let _ = stdin.write_all(&request);
@@ -226,19 +268,21 @@ mod tests {
 
     #[test]
     fn requests_and_answers_round_trip() {
-        let files: Vec<(Lang, &[u8])> = vec![
-            (Lang::Rust, b"fn a() {}"),
-            (Lang::Python, b""),
-            (Lang::Go, b"x"),
+        let files: Vec<Job<'_>> = vec![
+            (Lang::Rust, b"fn a() {}", &[(3, 4)]),
+            (Lang::Python, b"", &[]),
+            (Lang::Go, b"x", &[(0, 1), (7, 9)]),
         ];
-        let mut request = REQUEST.to_vec();
-        for (lang, bytes) in &files {
-            request.push(lang.id());
-            frame(&mut request, bytes);
-        }
-        assert_eq!(read_request(&request), Some(files));
+        let request = request_bytes(&files);
+        let (read, foci) = read_request(&request).unwrap();
+        let back: Vec<Job<'_>> = read
+            .iter()
+            .zip(&foci)
+            .map(|(&(l, b), f)| (l, b, &f[..]))
+            .collect();
+        assert_eq!(back, files);
         assert_eq!(read_request(&request[..request.len() - 1]), None);
-        let answers = parse_all(&[(Lang::Rust, b"fn a() {}"), (Lang::Rust, b"fn (")]);
+        let answers = parse_all(&[(Lang::Rust, b"fn a() {}", &[]), (Lang::Rust, b"fn (", &[])]);
         let bytes = answer_bytes(&answers);
         let back = read_answer(&bytes, 2).unwrap();
         assert_eq!(back, answers);

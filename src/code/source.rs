@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use super::cache::{Cache, Key};
-use super::elsewhere::{self, Parsed};
+use super::elsewhere::{self, Job, Parsed};
 use super::tags::FileTags;
 use super::Lang;
 use crate::error::{Error, Result};
@@ -24,10 +24,13 @@ pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
 const BATCH_BYTES: usize = 32 << 20;
 
 /// A parse of some files' bytes, each answered in order.
-pub type ParseFn = fn(&[(Lang, &[u8])]) -> Result<Vec<Parsed>>;
+pub type ParseFn = fn(&[Job<'_>]) -> Result<Vec<Parsed>>;
 
 /// A test of a file's bytes: whether the file matters to the call.
 pub type Filter<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
+
+/// The places of a file's bytes that matter to the call (byte ranges, in order).
+pub type Focus<'a> = &'a (dyn Fn(&[u8]) -> Vec<(u32, u32)> + Sync);
 
 /// Where parses happen: in this process (only `sneaky-outline` links the grammars) or in the
 /// helper (`elsewhere`). A function rather than a flag, so that a program that never names
@@ -55,13 +58,13 @@ impl Parser {
     };
 
     /// Parse some files' bytes now.
-    pub fn parse(&self, files: &[(Lang, &[u8])]) -> Result<Vec<Parsed>> {
+    pub fn parse(&self, files: &[Job<'_>]) -> Result<Vec<Parsed>> {
         (self.parse)(files)
     }
 }
 
-fn parse_elsewhere(files: &[(Lang, &[u8])]) -> Result<Vec<Parsed>> {
-    elsewhere::parse_elsewhere(files, None)
+fn parse_elsewhere(files: &[Job<'_>]) -> Result<Vec<Parsed>> {
+    elsewhere::parse_jobs_elsewhere(files, None)
 }
 
 /// What a walk keeps of the files.
@@ -71,6 +74,11 @@ pub struct Gather<'a> {
     pub filter: Option<Filter<'a>>,
     /// Keep each file's bytes beside its tags (for bodies and references).
     pub keep_bytes: bool,
+    /// Only the definitions at these places of a file are wanted (find_symbol: where its
+    /// name is): a file the cache does not hold is parsed for those alone
+    /// (`parse::tags_focused`, a third cheaper), and such tags are not cached. A file the
+    /// cache holds is taken whole.
+    pub focus: Option<Focus<'a>>,
 }
 
 /// A parsed file.
@@ -103,6 +111,8 @@ struct Waiting {
     bytes: Vec<u8>,
     /// Its key when it may be cached (it did not change while read, and has settled).
     key: Option<Key>,
+    /// The places its parse is for (empty: the whole file).
+    focus: Vec<(u32, u32)>,
 }
 
 struct Shared<'a> {
@@ -235,11 +245,13 @@ impl Shared<'_> {
                 return Ok(());
             }
         }
+        let focus = self.gather.focus.map(|f| f(&bytes)).unwrap_or_default();
         let read = Waiting {
             path: entry.path.to_string(),
             lang,
+            key: key.filter(|_| focus.is_empty()),
             bytes,
-            key,
+            focus,
         };
         let batch = {
             let mut pending = lock(&self.pending);
@@ -268,7 +280,10 @@ impl Shared<'_> {
         if batch.is_empty() {
             return Ok(());
         }
-        let input: Vec<(Lang, &[u8])> = batch.iter().map(|r| (r.lang, &r.bytes[..])).collect();
+        let input: Vec<Job<'_>> = batch
+            .iter()
+            .map(|r| (r.lang, &r.bytes[..], &r.focus[..]))
+            .collect();
         let parsed = self.gather.parser.parse(&input)?;
         drop(input);
         for (read, parsed) in batch.into_iter().zip(parsed) {

@@ -38,10 +38,12 @@ impl Stream {
         move || lock(&shared).capture.total
     }
 
+    /// Read `pipe` in a thread of its own; `ended` is called once it is at its end.
     pub fn start<R: Read + Send + 'static>(
         pipe: Option<R>,
         cap: usize,
         launcher_status: bool,
+        ended: Option<Box<dyn FnOnce() + Send>>,
     ) -> Stream {
         let shared = Arc::new(Mutex::new(Shared {
             capture: Capture::new(cap),
@@ -80,6 +82,9 @@ impl Stream {
                 lock(&s).capture.push(&p);
             }
             let _ = tx.send(());
+            if let Some(ended) = ended {
+                ended();
+            }
         });
         Stream {
             shared,
@@ -291,7 +296,7 @@ mod tests {
     /// A stream over `chunks`, captured in `cap` bytes.
     fn stream_of(chunks: &[&[u8]], cap: usize) -> Stream {
         let data: Vec<u8> = chunks.concat();
-        let s = Stream::start(Some(std::io::Cursor::new(data)), cap, false);
+        let s = Stream::start(Some(std::io::Cursor::new(data)), cap, false, None);
         s.wait(Instant::now() + std::time::Duration::from_secs(5));
         s
     }

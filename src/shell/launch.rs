@@ -178,10 +178,33 @@ pub struct LaunchStatus {
 /// What the launcher says after the command has ended ([`END_PREFIX`]).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LaunchEnd {
+    /// How the command's shell ended, said once every process of the command is gone and
+    /// before the launcher leaves (the runner need not wait for the namespaces' teardown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ShellEnd>,
     /// The requests the network proxy refused, each once, in order.
     pub refused: Vec<proxy::Refusal>,
     /// The cost marks of the command's end, when the spec asked for them
     /// (src/shell/costs.rs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<(String, u64)>,
+}
+
+/// How the command's shell ended: its exit code, or the signal that ended it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ShellEnd {
+    Code(u8),
+    Signal(i32),
+}
+
+impl ShellEnd {
+    /// As `waitpid` would have given it for the launcher, which leaves the same way.
+    pub fn exit_status(&self) -> std::process::ExitStatus {
+        use std::os::unix::process::ExitStatusExt;
+        match *self {
+            ShellEnd::Code(code) => std::process::ExitStatus::from_raw(i32::from(code) << 8),
+            ShellEnd::Signal(sig) => std::process::ExitStatus::from_raw(sig & 0x7f),
+        }
+    }
 }

@@ -11,7 +11,9 @@
 //!   the runner, the layers and the output's reader share; `container`: the container this
 //!   runs in and the engine options that give a missing layer;
 //! - `proxy`: the network with a host list (a proxy outside the command's network namespace);
-//! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output;
+//! - `supervise`, `capture`: starting, timing out, cleaning up, capturing output; `gone`: the
+//!   launcher's own exit (the namespaces' teardown), which the result does not wait for, and
+//!   what waits for it;
 //! - `overlay`: the command's changes held in an overlay, then applied to the workspace (or
 //!   shown, with dry_run) as one change undo takes back (one concern a file: src/shell/overlay/);
 //! - `jobs`: background jobs (a supervisor per workspace, their output and input);
@@ -34,6 +36,7 @@ pub mod container;
 pub mod costs;
 pub mod env;
 pub mod executables;
+pub mod gone;
 pub mod guard;
 pub mod handover;
 pub mod hint;
@@ -261,20 +264,23 @@ pub fn run_with_changes(
             supervise::Start::Exec(c)
         }
     };
-    let mut finished = supervise::supervise(start, launcher.is_some(), timeout, cap, || {
+    // The pids cgroup goes once the launcher, the last process in it, has been reaped.
+    let spawned = || {
         if let Some(held) = scratch.as_mut() {
             held.command_started();
         }
-    })?;
+    };
+    let reaped = move || drop(pids_cgroup);
+    let mut finished =
+        supervise::supervise(start, launcher.is_some(), timeout, cap, spawned, reaped)?;
     if let Some(status) = finished.launch.as_mut() {
         costs::add(std::mem::take(&mut status.costs));
     }
     costs::add(std::mem::take(&mut finished.end.costs));
-    costs::mark("command-ran-namespace-ended");
-    drop(pids_cgroup);
+    costs::mark("command-ended");
     drop(vcs_placeholders);
     drop(protected_placeholders);
-    costs::mark("cgroup-placeholders-removed");
+    costs::mark("placeholders-removed");
     if let Some(LaunchStatus {
         error: Some(why), ..
     }) = &finished.launch
@@ -286,7 +292,8 @@ pub fn run_with_changes(
     }
     if let Some(held) = scratch.as_mut() {
         // The launcher leaves by itself only after the namespace's init, and with it every
-        // process of the namespace, is gone (src/shell/sandbox.rs, `relay_exit`).
+        // process of the namespace, is gone (src/shell/sandbox.rs, `relay_end`); its exit
+        // unmounts the overlay.
         held.command_ended(
             !finished.timed_out
                 && finished.signal().is_none()
@@ -294,6 +301,7 @@ pub fn run_with_changes(
                     .launch
                     .as_ref()
                     .is_some_and(|s| s.namespaces_ok && s.overlay_ok),
+            finished.launcher_gone.clone(),
         );
     }
     let config_restored = config_before.restore_if_changed(ctx.ws)?;

@@ -39,7 +39,9 @@ use std::process::{Command, ExitCode};
 use super::cgroup;
 use super::confine::{self, Confined};
 use super::container::Container;
-use super::launch::{LaunchEnd, LaunchSpec, LaunchStatus, END_PREFIX, SETUP_FAILED, STATUS_PREFIX};
+use super::launch::{
+    LaunchEnd, LaunchSpec, LaunchStatus, ShellEnd, END_PREFIX, SETUP_FAILED, STATUS_PREFIX,
+};
 use super::namespaces::{self, Entered};
 use super::proxy;
 use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
@@ -133,9 +135,10 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
         }
     };
     // Made here, before anything of the command runs; only the init (which reports it) and
-    // this process hold it.
+    // this process hold it. The last line it marks says how the command ended, so that the
+    // runner need not wait for this process's exit (`relay_end`).
     super::costs::mark("proxy");
-    let end_token = if (proxy.is_some() || spec.costs) && spec.report_refused {
+    let end_token = if spec.report_refused {
         random_token()
     } else {
         None
@@ -432,13 +435,43 @@ fn run_as_init(
             // by it — and the relay then leaves the way the shell did. SIGKILL still ends
             // it, and the namespace with it (the init's parent-death signal).
             let _ = termination_signals().thread_block();
-            let code = wait_for_init(child, reader);
-            super::costs::mark("init-exited-pid-namespace-ended");
-            if let Some((proxy, token)) = end {
-                report_end(&token, proxy);
-            }
-            code.leave()
+            relay_end(child, reader, end)
         }
+    }
+}
+
+/// The relay's end: say how the shell ended as soon as the init has (every other process of
+/// the namespace is gone by then), close the runner's pipes, then wait for the init's exit
+/// (the PID namespace's end) and leave the way the shell did. The runner has its result from
+/// the last line and the pipes' end, and does not wait for this exit, which tears down the
+/// namespaces (src/shell/supervise.rs, `Gone`).
+fn relay_end(init: Pid, reader: OwnedFd, end: Option<(Option<proxy::Proxy>, String)>) -> ExitCode {
+    let said = init_said(reader);
+    let ended = match said {
+        Some(ended) => ended,
+        None => match reap_init(init) {
+            Ok(WaitStatus::Exited(_, code)) => ShellEnd::Code(code as u8),
+            Ok(WaitStatus::Signaled(_, sig, _)) => ShellEnd::Signal(sig as i32),
+            _ => ShellEnd::Code(SETUP_FAILED as u8),
+        },
+    };
+    super::costs::mark("init-reported");
+    if let Some((proxy, token)) = end {
+        report_end(&token, proxy, ended);
+    }
+    output_to_null();
+    if said.is_some() {
+        let _ = reap_init(init);
+    }
+    leave(ended)
+}
+
+/// Point stdout and stderr at /dev/null: the runner's pipes end when the last process holding
+/// them lets go.
+fn output_to_null() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
     }
 }
 
@@ -500,6 +533,9 @@ fn init_main(
     if super::costs::on() {
         ended.extend(serde_json::to_vec(&super::costs::take()).unwrap_or_default());
     }
+    // The runner's pipes: this process's copies go first (the relay closes its own once it
+    // has reported), so that they end as soon as the command has.
+    output_to_null();
     let _ = out.write_all(&ended);
     ExitCode::from(if ended[0] == 0 {
         ended[1]
@@ -530,56 +566,49 @@ fn termination_signals() -> SigSet {
     set
 }
 
-/// How the shell ended, for this process to leave the same way.
-enum Ended {
-    Code(u8),
-    Signal(i32),
-}
-
-impl Ended {
-    fn leave(self) -> ExitCode {
-        match self {
-            Ended::Code(code) => ExitCode::from(code),
-            Ended::Signal(sig) => die_by(sig),
-        }
+/// Leave the way the shell did (same exit code, or the same signal).
+fn leave(ended: ShellEnd) -> ExitCode {
+    match ended {
+        ShellEnd::Code(code) => ExitCode::from(code),
+        ShellEnd::Signal(sig) => die_by(sig),
     }
 }
 
-/// Wait for the namespace's init (with it every process of the command is gone) and say how
-/// its shell ended.
-fn wait_for_init(init: Pid, reader: OwnedFd) -> Ended {
-    let status = loop {
-        match waitpid(init, None) {
-            Err(nix::errno::Errno::EINTR) => continue,
-            other => break other,
-        }
-    };
+/// How the init says its shell ended: the two bytes it writes once every other process of the
+/// namespace is gone (then its cost marks, when they are taken), read to the pipe's end. None
+/// when the init ended without saying.
+fn init_said(reader: OwnedFd) -> Option<ShellEnd> {
     let mut ended = Vec::new();
     let _ = std::fs::File::from(reader).read_to_end(&mut ended);
-    // After the two bytes of the shell's end, the init's cost marks when they are taken.
     if ended.len() > 2 {
         super::costs::add(serde_json::from_slice(&ended[2..]).unwrap_or_default());
         ended.truncate(2);
     }
-    match (ended.as_slice(), status) {
-        ([0, code], _) => Ended::Code(*code),
-        ([1, sig], _) => Ended::Signal(i32::from(*sig)),
-        (_, Ok(WaitStatus::Exited(_, code))) => Ended::Code(code as u8),
-        (_, Ok(WaitStatus::Signaled(_, sig, _))) => Ended::Signal(sig as i32),
-        _ => Ended::Code(SETUP_FAILED as u8),
+    match ended.as_slice() {
+        [0, code] => Some(ShellEnd::Code(*code)),
+        [1, sig] => Some(ShellEnd::Signal(i32::from(*sig))),
+        _ => None,
     }
 }
 
-/// The launcher's last line: what the proxy refused, when it refused anything, and the cost
-/// marks of the command's end when they are taken.
-fn report_end(token: &str, proxy: Option<proxy::Proxy>) {
+/// Wait for the namespace's init to exit.
+fn reap_init(init: Pid) -> nix::Result<WaitStatus> {
+    loop {
+        match waitpid(init, None) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// The launcher's last line: how the shell ended, what the proxy refused, and the cost marks
+/// of the command's end when they are taken.
+fn report_end(token: &str, proxy: Option<proxy::Proxy>, ended: ShellEnd) {
     let end = LaunchEnd {
+        status: Some(ended),
         refused: proxy.map(|p| p.refused()).unwrap_or_default(),
         costs: super::costs::take(),
     };
-    if end.refused.is_empty() && end.costs.is_empty() {
-        return;
-    }
     let mut line = format!("{END_PREFIX}{token}:").into_bytes();
     line.extend(serde_json::to_vec(&end).unwrap_or_default());
     line.push(b'\n');

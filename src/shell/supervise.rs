@@ -19,6 +19,8 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 use super::capture::{Captured, Stream};
+pub use super::gone::Gone;
+use super::gone::{locked, PENDING};
 use super::launch::{LaunchEnd, LaunchStatus};
 use super::zygote::{Launch, Zygote};
 use crate::error::{Error, ErrorKind, Result};
@@ -40,6 +42,8 @@ pub struct Finished {
     pub launch: Option<LaunchStatus>,
     /// What the launcher said after the command ended (src/shell/sandbox.rs, `END_PREFIX`).
     pub end: LaunchEnd,
+    /// The launcher's own end, which the result need not wait for ([`Gone`]).
+    pub launcher_gone: Gone,
 }
 
 impl Finished {
@@ -113,15 +117,24 @@ fn wait_pid(pid: Pid) -> std::io::Result<ExitStatus> {
     }
 }
 
+/// What the wait for a command's end hears: the launcher (or bash) reaped, or one of its two
+/// outputs at its end.
+enum Event {
+    Exited(std::io::Result<ExitStatus>),
+    OutputEnded,
+}
+
 /// Start `cmd` (the launcher, or bash itself when there is none) with stdin from /dev/null and
 /// both outputs captured, wait for it at most `timeout`, and clean up after it. `spawned` runs
-/// as soon as it has started.
+/// as soon as it has started; `reaped` once the launcher has been reaped, which may be after
+/// this returns ([`Gone`]).
 pub fn supervise(
     start: Start,
     own_session: bool,
     timeout: Duration,
     cap: usize,
     spawned: impl FnOnce(),
+    reaped: impl FnOnce() + Send + 'static,
 ) -> Result<Finished> {
     // Orphans count as the command's only when we are a subreaper (see `members`).
     let mut children_before = if is_subreaper() {
@@ -134,15 +147,31 @@ pub fn supervise(
     // A forked launcher was our child before the command started: it is the command's now.
     children_before.remove(&pid.as_raw());
     spawned();
-    let stdout = Stream::start(out, cap, false);
-    let stderr = Stream::start(err, cap, own_session);
+    let (tx, rx) = mpsc::channel();
+    let outputs = usize::from(out.is_some()) + usize::from(err.is_some());
+    let ended = |tx: &mpsc::Sender<Event>| -> Option<Box<dyn FnOnce() + Send>> {
+        let tx = tx.clone();
+        Some(Box::new(move || {
+            let _ = tx.send(Event::OutputEnded);
+        }))
+    };
+    let stdout = Stream::start(out, cap, false, ended(&tx));
+    let stderr = Stream::start(err, cap, own_session, ended(&tx));
+    let gone = reap_in_background(waiter, reaped, tx);
     // Progress lines for a host that asked for them (sneaky-mcp; see crate::progress).
     let progress = crate::progress::Reporter::from_env({
         let (out, err) = (stdout.byte_counter(), stderr.byte_counter());
         move || out() + err()
     });
+    let mut end = None;
+    let mut ending = Ending {
+        events: rx,
+        outputs,
+        stderr: &stderr,
+        end: &mut end,
+    };
     let (status, timed_out) =
-        wait_with_timeout(waiter, pid, own_session, &children_before, timeout)?;
+        wait_with_timeout(&mut ending, pid, own_session, &children_before, timeout)?;
     drop(progress);
     // With the PID namespace in force the launcher waited for the namespace's init, whose
     // exit killed everything in it: there is nothing to hunt for.
@@ -153,11 +182,17 @@ pub fn supervise(
     stdout.wait(deadline);
     stderr.wait(deadline);
     let launch = stderr.status();
-    let end = launch
-        .as_ref()
-        .and_then(|s| s.end_token.as_deref())
-        .and_then(|token| stderr.take_end(token))
+    let end = end
+        .or_else(|| {
+            let token = launch.as_ref()?.end_token.as_deref()?;
+            stderr.take_end(token)
+        })
         .unwrap_or_default();
+    if !gone.is_done() {
+        let mut pending = locked(&PENDING);
+        pending.retain(|g| !g.is_done());
+        pending.push(gone.clone());
+    }
     Ok(Finished {
         status,
         timed_out,
@@ -166,7 +201,71 @@ pub fn supervise(
         stdout: stdout.finish(),
         stderr: stderr.finish(),
         end,
+        launcher_gone: gone,
     })
+}
+
+/// Wait for the launcher (or bash) in a thread of its own, run `reaped` once it is reaped, and
+/// tell `events`; the returned handle says when that is done.
+fn reap_in_background(
+    waiter: Waiter,
+    reaped: impl FnOnce() + Send + 'static,
+    events: mpsc::Sender<Event>,
+) -> Gone {
+    let gone = Gone::default();
+    let done = gone.clone();
+    std::thread::spawn(move || {
+        let status = waiter();
+        reaped();
+        done.set();
+        let _ = events.send(Event::Exited(status));
+    });
+    gone
+}
+
+/// The wait for a command's end: the launcher reaped, or its last line read (how the command
+/// ended, once every process of it is gone) and both outputs closed.
+struct Ending<'a> {
+    events: mpsc::Receiver<Event>,
+    /// Outputs not yet at their end.
+    outputs: usize,
+    stderr: &'a Stream,
+    /// The launcher's last line, once taken off stderr.
+    end: &'a mut Option<LaunchEnd>,
+}
+
+impl Ending<'_> {
+    /// How the command ended, waiting at most until `deadline` (None: not yet).
+    fn wait(&mut self, deadline: Instant) -> Option<std::io::Result<ExitStatus>> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(Event::Exited(status)) => return Some(status),
+                Ok(Event::OutputEnded) => {
+                    self.outputs = self.outputs.saturating_sub(1);
+                    if self.outputs == 0 {
+                        if let Some(status) = self.reported() {
+                            return Some(Ok(status));
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Some(Err(std::io::Error::other("the launcher's waiter is gone")))
+                }
+            }
+        }
+    }
+
+    /// How the launcher's last line says the command ended (a line carrying the token of its
+    /// status line, which nothing of the command can know).
+    fn reported(&mut self) -> Option<ExitStatus> {
+        let token = self.stderr.status()?.end_token?;
+        let end = self.stderr.take_end(&token)?;
+        let status = end.status.as_ref().map(|s| s.exit_status());
+        *self.end = Some(end);
+        status
+    }
 }
 
 fn is_subreaper() -> bool {
@@ -175,44 +274,31 @@ fn is_subreaper() -> bool {
 
 /// Wait for the command; on timeout SIGTERM to everything it started, then SIGKILL.
 fn wait_with_timeout(
-    waiter: Waiter,
+    ending: &mut Ending<'_>,
     pid: Pid,
     own_session: bool,
     children_before: &HashSet<i32>,
     timeout: Duration,
 ) -> Result<(ExitStatus, bool)> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(waiter());
-    });
-    let gone = |e: RecvTimeoutError| {
-        Error::new(
+    let waited = |s: std::io::Result<ExitStatus>, timed_out| {
+        s.map(|s| (s, timed_out))
+            .map_err(|e| Error::io("waiting for the command", e))
+    };
+    if let Some(s) = ending.wait(Instant::now() + timeout) {
+        return waited(s, false);
+    }
+    signal_everything(pid, own_session, children_before, Signal::SIGTERM);
+    if let Some(s) = ending.wait(Instant::now() + KILL_GRACE) {
+        return waited(s, true);
+    }
+    signal_everything(pid, own_session, children_before, Signal::SIGKILL);
+    match ending.wait(Instant::now() + CLEANUP_LIMIT) {
+        Some(s) => waited(s, true),
+        None => Err(Error::new(
             ErrorKind::Internal,
-            format!("lost the command's exit status: {e}"),
-        )
-    };
-    let status = match rx.recv_timeout(timeout) {
-        Ok(s) => {
-            return s
-                .map(|s| (s, false))
-                .map_err(|e| Error::io("waiting for the command", e))
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            signal_everything(pid, own_session, children_before, Signal::SIGTERM);
-            match rx.recv_timeout(KILL_GRACE) {
-                Ok(s) => s,
-                Err(RecvTimeoutError::Timeout) => {
-                    signal_everything(pid, own_session, children_before, Signal::SIGKILL);
-                    rx.recv_timeout(CLEANUP_LIMIT).map_err(gone)?
-                }
-                Err(e) => return Err(gone(e)),
-            }
-        }
-        Err(e) => return Err(gone(e)),
-    };
-    status
-        .map(|s| (s, true))
-        .map_err(|e| Error::io("waiting for the command", e))
+            "lost the command's exit status: timed out",
+        )),
+    }
 }
 
 /// Send a signal to the command's process group and to every process that belongs to it.

@@ -206,6 +206,7 @@ fn repo_map(args: RepoMapArgs, ctx: &Context, parser: Parser) -> Result<RepoMapR
         parser,
         filter: None,
         keep_bytes: false,
+        focus: None,
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     let files = &gathered.files;

@@ -1,6 +1,9 @@
 //! The tools: one module per tool, each describing itself through `Tool` (arguments, result,
 //! CLI shape, behaviour hints, man page text), and the one dispatch every surface uses.
 //!
+//! Beside the tools: `args` reads a tool's arguments from JSON (naming the one at fault),
+//! `schema` generates the schemas `schemas/` holds, `outcome` picks a tool's text by name.
+//!
 //! Adding a tool takes four places written by hand: a module with a `Tool` impl (its `Doc`
 //! holds its examples, the calls the tests make among them), its line in `catalog::tool_list!`
 //! (with binary and tier), its `pub mod` line below (a test holds those lines to the list), and
@@ -15,9 +18,8 @@ use serde_json::Value;
 
 pub use crate::catalog::{Tier, ToolName};
 use crate::config::Config;
-use crate::error::{ArgFault, Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Workspace;
-use serde_path_to_error::Segment;
 
 // One module per tool, declared here rather than inside `dispatch!` so that rustfmt and every
 // other tool that reads the source sees them (`tools_are_the_listed_modules` below holds this
@@ -87,6 +89,12 @@ crate::catalog::tool_list!(dispatch);
 
 pub mod outcome;
 
+// Not tools: how every tool's arguments are read, and how the schemas are generated.
+mod args;
+mod schema;
+pub use args::parse_args;
+pub use schema::make_nullable;
+
 /// The tool at a place in the list, as a type: `<Listed<{ ToolName::ReadFile as usize }> as
 /// ListedTool>::Tool` is read_file's. A tool's generated main knows its place at compile time
 /// (`catalog::binary_index` of its own name) and names its tool's type through this, so that
@@ -125,7 +133,7 @@ struct OutputSchema;
 impl ForTool for OutputSchema {
     type Out = Value;
     fn call<T: Tool>(self) -> Value {
-        output_schema::<T>()
+        schema::output_schema::<T::Output>()
     }
 }
 
@@ -150,7 +158,7 @@ struct GeneratedSchema;
 impl ForTool for GeneratedSchema {
     type Out = Value;
     fn call<T: Tool>(self) -> Value {
-        generate_schema::<T>()
+        schema::generate_schema::<T::Args>()
     }
 }
 
@@ -667,134 +675,6 @@ pub fn call_text(
     Ok(outcome)
 }
 
-/// Deserialize arguments strictly; every failure names the argument at fault (`ArgFault`). A
-/// property given as `null` counts as not given, so hosts whose strict schemas make every
-/// optional argument nullable (OpenAI strict function calling) can send `null` for "use the
-/// default"; a required one given as `null` is refused as such, and an unknown one stays refused,
-/// null or not. `schema` is the arguments' committed schema (`Tool::SCHEMA`), read only when
-/// the arguments fail, for which properties there are and which are required: a tool binary
-/// does not link schemars' generator for that.
-pub fn parse_args<A: DeserializeOwned>(value: Value, schema: &str) -> Result<A> {
-    let Value::Object(mut map) = value else {
-        return Err(Error::invalid_args(format!(
-            "arguments must be a JSON object, got {}",
-            json_type(&value)
-        )));
-    };
-    // Most calls are well formed: the arguments' shape is looked at only when this fails.
-    if let Ok(args) = A::deserialize(&map) {
-        return Ok(args);
-    }
-    let shape = ArgShape::of(schema);
-    // `Option` fields take null as None already; a defaulted field refuses it, so every
-    // optional null goes and the defaults apply.
-    map.retain(|name, v| !(v.is_null() && shape.is_optional(name)));
-    let error = match serde_path_to_error::deserialize(&map) {
-        Ok(args) => return Ok(args),
-        Err(e) => e,
-    };
-    let mut segments = error.path().iter();
-    let top = match (segments.next(), segments.next()) {
-        (Some(Segment::Map { key }), None) => Some(key.clone()),
-        _ => None,
-    };
-    let place = error.path().to_string();
-    let detail = error.into_inner().to_string();
-    let fault = match top {
-        Some(field) if map.get(&field).is_some_and(Value::is_null) && shape.is_required(&field) => {
-            ArgFault::Null { field }
-        }
-        Some(field) if !shape.has(&field) => ArgFault::Unknown { field, detail },
-        Some(field) => ArgFault::Refused {
-            given: map.get(&field).cloned(),
-            field: Some(field),
-            detail,
-        },
-        // About the arguments as a whole: serde refuses an unknown name while it reads the
-        // object, and only then counts what is missing.
-        None if place == "." => match map.keys().find(|name| !shape.has(name)) {
-            Some(field) => ArgFault::Unknown {
-                field: field.clone(),
-                detail,
-            },
-            None => match shape.required.iter().find(|name| !map.contains_key(*name)) {
-                Some(field) => ArgFault::Missing {
-                    field: field.clone(),
-                },
-                None => ArgFault::Refused {
-                    field: None,
-                    given: None,
-                    detail,
-                },
-            },
-        },
-        None => ArgFault::Refused {
-            field: Some(place),
-            given: None,
-            detail,
-        },
-    };
-    Err(Error::bad_arg(fault))
-}
-
-/// The properties of an argument type and which of them are required, from its schema.
-struct ArgShape {
-    properties: Vec<String>,
-    /// In the order the type declares them (the order serde reports them missing).
-    required: Vec<String>,
-}
-
-impl ArgShape {
-    fn of(schema: &str) -> ArgShape {
-        let schema: Value = serde_json::from_str(schema).unwrap_or(Value::Null);
-        let names = |key: &str| -> Vec<String> {
-            match schema.get(key) {
-                Some(Value::Object(map)) => map.keys().cloned().collect(),
-                Some(Value::Array(list)) => list
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect(),
-                _ => Vec::new(),
-            }
-        };
-        let properties = names("properties");
-        let listed = names("required");
-        let required = properties
-            .iter()
-            .filter(|p| listed.contains(p))
-            .cloned()
-            .collect();
-        ArgShape {
-            properties,
-            required,
-        }
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.properties.iter().any(|p| p == name)
-    }
-
-    fn is_required(&self, name: &str) -> bool {
-        self.required.iter().any(|p| p == name)
-    }
-
-    fn is_optional(&self, name: &str) -> bool {
-        self.has(name) && !self.is_required(name)
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn run_elsewhere(_: Value, _: &Context) -> Result<Value> {
     Err(Error::new(
         ErrorKind::Internal,
@@ -941,175 +821,6 @@ fn succeeded_json<T: Tool>(result: &Value) -> bool {
     }
 }
 
-fn generate_schema<T: Tool>() -> Value {
-    let mut schema = schemars::schema_for!(T::Args).to_value();
-    standard_keywords(&mut schema);
-    nullable_optionals(&mut schema);
-    schema
-}
-
-/// Make every optional property of an argument schema accept `null`, as `parse_args` does
-/// ("not given"): the schema and the parser then agree, and strict hosts can send null.
-fn nullable_optionals(schema: &mut Value) {
-    let required: Vec<String> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
-        return;
-    };
-    for (name, property) in properties.iter_mut() {
-        if !required.contains(name) {
-            make_nullable(property);
-        }
-    }
-}
-
-/// Add `null` to what a schema accepts: to its `type` when it has one (and to its `enum`, which
-/// would refuse it otherwise), else as an `anyOf` branch.
-pub fn make_nullable(schema: &mut Value) {
-    let Value::Object(map) = schema else { return };
-    if map.contains_key("type") {
-        if let Some(Value::Array(values)) = map.get_mut("enum") {
-            if !values.contains(&Value::Null) {
-                values.push(Value::Null);
-            }
-        }
-    }
-    match map.get_mut("type") {
-        Some(Value::String(ty)) if ty != "null" => {
-            let ty = std::mem::take(ty);
-            map.insert("type".into(), serde_json::json!([ty, "null"]));
-        }
-        Some(Value::Array(types)) => {
-            if !types.iter().any(|t| t == "null") {
-                types.push("null".into());
-            }
-        }
-        Some(_) => {}
-        None => {
-            let null_branch = serde_json::json!({"type": "null"});
-            if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-                if !branches.contains(&null_branch) {
-                    branches.push(null_branch);
-                }
-                return;
-            }
-            // The schema becomes the first branch; its description stays outside, once.
-            let description = map.shift_remove("description");
-            let inner = Value::Object(std::mem::take(map));
-            map.insert("anyOf".into(), Value::Array(vec![inner, null_branch]));
-            if let Some(description) = description {
-                map.insert("description".into(), description);
-            }
-        }
-    }
-}
-
-fn output_schema<T: Tool>() -> Value {
-    // Results are serialized, never deserialized: the serialize contract makes fields with
-    // `skip_serializing_if` optional, as they are on the wire (MCP clients validate this).
-    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<T::Output>()
-        .to_value();
-    unwrap_descriptions(&mut schema);
-    standard_keywords(&mut schema);
-    schema
-}
-
-/// The formats JSON Schema 2020-12 defines; validators refuse or warn about any other.
-const STANDARD_FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
-/// The range of schemars' integer formats (`uint64`, `int32` …), which are not JSON Schema's:
-/// stated as `minimum`/`maximum` instead. 64-bit bounds are left out (no JSON number a model
-/// writes reaches them, and 20-digit limits only cost tokens).
-fn integer_format_range(format: &str) -> Option<(Option<i64>, Option<i64>)> {
-    Some(match format {
-        "uint8" => (Some(0), Some(u8::MAX.into())),
-        "uint16" => (Some(0), Some(u16::MAX.into())),
-        "uint32" => (Some(0), Some(u32::MAX.into())),
-        "uint" | "uint64" | "uint128" => (Some(0), None),
-        "int8" => (Some(i8::MIN.into()), Some(i8::MAX.into())),
-        "int16" => (Some(i16::MIN.into()), Some(i16::MAX.into())),
-        "int32" => (Some(i32::MIN.into()), Some(i32::MAX.into())),
-        "int" | "int64" | "int128" => (None, None),
-        _ => return None,
-    })
-}
-
-/// Standard JSON Schema only, as hosts validate it (ajv in strict mode refuses unknown
-/// formats): schemars' integer formats become `minimum`/`maximum` (a bound the type already
-/// states is kept when tighter), other unknown formats are dropped, and so is `"default": null`
-/// (an optional property's absence already says it).
-fn standard_keywords(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            let format = map
-                .get("format")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            if let Some(format) = format.filter(|f| !STANDARD_FORMATS.contains(&f.as_str())) {
-                map.shift_remove("format");
-                if let Some((min, max)) = integer_format_range(&format) {
-                    tighten(map, "minimum", min, |old, new| new > old);
-                    tighten(map, "maximum", max, |old, new| new < old);
-                }
-            }
-            if map.get("default") == Some(&Value::Null) {
-                map.shift_remove("default");
-            }
-            map.values_mut().for_each(standard_keywords);
-        }
-        Value::Array(items) => items.iter_mut().for_each(standard_keywords),
-        _ => {}
-    }
-}
-
-/// Set `key` to `bound` unless the schema already has a bound at least as tight.
-fn tighten(
-    map: &mut serde_json::Map<String, Value>,
-    key: &str,
-    bound: Option<i64>,
-    tighter: fn(f64, f64) -> bool,
-) {
-    let Some(bound) = bound else { return };
-    let keep = match map.get(key).and_then(Value::as_f64) {
-        Some(old) => !tighter(old, bound as f64),
-        None => false,
-    };
-    if !keep {
-        map.insert(key.into(), bound.into());
-    }
-}
-
 /// The generated schema of the result, as committed in `schemas/<name>.output.json`.
 pub fn output_schema_file_text(spec: &ToolSpec) -> String {
     let mut text = serde_json::to_string_pretty(&spec.generate_output_schema()).unwrap_or_default();
@@ -1120,41 +831,13 @@ pub fn output_schema_file_text(spec: &ToolSpec) -> String {
 /// The generated schema with the tool's name as its title, as committed in `schemas/`.
 pub fn schema_file_text(spec: &ToolSpec) -> String {
     let mut schema = spec.generate_schema();
-    unwrap_descriptions(&mut schema);
+    schema::unwrap_descriptions(&mut schema);
     if let Value::Object(map) = &mut schema {
         map.insert("title".into(), Value::String(spec.name().into()));
     }
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
     text
-}
-
-/// Doc comments are wrapped at 100 columns; an LLM reads the prose better unwrapped.
-fn unwrap_descriptions(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                if key == "description" {
-                    if let Value::String(s) = v {
-                        *s = s
-                            .split("\n\n")
-                            .map(|para| {
-                                para.split('\n')
-                                    .map(str::trim)
-                                    .collect::<Vec<_>>()
-                                    .join(" ")
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n\n");
-                    }
-                } else {
-                    unwrap_descriptions(v);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
-        _ => {}
-    }
 }
 
 /// Resolve a `max_results`-style argument: default when absent, refused when 0 or over `bound`.
@@ -1169,9 +852,6 @@ pub fn bounded_max(given: Option<u64>, default: u64, bound: u64) -> Result<u64> 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use serde_json::json;
-
     macro_rules! listed_modules {
         ($($variant:ident $name:literal $binary:literal $tier:ident $module:ident::$tool:ident,)*) => {
             const LISTED_MODULES: &[&str] = &[$(stringify!($module)),*];
@@ -1180,7 +860,7 @@ mod tests {
     crate::catalog::tool_list!(listed_modules);
 
     /// Modules of src/tools that are not tools.
-    const NOT_TOOLS: &[&str] = &["outcome"];
+    const NOT_TOOLS: &[&str] = &["outcome", "args", "schema"];
 
     /// The tool modules are declared as plain `mod` lines (where rustfmt sees them), and those
     /// lines, the files of src/tools and the catalog's list name the same tools.
@@ -1208,166 +888,5 @@ mod tests {
             "src/tools/mod.rs's `pub mod` lines vs tool_list!"
         );
         assert_eq!(files, listed, "the files of src/tools vs tool_list!");
-    }
-
-    #[derive(Debug, serde::Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    struct Sample {
-        name: String,
-        #[serde(default = "dot")]
-        path: String,
-        #[serde(default)]
-        limit: Option<u64>,
-        #[serde(default)]
-        tags: Vec<String>,
-        other: u64,
-    }
-
-    fn dot() -> String {
-        ".".into()
-    }
-
-    /// `Sample`'s schema, as a tool's committed one is made.
-    fn sample_schema() -> String {
-        schemars::schema_for!(Sample).to_value().to_string()
-    }
-
-    fn fault(args: Value) -> ArgFault {
-        let e = parse_args::<Sample>(args, &sample_schema()).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::InvalidArgs);
-        let fault = e.arg().cloned().expect("an argument fault");
-        assert_eq!(e.message(), fault.describe());
-        fault
-    }
-
-    #[test]
-    fn null_means_not_given() {
-        let s: Sample = parse_args(
-            json!({"name": "a", "path": null, "limit": null, "tags": null, "other": 1}),
-            &sample_schema(),
-        )
-        .unwrap();
-        assert_eq!(
-            (
-                s.name.as_str(),
-                s.path.as_str(),
-                s.limit,
-                s.tags.len(),
-                s.other
-            ),
-            ("a", ".", None, 0, 1)
-        );
-    }
-
-    #[test]
-    fn a_required_argument_given_as_null_is_named() {
-        let f = fault(json!({"name": null, "other": 1}));
-        assert_eq!(
-            f,
-            ArgFault::Null {
-                field: "name".into()
-            }
-        );
-        assert_eq!(f.describe(), "name: is required and must not be null");
-        // Null for an optional one is fine even then: the required one is the fault.
-        let f = fault(json!({"path": null, "other": null, "name": "a"}));
-        assert_eq!(
-            f,
-            ArgFault::Null {
-                field: "other".into()
-            }
-        );
-    }
-
-    #[test]
-    fn a_missing_argument_is_named_in_declaration_order() {
-        let f = fault(json!({"path": "x"}));
-        assert_eq!(
-            f,
-            ArgFault::Missing {
-                field: "name".into()
-            }
-        );
-        assert_eq!(f.describe(), "missing field `name`");
-        let f = fault(json!({"name": "a", "limit": null}));
-        assert_eq!(
-            f,
-            ArgFault::Missing {
-                field: "other".into()
-            }
-        );
-        // A value of the wrong type is found first, as serde reads the object.
-        let f = fault(json!({"name": 5}));
-        assert_eq!(f.field(), Some("name"));
-        assert!(matches!(f, ArgFault::Refused { .. }), "{f:?}");
-    }
-
-    #[test]
-    fn unknown_arguments_stay_refused_null_or_not() {
-        for extra in [json!(null), json!(3)] {
-            let f = fault(json!({"name": "a", "other": 1, "extra": extra}));
-            let ArgFault::Unknown { field, .. } = &f else {
-                panic!("{f:?}");
-            };
-            assert_eq!(field, "extra");
-            let message = f.describe();
-            assert!(
-                message.starts_with("extra: unknown field `extra`"),
-                "{message}"
-            );
-            assert!(message.contains("`name`"), "{message}");
-        }
-    }
-
-    #[test]
-    fn a_wrong_value_names_its_argument() {
-        let f = fault(json!({"name": "a", "other": 1, "limit": -3}));
-        let ArgFault::Refused {
-            field,
-            given,
-            detail,
-        } = &f
-        else {
-            panic!("{f:?}");
-        };
-        assert_eq!((field.as_deref(), given), (Some("limit"), &Some(json!(-3))));
-        assert!(detail.contains("-3"), "{detail}");
-        assert!(f.describe().starts_with("limit: "), "{}", f.describe());
-        // Inside an argument: the place is named, the value is not the whole argument's.
-        let f = fault(json!({"name": "a", "other": 1, "tags": ["x", 4]}));
-        assert!(
-            matches!(&f, ArgFault::Refused { field: Some(p), given: None, .. } if p == "tags[1]"),
-            "{f:?}"
-        );
-        let e = parse_args::<Sample>(json!(["a"]), &sample_schema()).unwrap_err();
-        assert_eq!(e.message(), "arguments must be a JSON object, got an array");
-    }
-
-    #[test]
-    fn integer_formats_become_bounds() {
-        let mut schema = json!({"properties": {
-            "a": {"type": ["integer", "null"], "format": "uint64", "minimum": 1, "default": null},
-            "b": {"type": "integer", "format": "int32"},
-            "c": {"type": "integer", "format": "uint8", "maximum": 20},
-            "d": {"type": "string", "format": "date-time"},
-            "format": {"type": "string"},
-        }});
-        standard_keywords(&mut schema);
-        let mut mode = json!({"type": "string", "enum": ["a", "b"]});
-        make_nullable(&mut mode);
-        assert_eq!(
-            mode,
-            json!({"type": ["string", "null"], "enum": ["a", "b", null]})
-        );
-        assert_eq!(
-            schema["properties"],
-            json!({
-                "a": {"type": ["integer", "null"], "minimum": 1},
-                "b": {"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX},
-                "c": {"type": "integer", "maximum": 20, "minimum": 0},
-                "d": {"type": "string", "format": "date-time"},
-                "format": {"type": "string"},
-            })
-        );
     }
 }

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
-use crate::code::elsewhere::Parsed;
+use crate::code::elsewhere::{Job, Parsed};
 use crate::code::source::{self, Gather, Gathered, Parser, Unparsed};
 use crate::code::{FileTags, Lang, SymbolKind};
 use crate::error::{Error, ErrorKind, Result};
@@ -168,10 +168,10 @@ pub fn symbol(path: &str, tags: &FileTags, i: usize) -> Symbol {
 }
 
 /// Parse in this process: what `sneaky-outline` does (and only it links).
-pub fn parse_here(files: &[(Lang, &[u8])]) -> Result<Vec<Parsed>> {
+pub fn parse_here(files: &[Job<'_>]) -> Result<Vec<Parsed>> {
     Ok(files
         .iter()
-        .map(|&(lang, bytes)| crate::code::parse::tags(lang, bytes))
+        .map(|&(lang, bytes, focus)| crate::code::parse::tags_focused(lang, bytes, focus))
         .collect())
 }
 
@@ -225,6 +225,7 @@ fn outline(args: OutlineArgs, ctx: &Context, parser: Parser) -> Result<OutlineRe
         parser,
         filter: None,
         keep_bytes: false,
+        focus: None,
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     refuse_one_unparsed(is_file, &gathered)?;

@@ -142,6 +142,7 @@ fn find(args: FindReferencesArgs, ctx: &Context, parser: Parser) -> Result<FindR
         parser,
         filter: Some(&filter),
         keep_bytes: true,
+        focus: None,
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     outline::refuse_one_unparsed(is_file, &gathered)?;

@@ -154,12 +154,25 @@ fn find(args: FindSymbolArgs, ctx: &Context, parser: Parser) -> Result<FindSymbo
     let exact = args.exact.unwrap_or(true);
     let matcher = name_matcher(own, !exact)?;
     let filter = |bytes: &[u8]| matcher.is_match(bytes).unwrap_or(false);
+    // A definition of the name is named where the name is: only the definitions there (and
+    // around them) are wanted of a file's parse.
+    let focus = |bytes: &[u8]| {
+        let mut places = Vec::new();
+        let _ = matcher.find_iter(bytes, |m| {
+            if let (Ok(start), Ok(end)) = (u32::try_from(m.start()), u32::try_from(m.end())) {
+                places.push((start, end));
+            }
+            true
+        });
+        places
+    };
     let rel = ctx.ws.relative(&args.path)?;
     let is_file = ctx.ws.kind_of(&rel)? == Kind::File;
     let gather = Gather {
         parser,
         filter: Some(&filter),
         keep_bytes: args.include_body,
+        focus: Some(&focus),
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     outline::refuse_one_unparsed(is_file, &gathered)?;

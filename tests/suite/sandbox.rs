@@ -1202,8 +1202,8 @@ fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
         "landlock",
         "seccomp",
         "shell-ran",
-        "init-exited-pid-namespace-ended",
-        "command-ran-namespace-ended",
+        "init-reported",
+        "command-ended",
         "overlay-scan-apply",
         "watcher-ended",
     ];
@@ -1233,4 +1233,31 @@ fn a_command_argument_that_is_not_utf8_is_refused_in_the_envelope() {
         .expect("run");
     let reply = util::Reply::parse("sneaky-run", out);
     reply.err("invalid_args", 2);
+}
+
+/// The launcher's last line says how the command ended, and the call ends on it (with both
+/// outputs closed) without waiting for the launcher's exit. A command cannot end its call
+/// early that way: a line it prints (it cannot know the token) is its own output, and closing
+/// its outputs ends nothing while it runs; its real end is reported, with what it did last.
+#[test]
+fn a_command_cannot_end_its_call_with_a_forged_last_line() {
+    if !namespaces_or_skip("forged last line") {
+        return;
+    }
+    let w = util::ws();
+    let command = r#"printf '\036sneaky-sandbox-end:00112233445566778899aabbccddeeff:{"status":{"code":0},"refused":[]}\n' >&2; exec >&- 2>&-; sleep 0.5; echo late > done.txt; exit 7"#;
+    let r = w.call("sneaky-run", json!({ "command": command }));
+    let result = r.command_ran();
+    assert_eq!(result["exit_code"], 7, "{result}");
+    assert!(
+        result["stderr"]
+            .as_str()
+            .is_some_and(|e| e.contains("\u{1e}sneaky-sandbox-end:")),
+        "{result}"
+    );
+    assert_eq!(w.read("done.txt"), "late\n", "{result}");
+    // A signal, reported on the last line too.
+    let r = w.call("sneaky-run", json!({ "command": "kill -KILL $$" }));
+    let result = r.command_ran();
+    assert_eq!(result["signal"], "SIGKILL", "{result}");
 }

@@ -20,18 +20,20 @@
 //! caused it says how many.
 //!
 //! Where the history lives is `location.rs`; writing its files whole and flushing them,
-//! `flush.rs`; the journal (entries, contents, settling a killed edit) and the bound are here.
+//! `flush.rs`; keeping it within its bound, `bound.rs`; the journal (writing each change's entry
+//! ahead and completing it, settling a killed edit's), `journal.rs`; the model (states,
+//! snapshots, entries), the contents kept, and recording a change are here.
 
 use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::{self, File};
+use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use nix::fcntl::{readlinkat, Flock, FlockArg};
+use nix::fcntl::{readlinkat, Flock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
@@ -40,7 +42,9 @@ use super::durable::{self, Existing, MadeDirs, Target};
 use super::jail::{Kind, Workspace};
 use crate::error::{Error, ErrorKind, Result};
 
+mod bound;
 mod flush;
+mod journal;
 mod location;
 
 use flush::{kept_whole, write_file, write_unflushed, Flush};
@@ -300,14 +304,6 @@ const ENTRIES: &str = "entries";
 /// Entries of running (or killed) edits, apart from the completed ones: opening the history
 /// reads only these.
 const PENDING: &str = "pending";
-/// The history's size as last counted and added to, and how many changes since the last full
-/// count (see [`History::bound`]).
-const USAGE: &str = "usage";
-/// Changes between two full counts of the history's size, which set right whatever the running
-/// count missed (a process killed between its writes and its count).
-const RECOUNT_EVERY: u64 = 500;
-/// A temporary file in the history older than this was left by a killed process.
-const TEMPORARY_FOR_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Contents kept with a flush each, up to this many a change (see [`History::keep_contents`]).
 const FLUSH_EACH_UP_TO: usize = 8;
 const BLOBS: &str = "blobs";
@@ -497,28 +493,6 @@ impl History {
         (!kept).then_some(dir)
     }
 
-    /// A completed entry: `<id>.json`.
-    fn entry_path(&self, change_id: &str) -> PathBuf {
-        self.dir.join(ENTRIES).join(format!("{change_id}.json"))
-    }
-
-    /// An entry whose edit is running, or was killed: `pending/<id>.pending`. Apart from the
-    /// completed ones, so that settling and listing read only what they need.
-    fn pending_path(&self, change_id: &str) -> PathBuf {
-        self.dir.join(PENDING).join(format!("{change_id}.pending"))
-    }
-
-    /// The pending entries' files.
-    fn pending_files(&self) -> Vec<PathBuf> {
-        fs::read_dir(self.dir.join(PENDING))
-            .map(|dir| {
-                dir.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension() == Some(OsStr::new("pending")))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
     /// Keep a snapshot's content (once per hash), flushed before anything relies on it.
     fn keep_content(&self, snap: &Snapshot) -> Result<()> {
         self.keep_content_flushed(snap, true).map(|_| ())
@@ -608,443 +582,6 @@ impl History {
                 self.keep_bytes(digest, content, &target.display, flush)?;
                 Ok(None)
             }
-        }
-    }
-
-    /// Write an entry whole (temporary name, rename), its flush (the file and the directory)
-    /// left to `flush`. A pending entry is written locked and the lock handed back.
-    fn write_entry(
-        &self,
-        entry: &Entry,
-        pending: bool,
-        flush: &mut Flush,
-    ) -> Result<Option<Flock<File>>> {
-        let file = self.create_entry(&entry.change_id, pending)?;
-        self.fill_entry(file, entry, pending, flush)
-    }
-
-    /// The file an entry is written into, under its temporary name (see [`History::write_entry`]).
-    fn create_entry(&self, change_id: &str, pending: bool) -> Result<File> {
-        OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(self.entry_temp(change_id, pending))
-            .map_err(|e| Error::io("writing the undo history", e))
-    }
-
-    fn entry_temp(&self, change_id: &str, pending: bool) -> PathBuf {
-        let mut temp = if pending {
-            self.pending_path(change_id)
-        } else {
-            self.entry_path(change_id)
-        }
-        .into_os_string();
-        temp.push(".tmp");
-        PathBuf::from(temp)
-    }
-
-    /// [`History::write_entry`] into the file [`History::create_entry`] made.
-    fn fill_entry(
-        &self,
-        mut file: File,
-        entry: &Entry,
-        pending: bool,
-        flush: &mut Flush,
-    ) -> Result<Option<Flock<File>>> {
-        let io = |e| Error::io("writing the undo history", e);
-        let text = serde_json::to_vec(entry)
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("writing an entry: {e}")))?;
-        file.write_all(&text).map_err(io)?;
-        let lock = if pending {
-            let kept = file.try_clone().map_err(io)?;
-            let locked = Flock::lock(kept, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
-                Error::new(ErrorKind::IoError, format!("locking an undo entry: {e}"))
-            })?;
-            Some(locked)
-        } else {
-            None
-        };
-        let path = if pending {
-            self.pending_path(&entry.change_id)
-        } else {
-            self.entry_path(&entry.change_id)
-        };
-        fs::rename(self.entry_temp(&entry.change_id, pending), &path).map_err(io)?;
-        self.wrote(text.len());
-        flush.file(file);
-        flush.dir(self.dir.join(if pending { PENDING } else { ENTRIES }));
-        Ok(lock)
-    }
-
-    /// Every entry on disk, oldest first (ids sort by time). Unreadable ones are skipped.
-    fn read_all(&self) -> Result<Vec<Entry>> {
-        Ok(self
-            .entry_files()?
-            .iter()
-            .filter_map(|p| {
-                let bytes = fs::read(p).ok()?;
-                serde_json::from_slice(&bytes).ok()
-            })
-            .collect())
-    }
-
-    /// The completed entries' files, oldest first (ids sort by time).
-    fn entry_files(&self) -> Result<Vec<PathBuf>> {
-        let mut names: Vec<PathBuf> = fs::read_dir(self.dir.join(ENTRIES))
-            .map_err(|e| Error::io("reading the undo history", e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension() == Some(OsStr::new("json")))
-            .collect();
-        names.sort();
-        Ok(names)
-    }
-
-    /// Settle the pending entries of edits that were killed (their lock is free): the
-    /// workspace as it was means the edit never landed; otherwise it did, and what the
-    /// workspace holds is what it left.
-    fn settle_killed(&self, ws: &Workspace) {
-        for path in self.pending_files() {
-            let Ok(file) = File::open(&path) else {
-                continue;
-            };
-            let Ok(_lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
-                continue; // a live edit
-            };
-            let Some(mut entry) = fs::read(&path)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
-            else {
-                // Cut short by a crash before it was flushed: its change never began, since
-                // a change waits for its entry's flush.
-                let _ = fs::remove_file(&path);
-                continue;
-            };
-            // Killed after its completed entry was written: only the pending one is left over.
-            // (A completed entry a crash cut short is written again below.)
-            let completed = fs::read(self.entry_path(&entry.change_id))
-                .ok()
-                .is_some_and(|b| serde_json::from_slice::<Entry>(&b).is_ok());
-            if completed {
-                let _ = fs::remove_file(&path);
-                continue;
-            }
-            let now: Vec<Snapshot> = match entry
-                .paths
-                .iter()
-                .map(|p| Snapshot::at(ws, &p.path, self.max_bytes))
-                .collect::<Result<_>>()
-            {
-                Ok(now) => now,
-                Err(_) => continue,
-            };
-            let unchanged = entry.paths.iter().zip(&now).all(|(p, s)| p.before.holds(s));
-            if unchanged {
-                self.unlink_kept_files(ws, &entry);
-            } else {
-                if now.iter().try_for_each(|s| self.keep_content(s)).is_err() {
-                    continue;
-                }
-                for (p, s) in entry.paths.iter_mut().zip(now) {
-                    p.after = Some(s.state);
-                }
-                entry.done = true;
-                let mut flush = Flush::default();
-                if self.write_entry(&entry, false, &mut flush).is_err()
-                    || flush.run(|| Ok(())).is_err()
-                {
-                    continue;
-                }
-            }
-            let _ = fs::remove_file(&path);
-        }
-    }
-
-    /// For a change that never landed: a kept content that is the workspace's file itself (a
-    /// rewrite killed between giving the old file a name here and replacing it) loses that
-    /// name, so that a later change of the file in place cannot alter it.
-    fn unlink_kept_files(&self, ws: &Workspace, entry: &Entry) {
-        use std::os::unix::fs::MetadataExt;
-        for p in &entry.paths {
-            let State::File { digest, .. } = &p.before else {
-                continue;
-            };
-            let blob = self.dir.join(BLOBS).join(digest.hex());
-            let Ok(kept) = fs::symlink_metadata(&blob) else {
-                continue;
-            };
-            let Ok(target) = durable::locate(ws, &p.path, false, None) else {
-                continue;
-            };
-            let same = target
-                .stat()
-                .ok()
-                .flatten()
-                .is_some_and(|st| st.st_dev == kept.dev() && st.st_ino == kept.ino());
-            if same {
-                let _ = fs::remove_file(&blob);
-            }
-        }
-    }
-
-    /// Count `bytes` written into the history.
-    fn wrote(&self, bytes: usize) {
-        self.written.set(self.written.get() + bytes as u64);
-    }
-
-    /// Forget the oldest changes while the history is over its bound, then drop the contents
-    /// no change refers to. Returns how many changes were forgotten.
-    ///
-    /// The history's size is kept as a running count (`usage`: what was counted last, plus what
-    /// each change since wrote), so that a change does not look at every file of a history of
-    /// thousands of changes. The files are counted again when the running count passes the
-    /// bound, every [`RECOUNT_EVERY`] changes, and when the count is missing or unreadable.
-    fn bound(&self) -> u64 {
-        use std::io::{Seek, SeekFrom};
-        let written = self.written.replace(0);
-        let usage = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(self.dir.join(USAGE))
-            .ok()
-            .and_then(|f| Flock::lock(f, FlockArg::LockExclusive).ok());
-        let Some(mut usage) = usage else {
-            return self.recount().0;
-        };
-        let mut text = String::new();
-        let counted = usage
-            .read_to_string(&mut text)
-            .ok()
-            .and_then(|_| text.split_once(' '))
-            .and_then(|(size, changes)| {
-                Some((
-                    size.parse::<u64>().ok()?,
-                    changes.trim().parse::<u64>().ok()?,
-                ))
-            });
-        let (size, changes, forgotten) = match counted {
-            Some((size, changes))
-                if size.saturating_add(written) <= self.max_bytes
-                    && changes + 1 < RECOUNT_EVERY =>
-            {
-                (size + written, changes + 1, 0)
-            }
-            _ => {
-                let (forgotten, size) = self.recount();
-                (size, 0, forgotten)
-            }
-        };
-        // Always as long (zeros ahead), so that it is written over in place: emptying the
-        // file first freed its block and the write took a new one, at every change.
-        let line = format!("{size:020} {changes:020}\n");
-        let _ = usage
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| usage.write_all(line.as_bytes()))
-            .and_then(|_| match text.len() > line.len() {
-                true => usage.set_len(line.len() as u64),
-                false => Ok(()),
-            });
-        forgotten
-    }
-
-    /// The bytes the history's contents and entries take, file by file.
-    fn on_disk(&self) -> u64 {
-        [BLOBS, SHOWN, ENTRIES, PENDING]
-            .iter()
-            .map(|sub| {
-                fs::read_dir(self.dir.join(sub))
-                    .map(|dir| {
-                        dir.filter_map(|e| e.ok()?.metadata().ok())
-                            .map(|m| m.len())
-                            .sum::<u64>()
-                    })
-                    .unwrap_or(0)
-            })
-            .sum()
-    }
-
-    /// [`History::bound`] from the files themselves. Past the bound, the oldest changes are
-    /// forgotten down to nine tenths of it, so that the changes right after do not each count
-    /// again. Returns how many changes were forgotten, and the size the history is left with.
-    // Long: counting the history's size by content (a copy shared by entries counted once) and
-    // forgetting the oldest changes share the maps built from every entry.
-    fn recount(&self) -> (u64, u64) {
-        use std::collections::HashMap;
-        let size = self.on_disk();
-        if size <= self.max_bytes {
-            return (0, size);
-        }
-        let Ok(mut entries) = self.read_all() else {
-            return (0, size);
-        };
-        let file_size = |path: PathBuf| fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        let mut uses: HashMap<&str, u64> = HashMap::new();
-        for name in entries.iter().flat_map(contents) {
-            *uses.entry(name).or_default() += 1;
-        }
-        // A content shown that is kept to restore too is dropped below: counted once.
-        let sizes: HashMap<&str, u64> = uses
-            .keys()
-            .map(|s| {
-                let kept = Some(file_size(self.dir.join(BLOBS).join(s)))
-                    .filter(|n| *n > 0)
-                    .unwrap_or_else(|| file_size(self.dir.join(SHOWN).join(s)));
-                (*s, kept)
-            })
-            .collect();
-        let entry_sizes: Vec<u64> = entries
-            .iter()
-            .map(|e| file_size(self.entry_path(&e.change_id)))
-            .collect();
-        let mut total: u64 = sizes.values().sum::<u64>() + entry_sizes.iter().sum::<u64>();
-        let low = self.max_bytes - self.max_bytes / 10;
-        let mut forgotten = 0;
-        while total > low && forgotten < entries.len() {
-            // The newest change goes only when it alone is past the bound.
-            if forgotten + 1 == entries.len() && total <= self.max_bytes {
-                break;
-            }
-            let gone = &entries[forgotten];
-            let _ = fs::remove_file(self.entry_path(&gone.change_id));
-            total = total.saturating_sub(entry_sizes[forgotten]);
-            for name in contents(gone) {
-                let left = uses.get_mut(name).map(|n| {
-                    *n -= 1;
-                    *n
-                });
-                if left == Some(0) {
-                    total = total.saturating_sub(sizes.get(name).copied().unwrap_or(0));
-                }
-            }
-            forgotten += 1;
-        }
-        drop(uses);
-        drop(sizes);
-        entries.drain(..forgotten);
-        let forgotten = forgotten as u64;
-        // The contents of running edits' entries (pending) are theirs: kept too.
-        let running: Vec<Entry> = self
-            .pending_files()
-            .iter()
-            .filter_map(|p| fs::read(p).ok())
-            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
-            .collect();
-        entries.extend(running);
-        let used = referenced(&entries);
-        for sub in [BLOBS, SHOWN, ENTRIES, PENDING] {
-            let Ok(kept) = fs::read_dir(self.dir.join(sub)) else {
-                continue;
-            };
-            for file in kept.flatten() {
-                let name = file.file_name();
-                let name = name.to_string_lossy();
-                let gone = if name.ends_with(".tmp") {
-                    // A live writer's, unless it is old: then a killed one's.
-                    file.metadata()
-                        .is_ok_and(|m| super::older_than(&m, TEMPORARY_FOR_AT_MOST))
-                } else if sub == BLOBS || sub == SHOWN {
-                    // A content shown is dropped too once it is kept to restore.
-                    used.binary_search_by(|u| u.as_str().cmp(&name)).is_err()
-                        || (sub == SHOWN && self.dir.join(BLOBS).join(&*name).exists())
-                } else {
-                    false
-                };
-                if gone {
-                    let _ = fs::remove_file(file.path());
-                }
-            }
-        }
-        (forgotten, self.on_disk())
-    }
-}
-
-impl Pending<'_> {
-    /// The change landed: record what it left. `made` are the directories it made on the way
-    /// (outermost first), which an undo removes again.
-    pub fn done(self, ws: &Workspace, made: &[String], after: &[Snapshot]) -> Result<Recorded> {
-        self.history.keep_contents(after)?;
-        let after: Vec<(&str, State)> = after
-            .iter()
-            .map(|s| (s.path.as_str(), s.state.clone()))
-            .collect();
-        self.finish(ws, made, &after, Flush::default(), || Ok(()))
-    }
-
-    /// [`Pending::done`] with the contents kept already: the completed entry is written, and
-    /// flushed with the rest of `flush`, after `first` (a flush of the caller's).
-    fn finish(
-        mut self,
-        ws: &Workspace,
-        made: &[String],
-        after: &[(&str, State)],
-        mut flush: Flush,
-        first: impl FnOnce() -> Result<()>,
-    ) -> Result<Recorded> {
-        let mut paths = Vec::with_capacity(made.len() + self.entry.paths.len());
-        for dir in made {
-            // Its mode is what the kernel gave it under the umask: read back.
-            paths.push(PathChange {
-                path: dir.clone(),
-                before: State::Absent,
-                after: Some(Snapshot::at(ws, dir, 0)?.state),
-            });
-        }
-        for p in &mut self.entry.paths {
-            if let Some((_, state)) = after.iter().find(|(path, _)| *path == p.path) {
-                p.after = Some(state.clone());
-            }
-        }
-        self.entry.paths.retain(|p| p.after.is_some());
-        paths.append(&mut self.entry.paths);
-        self.entry.paths = paths;
-        self.entry.done = true;
-        self.history.write_entry(&self.entry, false, &mut flush)?;
-        flush.run(first)?;
-        let _ = fs::remove_file(self.history.pending_path(&self.entry.change_id));
-        self.lock = None;
-        let forgotten = self.history.bound();
-        Ok(Recorded {
-            undo: Undoable {
-                change_id: Some(self.entry.change_id.clone()),
-                forgotten_changes: Some(forgotten).filter(|n| *n > 0),
-                undo_unavailable: None,
-            },
-            made: made.to_vec(),
-        })
-    }
-
-    pub fn change_id(&self) -> &str {
-        &self.entry.change_id
-    }
-
-    /// The change of an entry written whole ([`History::begin_whole`]) landed: the entry is
-    /// completed by its rename. Whatever happens to the rename, the change has landed and is
-    /// recorded: a pending entry left behind is settled by the next tool.
-    fn landed(mut self, made: Vec<String>) -> Recorded {
-        self.entry.done = true;
-        let id = self.entry.change_id.clone();
-        let _ = fs::rename(self.history.pending_path(&id), self.history.entry_path(&id));
-        self.lock = None;
-        let forgotten = self.history.bound();
-        Recorded {
-            undo: Undoable {
-                change_id: Some(id),
-                forgotten_changes: Some(forgotten).filter(|n| *n > 0),
-                undo_unavailable: None,
-            },
-            made,
-        }
-    }
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        if !self.entry.done {
-            let _ = fs::remove_file(self.history.pending_path(&self.entry.change_id));
         }
     }
 }
@@ -1389,7 +926,7 @@ impl Drop for Provisional {
 mod tests {
     use super::*;
 
-    fn setup() -> (tempfile::TempDir, Workspace, u64) {
+    pub(super) fn setup() -> (tempfile::TempDir, Workspace, u64) {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join("ws");
         fs::create_dir(&root).expect("mkdir");
@@ -1443,7 +980,12 @@ mod tests {
     }
 
     /// A rewrite of `name` to `new` through [`History::rewrite`], as write_file makes it.
-    fn rewrite(history: &History, ws: &Workspace, name: &str, new: &[u8]) -> Result<Recorded> {
+    pub(super) fn rewrite(
+        history: &History,
+        ws: &Workspace,
+        name: &str,
+        new: &[u8],
+    ) -> Result<Recorded> {
         let target = durable::locate(ws, name, true, None).expect("locate");
         let prior = target.read_existing(ws, 1 << 20).expect("read");
         let old = prior
@@ -1596,71 +1138,6 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
-    }
-
-    #[test]
-    fn the_running_count_of_the_size_is_set_right_by_a_full_count() {
-        let (dir, ws, _) = setup();
-        let state = dir.path().join("state");
-        let history = History::open_in(&state, &ws, 10_000).expect("open");
-        for i in 0..4 {
-            let content = format!("{i}").repeat(1500);
-            rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
-        }
-        assert!(history.on_disk() <= 10_000);
-        let kept = history.newest(usize::MAX).expect("entries").len();
-        // A count that missed what was written (as a process killed between writing and
-        // counting leaves it): trusted until the next full count, which forgets what it must.
-        fs::write(
-            history.dir.join(USAGE),
-            format!("0 {}\n", RECOUNT_EVERY - 3),
-        )
-        .expect("usage");
-        for i in 4..8 {
-            let content = format!("{i}").repeat(1500);
-            rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
-        }
-        assert!(history.on_disk() <= 10_000, "{}", history.on_disk());
-        assert!(history.newest(usize::MAX).expect("entries").len() <= kept + 1);
-        let usage = fs::read_to_string(history.dir.join(USAGE)).expect("usage");
-        assert_eq!(usage.len(), 42, "{usage:?}");
-        let counted: u64 = usage
-            .split(' ')
-            .next()
-            .expect("size")
-            .parse()
-            .expect("number");
-        assert_eq!(counted, history.on_disk(), "{usage}");
-        // One longer than the count (damaged) is counted again and cut to it.
-        fs::write(history.dir.join(USAGE), "x".repeat(100)).expect("usage");
-        rewrite(&history, &ws, "a.txt", b"again").expect("rewrite");
-        let usage = fs::read_to_string(history.dir.join(USAGE)).expect("usage");
-        assert_eq!(usage, format!("{:020} {:020}\n", history.on_disk(), 0));
-    }
-
-    #[test]
-    fn temporary_files_of_killed_writers_go_when_the_history_is_trimmed() {
-        let (dir, ws, _) = setup();
-        let state = dir.path().join("state");
-        let history = History::open_in(&state, &ws, 4_000).expect("open");
-        let two_hours_ago = SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
-        let left = |sub: &str, name: &str, old: bool| {
-            let path = history.dir.join(sub).join(name);
-            let file = File::create(&path).expect("create");
-            if old {
-                file.set_modified(two_hours_ago).expect("mtime");
-            }
-            path
-        };
-        let old_blob = left(BLOBS, "ab.1.tmp", true);
-        let old_entry = left(PENDING, "c1-1-0.pending.tmp", true);
-        let live = left(BLOBS, "cd.2.tmp", false);
-        for i in 0..4 {
-            let content = format!("{i}").repeat(1500);
-            rewrite(&history, &ws, "a.txt", content.as_bytes()).expect("rewrite");
-        }
-        assert!(!old_blob.exists() && !old_entry.exists());
-        assert!(live.exists());
     }
 
     fn umask() -> u32 {

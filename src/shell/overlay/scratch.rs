@@ -15,6 +15,7 @@ use super::mount::OverlaySpec;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::history;
 use crate::fs::jail::Workspace;
+use crate::shell::gone::Gone;
 
 /// Held changes left longer than this by a host that never came back are removed.
 const HELD_FOR_AT_MOST_SECS: u64 = 24 * 3600;
@@ -27,15 +28,16 @@ const STARTED_FILE: &str = "started";
 /// while it lives, so that a later call removes the ones killed calls left.
 pub struct Scratch {
     dir: PathBuf,
-    _lock: Flock<File>,
+    _lock: Option<Flock<File>>,
     /// When the command started: what the workspace's paths are compared against when its
     /// changes are applied.
     pub(super) started: Started,
     /// Kept (its changes could not be applied): not removed.
     kept: bool,
-    /// The command's namespace, and the overlay with it, is known to be gone: an upper layer
-    /// left empty may serve the next call ([`Scratch::command_ended`]).
-    reusable: bool,
+    /// The command ended with its namespace, whose end (the launcher's exit) unmounts the
+    /// overlay: once that has come, an upper layer left empty may serve the next call
+    /// ([`Scratch::command_ended`]).
+    reusable: Option<Gone>,
     /// The start came from the real-time clock: the launcher waits for the coarse clock to
     /// pass it ([`Started::settle`]).
     settle: bool,
@@ -165,11 +167,11 @@ impl Scratch {
     ) -> Scratch {
         Scratch {
             dir,
-            _lock: lock,
+            _lock: Some(lock),
             started,
             settle,
             kept: false,
-            reusable: false,
+            reusable: None,
             tidy,
             sweep: None,
             placed: Vec::new(),
@@ -233,12 +235,13 @@ impl Scratch {
         }
     }
 
-    /// Once the command has ended: `gone` says its namespace ended with it (the launcher left
-    /// by itself, having waited for the namespace's init, whose exit ends every process in
-    /// it, and the last of them unmounted the overlay). Only then may the upper layer serve
-    /// another call: an overlay still mounted on it would write into that call's changes.
-    pub fn command_ended(&mut self, gone: bool) {
-        self.reusable = gone;
+    /// Once the command has ended: `ended` says its namespace ended with it (the launcher
+    /// reported the end of the namespace's init, whose exit ends every process in it), and
+    /// `launcher` is the launcher's own exit, which unmounts the overlay. Only after both may
+    /// the upper layer serve another call: an overlay still mounted on it would write into
+    /// that call's changes.
+    pub fn command_ended(&mut self, ended: bool, launcher: Gone) {
+        self.reusable = ended.then_some(launcher);
     }
 
     /// Wait for the removal of the previous overlay's work directory; whether it went (not
@@ -386,8 +389,28 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        if self.kept || self.dir.as_os_str().is_empty() {
+            return;
+        }
+        // Before the launcher has left, the rest waits for it (off the call's path).
+        if let Some(launcher) = self.reusable.as_ref().filter(|l| !l.is_done()).cloned() {
+            let rest = Scratch {
+                dir: std::mem::take(&mut self.dir),
+                _lock: self._lock.take(),
+                started: self.started,
+                kept: false,
+                // Run once the launcher has been reaped.
+                reusable: Some(Gone::reaped()),
+                settle: self.settle,
+                tidy: self.tidy.take(),
+                sweep: self.sweep.take(),
+                placed: std::mem::take(&mut self.placed),
+            };
+            launcher.then(move || drop(rest));
+            return;
+        }
         let swept = self.swept();
-        if self.kept || (self.reusable && swept && self.set_aside()) {
+        if self.reusable.is_some() && swept && self.set_aside() {
             return;
         }
         remove_tree(&self.dir);

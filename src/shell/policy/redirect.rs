@@ -53,6 +53,10 @@ impl Checker<'_> {
             }
         }
         let Some(target) = target else {
+            // `>&-`, `2>&-`, `<&-`: a descriptor closed, nothing opened.
+            if matches!(op.as_str(), ">&-" | "<&-") {
+                return Ok(());
+            }
             return Err(deny(format!(
                 "`{part}`: a redirection needs exactly one target"
             )));

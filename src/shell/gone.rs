@@ -29,18 +29,11 @@ struct GoneInner {
     after: Vec<Box<dyn FnOnce() + Send>>,
 }
 
-pub(super) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Gone {
-    /// One already gone (for what runs after it).
-    pub fn reaped() -> Gone {
-        let gone = Gone::default();
-        gone.set();
-        gone
-    }
-
     /// Run `f` once the launcher has been reaped: now, if it has been.
     pub fn then(&self, f: impl FnOnce() + Send + 'static) {
         let mut inner = locked(&self.0.inner);
@@ -59,19 +52,11 @@ impl Gone {
 
     /// [`Gone::is_done`], waiting for it at most `limit`.
     pub fn wait(&self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        let mut inner = locked(&self.0.inner);
-        while !inner.done {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            inner = match self.0.changed.wait_timeout(inner, left) {
-                Ok((guard, _)) => guard,
-                Err(p) => p.into_inner().0,
-            };
+        let inner = locked(&self.0.inner);
+        match self.0.changed.wait_timeout_while(inner, limit, |i| !i.done) {
+            Ok((inner, _)) => inner.done,
+            Err(p) => p.into_inner().0.done,
         }
-        true
     }
 
     /// The launcher has been reaped: run what waits for it (also what is queued meanwhile).
@@ -93,7 +78,18 @@ impl Gone {
 }
 
 /// Launchers whose calls have returned before they were reaped.
-pub(super) static PENDING: Mutex<Vec<Gone>> = Mutex::new(Vec::new());
+static PENDING: Mutex<Vec<Gone>> = Mutex::new(Vec::new());
+
+/// Keep `gone` for [`settle`] if its launcher has not been reaped yet (forgetting those that
+/// have, so that a long-lived host keeps no more than the calls in flight).
+pub(super) fn remember(gone: &Gone) {
+    if gone.is_done() {
+        return;
+    }
+    let mut pending = locked(&PENDING);
+    pending.retain(|g| !g.is_done());
+    pending.push(gone.clone());
+}
 
 /// Wait at most `limit` for every launcher a returned call left (and what follows its end):
 /// for a program that exits after its call (`sneaky-run`), so that nothing of the call is left

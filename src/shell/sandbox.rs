@@ -444,7 +444,7 @@ fn run_as_init(
 /// the namespace is gone by then), close the runner's pipes, then wait for the init's exit
 /// (the PID namespace's end) and leave the way the shell did. The runner has its result from
 /// the last line and the pipes' end, and does not wait for this exit, which tears down the
-/// namespaces (src/shell/supervise.rs, `Gone`).
+/// namespaces (src/shell/gone.rs).
 fn relay_end(init: Pid, reader: OwnedFd, end: Option<(Option<proxy::Proxy>, String)>) -> ExitCode {
     let said = init_said(reader);
     let ended = match said {

@@ -20,7 +20,6 @@ use nix::unistd::Pid;
 
 use super::capture::{Captured, Stream};
 pub use super::gone::Gone;
-use super::gone::{locked, PENDING};
 use super::launch::{LaunchEnd, LaunchStatus};
 use super::zygote::{Launch, Zygote};
 use crate::error::{Error, ErrorKind, Result};
@@ -188,11 +187,7 @@ pub fn supervise(
             stderr.take_end(token)
         })
         .unwrap_or_default();
-    if !gone.is_done() {
-        let mut pending = locked(&PENDING);
-        pending.retain(|g| !g.is_done());
-        pending.push(gone.clone());
-    }
+    super::gone::remember(&gone);
     Ok(Finished {
         status,
         timed_out,

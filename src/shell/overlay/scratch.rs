@@ -394,26 +394,33 @@ impl Drop for Scratch {
         }
         // Before the launcher has left, the rest waits for it (off the call's path).
         if let Some(launcher) = self.reusable.as_ref().filter(|l| !l.is_done()).cloned() {
-            let rest = Scratch {
+            let mut rest = Scratch {
                 dir: std::mem::take(&mut self.dir),
                 _lock: self._lock.take(),
                 started: self.started,
                 kept: false,
-                // Run once the launcher has been reaped.
-                reusable: Some(Gone::reaped()),
+                reusable: self.reusable.take(),
                 settle: self.settle,
                 tidy: self.tidy.take(),
                 sweep: self.sweep.take(),
                 placed: std::mem::take(&mut self.placed),
             };
-            launcher.then(move || drop(rest));
+            launcher.then(move || rest.dispose());
             return;
         }
+        self.dispose();
+    }
+}
+
+impl Scratch {
+    /// Keep the directory as the next call's spare, or remove it; it is not this value's any
+    /// longer (its drop does nothing more).
+    fn dispose(&mut self) {
         let swept = self.swept();
-        if self.reusable.is_some() && swept && self.set_aside() {
-            return;
+        if !(self.reusable.is_some() && swept && self.set_aside()) {
+            remove_tree(&self.dir);
         }
-        remove_tree(&self.dir);
+        self.dir = PathBuf::new();
     }
 }
 

@@ -13,6 +13,7 @@
 # DIR instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/same_results.sh
 exec < /dev/null # rg searches a piped stdin instead of the directory
 
 TREE=${1:-$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | head -n 1)}
@@ -45,18 +46,12 @@ EOF
 
 # --- grep: identical sets first -------------------------------------------------------------
 PATTERN='fn [a-z_]+_mut\('
-"$BIN/sneaky-grep" --root "$TREE" --max-results 1000000 "$PATTERN" \
-  | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(m["path"] + ":" + str(m["line"])) for m in r["matches"]]' \
-  | sort > "$WORK/ours.txt"
-(cd "$TREE" && rg -n --no-heading "$PATTERN" . | sed -E 's#^\./##' | cut -d: -f1,2) | sort > "$WORK/rg.txt"
-if ! cmp -s "$WORK/ours.txt" "$WORK/rg.txt"; then
-  echo "grep: path:line sets differ from rg:"; diff "$WORK/ours.txt" "$WORK/rg.txt" | head -20; exit 1
-fi
-echo "grep: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
-
 cd "$TREE"
 # The tree is no project (no sneaky.toml or .git above it): name it, as --root would.
 export SNEAKY_ROOT="$TREE"
+same_grep_as_rg "$PATTERN"
+echo "grep: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
+
 hyperfine -N -w 2 -r 10 --export-json "$WORK/grep.json" \
   -n sneaky-grep "$BIN/sneaky-grep --max-results 1000000 '$PATTERN'" \
   -n "rg -n" "rg -n '$PATTERN'" >/dev/null
@@ -67,13 +62,7 @@ hyperfine -N -w 2 -r 10 --export-json "$WORK/grep_sorted.json" \
 ratio "sneaky-grep / rg -n --sort path" "$WORK/grep_sorted.json"
 
 # --- find -----------------------------------------------------------------------------------
-"$BIN/sneaky-find" --max-results 1000000 '*.rs' \
-  | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(f.rstrip("/")) for f in r["files"]]' \
-  | sort > "$WORK/ours_find.txt"
-fdfind --glob '*.rs' | sed -E 's#^\./##; s#/$##' | sort > "$WORK/fd.txt"
-if ! cmp -s "$WORK/ours_find.txt" "$WORK/fd.txt"; then
-  echo "find: sets differ from fd:"; diff "$WORK/ours_find.txt" "$WORK/fd.txt" | head -20; exit 1
-fi
+same_find_as_fd '*.rs'
 echo "find: identical sets ($(wc -l < "$WORK/fd.txt") paths)"
 hyperfine -N -w 2 -r 10 --export-json "$WORK/find.json" \
   -n sneaky-find "$BIN/sneaky-find --max-results 1000000 '*.rs'" \

@@ -18,6 +18,7 @@
 # it runs (a fat-LTO link each); SNEAKY_BENCH_BIN=DIR runs those in DIR instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/same_results.sh
 exec < /dev/null # rg searches a piped stdin instead of the directory
 
 for tool in rg fdfind python3; do
@@ -114,13 +115,7 @@ for SIZE in $SIZES; do
 
   # --- find vs fd -----------------------------------------------------------------------------
   for pattern in '*.txt' '*.rs'; do
-    "$BIN/sneaky-find" --max-results 1000000 "$pattern" \
-      | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(f.rstrip("/")) for f in r["files"]]' \
-      | sort > "$WORK/ours_find.txt"
-    fdfind --glob "$pattern" | sed -E 's#^\./##; s#/$##' | sort > "$WORK/fd.txt"
-    if ! cmp -s "$WORK/ours_find.txt" "$WORK/fd.txt"; then
-      echo "find $pattern: sets differ from fd:"; diff "$WORK/ours_find.txt" "$WORK/fd.txt" | head -20; exit 1
-    fi
+    same_find_as_fd "$pattern"
     echo "$SIZE files: find $pattern: identical sets ($(wc -l < "$WORK/fd.txt") paths)"
     compare "$SIZE files: sneaky-find '$pattern' / fdfind --glob" \
       "$BIN/sneaky-find --max-results 1000000 '$pattern'" "fdfind --glob '$pattern'"
@@ -128,13 +123,7 @@ for SIZE in $SIZES; do
 
   # --- grep vs rg -----------------------------------------------------------------------------
   PATTERN='needle'
-  "$BIN/sneaky-grep" --max-results 1000000 "$PATTERN" \
-    | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; assert not r["truncated"]; [print(m["path"] + ":" + str(m["line"])) for m in r["matches"]]' \
-    | sort > "$WORK/ours.txt"
-  rg -n --no-heading "$PATTERN" | cut -d: -f1,2 | sort > "$WORK/rg.txt"
-  if ! cmp -s "$WORK/ours.txt" "$WORK/rg.txt"; then
-    echo "grep: path:line sets differ from rg:"; diff "$WORK/ours.txt" "$WORK/rg.txt" | head -20; exit 1
-  fi
+  same_grep_as_rg "$PATTERN"
   echo "$SIZE files: grep $PATTERN: identical path:line sets ($(wc -l < "$WORK/ours.txt") matches)"
   compare "$SIZE files: sneaky-grep $PATTERN ($(wc -l < "$WORK/ours.txt") matches) / rg -n" \
     "$BIN/sneaky-grep --max-results 1000000 $PATTERN" "rg -n $PATTERN"

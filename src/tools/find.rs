@@ -14,8 +14,9 @@ use super::{
     TextStreamed, Tool, ToolName,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::found::{Batch, PathList, PathSink, Paths, Sorted};
 use crate::fs::jail::Kind;
-use crate::fs::walk::{self, Batch, Filters, Flow, PathSink, TopN};
+use crate::fs::walk::{self, Filters, Flow};
 use crate::render::human::{self, Text};
 use crate::render::model;
 use crate::render::stream::{Piece, TextStream};
@@ -70,7 +71,8 @@ fn default_path() -> String {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FindResult {
     /// Sorted paths relative to the workspace root; directories end with "/".
-    pub files: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub files: PathList,
     /// True when more paths matched than were returned.
     pub truncated: bool,
     /// With truncated: the offset that asks for the next page.
@@ -190,12 +192,7 @@ pub fn search(args: &FindArgs, ctx: &Context, sink: &dyn PathSink) -> Result<()>
             if !hit || !has_extension(&plan.extensions, entry.name) {
                 return Flow::Continue;
             }
-            let mut shown = String::with_capacity(entry.path.len() + 1);
-            shown.push_str(entry.path);
-            if entry.kind == Kind::Dir {
-                shown.push('/');
-            }
-            if batch.push(shown) {
+            if batch.push(entry.path, entry.kind == Kind::Dir) {
                 Flow::Continue
             } else {
                 Flow::Quit
@@ -267,11 +264,11 @@ impl Tool for FindFiles {
     fn run(args: FindArgs, ctx: &Context) -> Result<FindResult> {
         let limit = super::bounded_max(args.max_results, DEFAULT_MAX_RESULTS, MAX_RESULTS_BOUND)?;
         let offset = args.offset.unwrap_or(0);
-        let found = TopN::new(usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX));
+        let found =
+            Sorted::new(usize::try_from(offset.saturating_add(limit)).unwrap_or(usize::MAX));
         search(&args, ctx, &found)?;
-        let (kept, total) = found.finish();
         let skip = usize::try_from(offset).unwrap_or(usize::MAX);
-        let files: Vec<String> = kept.into_iter().skip(skip).collect();
+        let (files, total) = found.finish(skip);
         let truncated = total > offset + files.len() as u64;
         Ok(FindResult {
             next_offset: truncated.then_some(offset + files.len() as u64),
@@ -282,7 +279,7 @@ impl Tool for FindFiles {
 
     fn model_text(r: &FindResult) -> String {
         model::path_lines(
-            &r.files,
+            &r.files.to_vec(),
             r.truncated,
             r.next_offset,
             "pattern",
@@ -292,7 +289,7 @@ impl Tool for FindFiles {
 
     fn human_text(r: &FindResult, binary: &str) -> Text {
         let mut text = Text::default();
-        human::lines(&mut text.stdout, &r.files);
+        human::lines(&mut text.stdout, &r.files.to_vec());
         let cut = (r.truncated, r.next_offset);
         human::cut_note(&mut text, binary, cut, r.files.len(), "paths");
         text
@@ -335,9 +332,9 @@ fn stream_text_run(
 struct TextPaths<'a>(TextStream<'a>);
 
 impl PathSink for TextPaths<'_> {
-    fn found(&self, paths: Vec<String>) -> bool {
+    fn found(&self, paths: Paths) -> bool {
         let mut piece = Piece::default();
-        for path in paths {
+        for path in paths.iter() {
             piece.text.extend_from_slice(path.as_bytes());
             piece.text.push(b'\n');
             piece.end_result();

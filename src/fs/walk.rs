@@ -328,10 +328,10 @@ fn read_dir<V, P: Filter>(shared: &Shared, opts: &Options<P>, job: Job, visit: &
 where
     V: FnMut(&Entry<'_>) -> Flow,
 {
-    let handle = match job.dir {
-        JobDir::Open(h) => h,
+    let (handle, unread) = match job.dir {
+        JobDir::Open(h) => (h, false),
         JobDir::Child(parent, name) => match parent.open_subdir(&name) {
-            Ok(h) => h,
+            Ok(h) => (h, true),
             // Gone, unreadable, or swapped for a link since it was listed: skip it.
             Err(_) => return Vec::new(),
         },
@@ -346,7 +346,12 @@ where
             return visit_files(shared, opts, &here, range, visit);
         }
     };
-    let Ok(mut listing) = handle.listing() else {
+    let listed = if unread {
+        handle.listing_unread()
+    } else {
+        handle.listing()
+    };
+    let Ok(mut listing) = listed else {
         return Vec::new();
     };
     let rules = match (filters_of(opts), job.rules) {

@@ -980,9 +980,15 @@ impl DirHandle {
     /// duplicate descriptor, no `DIR` stream: 3 system calls for a small directory instead
     /// of 11), every name in one buffer (no allocation per name).
     pub fn listing(&self) -> std::result::Result<Listing, Errno> {
-        let errno = rustix_errno;
         // From the first entry, whatever was read through this handle before.
-        rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map_err(errno)?;
+        rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map_err(rustix_errno)?;
+        self.listing_unread()
+    }
+
+    /// `listing` of a handle nothing was read through yet (as the walk's, just opened): no
+    /// seek back to the start first (one system call per directory walked).
+    pub fn listing_unread(&self) -> std::result::Result<Listing, Errno> {
+        let errno = rustix_errno;
         let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
         let mut listing = Listing::default();
         let mut dir = rustix::fs::RawDir::new(&self.fd, buf.spare_capacity_mut());

@@ -11,12 +11,14 @@
 //!   `outside_workspace` messages.
 //! - `transition`: taking paths from their states to new ones (a command's changes, undo).
 //! - `walk`: the shared machinery of the walking tools (list_dir, grep_files, find_files).
+//! - `found`: the paths a walk finds, handed over in batches and gathered in sorted order.
 
 /// The one limit on links followed in one resolution, for every follower (the kernel's is 40):
 /// the jail's resolution, the protected paths' reach, durable writes.
 pub const MAX_LINK_HOPS: usize = 40;
 
 pub mod durable;
+pub mod found;
 pub mod glob;
 pub mod history;
 pub mod jail;

@@ -328,10 +328,10 @@ fn read_dir<V, P: Filter>(shared: &Shared, opts: &Options<P>, job: Job, visit: &
 where
     V: FnMut(&Entry<'_>) -> Flow,
 {
-    let handle = match job.dir {
-        JobDir::Open(h) => h,
+    let (handle, unread) = match job.dir {
+        JobDir::Open(h) => (h, false),
         JobDir::Child(parent, name) => match parent.open_subdir(&name) {
-            Ok(h) => h,
+            Ok(h) => (h, true),
             // Gone, unreadable, or swapped for a link since it was listed: skip it.
             Err(_) => return Vec::new(),
         },
@@ -346,7 +346,12 @@ where
             return visit_files(shared, opts, &here, range, visit);
         }
     };
-    let Ok(mut listing) = handle.listing() else {
+    let listed = if unread {
+        handle.listing_unread()
+    } else {
+        handle.listing()
+    };
+    let Ok(mut listing) = listed else {
         return Vec::new();
     };
     let rules = match (filters_of(opts), job.rules) {
@@ -709,62 +714,6 @@ fn read_rules(dir: &DirHandle, name: &Path) -> Gitignore {
 /// A C string's bytes as an OsStr.
 pub fn os_name(name: &CStr) -> &OsStr {
     OsStr::from_bytes(name.to_bytes())
-}
-
-/// Where a walking tool hands the paths it finds, a batch at a time, from the walk's threads
-/// as it finds them (so in no particular order). A sorted, capped result collects them
-/// (`TopN`); a streaming output writes them at once. Return false to stop the walk.
-pub trait PathSink: Sync {
-    fn found(&self, paths: Vec<String>) -> bool;
-}
-
-impl PathSink for TopN<String> {
-    fn found(&self, paths: Vec<String>) -> bool {
-        self.extend(paths);
-        true
-    }
-}
-
-/// One walking thread's paths on their way to a sink: handed over 256 at a time (one lock per
-/// batch, not per path) and the rest when the thread is done.
-pub struct Batch<'a> {
-    sink: &'a dyn PathSink,
-    items: Vec<String>,
-    stopped: bool,
-}
-
-impl<'a> Batch<'a> {
-    const SIZE: usize = 256;
-
-    pub fn new(sink: &'a dyn PathSink) -> Batch<'a> {
-        Batch {
-            sink,
-            items: Vec::new(),
-            stopped: false,
-        }
-    }
-
-    /// Add a path; false once the sink wants no more.
-    pub fn push(&mut self, path: String) -> bool {
-        self.items.push(path);
-        if self.items.len() >= Self::SIZE {
-            self.flush();
-        }
-        !self.stopped
-    }
-
-    fn flush(&mut self) {
-        if !self.items.is_empty() && !self.stopped {
-            let items = std::mem::replace(&mut self.items, Vec::with_capacity(Self::SIZE));
-            self.stopped = !self.sink.found(items);
-        }
-    }
-}
-
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        self.flush();
-    }
 }
 
 /// Keeps the `cap` smallest items seen (in their `Ord`), counting all of them: memory stays

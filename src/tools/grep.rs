@@ -29,6 +29,7 @@ use super::{
     TextStreamed, Tool, ToolName,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::found::{self, Batch, PathList, PathSink};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Filters, Flow, TopN};
 use crate::render::human::{self, Text};
@@ -146,7 +147,8 @@ pub struct GrepResult {
     pub matches: Option<MatchPage>,
     /// Sorted paths of the files that match (output_mode "files_with_matches").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub files: Option<Vec<String>>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub files: Option<PathList>,
     /// Matching lines per file, by path (output_mode "count").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<BTreeMap<String, u64>>")]
@@ -334,6 +336,12 @@ pub trait GrepSink: Sync {
     fn per_file_limit(&self) -> Option<u64> {
         None
     }
+    /// Where the paths of matching files (output mode "files_with_matches") go instead of
+    /// `found`, when the sink gathers them so: a walking thread's paths in batches, sorted
+    /// there (see `crate::fs::found`).
+    fn file_paths(&self) -> Option<&dyn PathSink> {
+        None
+    }
 }
 
 /// The validated search: the matcher, the searcher, the walk.
@@ -449,6 +457,7 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
     walk::walk(&ctx.ws, start, &opts, || {
         let mut searcher = searcher.build();
         let mut buf = Vec::new();
+        let mut paths = sink.file_paths().map(Batch::new);
         move |entry: &walk::Entry<'_>| {
             if !matches!(entry.kind, Kind::File) {
                 return Flow::Continue;
@@ -459,7 +468,7 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
             let Some((file, size)) = entry.open_file_sized() else {
                 return Flow::Continue;
             };
-            let found = search_file(
+            let searched = search_file(
                 entry.path,
                 file,
                 size,
@@ -468,9 +477,15 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
                 mode,
                 limit,
             );
-            match found.map(|found| sink.found(found)) {
-                Some(false) => Flow::Quit,
-                _ => Flow::Continue,
+            let go_on = match (searched, &mut paths) {
+                (None, _) => true,
+                (Some(Searched::File), Some(paths)) => paths.push(entry.path, false),
+                (Some(searched), _) => sink.found(searched.found(entry.path)),
+            };
+            if go_on {
+                Flow::Continue
+            } else {
+                Flow::Quit
             }
         }
     });
@@ -530,6 +545,23 @@ fn read_whole(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> io::Res
     }
 }
 
+/// What one searched file yielded, before it is told where it is (`Found` with its path).
+enum Searched {
+    Lines(FileMatches),
+    Count(u64),
+    File,
+}
+
+impl Searched {
+    fn found(self, path: &str) -> Found {
+        match self {
+            Searched::Lines(lines) => Found::Lines(lines),
+            Searched::Count(n) => Found::Count(path.to_string(), n),
+            Searched::File => Found::File(path.to_string()),
+        }
+    }
+}
+
 /// Search one open file of `size` bytes; None when nothing matches (unreadable files are
 /// skipped as rg does).
 ///
@@ -546,7 +578,7 @@ fn search_file(
     (matcher, searcher): (&RegexMatcher, &mut Searcher),
     mode: OutputMode,
     limit: Option<u64>,
-) -> Option<Found> {
+) -> Option<Searched> {
     let mut sink = Collect {
         mode,
         limit: limit.unwrap_or(u64::MAX),
@@ -572,9 +604,9 @@ fn search_file(
         return None;
     }
     Some(match (mode, sink.file) {
-        (OutputMode::Content, Some(file)) => Found::Lines(file),
-        (OutputMode::Count, _) => Found::Count(path.to_string(), sink.count),
-        _ => Found::File(path.to_string()),
+        (OutputMode::Content, Some(file)) => Searched::Lines(file),
+        (OutputMode::Count, _) => Searched::Count(sink.count),
+        _ => Searched::File,
     })
 }
 
@@ -639,7 +671,7 @@ impl Sink for Collect<'_> {
 struct Sorted {
     cap: u64,
     files: Mutex<SortedFiles>,
-    names: TopN<String>,
+    names: found::Sorted,
     counts: TopN<(String, u64)>,
     /// More results exist than `cap`: later paths no longer matter once past the bar.
     over: AtomicBool,
@@ -656,7 +688,7 @@ impl Sorted {
         Sorted {
             cap,
             files: Mutex::new(SortedFiles::default()),
-            names: TopN::new(n),
+            names: found::Sorted::new(n),
             counts: TopN::new(n),
             over: AtomicBool::new(false),
         }
@@ -687,10 +719,9 @@ impl GrepSink for Sorted {
                 }
             }
             Found::File(path) => {
-                self.names.extend([path]);
-                if self.names.seen() > self.cap {
-                    self.over.store(true, Ordering::Relaxed);
-                }
+                let mut paths = found::Paths::default();
+                paths.push(&path, false);
+                return self.names.found(paths);
             }
             Found::Count(path, n) => {
                 self.counts.extend([(path, n)]);
@@ -703,7 +734,7 @@ impl GrepSink for Sorted {
     }
 
     fn wants(&self, path: &str) -> bool {
-        if !self.over.load(Ordering::Relaxed) {
+        if !self.over.load(Ordering::Relaxed) && !self.names.barred() {
             return true;
         }
         self.last_kept().map_or(true, |bar| path < bar.as_str())
@@ -713,6 +744,10 @@ impl GrepSink for Sorted {
         // Later lines of a file sort after its earlier ones: one more than the cap tells
         // that there are more.
         Some(self.cap.saturating_add(1))
+    }
+
+    fn file_paths(&self) -> Option<&dyn PathSink> {
+        Some(&self.names)
     }
 }
 
@@ -800,9 +835,11 @@ impl Tool for GrepFiles {
                 result.matches = Some(page_of);
             }
             OutputMode::FilesWithMatches => {
-                let (names, total) = sink.names.finish();
-                (result.truncated, result.next_offset) = page(total, names.len() as u64);
-                result.files = Some(names.into_iter().skip(skip).collect());
+                let (names, total) = sink.names.finish(skip);
+                // `finish` leaves out the first `offset` kept (none are left when fewer were).
+                let kept = offset.saturating_add(names.len() as u64);
+                (result.truncated, result.next_offset) = page(total, kept);
+                result.files = Some(names);
             }
             OutputMode::Count => {
                 let (counts, total) = sink.counts.finish();
@@ -823,7 +860,7 @@ impl Tool for GrepFiles {
             return model::path_lines(&lines, truncated, next, "search", "no matches");
         }
         if let Some(files) = &r.files {
-            return model::path_lines(files, truncated, next, "search", "no matches");
+            return model::path_lines(&files.to_vec(), truncated, next, "search", "no matches");
         }
         let matches = r.matches.as_ref().map(MatchPage::views).unwrap_or_default();
         if matches.is_empty() {
@@ -893,7 +930,7 @@ impl Tool for GrepFiles {
             return text;
         }
         if let Some(files) = &r.files {
-            human::lines(&mut text.stdout, files);
+            human::lines(&mut text.stdout, &files.to_vec());
             human::cut_note(&mut text, binary, cut, files.len(), "files");
             return text;
         }

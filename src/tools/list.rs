@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::found::{Batch, PathSink, Paths};
 use crate::fs::jail::{Kind, Workspace};
-use crate::fs::walk::{self, Batch, Flow, PathSink, TopN};
+use crate::fs::walk::{self, Flow, TopN};
 use crate::render::human::{self, Text};
 use crate::render::model;
 
@@ -174,9 +175,9 @@ impl Tool for ListDir {
 struct DirsFirst(TopN<(bool, String)>);
 
 impl PathSink for DirsFirst {
-    fn found(&self, paths: Vec<String>) -> bool {
+    fn found(&self, paths: Paths) -> bool {
         self.0
-            .extend(paths.into_iter().map(|p| (!p.ends_with('/'), p)));
+            .extend(paths.iter().map(|p| (!p.ends_with('/'), p.to_string())));
         true
     }
 }
@@ -212,11 +213,7 @@ pub fn search(args: &ListArgs, ctx: &Context, sink: &dyn PathSink) -> Result<Str
                 Kind::Symlink => link_is_inside_dir(ws, entry.path),
                 _ => false,
             };
-            let mut path = entry.path.to_string();
-            if is_dir {
-                path.push('/');
-            }
-            if !batch.push(path) {
+            if !batch.push(entry.path, is_dir) {
                 Flow::Quit
             } else if entry.kind == Kind::Dir && entry.name == ".git" {
                 Flow::Prune

@@ -276,6 +276,44 @@ fn find_matches_like_fd() {
         .err("not_a_directory", 1);
 }
 
+/// find and grep's file lists are in the byte order of the whole paths, which is not the order
+/// of names directory by directory: '.' < '/' < '0' puts `a/…` between `a.b` and `a0`.
+/// Pages with an offset are slices of the same order.
+#[test]
+fn find_and_grep_sort_by_the_whole_path() {
+    let w = util::ws();
+    let files = [
+        "a.b", "a/x-", "a/x.y/z", "a/x0", "a0", "a-", "ab/c", "d/e/f", "d/e.g", "d/e0/h", "B",
+        "é/x", "a/x/y/q",
+    ];
+    for f in files {
+        w.write(f, "hit\n");
+    }
+    let mut expected: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    expected.sort();
+    let r = w.call(
+        "sneaky-grep",
+        json!({"pattern": "hit", "output_mode": "files_with_matches"}),
+    );
+    assert_eq!(util::strings(&r.ok()["files"]), expected);
+    let dirs = [
+        "a/", "a/x.y/", "a/x/", "a/x/y/", "ab/", "d/", "d/e/", "d/e0/", "é/",
+    ];
+    expected.extend(dirs.iter().map(|d| d.to_string()));
+    expected.sort();
+    let r = w.call("sneaky-find", json!({"pattern": "*"}));
+    assert_eq!(util::strings(&r.ok()["files"]), expected);
+    let mut paged = Vec::new();
+    for offset in (0..expected.len()).step_by(4) {
+        let r = w.call(
+            "sneaky-find",
+            json!({"pattern": "*", "max_results": 4, "offset": offset}),
+        );
+        paged.extend(util::strings(&r.ok()["files"]));
+    }
+    assert_eq!(paged, expected);
+}
+
 #[test]
 fn finish_returns_its_message() {
     let w = util::ws();

@@ -9,8 +9,13 @@
 #   - find_symbol (sneaky-symbol NAME) vs `rg -w NAME` on a tree of 10,000 files (goal:
 #     within 1.5x), cold and warm likewise (find_symbol caches nothing itself: the warm cache
 #     is one outline of the tree filled), for a few names.
+# First, that outline's skimmed parse (the blocks that hold no definition left out,
+# src/code/skim.rs) finds exactly the definitions of a whole parse, file by file, over every
+# file of cargo's registry and the trees in SKIM_TREES (benches/skim_same.py; `SKIM` lines,
+# the goal: no file that parses cleanly differs); SKIM_CHECK=0 leaves it out.
 #
-# Usage: [BIN=DIR] [ROUNDS=N] [RUNS=N] [NAMES='a b'] benches/code_nav.sh [OUTLINE_TREE]
+# Usage: [BIN=DIR] [ROUNDS=N] [RUNS=N] [NAMES='a b'] [SKIM_TREES='dir …'] [SKIM_CHECK=0]
+#        benches/code_nav.sh [OUTLINE_TREE]
 # OUTLINE_TREE defaults to the tokio crate's source as Cargo.lock pins it (cargo's registry). The
 # 10,000-file tree is cargo's registry sources (~/.cargo/registry/src, this project's
 # dependencies), crates taken in name order until 10,000 files, hard-linked into a temporary
@@ -47,6 +52,12 @@ RUNS=${RUNS:-5}
 
 BENCHES=$(pwd)/benches
 . "$BENCHES/rounds.sh"
+
+# --- the skimmed parse finds what the whole parse finds ------------------------------------
+if [ "${SKIM_CHECK:-1}" != 0 ]; then
+  # shellcheck disable=SC2086 # SKIM_TREES is a list of directories
+  python3 "$BENCHES/skim_same.py" "$BIN/sneaky-outline" "$REGISTRY" ${SKIM_TREES:-} | grep '^SKIM\|^  ' || true
+fi
 ROUNDS=${ROUNDS:-3}
 
 # compare LABEL OURS REFERENCE: the rounds of the two commands, and the ratio ours / reference.

@@ -25,6 +25,7 @@ pub mod doc;
 pub mod elsewhere;
 pub mod lang;
 pub mod parse;
+pub mod skim;
 pub mod source;
 pub mod tags;
 pub mod tokens;

@@ -2,7 +2,8 @@
 //! then the language's tags query (`Lang::tags_query`, ours) for the definitions, and, when
 //! everything is wanted ([`Part::All`]), one walk of the tree for what is not code (comments,
 //! strings), the identifiers used and the syntax errors. outline and find_symbol want only
-//! the definitions ([`Part::Defs`], [`Part::Focused`]): neither walk nor syntax errors.
+//! the definitions ([`Part::Defs`], [`Part::Focused`]): neither walk nor syntax errors, and
+//! the parse sees only what can define (`super::skim`).
 //!
 //! The grammars are the largest thing any program here links (about 18 MB together), so this
 //! module is reached only from `sneaky-outline` (its tool and its `--parse` helper,
@@ -19,11 +20,13 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tree_sitter::{
-    Language, Node, ParseOptions, ParseState, Parser, Query, QueryCursor, StreamingIterator, Tree,
+    Language, Node, ParseOptions, ParseState, Parser, Point, Query, QueryCursor, Range,
+    StreamingIterator, Tree,
 };
 
 use super::doc::{self, Fence};
 use super::elsewhere::Want;
+use super::skim;
 use super::tags::{Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
 use super::Lang;
 
@@ -104,12 +107,12 @@ pub fn tags(lang: Lang, source: &[u8]) -> Result<FileTags, String> {
 /// Parse `source` as `lang` for what is wanted of it:
 /// - `Want::All`: everything ([`Part::All`]);
 /// - `Want::Defs`: every definition and nothing else ([`Part::Defs`]): no walk over every
-///   node for comments, strings and identifiers, no syntax errors (outline, whose parse of a
-///   whole tree this makes about a third cheaper);
+///   node for comments, strings and identifiers, no syntax errors, and a skimmed parse
+///   (`skim`: the blocks that hold no definition left out) — outline;
 /// - `Want::At(focus)`: only the definitions that overlap one of the byte ranges (a
 ///   definition named by what lies there, and those that enclose it; [`Part::Focused`]):
-///   what find_symbol needs of a file that holds the name at those places, at a third less
-///   than the whole file's definitions cost (the query runs over those places alone).
+///   what find_symbol needs of a file that holds the name at those places, from the same
+///   skimmed parse, the query run over those places alone.
 pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, String> {
     let tagger = tagger(lang)?;
     let (part, focus) = match want {
@@ -117,7 +120,20 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         Want::Defs => (Part::Defs, &[][..]),
         Want::At(focus) => (Part::Focused, focus),
     };
-    let tree = parse(lang, source)?;
+    // Definitions alone: the blocks that hold none and the comments are left out of the
+    // parse (`skim`); should what is left not parse cleanly (the skim misread the file, or
+    // the file has an error), the whole file is parsed instead.
+    let skimmed = match part {
+        Part::All => None,
+        Part::Defs | Part::Focused => Some(skim::holes(lang, source)).filter(|h| !h.is_empty()),
+    };
+    let tree = match skimmed {
+        Some(holes) => match parse(lang, source, &holes)? {
+            tree if tree.root_node().has_error() => parse(lang, source, &[])?,
+            tree => tree,
+        },
+        None => parse(lang, source, &[])?,
+    };
     let root = tree.root_node();
     let defs = definitions(tagger, root, source, focus);
     if part != Part::All {
@@ -158,8 +174,9 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     })
 }
 
-/// The tree of `source`, or why there is none (the parse was given up).
-fn parse(lang: Lang, source: &[u8]) -> Result<Tree, String> {
+/// The tree of `source` without the byte ranges `holes` (sorted, apart), or why there is
+/// none (the parse was given up).
+fn parse(lang: Lang, source: &[u8], holes: &[(usize, usize)]) -> Result<Tree, String> {
     // One parser per thread, kept from file to file: a new one allocates its stacks afresh.
     thread_local! {
         static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
@@ -169,6 +186,9 @@ fn parse(lang: Lang, source: &[u8]) -> Result<Tree, String> {
         parser
             .set_language(&language(lang))
             .map_err(|e| format!("the {} grammar: {e}", lang.name()))?;
+        parser
+            .set_included_ranges(&included(source, holes))
+            .map_err(|e| format!("the ranges to parse: {e}"))?;
         let deadline = Instant::now() + PARSE_TIME_LIMIT;
         let mut give_up = |_: &ParseState| {
             if Instant::now() > deadline {
@@ -189,6 +209,46 @@ fn parse(lang: Lang, source: &[u8]) -> Result<Tree, String> {
         }
         tree.ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
     })
+}
+
+/// The ranges of `source` around `holes`, each with its rows and columns; none (the whole
+/// source) without holes.
+fn included(source: &[u8], holes: &[(usize, usize)]) -> Vec<Range> {
+    let mut out = Vec::with_capacity(holes.len() + 1);
+    if holes.is_empty() {
+        return out;
+    }
+    // The position of each boundary, counted on from the last.
+    let (mut at, mut row, mut line_start) = (0usize, 0usize, 0usize);
+    let mut point = |to: usize| {
+        for n in memchr::memchr_iter(b'\n', &source[at..to]) {
+            row += 1;
+            line_start = at + n + 1;
+        }
+        at = to;
+        Point::new(row, to - line_start)
+    };
+    let mut start = (0, point(0));
+    for &(hole_start, hole_end) in holes {
+        let end = point(hole_start);
+        if hole_start > start.0 {
+            out.push(Range {
+                start_byte: start.0,
+                end_byte: hole_start,
+                start_point: start.1,
+                end_point: end,
+            });
+        }
+        start = (hole_end, point(hole_end));
+    }
+    let end = point(source.len());
+    out.push(Range {
+        start_byte: start.0,
+        end_byte: source.len(),
+        start_point: start.1,
+        end_point: end,
+    });
+    out
 }
 
 /// A definition as the query found it, before the tree of definitions is made.
@@ -912,6 +972,144 @@ mod tests {
             merged(vec![(5, 9), (0, 2), (2, 3), (8, 12)]),
             vec![(0, 3), (5, 12)]
         );
+    }
+
+    /// Sources that exercise each skimmed language's rules (`skim`): bodies that go, and
+    /// what must stay (fields, variants, local definitions, a callback's variables, type
+    /// literals, anonymous classes, strings and comments that hold braces).
+    const SKIM_SAMPLES: &[(Lang, &str)] = &[
+        (
+            Lang::Rust,
+            "//! doc\n#![allow(x)]\n/// A\n#[derive(Debug)]\npub struct S { #[serde(default)] x: u8, y: Vec<u8> }\npub enum E { A { f: u8 }, B(u8), C = { 1 + 2 } }\nimpl S {\n    /// m\n    pub fn m(&self) -> &'static str { let c = '{'; let s = r#\"}\"#; \"}\" }\n    const K: u8 = { const L: u8 = 1; L };\n}\nfn outer() { fn inner() {} struct Local { a: u8 } let x = 1; static Y: u8 = 2; }\nmacro_rules! m { ($x:expr) => { fn gen() {} }; }\nm! { fn hidden() {} }\nconst F: fn() = || { const Z: u8 = 0; };\ntrait T { type A; fn f(&self) { if true { } } }\nmod inner_mod { pub fn g<T: Fn() -> u8>(t: T) -> impl Fn() { move || {} } }\nm!(a, { b(c) }, [d]);\nfn after() { if !(x) { y!() } }\n",
+        ),
+        (
+            Lang::JavaScript,
+            "// c\nconst a = 1, f = function () { var local = 1; }, g = (x) => { let y = x; };\nonmessage = function (ev) { let result = ev.data; };\nvar helper = (this && this.helper) || function (m) { var r = {}; return r; };\nexports.run = function run(x) { const s = `${x}}` + '}' + \"{\"; return /[{]/.test(s); };\nclass A extends B { static z = 1; #p = 2; constructor() { super(); this.q = () => { var w; }; } get v() { return 1; } m() { return { n() { var k; } }; } }\ndescribe('x', function () { var inCallback = 1; it('y', () => { const deep = 2; }); });\n(function () { var iife = 1; })();\nif (a) { var top = 1; }\n",
+        ),
+        (
+            Lang::TypeScript,
+            "interface I { a: string; m(x: number): void; n?: { deep: number } }\ntype T = { k: string };\nenum E { A, B = 2 }\nnamespace N { export function f(o: { p: number }): void { let q: { r: string } = { r: '' }; } }\nexport const h = async (x: number): Promise<void> => { const y = 1; };\nabstract class C { abstract m(): void; private f = 1; g(a: string): string { return a; } }\nfunction j() { const lit = { a: 1 }; if (lit) { let b: number = 2; } }\n",
+        ),
+        (
+            Lang::Go,
+            "package p\n\nimport \"fmt\"\n\ntype S struct {\n\tA int\n\tB struct{ C int }\n}\n\ntype I interface{ M() int }\n\nconst K = 1\n\nvar V = func() int { var x = 1; return x }()\n\nvar tests = []struct{ f func() }{\n\t{func() {\n\t\tvar k int\n\t\t_ = k\n\t}},\n}\n\nfunc F(a int) int {\n\tvar local = 1\n\ttype T int\n\tx := struct{ D int }{1}\n\tvar i interface{} = x\n\tfmt.Println(`}`, '{', \"{\", i)\n\treturn local\n}\n\nfunc (s *S) M() int {\n\tif s.A > 0 {\n\t\treturn 1\n\t}\n\treturn 0\n}\n",
+        ),
+        (
+            Lang::Java,
+            "package p;\npublic class A<T> extends B {\n  private int x = 1;\n  @Override public String toString() { return \"}\"; }\n  void run() { Runnable r = new Runnable() { int count; public void run() { } }; class Local { void m() {} } }\n  static { init(); }\n  enum E { X { void f() {} }, Y; int z; }\n  String s = \"\"\"\n    {\n    \"\"\";\n}\ninterface I { void m(); default int n() { return 1; } }\n",
+        ),
+        (
+            Lang::CSharp,
+            "namespace N {\n  public class A {\n    public int P { get; set; }\n    public int Q { get { return 1; } }\n    private int f;\n    public void M() { int Local(int x) => x; var s = $\"{f}}}\"; var v = @\"}{\"; if (f > 0) { f--; } }\n    public A() : base() { }\n  }\n  public record R(int X);\n  public struct S { public int Y; }\n  public interface I { void M(); }\n  public enum E { A, B }\n}\n",
+        ),
+        (
+            Lang::Php,
+            "<html><?php echo '}'; ?>\n<?php\nnamespace App;\nclass A {\n  public $x = '}';\n  const K = 1;\n  public function m() {\n    $s = <<<EOT\n}{\nEOT;\n    return function () { $y = 1; };\n  }\n}\nfunction f() {\n  $a = \"}\"; // }\n  # {\n  if ($a) { g(); }\n}\ninterface I { public function m(); }\ntrait T { public function t() { } }\nenum E: string { case A = 'a'; }\n",
+        ),
+        (
+            Lang::C,
+            "#include <stdio.h>\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\nstruct S { int a; struct { int b; } inner; };\ntypedef struct { int c; } T;\nenum E { X, Y };\nstatic int f(struct S *s) { return s->a; /* } */ }\nint g(void) {\n#ifdef A\n  return 1;\n#else\n  return 2;\n#endif\n}\nvoid h(void) { struct L { int d; } l; typedef int I; (void)l; }\nint arr[] = { 1, 2, 3 };\nconst char *str = \"}{\";\n",
+        ),
+        (
+            Lang::Cpp,
+            "namespace n {\nclass A : public B {\n public:\n  int f() const { return x; }\n  int x;\n  void g();\n};\nvoid A::g() { auto l = [](int a) { return a; }; }\ntemplate <class T> struct W { T v; };\nusing U = int;\n}\nint main() { std::string s(\"x\"); struct Local {}; }\n",
+        ),
+    ];
+
+    /// The whole parse's definitions, and the skimmed parse's (with no fallback: it must
+    /// parse cleanly).
+    fn whole_and_skimmed(lang: Lang, source: &[u8]) -> (Vec<Def>, Vec<Def>, usize) {
+        let whole = tags(lang, source).unwrap().defs;
+        let holes = skim::holes(lang, source);
+        let tree = parse(lang, source, &holes).unwrap();
+        assert!(
+            !tree.root_node().has_error(),
+            "the skimmed parse of {} has an error",
+            lang.name()
+        );
+        let skimmed = definitions(tagger(lang).unwrap(), tree.root_node(), source, &[]);
+        (whole, skimmed, holes.len())
+    }
+
+    #[test]
+    fn a_skimmed_parse_finds_what_the_whole_parse_finds() {
+        for &(lang, source) in SKIM_SAMPLES {
+            let (whole, skimmed, holes) = whole_and_skimmed(lang, source.as_bytes());
+            assert!(holes > 0, "{}: nothing left out", lang.name());
+            assert_eq!(skimmed, whole, "{}", lang.name());
+            let defs = tags_for(lang, source.as_bytes(), Want::Defs).unwrap();
+            assert_eq!(defs.defs, whole);
+            assert_eq!(defs.part, Part::Defs);
+        }
+    }
+
+    /// The same on real files that are not ours: cargo's registry, as Cargo.lock pins the
+    /// crates (benches/skim_same.py compares every file there, and more trees).
+    #[test]
+    fn a_skimmed_parse_of_real_files_finds_what_the_whole_parse_finds() {
+        let files: &[(&str, &str, Lang)] = &[
+            ("regex-syntax", "src/ast/parse.rs", Lang::Rust),
+            ("regex-syntax", "src/hir/mod.rs", Lang::Rust),
+            ("tokio", "src/runtime/builder.rs", Lang::Rust),
+            ("tree-sitter", "src/subtree.c", Lang::C),
+            ("tree-sitter", "src/tree_cursor.c", Lang::C),
+            ("tree-sitter", "src/query.c", Lang::C),
+            ("tree-sitter", "src/unicode/utf16.h", Lang::C),
+            ("tree-sitter-javascript", "grammar.js", Lang::JavaScript),
+            (
+                "tree-sitter-typescript",
+                "common/define-grammar.js",
+                Lang::JavaScript,
+            ),
+            ("tree-sitter", "src/parser.c", Lang::C),
+        ];
+        let mut left_out = 0;
+        for &(krate, path, lang) in files {
+            let path = registry_crate(krate).join(path);
+            let source = std::fs::read(&path).unwrap();
+            let whole = tags(lang, &source).unwrap();
+            let defs = tags_for(lang, &source, Want::Defs).unwrap().defs;
+            assert_eq!(defs, whole.defs, "{}", path.display());
+            // A file with syntax errors may be parsed whole after all (`tags_for`); one
+            // without must be skimmed cleanly.
+            if whole.errors.is_empty() {
+                let (_, skimmed, holes) = whole_and_skimmed(lang, &source);
+                assert_eq!(skimmed, whole.defs, "{}", path.display());
+                left_out += holes;
+            }
+        }
+        assert!(left_out > 1000, "only {left_out} ranges left out");
+    }
+
+    /// A crate's unpacked source in cargo's registry, at the version Cargo.lock pins.
+    fn registry_crate(name: &str) -> std::path::PathBuf {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+        let mut lines = lock.lines();
+        let mut version = None;
+        while let Some(line) = lines.next() {
+            if line == format!("name = \"{name}\"") {
+                version = lines.next().map(|v| {
+                    v.trim_start_matches("version = \"")
+                        .trim_end_matches('"')
+                        .to_string()
+                });
+                break;
+            }
+        }
+        let version = version.unwrap_or_else(|| panic!("{name} is not in Cargo.lock"));
+        let home = std::env::var_os("CARGO_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo"))
+            })
+            .unwrap();
+        std::fs::read_dir(home.join("registry/src"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|d| d.path().join(format!("{name}-{version}")))
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| panic!("{name}-{version} is not in cargo's registry"))
     }
 
     #[test]

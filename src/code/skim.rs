@@ -1,0 +1,1477 @@
+//! What a parse for definitions alone may leave out, found by a small lexer per language
+//! before the tree-sitter parse: the insides of brace blocks that hold no definition (a
+//! function's body, mostly) and comments; in Rust also attributes, macros' token trees (which
+//! tree-sitter parses no items in), `use` declarations and a function's parameters, return
+//! type and `where` clause (its signature is taken from the source's bytes). The parser is
+//! given the rest (`Parser::set_included_ranges`): it sees `fn f(){}`, every node keeps its
+//! byte offset, line and column, and the definitions come out as a whole parse gives them, at
+//! a fraction of its cost (on tokio's source, 9 % of the bytes are left to parse).
+//!
+//! A block is left whole when its inside holds a token that can begin a definition of the
+//! language's tags query (`queries/*.scm`) — the keywords, and the shapes that define without
+//! one (a C++ or Java method `Type name(`, a JavaScript method `name() {`, a TypeScript
+//! property `name:`) — or when it is a body of members (`struct`, `enum`, `class` … before
+//! it); a kept block's own blocks are looked at one by one. Variables and constants count
+//! only outside a function that is itself a definition (inside one they are local, and
+//! `parse::tree_of` drops them; a callback's are not). Nothing is left out where two tokens
+//! would join: a block keeps its braces, a comment goes only beside whitespace.
+//!
+//! The lexer knows each language's comments and strings (raw, nested, interpolated, heredocs,
+//! PHP's text outside `<?php`) well enough to find its braces. Where it could still misread,
+//! the parse of what is left has an error and the file is parsed whole instead
+//! (`parse::tags_for`); a minified file (a line longer than [`MAX_LINE`]) and C++ in a file
+//! read as C (`namespace`, `template`, `::` in a `.h`) are parsed whole from the start. `benches/skim_same.py` holds the skimmed parse's definitions to the whole
+//! parse's file by file over real trees (every file of cargo's registry, Go's standard
+//! library, npm, C and C++ headers: none that parses cleanly differs); the unit tests in
+//! `parse` do it on samples of each language and a few real files.
+//!
+//! Python, Ruby and Bash (blocks by indentation or keywords) are parsed whole.
+
+use super::Lang;
+
+/// The byte ranges (start, end) to leave out of a parse of `source` for its definitions:
+/// sorted, apart, each the inside of a `{ … }` (the braces stay). Empty when nothing can be
+/// left out or the language is not skimmed.
+pub fn holes(lang: Lang, source: &[u8]) -> Vec<(usize, usize)> {
+    let Some(rules) = Rules::of(lang) else {
+        return Vec::new();
+    };
+    if minified(source) {
+        return Vec::new();
+    }
+    let mut lexer = Lexer {
+        src: source,
+        at: 0,
+        rules,
+        blocks: Vec::new(),
+        holes: Vec::new(),
+        head: Head::default(),
+        paren: 0,
+        line_start: true,
+        templates: Vec::new(),
+        html: lang == Lang::Php,
+        macro_parens: Vec::new(),
+        sig: Sig::None,
+        cpp_in_c: false,
+    };
+    lexer.run();
+    if lexer.cpp_in_c {
+        return Vec::new();
+    }
+    let holes = lexer.holes;
+    // Sorted and apart by construction; should a misread file break that, it is parsed
+    // whole rather than wrongly.
+    let ordered = holes
+        .iter()
+        .all(|&(start, end)| start <= end && end <= source.len())
+        && holes.windows(2).all(|w| w[0].1 <= w[1].0);
+    if ordered {
+        holes
+    } else {
+        Vec::new()
+    }
+}
+
+/// Longest line of a file the skim reads: a longer one is minified or generated code, on
+/// which tree-sitter's grammars recover from what they misread each their own way with and
+/// without the bodies (`lru-cache`'s `index.min.js`: a constructor's `let{…}=t;…let E=…`
+/// comes out of the whole parse as class fields), so it is parsed whole.
+const MAX_LINE: usize = 2000;
+
+fn minified(source: &[u8]) -> bool {
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', source).chain([source.len()]) {
+        if end - start > MAX_LINE {
+            return true;
+        }
+        start = end + 1;
+    }
+    false
+}
+
+/// What a word is to the skim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// Any other name.
+    Name,
+    /// Begins a definition wherever it is (`fn`, `struct`, `class`, `typedef` …).
+    Def,
+    /// Begins a variable or constant: a definition only outside a function.
+    LocalDef,
+    /// Begins a definition and names a body of members after it (`struct S {`).
+    Container,
+    /// A keyword that is neither a type nor a name before `(` (`if`, `return`, `new` …).
+    Keyword,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    None,
+    Word(Word),
+    /// `fn`, `func`, `function`: what makes the block after it a function's body.
+    Callable,
+    Punct(u8),
+    /// `=>` (and `->` in Java)
+    Arrow,
+    Literal,
+}
+
+/// A language's rules.
+#[derive(Clone, Copy)]
+struct Rules {
+    lang: Lang,
+}
+
+impl Rules {
+    fn of(lang: Lang) -> Option<Rules> {
+        match lang {
+            Lang::Rust
+            | Lang::C
+            | Lang::Cpp
+            | Lang::Go
+            | Lang::Java
+            | Lang::CSharp
+            | Lang::JavaScript
+            | Lang::TypeScript
+            | Lang::Tsx
+            | Lang::Php => Some(Rules { lang }),
+            Lang::Python | Lang::Ruby | Lang::Bash => None,
+        }
+    }
+
+    fn typescript(self) -> bool {
+        matches!(self.lang, Lang::TypeScript | Lang::Tsx)
+    }
+
+    fn javascript(self) -> bool {
+        matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx)
+    }
+
+    fn c_like(self) -> bool {
+        matches!(self.lang, Lang::C | Lang::Cpp)
+    }
+
+    /// Whether `Type name(` defines (a method, a local function, a C++ declaration).
+    fn typed_calls_define(self) -> bool {
+        matches!(self.lang, Lang::C | Lang::Cpp | Lang::Java | Lang::CSharp)
+    }
+
+    /// What `word` is in this language.
+    fn word(self, word: &[u8]) -> Tok {
+        use Word::*;
+        let w = |x: Word| Tok::Word(x);
+        match self.lang {
+            Lang::Rust => match word {
+                b"fn" => Tok::Callable,
+                // What may stand before `!(` or `!{` without a macro's name.
+                b"if" | b"while" | b"match" | b"return" | b"in" | b"else" | b"let" | b"for"
+                | b"break" | b"yield" | b"as" | b"move" => w(Keyword),
+                b"struct" | b"enum" | b"union" => w(Container),
+                b"type" | b"trait" | b"mod" | b"macro_rules" | b"impl" => w(Def),
+                b"const" | b"static" => w(LocalDef),
+                _ => w(Name),
+            },
+            Lang::C | Lang::Cpp => match word {
+                b"struct" | b"union" | b"enum" => w(Container),
+                b"class" if self.lang == Lang::Cpp => w(Container),
+                b"typedef" => w(Def),
+                b"using" | b"namespace" | b"template" | b"concept" if self.lang == Lang::Cpp => {
+                    w(Def)
+                }
+                b"return" | b"new" | b"delete" | b"throw" | b"else" | b"case" | b"goto"
+                | b"sizeof" | b"co_return" | b"co_yield" | b"co_await" | b"do" | b"if"
+                | b"while" | b"for" | b"switch" | b"typeid" | b"decltype" | b"alignof"
+                | b"noexcept" | b"operator" => w(Keyword),
+                _ => w(Name),
+            },
+            Lang::Go => match word {
+                b"func" => Tok::Callable,
+                b"struct" | b"interface" => w(Container),
+                b"type" => w(Def),
+                b"const" | b"var" => w(LocalDef),
+                _ => w(Name),
+            },
+            Lang::Java => match word {
+                b"class" | b"interface" | b"enum" | b"record" => w(Container),
+                b"return" | b"new" | b"throw" | b"else" | b"case" | b"yield" | b"assert"
+                | b"instanceof" | b"if" | b"while" | b"for" | b"switch" | b"catch"
+                | b"synchronized" | b"do" | b"try" => w(Keyword),
+                _ => w(Name),
+            },
+            Lang::CSharp => match word {
+                b"class" | b"interface" | b"enum" | b"record" | b"struct" => w(Container),
+                b"delegate" | b"event" | b"namespace" => w(Def),
+                b"return" | b"new" | b"throw" | b"else" | b"case" | b"yield" | b"await" | b"is"
+                | b"as" | b"in" | b"out" | b"ref" | b"if" | b"while" | b"for" | b"foreach"
+                | b"switch" | b"catch" | b"lock" | b"using" | b"fixed" | b"typeof" | b"sizeof"
+                | b"nameof" | b"default" | b"when" | b"and" | b"or" | b"not" | b"do" | b"try"
+                | b"checked" | b"unchecked" => w(Keyword),
+                _ => w(Name),
+            },
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match word {
+                b"function" => Tok::Callable,
+                b"class" => w(Container),
+                b"interface" | b"enum" if self.typescript() => w(Container),
+                b"namespace" | b"module" | b"declare" | b"abstract" | b"type"
+                    if self.typescript() =>
+                {
+                    w(Def)
+                }
+                b"var" | b"let" | b"const" => w(LocalDef),
+                b"if" | b"for" | b"while" | b"switch" | b"catch" | b"with" | b"return"
+                | b"typeof" | b"new" | b"delete" | b"void" | b"throw" | b"else" | b"case"
+                | b"do" | b"in" | b"of" | b"instanceof" | b"await" | b"yield" | b"try"
+                | b"finally" | b"default" => w(Keyword),
+                _ => w(Name),
+            },
+            Lang::Php => {
+                let lower = word.to_ascii_lowercase();
+                match &lower[..] {
+                    b"class" | b"interface" | b"trait" | b"enum" => w(Container),
+                    b"function" | b"const" | b"namespace" => w(Def),
+                    _ => w(Name),
+                }
+            }
+            Lang::Python | Lang::Ruby | Lang::Bash => w(Name),
+        }
+    }
+}
+
+/// How far the value of a JavaScript definition (`const f = …`) reads as a function:
+/// `function …`, `async function …`, `(a, b) =>`, `a =>`, `async (a) =>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Value {
+    No,
+    /// Just after the `=` or `:`.
+    Start,
+    /// After a name (`a` of `a =>`, or `async`).
+    Param,
+    /// Inside the parameters' parentheses, opened at this depth.
+    Params(u32),
+    /// After them (TypeScript: and a return type).
+    AfterParams,
+    /// A function: `function` or `=>` seen.
+    Func,
+}
+
+/// The tokens of the statement before a `{` (since the last `;`, `{` or `}` at its level):
+/// what tells a body of members, a function's body and a block that may go.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    /// A member-holding keyword, and nothing since that makes it something else (`struct S
+    /// *f(` is a function).
+    container: bool,
+    /// A function's head: `fn name`, a Go `func` first, a JavaScript `function` or method.
+    callable: bool,
+    /// `fn` or `function` was the token before (its name comes next).
+    after_callable: bool,
+    /// A JavaScript `function` seen.
+    function: bool,
+    /// JavaScript: after `const f =`, `a.f =` or `f:`, whether the value is a function
+    /// (then a definition, and what its body declares is local).
+    value: Value,
+    first: Tok,
+    last: Tok,
+    prev: Tok,
+    /// `new` seen (Java's and C#'s anonymous classes: `new T() {`).
+    new: bool,
+    /// A JavaScript method's head: `name(` at the head's own level, not after a control word.
+    method: bool,
+    /// A control word seen (`if`, `for` …).
+    control: bool,
+    /// The last word was an attribute's (`__attribute__`, `alignas`), whose parentheses
+    /// follow.
+    attribute: bool,
+    tokens: u32,
+}
+
+impl Default for Head {
+    fn default() -> Head {
+        Head {
+            container: false,
+            callable: false,
+            after_callable: false,
+            function: false,
+            value: Value::No,
+            first: Tok::None,
+            last: Tok::None,
+            prev: Tok::None,
+            new: false,
+            method: false,
+            control: false,
+            attribute: false,
+            tokens: 0,
+        }
+    }
+}
+
+/// Where the lexer is in a Rust function's head, whose parameters, return type and `where`
+/// clause define nothing: they are left out (`fn f(x: u8) -> u8 {` is parsed as `fn f(){`;
+/// the signature is taken from the source's bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sig {
+    None,
+    /// After `fn name` (or its generic parameters).
+    Name,
+    /// Inside `<…>` after the name, this deep.
+    Generics(u32),
+    /// Inside the parameters: where they start, the paren depth outside, `holes` before.
+    Params(usize, u32, usize),
+    /// After them: where, and `holes` before.
+    Ret(usize, usize),
+}
+
+/// A block the lexer is in.
+struct Open {
+    /// The byte after its `{`.
+    inside: usize,
+    /// Inside a function: its variables and constants are local.
+    local: bool,
+    /// Inside a body of members: nothing in it may go.
+    keep_all: bool,
+    /// Itself a body of members (its parent then holds a definition).
+    container: bool,
+    /// It holds a definition (or a block that does).
+    has_def: bool,
+    /// It holds any token (an empty `struct{}` defines nothing).
+    content: bool,
+    /// It may go when it holds no definition (C#: only bodies of statements).
+    may_go: bool,
+    /// `holes` before it opened (a block that goes takes its inner holes with it).
+    holes_from: usize,
+    /// The paren depth outside it (a closure's block inside a call's parens).
+    paren: u32,
+    /// A Rust macro's `name! { … }`: a token tree, which defines nothing (tree-sitter
+    /// parses no items in it), so it always goes.
+    macro_body: bool,
+    /// The head outside it, which the statement goes on with after the block (`let x = S
+    /// { … }.f();`): kept as it was before the `{`.
+    head: Head,
+}
+
+struct Lexer<'a> {
+    src: &'a [u8],
+    at: usize,
+    rules: Rules,
+    blocks: Vec<Open>,
+    holes: Vec<(usize, usize)>,
+    head: Head,
+    paren: u32,
+    /// Only whitespace since the last newline (a C `#` directive starts a line).
+    line_start: bool,
+    /// JavaScript template strings open around `${ … }`: the block depth of each `${`.
+    templates: Vec<usize>,
+    /// PHP outside `<?php … ?>`: text, not code.
+    html: bool,
+    /// Rust macros' `name!( … )` and `name![ … ]` open: where each one's inside starts, the
+    /// block depth and paren depth outside it, and `holes` before it.
+    macro_parens: Vec<(usize, usize, u32, usize)>,
+    sig: Sig,
+    /// C++ in a file read as C (a C++ header named `.h`): the whole parse of it has errors,
+    /// from which the parse without the bodies recovers another way; it is parsed whole.
+    cpp_in_c: bool,
+}
+
+fn is_word_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+impl Lexer<'_> {
+    fn peek(&self, n: usize) -> u8 {
+        self.src.get(self.at + n).copied().unwrap_or(0)
+    }
+
+    fn starts(&self, s: &[u8]) -> bool {
+        self.src[self.at..].starts_with(s)
+    }
+
+    fn run(&mut self) {
+        while self.at < self.src.len() {
+            if self.html {
+                self.skip_html();
+                continue;
+            }
+            let b = self.src[self.at];
+            if b == b'\n' {
+                self.line_start = true;
+                self.at += 1;
+                continue;
+            }
+            if b.is_ascii_whitespace() {
+                self.at += 1;
+                continue;
+            }
+            let line_start = std::mem::replace(&mut self.line_start, false);
+            if self.comment() {
+                continue;
+            }
+            if line_start && b == b'#' && (self.rules.c_like() || self.rules.lang == Lang::CSharp) {
+                self.directive();
+                continue;
+            }
+            if b == b'#' && self.rules.lang == Lang::Rust && self.attribute() {
+                continue;
+            }
+            if self.string() {
+                self.token(Tok::Literal);
+                continue;
+            }
+            if is_word_start(b) {
+                let start = self.at;
+                while self.at < self.src.len() && is_word(self.src[self.at]) {
+                    self.at += 1;
+                }
+                if self.rules.lang == Lang::C
+                    && matches!(&self.src[start..self.at], b"namespace" | b"template")
+                {
+                    self.cpp_in_c = true;
+                    return;
+                }
+                let tok = self.rules.word(&self.src[start..self.at]);
+                self.word(tok, start);
+                continue;
+            }
+            if b.is_ascii_digit() {
+                while self.at < self.src.len()
+                    && (is_word(self.src[self.at]) || self.src[self.at] == b'.')
+                {
+                    self.at += 1;
+                }
+                self.token(Tok::Literal);
+                continue;
+            }
+            self.punct(b);
+        }
+        // Blocks never closed (an unbalanced file, or braces split by `#if`) are kept whole.
+        while let Some(open) = self.blocks.pop() {
+            self.holes.truncate(open.holes_from);
+        }
+    }
+
+    /// A comment at `at`, passed over, and left out of the parse (`hole`).
+    fn comment(&mut self) -> bool {
+        let start = self.at;
+        let found = self.comment_end();
+        if found {
+            self.hole(start, self.at);
+        }
+        found
+    }
+
+    /// Leave a comment's bytes out: where a token or whitespace stands on either side of it
+    /// (a line comment ends before its newline), so that no two tokens join. Comments apart
+    /// only by whitespace are left out as one.
+    fn hole(&mut self, start: usize, end: usize) {
+        let src = self.src;
+        let apart = |start: usize, end: usize| {
+            let space = |at: Option<&u8>| at.map_or(true, u8::is_ascii_whitespace);
+            space(start.checked_sub(1).and_then(|i| src.get(i))) || space(src.get(end))
+        };
+        let from = self.blocks.last().map_or(0, |o| o.holes_from);
+        let mine = self.holes.len() > from;
+        if let Some(last) = self.holes.last_mut() {
+            if mine
+                && last.1 <= start
+                && src[last.1..start].iter().all(u8::is_ascii_whitespace)
+                && apart(last.0, end)
+            {
+                last.1 = end;
+                return;
+            }
+        }
+        if apart(start, end) {
+            self.holes.push((start, end));
+        }
+    }
+
+    fn comment_end(&mut self) -> bool {
+        let lang = self.rules.lang;
+        let line =
+            self.starts(b"//") || (lang == Lang::Php && self.starts(b"#") && self.peek(1) != b'[');
+        if line {
+            while self.at < self.src.len() && self.src[self.at] != b'\n' {
+                // A C line comment goes on past a backslash at its end.
+                if self.rules.c_like() && self.src[self.at] == b'\\' {
+                    self.at += 1;
+                    if self.peek(0) == b'\r' {
+                        self.at += 1;
+                    }
+                }
+                // PHP's `?>` ends a line comment, and the code (`punct`).
+                if lang == Lang::Php && self.starts(b"?>") {
+                    return true;
+                }
+                self.at += 1;
+            }
+            return true;
+        }
+        if self.starts(b"/*") {
+            self.at += 2;
+            let mut depth = 1;
+            while self.at < self.src.len() {
+                if self.starts(b"*/") {
+                    self.at += 2;
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                } else if lang == Lang::Rust && self.starts(b"/*") {
+                    self.at += 2;
+                    depth += 1;
+                } else {
+                    self.at += 1;
+                }
+            }
+            return true;
+        }
+        false
+    }
+
+    /// A Rust attribute `#[…]` or `#![…]`, left out: it defines nothing, and the items and
+    /// fields it stands on are nodes of their own.
+    fn attribute(&mut self) -> bool {
+        let start = self.at;
+        let open = if self.peek(1) == b'[' {
+            2
+        } else if self.peek(1) == b'!' && self.peek(2) == b'[' {
+            3
+        } else {
+            return false;
+        };
+        self.at += open;
+        let mut depth = 1;
+        while self.at < self.src.len() && depth > 0 {
+            let c = self.src[self.at];
+            if self.comment_end() || self.rust_string() {
+                continue;
+            }
+            match c {
+                b'[' => depth += 1,
+                b']' => depth -= 1,
+                _ => {}
+            }
+            self.at += 1;
+        }
+        self.hole(start, self.at);
+        true
+    }
+
+    /// A preprocessor line (with its continuations): a block holding one is kept (it may
+    /// define a macro, or split braces between `#if` branches).
+    fn directive(&mut self) {
+        while self.at < self.src.len() && self.src[self.at] != b'\n' {
+            if self.src[self.at] == b'\\' {
+                self.at += 1;
+                if self.peek(0) == b'\r' {
+                    self.at += 1;
+                }
+            } else if self.starts(b"/*") {
+                // Not left out: a macro's text is what the directive holds, to its end.
+                self.comment_end();
+                continue;
+            }
+            self.at += 1;
+        }
+        self.def();
+    }
+
+    /// PHP's text outside `<?php … ?>`.
+    fn skip_html(&mut self) {
+        match memchr_str(&self.src[self.at..], b"<?") {
+            Some(n) => {
+                self.at += n + 2;
+                if self.src[self.at..].len() >= 3
+                    && self.src[self.at..self.at + 3].eq_ignore_ascii_case(b"php")
+                {
+                    self.at += 3;
+                } else if self.peek(0) == b'=' {
+                    self.at += 1;
+                }
+                self.html = false;
+            }
+            None => self.at = self.src.len(),
+        }
+    }
+
+    /// A string, character or other literal text at `at`, passed over.
+    fn string(&mut self) -> bool {
+        let b = self.src[self.at];
+        match self.rules.lang {
+            Lang::Rust => self.rust_string(),
+            Lang::C | Lang::Cpp => {
+                if self.rules.lang == Lang::Cpp && self.cpp_raw_string() {
+                    return true;
+                }
+                if b == b'"' || b == b'\'' {
+                    self.quoted(b, true);
+                    return true;
+                }
+                false
+            }
+            Lang::Go => match b {
+                b'"' | b'\'' => {
+                    self.quoted(b, true);
+                    true
+                }
+                b'`' => {
+                    self.until(1, b"`");
+                    true
+                }
+                _ => false,
+            },
+            Lang::Java => {
+                if self.starts(b"\"\"\"") {
+                    self.at += 3;
+                    while self.at < self.src.len() && !self.starts(b"\"\"\"") {
+                        self.at += if self.src[self.at] == b'\\' { 2 } else { 1 };
+                    }
+                    self.at = (self.at + 3).min(self.src.len());
+                    return true;
+                }
+                if b == b'"' || b == b'\'' {
+                    self.quoted(b, true);
+                    return true;
+                }
+                false
+            }
+            Lang::CSharp => self.csharp_string(),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match b {
+                b'"' | b'\'' => {
+                    self.quoted(b, true);
+                    true
+                }
+                b'`' => {
+                    self.at += 1;
+                    self.template();
+                    true
+                }
+                b'/' if self.regex_may_start() => {
+                    self.regex();
+                    true
+                }
+                _ => false,
+            },
+            Lang::Php => self.php_string(),
+            Lang::Python | Lang::Ruby | Lang::Bash => false,
+        }
+    }
+
+    /// A string from its quote at `at` to the same quote unescaped; with `line`, also to the
+    /// end of the line (an unterminated one stops there).
+    fn quoted(&mut self, quote: u8, line: bool) {
+        self.at += 1;
+        while self.at < self.src.len() {
+            let c = self.src[self.at];
+            if c == b'\\' {
+                self.at += 2;
+                continue;
+            }
+            self.at += 1;
+            if c == quote || (line && c == b'\n') {
+                return;
+            }
+        }
+    }
+
+    /// Past `skip` bytes, then to the end of `end` (or of the source).
+    fn until(&mut self, skip: usize, end: &[u8]) {
+        self.at += skip;
+        match memchr_str(&self.src[self.at.min(self.src.len())..], end) {
+            Some(n) => self.at += n + end.len(),
+            None => self.at = self.src.len(),
+        }
+    }
+
+    fn rust_string(&mut self) -> bool {
+        let rest = &self.src[self.at..];
+        // Prefixes: b"", c"", r"", br"", cr"", r#""#.
+        let mut p = 0;
+        if matches!(rest.first(), Some(b'b' | b'c')) {
+            p = 1;
+        }
+        let raw = rest.get(p) == Some(&b'r');
+        if raw {
+            let mut q = p + 1;
+            while rest.get(q) == Some(&b'#') {
+                q += 1;
+            }
+            if rest.get(q) != Some(&b'"') {
+                return false;
+            }
+            // `r#ident` is a raw identifier, not a string.
+            let hashes = q - p - 1;
+            let mut end = vec![b'"'];
+            end.extend(std::iter::repeat(b'#').take(hashes));
+            self.until(q + 1, &end);
+            return true;
+        }
+        match rest.get(p) {
+            Some(b'"') => {
+                self.at += p;
+                self.quoted(b'"', false);
+                true
+            }
+            Some(b'\'') => {
+                self.at += p;
+                self.char_or_lifetime();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `'a'`, `'\n'`, `'é'` is a character; `'a` (`'static`, a label) is a lifetime.
+    fn char_or_lifetime(&mut self) {
+        let rest = &self.src[self.at..];
+        if rest.get(1) == Some(&b'\\') {
+            self.quoted(b'\'', true);
+            return;
+        }
+        // One character (UTF-8: up to 4 bytes), then the closing quote.
+        let width = match rest.get(1) {
+            Some(&c) if c < 0x80 => 1,
+            Some(&c) if c >= 0xf0 => 4,
+            Some(&c) if c >= 0xe0 => 3,
+            Some(_) => 2,
+            None => 1,
+        };
+        if rest.get(1 + width) == Some(&b'\'') {
+            self.at += 2 + width;
+        } else {
+            self.at += 1;
+            while self.at < self.src.len() && is_word(self.src[self.at]) {
+                self.at += 1;
+            }
+        }
+    }
+
+    /// C++'s `R"delim( … )delim"` (with `u8R`, `LR`, `uR`, `UR`).
+    fn cpp_raw_string(&mut self) -> bool {
+        let rest = &self.src[self.at..];
+        let prefix = [&b"R\""[..], b"u8R\"", b"LR\"", b"uR\"", b"UR\""]
+            .into_iter()
+            .find(|p| rest.starts_with(p));
+        let Some(prefix) = prefix else { return false };
+        // Not inside a longer name (`FOOR"` is not a raw string's start).
+        if self.at > 0 && is_word(self.src[self.at - 1]) {
+            return false;
+        }
+        let after = &rest[prefix.len()..];
+        let Some(open) = after.iter().take(17).position(|&c| c == b'(') else {
+            return false;
+        };
+        let mut end = vec![b')'];
+        end.extend_from_slice(&after[..open]);
+        end.push(b'"');
+        self.until(prefix.len() + open + 1, &end);
+        true
+    }
+
+    fn csharp_string(&mut self) -> bool {
+        let rest = &self.src[self.at..];
+        let dollars = rest.iter().take_while(|&&c| c == b'$').count();
+        let at_sign = rest.get(dollars) == Some(&b'@') || (dollars == 0 && rest.starts_with(b"@$"));
+        let skip = dollars + usize::from(at_sign) + usize::from(rest.starts_with(b"@$"));
+        let quotes = rest[skip..].iter().take_while(|&&c| c == b'"').count();
+        if quotes == 0 {
+            if dollars == 0 && !at_sign && rest[0] == b'\'' {
+                self.quoted(b'\'', true);
+                return true;
+            }
+            return false;
+        }
+        let interpolated = dollars > 0 || rest.starts_with(b"@$");
+        if quotes >= 3 {
+            // A raw string: to the same run of quotes; its holes `{…}` hold no quotes we
+            // could miss.
+            let end = vec![b'"'; quotes];
+            self.until(skip + quotes, &end);
+            return true;
+        }
+        self.at += skip + 1;
+        let verbatim = at_sign;
+        while self.at < self.src.len() {
+            let c = self.src[self.at];
+            if c == b'\\' && !verbatim {
+                self.at += 2;
+                continue;
+            }
+            if c == b'"' {
+                if verbatim && self.peek(1) == b'"' {
+                    self.at += 2;
+                    continue;
+                }
+                self.at += 1;
+                return true;
+            }
+            if c == b'\n' && !verbatim {
+                return true;
+            }
+            if interpolated && c == b'{' {
+                if self.peek(1) == b'{' {
+                    self.at += 2;
+                    continue;
+                }
+                self.interpolation();
+                continue;
+            }
+            self.at += 1;
+        }
+        true
+    }
+
+    /// A C# interpolation `{ … }`, strings inside it passed over.
+    fn interpolation(&mut self) {
+        let mut depth = 0;
+        while self.at < self.src.len() {
+            let c = self.src[self.at];
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.at += 1;
+                        return;
+                    }
+                }
+                b'"' | b'@' | b'$' | b'\'' if self.csharp_string() => continue,
+                b'\n' => return,
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
+
+    fn php_string(&mut self) -> bool {
+        let b = self.src[self.at];
+        if b == b'\'' || b == b'"' || b == b'`' {
+            self.quoted(b, false);
+            return true;
+        }
+        if self.starts(b"<<<") {
+            let mut p = self.at + 3;
+            while matches!(self.src.get(p), Some(b' ' | b'\t')) {
+                p += 1;
+            }
+            let quote = matches!(self.src.get(p), Some(b'\'' | b'"'));
+            if quote {
+                p += 1;
+            }
+            let start = p;
+            while p < self.src.len() && is_word(self.src[p]) {
+                p += 1;
+            }
+            let id = &self.src[start..p];
+            if id.is_empty() {
+                return false;
+            }
+            // To a line that starts (after indentation) with the identifier, not followed by
+            // a word character.
+            let mut line = match memchr_str(&self.src[p..], b"\n") {
+                Some(n) => p + n + 1,
+                None => self.src.len(),
+            };
+            while line < self.src.len() {
+                let mut q = line;
+                while matches!(self.src.get(q), Some(b' ' | b'\t')) {
+                    q += 1;
+                }
+                if self.src[q..].starts_with(id)
+                    && !self.src.get(q + id.len()).is_some_and(|&c| is_word(c))
+                {
+                    self.at = q + id.len();
+                    return true;
+                }
+                line = match memchr_str(&self.src[line..], b"\n") {
+                    Some(n) => line + n + 1,
+                    None => self.src.len(),
+                };
+            }
+            self.at = self.src.len();
+            return true;
+        }
+        false
+    }
+
+    /// A JavaScript template string's text after its backtick, to its end or to a `${`,
+    /// whose code the main loop lexes (`}` at the same block depth comes back here).
+    fn template(&mut self) {
+        while self.at < self.src.len() {
+            match self.src[self.at] {
+                b'\\' => self.at += 2,
+                b'`' => {
+                    self.at += 1;
+                    return;
+                }
+                b'$' if self.peek(1) == b'{' => {
+                    self.at += 2;
+                    self.templates.push(self.blocks.len());
+                    // The `${` opens no block of its own: `}` at this depth ends it.
+                    return;
+                }
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// Whether a `/` here starts a regular expression: not after what ends an operand.
+    fn regex_may_start(&self) -> bool {
+        if matches!(self.peek(1), b'/' | b'*') {
+            return false;
+        }
+        !matches!(
+            self.head.last,
+            Tok::Word(Word::Name | Word::LocalDef | Word::Def | Word::Container)
+                | Tok::Literal
+                | Tok::Punct(b')' | b']' | b'}')
+        )
+    }
+
+    fn regex(&mut self) {
+        self.at += 1;
+        let mut class = false;
+        while self.at < self.src.len() {
+            match self.src[self.at] {
+                b'\\' => self.at += 1,
+                b'[' => class = true,
+                b']' => class = false,
+                b'/' if !class => {
+                    self.at += 1;
+                    while self.at < self.src.len() && is_word(self.src[self.at]) {
+                        self.at += 1;
+                    }
+                    return;
+                }
+                b'\n' => return,
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
+
+    /// A Rust function's head at punctuation `b` (just passed): its parameters and what
+    /// follows them to the body (or `;`) are left out.
+    fn signature(&mut self, b: u8) {
+        let pos = self.at - 1;
+        self.sig = match (self.sig, b) {
+            (Sig::Name, b'<') => Sig::Generics(1),
+            (Sig::Generics(d), b'<') => Sig::Generics(d + 1),
+            (Sig::Generics(1), b'>') => Sig::Name,
+            (Sig::Generics(d), b'>') => Sig::Generics(d - 1),
+            (Sig::Generics(d), _) => Sig::Generics(d),
+            (Sig::Name, b'(') => Sig::Params(self.at, self.paren, self.holes.len()),
+            (Sig::Params(inside, paren, from), b')') if self.paren == paren + 1 => {
+                self.holes.truncate(from);
+                if pos > inside {
+                    self.holes.push((inside, pos));
+                }
+                Sig::Ret(self.at, self.holes.len())
+            }
+            (Sig::Params(..), b'{' | b'}' | b';') => Sig::None,
+            (Sig::Params(inside, paren, from), _) => Sig::Params(inside, paren, from),
+            (Sig::Ret(after, from), b'{' | b';') if self.paren == 0 => {
+                self.holes.truncate(from);
+                if pos > after {
+                    self.holes.push((after, pos));
+                }
+                Sig::None
+            }
+            (Sig::Ret(..), b'{' | b'}' | b';') => Sig::None,
+            (Sig::Ret(after, from), _) => Sig::Ret(after, from),
+            _ => Sig::None,
+        };
+    }
+
+    /// A Rust `use` declaration from its word at `start`, passed over to its `;` and left
+    /// out.
+    fn use_declaration(&mut self, start: usize) {
+        let mut depth = 0u32;
+        while self.at < self.src.len() {
+            if self.comment_end() {
+                continue;
+            }
+            match self.src[self.at] {
+                b'{' => depth += 1,
+                b'}' => depth = depth.saturating_sub(1),
+                b';' if depth == 0 => {
+                    self.at += 1;
+                    self.holes.truncate(self.holes_floor(start));
+                    self.holes.push((start, self.at));
+                    return;
+                }
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
+
+    /// How many holes lie before `start` (those after it are inside what is left out).
+    fn holes_floor(&self, start: usize) -> usize {
+        self.holes.partition_point(|&(_, end)| end <= start)
+    }
+
+    /// Whether a `(`, `[` or `{` here opens a Rust macro's token tree (`name!(`).
+    fn macro_call(&self) -> bool {
+        self.rules.lang == Lang::Rust
+            && self.head.last == Tok::Punct(b'!')
+            && self.head.prev == Tok::Word(Word::Name)
+    }
+
+    /// The block the lexer is in holds a definition (none does inside a macro's
+    /// parentheses, which all go).
+    fn def(&mut self) {
+        if !self.macro_parens.is_empty() {
+            return;
+        }
+        if let Some(open) = self.blocks.last_mut() {
+            open.has_def = true;
+        }
+    }
+
+    fn local(&self) -> bool {
+        self.blocks.last().is_some_and(|o| o.local)
+    }
+
+    fn token(&mut self, tok: Tok) {
+        if let Some(open) = self.blocks.last_mut() {
+            open.content = true;
+        }
+        self.head.value = match (self.head.value, tok) {
+            (Value::No, _) => Value::No,
+            (Value::Start | Value::Param, Tok::Callable) => Value::Func,
+            (Value::Start | Value::Param, Tok::Word(Word::Name)) => Value::Param,
+            (Value::Start | Value::Param, Tok::Punct(b'(')) => {
+                Value::Params(self.paren.saturating_sub(1))
+            }
+            (Value::Param | Value::AfterParams, Tok::Arrow) => Value::Func,
+            (Value::Params(d), Tok::Punct(b')')) if self.paren == d => Value::AfterParams,
+            (Value::Params(d), _) => Value::Params(d),
+            (Value::AfterParams, _) if self.rules.typescript() => Value::AfterParams,
+            (Value::Func, _) => Value::Func,
+            _ => Value::No,
+        };
+        if self.head.tokens == 0 {
+            self.head.first = tok;
+        }
+        self.head.tokens += 1;
+        self.head.prev = self.head.last;
+        self.head.last = tok;
+    }
+
+    fn word(&mut self, tok: Tok, start: usize) {
+        let lang = self.rules.lang;
+        let word = &self.src[start..self.at];
+        let after_dot = matches!(self.head.last, Tok::Punct(b'.'))
+            || (lang == Lang::Php && matches!(self.head.last, Tok::Punct(b':')));
+        match tok {
+            Tok::Callable => {
+                match lang {
+                    // A Go function is declared at the top level; a `func` inside a block
+                    // is a literal, never a definition (its variables are the enclosing
+                    // definition's: `var tests = []T{{func() { var k int }}}`).
+                    Lang::Go => {
+                        if self.head.tokens == 0 && self.blocks.is_empty() {
+                            self.head.callable = true;
+                        }
+                    }
+                    Lang::Rust => {}
+                    _ => {
+                        // A JavaScript `function` may be named, and defines where it is
+                        // assigned or declared: conservatively, anywhere.
+                        self.head.function = true;
+                        self.def();
+                    }
+                }
+                // Rust's `fn name` in a block is a nested function, `fn(` a pointer type; a
+                // JavaScript function is a definition whose body is local when named (else
+                // when it is a definition's value, `open`).
+                self.token(tok);
+                self.head.after_callable = true;
+                return;
+            }
+            Tok::Word(Word::Name) if self.head.after_callable => {
+                self.head.callable = true;
+                self.def();
+                if lang == Lang::Rust {
+                    self.sig = Sig::Name;
+                    self.token(tok);
+                    self.head.after_callable = false;
+                    return;
+                }
+            }
+            // A `use` declaration defines nothing: left out whole.
+            Tok::Word(Word::Name)
+                if lang == Lang::Rust
+                    && word == b"use"
+                    && self.head.tokens == 0
+                    && self.paren == 0
+                    && self.macro_parens.is_empty() =>
+            {
+                self.use_declaration(start);
+                return;
+            }
+            Tok::Word(Word::Def) if !after_dot => self.def(),
+            Tok::Word(Word::LocalDef) if !after_dot && !self.local() => self.def(),
+            Tok::Word(Word::Container) if !after_dot => {
+                // C's `struct S *f(struct T *p) {` is a function's body.
+                if !self.rules.c_like() || self.paren == 0 {
+                    self.head.container = true;
+                }
+                // Go's `struct` and `interface` in a body are types (`interface{}`,
+                // `struct{}{}`), C's `struct S *p` names a type: they define only with a
+                // body (`close`). The others' `struct S`, `class C` define themselves.
+                if !matches!(lang, Lang::Go | Lang::C | Lang::Cpp) {
+                    self.def();
+                }
+            }
+            Tok::Word(Word::Keyword) => {
+                if word == b"new" {
+                    self.head.new = true;
+                }
+                if matches!(
+                    word,
+                    b"if" | b"for" | b"while" | b"switch" | b"catch" | b"with"
+                ) {
+                    self.head.control = true;
+                }
+            }
+            _ => {}
+        }
+        if self.sig == Sig::Name {
+            self.sig = Sig::None;
+        }
+        self.head.after_callable = false;
+        // C's `struct __attribute__((packed)) S {` is still a struct's body.
+        self.head.attribute = word.starts_with(b"__") || word == b"alignas" || word == b"_Alignas";
+        self.token(tok);
+    }
+
+    fn punct(&mut self, b: u8) {
+        self.at += 1;
+        // `function* name`: the name still comes.
+        if b != b'*' {
+            self.head.after_callable = false;
+        }
+        if self.sig != Sig::None {
+            self.signature(b);
+        }
+        match b {
+            b'{' => {
+                self.open();
+                return;
+            }
+            b'}' => {
+                if self.templates.last() == Some(&self.blocks.len()) {
+                    self.templates.pop();
+                    self.template();
+                    self.token(Tok::Literal);
+                    return;
+                }
+                self.close();
+                return;
+            }
+            b'(' | b'[' => {
+                if b == b'(' {
+                    self.call();
+                }
+                if self.macro_call() {
+                    let at = (self.at, self.blocks.len(), self.paren, self.holes.len());
+                    self.macro_parens.push(at);
+                }
+                self.paren += 1;
+            }
+            b'?' if self.rules.lang == Lang::Php && self.peek(0) == b'>' => {
+                self.at += 1;
+                self.html = true;
+                return;
+            }
+            b')' | b']' => {
+                self.paren = self.paren.saturating_sub(1);
+                if let Some(&(inside, depth, paren, holes_from)) = self.macro_parens.last() {
+                    if (depth, paren) == (self.blocks.len(), self.paren) {
+                        self.macro_parens.pop();
+                        self.holes.truncate(holes_from);
+                        if self.at - 1 > inside {
+                            self.holes.push((inside, self.at - 1));
+                        }
+                    }
+                }
+            }
+            b';' if self.paren == 0 => {
+                self.head = Head::default();
+                return;
+            }
+            // `var a = 1, b = function () {}`, `{ a: 1, f: () => {} }`: each its own.
+            b',' if self.paren == 0 && self.rules.javascript() => {
+                self.head = Head::default();
+                return;
+            }
+            b'=' if self.paren == 0
+                && self.rules.javascript()
+                && !matches!(self.peek(0), b'=' | b'>') =>
+            {
+                // `const f =`, `export let f =`, `a.b.f =`: a definition when a function
+                // comes next.
+                let named = matches!(self.head.last, Tok::Word(Word::Name | Word::Def));
+                let declared = self.head.prev == Tok::Word(Word::LocalDef) && self.head.tokens <= 3;
+                let member = self.head.prev == Tok::Punct(b'.');
+                self.token(Tok::Punct(b));
+                if named && (declared || member) {
+                    self.head.value = Value::Start;
+                }
+                return;
+            }
+            b'=' if self.peek(0) == b'>' => {
+                self.at += 1;
+                if self.rules.javascript() {
+                    // An arrow function: a definition where it is assigned (`f = () =>`,
+                    // `f: () =>`); conservatively, anywhere.
+                    self.def();
+                }
+                self.token(Tok::Arrow);
+                return;
+            }
+            b'-' if self.peek(0) == b'>' => {
+                self.at += 1;
+                self.token(Tok::Arrow);
+                return;
+            }
+            b':' if self.peek(0) == b':' => {
+                self.at += 1;
+                self.cpp_in_c |= self.rules.lang == Lang::C;
+                self.token(Tok::Punct(b':'));
+                return;
+            }
+            b':' if self.paren == 0 && self.rules.javascript() => {
+                let name = |t: Tok| matches!(t, Tok::Word(Word::Name | Word::Def | Word::LocalDef));
+                let key = self.head.tokens == 1 && name(self.head.last);
+                // `name:` or `name?:` first in a statement may be a property of an object
+                // type (a definition); in an object literal it is not, but the two look
+                // alike.
+                if self.rules.typescript()
+                    && (key
+                        || (self.head.tokens == 2
+                            && self.head.last == Tok::Punct(b'?')
+                            && name(self.head.prev)))
+                {
+                    self.def();
+                }
+                // `f: function () {`, `f: () => {`: a method of an object.
+                self.token(Tok::Punct(b));
+                if key {
+                    self.head.value = Value::Start;
+                }
+                return;
+            }
+            _ => {}
+        }
+        // C and C++ `struct S *f(…) {` is a function's body, `struct S s = {` an
+        // initializer; the other languages' class heads may hold parentheses (a record's
+        // components, an anonymous class's arguments).
+        if self.head.container
+            && self.rules.c_like()
+            && (b == b'=' || (b == b'(' && !self.head.attribute))
+        {
+            self.head.container = false;
+        }
+        self.token(Tok::Punct(b));
+    }
+
+    /// A `(` after a name: a method's head (JavaScript), or `Type name(` that defines (a
+    /// method of an anonymous class, a local function, a C++ declaration).
+    fn call(&mut self) {
+        let Tok::Word(last) = self.head.last else {
+            return;
+        };
+        if self.rules.javascript()
+            && self.paren == 0
+            && !self.head.control
+            && matches!(last, Word::Name | Word::LocalDef | Word::Def)
+        {
+            self.head.method = true;
+        }
+        if self.rules.typed_calls_define() && last == Word::Name {
+            let typed = matches!(
+                self.head.prev,
+                Tok::Word(Word::Name) | Tok::Punct(b'>' | b']' | b'?')
+            );
+            if typed {
+                self.def();
+            }
+        }
+    }
+
+    fn open(&mut self) {
+        let parent_local = self.local();
+        let parent_keep = self.blocks.last().is_some_and(|o| o.keep_all);
+        let h = self.head;
+        let lang = self.rules.lang;
+        let anonymous_class =
+            matches!(lang, Lang::Java | Lang::CSharp) && h.new && h.last == Tok::Punct(b')');
+        let container = h.container || anonymous_class;
+        // A JavaScript method's body: `name(…) {`, `name(…): T {` (TypeScript).
+        let method = self.rules.javascript()
+            && h.method
+            && !h.control
+            && self.paren == 0
+            && (h.last == Tok::Punct(b')')
+                || (self.rules.typescript() && !matches!(h.last, Tok::Punct(b'(' | b',' | b'='))));
+        // A function's body whose declarations are local: only a function that is itself a
+        // definition (a callback's variables are the enclosing definition's, or top-level).
+        let callable = match lang {
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+                h.callable
+                    || method
+                    || (h.value == Value::Func
+                        && self.paren == 0
+                        && (h.function || h.last == Tok::Arrow))
+            }
+            _ => h.callable,
+        };
+        // A JavaScript method defines (`{ render() { … } }` in a function's object).
+        if method {
+            self.def();
+        }
+        let may_go = match lang {
+            // A C# property's accessors and initializers `{ get; set; }` must stay.
+            Lang::CSharp => {
+                matches!(
+                    h.last,
+                    Tok::Punct(b')') | Tok::Arrow | Tok::Word(Word::Keyword)
+                ) || h.tokens == 0
+                    || self.word_before(b"get")
+                    || self.word_before(b"set")
+                    || self.word_before(b"init")
+                    || self.word_before(b"else")
+                    || self.word_before(b"finally")
+            }
+            _ => true,
+        };
+        // Bodies of fields and variants hold no code: Rust's (a struct-like variant's fields
+        // are in a block of their own), C's, Go's. A class body's methods are looked at
+        // one by one.
+        let members_only = matches!(lang, Lang::Rust | Lang::C | Lang::Go);
+        let macro_body = self.macro_call();
+        self.blocks.push(Open {
+            macro_body,
+            inside: self.at,
+            local: parent_local || callable,
+            keep_all: parent_keep || (container && members_only),
+            container,
+            has_def: false,
+            content: false,
+            may_go,
+            holes_from: self.holes.len(),
+            paren: self.paren,
+            head: h,
+        });
+        self.paren = 0;
+        self.head = Head::default();
+    }
+
+    /// Whether the word just before the `{` is `word`.
+    fn word_before(&self, word: &[u8]) -> bool {
+        let mut end = self.at - 1;
+        while end > 0 && self.src[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        self.src[..end].ends_with(word)
+            && (end == word.len() || !is_word(self.src[end - word.len() - 1]))
+    }
+
+    fn close(&mut self) {
+        let Some(open) = self.blocks.pop() else {
+            self.head = Head::default();
+            return;
+        };
+        // A macro's parentheses left open inside the block (a misread) end with it.
+        while self
+            .macro_parens
+            .last()
+            .is_some_and(|m| m.1 > self.blocks.len())
+        {
+            self.macro_parens.pop();
+        }
+        let end = self.at - 1;
+        let keep =
+            !open.macro_body && (open.has_def || open.keep_all || open.container || !open.may_go);
+        if !keep && end > open.inside {
+            self.holes.truncate(open.holes_from);
+            self.holes.push((open.inside, end));
+        }
+        let defines =
+            open.has_def || (open.container && (open.content || self.rules.lang != Lang::Go));
+        if defines && !open.macro_body {
+            self.def();
+        }
+        self.paren = open.paren;
+        self.head = open.head;
+        self.token(Tok::Punct(b'}'));
+        // A block ends its statement (`if … { … }`, `fn f() { … }`) unless it is inside
+        // parentheses (a closure passed to a call).
+        if self.paren == 0 {
+            self.head = Head::default();
+        }
+    }
+}
+
+/// Where `needle` first occurs in `hay`.
+fn memchr_str(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let mut from = 0;
+    while let Some(n) = memchr::memchr(first, &hay[from..]) {
+        let at = from + n;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(lang: Lang, src: &str) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for (start, end) in holes(lang, src.as_bytes()) {
+            out.push_str(&src[at..start]);
+            at = end;
+        }
+        out.push_str(&src[at..]);
+        out
+    }
+
+    #[test]
+    fn rust_bodies_go_definitions_stay() {
+        let src = "struct S { x: u8 }\nenum E { A { y: u8 }, B }\nfn f() { let s = \"}\"; if a { b } }\nfn g() { fn inner() {} const C: u8 = 1; }\nconst K: u8 = { const L: u8 = 2; L };\nimpl S { fn m(&self) -> &'static str { 'x'; r#\"{\"#; loop {} } }\n";
+        assert_eq!(
+            kept(Lang::Rust, src),
+            "struct S { x: u8 }\nenum E { A { y: u8 }, B }\nfn f(){}\nfn g(){ fn inner(){} const C: u8 = 1; }\nconst K: u8 = { const L: u8 = 2; L };\nimpl S { fn m(){} }\n"
+        );
+    }
+
+    #[test]
+    fn c_bodies_go_unless_a_struct_or_directive_is_inside() {
+        let src = "struct S *make(struct S *p) { return p; }\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = { 1, 2 };\n";
+        assert_eq!(
+            kept(Lang::C, src),
+            "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
+        );
+    }
+
+    #[test]
+    fn javascript_keeps_methods_and_template_braces() {
+        let src = "function f() { return { render() { x(); } }; }\nfunction g() { const s = `${a}}`; if (a) { b(); } }\n";
+        assert_eq!(
+            kept(Lang::JavaScript, src),
+            "function f() { return { render() {} }; }\nfunction g() {}\n"
+        );
+    }
+}

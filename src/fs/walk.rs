@@ -30,6 +30,13 @@ use ignore::Match;
 use crate::fs::jail::{DirHandle, Kind, Listing, WalkStart, Workspace};
 use crate::fs::pathlist::DenyRead;
 
+/// The root ignore rules are built with. The paths they are matched against are already
+/// relative to the rules' directory (`relative_to`), and "." tells `Gitignore::matched` to
+/// take them as they are; with any other root it compares the root with "." (a comparison
+/// of paths by components) and strips it from every path first, which was half the cost of
+/// matching an entry against a .gitignore.
+const RULES_ROOT: &str = ".";
+
 /// Ignore files larger than this are not read (a generated file is not a list of rules).
 const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -628,7 +635,7 @@ impl Rules {
         let global = if any_git {
             shared
                 .global
-                .get_or_init(|| GitignoreBuilder::new("").build_global().0)
+                .get_or_init(|| GitignoreBuilder::new(RULES_ROOT).build_global().0)
                 .matched(path, is_dir)
                 .map(|_| ())
         } else {
@@ -699,7 +706,7 @@ fn read_rules(dir: &DirHandle, name: &Path) -> Gitignore {
         return Gitignore::empty();
     }
     let text = String::from_utf8_lossy(&bytes);
-    let mut builder = GitignoreBuilder::new("");
+    let mut builder = GitignoreBuilder::new(RULES_ROOT);
     for (i, line) in text.lines().enumerate() {
         let line = if i == 0 {
             line.trim_start_matches('\u{feff}')

@@ -1,5 +1,8 @@
 //! The parse cache: each parsed file's [`FileTags`] by its workspace path, so that a second
-//! call over a large tree reads what the first one parsed instead of parsing again.
+//! call over a large tree reads what the first one parsed instead of parsing again. An entry
+//! holds either everything of the parse or only the definitions (`FileTags::part`, written in
+//! the entry): outline parses for definitions alone and keeps those; a call that needs
+//! everything takes such an entry for a miss, parses, and replaces it.
 //!
 //! It lives beside the undo history, outside the workspace, in
 //! `$XDG_STATE_HOME/sneaky/parse/<workspace>/` (0700): `git status` never sees it, and
@@ -19,7 +22,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::tags::FileTags;
+use super::tags::{FileTags, Part};
 use super::Lang;
 use crate::fs::history;
 use crate::fs::jail::Workspace;
@@ -30,7 +33,7 @@ pub const SETTLE: Duration = Duration::from_secs(3);
 
 /// What makes the tags of one content: the parse code, the queries, the grammars. Part of
 /// every entry's key, so that entries made by another version are misses.
-const PARSER_VERSION: &str = "sneaky-tags 5";
+const PARSER_VERSION: &str = "sneaky-tags 6";
 
 /// The grammar crates, as Cargo.lock has them (a test holds this to it).
 pub const GRAMMARS: &str = "tree-sitter 0.26.13, tree-sitter-bash 0.25.1, tree-sitter-c 0.24.2, \
@@ -135,9 +138,14 @@ impl Cache {
         FileTags::decode(bytes.strip_prefix(head.as_slice())?)
     }
 
-    /// Keep `tags` for `path` as the file `key` names. Best effort: a cache that cannot be
-    /// written only costs a parse next time.
+    /// Keep `tags` for `path` as the file `key` names (its [`Part`] is in the entry: an
+    /// entry of only the definitions is told from a whole one). Tags of some definitions
+    /// only (`Part::Focused`) are not kept. Best effort: a cache that cannot be written only
+    /// costs a parse next time.
     pub fn put(&self, path: &str, key: &Key, tags: &FileTags) {
+        if tags.part == Part::Focused {
+            return;
+        }
         let entry = self.entry(path);
         let mut bytes = self.head(path, key);
         bytes.extend_from_slice(&tags.encode());

@@ -5,9 +5,10 @@
 //! The helper does no I/O of its own beyond its pipes: the caller opened the files through
 //! the jail.
 //!
-//! Request: `SNKP2`, then per file its language id (1 byte), its focus (a u64 length,
-//! little-endian, then that many bytes of u32 pairs: the byte ranges of `parse::tags_focused`,
-//! none for the whole file's tags), its length (u64) and its bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
+//! Request: `SNKP3`, then per file its language id (1 byte), what is wanted of it (1 byte:
+//! 0 everything, 1 the definitions, 2 the definitions at its focus), its focus (a u64 length,
+//! little-endian, then that many bytes of u32 pairs: byte ranges; none unless 2), its length
+//! (u64) and its bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
 //! byte (0: tags, 1: why it was not parsed), a length (u64) and the encoded tags or the
 //! message. The helper parses on as many threads as the machine has.
 
@@ -23,7 +24,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// The flag of `sneaky-outline` that parses what stdin holds (`serve`).
 pub const PARSE_FLAG: &str = "--parse";
 
-const REQUEST: &[u8] = b"SNKP2";
+const REQUEST: &[u8] = b"SNKP3";
 const ANSWER: &[u8] = b"SNKR1";
 
 /// The binary that holds the grammars.
@@ -32,9 +33,30 @@ const PARSER_BINARY: &str = "sneaky-outline";
 /// One file's parse: its tags, or why there are none (given up, too slow).
 pub type Parsed = std::result::Result<FileTags, String>;
 
-/// One file to parse: its language, its bytes and its focus (`parse::tags_focused`; empty:
-/// the whole file's tags).
-pub type Job<'a> = (Lang, &'a [u8], &'a [(u32, u32)]);
+/// What a parse of a file is for (`parse::tags_for`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want<'a> {
+    /// Everything ([`Part::All`](super::Part::All)).
+    All,
+    /// Every definition and nothing else ([`Part::Defs`](super::Part::Defs)).
+    Defs,
+    /// The definitions that overlap these byte ranges
+    /// ([`Part::Focused`](super::Part::Focused)).
+    At(&'a [(u32, u32)]),
+}
+
+impl Want<'_> {
+    fn id(self) -> u8 {
+        match self {
+            Want::All => 0,
+            Want::Defs => 1,
+            Want::At(_) => 2,
+        }
+    }
+}
+
+/// One file to parse: its language, its bytes and what is wanted of it.
+pub type Job<'a> = (Lang, &'a [u8], Want<'a>);
 
 /// The main of `sneaky-outline`: the parse helper (`serve`) when [`PARSE_FLAG`] is its first
 /// argument, else the outline tool's main (handed in by the binary: this module sits beneath
@@ -56,11 +78,7 @@ fn serve() -> ExitCode {
         eprintln!("sneaky-outline {PARSE_FLAG}: not a parse request");
         return ExitCode::from(2);
     };
-    let jobs: Vec<Job<'_>> = files
-        .iter()
-        .zip(&foci)
-        .map(|(&(lang, bytes), focus)| (lang, bytes, &focus[..]))
-        .collect();
+    let jobs = jobs_of(&files, &foci);
     let answers = parse_all(&jobs);
     let mut out = std::io::stdout().lock();
     let written = out
@@ -82,10 +100,10 @@ pub fn parse_all(files: &[Job<'_>]) -> Vec<Parsed> {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(lang, bytes, focus)) = files.get(i) else {
+                let Some(&(lang, bytes, want)) = files.get(i) else {
                     break;
                 };
-                let parsed = super::parse::tags_focused(lang, bytes, focus);
+                let parsed = super::parse::tags_for(lang, bytes, want);
                 if let Ok(mut slot) = slots[i].lock() {
                     *slot = Some(parsed);
                 }
@@ -103,14 +121,34 @@ pub fn parse_all(files: &[Job<'_>]) -> Vec<Parsed> {
         .collect()
 }
 
-/// A request read: its files, and each one's focus (in the same order).
-type Request<'a> = (Vec<(Lang, &'a [u8])>, Vec<Vec<(u32, u32)>>);
+/// A request read: its files, each with what is wanted of it, and each one's focus (in the
+/// same order; the jobs borrow them, `jobs_of`).
+type Request<'a> = (Vec<(Lang, &'a [u8], u8)>, Vec<Vec<(u32, u32)>>);
+
+fn jobs_of<'a>(files: &[(Lang, &'a [u8], u8)], foci: &'a [Vec<(u32, u32)>]) -> Vec<Job<'a>> {
+    files
+        .iter()
+        .zip(foci)
+        .map(|(&(lang, bytes, want), focus)| {
+            let want = match want {
+                0 => Want::All,
+                1 => Want::Defs,
+                _ => Want::At(&focus[..]),
+            };
+            (lang, bytes, want)
+        })
+        .collect()
+}
 
 fn read_request(input: &[u8]) -> Option<Request<'_>> {
     let mut rest = input.strip_prefix(REQUEST)?;
     let (mut files, mut foci) = (Vec::new(), Vec::new());
     while let Some((&lang, after)) = rest.split_first() {
         let lang = Lang::from_id(lang)?;
+        let (&want, after) = after.split_first()?;
+        if want > 2 {
+            return None;
+        }
         let (focus, after) = framed(after)?;
         if focus.len() % 8 != 0 {
             return None;
@@ -123,7 +161,7 @@ fn read_request(input: &[u8]) -> Option<Request<'_>> {
                 .collect(),
         );
         let (bytes, after) = framed(after)?;
-        files.push((lang, bytes));
+        files.push((lang, bytes, want));
         rest = after;
     }
     Some((files, foci))
@@ -131,8 +169,13 @@ fn read_request(input: &[u8]) -> Option<Request<'_>> {
 
 fn request_bytes(files: &[Job<'_>]) -> Vec<u8> {
     let mut request = REQUEST.to_vec();
-    for &(lang, bytes, focus) in files {
+    for &(lang, bytes, want) in files {
         request.push(lang.id());
+        request.push(want.id());
+        let focus = match want {
+            Want::At(focus) => focus,
+            Want::All | Want::Defs => &[],
+        };
         let mut ranges = Vec::with_capacity(focus.len() * 8);
         for &(start, end) in focus {
             ranges.extend_from_slice(&start.to_le_bytes());
@@ -192,11 +235,11 @@ fn read_answer(input: &[u8], count: usize) -> Option<Vec<Parsed>> {
 /// Parse `files` (their whole tags) in `sneaky-outline --parse`. With `limit`, a helper still
 /// running then is ended and the call fails (an edit's syntax check must not hold the edit).
 pub fn parse_elsewhere(files: &[(Lang, &[u8])], limit: Option<Duration>) -> Result<Vec<Parsed>> {
-    let jobs: Vec<Job<'_>> = files.iter().map(|&(l, b)| (l, b, &[][..])).collect();
+    let jobs: Vec<Job<'_>> = files.iter().map(|&(l, b)| (l, b, Want::All)).collect();
     parse_jobs_elsewhere(&jobs, limit)
 }
 
-/// Parse `files` in `sneaky-outline --parse`, each with its focus; `limit` as
+/// Parse `files` in `sneaky-outline --parse`, each for what is wanted of it; `limit` as
 /// `parse_elsewhere`'s.
 pub fn parse_jobs_elsewhere(files: &[Job<'_>], limit: Option<Duration>) -> Result<Vec<Parsed>> {
     if files.is_empty() {
@@ -269,26 +312,29 @@ mod tests {
     #[test]
     fn requests_and_answers_round_trip() {
         let files: Vec<Job<'_>> = vec![
-            (Lang::Rust, b"fn a() {}", &[(3, 4)]),
-            (Lang::Python, b"", &[]),
-            (Lang::Go, b"x", &[(0, 1), (7, 9)]),
+            (Lang::Rust, b"fn a() {}", Want::At(&[(3, 4)])),
+            (Lang::Python, b"", Want::All),
+            (Lang::Go, b"x", Want::At(&[(0, 1), (7, 9)])),
+            (Lang::C, b"int x;", Want::Defs),
         ];
         let request = request_bytes(&files);
         let (read, foci) = read_request(&request).unwrap();
-        let back: Vec<Job<'_>> = read
-            .iter()
-            .zip(&foci)
-            .map(|(&(l, b), f)| (l, b, &f[..]))
-            .collect();
-        assert_eq!(back, files);
+        assert_eq!(jobs_of(&read, &foci), files);
         assert_eq!(read_request(&request[..request.len() - 1]), None);
-        let answers = parse_all(&[(Lang::Rust, b"fn a() {}", &[]), (Lang::Rust, b"fn (", &[])]);
+        let answers = parse_all(&[
+            (Lang::Rust, b"fn a() {}", Want::All),
+            (Lang::Rust, b"fn (", Want::All),
+            (Lang::Rust, b"fn (", Want::Defs),
+        ]);
         let bytes = answer_bytes(&answers);
-        let back = read_answer(&bytes, 2).unwrap();
+        let back = read_answer(&bytes, 3).unwrap();
         assert_eq!(back, answers);
         assert_eq!(back[0].as_ref().unwrap().defs[0].name, "a");
         assert!(!back[1].as_ref().unwrap().errors.is_empty());
-        assert_eq!(read_answer(&bytes, 3), None);
-        assert_eq!(read_answer(&bytes[..bytes.len() - 1], 2), None);
+        // Only the definitions were asked for: no errors looked for.
+        let defs_only = back[2].as_ref().unwrap();
+        assert!(defs_only.errors.is_empty() && defs_only.part == crate::code::Part::Defs);
+        assert_eq!(read_answer(&bytes, 4), None);
+        assert_eq!(read_answer(&bytes[..bytes.len() - 1], 3), None);
     }
 }

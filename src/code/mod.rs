@@ -4,8 +4,9 @@
 //! from: a parse cache outside the workspace, or a parse.
 //!
 //! - `lang`: the languages parsed, told by a file's extension (or a script's `#!` line).
-//! - `tags`: what one file's parse yields ([`FileTags`]), with its compact encoding, which the
-//!   cache stores and the parse helper answers in.
+//! - `tags`: what one file's parse yields ([`FileTags`]): everything, or only its definitions
+//!   ([`Part`]), with its compact encoding, which the cache stores and the parse helper
+//!   answers in.
 //! - `parse`: the tree-sitter grammars and the queries that turn a tree into tags. Only
 //!   `sneaky-outline` links it (the grammars weigh about 18 MB); every other program that
 //!   needs a parse hands the bytes to `sneaky-outline --parse` (`elsewhere`), as PDFs go to
@@ -29,4 +30,4 @@ pub mod tags;
 pub mod tokens;
 
 pub use lang::Lang;
-pub use tags::{Def, FileTags, SymbolKind, SyntaxError};
+pub use tags::{Def, FileTags, Part, SymbolKind, SyntaxError};

@@ -1,7 +1,8 @@
 //! From a file's bytes to its [`FileTags`]: a tree-sitter parse with the language's grammar,
-//! then the language's tags query (`Lang::tags_query`, ours) for the definitions, and one
-//! walk of the tree for what is not code (comments, strings), the identifiers used and the
-//! syntax errors.
+//! then the language's tags query (`Lang::tags_query`, ours) for the definitions, and, when
+//! everything is wanted ([`Part::All`]), one walk of the tree for what is not code (comments,
+//! strings), the identifiers used and the syntax errors. outline and find_symbol want only
+//! the definitions ([`Part::Defs`], [`Part::Focused`]): neither walk nor syntax errors.
 //!
 //! The grammars are the largest thing any program here links (about 18 MB together), so this
 //! module is reached only from `sneaky-outline` (its tool and its `--parse` helper,
@@ -18,11 +19,12 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tree_sitter::{
-    Language, Node, ParseOptions, ParseState, Parser, Query, QueryCursor, StreamingIterator,
+    Language, Node, ParseOptions, ParseState, Parser, Query, QueryCursor, StreamingIterator, Tree,
 };
 
 use super::doc::{self, Fence};
-use super::tags::{Def, FileTags, SymbolKind, SyntaxError, MAX_ERRORS};
+use super::elsewhere::Want;
+use super::tags::{Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
 use super::Lang;
 
 /// A parse that takes longer than this is given up (a pathological file must not hold a
@@ -93,54 +95,35 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
     .map_err(String::clone)
 }
 
-/// Parse `source` as `lang` and take its tags. An error when the parse was given up
+/// Parse `source` as `lang` and take all its tags. An error when the parse was given up
 /// (`PARSE_TIME_LIMIT`) or the language's query does not compile (a bug the tests catch).
 pub fn tags(lang: Lang, source: &[u8]) -> Result<FileTags, String> {
-    tags_focused(lang, source, &[])
+    tags_for(lang, source, Want::All)
 }
 
-/// With `focus` (byte ranges; empty: the whole file), only the definitions that overlap one
-/// of the ranges (a definition named by what lies there, and those that enclose it) and
-/// nothing else: no comments or strings, identifiers or syntax errors. What find_symbol
-/// needs of a file that holds the name at those places, at a third less than the whole
-/// file's tags cost (the query over every node, the walk over every node); such tags are
-/// never cached.
-pub fn tags_focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Result<FileTags, String> {
+/// Parse `source` as `lang` for what is wanted of it:
+/// - `Want::All`: everything ([`Part::All`]);
+/// - `Want::Defs`: every definition and nothing else ([`Part::Defs`]): no walk over every
+///   node for comments, strings and identifiers, no syntax errors (outline, whose parse of a
+///   whole tree this makes about a third cheaper);
+/// - `Want::At(focus)`: only the definitions that overlap one of the byte ranges (a
+///   definition named by what lies there, and those that enclose it; [`Part::Focused`]):
+///   what find_symbol needs of a file that holds the name at those places, at a third less
+///   than the whole file's definitions cost (the query runs over those places alone).
+pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, String> {
     let tagger = tagger(lang)?;
-    // One parser per thread, kept from file to file: a new one allocates its stacks afresh.
-    thread_local! {
-        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
-    }
-    let tree = PARSER.with(|parser| {
-        let mut parser = parser.borrow_mut();
-        parser
-            .set_language(&language(lang))
-            .map_err(|e| format!("the {} grammar: {e}", lang.name()))?;
-        let deadline = Instant::now() + PARSE_TIME_LIMIT;
-        let mut give_up = |_: &ParseState| {
-            if Instant::now() > deadline {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        };
-        let len = source.len();
-        let tree = parser.parse_with_options(
-            &mut |i, _| if i < len { &source[i..] } else { &[] },
-            None,
-            Some(ParseOptions::new().progress_callback(&mut give_up)),
-        );
-        if tree.is_none() {
-            // A parse given up would otherwise be resumed by the next one.
-            parser.reset();
-        }
-        tree.ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
-    })?;
+    let (part, focus) = match want {
+        Want::All => (Part::All, &[][..]),
+        Want::Defs => (Part::Defs, &[][..]),
+        Want::At(focus) => (Part::Focused, focus),
+    };
+    let tree = parse(lang, source)?;
     let root = tree.root_node();
     let defs = definitions(tagger, root, source, focus);
-    if !focus.is_empty() {
+    if part != Part::All {
         return Ok(FileTags {
             lang,
+            part,
             defs,
             skips: Vec::new(),
             idents: Vec::new(),
@@ -167,10 +150,44 @@ pub fn tags_focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Result<F
     }
     Ok(FileTags {
         lang,
+        part,
         defs,
         skips: merged(walk.skips),
         idents,
         errors,
+    })
+}
+
+/// The tree of `source`, or why there is none (the parse was given up).
+fn parse(lang: Lang, source: &[u8]) -> Result<Tree, String> {
+    // One parser per thread, kept from file to file: a new one allocates its stacks afresh.
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+    }
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser
+            .set_language(&language(lang))
+            .map_err(|e| format!("the {} grammar: {e}", lang.name()))?;
+        let deadline = Instant::now() + PARSE_TIME_LIMIT;
+        let mut give_up = |_: &ParseState| {
+            if Instant::now() > deadline {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let len = source.len();
+        let tree = parser.parse_with_options(
+            &mut |i, _| if i < len { &source[i..] } else { &[] },
+            None,
+            Some(ParseOptions::new().progress_callback(&mut give_up)),
+        );
+        if tree.is_none() {
+            // A parse given up would otherwise be resumed by the next one.
+            parser.reset();
+        }
+        tree.ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
     })
 }
 
@@ -856,7 +873,7 @@ mod tests {
             .match_indices("search(")
             .map(|(at, _)| (at as u32, at as u32 + 6))
             .collect();
-        let focused = tags_focused(Lang::Rust, source, &focus).unwrap();
+        let focused = tags_for(Lang::Rust, source, Want::At(&focus)).unwrap();
         let paths = |t: &FileTags| -> Vec<(String, u32, SymbolKind)> {
             (0..t.defs.len())
                 .filter(|&i| t.defs[i].name == "search")

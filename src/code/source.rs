@@ -2,16 +2,19 @@
 //! handles, ignore files, hidden files skipped, the read-deny list), each file of a supported
 //! language read through its directory's handle, optionally kept only when its bytes pass a
 //! test (the grep engine's match, for find_symbol and find_references), and its tags taken
-//! from the cache or a parse. Files of other languages, too large or not parsed are named,
-//! never dropped in silence.
+//! from the cache or a parse. A call that needs only definitions (outline, find_symbol) takes
+//! an entry of either part and parses for definitions alone; one that needs everything
+//! (find_references, repo_map) takes only a whole entry, and its parse replaces a
+//! definitions-only one. Files of other languages, too large or not parsed are named, never
+//! dropped in silence.
 
 use std::io::Read;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use super::cache::{Cache, Key};
-use super::elsewhere::{self, Job, Parsed};
-use super::tags::FileTags;
+use super::elsewhere::{self, Job, Parsed, Want};
+use super::tags::{FileTags, Part};
 use super::Lang;
 use crate::error::{Error, Result};
 use crate::fs::jail::{Kind, RelPath, Workspace};
@@ -70,14 +73,17 @@ fn parse_elsewhere(files: &[Job<'_>]) -> Result<Vec<Parsed>> {
 /// What a walk keeps of the files.
 pub struct Gather<'a> {
     pub parser: Parser,
+    /// What each file's tags must hold: `Part::Defs` (every definition: outline,
+    /// find_symbol) or `Part::All` (find_references, repo_map).
+    pub need: Part,
     /// Keep only files whose bytes pass (and name only such files as not parsed).
     pub filter: Option<Filter<'a>>,
     /// Keep each file's bytes beside its tags (for bodies and references).
     pub keep_bytes: bool,
     /// Only the definitions at these places of a file are wanted (find_symbol: where its
     /// name is): a file the cache does not hold is parsed for those alone
-    /// (`parse::tags_focused`, a third cheaper), and such tags are not cached. A file the
-    /// cache holds is taken whole.
+    /// (`Want::At`, a third cheaper), and such tags are not cached. A file the cache holds is
+    /// taken whole.
     pub focus: Option<Focus<'a>>,
 }
 
@@ -111,7 +117,8 @@ struct Waiting {
     bytes: Vec<u8>,
     /// Its key when it may be cached (it did not change while read, and has settled).
     key: Option<Key>,
-    /// The places its parse is for (empty: the whole file).
+    /// The places its parse is for (empty: every definition, or everything, as the call
+    /// needs).
     focus: Vec<(u32, u32)>,
 }
 
@@ -240,7 +247,11 @@ impl Shared<'_> {
             .is_ok_and(|after| Key::of(&after, lang) == key && after.len() == bytes.len() as u64);
         let key = (unchanged && key.settled(self.now)).then_some(key);
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
-            if let Some(tags) = cache.get(entry.path, key) {
+            // An entry of only the definitions is a miss for a call that needs everything.
+            if let Some(tags) = cache
+                .get(entry.path, key)
+                .filter(|t| t.part.serves(self.gather.need))
+            {
                 self.keep(entry.path.to_string(), tags, bytes);
                 return Ok(());
             }
@@ -282,7 +293,14 @@ impl Shared<'_> {
         }
         let input: Vec<Job<'_>> = batch
             .iter()
-            .map(|r| (r.lang, &r.bytes[..], &r.focus[..]))
+            .map(|r| {
+                let want = match self.gather.need {
+                    _ if !r.focus.is_empty() => Want::At(&r.focus),
+                    Part::All => Want::All,
+                    Part::Defs | Part::Focused => Want::Defs,
+                };
+                (r.lang, &r.bytes[..], want)
+            })
             .collect();
         let parsed = self.gather.parser.parse(&input)?;
         drop(input);

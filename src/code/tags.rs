@@ -136,10 +136,52 @@ pub struct SyntaxError {
     pub text: String,
 }
 
-/// Everything the tools take from one file's parse.
+/// How much of a file's parse a [`FileTags`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Everything: definitions, what is not code, identifiers, syntax errors
+    /// (find_references, repo_map, the edit tools' syntax errors).
+    All,
+    /// Every definition and nothing else: what outline and find_symbol use, made without the
+    /// walk over every node of the tree (`parse::tags_for`).
+    Defs,
+    /// Only the definitions at some places of the file (find_symbol's parse of a file the
+    /// cache does not hold); never cached.
+    Focused,
+}
+
+impl Part {
+    /// Whether tags holding this part serve a call that needs `need`.
+    pub fn serves(self, need: Part) -> bool {
+        match need {
+            Part::All => self == Part::All,
+            Part::Defs => matches!(self, Part::All | Part::Defs),
+            Part::Focused => true,
+        }
+    }
+
+    fn id(self) -> u32 {
+        match self {
+            Part::All => 0,
+            Part::Defs => 1,
+            Part::Focused => 2,
+        }
+    }
+
+    fn from_id(id: u32) -> Option<Part> {
+        [Part::All, Part::Defs, Part::Focused]
+            .into_iter()
+            .find(|p| p.id() == id)
+    }
+}
+
+/// What the tools take from one file's parse: everything, or only its definitions (`part`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileTags {
     pub lang: Lang,
+    /// What of the parse this holds: with `Part::Defs` or `Part::Focused`, `skips`, `idents`
+    /// and `errors` are empty because they were not looked for, not because there are none.
+    pub part: Part,
     /// In source order (by start); parents come before their children.
     pub defs: Vec<Def>,
     /// Byte ranges (start, end) that are not code: comments, and strings without their
@@ -218,6 +260,7 @@ impl FileTags {
         let mut w = Writer(Vec::with_capacity(256 + self.defs.len() * 48));
         w.0.extend_from_slice(MAGIC);
         w.u32(u32::from(self.lang.id()));
+        w.u32(self.part.id());
         w.u32(len32(self.defs.len()));
         for d in &self.defs {
             w.str(&d.name);
@@ -255,6 +298,7 @@ impl FileTags {
     pub fn decode(bytes: &[u8]) -> Option<FileTags> {
         let mut r = Reader(bytes.strip_prefix(MAGIC)?);
         let lang = Lang::from_id(u8::try_from(r.u32()?).ok()?)?;
+        let part = Part::from_id(r.u32()?)?;
         let n = r.count()?;
         let mut defs = Vec::with_capacity(n);
         for _ in 0..n {
@@ -307,6 +351,7 @@ impl FileTags {
         }
         r.0.is_empty().then_some(FileTags {
             lang,
+            part,
             defs,
             skips,
             idents,
@@ -316,7 +361,7 @@ impl FileTags {
 }
 
 /// The first bytes of an encoded `FileTags`; a new layout gets a new one.
-const MAGIC: &[u8] = b"SNTG1";
+const MAGIC: &[u8] = b"SNTG2";
 
 fn kind_id(kind: SymbolKind) -> u32 {
     SymbolKind::ALL
@@ -387,6 +432,7 @@ mod tests {
     fn sample() -> FileTags {
         FileTags {
             lang: Lang::Rust,
+            part: Part::All,
             defs: vec![
                 Def {
                     name: "Searcher".into(),
@@ -443,6 +489,11 @@ mod tests {
         for cut in 0..bytes.len() {
             assert_eq!(FileTags::decode(&bytes[..cut]), None, "cut at {cut}");
         }
+        let defs_only = FileTags {
+            part: Part::Defs,
+            ..tags.clone()
+        };
+        assert_eq!(FileTags::decode(&defs_only.encode()), Some(defs_only));
         let mut longer = bytes.clone();
         longer.push(0);
         assert_eq!(FileTags::decode(&longer), None);

@@ -126,6 +126,37 @@ pub struct LaunchSpec {
     pub costs: bool,
 }
 
+/// The launcher's first steps, handed to the launcher forked ahead of time
+/// (src/shell/zygote.rs) as soon as the runner knows them, before the rest of the launch:
+/// the death signal, the session, the process limit and the namespaces then run while the
+/// runner still works out the exec set and the views. Only where the namespaces to enter
+/// follow from these fields alone (no host list's proxy, which needs the host's network; no
+/// shared loopback to join; no view to hand over).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Early {
+    pub parent: i32,
+    pub pids_cgroup: Result<PathBuf, String>,
+    pub processes: u64,
+    pub network: bool,
+    pub costs: bool,
+}
+
+impl Early {
+    /// Whether `spec` is the launch these steps were taken for: the launcher refuses one
+    /// that is not (a bug here must not leave a command in namespaces made for another).
+    pub fn fits(&self, spec: &LaunchSpec) -> bool {
+        spec.sandbox
+            && !spec.skip_namespaces
+            && spec.proxy_hosts.is_empty()
+            && spec.loopback.is_none()
+            && spec.hand_view.is_none()
+            && self.parent == spec.parent
+            && self.pids_cgroup == spec.pids_cgroup
+            && self.processes == spec.limits.processes
+            && self.network == spec.network
+    }
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Limits {
     pub processes: u64,

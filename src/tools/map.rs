@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::outline::{unsupported_note, Unsupported};
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser, Source};
-use crate::code::{tokens, SymbolKind};
+use crate::code::{tokens, Part, SymbolKind};
 use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::render::human::Text;
@@ -204,6 +204,7 @@ fn repo_map(args: RepoMapArgs, ctx: &Context, parser: Parser) -> Result<RepoMapR
     let rel = ctx.ws.relative(&args.path)?;
     let gather = Gather {
         parser,
+        need: Part::All,
         filter: None,
         keep_bytes: false,
         focus: None,

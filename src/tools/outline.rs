@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
 use crate::code::elsewhere::{Job, Parsed};
 use crate::code::source::{self, Gather, Gathered, Parser, Unparsed};
-use crate::code::{FileTags, Lang, SymbolKind};
+use crate::code::{FileTags, Lang, Part, SymbolKind};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
 use crate::render::human::Text;
@@ -171,7 +171,7 @@ pub fn symbol(path: &str, tags: &FileTags, i: usize) -> Symbol {
 pub fn parse_here(files: &[Job<'_>]) -> Result<Vec<Parsed>> {
     Ok(files
         .iter()
-        .map(|&(lang, bytes, focus)| crate::code::parse::tags_focused(lang, bytes, focus))
+        .map(|&(lang, bytes, want)| crate::code::parse::tags_for(lang, bytes, want))
         .collect())
 }
 
@@ -223,6 +223,7 @@ fn outline(args: OutlineArgs, ctx: &Context, parser: Parser) -> Result<OutlineRe
     let is_file = ctx.ws.kind_of(&rel)? == Kind::File;
     let gather = Gather {
         parser,
+        need: Part::Defs,
         filter: None,
         keep_bytes: false,
         focus: None,

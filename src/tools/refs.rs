@@ -15,6 +15,7 @@ use super::outline::{self, page_note, unsupported_note, Unsupported};
 use super::symbol::name_matcher;
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser, Source};
+use crate::code::Part;
 use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
@@ -140,6 +141,7 @@ fn find(args: FindReferencesArgs, ctx: &Context, parser: Parser) -> Result<FindR
     let is_file = ctx.ws.kind_of(&rel)? == Kind::File;
     let gather = Gather {
         parser,
+        need: Part::All,
         filter: Some(&filter),
         keep_bytes: true,
         focus: None,

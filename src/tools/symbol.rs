@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::outline::{self, page_note, shown_signature, unsupported_note, Symbol, Unsupported};
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::code::source::{self, Gather, Parser};
-use crate::code::{FileTags, SymbolKind};
+use crate::code::{FileTags, Part, SymbolKind};
 use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::fs::jail::Kind;
@@ -170,6 +170,7 @@ fn find(args: FindSymbolArgs, ctx: &Context, parser: Parser) -> Result<FindSymbo
     let is_file = ctx.ws.kind_of(&rel)? == Kind::File;
     let gather = Gather {
         parser,
+        need: Part::Defs,
         filter: Some(&filter),
         keep_bytes: args.include_body,
         focus: Some(&focus),

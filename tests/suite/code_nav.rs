@@ -338,6 +338,40 @@ fn the_parse_cache_sees_every_change() {
     assert_eq!(names(&w), ["other_name"]);
 }
 
+/// outline keeps only the definitions of the files it parses; find_references, which needs
+/// what is not code too, takes such an entry for a miss (a use in a comment or a string
+/// stays out), and the whole entry it leaves serves outline again.
+#[test]
+fn an_entry_of_definitions_alone_serves_outline_not_references() {
+    let w = util::ws();
+    w.write(
+        "a.rs",
+        "// render in a comment\nfn render() {}\n\nfn main() {\n    let s = \"render\";\n    render();\n}\n",
+    );
+    std::thread::sleep(sneaky::code::cache::SETTLE + Duration::from_millis(300));
+    let outline = |w: &Ws| -> Vec<(String, u64)> {
+        rows(w.call("sneaky-outline", json!({"path": "."})).ok())
+            .into_iter()
+            .map(|r| (r.1, r.3))
+            .collect()
+    };
+    let defs = [("render".to_string(), 2), ("main".to_string(), 4)];
+    assert_eq!(outline(&w), defs);
+    let cache = w.outside().join("state/sneaky/parse");
+    let entry = files_under(&cache);
+    assert_eq!(entry.len(), 1, "one entry: {entry:?}");
+    let defs_only = std::fs::read(&entry[0]).unwrap();
+    let r = w.call("sneaky-refs", json!({"name": "render"}));
+    assert_eq!(places(r.ok(), "references"), [("a.rs".to_string(), 6)]);
+    let whole = std::fs::read(&entry[0]).unwrap();
+    assert!(
+        whole.len() > defs_only.len(),
+        "find_references kept its whole parse"
+    );
+    assert_eq!(outline(&w), defs);
+    assert_eq!(std::fs::read(&entry[0]).unwrap(), whole, "outline used it");
+}
+
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {

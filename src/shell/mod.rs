@@ -47,6 +47,7 @@ pub mod overlay;
 pub mod policy;
 pub mod protect;
 pub mod proxy;
+pub(crate) mod raw_path;
 pub mod report;
 pub mod runtime;
 pub mod sandbox;

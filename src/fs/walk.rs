@@ -30,6 +30,13 @@ use ignore::Match;
 use crate::fs::jail::{DirHandle, Kind, Listing, WalkStart, Workspace};
 use crate::fs::pathlist::DenyRead;
 
+/// The root ignore rules are built with. The paths they are matched against are already
+/// relative to the rules' directory (`relative_to`), and "." tells `Gitignore::matched` to
+/// take them as they are; with any other root it compares the root with "." (a comparison
+/// of paths by components) and strips it from every path first, which was half the cost of
+/// matching an entry against a .gitignore.
+const RULES_ROOT: &str = ".";
+
 /// Ignore files larger than this are not read (a generated file is not a list of rules).
 const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -460,6 +467,7 @@ where
             path.push_str(dir.path);
             path.push('/');
         }
+        let base_at = path.len();
         path.push_str(&name.to_string_lossy());
         if let (Some(root), Some(deny)) = (&shared.denied_here, &shared.deny) {
             if deny.by_path(&root.join(&path)).is_some() {
@@ -468,7 +476,15 @@ where
         }
         let is_dir = kind == Kind::Dir;
         if let Some(f) = filters_of(opts) {
-            if skip(shared, f, dir.rules.map(|r| &**r), &path, name, is_dir) {
+            let base = path.get(base_at..).unwrap_or("");
+            if skip(
+                shared,
+                f,
+                dir.rules.map(|r| &**r),
+                (&path, base),
+                name,
+                is_dir,
+            ) {
                 continue;
             }
         }
@@ -499,12 +515,12 @@ where
 }
 
 /// ripgrep's order of precedence: globs, then ignore files, then types; hidden entries are
-/// skipped unless a rule explicitly included them.
+/// skipped unless a rule explicitly included them. `base`: the last component of `path`.
 fn skip(
     shared: &Shared,
     f: &Filters,
     rules: Option<&Rules>,
-    path: &str,
+    (path, base): (&str, &str),
     name: &OsStr,
     is_dir: bool,
 ) -> bool {
@@ -514,7 +530,7 @@ fn skip(
     }
     let mut whitelisted = false;
     if let Some(rules) = rules {
-        match rules.matched(shared, path, is_dir) {
+        match rules.matched(shared, path, base, is_dir) {
             Match::Ignore(()) => return true,
             Match::Whitelist(()) => whitelisted = true,
             Match::None => {}
@@ -533,10 +549,10 @@ struct Rules {
     parent: Option<Arc<Rules>>,
     /// Root-relative path of the directory ("" for the root).
     dir: String,
-    custom: Gitignore,
-    ignore: Gitignore,
-    git: Gitignore,
-    exclude: Gitignore,
+    custom: IgnoreFile,
+    ignore: IgnoreFile,
+    git: IgnoreFile,
+    exclude: IgnoreFile,
     /// The directory holds `.git`: the root of a repository.
     has_git: bool,
     /// This directory or one above (within the workspace) is in a repository.
@@ -548,10 +564,10 @@ impl Rules {
         Arc::new(Rules {
             parent: None,
             dir: String::new(),
-            custom: Gitignore::empty(),
-            ignore: Gitignore::empty(),
-            git: Gitignore::empty(),
-            exclude: Gitignore::empty(),
+            custom: IgnoreFile::empty(),
+            ignore: IgnoreFile::empty(),
+            git: IgnoreFile::empty(),
+            exclude: IgnoreFile::empty(),
             has_git: false,
             any_git: false,
         })
@@ -576,12 +592,12 @@ impl Rules {
             if present {
                 read_rules(handle, Path::new(name))
             } else {
-                Gitignore::empty()
+                IgnoreFile::empty()
             }
         };
         let exclude = match git_kind {
             Some(Kind::Dir) => read_rules(handle, Path::new(".git/info/exclude")),
-            _ => Gitignore::empty(),
+            _ => IgnoreFile::empty(),
         };
         let has_git = git_kind.is_some();
         Arc::new(Rules {
@@ -600,7 +616,7 @@ impl Rules {
     /// directory's file wins; the tool's own file beats .ignore, which beats .gitignore, which
     /// beats .git/info/exclude, which beats git's global excludes. Git's files count only
     /// inside a repository, and not above its root.
-    fn matched(&self, shared: &Shared, path: &str, is_dir: bool) -> Match<()> {
+    fn matched(&self, shared: &Shared, path: &str, base: &str, is_dir: bool) -> Match<()> {
         let any_git = self.any_git;
         let (mut custom, mut ignore, mut git, mut exclude) =
             (Match::None, Match::None, Match::None, Match::None);
@@ -609,17 +625,17 @@ impl Rules {
         while let Some(rules) = level {
             let rel = relative_to(path, &rules.dir);
             if custom.is_none() {
-                custom = rules.custom.matched(rel, is_dir).map(|_| ());
+                custom = rules.custom.matched(rel, base, is_dir);
             }
             if ignore.is_none() {
-                ignore = rules.ignore.matched(rel, is_dir).map(|_| ());
+                ignore = rules.ignore.matched(rel, base, is_dir);
             }
             if any_git && !saw_git {
                 if git.is_none() {
-                    git = rules.git.matched(rel, is_dir).map(|_| ());
+                    git = rules.git.matched(rel, base, is_dir);
                 }
                 if exclude.is_none() {
-                    exclude = rules.exclude.matched(rel, is_dir).map(|_| ());
+                    exclude = rules.exclude.matched(rel, base, is_dir);
                 }
             }
             saw_git |= rules.has_git;
@@ -628,7 +644,7 @@ impl Rules {
         let global = if any_git {
             shared
                 .global
-                .get_or_init(|| GitignoreBuilder::new("").build_global().0)
+                .get_or_init(|| GitignoreBuilder::new(RULES_ROOT).build_global().0)
                 .matched(path, is_dir)
                 .map(|_| ())
         } else {
@@ -663,7 +679,7 @@ fn ancestor_rules(ws: &Workspace, start: &str, custom_name: &str) -> Arc<Rules> 
 
 /// A gitignore-format file read through a directory handle (not followed if it is a link);
 /// unreadable or malformed lines are skipped, as git and ripgrep skip them.
-fn read_rules(dir: &DirHandle, name: &Path) -> Gitignore {
+fn read_rules(dir: &DirHandle, name: &Path) -> IgnoreFile {
     let mut parts = name.iter();
     let mut cur: Option<DirHandle> = None;
     let mut last = None;
@@ -675,20 +691,20 @@ fn read_rules(dir: &DirHandle, name: &Path) -> Gitignore {
             };
             match next {
                 Ok(h) => cur = Some(h),
-                Err(_) => return Gitignore::empty(),
+                Err(_) => return IgnoreFile::empty(),
             }
         }
         last = Some(part);
     }
     let Some(file_name) = last else {
-        return Gitignore::empty();
+        return IgnoreFile::empty();
     };
     let file = match &cur {
         Some(c) => c.open_file(file_name),
         None => dir.open_file(file_name),
     };
     let Ok(file) = file else {
-        return Gitignore::empty();
+        return IgnoreFile::empty();
     };
     let mut bytes = Vec::new();
     if file
@@ -696,19 +712,136 @@ fn read_rules(dir: &DirHandle, name: &Path) -> Gitignore {
         .read_to_end(&mut bytes)
         .is_err()
     {
-        return Gitignore::empty();
+        return IgnoreFile::empty();
     }
     let text = String::from_utf8_lossy(&bytes);
-    let mut builder = GitignoreBuilder::new("");
-    for (i, line) in text.lines().enumerate() {
-        let line = if i == 0 {
-            line.trim_start_matches('\u{feff}')
-        } else {
-            line
+    IgnoreFile::parse(&text)
+}
+
+/// One ignore file's rules: gitignore globs (the `ignore` crate's), or, when every line is a
+/// plain name or path ("target/", "*.log", "/dist", "!keep.log": most .gitignore files),
+/// the same decisions made by comparing bytes. Matching an entry through the crate builds a
+/// candidate and takes a scratch list from a shared pool (a lock, for all but one thread)
+/// for every entry walked.
+enum IgnoreFile {
+    Plain(Vec<PlainRule>),
+    Globs(Gitignore),
+}
+
+/// A gitignore line without glob syntax but a leading "*" in a name.
+#[derive(Debug)]
+struct PlainRule {
+    text: String,
+    /// "*" then `text`: names that end with it.
+    star: bool,
+    /// Matched against the whole path from the file's directory (the line had a "/" before
+    /// its end), not against the name at any depth.
+    anchored: bool,
+    dir_only: bool,
+    whitelist: bool,
+}
+
+impl PlainRule {
+    /// A line as `GitignoreBuilder::add_line` reads it: Ok(None) for a line that says nothing,
+    /// Err(()) for one with glob syntax (escapes, classes, alternatives, "?", "**", a "*"
+    /// that does not start a name).
+    fn parse(line: &str) -> std::result::Result<Option<PlainRule>, ()> {
+        if line.starts_with('#') {
+            return Ok(None);
+        }
+        if line.contains('\\') {
+            return Err(());
+        }
+        let line = line.trim_end_matches(' ');
+        let (whitelist, line) = match line.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, line),
         };
-        let _ = builder.add_line(None, line);
+        let (absolute, line) = match line.strip_prefix('/') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        if line.is_empty() {
+            return Ok(None);
+        }
+        let (dir_only, line) = match line.strip_suffix('/') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let anchored = absolute || line.contains('/');
+        let glob = |text: &str| text.contains(['*', '?', '[', ']', '{', '}']);
+        let (star, text) = match line.strip_prefix('*') {
+            Some(rest) if !anchored && !glob(rest) => (true, rest),
+            _ if line.is_empty() || glob(line) => return Err(()),
+            _ => (false, line),
+        };
+        Ok(Some(PlainRule {
+            text: text.to_string(),
+            star,
+            anchored,
+            dir_only,
+            whitelist,
+        }))
     }
-    builder.build().unwrap_or_else(|_| Gitignore::empty())
+
+    /// `rel`: the path from the ignore file's directory; `name`: its last component.
+    fn matches(&self, rel: &str, name: &str) -> bool {
+        let (hay, whole) = if self.anchored {
+            (rel.as_bytes(), true)
+        } else {
+            (name.as_bytes(), !self.star)
+        };
+        let text = self.text.as_bytes();
+        // The last bytes first: most names differ there, and comparing them needs no call.
+        if !text.is_empty() && hay.last() != text.last() {
+            return false;
+        }
+        if whole {
+            hay == text
+        } else {
+            hay.ends_with(text)
+        }
+    }
+}
+
+impl IgnoreFile {
+    fn empty() -> IgnoreFile {
+        IgnoreFile::Plain(Vec::new())
+    }
+
+    /// An ignore file's text (the byte order mark at its start is not part of its first line).
+    fn parse(text: &str) -> IgnoreFile {
+        let text = text.trim_start_matches('\u{feff}');
+        let plain: std::result::Result<Vec<Option<PlainRule>>, ()> =
+            text.lines().map(PlainRule::parse).collect();
+        if let Ok(rules) = plain {
+            return IgnoreFile::Plain(rules.into_iter().flatten().collect());
+        }
+        let mut builder = GitignoreBuilder::new(RULES_ROOT);
+        for line in text.lines() {
+            let _ = builder.add_line(None, line);
+        }
+        IgnoreFile::Globs(builder.build().unwrap_or_else(|_| Gitignore::empty()))
+    }
+
+    /// As `Gitignore::matched`: the last line that matches decides (a line for directories
+    /// only passes over anything else). `name`: the last component of `rel`.
+    fn matched(&self, rel: &str, name: &str, is_dir: bool) -> Match<()> {
+        let rules = match self {
+            IgnoreFile::Globs(globs) => return globs.matched(rel, is_dir).map(|_| ()),
+            IgnoreFile::Plain(rules) => rules,
+        };
+        for rule in rules.iter().rev() {
+            if (is_dir || !rule.dir_only) && rule.matches(rel, name) {
+                return if rule.whitelist {
+                    Match::Whitelist(())
+                } else {
+                    Match::Ignore(())
+                };
+            }
+        }
+        Match::None
+    }
 }
 
 /// A C string's bytes as an OsStr.
@@ -852,6 +985,120 @@ mod tests {
         t.extend(items);
         let (kept, total) = t.finish();
         assert_eq!((kept.as_slice(), total), (&expected[..25_000], 40_000));
+    }
+
+    /// Plain ignore files decide as the ignore crate's globs do, line by line and together.
+    #[test]
+    fn plain_ignore_files_match_as_gitignore() {
+        let lines = [
+            "target/",
+            "*.log",
+            "/dist",
+            "!keep.log",
+            "a/b",
+            "a/b/",
+            "/a",
+            "*",
+            "!*.rs",
+            ".env",
+            "# c",
+            "",
+            "   ",
+            "x  ",
+            "!",
+            "/",
+            "!/",
+            "node_modules",
+            "*.tar.gz",
+            "build/",
+            "!build/",
+            "ab",
+            "\u{e9}",
+            "*\u{e9}",
+            "! y",
+            "a//",
+            "c/d/e",
+            "!/dist",
+            "#!x",
+            "x\t",
+        ];
+        let paths = [
+            "target",
+            "a/target",
+            "x.log",
+            "a/x.log",
+            "dist",
+            "a/dist",
+            "keep.log",
+            "z/keep.log",
+            "a/b",
+            "c/a/b",
+            "a",
+            "b/a",
+            "x.rs",
+            ".env",
+            "node_modules",
+            "z.tar.gz",
+            "z.gz",
+            "build",
+            "q/build",
+            "\u{e9}",
+            "x\u{e9}",
+            "x",
+            "x ",
+            "ab",
+            "a.b",
+            "c/d/e",
+            "c/d",
+            " y",
+            "y",
+            ".log",
+            "tar.gz",
+            "x\t",
+            "#!x",
+        ];
+        let as_gitignore = |text: &str| {
+            let mut builder = GitignoreBuilder::new(RULES_ROOT);
+            for line in text.lines() {
+                let _ = builder.add_line(None, line);
+            }
+            builder.build().expect("globs")
+        };
+        let kind = |m: Match<()>| (m.is_none(), m.is_ignore(), m.is_whitelist());
+        let mut files: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        for (i, a) in lines.iter().enumerate() {
+            files.push(format!(
+                "{a}\n{}\n{}",
+                lines[(i * 7 + 3) % lines.len()],
+                lines[(i * 11 + 5) % lines.len()]
+            ));
+        }
+        files.push(lines.join("\n"));
+        files.push(format!("\u{feff}{}", lines.join("\n")));
+        let mut plain = 0;
+        for text in &files {
+            let ours = IgnoreFile::parse(text);
+            plain += usize::from(matches!(ours, IgnoreFile::Plain(_)));
+            let theirs = as_gitignore(text.trim_start_matches('\u{feff}'));
+            for path in paths {
+                for is_dir in [false, true] {
+                    assert_eq!(
+                        kind(ours.matched(path, path.rsplit('/').next().unwrap_or(path), is_dir)),
+                        kind(theirs.matched(path, is_dir).map(|_| ())),
+                        "{text:?} on {path:?} (dir: {is_dir})"
+                    );
+                }
+            }
+        }
+        assert!(plain > files.len() / 2, "{plain} of {} plain", files.len());
+        for glob in [
+            "*.r?", "[ab]", "a*", "**/x", "/*.log", "\\#x", "x/**", "{a,b}",
+        ] {
+            assert!(
+                matches!(IgnoreFile::parse(glob), IgnoreFile::Globs(_)),
+                "{glob}"
+            );
+        }
     }
 
     #[test]

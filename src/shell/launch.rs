@@ -28,40 +28,48 @@ pub const SETUP_FAILED: i32 = 125;
 pub struct LaunchSpec {
     /// Apply the sandbox layers (false: only the session and the parent-death signal).
     pub sandbox: bool,
+    #[serde(with = "super::raw_path::many")]
     pub read: Vec<PathBuf>,
     /// Directories whose entries may be listed but whose files are read only where `read`
     /// grants them (a background job's way to the read-deny list's places: see
     /// `spec::carve_reads`).
-    #[serde(default)]
+    #[serde(default, with = "super::raw_path::many")]
     pub read_dirs: Vec<PathBuf>,
+    #[serde(with = "super::raw_path::many")]
     pub write: Vec<PathBuf>,
     /// Files and directories whose programs may execute.
+    #[serde(with = "super::raw_path::many")]
     pub exec: Vec<PathBuf>,
     /// Which entries of `exec` were directories when the runner looked (they may also be
     /// listed; a type changed meanwhile only makes Landlock report "partial").
+    #[serde(with = "super::raw_path::many")]
     pub exec_dirs: Vec<PathBuf>,
     /// Denied programs inside the exec set, covered in the command's view so that they
     /// cannot execute from where they are installed (src/shell/executables.rs).
-    #[serde(default)]
+    #[serde(default, with = "super::raw_path::many")]
     pub cover_exec: Vec<PathBuf>,
     /// Where shared libraries live: mapped executable, never executed (everything else is
     /// mounted noexec).
+    #[serde(with = "super::raw_path::many")]
     pub map_exec: Vec<PathBuf>,
     /// Inside the writable places, bound read-only (.git config and hooks, configuration).
+    #[serde(with = "super::raw_path::many")]
     pub read_only: Vec<PathBuf>,
     /// Directories made mount points so they cannot be renamed away (.git), and symbolic
     /// links on the way to a protected path, pinned as links (and, when they lead to a
     /// directory, that directory too).
+    #[serde(with = "super::raw_path::many")]
     pub pin: Vec<PathBuf>,
     /// Places of the read-deny list, covered in the command's view (src/shell/protect.rs).
-    #[serde(default)]
+    #[serde(default, with = "super::raw_path::many")]
     pub hide: Vec<PathBuf>,
     /// The private temp dir, kept visible through the cover of a place of `hide` that holds
     /// it (src/shell/tmpdir.rs).
-    #[serde(default)]
+    #[serde(default, with = "super::raw_path::maybe")]
     pub tmp: Option<PathBuf>,
     /// Where Unix sockets stay reachable: beneath the workspace and the private temp dir,
     /// and the sockets `tools.shell.unix_sockets` lists.
+    #[serde(with = "super::raw_path::many")]
     pub unix_sockets: Vec<PathBuf>,
     /// The host's whole network (`tools.shell.network = true`).
     pub network: bool,
@@ -80,8 +88,10 @@ pub struct LaunchSpec {
     #[serde(default)]
     pub container_boundary: bool,
     /// The shell binary to run, absolute.
+    #[serde(with = "super::raw_path::one")]
     pub shell: PathBuf,
     /// The working directory (the workspace root).
+    #[serde(with = "super::raw_path::one")]
     pub cwd: PathBuf,
     /// Do not enter namespaces (`SNEAKY_SANDBOX_SKIP=namespaces` in the runner's environment:
     /// to see and test how the sandbox degrades; `require_layers` still refuses).
@@ -118,12 +128,43 @@ pub struct LaunchSpec {
     /// A background job's: the Unix socket where its supervisor takes the workspace as the
     /// job sees it (the overlay's root), to mirror the workspace's later changes into it
     /// (src/shell/jobs/mirror.rs).
-    #[serde(default)]
+    #[serde(default, with = "super::raw_path::maybe")]
     pub hand_view: Option<PathBuf>,
     /// Take the launcher's cost marks and hand them back on the report line
     /// (src/shell/costs.rs).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub costs: bool,
+}
+
+/// The launcher's first steps, handed to the launcher forked ahead of time
+/// (src/shell/zygote.rs) as soon as the runner knows them, before the rest of the launch:
+/// the death signal, the session, the process limit and the namespaces then run while the
+/// runner still works out the exec set and the views. Only where the namespaces to enter
+/// follow from these fields alone (no host list's proxy, which needs the host's network; no
+/// shared loopback to join; no view to hand over).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Early {
+    pub parent: i32,
+    pub pids_cgroup: Result<PathBuf, String>,
+    pub processes: u64,
+    pub network: bool,
+    pub costs: bool,
+}
+
+impl Early {
+    /// Whether `spec` is the launch these steps were taken for: the launcher refuses one
+    /// that is not (a bug here must not leave a command in namespaces made for another).
+    pub fn fits(&self, spec: &LaunchSpec) -> bool {
+        spec.sandbox
+            && !spec.skip_namespaces
+            && spec.proxy_hosts.is_empty()
+            && spec.loopback.is_none()
+            && spec.hand_view.is_none()
+            && self.parent == spec.parent
+            && self.pids_cgroup == spec.pids_cgroup
+            && self.processes == spec.limits.processes
+            && self.network == spec.network
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

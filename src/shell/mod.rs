@@ -47,6 +47,7 @@ pub mod overlay;
 pub mod policy;
 pub mod protect;
 pub mod proxy;
+pub(crate) mod raw_path;
 pub mod report;
 pub mod runtime;
 pub mod sandbox;
@@ -112,6 +113,31 @@ pub fn run(
     run_with_changes(command, programs, timeout, cap, ctx, Changes::Direct)
 }
 
+/// Have the launcher forked ahead of time take its first steps now, the namespaces among
+/// them, where they follow from the configuration alone: not with `SNEAKY_SANDBOX_SKIP`
+/// naming the namespaces, a host list's proxy or a shared loopback to join (the launch then
+/// takes them all, as an executed launcher does).
+fn begin_early(
+    shell: &crate::config::Shell,
+    pids_cgroup: &std::result::Result<std::path::PathBuf, String>,
+    loopback: Option<(i32, u64)>,
+    waiting: &zygote::Zygote,
+) {
+    let hosts = shell.network.hosts().is_some_and(|h| !h.is_empty());
+    if hosts || loopback.is_some() || spec::skipped("namespaces") {
+        return;
+    }
+    let early = launch::Early {
+        parent: std::process::id() as i32,
+        pids_cgroup: pids_cgroup.clone(),
+        processes: shell.max_processes,
+        network: shell.network.all(),
+        costs: costs::on(),
+    };
+    // Not sent: the launch takes every step itself.
+    let _ = waiting.begin(&early);
+}
+
 /// [`run`], with the command's changes held as `changes` says.
 // Long: the holds it takes before the launch (the pids cgroup, the repository's and the
 // protected paths' placeholders, the overlay's upper layer) must outlive the command and go in
@@ -130,6 +156,27 @@ pub fn run_with_changes(
     let started = overlay::Started::now();
     let shell = &ctx.config.tools.shell;
     let root = ctx.ws.root().to_path_buf();
+    let launcher = sandbox::launcher_path();
+    // Held until the command has ended; dropping it kills what is left in it and removes it.
+    // Made first: the launcher forked ahead of time joins it in its first steps, which it
+    // takes while this process works out the rest of the launch (`launch::Early`).
+    let mut pids_cgroup = None;
+    let mut cgroup_made = Err("not created".to_string());
+    let mut loopback = None;
+    let waiting = launcher.as_ref().and_then(|_| zygote::take());
+    if shell.sandbox && launcher.is_some() {
+        let made = cgroup::PidsCgroup::create(shell.max_processes);
+        cgroup_made = made
+            .as_ref()
+            .map(|c| c.path().to_path_buf())
+            .map_err(Clone::clone);
+        pids_cgroup = made.ok();
+        costs::mark("pids-cgroup");
+        loopback = jobs::loopback(&root);
+        if let Some(waiting) = &waiting {
+            begin_early(shell, &cgroup_made, loopback, waiting);
+        }
+    }
     let Setup {
         tmp,
         env,
@@ -140,9 +187,6 @@ pub fn run_with_changes(
     } = Setup::new(shell, &root, programs, "sneaky-run-", "the command's")?;
     let config_before = guard::ConfigSnapshot::take(ctx.ws);
     costs::mark("setup-tmp-env-config-snapshot");
-    let launcher = sandbox::launcher_path();
-    // Held until the command has ended; dropping it kills what is left in it and removes it.
-    let mut pids_cgroup = None;
     // Likewise: the repository's placeholders are removed once the command has ended.
     let mut vcs_placeholders = None;
     let mut protected_placeholders = None;
@@ -195,7 +239,7 @@ pub fn run_with_changes(
                     }
                     spec.overlay = Some(held.spec(ctx.ws, changes == Changes::DryRun));
                 }
-                spec.loopback = jobs::loopback(ctx.ws.root());
+                spec.loopback = loopback;
                 spec.report_refused = true;
                 given = Some(hint::Given {
                     exec: spec.exec.clone(),
@@ -204,13 +248,7 @@ pub fn run_with_changes(
                     mode: crate::config::commands::mode(shell),
                     denied_commands: shell.denied_commands.is_some(),
                 });
-                let made = cgroup::PidsCgroup::create(shell.max_processes);
-                spec.pids_cgroup = made
-                    .as_ref()
-                    .map(|c| c.path().to_path_buf())
-                    .map_err(Clone::clone);
-                pids_cgroup = made.ok();
-                costs::mark("pids-cgroup");
+                spec.pids_cgroup = cgroup_made;
                 spec
             } else if changes == Changes::DryRun {
                 return Err(overlay::unavailable(
@@ -226,7 +264,7 @@ pub fn run_with_changes(
             };
             let spec = serde_json::to_string(&spec)
                 .map_err(|e| Error::new(ErrorKind::Internal, format!("launch spec: {e}")))?;
-            match zygote::take() {
+            match waiting {
                 Some(waiting) => supervise::Start::Forked(
                     waiting,
                     zygote::Launch {

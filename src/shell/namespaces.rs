@@ -130,18 +130,35 @@ impl Entered {
 /// Enter the namespaces and build the mount view. On error the caller decides whether to go
 /// on without this layer (and say so) or refuse (tools.shell.require_layers).
 pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
+    let unshared = unshare_all(req.network, req.loopback)?;
+    enter_unshared(req, unshared)
+}
+
+/// What [`unshare_all`] did: the namespaces are new, the mount view is still the host's.
+pub struct Unshared {
+    /// The pathname sockets bound in the host's network namespace (read before leaving it).
+    host_sockets: Vec<PathBuf>,
+    /// In a user namespace of our own or the loopback holder's.
+    user: bool,
+    /// In the workspace's shared loopback's network namespace.
+    joined: bool,
+}
+
+/// The first half of [`enter`]: read the host's sockets, then unshare (or join the shared
+/// loopback) and map our ids. Apart, so that the launcher forked ahead of time can do it while
+/// the runner still works out the rest of the launch (src/shell/zygote.rs).
+pub fn unshare_all(network: bool, loopback: Option<(i32, u64)>) -> Result<Unshared, String> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
     // Read in the host's network namespace, before a new one hides its sockets.
-    let host_sockets = host_unix_sockets(req.unix_sockets);
+    let host_sockets = host_unix_sockets();
     // A shared loopback that cannot be joined (its holder just ended) is left for a network
     // namespace of the command's own, as without one.
-    let joined = req
-        .loopback
-        .filter(|_| !req.network)
+    let joined = loopback
+        .filter(|_| !network)
         .and_then(|(pid, start)| join_loopback(pid, start).ok());
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
-    if !req.network && joined.is_none() {
+    if !network && joined.is_none() {
         flags |= CloneFlags::CLONE_NEWNET;
     }
     let user = if joined == Some(true) {
@@ -164,21 +181,36 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
         map_ids(uid.as_raw(), gid.as_raw())?;
     }
     super::costs::mark("namespaces");
+    Ok(Unshared {
+        host_sockets,
+        user,
+        joined: joined.is_some(),
+    })
+}
+
+/// The second half of [`enter`]: the mount view, the host's sockets covered but those beneath
+/// `req.unix_sockets`, the read-deny list.
+pub fn enter_unshared(req: &Request<'_>, unshared: Unshared) -> Result<Entered, String> {
     let (shm, overlay) = build_mounts(req)?;
     super::costs::mark("mounts");
+    let host_sockets: Vec<PathBuf> = unshared
+        .host_sockets
+        .into_iter()
+        .filter(|p| !req.unix_sockets.iter().any(|a| p.starts_with(a)))
+        .collect();
     cover_sockets(&host_sockets)?;
     super::costs::mark("socket-covers");
     super::protect::cover_denied(req.hide, req.tmp)?;
     super::costs::mark("read-deny-covers");
     Ok(Entered {
-        user,
+        user: unshared.user,
         pid: true,
         own_proc: true,
         proc_error: None,
         net: !req.network,
         shm,
         memfd_noexec: false,
-        loopback: joined.is_some(),
+        loopback: unshared.joined,
         proxy_port: None,
         overlay,
     })
@@ -457,8 +489,9 @@ pub fn forbid_user_namespaces() {
     let _ = std::fs::write("/proc/sys/user/max_user_namespaces", "0");
 }
 
-/// The pathname sockets bound in this network namespace, except those beneath `allowed`.
-fn host_unix_sockets(allowed: &[PathBuf]) -> Vec<PathBuf> {
+/// The pathname sockets bound in this network namespace (a socket bound through /proc as the
+/// directory it lies in: read before leaving the host's user namespace, which lets it be).
+fn host_unix_sockets() -> Vec<PathBuf> {
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
         return Vec::new();
     };
@@ -480,7 +513,6 @@ fn host_unix_sockets(allowed: &[PathBuf]) -> Vec<PathBuf> {
             }
             path.is_absolute().then(|| path.to_path_buf())
         })
-        .filter(|p| !allowed.iter().any(|a| p.starts_with(a)))
         .collect();
     out.sort();
     out.dedup();

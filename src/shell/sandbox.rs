@@ -25,6 +25,12 @@
 //!    `bash --noprofile --norc -c COMMAND`; once every process of the command has ended, the
 //!    launcher ends stderr with what the network proxy refused ([`END_PREFIX`]).
 //!
+//! The copy forked ahead of time takes steps 1 to 3 up to the mount view ([`begin`]: the
+//! death signal, the session, non-dumpable, the pids cgroup, the unshare) as soon as the runner
+//! knows what they depend on ([`Early`]: no host list, no shared loopback), while the runner
+//! still works out the exec set and the views; the launch that follows must be the one they
+//! were taken for ([`Early::fits`]), or it is refused.
+//!
 //! Every layer that cannot be applied is named in the report; `tools.shell.require_layers`
 //! turns a missing layer into a refusal (nothing runs). Inside a container ([`Container`], src/shell/container.rs),
 //! the refusal names the engine option that gives the missing layer.
@@ -40,9 +46,9 @@ use super::cgroup;
 use super::confine::{self, Confined};
 use super::container::Container;
 use super::launch::{
-    LaunchEnd, LaunchSpec, LaunchStatus, ShellEnd, END_PREFIX, SETUP_FAILED, STATUS_PREFIX,
+    Early, LaunchEnd, LaunchSpec, LaunchStatus, ShellEnd, END_PREFIX, SETUP_FAILED, STATUS_PREFIX,
 };
-use super::namespaces::{self, Entered};
+use super::namespaces::{self, Entered, Unshared};
 use super::proxy;
 use super::sys::{close_inherited_fds, fork_single_threaded, Forked};
 use nix::sys::signal::{SigSet, Signal};
@@ -51,7 +57,16 @@ use nix::unistd::Pid;
 
 /// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG):
 /// `args` are the ones after the flag (the launch spec as JSON, then the command line).
-pub fn launcher_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+pub fn launcher_main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    launcher_main_after(args, None)
+}
+
+/// [`launcher_main`] in the launcher forked ahead of time, which may have taken the first
+/// steps already ([`begin`]).
+pub fn launcher_main_after(
+    mut args: impl Iterator<Item = std::ffi::OsString>,
+    begun: Option<Begun>,
+) -> ExitCode {
     let spec = args
         .next()
         .and_then(|s| serde_json::from_str::<LaunchSpec>(&s.to_string_lossy()).ok());
@@ -71,7 +86,7 @@ pub fn launcher_main(mut args: impl Iterator<Item = std::ffi::OsString>) -> Exit
     if SigSet::empty().thread_set_mask().is_err() {
         return fail("cannot clear the signal mask");
     }
-    launch(&spec, command)
+    launch(&spec, command, begun)
 }
 
 fn fail(message: &str) -> ExitCode {
@@ -94,36 +109,31 @@ fn report(status: &LaunchStatus) {
 // Long: the launcher's steps in the order the module comment gives (death signal, session,
 // non-dumpable, the process limit, the proxy, the namespaces and the view handover,
 // confinement, the report, exec); the order is a security property, read here in one place.
-fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
-    // Die with the runner; if it is already gone, the signal was missed: stop here.
-    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
-        || nix::unistd::getppid().as_raw() != spec.parent
-    {
-        return ExitCode::from(SETUP_FAILED as u8);
-    }
-    // A new session: its own process group (the runner kills the whole group) and no
-    // controlling terminal (nothing can prompt on the user's tty).
-    if let Err(e) = nix::unistd::setsid() {
-        return fail(&format!("setsid: {e}"));
-    }
-    if !spec.sandbox {
-        report(&LaunchStatus {
-            landlock: "off".into(),
-            namespaces: "off".into(),
-            seccomp: "off".into(),
-            ..LaunchStatus::default()
-        });
-        return exec_shell(spec, command);
-    }
-    // Non-dumpable (inherited by the namespace's init, reset by exec for the command): no
-    // process of the command may trace the init or the relay, read or write their memory
-    // through /proc, or keep the namespace alive through them.
-    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
-        return fail(&format!("prctl(PR_SET_DUMPABLE): {e}"));
-    }
-    // Before the namespaces: afterwards the cgroup files are read-only here too.
-    let processes = process_limit(spec);
-    super::costs::mark("launcher-session-pids-join");
+fn launch(spec: &LaunchSpec, command: OsString, begun: Option<Begun>) -> ExitCode {
+    let steps = match begun {
+        Some(begun) if begun.early.fits(spec) => begun.steps,
+        Some(_) => return fail("the launch is not the one its first steps were taken for"),
+        None => first_steps(
+            spec.parent,
+            spec.sandbox,
+            &spec.pids_cgroup,
+            spec.limits.processes,
+        ),
+    };
+    let (processes, unshared) = match steps {
+        Err(Stop::Silent) => return ExitCode::from(SETUP_FAILED as u8),
+        Err(Stop::Failed(why)) => return fail(&why),
+        Ok(None) => {
+            report(&LaunchStatus {
+                landlock: "off".into(),
+                namespaces: "off".into(),
+                seccomp: "off".into(),
+                ..LaunchStatus::default()
+            });
+            return exec_shell(spec, command);
+        }
+        Ok(Some(done)) => done,
+    };
     // A host list's proxy: forked while this process is single-threaded and still in the
     // host's network namespace (and after joining the cgroup, which then holds it too).
     let proxy = if spec.proxy_hosts.is_empty() || spec.skip_namespaces {
@@ -167,7 +177,10 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     let entered = if spec.skip_namespaces {
         Err("skipped: SNEAKY_SANDBOX_SKIP=namespaces".to_string())
     } else {
-        namespaces::enter(&request)
+        match unshared {
+            Some(unshared) => unshared.and_then(|u| namespaces::enter_unshared(&request, u)),
+            None => namespaces::enter(&request),
+        }
     };
     // Handed over, or the socket closed without it, before anything of the command runs.
     if let (
@@ -205,6 +218,67 @@ fn launch(spec: &LaunchSpec, command: OsString) -> ExitCode {
     }
 }
 
+/// The launcher's first steps, taken ([`begin`] in the launcher forked ahead of time, or
+/// at the start of [`launch`]).
+pub struct Begun {
+    early: Early,
+    steps: Steps,
+}
+
+/// None: the sandbox is off (only the death signal and the session were taken). Else the
+/// process limit and, when taken ahead of the launch, the namespaces entered.
+type Steps = Result<Option<(Processes, Option<Result<Unshared, String>>)>, Stop>;
+
+/// How the first steps stopped the launch.
+enum Stop {
+    /// The runner is gone: nobody to tell.
+    Silent,
+    Failed(String),
+}
+
+/// The first steps for the launch `early` describes, including the namespaces; their
+/// outcome goes with the launch, which must be the one they were taken for ([`Early::fits`]).
+pub fn begin(early: Early) -> Begun {
+    super::costs::set(early.costs);
+    let mut steps = first_steps(early.parent, true, &early.pids_cgroup, early.processes);
+    if let Ok(Some((_, unshared))) = &mut steps {
+        *unshared = Some(namespaces::unshare_all(early.network, None));
+    }
+    Begun { early, steps }
+}
+
+/// The death signal, the session, and with the sandbox on: non-dumpable, the process limit.
+fn first_steps(
+    parent: i32,
+    sandbox: bool,
+    pids_cgroup: &Result<PathBuf, String>,
+    max_processes: u64,
+) -> Steps {
+    (|| {
+        // Die with the runner; if it is already gone, the signal was missed: stop here.
+        if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
+            || nix::unistd::getppid().as_raw() != parent
+        {
+            return Err(Stop::Silent);
+        }
+        // A new session: its own process group (the runner kills the whole group) and no
+        // controlling terminal (nothing can prompt on the user's tty).
+        nix::unistd::setsid().map_err(|e| Stop::Failed(format!("setsid: {e}")))?;
+        if !sandbox {
+            return Ok(None);
+        }
+        // Non-dumpable (inherited by the namespace's init, reset by exec for the command): no
+        // process of the command may trace the init or the relay, read or write their memory
+        // through /proc, or keep the namespace alive through them.
+        nix::sys::prctl::set_dumpable(false)
+            .map_err(|e| Stop::Failed(format!("prctl(PR_SET_DUMPABLE): {e}")))?;
+        // Before the namespaces: afterwards the cgroup files are read-only here too.
+        let processes = process_limit(pids_cgroup, max_processes);
+        super::costs::mark("launcher-session-pids-join");
+        Ok(Some((processes, None)))
+    })()
+}
+
 /// How the process limit holds, in words, and whether it does.
 struct Processes {
     text: String,
@@ -213,9 +287,8 @@ struct Processes {
 
 /// Join the call's pids cgroup; where there is none, RLIMIT_NPROC is the only limit, which
 /// the kernel does not apply to root.
-fn process_limit(spec: &LaunchSpec) -> Processes {
-    let max = spec.limits.processes;
-    let why = match &spec.pids_cgroup {
+fn process_limit(pids_cgroup: &Result<PathBuf, String>, max: u64) -> Processes {
+    let why = match pids_cgroup {
         Ok(dir) => match cgroup::join(dir) {
             Ok(()) => {
                 return Processes {

@@ -187,7 +187,7 @@ fn exec_set(
 
 /// `SNEAKY_SANDBOX_SKIP` (a comma-separated list) names `layer`: leave it out, to see and
 /// test how the sandbox refuses or degrades without it.
-fn skipped(layer: &str) -> bool {
+pub fn skipped(layer: &str) -> bool {
     std::env::var("SNEAKY_SANDBOX_SKIP").is_ok_and(|v| v.split(',').any(|l| l.trim() == layer))
 }
 
@@ -673,5 +673,50 @@ mod carve_tests {
         spec.read = vec![read_root.join("home"), root.to_path_buf()];
         spec.write = vec![root.to_path_buf()];
         spec
+    }
+}
+
+#[cfg(test)]
+mod early_tests {
+    use super::super::launch::Early;
+    use super::*;
+
+    #[test]
+    fn first_steps_fit_only_the_launch_they_were_taken_for() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let ws = Workspace::open_root(d.path()).expect("ws");
+        let mut spec = unsandboxed_spec(&ws, Path::new("/bin/bash"));
+        spec.sandbox = true;
+        spec.skip_namespaces = false;
+        spec.network = false;
+        spec.limits.processes = 1024;
+        spec.pids_cgroup = Ok(PathBuf::from("/sys/fs/cgroup/pids/sneaky-run-1-0"));
+        let early = Early {
+            parent: spec.parent,
+            pids_cgroup: spec.pids_cgroup.clone(),
+            processes: spec.limits.processes,
+            network: spec.network,
+            costs: false,
+        };
+        assert!(early.fits(&spec));
+        // Whatever the namespaces or the steps before them depend on must be the same.
+        let changes: [fn(&mut LaunchSpec); 8] = [
+            |s| s.sandbox = false,
+            |s| s.skip_namespaces = true,
+            |s| s.proxy_hosts = vec!["registry.example".into()],
+            |s| s.loopback = Some((1, 2)),
+            |s| s.hand_view = Some(PathBuf::from("/run/view")),
+            |s| s.network = !s.network,
+            |s| s.pids_cgroup = Err("none".into()),
+            |s| s.limits.processes += 1,
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut other = spec.clone();
+            change(&mut other);
+            assert!(!early.fits(&other), "change {i}");
+        }
+        let mut other = spec.clone();
+        other.parent += 1;
+        assert!(!early.fits(&other));
     }
 }

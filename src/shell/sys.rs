@@ -163,6 +163,14 @@ pub fn send_fd(
 pub fn recv_fd(
     sock: &std::os::unix::net::UnixStream,
 ) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    recv_byte_fd(sock).map(|(_, fd)| fd)
+}
+
+/// Receive one byte, and the descriptor sent with it if any: [`send_fd`]'s `L` with its
+/// descriptor, or a byte written plainly (None at the end of the stream).
+pub fn recv_byte_fd(
+    sock: &std::os::unix::net::UnixStream,
+) -> std::io::Result<(Option<u8>, Option<std::os::fd::OwnedFd>)> {
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     let mut byte = [0u8; 1];
@@ -175,6 +183,7 @@ pub fn recv_fd(
         MsgFlags::MSG_CMSG_CLOEXEC,
     )
     .map_err(std::io::Error::from)?;
+    let read = msg.bytes;
     let mut got = None;
     for cmsg in msg.cmsgs().map_err(std::io::Error::from)? {
         if let ControlMessageOwned::ScmRights(fds) = cmsg {
@@ -189,7 +198,7 @@ pub fn recv_fd(
             }
         }
     }
-    Ok(got)
+    Ok(((read == 1).then_some(byte[0]), got))
 }
 
 /// The value of the extended attribute `name` of `path` (a link itself, never followed), or

@@ -23,6 +23,7 @@ use std::sync::Mutex;
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
+use super::launch::Early;
 use super::sys::{fork_single_threaded, Forked};
 
 /// The launcher waiting in a forked copy of this process, not yet used.
@@ -86,6 +87,17 @@ pub struct Launched {
 }
 
 impl Zygote {
+    /// Have the waiting launcher take its first steps (the session, the process limit, the
+    /// namespaces: src/shell/sandbox.rs, `begin`) while this process works out the rest of
+    /// the launch; [`Zygote::launch`] must then hand it the launch they were taken for.
+    pub fn begin(&self, early: &Early) -> std::io::Result<()> {
+        let body = serde_json::to_vec(early).map_err(std::io::Error::other)?;
+        let mut message = vec![EARLY];
+        message.extend((body.len() as u64).to_le_bytes());
+        message.extend(body);
+        (&self.socket).write_all(&message)
+    }
+
     /// Hand the waiting launcher its launch.
     pub fn launch(self, launch: &Launch) -> std::io::Result<Launched> {
         let body = serde_json::to_vec(launch).map_err(std::io::Error::other)?;
@@ -122,8 +134,15 @@ fn serve(socket: UnixStream) -> ExitCode {
         let _ = nix::unistd::dup2_stdout(&null);
         let _ = nix::unistd::dup2_stderr(&null);
     }
-    let Some((launch, out, err)) = receive(&socket) else {
-        return ExitCode::SUCCESS;
+    let mut begun = None;
+    let (launch, out, err) = loop {
+        match receive(&socket) {
+            Some(Message::Early(early)) if begun.is_none() => {
+                begun = Some(super::sandbox::begin(early));
+            }
+            Some(Message::Launch(launch, out, err)) => break (launch, out, err),
+            _ => return ExitCode::SUCCESS,
+        }
     };
     drop(socket);
     if nix::unistd::dup2_stdout(&out).is_err() || nix::unistd::dup2_stderr(&err).is_err() {
@@ -140,17 +159,38 @@ fn serve(socket: UnixStream) -> ExitCode {
     for (k, v) in &launch.env {
         std::env::set_var(k, v);
     }
-    super::sandbox::launcher_main([OsString::from(launch.spec), launch.command].into_iter())
+    super::sandbox::launcher_main_after(
+        [OsString::from(launch.spec), launch.command].into_iter(),
+        begun,
+    )
 }
 
-/// The launch and the two pipes it came with; None when the socket closed first.
-fn receive(socket: &UnixStream) -> Option<(Launch, OwnedFd, OwnedFd)> {
-    let out = super::sys::recv_fd(socket).ok()??;
-    let err = super::sys::recv_fd(socket).ok()??;
-    let mut len = [0u8; 8];
-    (&*socket).read_exact(&mut len).ok()?;
-    let mut body = vec![0u8; usize::try_from(u64::from_le_bytes(len)).ok()?];
-    (&*socket).read_exact(&mut body).ok()?;
-    let launch = serde_json::from_slice(&body).ok()?;
-    Some((launch, out, err))
+/// What the runner sends: the first steps' [`Early`], then the launch and the two pipes it
+/// came with.
+enum Message {
+    Early(Early),
+    Launch(Launch, OwnedFd, OwnedFd),
+}
+
+/// The byte an [`Early`] message starts with ([`super::sys::send_fd`] sends `L`).
+const EARLY: u8 = b'E';
+
+/// The next message; None when the socket closed first (or sent what is not a message).
+fn receive(socket: &UnixStream) -> Option<Message> {
+    let body = |socket: &UnixStream| -> Option<Vec<u8>> {
+        let mut len = [0u8; 8];
+        (&*socket).read_exact(&mut len).ok()?;
+        let mut body = vec![0u8; usize::try_from(u64::from_le_bytes(len)).ok()?];
+        (&*socket).read_exact(&mut body).ok()?;
+        Some(body)
+    };
+    match super::sys::recv_byte_fd(socket).ok()? {
+        (Some(EARLY), None) => Some(Message::Early(serde_json::from_slice(&body(socket)?).ok()?)),
+        (Some(_), Some(out)) => {
+            let err = super::sys::recv_fd(socket).ok()??;
+            let launch = serde_json::from_slice(&body(socket)?).ok()?;
+            Some(Message::Launch(launch, out, err))
+        }
+        _ => None,
+    }
 }

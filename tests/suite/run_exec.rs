@@ -397,3 +397,31 @@ fn check_policy_answers_without_running() {
     assert_eq!(denied.status, 3, "{:?}", denied.json);
     assert_eq!(denied.json["error"]["code"], "command_denied");
 }
+
+/// A workspace whose path is not UTF-8 (any bytes but `/` make a name): the command runs
+/// there, sandboxed, and its change is applied. The launch spec used to fail to serialize
+/// such a path (internal_error).
+#[test]
+fn a_workspace_whose_path_is_not_utf8_runs_commands() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join(std::ffi::OsStr::from_bytes(b"ws-\xff\xfe"));
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let w = Ws { dir, root };
+    w.write("a.txt", "hi\n");
+    let result = run(&w, "cat a.txt && echo made > made.txt");
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert_eq!(result["stdout"], "hi\n", "{result}");
+    assert_eq!(w.read("made.txt"), "made\n");
+    // And as a background job, whose request to the workspace's supervisor names the path.
+    let started = w.call(
+        "sneaky-run",
+        json!({"command": "echo job > job.txt", "background": true}),
+    );
+    started.ok();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !w.root.join("job.txt").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(w.read("job.txt"), "job\n", "{:?}", started.json);
+}

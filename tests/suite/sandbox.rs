@@ -1196,9 +1196,10 @@ fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
     // The runner's, then the launcher's, the init's, the end's, the runner's again.
     let order = [
         "runner-main",
+        "pids-cgroup",
         "launch-spec-exec-set-deny-list",
         "launcher-exec",
-        "namespaces",
+        "mounts",
         "landlock",
         "seccomp",
         "shell-ran",
@@ -1208,6 +1209,15 @@ fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
         "watcher-ended",
     ];
     assert!(order.windows(2).all(|p| at(p[0]) < at(p[1])), "{names:?}");
+    // The launcher forked ahead of time took its first steps, the namespaces among them,
+    // while the runner worked out the rest: before the launch reached it.
+    let early = [
+        "pids-cgroup",
+        "launcher-session-pids-join",
+        "namespaces",
+        "launcher-exec",
+    ];
+    assert!(early.windows(2).all(|p| at(p[0]) < at(p[1])), "{names:?}");
     // Without the variable, nothing is written.
     std::fs::remove_file(&file).expect("rm");
     w.call("sneaky-run", json!({"command": "true"}))

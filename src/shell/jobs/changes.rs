@@ -32,6 +32,7 @@ use crate::shell::overlay::{self, Changed, Reduced};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HeldForJob {
     /// The job's upper layer's directory (`job-<id>` in the undo history's scratch directory).
+    #[serde(with = "crate::shell::raw_path::one")]
     pub dir: PathBuf,
     /// What of the calling tool's environment names its configuration and its undo history
     /// (see [`tool_env`]), for applying the changes as that call would have.

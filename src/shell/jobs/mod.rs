@@ -114,11 +114,14 @@ pub struct StartJob {
     pub spec: LaunchSpec,
     pub env: Vec<(OsString, OsString)>,
     /// The command's private temporary directory, removed when the job ends.
+    #[serde(with = "crate::shell::raw_path::one")]
     pub tmp: PathBuf,
+    #[serde(with = "crate::shell::raw_path::one")]
     pub root: PathBuf,
     pub allow_vcs_writes: bool,
     /// The protected paths' placeholders the caller made (src/shell/protect.rs), held by the
     /// supervisor for the job's life.
+    #[serde(with = "crate::shell::raw_path::many")]
     pub protected_placeholders: Vec<PathBuf>,
     pub tty: bool,
     pub lease_secs: u64,

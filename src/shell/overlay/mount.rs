@@ -18,8 +18,11 @@ use super::clock::Started;
 /// which real directories of the workspace are bound over the overlay.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OverlaySpec {
+    #[serde(with = "crate::shell::raw_path::one")]
     pub upper: PathBuf,
+    #[serde(with = "crate::shell::raw_path::one")]
     pub work: PathBuf,
+    #[serde(with = "crate::shell::raw_path::many")]
     pub pass_through: Vec<PathBuf>,
     /// When the command's call started, if the real-time clock says so (see [`Started`]): the
     /// launcher lets the command run only once the clock that stamps change times has passed
@@ -28,7 +31,7 @@ pub struct OverlaySpec {
     pub started: Option<Started>,
     /// The placeholders of protected paths held in the upper layer ([`Scratch::place`]): made
     /// in the workspace by the launcher instead when the overlay cannot be mounted.
-    #[serde(default)]
+    #[serde(default, with = "crate::shell::raw_path::many")]
     pub placeholders: Vec<PathBuf>,
 }
 

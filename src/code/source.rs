@@ -168,6 +168,9 @@ pub fn gather(ws: &Workspace, start: &RelPath, gather: &Gather<'_>) -> Result<Ga
     if let Err(e) = shared.parse(rest) {
         shared.fail(e);
     }
+    if let Some(cache) = &shared.cache {
+        cache.flush();
+    }
     if let Some(e) = lock(&shared.failed).take() {
         return Err(e);
     }

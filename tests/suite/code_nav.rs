@@ -372,6 +372,36 @@ fn an_entry_of_definitions_alone_serves_outline_not_references() {
     assert_eq!(std::fs::read(&entry[0]).unwrap(), whole, "outline used it");
 }
 
+/// The entries of one directory's files are kept together, one file per directory (a file
+/// per entry cost a creation each on a cold outline of a tree), and the next call reads them
+/// back without writing anything.
+#[test]
+fn a_directory_s_entries_are_kept_together() {
+    let w = util::ws();
+    w.write("a.rs", "fn a() {}\n");
+    w.write("b.rs", "fn b() {}\n");
+    w.write("sub/c.rs", "fn c() {}\n");
+    std::thread::sleep(sneaky::code::cache::SETTLE + Duration::from_millis(300));
+    let names = |w: &Ws| -> Vec<String> {
+        rows(w.call("sneaky-outline", json!({"path": "."})).ok())
+            .into_iter()
+            .map(|r| r.1)
+            .collect()
+    };
+    assert_eq!(names(&w), ["a", "b", "c"]);
+    let cache = w.outside().join("state/sneaky/parse");
+    let mut packs = files_under(&cache);
+    packs.sort();
+    assert_eq!(packs.len(), 2, "a file per directory: {packs:?}");
+    let kept: Vec<Vec<u8>> = packs.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(names(&w), ["a", "b", "c"]);
+    let mut again = files_under(&cache);
+    again.sort();
+    assert_eq!(again, packs);
+    let reread: Vec<Vec<u8>> = again.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(reread, kept);
+}
+
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -17,7 +17,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::tags::FileTags;
+use super::tags::{FileTags, Want};
 use super::Lang;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -32,28 +32,6 @@ const PARSER_BINARY: &str = "sneaky-outline";
 
 /// One file's parse: its tags, or why there are none (given up, too slow).
 pub type Parsed = std::result::Result<FileTags, String>;
-
-/// What a parse of a file is for (`parse::tags_for`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want<'a> {
-    /// Everything ([`Part::All`](super::Part::All)).
-    All,
-    /// Every definition and nothing else ([`Part::Defs`](super::Part::Defs)).
-    Defs,
-    /// The definitions that overlap these byte ranges
-    /// ([`Part::Focused`](super::Part::Focused)).
-    At(&'a [(u32, u32)]),
-}
-
-impl Want<'_> {
-    fn id(self) -> u8 {
-        match self {
-            Want::All => 0,
-            Want::Defs => 1,
-            Want::At(_) => 2,
-        }
-    }
-}
 
 /// One file to parse: its language, its bytes and what is wanted of it.
 pub type Job<'a> = (Lang, &'a [u8], Want<'a>);

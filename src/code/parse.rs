@@ -25,8 +25,8 @@ use tree_sitter::{
 };
 
 use super::doc::{self, Fence};
-use super::elsewhere::Want;
 use super::skim;
+use super::tags::Want;
 use super::tags::{Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
 use super::Lang;
 

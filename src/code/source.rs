@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use super::cache::{Cache, Key};
-use super::elsewhere::{self, Job, Parsed, Want};
-use super::tags::{FileTags, Part};
+use super::elsewhere::{self, Job, Parsed};
+use super::tags::{FileTags, Part, Want};
 use super::Lang;
 use crate::error::{Error, Result};
 use crate::fs::jail::{Kind, RelPath, Workspace};

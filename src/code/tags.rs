@@ -175,6 +175,29 @@ impl Part {
     }
 }
 
+/// What a parse of a file is for (`super::parse::tags_for`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want<'a> {
+    /// Everything ([`Part::All`](super::Part::All)).
+    All,
+    /// Every definition and nothing else ([`Part::Defs`](super::Part::Defs)).
+    Defs,
+    /// The definitions that overlap these byte ranges
+    /// ([`Part::Focused`](super::Part::Focused)).
+    At(&'a [(u32, u32)]),
+}
+
+impl Want<'_> {
+    /// Its number on the parse helper's wire (src/code/elsewhere.rs).
+    pub fn id(self) -> u8 {
+        match self {
+            Want::All => 0,
+            Want::Defs => 1,
+            Want::At(_) => 2,
+        }
+    }
+}
+
 /// What the tools take from one file's parse: everything, or only its definitions (`part`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileTags {

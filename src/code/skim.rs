@@ -1062,6 +1062,9 @@ impl Lexer<'_> {
         self.head.last = tok;
     }
 
+    // Long: one match over the keywords of nine languages, each arm what that word means to a
+    // definition's head (`fn`, `func`, `function`, a type keyword, `impl`, a C declarator's
+    // name); split by language, every part would carry the same head state.
     fn word(&mut self, tok: Tok, start: usize) {
         let lang = self.rules.lang;
         let word = &self.src[start..self.at];
@@ -1150,6 +1153,9 @@ impl Lexer<'_> {
         self.token(tok);
     }
 
+    // Long: one match over the punctuation that opens or closes a block or a head (`{`, `}`,
+    // brackets, `;`, `,`, `=`, `=>`, `->`, `::`, `:`), each arm deciding whether what follows
+    // may be left out; the arms read the same head and depth, which a split would pass around.
     fn punct(&mut self, b: u8) {
         self.at += 1;
         // `function* name`: the name still comes.

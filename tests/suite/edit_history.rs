@@ -337,6 +337,11 @@ fn returned_diffs_round_trip() {
             ),
         ];
         for (old, new) in variants {
+            // A mutation may change nothing (the random edits depend on the corpus, this
+            // repository's own sources): no edit, no diff to check.
+            if old == new {
+                continue;
+            }
             let (a, b) = (Lines::new(&old), Lines::new(&new));
             let (diff, cut) = render(&a, &b, &line_edits(&a, &b), "a/f", "b/f", usize::MAX);
             assert!(!cut);

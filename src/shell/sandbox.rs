@@ -254,29 +254,27 @@ fn first_steps(
     pids_cgroup: &Result<PathBuf, String>,
     max_processes: u64,
 ) -> Steps {
-    (|| {
-        // Die with the runner; if it is already gone, the signal was missed: stop here.
-        if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
-            || nix::unistd::getppid().as_raw() != parent
-        {
-            return Err(Stop::Silent);
-        }
-        // A new session: its own process group (the runner kills the whole group) and no
-        // controlling terminal (nothing can prompt on the user's tty).
-        nix::unistd::setsid().map_err(|e| Stop::Failed(format!("setsid: {e}")))?;
-        if !sandbox {
-            return Ok(None);
-        }
-        // Non-dumpable (inherited by the namespace's init, reset by exec for the command): no
-        // process of the command may trace the init or the relay, read or write their memory
-        // through /proc, or keep the namespace alive through them.
-        nix::sys::prctl::set_dumpable(false)
-            .map_err(|e| Stop::Failed(format!("prctl(PR_SET_DUMPABLE): {e}")))?;
-        // Before the namespaces: afterwards the cgroup files are read-only here too.
-        let processes = process_limit(pids_cgroup, max_processes);
-        super::costs::mark("launcher-session-pids-join");
-        Ok(Some((processes, None)))
-    })()
+    // Die with the runner; if it is already gone, the signal was missed: stop here.
+    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err()
+        || nix::unistd::getppid().as_raw() != parent
+    {
+        return Err(Stop::Silent);
+    }
+    // A new session: its own process group (the runner kills the whole group) and no
+    // controlling terminal (nothing can prompt on the user's tty).
+    nix::unistd::setsid().map_err(|e| Stop::Failed(format!("setsid: {e}")))?;
+    if !sandbox {
+        return Ok(None);
+    }
+    // Non-dumpable (inherited by the namespace's init, reset by exec for the command): no
+    // process of the command may trace the init or the relay, read or write their memory
+    // through /proc, or keep the namespace alive through them.
+    nix::sys::prctl::set_dumpable(false)
+        .map_err(|e| Stop::Failed(format!("prctl(PR_SET_DUMPABLE): {e}")))?;
+    // Before the namespaces: afterwards the cgroup files are read-only here too.
+    let processes = process_limit(pids_cgroup, max_processes);
+    super::costs::mark("launcher-session-pids-join");
+    Ok(Some((processes, None)))
 }
 
 /// How the process limit holds, in words, and whether it does.

@@ -302,6 +302,14 @@ fn outline_keeps_to_the_jail() {
         .err("protected_path", 3);
 }
 
+/// The names outline gives for `path`, in its order.
+fn outline_names(w: &Ws, path: &str) -> Vec<String> {
+    rows(w.call("sneaky-outline", json!({ "path": path })).ok())
+        .into_iter()
+        .map(|r| r.1)
+        .collect()
+}
+
 /// The parse cache: kept outside the workspace, used while the file is unchanged, and never
 /// fooled by a change that keeps the size and sets the modification time back.
 #[test]
@@ -312,12 +320,7 @@ fn the_parse_cache_sees_every_change() {
     let old_mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
     // Entries are kept only for files that have not changed for a while.
     std::thread::sleep(sneaky::code::cache::SETTLE + Duration::from_millis(300));
-    let names = |w: &Ws| -> Vec<String> {
-        rows(w.call("sneaky-outline", json!({"path": "a.rs"})).ok())
-            .into_iter()
-            .map(|r| r.1)
-            .collect()
-    };
+    let names = |w: &Ws| outline_names(w, "a.rs");
     assert_eq!(names(&w), ["first_name"]);
     let cache = w.outside().join("state/sneaky/parse");
     let entries = files_under(&cache);
@@ -382,12 +385,7 @@ fn a_directory_s_entries_are_kept_together() {
     w.write("b.rs", "fn b() {}\n");
     w.write("sub/c.rs", "fn c() {}\n");
     std::thread::sleep(sneaky::code::cache::SETTLE + Duration::from_millis(300));
-    let names = |w: &Ws| -> Vec<String> {
-        rows(w.call("sneaky-outline", json!({"path": "."})).ok())
-            .into_iter()
-            .map(|r| r.1)
-            .collect()
-    };
+    let names = |w: &Ws| outline_names(w, ".");
     assert_eq!(names(&w), ["a", "b", "c"]);
     let cache = w.outside().join("state/sneaky/parse");
     let mut packs = files_under(&cache);

@@ -1087,6 +1087,10 @@ mod tests {
             "package p\n\nimport \"fmt\"\n\ntype S struct {\n\tA int\n\tB struct{ C int }\n}\n\ntype I interface{ M() int }\n\nconst K = 1\n\nvar V = func() int { var x = 1; return x }()\n\nvar tests = []struct{ f func() }{\n\t{func() {\n\t\tvar k int\n\t\t_ = k\n\t}},\n}\n\nfunc F(a int) int {\n\tvar local = 1\n\ttype T int\n\tx := struct{ D int }{1}\n\tvar i interface{} = x\n\tfmt.Println(`}`, '{', \"{\", i)\n\treturn local\n}\n\nfunc (s *S) M() int {\n\tif s.A > 0 {\n\t\treturn 1\n\t}\n\treturn 0\n}\n",
         ),
         (
+            Lang::Go,
+            "package q\n\nimport (\n\t\"fmt\" // x\n\ts \"strings\"\n)\n\nimport \"os\"\n\ntype List[T any] struct{ v []T }\n\nfunc (l *List[T]) Len(x, y int) (n int, err error) {\n\treturn len(l.v), nil\n}\n\nfunc Map[S ~[]E, E any](s S, f func(E) E) S {\n\tvar local = 1\n\treturn s\n}\n\nfunc asm(x int) int\n\nfunc ret(a int) interface{ M() } {\n\treturn nil\n}\n\nfunc withType(p struct{ A int }) interface{ M() } {\n\treturn nil\n}\n\nfunc table() {\n\ttests := []struct {\n\t\tin  string\n\t}{\n\t\t{\"a\"},\n\t\t{in: \"b\"},\n\t}\n\t_ = tests\n}\n\nvar cases = map[string]struct{ k int }{\"x\": {}, \"y\": {k: 1}}\n\nvar fns = []func(){func() { var inLiteral int; _ = inLiteral }}\n\nfunc multi(\n\ta int,\n) (\n\tc int,\n) {\n\treturn 0\n}\n",
+        ),
+        (
             Lang::Java,
             "package p;\npublic class A<T> extends B {\n  private int x = 1;\n  @Override public String toString() { return \"}\"; }\n  void run() { Runnable r = new Runnable() { int count; public void run() { } }; class Local { void m() {} } }\n  static { init(); }\n  enum E { X { void f() {} }, Y; int z; }\n  String s = \"\"\"\n    {\n    \"\"\";\n}\ninterface I { void m(); default int n() { return 1; } }\n",
         ),

@@ -2,7 +2,9 @@
 //! before the tree-sitter parse: the insides of brace blocks that hold no definition (a
 //! function's body, mostly) and comments; in Rust also attributes, macros' token trees (which
 //! tree-sitter parses no items in), `use` declarations and a function's parameters, return
-//! type and `where` clause (its signature is taken from the source's bytes). The parser is
+//! type and `where` clause (its signature is taken from the source's bytes); in Go likewise a
+//! function's parameters and results (not a method's receiver, which names its type) and the
+//! inside of `import ( … )`. The parser is
 //! given the rest (`Parser::set_included_ranges`): it sees `fn f(){}`, every node keeps its
 //! byte offset, line and column, and the definitions come out as a whole parse gives them, at
 //! a fraction of its cost (on tokio's source, 9 % of the bytes are left to parse).
@@ -305,15 +307,24 @@ impl Default for Head {
     }
 }
 
-/// Where the lexer is in a Rust function's head, whose parameters, return type and `where`
-/// clause define nothing: they are left out (`fn f(x: u8) -> u8 {` is parsed as `fn f(){`;
-/// the signature is taken from the source's bytes).
+/// Where the lexer is in a Rust or Go function's head, whose parameters, return type and
+/// `where` clause define nothing: they are left out (`fn f(x: u8) -> u8 {` is parsed as
+/// `fn f(){`, `func (s *S) f(x int) error {` as `func (s *S) f(){`; the signature is taken
+/// from the source's bytes). A Go head that names `struct` or `interface` past its name (a
+/// field or method of a type written there is a definition) is kept whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sig {
     None,
+    /// After Go's `func` at the top level: a receiver or the name comes.
+    GoFunc,
+    /// Inside a Go method's receiver `(…)` (kept: it names the method's type), opened at
+    /// this paren depth.
+    Receiver(u32),
+    /// After a Go method's receiver: its name comes.
+    Received,
     /// After `fn name` (or its generic parameters).
     Name,
-    /// Inside `<…>` after the name, this deep.
+    /// Inside `<…>` (Go: `[…]`) after the name, this deep.
     Generics(u32),
     /// Inside the parameters: where they start, the paren depth outside, `holes` before.
     Params(usize, u32, usize),
@@ -397,6 +408,7 @@ impl Lexer<'_> {
             }
             let b = self.src[self.at];
             if b == b'\n' {
+                self.newline();
                 self.line_start = true;
                 self.at += 1;
                 continue;
@@ -449,6 +461,27 @@ impl Lexer<'_> {
         // Blocks never closed (an unbalanced file, or braces split by `#if`) are kept whole.
         while let Some(open) = self.blocks.pop() {
             self.holes.truncate(open.holes_from);
+        }
+    }
+
+    /// A newline (`run` passes it over).
+    fn newline(&mut self) {
+        // A Go function without a body (written in assembly) ends at its line's end.
+        if self.rules.lang == Lang::Go && matches!(self.sig, Sig::Ret(..)) && self.paren == 0 {
+            self.sig = Sig::None;
+        }
+        // A Go declaration ends at its line's end where Go puts a semicolon (after a
+        // name, a literal or a closing bracket): the next line's `func` or `import`
+        // begins one of its own.
+        if self.rules.lang == Lang::Go
+            && self.blocks.is_empty()
+            && self.paren == 0
+            && matches!(
+                self.head.last,
+                Tok::Word(_) | Tok::Literal | Tok::Punct(b')' | b']' | b'}')
+            )
+        {
+            self.head = Head::default();
         }
     }
 
@@ -957,11 +990,19 @@ impl Lexer<'_> {
     /// follows them to the body (or `;`) are left out.
     fn signature(&mut self, b: u8) {
         let pos = self.at - 1;
+        let (open, close) = if self.rules.lang == Lang::Go {
+            (b'[', b']')
+        } else {
+            (b'<', b'>')
+        };
         self.sig = match (self.sig, b) {
-            (Sig::Name, b'<') => Sig::Generics(1),
-            (Sig::Generics(d), b'<') => Sig::Generics(d + 1),
-            (Sig::Generics(1), b'>') => Sig::Name,
-            (Sig::Generics(d), b'>') => Sig::Generics(d - 1),
+            (Sig::GoFunc, b'(') => Sig::Receiver(self.paren),
+            (Sig::Receiver(paren), b')') if self.paren == paren + 1 => Sig::Received,
+            (Sig::Receiver(paren), _) => Sig::Receiver(paren),
+            (Sig::Name, c) if c == open => Sig::Generics(1),
+            (Sig::Generics(d), c) if c == open => Sig::Generics(d + 1),
+            (Sig::Generics(1), c) if c == close => Sig::Name,
+            (Sig::Generics(d), c) if c == close => Sig::Generics(d - 1),
             (Sig::Generics(d), _) => Sig::Generics(d),
             (Sig::Name, b'(') => Sig::Params(self.at, self.paren, self.holes.len()),
             (Sig::Params(inside, paren, from), b')') if self.paren == paren + 1 => {
@@ -1007,6 +1048,49 @@ impl Lexer<'_> {
             }
             self.at += 1;
         }
+    }
+
+    /// A word in a Go function's head: the name after `func` or the receiver; `struct` or
+    /// `interface` keeps the rest of the head.
+    fn go_signature_word(&mut self, tok: Tok) {
+        self.sig = match (self.sig, tok) {
+            (Sig::GoFunc | Sig::Received, Tok::Word(Word::Name)) => Sig::Name,
+            (Sig::Generics(_) | Sig::Params(..) | Sig::Ret(..), Tok::Word(Word::Container)) => {
+                Sig::None
+            }
+            (Sig::Receiver(_) | Sig::Generics(_) | Sig::Params(..) | Sig::Ret(..), _) => self.sig,
+            _ => Sig::None,
+        };
+    }
+
+    /// Go's `import ( … )` after its word: the inside of the parentheses is left out (Go
+    /// allows `import ()`). False, and nothing passed over, for `import "path"`.
+    fn go_imports(&mut self) -> bool {
+        let mut p = self.at;
+        while p < self.src.len() && self.src[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        if self.src.get(p) != Some(&b'(') {
+            return false;
+        }
+        self.at = p + 1;
+        let inside = self.at;
+        while self.at < self.src.len() {
+            if self.comment_end() || self.string() {
+                continue;
+            }
+            if self.src[self.at] == b')' {
+                if self.at > inside {
+                    self.holes.push((inside, self.at));
+                }
+                self.at += 1;
+                self.head = Head::default();
+                return true;
+            }
+            self.at += 1;
+        }
+        // Never closed: the rest of the file was inside (it does not parse).
+        true
     }
 
     /// How many holes lie before `start` (those after it are inside what is left out).
@@ -1079,6 +1163,7 @@ impl Lexer<'_> {
                     Lang::Go => {
                         if self.head.tokens == 0 && self.blocks.is_empty() {
                             self.head.callable = true;
+                            self.sig = Sig::GoFunc;
                         }
                     }
                     Lang::Rust => {}
@@ -1105,6 +1190,16 @@ impl Lexer<'_> {
                     self.head.after_callable = false;
                     return;
                 }
+            }
+            // Go's `import ( … )` defines nothing: its inside is left out.
+            Tok::Word(Word::Name)
+                if lang == Lang::Go
+                    && word == b"import"
+                    && self.head.tokens == 0
+                    && self.blocks.is_empty()
+                    && self.go_imports() =>
+            {
+                return;
             }
             // A `use` declaration defines nothing: left out whole.
             Tok::Word(Word::Name)
@@ -1144,7 +1239,9 @@ impl Lexer<'_> {
             }
             _ => {}
         }
-        if self.sig == Sig::Name {
+        if lang == Lang::Go {
+            self.go_signature_word(tok);
+        } else if self.sig == Sig::Name {
             self.sig = Sig::None;
         }
         self.head.after_callable = false;
@@ -1416,6 +1513,11 @@ impl Lexer<'_> {
         }
         self.paren = open.paren;
         self.head = open.head;
+        // Go's `[]struct{ … }{ … }`: after a type's body, a `{` opens a composite literal (a
+        // test's table, mostly), which may go like any block.
+        if self.rules.lang == Lang::Go && open.container {
+            self.head.container = false;
+        }
         self.token(Tok::Punct(b'}'));
         // A block ends its statement (`if … { … }`, `fn f() { … }`) unless it is inside
         // parentheses (a closure passed to a call).
@@ -1469,6 +1571,15 @@ mod tests {
         assert_eq!(
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
+        );
+    }
+
+    #[test]
+    fn go_heads_imports_and_tables_go() {
+        let src = "package q\n\nimport (\n\t\"fmt\" // x\n\ts \"strings\"\n)\n\nimport \"os\"\n\ntype List[T any] struct{ v []T }\n\nfunc (l *List[T]) Len(x, y int) (n int, err error) {\n\treturn len(l.v), nil\n}\n\nfunc Map[S ~[]E, E any](s S, f func(E) E) S {\n\treturn s\n}\n\nfunc asm(x int) int\n\nfunc ret(a int) interface{ M() } {\n\treturn nil\n}\n\nfunc withType(p struct{ A int }) interface{ M() } {\n\treturn nil\n}\n\nfunc table() {\n\ttests := []struct {\n\t\tin  string\n\t}{\n\t\t{\"a\"},\n\t\t{in: \"b\"},\n\t}\n\t_ = tests\n}\n\nvar cases = map[string]struct{}{\"x\": {}, \"y\": {}}\n\nfunc multi(\n\ta int,\n) (\n\tc int,\n) {\n\treturn 0\n}\n";
+        assert_eq!(
+            kept(Lang::Go, src),
+            "package q\n\nimport ()\n\nimport \"os\"\n\ntype List[T any] struct{ v []T }\n\nfunc (l *List[T]) Len(){}\n\nfunc Map[S ~[]E, E any](){}\n\nfunc asm() int\n\nfunc ret() interface{ M() } {}\n\nfunc withType(p struct{ A int }) interface{ M() } {}\n\nfunc table(){\n\ttests := []struct {\n\t\tin  string\n\t}{}\n\t_ = tests\n}\n\nvar cases = map[string]struct{}{}\n\nfunc multi(){}\n"
         );
     }
 

@@ -16,12 +16,12 @@
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
 use super::launch::Early;
 use super::sys::{fork_single_threaded, Forked};
@@ -37,12 +37,73 @@ static WAITING: Mutex<Option<Zygote>> = Mutex::new(None);
 /// What the forked launcher is handed: what `Command::new(sneaky-run)` gives an executed one
 /// (the launcher's flag, `spec` and `command` as its arguments, `env` as its whole
 /// environment, `cwd` as its directory).
-#[derive(Serialize, Deserialize)]
+#[derive(Debug, PartialEq)]
 pub struct Launch {
     pub spec: String,
     pub command: OsString,
     pub env: Vec<(OsString, OsString)>,
     pub cwd: OsString,
+}
+
+/// A [`Launch`] on the socket is its fields' bytes, each after its length (a little-endian
+/// u64), the environment's pairs after their count: the spec is JSON already, and the rest
+/// are byte strings, which JSON would spell as arrays of numbers (a call's environment came
+/// to 8 KB that way, written by one process and parsed by the other on the launch's path).
+impl Launch {
+    fn to_bytes(&self) -> Vec<u8> {
+        let fields = [
+            self.spec.as_bytes(),
+            self.command.as_bytes(),
+            self.cwd.as_bytes(),
+        ];
+        let pairs = self.env.iter().map(|(k, v)| [k.as_bytes(), v.as_bytes()]);
+        let size: usize = fields.iter().map(|f| f.len() + 8).sum::<usize>()
+            + 8
+            + pairs.clone().flatten().map(|f| f.len() + 8).sum::<usize>();
+        let mut out = Vec::with_capacity(size);
+        let mut put = |f: &[u8]| {
+            out.extend((f.len() as u64).to_le_bytes());
+            out.extend_from_slice(f);
+        };
+        for f in fields {
+            put(f);
+        }
+        out.extend((self.env.len() as u64).to_le_bytes());
+        for f in pairs.flatten() {
+            out.extend((f.len() as u64).to_le_bytes());
+            out.extend_from_slice(f);
+        }
+        out
+    }
+
+    /// None for bytes that are not a whole launch (or whose spec is not UTF-8).
+    fn from_bytes(mut bytes: &[u8]) -> Option<Launch> {
+        fn number(bytes: &mut &[u8]) -> Option<usize> {
+            let (n, rest) = bytes.split_first_chunk::<8>()?;
+            *bytes = rest;
+            usize::try_from(u64::from_le_bytes(*n)).ok()
+        }
+        fn field(bytes: &mut &[u8]) -> Option<OsString> {
+            let len = number(bytes)?;
+            let (f, rest) = bytes.split_at_checked(len)?;
+            *bytes = rest;
+            Some(OsString::from_vec(f.to_vec()))
+        }
+        let spec = field(&mut bytes)?.into_string().ok()?;
+        let command = field(&mut bytes)?;
+        let cwd = field(&mut bytes)?;
+        let count = number(&mut bytes)?;
+        let mut env = Vec::with_capacity(count.min(bytes.len() / 16));
+        for _ in 0..count {
+            env.push((field(&mut bytes)?, field(&mut bytes)?));
+        }
+        bytes.is_empty().then_some(Launch {
+            spec,
+            command,
+            env,
+            cwd,
+        })
+    }
 }
 
 /// Fork the launcher-to-be, if this process has one thread (a fork copies only the calling
@@ -100,7 +161,7 @@ impl Zygote {
 
     /// Hand the waiting launcher its launch.
     pub fn launch(self, launch: &Launch) -> std::io::Result<Launched> {
-        let body = serde_json::to_vec(launch).map_err(std::io::Error::other)?;
+        let body = launch.to_bytes();
         let (out_r, out_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         super::sys::send_fd(&self.socket, out_w.as_fd())?;
@@ -188,9 +249,42 @@ fn receive(socket: &UnixStream) -> Option<Message> {
         (Some(EARLY), None) => Some(Message::Early(serde_json::from_slice(&body(socket)?).ok()?)),
         (Some(_), Some(out)) => {
             let err = super::sys::recv_fd(socket).ok()??;
-            let launch = serde_json::from_slice(&body(socket)?).ok()?;
+            let launch = Launch::from_bytes(&body(socket)?)?;
             Some(Message::Launch(launch, out, err))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_goes_over_the_socket_whole_and_nothing_else_does() {
+        let odd = OsString::from_vec(b"/tmp/ws-\xff".to_vec());
+        let launch = Launch {
+            spec: r#"{"sandbox":true,"cwd":"/w"}"#.into(),
+            command: OsString::from_vec(b"echo \xfe; true".to_vec()),
+            env: vec![
+                ("PATH".into(), "/usr/bin:/bin".into()),
+                (OsString::from_vec(b"K\xff".to_vec()), odd.clone()),
+                ("EMPTY".into(), OsString::new()),
+            ],
+            cwd: odd,
+        };
+        let bytes = launch.to_bytes();
+        assert_eq!(Launch::from_bytes(&bytes), Some(launch));
+        // Cut anywhere, or with a byte more, it is no launch.
+        for cut in 0..bytes.len() {
+            assert_eq!(Launch::from_bytes(&bytes[..cut]), None, "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(Launch::from_bytes(&longer), None);
+        // A length past the end, and a count no bytes could hold, are refused, not allocated.
+        let mut huge = bytes.clone();
+        huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(Launch::from_bytes(&huge), None);
     }
 }

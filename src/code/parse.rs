@@ -167,7 +167,9 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     // the file has an error), the whole file is parsed instead.
     let skimmed = match part {
         Part::All => None,
-        Part::Defs | Part::Focused => Some(skim::holes(lang, source)).filter(|h| !h.is_empty()),
+        Part::Defs | Part::Focused => {
+            Some(skim::holes(lang, source)).filter(|h| worth_skimming(h, source))
+        }
     };
     let tree = match skimmed {
         Some(holes) => match parse(lang, source, &holes)? {
@@ -215,6 +217,20 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         errors,
     })
 }
+
+/// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
+/// twice: a skimmed parse with an error is followed by a whole one (`tags_for`), and the
+/// files that leave little out (C headers: declarations, no bodies) are those whose parse
+/// has errors most often (macros tree-sitter cannot know: 88 of OpenSSL's 133 headers),
+/// so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes is parsed whole
+/// at once.
+fn worth_skimming(holes: &[(usize, usize)], source: &[u8]) -> bool {
+    let left_out: usize = holes.iter().map(|&(start, end)| end - start).sum();
+    left_out > 0 && (source.len() - left_out) as f64 <= SKIM_KEEPS_AT_MOST * source.len() as f64
+}
+
+/// The share of a file's bytes a skimmed parse may keep (see [`worth_skimming`]).
+const SKIM_KEEPS_AT_MOST: f64 = 0.75;
 
 /// The tree of `source` without the byte ranges `holes` (sorted, apart), or why there is
 /// none (the parse was given up).
@@ -1200,6 +1216,21 @@ X=2
 ",
         ),
     ];
+
+    /// A file the skim would leave little of out is parsed whole at once (a header of
+    /// declarations); one whose bodies go is skimmed.
+    #[test]
+    fn only_a_skim_that_leaves_much_out_is_worth_a_second_parse() {
+        let header = b"int f(int a);\nstruct S { int x; };\nstatic int g(void) { return 1; }\n";
+        let holes = skim::holes(Lang::C, header);
+        assert_eq!(holes.len(), 1);
+        assert!(!worth_skimming(&holes, header));
+        let source =
+            b"int f(int a) {\n  int b = a * 2;\n  if (b > 3) { return b - 1; }\n  return b;\n}\n";
+        let holes = skim::holes(Lang::C, source);
+        assert!(worth_skimming(&holes, source));
+        assert!(!worth_skimming(&[], source));
+    }
 
     #[test]
     fn a_skimmed_parse_finds_what_the_whole_parse_finds() {

@@ -425,10 +425,35 @@ fn end_row(node: Node<'_>) -> usize {
 
 /// The name a C or C++ declarator declares: follow `declarator` fields down (`*f(int)`,
 /// `f[3]`, `A::f`) to the identifier. C++'s reference declarator (`T& f()`, `T&& f()`)
-/// holds its declarator without a field name: its last named child.
+/// holds its declarator without a field name: its last named child; a conversion operator
+/// (`operator bool() const`) is named by its `operator_cast` ([`name_text`]).
 fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
     let mut at = node.child_by_field_name("declarator")?;
+    // A macro after a function's parameters (`end() const _GLIBCXX_NOEXCEPT {`, `f()
+    // OVERRIDE {`) is taken for its declarator, and the function's own declarator is left
+    // in an error before it: the function is named by that one.
+    if node.kind() == "function_definition"
+        && matches!(at.kind(), "identifier" | "field_identifier")
+    {
+        let mut cursor = node.walk();
+        let stray = node
+            .children(&mut cursor)
+            .filter(|c| c.kind() == "ERROR")
+            .find_map(|e| {
+                let mut inner = e.walk();
+                let found = e
+                    .named_children(&mut inner)
+                    .find(|c| c.kind() == "function_declarator");
+                found
+            });
+        if let Some(declarator) = stray {
+            at = declarator;
+        }
+    }
     for _ in 0..16 {
+        if at.kind() == "operator_cast" {
+            return Some(at);
+        }
         let inner = at.child_by_field_name("declarator").or_else(|| {
             let last = u32::try_from(at.named_child_count().checked_sub(1)?).ok()?;
             (at.kind() == "reference_declarator")
@@ -469,6 +494,11 @@ fn name_text(kind: SymbolKind, node: Node<'_>, source: &[u8]) -> Option<String> 
     let text = match node.kind() {
         "simple_symbol" => text.trim_start_matches(':'),
         "variable_name" => text.trim_start_matches('$'),
+        // `operator bool() const`: `operator bool`.
+        "operator_cast" => {
+            let to = node.child_by_field_name("type")?.utf8_text(source).ok()?;
+            return Some(format!("operator {}", to.trim()));
+        }
         _ => text,
     }
     .trim();
@@ -1131,7 +1161,7 @@ mod tests {
 
     #[test]
     fn cpp_names_through_references_and_qualified_classes() {
-        let source = b"struct DB::Writer {\n  int x;\n};\nclass DB::Impl : public Base {};\ntemplate <class T> struct Rebind<T, void> { };\nSlice& Slice::operator=(const Slice& o) { return *this; }\nstd::string&& take() { return std::move(s); }\nconst A& A::get() const { return *this; }\n";
+        let source = b"struct DB::Writer {\n  int x;\n};\nclass DB::Impl : public Base {};\ntemplate <class T> struct Rebind<T, void> { };\nSlice& Slice::operator=(const Slice& o) { return *this; }\nstd::string&& take() { return std::move(s); }\nconst A& A::get() const { return *this; }\nstruct V {\n  iterator end() const _GLIBCXX_NOEXCEPT { return x; }\n  explicit operator bool() const noexcept { return true; }\n};\n";
         let tags = tags(Lang::Cpp, source).unwrap();
         let defs: Vec<(&str, u32)> = tags
             .defs
@@ -1147,7 +1177,10 @@ mod tests {
                 ("Rebind", 5),
                 ("operator=", 6),
                 ("take", 7),
-                ("get", 8)
+                ("get", 8),
+                ("V", 9),
+                ("end", 10),
+                ("operator bool", 11)
             ]
         );
     }

@@ -50,7 +50,12 @@ pub fn introduced(edits: &[Edited<'_>]) -> Vec<IntroducedError> {
     let mut plan = Vec::new();
     for edit in edits {
         let name = edit.path.rsplit('/').next().unwrap_or(edit.path);
-        let Some(lang) = Lang::of_name(name).or_else(|| Lang::of_shebang(edit.after)) else {
+        // A header that reads as C++ before or after the edit is parsed as C++ both times.
+        let lang = match (Lang::of_file(name, edit.after), edit.before) {
+            (Some(Lang::C), Some(before)) => Lang::of_file(name, before),
+            (lang, _) => lang,
+        };
+        let Some(lang) = lang else {
             continue;
         };
         if edit.after.len() as u64 > MAX_SOURCE_BYTES {

@@ -118,6 +118,20 @@ impl Lang {
             .find(|l| l.extensions().contains(&ext.as_str()))
     }
 
+    /// The language of a file by its name, with its text for what the name leaves open: a
+    /// script's `#!` line, and a `.h` header's language. A `.h` is C unless its text is
+    /// C++ ([`Lang::reads_as_cpp`]): C++ projects name their headers `.h` as often as C ones
+    /// do (ctags reads every `.h` as C++; a C header keeps C's grammar here).
+    pub fn of_file(name: &str, text: &[u8]) -> Option<Lang> {
+        match Lang::of_name(name) {
+            Some(Lang::C) if name.to_ascii_lowercase().ends_with(".h") && reads_as_cpp(text) => {
+                Some(Lang::Cpp)
+            }
+            Some(lang) => Some(lang),
+            None => Lang::of_shebang(text),
+        }
+    }
+
     /// The language of a script by its `#!` line (`#!/bin/sh`, `#!/usr/bin/env python3`).
     pub fn of_shebang(head: &[u8]) -> Option<Lang> {
         let line = head.strip_prefix(b"#!")?;
@@ -150,6 +164,76 @@ impl Lang {
     }
 }
 
+/// Whether C-family text holds what only C++ has, outside comments, literals and
+/// preprocessor lines: a `::`, or one of the words `namespace`, `template`, `class` and the
+/// access labels `public:`, `private:`, `protected:`. A C header's `extern "C"` guard for C++
+/// readers is not among them.
+fn reads_as_cpp(text: &[u8]) -> bool {
+    let mut i = 0;
+    let mut line_start = true;
+    while i < text.len() {
+        let b = text[i];
+        match b {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'#' if line_start => {
+                // A preprocessor line, with its continuations.
+                while i < text.len() && text[i] != b'\n' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                continue;
+            }
+            _ => {}
+        }
+        line_start = false;
+        match b {
+            b'/' if text.get(i + 1) == Some(&b'/') => {
+                while i < text.len() && text[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if text.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < text.len() && !text[i..].starts_with(b"*/") {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'"' | b'\'' => {
+                i += 1;
+                while i < text.len() && text[i] != b && text[i] != b'\n' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b':' if text.get(i + 1) == Some(&b':') => return true,
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                let start = i;
+                while i < text.len() && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                let rest = &text[i..];
+                let label = || rest.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b':');
+                match word {
+                    b"namespace" | b"template" | b"class" => return true,
+                    b"public" | b"private" | b"protected" if label() => return true,
+                    _ => {}
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +255,29 @@ mod tests {
         for l in Lang::ALL {
             assert_eq!(Lang::from_id(l.id()), Some(l));
         }
+    }
+
+    #[test]
+    fn a_header_is_cpp_when_its_text_is() {
+        let c = b"#ifndef X_H\n#define X_H 1 /* a::b */\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n// class A; namespace\nstruct s { int private_; };\nconst char *t = \"template::\";\nint f(int klass);\n#define M(a) a::b \\\n  class\n#endif\n";
+        assert_eq!(Lang::of_file("x.h", c), Some(Lang::C));
+        for cpp in [
+            &b"namespace n { int f(); }\n"[..],
+            b"int A::f() { return 0; }\n",
+            b"template <typename T> T id(T t);\n",
+            b"class A;\n",
+            b"struct A {\n public:\n  int x;\n};\n",
+            b"struct A {\n private :\n  int x;\n};\n",
+        ] {
+            assert_eq!(
+                Lang::of_file("x.H", cpp),
+                Some(Lang::Cpp),
+                "{}",
+                String::from_utf8_lossy(cpp)
+            );
+            // Only a header's language is read from its text.
+            assert_eq!(Lang::of_file("x.c", cpp), Some(Lang::C));
+        }
+        assert_eq!(Lang::of_file("run", b"#!/bin/sh\n"), Some(Lang::Bash));
     }
 }

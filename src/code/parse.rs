@@ -532,11 +532,43 @@ fn end_row(node: Node<'_>) -> usize {
 }
 
 /// The name a C or C++ declarator declares: follow `declarator` fields down (`*f(int)`,
-/// `f[3]`, `A::f`) to the identifier.
+/// `f[3]`, `A::f`) to the identifier. C++'s reference declarator (`T& f()`, `T&& f()`)
+/// holds its declarator without a field name: its last named child; a conversion operator
+/// (`operator bool() const`) is named by its `operator_cast` ([`name_text`]).
 fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
     let mut at = node.child_by_field_name("declarator")?;
+    // A macro after a function's parameters (`end() const _GLIBCXX_NOEXCEPT {`, `f()
+    // OVERRIDE {`) is taken for its declarator, and the function's own declarator is left
+    // in an error before it: the function is named by that one.
+    if node.kind() == "function_definition"
+        && matches!(at.kind(), "identifier" | "field_identifier")
+    {
+        let mut cursor = node.walk();
+        let stray = node
+            .children(&mut cursor)
+            .filter(|c| c.kind() == "ERROR")
+            .find_map(|e| {
+                let mut inner = e.walk();
+                let found = e
+                    .named_children(&mut inner)
+                    .find(|c| c.kind() == "function_declarator");
+                found
+            });
+        if let Some(declarator) = stray {
+            at = declarator;
+        }
+    }
     for _ in 0..16 {
-        match at.child_by_field_name("declarator") {
+        if at.kind() == "operator_cast" {
+            return Some(at);
+        }
+        let inner = at.child_by_field_name("declarator").or_else(|| {
+            let last = u32::try_from(at.named_child_count().checked_sub(1)?).ok()?;
+            (at.kind() == "reference_declarator")
+                .then(|| at.named_child(last))
+                .flatten()
+        });
+        match inner {
             Some(inner) => at = inner,
             None => return Some(at),
         }
@@ -570,6 +602,11 @@ fn name_text(kind: SymbolKind, node: Node<'_>, source: &[u8]) -> Option<String> 
     let text = match node.kind() {
         "simple_symbol" => text.trim_start_matches(':'),
         "variable_name" => text.trim_start_matches('$'),
+        // `operator bool() const`: `operator bool`.
+        "operator_cast" => {
+            let to = node.child_by_field_name("type")?.utf8_text(source).ok()?;
+            return Some(format!("operator {}", to.trim()));
+        }
         _ => text,
     }
     .trim();
@@ -1124,6 +1161,16 @@ mod tests {
         ),
         (
             Lang::Cpp,
+            // A namespace that holds only members defined outside their classes.
+            "namespace ns {\nA::A() : x_(0) {}\nA::~A() { delete p_; }\nchar* A::F(int n) { std::sort(a, b); return nullptr; }\n}\nnamespace m {\nvoid f() { std::sort(a, b); }\n}\n",
+        ),
+        (
+            Lang::Cpp,
+            // Namespaces that each hold one declaration of another shape.
+            "namespace a {\nIterator* NewIterator(DB* db);\n}\nnamespace b {\nTEST(CRC, Results) { char buf[32]; }\n}\nnamespace c {\nbool operator<(const S& x, const S& y) { return x.a < y.a; }\n}\nnamespace d {\nstatic const int kLevels = 7;\n}\nnamespace e {\nint f() { int y = a * g(x); h(y); return y; }\n}\n",
+        ),
+        (
+            Lang::Cpp,
             "namespace n {\nclass A : public B {\n public:\n  int f() const { return x; }\n  int x;\n  void g();\n};\nvoid A::g() { auto l = [](int a) { return a; }; }\ntemplate <class T> struct W { T v; };\nusing U = int;\n}\nint main() { std::string s(\"x\"); struct Local {}; }\n",
         ),
     ];
@@ -1311,6 +1358,32 @@ X=2
             .map(|d| d.path().join(format!("{name}-{version}")))
             .find(|p| p.is_dir())
             .unwrap_or_else(|| panic!("{name}-{version} is not in cargo's registry"))
+    }
+
+    #[test]
+    fn cpp_names_through_references_and_qualified_classes() {
+        let source = b"struct DB::Writer {\n  int x;\n};\nclass DB::Impl : public Base {};\ntemplate <class T> struct Rebind<T, void> { };\nSlice& Slice::operator=(const Slice& o) { return *this; }\nstd::string&& take() { return std::move(s); }\nconst A& A::get() const { return *this; }\nstruct V {\n  iterator end() const _GLIBCXX_NOEXCEPT { return x; }\n  explicit operator bool() const noexcept { return true; }\n};\n";
+        let tags = tags(Lang::Cpp, source).unwrap();
+        let defs: Vec<(&str, u32)> = tags
+            .defs
+            .iter()
+            .filter(|d| d.kind != SymbolKind::Field)
+            .map(|d| (d.name.as_str(), d.line))
+            .collect();
+        assert_eq!(
+            defs,
+            [
+                ("Writer", 1),
+                ("Impl", 4),
+                ("Rebind", 5),
+                ("operator=", 6),
+                ("take", 7),
+                ("get", 8),
+                ("V", 9),
+                ("end", 10),
+                ("operator bool", 11)
+            ]
+        );
     }
 
     #[test]

@@ -1230,6 +1230,10 @@ impl Lexer<'_> {
                 if word == b"new" {
                     self.head.new = true;
                 }
+                // `bool operator==(…)` outside a function declares or defines one.
+                if word == b"operator" && lang == Lang::Cpp && !after_dot && !self.local() {
+                    self.def();
+                }
                 if matches!(
                     word,
                     b"if" | b"for" | b"while" | b"switch" | b"catch" | b"with"
@@ -1372,6 +1376,16 @@ impl Lexer<'_> {
             }
             _ => {}
         }
+        // `T name = …` in a C++ namespace declares a variable (in a function, a local one).
+        if b == b'='
+            && self.rules.lang == Lang::Cpp
+            && self.paren == 0
+            && self.head.tokens >= 2
+            && self.head.last == Tok::Word(Word::Name)
+            && !self.local()
+        {
+            self.def();
+        }
         // C and C++ `struct S *f(…) {` is a function's body, `struct S s = {` an
         // initializer; the other languages' class heads may hold parentheses (a record's
         // components, an anonymous class's arguments).
@@ -1402,7 +1416,16 @@ impl Lexer<'_> {
                 self.head.prev,
                 Tok::Word(Word::Name) | Tok::Punct(b'>' | b']' | b'?')
             );
-            if typed {
+            // Outside a function (in a C++ namespace, an `extern "C"` block), C's and C++'s
+            // other shapes of a declaration: `A::f(` and `A::~A(` (a member defined outside
+            // its class; a constructor has no type), `T *f(` and `T &f(`, and a name first
+            // (a macro's `TEST(a, b) {`). Inside a function the same shapes are calls and
+            // products (`std::sort(`, `a * f(x)`), which define nothing.
+            let outside = self.rules.c_like()
+                && !self.local()
+                && (self.head.tokens == 1
+                    || matches!(self.head.prev, Tok::Punct(b':' | b'~' | b'*' | b'&')));
+            if typed || outside {
                 self.def();
             }
         }

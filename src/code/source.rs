@@ -232,7 +232,7 @@ impl Shared<'_> {
         {
             return Ok(());
         }
-        let lang = by_name.or_else(|| Lang::of_shebang(&bytes));
+        let lang = Lang::of_file(&name, &bytes);
         if let Some(filter) = self.gather.filter {
             if !filter(&bytes) {
                 return Ok(());

@@ -4,6 +4,10 @@
 (function_definition) @definition.function
 (class_specifier name: (type_identifier) @name body: (_)) @definition.class
 (struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
+(class_specifier name: (qualified_identifier name: (type_identifier) @name) body: (_)) @definition.class
+(struct_specifier name: (qualified_identifier name: (type_identifier) @name) body: (_)) @definition.struct
+(class_specifier name: (template_type name: (type_identifier) @name) body: (_)) @definition.class
+(struct_specifier name: (template_type name: (type_identifier) @name) body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.union
 (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
 (namespace_definition name: (_) @name) @definition.module

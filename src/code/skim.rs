@@ -284,6 +284,8 @@ struct Head {
     /// The last word was an attribute's (`__attribute__`, `alignas`), whose parentheses
     /// follow.
     attribute: bool,
+    /// C's and C++'s `extern` or `namespace` seen: a block opened now holds declarations.
+    declarations: bool,
     tokens: u32,
 }
 
@@ -302,6 +304,7 @@ impl Default for Head {
             method: false,
             control: false,
             attribute: false,
+            declarations: false,
             tokens: 0,
         }
     }
@@ -355,6 +358,9 @@ struct Open {
     /// A Rust macro's `name! { … }`: a token tree, which defines nothing (tree-sitter
     /// parses no items in it), so it always goes.
     macro_body: bool,
+    /// A C++ namespace's or an `extern "C"` block's body: what is in it is declared as at a
+    /// file's top level (unlike a function's body or an initializer's braces).
+    declarations: bool,
     /// The head outside it, which the statement goes on with after the block (`let x = S
     /// { … }.f();`): kept as it was before the `{`.
     head: Head,
@@ -1120,6 +1126,11 @@ impl Lexer<'_> {
         self.blocks.last().is_some_and(|o| o.local)
     }
 
+    /// In a C++ namespace's or an `extern "C"` block's body.
+    fn in_declarations(&self) -> bool {
+        self.blocks.last().is_some_and(|o| o.declarations)
+    }
+
     fn token(&mut self, tok: Tok) {
         if let Some(open) = self.blocks.last_mut() {
             open.content = true;
@@ -1152,6 +1163,9 @@ impl Lexer<'_> {
     fn word(&mut self, tok: Tok, start: usize) {
         let lang = self.rules.lang;
         let word = &self.src[start..self.at];
+        if self.rules.c_like() && matches!(word, b"namespace" | b"extern") {
+            self.head.declarations = true;
+        }
         let after_dot = matches!(self.head.last, Tok::Punct(b'.'))
             || (lang == Lang::Php && matches!(self.head.last, Tok::Punct(b':')));
         match tok {
@@ -1231,7 +1245,7 @@ impl Lexer<'_> {
                     self.head.new = true;
                 }
                 // `bool operator==(…)` outside a function declares or defines one.
-                if word == b"operator" && lang == Lang::Cpp && !after_dot && !self.local() {
+                if word == b"operator" && !after_dot && self.in_declarations() {
                     self.def();
                 }
                 if matches!(
@@ -1376,13 +1390,14 @@ impl Lexer<'_> {
             }
             _ => {}
         }
-        // `T name = …` in a C++ namespace declares a variable (in a function, a local one).
+        // `T name = …` in a C++ namespace declares a variable (in a function, a local one;
+        // in an initializer, a member's value).
         if b == b'='
             && self.rules.lang == Lang::Cpp
             && self.paren == 0
             && self.head.tokens >= 2
             && self.head.last == Tok::Word(Word::Name)
-            && !self.local()
+            && self.in_declarations()
         {
             self.def();
         }
@@ -1416,13 +1431,13 @@ impl Lexer<'_> {
                 self.head.prev,
                 Tok::Word(Word::Name) | Tok::Punct(b'>' | b']' | b'?')
             );
-            // Outside a function (in a C++ namespace, an `extern "C"` block), C's and C++'s
-            // other shapes of a declaration: `A::f(` and `A::~A(` (a member defined outside
-            // its class; a constructor has no type), `T *f(` and `T &f(`, and a name first
-            // (a macro's `TEST(a, b) {`). Inside a function the same shapes are calls and
-            // products (`std::sort(`, `a * f(x)`), which define nothing.
-            let outside = self.rules.c_like()
-                && !self.local()
+            // In a C++ namespace or an `extern "C"` block, C's and C++'s other shapes of a
+            // declaration: `A::f(` and `A::~A(` (a member defined outside its class; a
+            // constructor has no type), `T *f(` and `T &f(`, and a name first (a macro's
+            // `TEST(a, b) {`). In a function or an initializer the same shapes are calls and
+            // products (`std::sort(`, `a * f(x)`, a table's `ROW(1, 2),`), which define
+            // nothing.
+            let outside = self.in_declarations()
                 && (self.head.tokens == 1
                     || matches!(self.head.prev, Tok::Punct(b':' | b'~' | b'*' | b'&')));
             if typed || outside {
@@ -1484,6 +1499,7 @@ impl Lexer<'_> {
         let macro_body = self.macro_call();
         self.blocks.push(Open {
             macro_body,
+            declarations: h.declarations && !container && self.rules.c_like(),
             inside: self.at,
             local: parent_local || callable,
             keep_all: parent_keep || (container && members_only),
@@ -1603,6 +1619,15 @@ mod tests {
         assert_eq!(
             kept(Lang::Go, src),
             "package q\n\nimport ()\n\nimport \"os\"\n\ntype List[T any] struct{ v []T }\n\nfunc (l *List[T]) Len(){}\n\nfunc Map[S ~[]E, E any](){}\n\nfunc asm() int\n\nfunc ret() interface{ M() } {}\n\nfunc withType(p struct{ A int }) interface{ M() } {}\n\nfunc table(){\n\ttests := []struct {\n\t\tin  string\n\t}{}\n\t_ = tests\n}\n\nvar cases = map[string]struct{}{}\n\nfunc multi(){}\n"
+        );
+    }
+
+    #[test]
+    fn cpp_namespaces_keep_their_declarations_and_tables_still_go() {
+        let src = "namespace n {\nA::A() : x(0) { init(); }\n}\nextern \"C\" {\nint *f(int a) { return g(a); }\n}\nstatic const T t[] = {\n  ROW(1, *p(2)),\n  ROW(3, A::b(4)),\n};\nvoid h() { std::sort(a, b); T *q(int); }\n";
+        assert_eq!(
+            kept(Lang::Cpp, src),
+            "namespace n {\nA::A() : x(0) {}\n}\nextern \"C\" {\nint *f(int a) {}\n}\nstatic const T t[] = {};\nvoid h() {}\n"
         );
     }
 

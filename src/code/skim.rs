@@ -528,6 +528,11 @@ impl Lexer<'_> {
     }
 
     fn comment_end(&mut self) -> bool {
+        // Every comment starts with one of these (`//`, `/*`, PHP's `#`): most tokens are
+        // told apart here, before the comparisons below.
+        if !matches!(self.peek(0), b'/' | b'#') {
+            return false;
+        }
         let lang = self.rules.lang;
         let line =
             self.starts(b"//") || (lang == Lang::Php && self.starts(b"#") && self.peek(1) != b'[');

@@ -171,15 +171,33 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
             Some(skim::holes(lang, source)).filter(|h| worth_skimming(h, source))
         }
     };
+    // Every definition: the parser is given the bytes left, one after another (`Compact`),
+    // rather than the ranges between the holes, whose every token's lexing looks the ranges
+    // through from the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
+    if let (Some(holes), Part::Defs) = (&skimmed, part) {
+        let compact = Compact::new(source, holes);
+        let tree = parse(lang, &compact.text, &[])?;
+        if !tree.root_node().has_error() {
+            let place = Place::compact(source, &compact);
+            return Ok(FileTags {
+                lang,
+                part,
+                defs: definitions(tagger, tree.root_node(), &place, &[]),
+                skips: Vec::new(),
+                idents: Vec::new(),
+                errors: Vec::new(),
+            });
+        }
+    }
     let tree = match skimmed {
-        Some(holes) => match parse(lang, source, &holes)? {
+        Some(holes) if part == Part::Focused => match parse(lang, source, &holes)? {
             tree if tree.root_node().has_error() => parse(lang, source, &[])?,
             tree => tree,
         },
-        None => parse(lang, source, &[])?,
+        _ => parse(lang, source, &[])?,
     };
     let root = tree.root_node();
-    let defs = definitions(tagger, root, source, focus);
+    let defs = definitions(tagger, root, &Place::whole(source), focus);
     if part != Part::All {
         return Ok(FileTags {
             lang,
@@ -325,8 +343,126 @@ struct Found {
     pattern: usize,
 }
 
-fn definitions(tagger: &Tagger, root: Node<'_>, source: &[u8], focus: &[(u32, u32)]) -> Vec<Def> {
-    definitions_from(tagger, tagger.roots.as_deref(), root, source, focus)
+fn definitions(
+    tagger: &Tagger,
+    root: Node<'_>,
+    place: &Place<'_>,
+    focus: &[(u32, u32)],
+) -> Vec<Def> {
+    definitions_from(tagger, tagger.roots.as_deref(), root, place, focus)
+}
+
+/// The bytes of a source left when its holes are cut out, and where each run of them
+/// came from.
+struct Compact {
+    text: Vec<u8>,
+    /// Each run kept: where it starts in `text` and in the source (in order).
+    runs: Vec<(usize, usize)>,
+}
+
+impl Compact {
+    fn new(source: &[u8], holes: &[(usize, usize)]) -> Compact {
+        let mut text = Vec::with_capacity(source.len());
+        let mut runs = Vec::with_capacity(holes.len() + 1);
+        let mut at = 0;
+        for &(start, end) in holes.iter().chain([&(source.len(), source.len())]) {
+            if start > at {
+                runs.push((text.len(), at));
+                text.extend_from_slice(&source[at..start]);
+            }
+            at = end;
+        }
+        Compact { text, runs }
+    }
+
+    /// Where a node that starts at `at` of `text` starts in the source (at the border of
+    /// two runs: the later one's start).
+    fn start(&self, at: usize) -> usize {
+        let i = self.runs.partition_point(|&(from, _)| from <= at);
+        self.runs
+            .get(i.wrapping_sub(1))
+            .map_or(at, |&(from, source)| source + (at - from))
+    }
+
+    /// Where a node that ends at `at` of `text` ends in the source (at the border of two
+    /// runs: the earlier one's end).
+    fn end(&self, at: usize) -> usize {
+        let i = self.runs.partition_point(|&(from, _)| from < at);
+        self.runs
+            .get(i.wrapping_sub(1))
+            .map_or(at, |&(from, source)| source + (at - from))
+    }
+}
+
+/// Where the nodes of a tree lie in the source: their own places, or those of a parse of
+/// its [`Compact`] text mapped back (bytes, and rows and columns from the source's lines).
+struct Place<'a> {
+    source: &'a [u8],
+    /// The text the tree was parsed from (the query's predicates read it).
+    parsed: &'a [u8],
+    compact: Option<(&'a Compact, Vec<usize>)>,
+}
+
+impl<'a> Place<'a> {
+    fn whole(source: &'a [u8]) -> Place<'a> {
+        Place {
+            source,
+            parsed: source,
+            compact: None,
+        }
+    }
+
+    fn compact(source: &'a [u8], compact: &'a Compact) -> Place<'a> {
+        let lines = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', source).map(|n| n + 1))
+            .collect();
+        Place {
+            source,
+            parsed: &compact.text,
+            compact: Some((compact, lines)),
+        }
+    }
+
+    fn start(&self, node: Node<'_>) -> usize {
+        match &self.compact {
+            Some((c, _)) => c.start(node.start_byte()),
+            None => node.start_byte(),
+        }
+    }
+
+    fn end(&self, node: Node<'_>) -> usize {
+        match &self.compact {
+            Some((c, _)) => c.end(node.end_byte()),
+            None => node.end_byte(),
+        }
+    }
+
+    fn point(&self, lines: &[usize], at: usize) -> Point {
+        let row = lines
+            .partition_point(|&start| start <= at)
+            .saturating_sub(1);
+        Point::new(row, at - lines.get(row).copied().unwrap_or(0))
+    }
+
+    fn start_point(&self, node: Node<'_>) -> Point {
+        match &self.compact {
+            Some((_, lines)) => self.point(lines, self.start(node)),
+            None => node.start_position(),
+        }
+    }
+
+    fn end_point(&self, node: Node<'_>) -> Point {
+        match &self.compact {
+            Some((_, lines)) => self.point(lines, self.end(node)),
+            None => node.end_position(),
+        }
+    }
+
+    /// A node's text in the source.
+    fn text(&self, node: Node<'_>) -> Option<&'a str> {
+        let (start, end) = (self.start(node), self.end(node));
+        std::str::from_utf8(self.source.get(start..end.max(start))?).ok()
+    }
 }
 
 /// [`definitions`], the query run from the nodes of the kinds `roots` marks, or over the
@@ -335,7 +471,7 @@ fn definitions_from(
     tagger: &Tagger,
     roots: Option<&[bool]>,
     root: Node<'_>,
-    source: &[u8],
+    place: &Place<'_>,
     focus: &[(u32, u32)],
 ) -> Vec<Def> {
     let mut cursor = QueryCursor::new();
@@ -347,10 +483,10 @@ fn definitions_from(
         (Some(roots), true) => {
             cursor.set_max_start_depth(Some(0));
             for node in nodes_of_kinds(root, roots) {
-                found_in(tagger, &mut cursor, node, source, &mut found);
+                found_in(tagger, &mut cursor, node, place, &mut found);
             }
         }
-        (None, true) => found_in(tagger, &mut cursor, root, source, &mut found),
+        (None, true) => found_in(tagger, &mut cursor, root, place, &mut found),
         (_, false) => {}
     }
     for &(start, end) in focus {
@@ -359,7 +495,7 @@ fn definitions_from(
         };
         // The matches whose nodes overlap the range: the definitions around it too.
         cursor.set_byte_range(start..end.max(start + 1));
-        found_in(tagger, &mut cursor, root, source, &mut found);
+        found_in(tagger, &mut cursor, root, place, &mut found);
     }
     // One definition per name: where two patterns name the same node, the first pattern of
     // the query (the more precise one) wins; with a focus, ranges in one definition found it
@@ -408,10 +544,10 @@ fn found_in(
     tagger: &Tagger,
     cursor: &mut QueryCursor,
     root: Node<'_>,
-    source: &[u8],
+    place: &Place<'_>,
     found: &mut Vec<Found>,
 ) {
-    let mut matches = cursor.matches(&tagger.query, root, source);
+    let mut matches = cursor.matches(&tagger.query, root, place.parsed);
     while let Some(m) = matches.next() {
         let mut def = None;
         let (mut name, mut receiver) = (None, None);
@@ -430,24 +566,24 @@ fn found_in(
             continue;
         };
         let (name_node, qualifier) = unqualified(name_node);
-        let Some(name) = name_text(kind, name_node, source) else {
+        let Some(name) = name_text(kind, name_node, place) else {
             continue;
         };
         let owner = receiver
-            .and_then(|r| type_name(r, source))
-            .or_else(|| qualifier.and_then(|q| type_name(q, source)));
-        let at = name_node.start_position();
+            .and_then(|r| type_name(r, place))
+            .or_else(|| qualifier.and_then(|q| type_name(q, place)));
+        let at = place.start_point(name_node);
         found.push(Found {
-            start: node.start_byte(),
-            end: node.end_byte(),
+            start: place.start(node),
+            end: place.end(node),
             kind,
             name,
-            name_node_start: name_node.start_byte(),
+            name_node_start: place.start(name_node),
             line: line_number(at.row),
             column: line_number(at.column),
-            start_line: line_number(node.start_position().row),
-            end_line: line_number(end_row(node)),
-            signature: signature(node, source),
+            start_line: line_number(place.start_point(node).row),
+            end_line: line_number(end_row(place, node)),
+            signature: signature(node, place),
             owner,
             pattern: m.pattern_index,
         });
@@ -522,9 +658,9 @@ fn line_number(row: usize) -> u32 {
 }
 
 /// The last row a node's text is on (a node ending at a line's start ends on the line before).
-fn end_row(node: Node<'_>) -> usize {
-    let end = node.end_position();
-    if end.column == 0 && end.row > node.start_position().row {
+fn end_row(place: &Place<'_>, node: Node<'_>) -> usize {
+    let end = place.end_point(node);
+    if end.column == 0 && end.row > place.start_point(node).row {
         end.row - 1
     } else {
         end.row
@@ -596,15 +732,15 @@ fn unqualified(node: Node<'_>) -> (Node<'_>, Option<Node<'_>>) {
 
 /// The text that names a definition (a Ruby `attr_reader :name`'s symbol without its colon,
 /// a PHP `$variable` without its sign).
-fn name_text(kind: SymbolKind, node: Node<'_>, source: &[u8]) -> Option<String> {
-    let text = node.utf8_text(source).ok()?;
+fn name_text(kind: SymbolKind, node: Node<'_>, place: &Place<'_>) -> Option<String> {
+    let text = place.text(node)?;
     // Only a symbol's colon and a PHP variable's sign: `$` begins many a JavaScript name.
     let text = match node.kind() {
         "simple_symbol" => text.trim_start_matches(':'),
         "variable_name" => text.trim_start_matches('$'),
         // `operator bool() const`: `operator bool`.
         "operator_cast" => {
-            let to = node.child_by_field_name("type")?.utf8_text(source).ok()?;
+            let to = place.text(node.child_by_field_name("type")?)?;
             return Some(format!("operator {}", to.trim()));
         }
         _ => text,
@@ -634,26 +770,27 @@ fn type_base(text: &str) -> &str {
         .trim()
 }
 
-fn type_name(node: Node<'_>, source: &[u8]) -> Option<String> {
-    let text = node.utf8_text(source).ok()?;
+fn type_name(node: Node<'_>, place: &Place<'_>) -> Option<String> {
+    let text = place.text(node)?;
     let base = type_base(text);
     (!base.is_empty()).then(|| base.to_string())
 }
 
 /// A definition's head on one line: from its start to its body (or the end of its first
 /// line), whitespace collapsed, without the `{` or `:` that opens the body.
-fn signature(node: Node<'_>, source: &[u8]) -> String {
-    let start = node.start_byte();
+fn signature(node: Node<'_>, place: &Place<'_>) -> String {
+    let source = place.source;
+    let start = place.start(node);
     let body = ["body", "members"]
         .iter()
         .find_map(|f| node.child_by_field_name(f))
-        .map(|b| b.start_byte())
+        .map(|b| place.start(b))
         .filter(|&b| b > start);
     let first_line_end = source[start..]
         .iter()
         .position(|&b| b == b'\n')
         .map_or(source.len(), |n| start + n);
-    let mut end = body.unwrap_or(first_line_end).min(node.end_byte());
+    let mut end = body.unwrap_or(first_line_end).min(place.end(node));
     if body.is_none() {
         // A one-line type or macro: its head, without what its braces hold.
         if let Some(brace) = source[start..end].iter().position(|&b| b == b'{') {
@@ -1176,17 +1313,25 @@ mod tests {
     ];
 
     /// The whole parse's definitions, and the skimmed parse's (with no fallback: it must
-    /// parse cleanly).
+    /// parse cleanly), the same whether the parser is given the ranges between the holes
+    /// (find_symbol's parse) or the bytes left one after another (outline's).
     fn whole_and_skimmed(lang: Lang, source: &[u8]) -> (Vec<Def>, Vec<Def>, usize) {
         let whole = tags(lang, source).unwrap().defs;
         let holes = skim::holes(lang, source);
+        let tagger = tagger(lang).unwrap();
         let tree = parse(lang, source, &holes).unwrap();
         assert!(
             !tree.root_node().has_error(),
             "the skimmed parse of {} has an error",
             lang.name()
         );
-        let skimmed = definitions(tagger(lang).unwrap(), tree.root_node(), source, &[]);
+        let ranged = definitions(tagger, tree.root_node(), &Place::whole(source), &[]);
+        let compact = Compact::new(source, &holes);
+        let tree = parse(lang, &compact.text, &[]).unwrap();
+        assert!(!tree.root_node().has_error(), "{}", lang.name());
+        let place = Place::compact(source, &compact);
+        let skimmed = definitions(tagger, tree.root_node(), &place, &[]);
+        assert_eq!(skimmed, ranged, "{}", lang.name());
         (whole, skimmed, holes.len())
     }
 
@@ -1219,8 +1364,9 @@ mod tests {
             let tagger = tagger(*lang).unwrap();
             let tree = parse(*lang, source, &[]).unwrap();
             let root = tree.root_node();
-            let over_tree = definitions_from(tagger, None, root, source, &[]);
-            let rooted = definitions_from(tagger, tagger.roots.as_deref(), root, source, &[]);
+            let place = Place::whole(source);
+            let over_tree = definitions_from(tagger, None, root, &place, &[]);
+            let rooted = definitions_from(tagger, tagger.roots.as_deref(), root, &place, &[]);
             assert!(!over_tree.is_empty(), "{}", lang.name());
             assert_eq!(rooted, over_tree, "{}", lang.name());
         }

@@ -969,13 +969,13 @@ impl<'d> Page<'d, '_> {
             let trm = glyph_space.then(*tm).then(state.ctm);
             // The origin on the baseline: a superscript's rise does not part it from its word.
             let start = tm.then(state.ctm).origin();
-            let dir_len = trm.0[0].hypot(trm.0[1]);
+            let dir_len = length(trm.0[0], trm.0[1]);
             let dir = if dir_len > 0.0 {
                 (trm.0[0] / dir_len, trm.0[1] / dir_len)
             } else {
                 (1.0, 0.0)
             };
-            let height = trm.0[2].hypot(trm.0[3]);
+            let height = length(trm.0[2], trm.0[3]);
             let value = code.iter().fold(0u32, |v, b| (v << 8) | u32::from(*b));
             decoded.clear();
             font.decode(value, &mut decoded);
@@ -1058,6 +1058,13 @@ const WORD_GAP: f32 = 0.15;
 
 /// The letters of a Latin ligature (as `pdftotext` writes them, so that a search for "first"
 /// finds "ﬁrst").
+/// The length of (x, y). Not `f32::hypot`: that is the C library's `hypotf`, the only reason
+/// sneaky-read (and sneaky-mcp) would load libm at every start; a text matrix's entries are
+/// far from where squaring them overflows, and a huge or NaN one only misplaces the text.
+fn length(x: f32, y: f32) -> f32 {
+    (x * x + y * y).sqrt()
+}
+
 fn ligature(c: char) -> Option<&'static str> {
     Some(match c {
         '\u{fb00}' => "ff",

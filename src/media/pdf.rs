@@ -1056,8 +1056,6 @@ const PARAGRAPH_SHIFT: f32 = 1.9;
 /// kerning stays within 0.1 em.
 const WORD_GAP: f32 = 0.15;
 
-/// The letters of a Latin ligature (as `pdftotext` writes them, so that a search for "first"
-/// finds "ﬁrst").
 /// The length of (x, y). Not `f32::hypot`: that is the C library's `hypotf`, the only reason
 /// sneaky-read (and sneaky-mcp) would load libm at every start; a text matrix's entries are
 /// far from where squaring them overflows, and a huge or NaN one only misplaces the text.
@@ -1065,6 +1063,8 @@ fn length(x: f32, y: f32) -> f32 {
     (x * x + y * y).sqrt()
 }
 
+/// The letters of a Latin ligature (as `pdftotext` writes them, so that a search for "first"
+/// finds "ﬁrst").
 fn ligature(c: char) -> Option<&'static str> {
     Some(match c {
         '\u{fb00}' => "ff",

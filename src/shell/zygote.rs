@@ -51,27 +51,31 @@ pub struct Launch {
 /// to 8 KB that way, written by one process and parsed by the other on the launch's path).
 impl Launch {
     fn to_bytes(&self) -> Vec<u8> {
+        fn put(out: &mut Vec<u8>, f: &[u8]) {
+            out.extend((f.len() as u64).to_le_bytes());
+            out.extend_from_slice(f);
+        }
         let fields = [
             self.spec.as_bytes(),
             self.command.as_bytes(),
             self.cwd.as_bytes(),
         ];
-        let pairs = self.env.iter().map(|(k, v)| [k.as_bytes(), v.as_bytes()]);
-        let size: usize = fields.iter().map(|f| f.len() + 8).sum::<usize>()
-            + 8
-            + pairs.clone().flatten().map(|f| f.len() + 8).sum::<usize>();
-        let mut out = Vec::with_capacity(size);
-        let mut put = |f: &[u8]| {
-            out.extend((f.len() as u64).to_le_bytes());
-            out.extend_from_slice(f);
-        };
+        let pairs = self
+            .env
+            .iter()
+            .flat_map(|(k, v)| [k.as_bytes(), v.as_bytes()]);
+        let size: usize = fields
+            .into_iter()
+            .chain(pairs.clone())
+            .map(|f| f.len() + 8)
+            .sum();
+        let mut out = Vec::with_capacity(size + 8);
         for f in fields {
-            put(f);
+            put(&mut out, f);
         }
         out.extend((self.env.len() as u64).to_le_bytes());
-        for f in pairs.flatten() {
-            out.extend((f.len() as u64).to_le_bytes());
-            out.extend_from_slice(f);
+        for f in pairs {
+            put(&mut out, f);
         }
         out
     }

@@ -679,31 +679,26 @@ fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
     if node.kind() == "function_definition"
         && matches!(at.kind(), "identifier" | "field_identifier")
     {
-        let mut cursor = node.walk();
         let stray = node
-            .children(&mut cursor)
+            .children(&mut node.walk())
             .filter(|c| c.kind() == "ERROR")
             .find_map(|e| {
-                let mut inner = e.walk();
-                let found = e
-                    .named_children(&mut inner)
-                    .find(|c| c.kind() == "function_declarator");
-                found
+                e.named_children(&mut e.walk())
+                    .find(|c| c.kind() == "function_declarator")
             });
         if let Some(declarator) = stray {
             at = declarator;
         }
     }
     for _ in 0..16 {
-        if at.kind() == "operator_cast" {
-            return Some(at);
-        }
-        let inner = at.child_by_field_name("declarator").or_else(|| {
-            let last = u32::try_from(at.named_child_count().checked_sub(1)?).ok()?;
-            (at.kind() == "reference_declarator")
-                .then(|| at.named_child(last))
-                .flatten()
-        });
+        let inner = match at.kind() {
+            "operator_cast" => return Some(at),
+            "reference_declarator" => at
+                .named_child_count()
+                .checked_sub(1)
+                .and_then(|last| at.named_child(u32::try_from(last).ok()?)),
+            _ => at.child_by_field_name("declarator"),
+        };
         match inner {
             Some(inner) => at = inner,
             None => return Some(at),

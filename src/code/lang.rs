@@ -124,7 +124,12 @@ impl Lang {
     /// do (ctags reads every `.h` as C++; a C header keeps C's grammar here).
     pub fn of_file(name: &str, text: &[u8]) -> Option<Lang> {
         match Lang::of_name(name) {
-            Some(Lang::C) if name.to_ascii_lowercase().ends_with(".h") && reads_as_cpp(text) => {
+            Some(Lang::C)
+                if name
+                    .rsplit_once('.')
+                    .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"))
+                    && reads_as_cpp(text) =>
+            {
                 Some(Lang::Cpp)
             }
             Some(lang) => Some(lang),

@@ -24,9 +24,10 @@
 //! (`parse::tags_for`); a minified file (a line longer than [`MAX_LINE`]) and C++ in a file
 //! read as C (`namespace`, `template`, `::`: a `.c`, or a header that `Lang::of_file` did not
 //! take for C++) are parsed whole from the start. `benches/skim_same.py` holds the skimmed
-//! parse's definitions to the whole parse's file by file over real trees (every file of cargo's registry, Go's standard
-//! library, npm, C and C++ headers: none that parses cleanly differs); the unit tests in
-//! `parse` do it on samples of each language and a few real files.
+//! parse's definitions to the whole parse's file by file over real trees (every file of
+//! cargo's registry, Go's standard library, npm, C and C++ headers: none that parses cleanly
+//! differs); the unit tests in `parse` do it on samples of each language and a few real
+//! files.
 //!
 //! Python, Ruby and Bash (blocks by indentation or keywords) are parsed whole.
 

@@ -120,7 +120,7 @@ pub enum Format {
     Text,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shown {
     format: Format,
     pretty: bool,
@@ -213,7 +213,75 @@ fn format_in_argv(argv: &[OsString]) -> Format {
 }
 
 fn run_process(spec: &ToolSpec, argv: Vec<OsString>, run_hooks: bool) -> Step {
-    let schema: Value = serde_json::from_str(spec.schema).unwrap_or(Value::Null);
+    let invocation = match plain_invocation(spec, &argv) {
+        Some(invocation) => invocation,
+        None => match invocation_by_clap(spec, argv) {
+            Ok(invocation) => invocation,
+            Err(step) => return step,
+        },
+    };
+    let shown = invocation.shown;
+    if invocation.schema {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(spec.schema.as_bytes());
+        let _ = out.flush();
+        return Step::Exit(ExitCode::SUCCESS);
+    }
+    match run_invocation(spec, invocation, run_hooks) {
+        // Already written (a compact success envelope straight from the result, or the text).
+        Ok(code) => Step::Exit(code),
+        Err(error) => Step::Failed { error, shown },
+    }
+}
+
+/// What a command line asks for, whichever way it was read.
+#[derive(Debug, PartialEq)]
+struct Invocation {
+    shown: Shown,
+    /// `--schema`: print the input's schema instead of running.
+    schema: bool,
+    root: Option<PathBuf>,
+    config: Option<PathBuf>,
+    /// The arguments given as flags or positionals; None when there were none (then stdin
+    /// holds the JSON arguments).
+    flags: Option<Map<String, Value>>,
+}
+
+/// The command lines of most calls read without clap: nothing after the program's name (the
+/// arguments come as JSON on stdin), or only values for the positional parameters
+/// (`sneaky-read src/main.rs`). Building the clap command from the schema cost more than the
+/// rest of a small read. Anything else (a flag, `-`, `--`, a value that is not UTF-8, more
+/// values than there are positionals) is None and goes to clap, which reads it or says what is
+/// wrong with it; `plain_command_lines_read_as_clap_reads_them` holds the two to one answer.
+fn plain_invocation(spec: &ToolSpec, argv: &[OsString]) -> Option<Invocation> {
+    let values = argv.get(1..).unwrap_or_default();
+    if values.len() > spec.cli.positional.len() {
+        return None;
+    }
+    let mut flags = Map::new();
+    for (param, value) in spec.cli.positional.iter().zip(values) {
+        let value = value.to_str().filter(|v| !v.starts_with('-'))?;
+        flags.insert(param.to_string(), Value::String(value.to_string()));
+    }
+    Some(Invocation {
+        shown: Shown {
+            format: Format::Json,
+            pretty: false,
+        },
+        schema: false,
+        root: None,
+        config: None,
+        flags: (!flags.is_empty()).then_some(flags),
+    })
+}
+
+/// Any command line, read by the clap command made from the tool's schema; `--help` and
+/// `--version` are answered here, and a command line clap refuses is a failure.
+fn invocation_by_clap(
+    spec: &ToolSpec,
+    argv: Vec<OsString>,
+) -> std::result::Result<Invocation, Step> {
+    let schema = committed_schema(spec);
     let fallback = Shown {
         format: format_in_argv(&argv),
         pretty: false,
@@ -225,35 +293,36 @@ fn run_process(spec: &ToolSpec, argv: Vec<OsString>, run_hooks: bool) -> Step {
             use clap::error::ErrorKind as K;
             if matches!(e.kind(), K::DisplayHelp | K::DisplayVersion) {
                 let _ = e.print();
-                return Step::Exit(ExitCode::SUCCESS);
+                return Err(Step::Exit(ExitCode::SUCCESS));
             }
-            return Step::Failed {
+            return Err(Step::Failed {
                 error: Error::invalid_args(clap_message(&e)),
                 shown: fallback,
-            };
+            });
         }
     };
-    let shown = Shown {
-        format: match matches
-            .get_one::<String>("output-format")
-            .map(String::as_str)
-        {
-            Some("text") => Format::Text,
-            _ => Format::Json,
+    Ok(Invocation {
+        shown: Shown {
+            format: match matches
+                .get_one::<String>("output-format")
+                .map(String::as_str)
+            {
+                Some("text") => Format::Text,
+                _ => Format::Json,
+            },
+            pretty: matches.get_flag("pretty"),
         },
-        pretty: matches.get_flag("pretty"),
-    };
-    if matches.get_flag("schema") {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(spec.schema.as_bytes());
-        let _ = out.flush();
-        return Step::Exit(ExitCode::SUCCESS);
-    }
-    match run_with_matches(spec, &schema, &matches, shown, run_hooks) {
-        // Already written (a compact success envelope straight from the result, or the text).
-        Ok(code) => Step::Exit(code),
-        Err(error) => Step::Failed { error, shown },
-    }
+        schema: matches.get_flag("schema"),
+        root: matches.get_one::<PathBuf>("root").cloned(),
+        config: matches.get_one::<PathBuf>("config").cloned(),
+        flags: args_from_flags(spec, &schema, &matches),
+    })
+}
+
+/// The tool's committed input schema as JSON, read when a command line needs clap or a
+/// failure is said in flags (Null if it could not be read, which the drift tests rule out).
+fn committed_schema(spec: &ToolSpec) -> Value {
+    serde_json::from_str(spec.schema).unwrap_or(Value::Null)
 }
 
 /// clap's error in one line, with its "did you mean" tip: "unexpected argument '--prety' found;
@@ -279,19 +348,12 @@ fn clap_message(e: &clap::Error) -> String {
 
 /// Run the call; a compact success envelope is written directly (None), without an
 /// intermediate JSON value, so a large result costs its own size once.
-fn run_with_matches(
-    spec: &ToolSpec,
-    schema: &Value,
-    matches: &ArgMatches,
-    shown: Shown,
-    run_hooks: bool,
-) -> Result<ExitCode> {
-    let root = matches.get_one::<PathBuf>("root").cloned();
-    let config = matches.get_one::<PathBuf>("config").cloned();
-    let ctx = open_context(root, config)?;
+fn run_invocation(spec: &ToolSpec, invocation: Invocation, run_hooks: bool) -> Result<ExitCode> {
+    let shown = invocation.shown;
+    let ctx = open_context(invocation.root, invocation.config)?;
     permissions::check_not_denied(&ctx.config, spec.name)?;
     let limit = input_limit(&ctx.config);
-    let flags = args_from_flags(spec, schema, matches)?;
+    let flags = invocation.flags;
     // No arguments at all, typed at a terminal: the person meant flags, not JSON.
     let by_flags = flags.is_some() || std::io::stdin().is_terminal();
     let args = match flags {
@@ -311,7 +373,7 @@ fn run_with_matches(
             }
             Value::Object(args)
         }
-        None => args_from_stdin(spec, schema, limit)?,
+        None => args_from_stdin(spec, limit)?,
     };
     // The success is written straight from the typed result, as JSON or as text; its exit
     // status comes with it (`Tool::SUCCEEDED`: run_command's).
@@ -325,7 +387,8 @@ fn run_with_matches(
     };
     match outcome {
         Err(e) if by_flags && speaks_of_arguments(e.kind) => {
-            Err(Error::new(e.kind, in_flag_language(spec, schema, &e)))
+            let schema = committed_schema(spec);
+            Err(Error::new(e.kind, in_flag_language(spec, &schema, &e)))
         }
         // A path typed relative to the current directory below the root: say which it meant.
         Err(e) if matches!(e.kind, ErrorKind::NotFound | ErrorKind::OutsideWorkspace) => {
@@ -508,14 +571,15 @@ fn read_stdin(limit: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn args_from_stdin(spec: &ToolSpec, schema: &Value, limit: u64) -> Result<Value> {
+fn args_from_stdin(spec: &ToolSpec, limit: u64) -> Result<Value> {
     if std::io::stdin().is_terminal() {
         return Ok(Value::Object(Map::new()));
     }
     let bytes = read_stdin(limit)?;
     parse_request(&bytes).map_err(|e| match spec.cli.stdin_param {
         Some(param) if e.kind == ErrorKind::InvalidJson && !looks_like_json(&bytes) => {
-            Error::new(e.kind, plain_text_hint(spec, schema, param, &e.message()))
+            let schema = committed_schema(spec);
+            Error::new(e.kind, plain_text_hint(spec, &schema, param, &e.message()))
         }
         _ => e,
     })
@@ -748,7 +812,7 @@ fn args_from_flags(
     spec: &ToolSpec,
     schema: &Value,
     matches: &ArgMatches,
-) -> Result<Option<Map<String, Value>>> {
+) -> Option<Map<String, Value>> {
     let mut args = Map::new();
     for (name, ty, _) in schema_properties(schema) {
         let value = match ty.as_str() {
@@ -777,7 +841,7 @@ fn args_from_flags(
             args.insert(param.to_string(), Value::String(v.clone()));
         }
     }
-    Ok((!args.is_empty()).then_some(args))
+    (!args.is_empty()).then_some(args)
 }
 
 #[cfg(test)]
@@ -792,6 +856,67 @@ mod tests {
         let schema: Value = serde_json::from_str(spec.schema).expect("schema");
         let err = parse_args::<A>(args, spec.schema).err().expect("refused");
         (err.message(), in_flag_language(spec, &schema, &err))
+    }
+
+    /// What clap reads in `argv` (None when it answers `--help` or refuses the line).
+    fn by_clap(spec: &ToolSpec, argv: &[OsString]) -> Option<Invocation> {
+        invocation_by_clap(spec, argv.to_vec()).ok()
+    }
+
+    #[test]
+    fn plain_command_lines_read_as_clap_reads_them() {
+        use std::os::unix::ffi::OsStringExt;
+        let lines: Vec<Vec<OsString>> = [
+            &[][..],
+            &["a.rs"],
+            &["src/a b.rs", "two"],
+            &["a", "b", "c"],
+            &["help"],
+            &["version"],
+            &["ü/ñ.txt"],
+            &["a=b"],
+            &["+x"],
+            &["-"],
+            &["--"],
+            &[""],
+            &["-x"],
+            &["-3"],
+            &["--pretty"],
+            &["--format", "text"],
+            &["a.rs", "--pretty"],
+            &["a.rs", "--", "-b"],
+            &["--root", "/tmp", "a.rs"],
+            &["--schema"],
+        ]
+        .iter()
+        .map(|line| line.iter().map(OsString::from).collect())
+        .chain([vec![OsString::from_vec(b"a\xff.rs".to_vec())]])
+        .collect();
+        let mut plain = 0;
+        for spec in tools::all() {
+            for line in &lines {
+                let argv: Vec<OsString> = std::iter::once(OsString::from(spec.binary()))
+                    .chain(line.iter().cloned())
+                    .collect();
+                let Some(fast) = plain_invocation(spec, &argv) else {
+                    continue;
+                };
+                plain += 1;
+                assert_eq!(
+                    Some(fast),
+                    by_clap(spec, &argv),
+                    "{} {line:?}",
+                    spec.binary()
+                );
+            }
+        }
+        // Most calls take the plain way: JSON on stdin, or positional values only.
+        let read = tools::find("read_file").expect("read_file");
+        for line in [&["sneaky-read"][..], &["sneaky-read", "a.rs"]] {
+            let argv: Vec<OsString> = line.iter().map(OsString::from).collect();
+            assert!(plain_invocation(read, &argv).is_some(), "{line:?}");
+        }
+        assert!(plain >= tools::all().count() * 2, "{plain}");
     }
 
     #[test]

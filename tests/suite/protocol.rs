@@ -82,6 +82,16 @@ fn flags_and_positionals_equal_json() {
     let by_pos = w.call_raw("sneaky-read", &["src/a.rs", "--offset=2", "--limit=1"], b"");
     assert_eq!(by_json.ok(), by_flags.ok());
     assert_eq!(by_json.ok(), by_pos.ok());
+    // A positional alone is read without clap (protocol::plain_invocation): the same call.
+    let whole = w.call("sneaky-read", json!({"file_path": "src/a.rs"}));
+    let by_pos = w.call_raw("sneaky-read", &["src/a.rs"], b"ignored, not JSON");
+    let by_flag = w.call_raw("sneaky-read", &["--file-path", "src/a.rs"], b"");
+    assert_eq!(whole.ok(), by_pos.ok());
+    assert_eq!(whole.ok(), by_flag.ok());
+    let missing = w.call_raw("sneaky-read", &["src/b.rs"], b"");
+    let missing_by_flag = w.call_raw("sneaky-read", &["--file-path=src/b.rs"], b"");
+    assert_eq!(missing.json, missing_by_flag.json);
+    missing.err("not_found", 1);
     let grep = w.call_raw("sneaky-grep", &["t.o", "src"], b"");
     assert_eq!(grep.ok()["matches"][0]["text"], "two");
     let ls = w.call_raw("sneaky-ls", &["--recursive"], b"");

@@ -11,6 +11,8 @@
 //!   `sneaky-outline` links it (the grammars weigh about 18 MB); every other program that
 //!   needs a parse hands the bytes to `sneaky-outline --parse` (`elsewhere`), as PDFs go to
 //!   `sneaky-read`.
+//! - `pattern`: the tags queries read and matched by our own small matcher (tree-sitter's
+//!   `Query` costs more to build than a parse of many files).
 //! - `cache`: parsed files by workspace path, in the state directory beside the undo history,
 //!   keyed by what no program can set back (inode, size, change time).
 //! - `doc`: the code inside a Rust doc comment (examples, intra-doc links, code spans).
@@ -25,6 +27,7 @@ pub mod doc;
 pub mod elsewhere;
 pub mod lang;
 pub mod parse;
+pub mod pattern;
 pub mod skim;
 pub mod source;
 pub mod tags;

@@ -1,9 +1,9 @@
 //! From a file's bytes to its [`FileTags`]: a tree-sitter parse with the language's grammar,
-//! then the language's tags query (`Lang::tags_query`, ours) for the definitions, and, when
-//! everything is wanted ([`Part::All`]), one walk of the tree for what is not code (comments,
-//! strings), the identifiers used and the syntax errors. outline and find_symbol want only
-//! the definitions ([`Part::Defs`], [`Part::Focused`]): neither walk nor syntax errors, and
-//! the parse sees only what can define (`super::skim`).
+//! then the language's tags query (`Lang::tags_query`, ours, matched by `super::pattern`) for
+//! the definitions, and, when everything is wanted ([`Part::All`]), one walk of the tree for
+//! what is not code (comments, strings), the identifiers used and the syntax errors. outline
+//! and find_symbol want only the definitions ([`Part::Defs`], [`Part::Focused`]): neither
+//! walk nor syntax errors, and the parse sees only what can define (`super::skim`).
 //!
 //! The grammars are the largest thing any program here links (about 18 MB together), so this
 //! module is reached only from `sneaky-outline` (its tool and its `--parse` helper,
@@ -19,12 +19,10 @@ use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use tree_sitter::{
-    Language, Node, ParseOptions, ParseState, Parser, Point, Query, QueryCursor, Range,
-    StreamingIterator, Tree,
-};
+use tree_sitter::{Language, Node, ParseOptions, ParseState, Parser, Point, Range, Tree};
 
 use super::doc::{self, Fence};
+use super::pattern::{Match, Patterns};
 use super::skim;
 use super::tags::Want;
 use super::tags::{Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
@@ -58,18 +56,14 @@ fn language(lang: Lang) -> Language {
     }
 }
 
-/// A language's compiled query and what its captures mean, made once per process.
+/// A language's query, read, and what its captures mean, made once per process.
 struct Tagger {
-    query: Query,
+    patterns: Patterns,
     /// By capture index: the kind of a `@definition.<kind>` capture.
     kinds: Vec<Option<SymbolKind>>,
     name: Option<u32>,
     receiver: Option<u32>,
     roles: Roles,
-    /// By kind id: whether a node of that kind is where some pattern of the query starts
-    /// (its outermost node); `None` when a pattern starts elsewhere (a wildcard, a
-    /// supertype, an alternation), and the query is run over the whole tree.
-    roots: Option<Vec<bool>>,
 }
 
 fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
@@ -78,10 +72,10 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
     let slot = &TAGGERS[usize::from(lang.id())];
     slot.get_or_init(|| {
         let grammar = language(lang);
-        let query = Query::new(&grammar, lang.tags_query())
+        let patterns = Patterns::new(&grammar, lang.tags_query())
             .map_err(|e| format!("the {} tags query: {e}", lang.name()))?;
         let mut kinds = Vec::new();
-        for capture in query.capture_names() {
+        for capture in patterns.capture_names() {
             let kind = match capture.strip_prefix("definition.") {
                 Some(kind) => Some(SymbolKind::from_name(kind).ok_or_else(|| {
                     format!("the {} tags query: unknown kind @{capture}", lang.name())
@@ -91,53 +85,15 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
             kinds.push(kind);
         }
         Ok(Tagger {
-            name: query.capture_index_for_name("name"),
-            receiver: query.capture_index_for_name("receiver"),
+            name: patterns.capture_index("name"),
+            receiver: patterns.capture_index("receiver"),
             roles: Roles::of(&grammar),
-            roots: pattern_roots(&grammar, &query, lang.tags_query()),
             kinds,
-            query,
+            patterns,
         })
     })
     .as_ref()
     .map_err(String::clone)
-}
-
-/// The kinds of node at which the query's patterns start, by kind id, read from each
-/// pattern's text (`(kind …`); `None` when a pattern's outermost node is not one named kind
-/// (`(_ …)`, `[…]`, a supertype such as `(expression)`, a parenthesised group), which the
-/// query would match at nodes of other kinds too.
-fn pattern_roots(grammar: &Language, query: &Query, text: &str) -> Option<Vec<bool>> {
-    let mut names = HashSet::new();
-    for pattern in 0..query.pattern_count() {
-        let rest = text.get(query.start_byte_for_pattern(pattern)..)?;
-        let rest = rest.strip_prefix('(')?;
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        let name = &rest[..end];
-        if name.is_empty() || name.starts_with('_') {
-            return None;
-        }
-        names.insert(name);
-    }
-    let mut roots = vec![false; grammar.node_kind_count()];
-    let mut found = HashSet::new();
-    for (id, root) in roots.iter_mut().enumerate() {
-        let id = u16::try_from(id).ok()?;
-        let Some(kind) = grammar.node_kind_for_id(id) else {
-            continue;
-        };
-        if grammar.node_kind_is_named(id) && names.contains(kind) {
-            if grammar.node_kind_is_supertype(id) {
-                return None;
-            }
-            *root = true;
-            found.insert(kind);
-        }
-    }
-    // A name the grammar has no named kind for: the pattern is not what it was read as.
-    (found.len() == names.len()).then_some(roots)
 }
 
 /// Parse `source` as `lang` and take all its tags. An error when the parse was given up
@@ -343,13 +299,107 @@ struct Found {
     pattern: usize,
 }
 
-fn definitions(
+/// The definitions in the tree: every match of the query, or, with a `focus`, the matches
+/// whose outermost node overlaps one of its byte ranges (the definitions around it too).
+fn definitions<'t>(
     tagger: &Tagger,
-    root: Node<'_>,
+    root: Node<'t>,
     place: &Place<'_>,
     focus: &[(u32, u32)],
 ) -> Vec<Def> {
-    definitions_from(tagger, tagger.roots.as_deref(), root, place, focus)
+    let mut found: Vec<Found> = Vec::new();
+    let mut matches = Vec::new();
+    let mut look = |node: Node<'t>| {
+        if tagger.patterns.starts_at(node.kind_id()) {
+            matches.clear();
+            tagger.patterns.matches_at(node, place.parsed, &mut matches);
+            for m in &matches {
+                found.extend(found_of(tagger, m, place));
+            }
+        }
+    };
+    if focus.is_empty() {
+        each_node(root, (0, usize::MAX), &mut look);
+    }
+    for &(start, end) in focus {
+        let (Ok(start), Ok(end)) = (usize::try_from(start), usize::try_from(end)) else {
+            continue;
+        };
+        each_node(root, (start, end.max(start + 1)), &mut look);
+    }
+    // One definition per name: where two patterns name the same node, the first pattern of
+    // the query (the more precise one) wins; with a focus, ranges in one definition found it
+    // once each.
+    found.sort_by_key(|f| (f.name_node_start, f.pattern));
+    found.dedup_by_key(|f| f.name_node_start);
+    // One definition per name, kind and line: `exports.f = function f() {}` names its
+    // function twice.
+    let mut seen = HashSet::new();
+    found.retain(|f| seen.insert((f.name.clone(), f.kind, f.line)));
+    // Parents before children: by start, the larger first.
+    found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    tree_of(found)
+}
+
+/// Each node beneath and including `root` that overlaps the byte range `(start, end)`, in
+/// document order.
+fn each_node<'t>(root: Node<'t>, (start, end): (usize, usize), look: &mut impl FnMut(Node<'t>)) {
+    let mut cursor = root.walk();
+    'nodes: loop {
+        let node = cursor.node();
+        let overlaps = node.end_byte() > start && node.start_byte() < end;
+        if overlaps {
+            look(node);
+        }
+        if overlaps && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'nodes;
+            }
+            if !cursor.goto_parent() {
+                break 'nodes;
+            }
+        }
+    }
+}
+
+/// The definition one match names, if it names one.
+fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> {
+    let mut def = None;
+    let (mut name, mut receiver) = (None, None);
+    for &(index, node) in &m.captures {
+        if Some(index) == tagger.name {
+            name = Some(node);
+        } else if Some(index) == tagger.receiver {
+            receiver = Some(node);
+        } else if let Some(Some(kind)) = tagger.kinds.get(index as usize) {
+            def = Some((node, *kind));
+        }
+    }
+    let (node, kind) = def?;
+    let name_node = name.or_else(|| declared_name(node))?;
+    let (name_node, qualifier) = unqualified(name_node);
+    let name = name_text(kind, name_node, place)?;
+    let owner = receiver
+        .and_then(|r| type_name(r, place))
+        .or_else(|| qualifier.and_then(|q| type_name(q, place)));
+    let at = place.start_point(name_node);
+    Some(Found {
+        start: place.start(node),
+        end: place.end(node),
+        kind,
+        name,
+        name_node_start: place.start(name_node),
+        line: line_number(at.row),
+        column: line_number(at.column),
+        start_line: line_number(place.start_point(node).row),
+        end_line: line_number(end_row(place, node)),
+        signature: signature(node, place),
+        owner,
+        pattern: m.pattern,
+    })
 }
 
 /// The bytes of a source left when its holes are cut out, and where each run of them
@@ -462,131 +512,6 @@ impl<'a> Place<'a> {
     fn text(&self, node: Node<'_>) -> Option<&'a str> {
         let (start, end) = (self.start(node), self.end(node));
         std::str::from_utf8(self.source.get(start..end.max(start))?).ok()
-    }
-}
-
-/// [`definitions`], the query run from the nodes of the kinds `roots` marks, or over the
-/// whole tree without them.
-fn definitions_from(
-    tagger: &Tagger,
-    roots: Option<&[bool]>,
-    root: Node<'_>,
-    place: &Place<'_>,
-    focus: &[(u32, u32)],
-) -> Vec<Def> {
-    let mut cursor = QueryCursor::new();
-    let mut found: Vec<Found> = Vec::new();
-    match (roots, focus.is_empty()) {
-        // Each node where a pattern may start, the query run from it alone: the cursor then
-        // goes only as deep as a pattern's own nodes, where over the whole tree it follows
-        // every node with every pattern (a quarter of a skimmed parse's time, on Go's `net`).
-        (Some(roots), true) => {
-            cursor.set_max_start_depth(Some(0));
-            for node in nodes_of_kinds(root, roots) {
-                found_in(tagger, &mut cursor, node, place, &mut found);
-            }
-        }
-        (None, true) => found_in(tagger, &mut cursor, root, place, &mut found),
-        (_, false) => {}
-    }
-    for &(start, end) in focus {
-        let (Ok(start), Ok(end)) = (usize::try_from(start), usize::try_from(end)) else {
-            continue;
-        };
-        // The matches whose nodes overlap the range: the definitions around it too.
-        cursor.set_byte_range(start..end.max(start + 1));
-        found_in(tagger, &mut cursor, root, place, &mut found);
-    }
-    // One definition per name: where two patterns name the same node, the first pattern of
-    // the query (the more precise one) wins; with a focus, ranges in one definition found it
-    // once each.
-    found.sort_by_key(|f| (f.name_node_start, f.pattern));
-    found.dedup_by_key(|f| f.name_node_start);
-    // One definition per name, kind and line: `exports.f = function f() {}` names its
-    // function twice.
-    let mut seen = HashSet::new();
-    found.retain(|f| seen.insert((f.name.clone(), f.kind, f.line)));
-    // Parents before children: by start, the larger first.
-    found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
-    tree_of(found)
-}
-
-/// The nodes beneath and including `root` whose kind `kinds` marks, in document order.
-fn nodes_of_kinds<'t>(root: Node<'t>, kinds: &[bool]) -> Vec<Node<'t>> {
-    let mut out = Vec::new();
-    let mut cursor = root.walk();
-    'nodes: loop {
-        let node = cursor.node();
-        if kinds
-            .get(usize::from(node.kind_id()))
-            .copied()
-            .unwrap_or(false)
-        {
-            out.push(node);
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'nodes;
-            }
-            if !cursor.goto_parent() {
-                break 'nodes;
-            }
-        }
-    }
-    out
-}
-
-/// The definitions the query matches within the cursor's range.
-fn found_in(
-    tagger: &Tagger,
-    cursor: &mut QueryCursor,
-    root: Node<'_>,
-    place: &Place<'_>,
-    found: &mut Vec<Found>,
-) {
-    let mut matches = cursor.matches(&tagger.query, root, place.parsed);
-    while let Some(m) = matches.next() {
-        let mut def = None;
-        let (mut name, mut receiver) = (None, None);
-        for c in m.captures {
-            let index = c.index;
-            if Some(index) == tagger.name {
-                name = Some(c.node);
-            } else if Some(index) == tagger.receiver {
-                receiver = Some(c.node);
-            } else if let Some(Some(kind)) = tagger.kinds.get(index as usize) {
-                def = Some((c.node, *kind));
-            }
-        }
-        let Some((node, kind)) = def else { continue };
-        let Some(name_node) = name.or_else(|| declared_name(node)) else {
-            continue;
-        };
-        let (name_node, qualifier) = unqualified(name_node);
-        let Some(name) = name_text(kind, name_node, place) else {
-            continue;
-        };
-        let owner = receiver
-            .and_then(|r| type_name(r, place))
-            .or_else(|| qualifier.and_then(|q| type_name(q, place)));
-        let at = place.start_point(name_node);
-        found.push(Found {
-            start: place.start(node),
-            end: place.end(node),
-            kind,
-            name,
-            name_node_start: place.start(name_node),
-            line: line_number(at.row),
-            column: line_number(at.column),
-            start_line: line_number(place.start_point(node).row),
-            end_line: line_number(end_row(place, node)),
-            signature: signature(node, place),
-            owner,
-            pattern: m.pattern_index,
-        });
     }
 }
 
@@ -1330,41 +1255,120 @@ mod tests {
         (whole, skimmed, holes.len())
     }
 
-    /// The query run from each node where a pattern starts finds what it finds over the
-    /// whole tree, in every language, on the samples and on real files.
+    /// Our matcher (`pattern`) finds the matches tree-sitter's `Query` finds, pattern and
+    /// captures alike, in every language: on the samples, on real files, and on every file
+    /// of the trees `SNEAKY_MATCH_TREES` names (colon-separated; a check to run over big
+    /// trees by hand).
     #[test]
-    fn the_query_from_pattern_roots_finds_what_it_finds_over_the_tree() {
+    fn the_patterns_match_as_tree_sitters_query_does() {
         let mut sources: Vec<(Lang, Vec<u8>)> = SKIM_SAMPLES
             .iter()
+            .chain(OTHER_SAMPLES)
             .map(|&(lang, s)| (lang, s.as_bytes().to_vec()))
             .collect();
         for (krate, path, lang) in [
             ("tree-sitter", "src/query.c", Lang::C),
             ("regex-syntax", "src/ast/parse.rs", Lang::Rust),
             ("tree-sitter-javascript", "grammar.js", Lang::JavaScript),
+            ("blake3", "c/test.py", Lang::Python),
+            (
+                "seccompiler",
+                "tools/generate_syscall_tables.sh",
+                Lang::Bash,
+            ),
         ] {
             sources.push((
                 lang,
                 std::fs::read(registry_crate(krate).join(path)).unwrap(),
             ));
         }
-        for &(lang, source) in OTHER_SAMPLES {
-            sources.push((lang, source.as_bytes().to_vec()));
+        let trees = std::env::var("SNEAKY_MATCH_TREES").unwrap_or_default();
+        for tree in trees.split(':').filter(|t| !t.is_empty()) {
+            let mut dirs = vec![std::path::PathBuf::from(tree)];
+            while let Some(dir) = dirs.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                    let (path, kind) = (entry.path(), entry.file_type().unwrap());
+                    let lang = path.to_str().and_then(Lang::of_name);
+                    match (kind.is_dir(), lang) {
+                        (true, _) => dirs.push(path),
+                        (false, Some(lang)) if kind.is_file() => {
+                            sources.push((lang, std::fs::read(&path).unwrap()));
+                        }
+                        _ => {}
+                    }
+                }
+            }
         }
-        for lang in Lang::ALL {
-            let tagger = tagger(lang).unwrap();
-            assert!(tagger.roots.is_some(), "{}: no pattern roots", lang.name());
-        }
+        let mut langs = HashSet::new();
+        let mut total = 0;
         for (lang, source) in &sources {
-            let tagger = tagger(*lang).unwrap();
             let tree = parse(*lang, source, &[]).unwrap();
-            let root = tree.root_node();
-            let place = Place::whole(source);
-            let over_tree = definitions_from(tagger, None, root, &place, &[]);
-            let rooted = definitions_from(tagger, tagger.roots.as_deref(), root, &place, &[]);
-            assert!(!over_tree.is_empty(), "{}", lang.name());
-            assert_eq!(rooted, over_tree, "{}", lang.name());
+            let (ours, theirs) = both_matches(*lang, tree.root_node(), source);
+            assert_eq!(
+                ours,
+                theirs,
+                "{}: {}",
+                lang.name(),
+                String::from_utf8_lossy(source)
+            );
+            total += ours.len();
+            langs.insert(*lang);
         }
+        assert_eq!(langs.len(), Lang::ALL.len() - 1, "every language but TSX");
+        assert!(total > 500, "{total} matches");
+    }
+
+    /// A match as a set of (pattern, sorted captures by name and node), by our patterns and
+    /// by tree-sitter's query.
+    #[allow(clippy::type_complexity)]
+    fn both_matches(
+        lang: Lang,
+        root: Node<'_>,
+        source: &[u8],
+    ) -> (
+        std::collections::BTreeSet<(usize, Vec<(String, usize, usize)>)>,
+        std::collections::BTreeSet<(usize, Vec<(String, usize, usize)>)>,
+    ) {
+        let tagger = tagger(lang).unwrap();
+        let names = tagger.patterns.capture_names();
+        let mut ours = std::collections::BTreeSet::new();
+        let mut matches = Vec::new();
+        each_node(root, (0, usize::MAX), &mut |node| {
+            matches.clear();
+            tagger.patterns.matches_at(node, source, &mut matches);
+            for m in &matches {
+                let mut captures: Vec<_> = m
+                    .captures
+                    .iter()
+                    .map(|(c, n)| (names[*c as usize].clone(), n.start_byte(), n.end_byte()))
+                    .collect();
+                captures.sort();
+                ours.insert((m.pattern, captures));
+            }
+        });
+        let query = tree_sitter::Query::new(&language(lang), lang.tags_query()).unwrap();
+        let names = query.capture_names();
+        let mut theirs = std::collections::BTreeSet::new();
+        use tree_sitter::StreamingIterator;
+        let mut cursor = tree_sitter::QueryCursor::new();
+        let mut found = cursor.matches(&query, root, source);
+        while let Some(m) = found.next() {
+            let mut captures: Vec<_> = m
+                .captures
+                .iter()
+                .map(|c| {
+                    let n = c.node;
+                    (
+                        names[c.index as usize].to_string(),
+                        n.start_byte(),
+                        n.end_byte(),
+                    )
+                })
+                .collect();
+            captures.sort();
+            theirs.insert((m.pattern_index, captures));
+        }
+        (ours, theirs)
     }
 
     /// Samples of the languages parsed whole (no skim).

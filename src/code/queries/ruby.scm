@@ -9,4 +9,4 @@
 (call
   method: (identifier) @_attr
   arguments: (argument_list (simple_symbol) @name)
-  (#match? @_attr "^attr_(reader|writer|accessor)$")) @definition.field
+  (#any-of? @_attr "attr_reader" "attr_writer" "attr_accessor")) @definition.field

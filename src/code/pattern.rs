@@ -1,0 +1,418 @@
+//! The tags queries (`queries/*.scm`) read and matched here rather than by tree-sitter's
+//! `Query`, whose construction analyses every pattern against all of the grammar's parse
+//! states: 49 ms for C++'s query and 13 ms for C's in a release build, a fixed cost of every
+//! outline or find_symbol process that parses a file of the language, larger than the parse
+//! of a whole tree of headers. The queries use a small part of the query language, which is
+//! all this reads (anything else is an error the tests catch):
+//!
+//! - a node by kind, `(function_item …)`, or any named node, `(_)`;
+//! - its children in order, each by kind and optionally by field, `name: (identifier)`
+//!   (children of other kinds may come between them);
+//! - alternatives, `[(identifier) (string)]`;
+//! - captures, `@name`, after a node or an alternation;
+//! - `(#eq? @capture "text")` and `(#any-of? @capture "text" …)`.
+//!
+//! A pattern matches at a node the same way tree-sitter's does: every assignment of the
+//! pattern's children to the node's children in order is a match, so one declaration of
+//! two names (`int a, b;`) gives two. The unit tests hold the matches to those of
+//! tree-sitter's `Query` on samples of every language.
+
+use std::num::NonZeroU16;
+
+use tree_sitter::{Language, Node};
+
+/// A language's patterns, read once per process.
+pub struct Patterns {
+    patterns: Vec<Pattern>,
+    /// By kind id: the patterns whose outermost node is of that kind.
+    starts: Vec<Vec<usize>>,
+    /// The patterns whose outermost node is any named node (`(_)`).
+    anywhere: Vec<usize>,
+    captures: Vec<String>,
+}
+
+/// One match: the pattern's index in the query and its captures, in pattern order.
+pub struct Match<'t> {
+    pub pattern: usize,
+    pub captures: Vec<(u32, Node<'t>)>,
+}
+
+struct Pattern {
+    alts: Vec<Alt>,
+    predicates: Vec<Predicate>,
+}
+
+/// One way a node may look: its kind, its children's patterns in order, and the captures
+/// that name it.
+struct Alt {
+    kind: Kind,
+    children: Vec<Child>,
+    captures: Vec<u32>,
+}
+
+enum Kind {
+    Named(u16),
+    AnyNamed,
+}
+
+/// A child's pattern: its field (when one is named) and the ways it may look.
+struct Child {
+    field: Option<NonZeroU16>,
+    alts: Vec<Alt>,
+}
+
+/// A capture's text is one of these.
+struct Predicate {
+    capture: u32,
+    texts: Vec<String>,
+}
+
+type Captures<'t> = Vec<(u32, Node<'t>)>;
+
+impl Patterns {
+    /// Read the query `text` against `grammar`'s kinds and fields.
+    pub fn new(grammar: &Language, text: &str) -> Result<Patterns, String> {
+        let mut reader = Reader {
+            grammar,
+            text: text.as_bytes(),
+            at: 0,
+            captures: Vec::new(),
+            predicates: Vec::new(),
+        };
+        let mut patterns = Vec::new();
+        while reader.skip_space() {
+            let alts = reader.item()?;
+            let predicates = std::mem::take(&mut reader.predicates);
+            patterns.push(Pattern { alts, predicates });
+        }
+        let mut starts = vec![Vec::new(); grammar.node_kind_count()];
+        let mut anywhere = Vec::new();
+        for (index, pattern) in patterns.iter().enumerate() {
+            for alt in &pattern.alts {
+                match alt.kind {
+                    Kind::Named(id) => {
+                        if let Some(list) = starts.get_mut(usize::from(id)) {
+                            list.push(index);
+                        }
+                    }
+                    Kind::AnyNamed => anywhere.push(index),
+                }
+            }
+        }
+        for list in starts.iter_mut().chain([&mut anywhere]) {
+            list.dedup();
+        }
+        Ok(Patterns {
+            patterns,
+            starts,
+            anywhere,
+            captures: reader.captures,
+        })
+    }
+
+    /// The names of the captures, by capture index.
+    pub fn capture_names(&self) -> &[String] {
+        &self.captures
+    }
+
+    pub fn capture_index(&self, name: &str) -> Option<u32> {
+        let index = self.captures.iter().position(|c| c == name)?;
+        u32::try_from(index).ok()
+    }
+
+    /// Whether some pattern starts at nodes of this kind (a node of no such kind needs no
+    /// look), or at any named node.
+    pub fn starts_at(&self, kind_id: u16) -> bool {
+        !self.anywhere.is_empty()
+            || self
+                .starts
+                .get(usize::from(kind_id))
+                .is_some_and(|l| !l.is_empty())
+    }
+
+    /// The matches of the patterns whose outermost node is `node`; `parsed` is the text the
+    /// tree was parsed from (for the predicates).
+    pub fn matches_at<'t>(&self, node: Node<'t>, parsed: &[u8], out: &mut Vec<Match<'t>>) {
+        let started = self
+            .starts
+            .get(usize::from(node.kind_id()))
+            .map_or(&[][..], Vec::as_slice);
+        for &index in started.iter().chain(&self.anywhere) {
+            let pattern = &self.patterns[index];
+            for captures in ways(&pattern.alts, node) {
+                if pattern
+                    .predicates
+                    .iter()
+                    .all(|p| p.holds(&captures, parsed))
+                {
+                    out.push(Match {
+                        pattern: index,
+                        captures,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl Predicate {
+    fn holds(&self, captures: &Captures<'_>, parsed: &[u8]) -> bool {
+        captures
+            .iter()
+            .filter(|(c, _)| *c == self.capture)
+            .all(|(_, node)| {
+                let text = parsed.get(node.start_byte()..node.end_byte());
+                self.texts.iter().any(|t| Some(t.as_bytes()) == text)
+            })
+    }
+}
+
+impl Kind {
+    fn admits(&self, node: Node<'_>) -> bool {
+        node.is_named()
+            && match *self {
+                Kind::Named(id) => node.kind_id() == id,
+                Kind::AnyNamed => true,
+            }
+    }
+}
+
+/// Every way one of `alts` matches `node`: the captures of each.
+fn ways<'t>(alts: &[Alt], node: Node<'t>) -> Vec<Captures<'t>> {
+    let mut out = Vec::new();
+    let mut children: Option<Vec<(Option<NonZeroU16>, Node<'t>)>> = None;
+    for alt in alts.iter().filter(|a| a.kind.admits(node)) {
+        let own: Captures<'t> = alt.captures.iter().map(|&c| (c, node)).collect();
+        // Partial matches: the index of the next child free to match, and the captures.
+        let mut partial = vec![(0, own)];
+        let children = children.get_or_insert_with(|| {
+            if alt.children.is_empty() {
+                return Vec::new();
+            }
+            let mut cursor = node.walk();
+            let mut list = Vec::new();
+            if cursor.goto_first_child() {
+                loop {
+                    list.push((cursor.field_id(), cursor.node()));
+                    if !cursor.goto_next_sibling() {
+                        break;
+                    }
+                }
+            }
+            list
+        });
+        for pattern in &alt.children {
+            let mut next = Vec::new();
+            for (from, captures) in partial {
+                for (i, (field, child)) in children.iter().enumerate().skip(from) {
+                    if pattern.field.is_some() && pattern.field != *field {
+                        continue;
+                    }
+                    for more in ways(&pattern.alts, *child) {
+                        let mut all = captures.clone();
+                        all.extend(more);
+                        next.push((i + 1, all));
+                    }
+                }
+            }
+            partial = next;
+        }
+        out.extend(partial.into_iter().map(|(_, captures)| captures));
+    }
+    out
+}
+
+/// Reads a query's text: one pattern after another.
+struct Reader<'a> {
+    grammar: &'a Language,
+    text: &'a [u8],
+    at: usize,
+    captures: Vec<String>,
+    /// The predicates of the pattern being read.
+    predicates: Vec<Predicate>,
+}
+
+impl Reader<'_> {
+    /// Past white space and `;` comments; whether anything is left.
+    fn skip_space(&mut self) -> bool {
+        loop {
+            match self.text.get(self.at) {
+                Some(b) if b.is_ascii_whitespace() => self.at += 1,
+                Some(b';') => {
+                    while self.text.get(self.at).is_some_and(|&b| b != b'\n') {
+                        self.at += 1;
+                    }
+                }
+                Some(_) => return true,
+                None => return false,
+            }
+        }
+    }
+
+    fn error(&self, what: &str) -> String {
+        let line = self.text[..self.at.min(self.text.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        format!("line {line}: {what}")
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.text.get(self.at).copied()
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), String> {
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(self.error(&format!("`{}` expected", char::from(byte))))
+        }
+    }
+
+    /// A name: letters, digits, `_`, `.`, `-`, `?`, `!` (capture names hold dots,
+    /// predicates end in `?`).
+    fn word(&mut self) -> &str {
+        let start = self.at;
+        while self.text.get(self.at).is_some_and(|&b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'?' | b'!')
+        }) {
+            self.at += 1;
+        }
+        std::str::from_utf8(&self.text[start..self.at]).unwrap_or("")
+    }
+
+    /// A node or an alternation, and the captures after it: the ways it may look.
+    fn item(&mut self) -> Result<Vec<Alt>, String> {
+        let mut alts = match self.peek() {
+            Some(b'(') => vec![self.node()?],
+            Some(b'[') => {
+                self.at += 1;
+                let mut alts = Vec::new();
+                while self.peek() != Some(b']') {
+                    if self.peek().is_none() {
+                        return Err(self.error("`]` expected"));
+                    }
+                    alts.extend(self.item()?);
+                }
+                self.at += 1;
+                alts
+            }
+            _ => return Err(self.error("`(` or `[` expected")),
+        };
+        while self.peek() == Some(b'@') {
+            self.at += 1;
+            let capture = self.capture()?;
+            for alt in &mut alts {
+                alt.captures.push(capture);
+            }
+        }
+        match self.peek() {
+            Some(b'?' | b'*' | b'+') => Err(self.error("quantifiers are not read")),
+            _ => Ok(alts),
+        }
+    }
+
+    fn capture(&mut self) -> Result<u32, String> {
+        let name = self.word().to_string();
+        if name.is_empty() {
+            return Err(self.error("a capture's name expected"));
+        }
+        let index = match self.captures.iter().position(|c| *c == name) {
+            Some(index) => index,
+            None => {
+                self.captures.push(name);
+                self.captures.len() - 1
+            }
+        };
+        u32::try_from(index).map_err(|_| self.error("too many captures"))
+    }
+
+    /// `(kind child…)`, its children, and the predicates among them.
+    fn node(&mut self) -> Result<Alt, String> {
+        self.expect(b'(')?;
+        self.skip_space();
+        let name = self.word().to_string();
+        let kind = match name.as_str() {
+            "_" => Kind::AnyNamed,
+            "" => return Err(self.error("a node's kind expected")),
+            _ => {
+                let id = self.grammar.id_for_node_kind(&name, true);
+                if id == 0 {
+                    return Err(self.error(&format!("no kind of node `{name}`")));
+                }
+                if self.grammar.node_kind_is_supertype(id) {
+                    return Err(self.error(&format!("`{name}` is a supertype, not read")));
+                }
+                Kind::Named(id)
+            }
+        };
+        let mut children = Vec::new();
+        loop {
+            match self.peek() {
+                Some(b')') => {
+                    self.at += 1;
+                    return Ok(Alt {
+                        kind,
+                        children,
+                        captures: Vec::new(),
+                    });
+                }
+                Some(b'(') if self.text.get(self.at + 1) == Some(&b'#') => self.predicate()?,
+                Some(b'(' | b'[') => children.push(Child {
+                    field: None,
+                    alts: self.item()?,
+                }),
+                Some(b) if b.is_ascii_alphabetic() || b == b'_' => {
+                    let field = self.word().to_string();
+                    self.expect(b':')?;
+                    let Some(id) = self.grammar.field_id_for_name(&field) else {
+                        return Err(self.error(&format!("no field `{field}`")));
+                    };
+                    children.push(Child {
+                        field: Some(id),
+                        alts: self.item()?,
+                    });
+                }
+                None => return Err(self.error("`)` expected")),
+                Some(_) => return Err(self.error("a child, a field or `)` expected")),
+            }
+        }
+    }
+
+    /// `(#eq? @capture "text")` or `(#any-of? @capture "text" …)`.
+    fn predicate(&mut self) -> Result<(), String> {
+        self.at += 2;
+        let name = self.word().to_string();
+        if !matches!(name.as_str(), "eq?" | "any-of?") {
+            return Err(self.error(&format!("the predicate #{name} is not read")));
+        }
+        self.expect(b'@')?;
+        let capture = self.capture()?;
+        let mut texts = Vec::new();
+        while self.peek() == Some(b'"') {
+            self.at += 1;
+            let start = self.at;
+            while self
+                .text
+                .get(self.at)
+                .is_some_and(|&b| b != b'"' && b != b'\\')
+            {
+                self.at += 1;
+            }
+            if self.text.get(self.at) != Some(&b'"') {
+                return Err(self.error("a plain \"text\" expected"));
+            }
+            texts.push(String::from_utf8_lossy(&self.text[start..self.at]).into_owned());
+            self.at += 1;
+        }
+        self.expect(b')')?;
+        if texts.is_empty() || (name == "eq?" && texts.len() > 1) {
+            return Err(self.error(&format!("#{name} wants a capture and text")));
+        }
+        self.predicates.push(Predicate { capture, texts });
+        Ok(())
+    }
+}

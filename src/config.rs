@@ -412,7 +412,7 @@ impl Config {
             let config = all_lists_known(Config::parse(&text, &origin)?, &origin)?;
             ws.protect_file(&path);
             ws.allow_vcs_writes(config.allow_vcs_writes);
-            ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
+            ws.set_path_lists(config.deny_read_list(), config.protected_list());
             return Ok((config, Source::File(path)));
         }
         let in_root = ws.root().join(CONFIG_FILE_NAME);
@@ -447,7 +447,7 @@ impl Config {
             };
             config.hooks = user_hooks;
             ws.allow_vcs_writes(config.allow_vcs_writes);
-            ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
+            ws.set_path_lists(config.deny_read_list(), config.protected_list());
             return Ok((config, Source::File(in_root)));
         }
         let (config, source) = match user {
@@ -455,7 +455,7 @@ impl Config {
             None => (Config::default(), Source::Defaults),
         };
         ws.allow_vcs_writes(config.allow_vcs_writes);
-        ws.set_path_lists(&config.deny_read_list(), &config.protected_list());
+        ws.set_path_lists(config.deny_read_list(), config.protected_list());
         Ok((config, source))
     }
 

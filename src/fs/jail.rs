@@ -24,7 +24,7 @@ use nix::fcntl::{openat, openat2, readlinkat, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::{fstat, fstatat, Mode, SFlag};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::pathlist::{DenyRead, PathList};
+use crate::fs::pathlist::{DenyRead, LazyPathList, PathList};
 use crate::fs::protected::{self, Reach, Reached};
 
 /// Name of the per-workspace configuration file; never written by any tool.
@@ -148,8 +148,8 @@ pub struct Workspace {
     vcs_writable: bool,
     /// The read-deny list (`deny_read`); None when it is empty.
     deny: Option<Arc<DenyRead>>,
-    /// The protected paths (`protected_paths`), resolved beneath the root.
-    protected_list: PathList,
+    /// The protected paths (`protected_paths`), resolved beneath the root when first asked.
+    protected_list: LazyPathList,
     /// The places the protected paths reach through links, worked out the first time a
     /// write is judged (src/fs/protected.rs).
     protected_reach: OnceLock<Reach>,
@@ -187,7 +187,7 @@ impl Workspace {
             protected_paths: Vec::new(),
             vcs_writable: false,
             deny: None,
-            protected_list: PathList::default(),
+            protected_list: LazyPathList::default(),
             protected_reach: OnceLock::new(),
         })
     }
@@ -635,10 +635,9 @@ impl Workspace {
 
     /// The configuration's read-deny list and protected paths (globs; see
     /// src/fs/pathlist.rs).
-    pub fn set_path_lists(&mut self, deny_read: &[String], protected: &[String]) {
-        let all = PathList::resolve(deny_read, &self.root);
-        self.deny = (!all.is_empty()).then(|| Arc::new(DenyRead::new(all, &self.root)));
-        self.protected_list = PathList::resolve(protected, &self.root);
+    pub fn set_path_lists(&mut self, deny_read: Vec<String>, protected: Vec<String>) {
+        self.deny = DenyRead::new(deny_read, &self.root).map(Arc::new);
+        self.protected_list = LazyPathList::new(protected, &self.root);
         self.protected_reach = OnceLock::new();
     }
 
@@ -649,13 +648,13 @@ impl Workspace {
 
     /// The protected paths in force.
     pub fn protected_list(&self) -> &PathList {
-        &self.protected_list
+        self.protected_list.get()
     }
 
     /// The places the protected paths reach now, links followed (src/fs/protected.rs).
     pub fn protected_reach(&self) -> &Reach {
         self.protected_reach
-            .get_or_init(|| Reach::of(&self.protected_list, &self.root))
+            .get_or_init(|| Reach::of(self.protected_list(), &self.root))
     }
 
     /// Refuse `rel` when it names a place in the read-deny list as written (before it is
@@ -745,7 +744,7 @@ impl Workspace {
         name: &OsStr,
         display: &str,
     ) -> Result<()> {
-        if self.protected_list.is_empty() {
+        if self.protected_list().is_empty() {
             return Ok(());
         }
         let Some(path) = self.real_entry(dir, name) else {
@@ -754,7 +753,7 @@ impl Workspace {
                 format!("{display}: cannot tell where it lies, so it may be a protected path (protected_paths)"),
             ));
         };
-        if let Some(p) = self.protected_list.covering(&path) {
+        if let Some(p) = self.protected_list().covering(&path) {
             return Err(protected_path(display, &p.given));
         }
         let reach = self.protected_reach();
@@ -771,13 +770,13 @@ impl Workspace {
     /// is refused whatever `.vscode` is now: a link swapped in between cannot take the write
     /// elsewhere unseen). `.` and `..` are folded as spelled.
     pub fn refuse_protected_spelling(&self, rel: &RelPath) -> Result<()> {
-        if self.protected_list.is_empty() {
+        if self.protected_list().is_empty() {
             return Ok(());
         }
         let Some(spelled) = protected::spelled(rel.as_path()) else {
             return Ok(()); // above the root: the jail refuses it
         };
-        match self.protected_list.covering(&self.root.join(spelled)) {
+        match self.protected_list().covering(&self.root.join(spelled)) {
             Some(p) => Err(protected_path(rel.display(), &p.given)),
             None => Ok(()),
         }

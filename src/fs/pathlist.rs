@@ -83,16 +83,8 @@ pub struct Pattern {
 impl Pattern {
     /// Resolve `given` against the home directory and the workspace root.
     pub fn resolve(given: &str, home: Option<&Path>, root: &Path) -> Option<Pattern> {
-        let absolute = if let Some(rest) = given.strip_prefix("~/") {
-            home?.join(rest)
-        } else if given == "~" {
-            home?.to_path_buf()
-        } else if given.starts_with('/') {
-            PathBuf::from(given)
-        } else {
-            root.join(given)
-        };
-        Some(Pattern::absolute(given, &absolute))
+        let mut absolute = PathBuf::new();
+        place_of(given, home, root, &mut absolute).then(|| Pattern::absolute(given, &absolute))
     }
 
     fn absolute(given: &str, path: &Path) -> Pattern {
@@ -121,7 +113,7 @@ impl Pattern {
 
     /// Whether this pattern could cover `dir` or something beneath it.
     pub fn reaches(&self, dir: &Path) -> bool {
-        reaches(&self.parts, &components(dir))
+        reaches(self.parts.iter().map(Vec::as_slice), &components(dir))
     }
 
     /// The components before the first one with a glob character.
@@ -155,22 +147,7 @@ impl PathList {
     /// symbolic link are added once more with the real home, so that a real path (what the
     /// kernel reports for an open file) matches too.
     pub fn resolve(given: &[String], root: &Path) -> PathList {
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute());
-        let real_home = home
-            .as_deref()
-            .and_then(|h| std::fs::canonicalize(h).ok())
-            .filter(|r| Some(r.as_path()) != home.as_deref());
-        let mut patterns = Vec::new();
-        for g in given {
-            patterns.extend(Pattern::resolve(g, home.as_deref(), root));
-            if g.starts_with('~') {
-                patterns.extend(Pattern::resolve(g, real_home.as_deref(), root));
-            }
-        }
-        PathList { patterns }
+        Bases::read(given, root).resolve(given)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -180,18 +157,6 @@ impl PathList {
     /// The first pattern that covers `path` (absolute, without `..`).
     pub fn covering(&self, path: &Path) -> Option<&Pattern> {
         self.patterns.iter().find(|p| p.covers(path))
-    }
-
-    /// Only the patterns that could cover `dir` or something beneath it.
-    pub fn reaching(&self, dir: &Path) -> PathList {
-        PathList {
-            patterns: self
-                .patterns
-                .iter()
-                .filter(|p| p.reaches(dir))
-                .cloned()
-                .collect(),
-        }
     }
 
     /// The existing places the patterns name now (links not followed at the last component;
@@ -223,13 +188,113 @@ impl PathList {
     }
 }
 
+/// What resolving a list's patterns takes from outside the list, read once when the list is
+/// set: the home directory (`HOME`) and, when it is a symbolic link, where it really is; and
+/// the workspace root.
+#[derive(Debug, Clone, Default)]
+struct Bases {
+    home: Option<PathBuf>,
+    real_home: Option<PathBuf>,
+    root: PathBuf,
+}
+
+impl Bases {
+    fn read(given: &[String], root: &Path) -> Bases {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        // Only a pattern beneath `~` is resolved against the real home (a lookup of each of
+        // its components).
+        let real_home = home
+            .as_deref()
+            .filter(|_| given.iter().any(|g| g.starts_with('~')))
+            .and_then(|h| std::fs::canonicalize(h).ok())
+            .filter(|r| Some(r.as_path()) != home.as_deref());
+        Bases {
+            home,
+            real_home,
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// Hand `f` each pattern's place (absolute), in the list's order: a pattern beneath a home
+    /// directory that is itself a symbolic link comes again with the real home, so that a
+    /// real path (what the kernel reports for an open file) matches too.
+    fn each(&self, given: &[String], mut f: impl FnMut(&str, &Path)) {
+        let mut place = PathBuf::new();
+        for g in given {
+            if place_of(g, self.home.as_deref(), &self.root, &mut place) {
+                f(g, &place);
+            }
+            if g.starts_with('~') && place_of(g, self.real_home.as_deref(), &self.root, &mut place)
+            {
+                f(g, &place);
+            }
+        }
+    }
+
+    fn resolve(&self, given: &[String]) -> PathList {
+        let mut patterns = Vec::new();
+        self.each(given, |g, place| patterns.push(Pattern::absolute(g, place)));
+        PathList { patterns }
+    }
+}
+
+/// Where the pattern `given` lies, written to `place`: `~/…` beneath `home`, `/…` as it is,
+/// anything else beneath `root`. False when it names the home directory and there is none.
+fn place_of(given: &str, home: Option<&Path>, root: &Path, place: &mut PathBuf) -> bool {
+    place.clear();
+    if let Some(rest) = given.strip_prefix("~/") {
+        let Some(home) = home else { return false };
+        place.push(home);
+        place.push(rest);
+    } else if given == "~" {
+        let Some(home) = home else { return false };
+        place.push(home);
+    } else if given.starts_with('/') {
+        place.push(given);
+    } else {
+        place.push(root);
+        place.push(given);
+    }
+    true
+}
+
+/// A configuration list resolved the first time it is asked for: resolving the built-in lists
+/// at every start cost about a sixth of a small read_file's instructions, and a read never
+/// looks at the protected paths.
+#[derive(Debug, Default)]
+pub struct LazyPathList {
+    given: Vec<String>,
+    bases: Bases,
+    resolved: OnceLock<PathList>,
+}
+
+impl LazyPathList {
+    pub fn new(given: Vec<String>, root: &Path) -> LazyPathList {
+        LazyPathList {
+            bases: Bases::read(&given, root),
+            given,
+            resolved: OnceLock::new(),
+        }
+    }
+
+    /// The list resolved (as [`PathList::resolve`] would have, when this was made).
+    pub fn get(&self) -> &PathList {
+        self.resolved
+            .get_or_init(|| self.bases.resolve(&self.given))
+    }
+}
+
 /// The read-deny list as the file tools apply it to one workspace.
 #[derive(Debug)]
 pub struct DenyRead {
     /// Every pattern: what commands cannot read, and whose files a hard link may reach.
-    pub all: PathList,
+    all: LazyPathList,
     /// The patterns that can cover something in the workspace; path checks are skipped
-    /// when there is none (the usual case: the credential stores lie outside).
+    /// when there is none (the usual case: the credential stores lie outside). Only these are
+    /// resolved at once; which they are is told from each pattern's place alone.
     pub here: PathList,
     /// (device, inode) of every denied file, gathered the first time a file with more than
     /// one link is opened.
@@ -237,12 +302,37 @@ pub struct DenyRead {
 }
 
 impl DenyRead {
-    pub fn new(all: PathList, root: &Path) -> DenyRead {
-        DenyRead {
-            here: all.reaching(root),
-            all,
+    /// The list `given` applied to the workspace at `root`; None when no pattern of it names
+    /// a place (each is beneath a home directory, and there is none).
+    pub fn new(given: Vec<String>, root: &Path) -> Option<DenyRead> {
+        let bases = Bases::read(&given, root);
+        DenyRead::with_bases(given, bases)
+    }
+
+    fn with_bases(given: Vec<String>, bases: Bases) -> Option<DenyRead> {
+        let dir = components(&bases.root);
+        let mut places = 0;
+        let mut here = Vec::new();
+        bases.each(&given, |g, place| {
+            places += 1;
+            if reaches(components_of(place), &dir) {
+                here.push(Pattern::absolute(g, place));
+            }
+        });
+        (places > 0).then(|| DenyRead {
+            all: LazyPathList {
+                given,
+                bases,
+                resolved: OnceLock::new(),
+            },
+            here: PathList { patterns: here },
             ids: OnceLock::new(),
-        }
+        })
+    }
+
+    /// Every pattern of the list, resolved.
+    pub fn all(&self) -> &PathList {
+        self.all.get()
     }
 
     /// The pattern that covers `path` (absolute, real), if one can lie in the workspace.
@@ -256,7 +346,7 @@ impl DenyRead {
     /// Whether the file (device, inode) is a denied file under another name.
     pub fn by_identity(&self, dev: u64, ino: u64) -> bool {
         self.ids
-            .get_or_init(|| self.all.identities())
+            .get_or_init(|| self.all().identities())
             .contains(&(dev, ino))
     }
 }
@@ -350,11 +440,16 @@ fn descendants(dir: &Path, out: &mut Vec<PathBuf>, walked: &mut usize) {
 }
 
 fn components(path: &Path) -> Vec<&[u8]> {
+    components_of(path).collect()
+}
+
+/// The components of a path, empty ones and `.` left out (a pattern's parts, before a final
+/// `**` is dropped).
+fn components_of(path: &Path) -> impl Iterator<Item = &[u8]> {
     path.as_os_str()
         .as_bytes()
         .split(|b| *b == b'/')
         .filter(|c| !c.is_empty() && *c != b".")
-        .collect()
 }
 
 fn has_glob(part: &[u8]) -> bool {
@@ -367,12 +462,18 @@ fn prefix_match(pat: &[Vec<u8>], path: &[&[u8]]) -> bool {
     glob::components(pat, path, glob::Extent::Prefix)
 }
 
-/// Whether the pattern could match `dir`, one of its ancestors, or something beneath it.
-fn reaches(pat: &[Vec<u8>], dir: &[&[u8]]) -> bool {
-    match (pat.split_first(), dir.split_first()) {
-        (None, _) | (_, None) => true,
-        (Some((p, _)), _) if p == b"**" => true,
-        (Some((p, rest)), Some((c, tail))) => glob::component(p, c) && reaches(rest, tail),
+/// Whether the pattern (its parts) could match `dir`, one of its ancestors, or something
+/// beneath it. A final `**`, which a pattern drops, makes no difference here: the pattern
+/// reaches whatever its first parts reach.
+fn reaches<'a>(mut pat: impl Iterator<Item = &'a [u8]>, dir: &[&[u8]]) -> bool {
+    let mut dir = dir.iter();
+    loop {
+        match (pat.next(), dir.next()) {
+            (None, _) | (_, None) => return true,
+            (Some(p), _) if p == b"**" => return true,
+            (Some(p), Some(c)) if !glob::component(p, c) => return false,
+            (Some(_), Some(_)) => {}
+        }
     }
 }
 
@@ -427,6 +528,73 @@ mod tests {
         assert!(!p("~/.ssh").reaches(Path::new("/ws")));
         assert!(p("**/.env").reaches(Path::new("/ws")));
         assert!(p("/home/*/.ssh").reaches(Path::new("/home/u")));
+    }
+
+    /// The read-deny list as a workspace holds it: the patterns that reach the workspace are
+    /// told from their places alone, and the rest resolved only when asked for; the same
+    /// patterns, in the same order, as resolving the whole list and keeping those that reach.
+    #[test]
+    fn the_deny_list_resolved_late_is_the_list_resolved_at_once() {
+        let given: Vec<String> = DEFAULT_DENY_READ
+            .iter()
+            .copied()
+            .chain([
+                "~",
+                "~/",
+                "~/projects/**",
+                "**/.env",
+                "**",
+                "secrets/**",
+                "*.pem",
+                "/etc/ssh/*_key",
+                "/home/*/.ssh",
+                "/ws/sub/./x//y",
+                "/",
+            ])
+            .map(str::to_string)
+            .collect();
+        let home = || Some(PathBuf::from("/home/u"));
+        let homes = [
+            (home(), None),
+            (home(), Some(PathBuf::from("/data/u"))),
+            (None, None),
+        ];
+        let roots = [
+            "/ws",
+            "/home/u",
+            "/home/u/.ssh/keys",
+            "/home/u/projects/a",
+            "/data/u",
+            "/",
+        ];
+        for (home, real_home) in homes {
+            for root in roots {
+                let bases = Bases {
+                    home: home.clone(),
+                    real_home: real_home.clone(),
+                    root: PathBuf::from(root),
+                };
+                let whole = bases.resolve(&given);
+                let reaching: Vec<Pattern> = whole
+                    .patterns
+                    .iter()
+                    .filter(|p| p.reaches(Path::new(root)))
+                    .cloned()
+                    .collect();
+                let deny = DenyRead::with_bases(given.clone(), bases).expect("places");
+                assert_eq!(
+                    deny.here.patterns, reaching,
+                    "{home:?} {real_home:?} {root}"
+                );
+                assert_eq!(deny.all(), &whole);
+            }
+        }
+        // A list of places beneath a home directory names nothing without one.
+        let bases = Bases {
+            root: PathBuf::from("/ws"),
+            ..Bases::default()
+        };
+        assert!(DenyRead::with_bases(vec!["~/.ssh".into()], bases).is_none());
     }
 
     #[test]

@@ -207,7 +207,7 @@ mod tests {
 
     fn ws(root: &Path) -> Workspace {
         let mut ws = Workspace::open_root(root).expect("root");
-        ws.set_path_lists(&[], &[".claude".to_string()]);
+        ws.set_path_lists(Vec::new(), vec![".claude".to_string()]);
         ws
     }
 

@@ -197,7 +197,7 @@ def main():
                     differ[lang] += 1
                     kind = "CLEAN"
                 seen = shown.setdefault(lang, [])
-                if len(seen) < 8:
+                if len(seen) < 8 or kind == "CLEAN":
                     seen.append(f"  {kind} {path}: {first_difference(whole, skimmed)}")
     for lang, name in enumerate(LANGS):
         if compared[lang]:

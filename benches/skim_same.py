@@ -31,7 +31,7 @@ EXTENSIONS = {
     "cs": 9, "rb": 10, "rake": 10, "gemspec": 10, "php": 11, "phtml": 11, "sh": 12, "bash": 12,
 }
 # The languages the skim leaves blocks out of (src/code/skim.rs, Rules::of).
-SKIMMED = {0, 2, 3, 4, 5, 6, 7, 8, 9, 11}
+SKIMMED = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11}
 MAX_SOURCE_BYTES = 4 << 20
 BATCH_BYTES = 8 << 20
 KINDS = ["function", "method", "class", "struct", "enum", "interface", "trait", "module",

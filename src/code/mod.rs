@@ -29,6 +29,7 @@ pub mod lang;
 pub mod parse;
 pub mod pattern;
 pub mod skim;
+pub mod skim_python;
 pub mod source;
 pub mod tags;
 pub mod tokens;

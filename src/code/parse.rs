@@ -701,10 +701,21 @@ fn type_name(node: Node<'_>, place: &Place<'_>) -> Option<String> {
 fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     let source = place.source;
     let start = place.start(node);
+    // A head that ends in `:` (Python's) ends there: a comment may follow it, and a skimmed
+    // parse has left the body's lines out before the one where its block starts.
     let body = ["body", "members"]
         .iter()
         .find_map(|f| node.child_by_field_name(f))
-        .map(|b| place.start(b))
+        .map(|b| {
+            let mut before = b.prev_sibling();
+            while let Some(extra) = before.filter(Node::is_extra) {
+                before = extra.prev_sibling();
+            }
+            match before {
+                Some(colon) if colon.kind() == ":" => place.end(colon),
+                _ => place.start(b),
+            }
+        })
         .filter(|&b| b > start);
     let first_line_end = source[start..]
         .iter()

@@ -37,7 +37,8 @@
 //! skimmed parse used to be thrown away for a whole one; now it reads cleanly (on leveldb,
 //! 7 files of 132 still have errors instead of 27).
 //!
-//! Python, Ruby and Bash (blocks by indentation or keywords) are parsed whole.
+//! Python's function bodies are left out by `super::skim_python`; Ruby and Bash (blocks by
+//! keywords) are parsed whole.
 
 use super::Lang;
 
@@ -45,6 +46,9 @@ use super::Lang;
 /// sorted, apart, each the inside of a `{ … }` (the braces stay). Empty when nothing can be
 /// left out or the language is not skimmed.
 pub fn holes(lang: Lang, source: &[u8]) -> Vec<(usize, usize)> {
+    if lang == Lang::Python {
+        return super::skim_python::holes(source);
+    }
     let Some(rules) = Rules::of(lang) else {
         return Vec::new();
     };

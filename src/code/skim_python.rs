@@ -1,0 +1,252 @@
+//! What a parse of Python for its definitions may leave out (`super::skim` does the
+//! languages of braces): the body of a function that defines nothing in it, but for its last
+//! statement. Python's blocks are its indentation, so a body cannot go whole (`def f():`
+//! needs a statement after it); its last statement stays (with its block, if it is an `if`,
+//! a `for`, a `try` …), so that the function and the class around it end where they end in
+//! the file, and a comment after it belongs where it belongs there. The function is kept
+//! whole when its body holds a `def`, a `class` or a decorator at any depth. What a
+//! function's body assigns is local, so nothing the outline shows goes with it.
+//!
+//! The lexer reads logical lines: a line goes on inside brackets, strings (triple-quoted
+//! ones over many lines) and after a backslash. A hole runs from the end of the function's
+//! header to the start of its last statement's line, so the text left keeps its lines whole
+//! and each line its indentation.
+
+/// A logical line: where its line starts (its indentation) and where it ends (past the
+/// newline), its indentation, and what the skim needs of its tokens.
+struct Line {
+    line_start: usize,
+    end: usize,
+    indent: usize,
+    /// It begins with `def` or `async def`.
+    def: bool,
+    /// It begins with `class` or `@`: a definition the outline shows, wherever it is.
+    defines: bool,
+    /// Its last token is `:`: a compound statement's header, whose block follows.
+    opens: bool,
+    /// It goes on the compound statement before it (`else`, `elif`, `except`, `finally`),
+    /// and cannot stand alone.
+    goes_on: bool,
+}
+
+/// The byte ranges to leave out of a parse of `source`, sorted and apart.
+pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
+    let Some(lines) = logical_lines(source) else {
+        return Vec::new();
+    };
+    let mut holes = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = &lines[i];
+        let body = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.indent > line.indent)
+            .count();
+        if !line.def || !line.opens || body == 0 {
+            i += 1;
+            continue;
+        }
+        let inside = &lines[i + 1..=i + body];
+        let defines = inside.iter().any(|l| l.def || l.defines);
+        // A nested definition: this function stays whole, and each one inside is looked at
+        // in its turn.
+        // The body's last statement at its own level, with its block if it has one (and
+        // with the `if` or `try` its `else:` or `except:` goes on).
+        let base = inside[0].indent;
+        let last = inside.iter().rposition(|l| l.indent == base && !l.goes_on);
+        if defines || last.is_none() {
+            i += 1;
+            continue;
+        }
+        if let Some(last) = last.filter(|&k| k > 0) {
+            holes.push((line.end, inside[last].line_start));
+        }
+        i += 1 + body;
+    }
+    holes
+}
+
+/// The logical lines of `source` that hold a token, or `None` where the lexer finds
+/// something it does not know (an unclosed string or bracket), and nothing is left out.
+fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at < src.len() {
+        // The line's indentation, past blank and comment-only lines.
+        let line_start = at;
+        while at < src.len() && matches!(src[at], b' ' | b'\t' | b'\x0c') {
+            at += 1;
+        }
+        match src.get(at) {
+            None => break,
+            Some(b'\n' | b'\r') => {
+                at += 1;
+                continue;
+            }
+            Some(b'#') => {
+                at = line_end(src, at);
+                continue;
+            }
+            Some(b'\\') if matches!(src.get(at + 1), Some(b'\n' | b'\r')) => return None,
+            _ => {}
+        }
+        let start = at;
+        let word = word_at(src, start);
+        let (def, defines) = match word {
+            b"def" => (true, false),
+            b"async" => (word_at(src, skip_blank(src, start + 5)) == b"def", false),
+            b"class" => (false, true),
+            _ => (false, src[start] == b'@'),
+        };
+        let goes_on = matches!(word, b"else" | b"elif" | b"except" | b"finally");
+        let mut depth = 0u32;
+        let mut last = 0u8;
+        while let Some(&b) = src.get(at) {
+            match b {
+                b'\n' if depth == 0 => {
+                    at += 1;
+                    break;
+                }
+                b'#' => {
+                    at = line_end(src, at);
+                    continue;
+                }
+                b'\\' => {
+                    // A continuation (the next line joins this one).
+                    at += 1;
+                    if src.get(at) == Some(&b'\r') {
+                        at += 1;
+                    }
+                    at += 1;
+                    continue;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth = depth.checked_sub(1)?,
+                b'\'' | b'"' => {
+                    at = string_end(src, at)?;
+                    last = b'"';
+                    continue;
+                }
+                _ => {}
+            }
+            if !b.is_ascii_whitespace() {
+                last = b;
+            }
+            at += 1;
+        }
+        if depth != 0 {
+            return None;
+        }
+        lines.push(Line {
+            line_start,
+            end: at,
+            indent: start - line_start,
+            def,
+            defines,
+            opens: last == b':',
+            goes_on,
+        });
+    }
+    Some(lines)
+}
+
+/// The end of the string whose quote is at `at` (its prefix, if any, was read as a word
+/// before it), past its closing quote; `None` when it never closes.
+fn string_end(src: &[u8], at: usize) -> Option<usize> {
+    let quote = src[at];
+    let triple = src.get(at..at + 3) == Some(&[quote; 3][..]);
+    let mut i = at + if triple { 3 } else { 1 };
+    while i < src.len() {
+        match src[i] {
+            b'\\' => i += 2,
+            b'\n' if !triple => return None,
+            b if b == quote => {
+                if !triple {
+                    return Some(i + 1);
+                }
+                if src.get(i..i + 3) == Some(&[quote; 3][..]) {
+                    return Some(i + 3);
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+fn line_end(src: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |n| at + n)
+}
+
+fn skip_blank(src: &[u8], mut at: usize) -> usize {
+    while src.get(at).is_some_and(|&b| b == b' ' || b == b'\t') {
+        at += 1;
+    }
+    at
+}
+
+fn word_at(src: &[u8], at: usize) -> &[u8] {
+    let rest = &src[at.min(src.len())..];
+    let len = rest
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80))
+        .unwrap_or(rest.len());
+    &rest[..len]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(src: &str) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for (start, end) in holes(src.as_bytes()) {
+            out.push_str(&src[at..start]);
+            at = end;
+        }
+        out.push_str(&src[at..]);
+        out
+    }
+
+    #[test]
+    fn function_bodies_go_but_their_last_statement() {
+        let src = "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        \"\"\"Doc\n        more.\"\"\"\n        y = [1,\n  2]\n        if y:\n            return 3\n        return 4\n    # after\n\n    async def n(self):\n        z = 1\n        if z:\n            return z  # done\n\n    def t(self):\n        a()\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n";
+        assert_eq!(
+            kept(src),
+            "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n    # after\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
+        );
+    }
+
+    #[test]
+    fn functions_that_define_stay() {
+        for src in [
+            "def f():\n    def inner():\n        return 1\n    return inner\n",
+            "def f():\n    x = 1\n    if x:\n        class C: pass\n    return x\n",
+            "def f():\n    x = 1\n    @wraps(g)\n    def h(): pass\n",
+        ] {
+            assert_eq!(kept(src), src);
+        }
+        // A nested function's own body goes.
+        let src =
+            "def outer():\n    def inner():\n        a = 1\n        return a\n    return inner\n";
+        assert_eq!(
+            kept(src),
+            "def outer():\n    def inner():\n        return a\n    return inner\n"
+        );
+        // A `def` inside a string is text.
+        let src = "def f():\n    s = \'\'\'\ndef not_code():\n\'\'\'\n    return s\n";
+        assert_eq!(kept(src), "def f():\n    return s\n");
+    }
+
+    #[test]
+    fn what_the_lexer_cannot_read_leaves_everything() {
+        for src in [
+            "def f():\n    x = (1,\n    return x\n",
+            "def f():\n    s = 'open\n    return s\n",
+        ] {
+            assert!(holes(src.as_bytes()).is_empty(), "{src}");
+        }
+    }
+}

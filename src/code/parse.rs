@@ -345,9 +345,10 @@ fn definitions<'t>(
 /// document order.
 fn each_node<'t>(root: Node<'t>, (start, end): (usize, usize), look: &mut impl FnMut(Node<'t>)) {
     let mut cursor = root.walk();
+    let everything = start == 0 && end == usize::MAX;
     'nodes: loop {
         let node = cursor.node();
-        let overlaps = node.end_byte() > start && node.start_byte() < end;
+        let overlaps = everything || (node.end_byte() > start && node.start_byte() < end);
         if overlaps {
             look(node);
         }

@@ -7,7 +7,8 @@
 #
 # Usage: benches/pdf_text.sh [RUNS]   (default 20)
 # Needs groff, ghostscript and poppler-utils (apt-get install groff ghostscript poppler-utils);
-# builds the release sneaky-read only, unless SNEAKY_READ names a sneaky-read to time.
+# builds the release sneaky-read and sneaky-outline (which reads the PDF for it: src/media) only,
+# unless SNEAKY_READ names a sneaky-read to time (with its sneaky-outline beside it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-20}
@@ -16,8 +17,9 @@ for tool in groff ps2pdf pdftotext python3 /usr/bin/time; do
 done
 if [ -n "${SNEAKY_READ:-}" ]; then
   BIN=$SNEAKY_READ
+  [ -x "$(dirname "$BIN")/sneaky-outline" ] || { echo "no sneaky-outline beside $BIN"; exit 1; }
 else
-  cargo build --release --bin sneaky-read -q
+  cargo build --release --bin sneaky-read --bin sneaky-outline -q
   BIN=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/sneaky-read
 fi
 WORK=$(mktemp -d)

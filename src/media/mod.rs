@@ -5,10 +5,14 @@
 //! twice: its data by `max_file_size_bytes`, its sides by [`MAX_EDGE`]. One within both is
 //! returned as it is (only its header is read); a larger one is decoded and scaled down
 //! (`scale`). A PDF comes back as the text of its pages (`pdf`), as many as fit
-//! `max_file_size_bytes`. The decoders and the PDF parser live in `sneaky-read` alone: the
-//! hosts (sneaky-mcp, sneaky-agent), which run read_file in their own process, hand such an
-//! image's or PDF's bytes to `sneaky-read --scale-image` (`scale_elsewhere`) or
-//! `sneaky-read --pdf-text` (`pdf_elsewhere`), so that only one installed binary carries them.
+//! `max_file_size_bytes`. The decoders and the PDF parser live in `sneaky-outline` alone (the
+//! binary that carries the grammars, `code::elsewhere`): `sneaky-read` and the hosts
+//! (sneaky-mcp, sneaky-agent, which run read_file in their own process) hand such an image's or
+//! PDF's bytes to `sneaky-outline --scale-image` (`scale_elsewhere`) or
+//! `sneaky-outline --pdf-text` (`pdf_elsewhere`), so that only one installed binary carries
+//! them, and not the one whose start every read_file call pays: their panic locations and
+//! tables are pointers the dynamic loader rewrites at every start (`.data.rel.ro`), and in
+//! `sneaky-read` they made it 64 KB instead of 30, 16 pages copied at load instead of 7.
 
 pub mod pdf;
 pub mod scale;
@@ -38,28 +42,32 @@ pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
 /// The most pixels an image may have to be scaled: decoding holds 4 bytes each (256 MiB here).
 pub const MAX_PIXELS: u64 = 64_000_000;
 
-/// The flag of `sneaky-read` that scales an image given on stdin (`scale::main`).
+/// The binary that links the decoders and the PDF parser, and answers [`SCALE_FLAG`] and
+/// [`PDF_FLAG`] (`main_or`).
+pub const HELPER_BINARY: &str = "sneaky-outline";
+
+/// The flag of [`HELPER_BINARY`] that scales an image given on stdin (`scale::main`).
 pub const SCALE_FLAG: &str = "--scale-image";
 
-/// The flag of `sneaky-read` that reads the text of a PDF given on stdin (`pdf::main`).
+/// The flag of [`HELPER_BINARY`] that reads the text of a PDF given on stdin (`pdf::main`).
 pub const PDF_FLAG: &str = "--pdf-text";
 
 /// The largest PDF read_file reads, whatever `max_file_size_bytes` (what it returns, the
 /// text, stays within that): a PDF's pictures and fonts make it far larger than its text.
 pub const MAX_PDF_FILE_BYTES: u64 = 64 << 20;
 
-/// The main of `sneaky-read`: `scale::main` or `pdf::main` when [`SCALE_FLAG`] or [`PDF_FLAG`]
-/// is its first argument (how a host has an image scaled down or a PDF read), else `read_file`
-/// (the tool's main, handed in by the binary: this module sits beneath the tools and the
-/// protocol).
-pub fn main_or(read_file: fn() -> std::process::ExitCode) -> std::process::ExitCode {
+/// The main of [`HELPER_BINARY`]: `scale::main` or `pdf::main` when [`SCALE_FLAG`] or
+/// [`PDF_FLAG`] is its first argument (how read_file has an image scaled down or a PDF read),
+/// else `otherwise` (the binary's other modes and its tool, handed in by the binary: this
+/// module sits beneath the tools and the protocol).
+pub fn main_or(otherwise: impl FnOnce() -> std::process::ExitCode) -> std::process::ExitCode {
     let mut args = std::env::args_os().skip(1);
     let first = args.next();
     let rest = || -> Vec<String> { args.map(|a| a.to_string_lossy().into_owned()).collect() };
     match first.as_deref().and_then(std::ffi::OsStr::to_str) {
         Some(SCALE_FLAG) => scale::main(&rest()),
         Some(PDF_FLAG) => pdf::main(&rest()),
-        _ => read_file(),
+        _ => otherwise(),
     }
 }
 
@@ -146,8 +154,8 @@ fn pdf_text_from_json(result: &Value) -> Option<PdfText> {
     })
 }
 
-/// How a host reads a PDF's text: through `sneaky-read --pdf-text MAX_BYTES OFFSET LIMIT`, the
-/// PDF's bytes on stdin; it answers with the envelope `pdf::main` writes.
+/// How read_file reads a PDF's text: through `sneaky-outline --pdf-text MAX_BYTES OFFSET LIMIT`,
+/// the PDF's bytes on stdin; it answers with the envelope `pdf::main` writes.
 pub fn pdf_elsewhere(bytes: Vec<u8>, request: PdfRequest, path: &str) -> Result<PdfText> {
     let args = [
         PDF_FLAG.to_string(),
@@ -155,11 +163,11 @@ pub fn pdf_elsewhere(bytes: Vec<u8>, request: PdfRequest, path: &str) -> Result<
         request.offset.to_string(),
         request.limit.to_string(),
     ];
-    let result = ask_sneaky_read(&args, &bytes, path, &format!("read the text of {path}"))?;
+    let result = ask_helper(&args, &bytes, path, &format!("read the text of {path}"))?;
     pdf_text_from_json(&result).ok_or_else(|| {
         Error::new(
             ErrorKind::Internal,
-            format!("sneaky-read {PDF_FLAG}: unexpected result"),
+            format!("{HELPER_BINARY} {PDF_FLAG}: unexpected result"),
         )
     })
 }
@@ -335,8 +343,9 @@ pub fn fitted(width: u32, height: u32, edge: u32) -> (u32, u32) {
     (scale(width), scale(height))
 }
 
-/// How a host scales an image: through `sneaky-read --scale-image MAX_BYTES`, the image's bytes
-/// on stdin (which tell it their format); it answers with the envelope `scale::main` writes.
+/// How read_file scales an image: through `sneaky-outline --scale-image MAX_BYTES`, the image's
+/// bytes on stdin (which tell it their format); it answers with the envelope `scale::main`
+/// writes.
 pub fn scale_elsewhere(
     _kind: ImageKind,
     bytes: &[u8],
@@ -344,19 +353,19 @@ pub fn scale_elsewhere(
     path: &str,
 ) -> Result<Image> {
     let args = [SCALE_FLAG.to_string(), max_bytes.to_string()];
-    let result = ask_sneaky_read(&args, bytes, path, &format!("scale {path} down"))?;
+    let result = ask_helper(&args, bytes, path, &format!("scale {path} down"))?;
     scaled_from_json(&result).ok_or_else(|| {
         Error::new(
             ErrorKind::Internal,
-            format!("sneaky-read {SCALE_FLAG}: unexpected result"),
+            format!("{HELPER_BINARY} {SCALE_FLAG}: unexpected result"),
         )
     })
 }
 
-/// Runs `sneaky-read ARGS` with `input` on stdin and returns the `result` of its envelope, or
+/// Runs `HELPER_BINARY ARGS` with `input` on stdin and returns the `result` of its envelope, or
 /// its error (`purpose` says what it was asked to do, for the messages).
-fn ask_sneaky_read(args: &[String], input: &[u8], path: &str, purpose: &str) -> Result<Value> {
-    let binary = sibling_binary("sneaky-read");
+fn ask_helper(args: &[String], input: &[u8], path: &str, purpose: &str) -> Result<Value> {
+    let binary = sibling_binary(HELPER_BINARY);
     let spawned = Command::new(&binary)
         .args(args)
         .stdin(Stdio::piped())

@@ -9,7 +9,7 @@
 //! preferred to its `Encoding` (a subset font's `Differences` often name glyphs that no table
 //! knows). Text inside form XObjects is read too.
 //!
-//! Only `sneaky-read` links this: the hosts reach it through `sneaky-read --pdf-text`
+//! Only `sneaky-outline` links this: read_file reaches it through `sneaky-outline --pdf-text`
 //! (`super::pdf_elsewhere`). A hostile file is bounded in size by the caller
 //! (`super::MAX_PDF_FILE_BYTES`), in what its streams may inflate to here, and in time: the
 //! walk runs on a thread of its own, and a panic or an overrun of [`SECONDS`] is a
@@ -46,7 +46,7 @@ const SAVE_DEPTH: usize = 256;
 /// about a panic inside the parser (it is reported as an error instead).
 const THREAD_NAME: &str = "pdf-text";
 
-/// `sneaky-read --pdf-text MAX_BYTES OFFSET LIMIT`: the PDF on stdin, its text as an envelope
+/// `sneaky-outline --pdf-text MAX_BYTES OFFSET LIMIT`: the PDF on stdin, its text as an envelope
 /// on stdout (`{"ok":true,"result":{"total_pages","pages":[{"number","text"}]}}`), or a
 /// failure envelope.
 pub fn main(args: &[String]) -> ExitCode {
@@ -1057,7 +1057,7 @@ const PARAGRAPH_SHIFT: f32 = 1.9;
 const WORD_GAP: f32 = 0.15;
 
 /// The length of (x, y). Not `f32::hypot`: that is the C library's `hypotf`, the only reason
-/// sneaky-read (and sneaky-mcp) would load libm at every start; a text matrix's entries are
+/// the binary that links this would load libm at every start; a text matrix's entries are
 /// far from where squaring them overflows, and a huge or NaN one only misplaces the text.
 fn length(x: f32, y: f32) -> f32 {
     (x * x + y * y).sqrt()

@@ -1,8 +1,9 @@
 //! Scaling an image down: decode it (PNG, JPEG, GIF's first frame, WebP), shrink it by
 //! averaging the pixels each new pixel covers, and encode it again — as PNG, keeping
 //! transparency and sharp text (screenshots), or as JPEG when the source was a JPEG or a PNG
-//! would not fit `max_file_size_bytes` — smaller still until its data fits. Only `sneaky-read`
-//! links this: the hosts reach it through `sneaky-read --scale-image` (`super::scale_elsewhere`).
+//! would not fit `max_file_size_bytes` — smaller still until its data fits. Only
+//! `sneaky-outline` links this: read_file reaches it through `sneaky-outline --scale-image`
+//! (`super::scale_elsewhere`).
 
 use std::io::{Cursor, Read};
 use std::process::ExitCode;
@@ -27,7 +28,7 @@ struct Pixels {
     channels: usize,
 }
 
-/// `sneaky-read --scale-image MAX_BYTES`: the image on stdin, its scaled form as an envelope
+/// `sneaky-outline --scale-image MAX_BYTES`: the image on stdin, its scaled form as an envelope
 /// on stdout (`{"ok":true,"result":{"mime_type","width","height","content"}}`, content in
 /// base64), or a failure envelope.
 pub fn main(args: &[String]) -> ExitCode {

@@ -113,8 +113,8 @@ pub enum Main {
     /// the tool and nothing else.
     Generated,
     /// The generated main, with modes of the binary's own ahead of the tool: the function is
-    /// handed the tool's main and runs it or one of its modes (read_file: the hosts' image
-    /// scaler and PDF reader, `media::main_or`).
+    /// handed the tool's main and runs it or one of its modes (outline: the parser, image
+    /// scaler and PDF reader that the other binaries hand their work to).
     GeneratedWith(fn(fn() -> std::process::ExitCode) -> std::process::ExitCode),
     /// A main written by hand, which the generator leaves alone: the program has modes that
     /// belong to no library code (run_command: the sandbox launcher, the job supervisor, the
@@ -298,7 +298,7 @@ pub trait Tool {
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
     /// `run` as the long-lived hosts call it in their own process (`ToolSpec::hosted`). The
     /// same unless a tool hands part of its work to its binary so that the hosts need not link
-    /// it (read_file: scaling an image down).
+    /// it (outline: parsing).
     fn run_hosted(args: Self::Args, ctx: &Context) -> Result<Self::Output> {
         Self::run(args, ctx)
     }

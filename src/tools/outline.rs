@@ -6,7 +6,8 @@
 //! cache when the file has not changed (`code::cache`).
 //!
 //! Its binary, `sneaky-outline`, is the one program that links the grammars: it parses on
-//! its walking threads, and answers the others' parses (`code::elsewhere`, `--parse`). The
+//! its walking threads, and answers the others' parses (`code::elsewhere`, `--parse`); it
+//! links read_file's image decoders and PDF parser too, and answers for them (`modes`). The
 //! hosts run this tool in their own process and parse through that helper
 //! (`Tool::run_hosted`). The result types here (`Symbol`, `Unsupported`) are the ones
 //! find_symbol, find_references and repo_map answer with too.
@@ -24,6 +25,14 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::Kind;
 use crate::render::human::Text;
 use crate::render::model;
+
+/// The modes of `sneaky-outline` ahead of the tool: the helpers for the programs that do not
+/// link what they need, the parser (`code::elsewhere`, `--parse`) and the image decoders and
+/// PDF parser (`media`, `--scale-image` and `--pdf-text`), which `sneaky-read`'s start would
+/// otherwise pay for at every call.
+fn modes(outline: fn() -> std::process::ExitCode) -> std::process::ExitCode {
+    crate::media::main_or(|| crate::code::elsewhere::main_or(outline))
+}
 
 pub const DEFAULT_LIMIT: u64 = 500;
 pub const MAX_LIMIT: u64 = 100_000;
@@ -321,7 +330,7 @@ impl Tool for Outline {
     };
     const SCHEMA: &'static str = committed_schema!("outline");
     const PATH_PARAMS: &'static [&'static str] = &["path"];
-    const MAIN: Main = Main::GeneratedWith(crate::code::elsewhere::main_or);
+    const MAIN: Main = Main::GeneratedWith(modes);
     type Args = OutlineArgs;
     type Output = OutlineResult;
 

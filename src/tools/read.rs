@@ -12,9 +12,9 @@ use std::os::unix::fs::FileExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{committed_schema, Calls, Cli, Context, Doc, Hints, Main, TextExample, Tool, ToolName};
+use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
-use crate::media::{self, Image, ImageKind, PdfRequest, PdfText};
+use crate::media::{self, Image, ImageKind, PdfRequest};
 use crate::render::human::Text;
 use crate::render::model;
 
@@ -177,35 +177,6 @@ impl ReadResult {
     }
 }
 
-/// Where an image over the limits is scaled down and a PDF's text read: in this process
-/// (`sneaky-read`), or by `sneaky-read` for a host (`media::scale_elsewhere`,
-/// `media::pdf_elsewhere`), so that only one binary links the decoders and the PDF parser.
-#[derive(Clone, Copy)]
-struct Media {
-    scale: fn(ImageKind, &[u8], u64, &str) -> Result<Image>,
-    pdf: fn(Vec<u8>, PdfRequest, &str) -> Result<PdfText>,
-}
-
-const HERE: Media = Media {
-    scale: scale_here,
-    pdf: pdf_here,
-};
-
-const ELSEWHERE: Media = Media {
-    scale: media::scale_elsewhere,
-    pdf: media::pdf_elsewhere,
-};
-
-fn scale_here(kind: ImageKind, bytes: &[u8], max: u64, path: &str) -> Result<Image> {
-    media::scale::scale(kind, bytes, max)
-        .map_err(|e| Error::new(e.kind, format!("{path}: {}", e.message())))
-}
-
-fn pdf_here(bytes: Vec<u8>, request: PdfRequest, path: &str) -> Result<PdfText> {
-    media::pdf::text(bytes, request)
-        .map_err(|e| Error::new(e.kind, format!("{path}: {}", e.message())))
-}
-
 pub struct ReadFile;
 
 impl Tool for ReadFile {
@@ -244,16 +215,11 @@ impl Tool for ReadFile {
     };
     const SCHEMA: &'static str = committed_schema!("read_file");
     const PATH_PARAMS: &'static [&'static str] = &["file_path"];
-    const MAIN: Main = Main::GeneratedWith(crate::media::main_or);
     type Args = ReadArgs;
     type Output = ReadResult;
 
     fn run(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
-        read(args, ctx, HERE)
-    }
-
-    fn run_hosted(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
-        read(args, ctx, ELSEWHERE)
+        read(args, ctx)
     }
 
     /// `path (lines a-b of N)`, then the content unchanged; for an image, what it is (the image
@@ -327,7 +293,7 @@ impl Tool for ReadFile {
          of its pages, each ended by a form feed";
 }
 
-fn read(args: ReadArgs, ctx: &Context, via: Media) -> Result<ReadResult> {
+fn read(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
     if args.offset == Some(0) {
         return Err(Error::invalid_args("offset: lines count from 1"));
     }
@@ -347,22 +313,22 @@ fn read(args: ReadArgs, ctx: &Context, via: Media) -> Result<ReadResult> {
                 .map_err(|e| Error::io(&path, e))?;
             if media::is_pdf(&head[..n]) {
                 let bytes = read_pdf_bytes(file, &path)?;
-                return pdf_result(bytes, path, PdfRequest::whole(max), via);
+                return pdf_result(bytes, path, PdfRequest::whole(max));
             }
             return match ImageKind::sniff(&head[..n]) {
                 Some(kind) => {
                     let bytes = read_image_bytes(file, &path)?;
-                    image_result(kind, bytes, path, max, via)
+                    image_result(kind, bytes, path, max)
                 }
                 None => Err(too_large(&path, size, max)),
             };
         }
         let bytes = read_bounded(file, size, max, &path)?;
         if let Some(kind) = ImageKind::sniff(&bytes) {
-            return image_result(kind, bytes, path, max, via);
+            return image_result(kind, bytes, path, max);
         }
         if media::is_pdf(&bytes) {
-            return pdf_result(bytes, path, PdfRequest::whole(max), via);
+            return pdf_result(bytes, path, PdfRequest::whole(max));
         }
         let content = text_or_binary(bytes, &path)?;
         let total_lines = count_lines(content.as_bytes());
@@ -379,7 +345,6 @@ fn read(args: ReadArgs, ctx: &Context, via: Media) -> Result<ReadResult> {
         args.offset.unwrap_or(1),
         args.limit.unwrap_or(u64::MAX),
         max,
-        via,
     )
 }
 
@@ -432,8 +397,8 @@ impl PdfRequest {
 }
 
 /// The text of the pages asked for.
-fn pdf_result(bytes: Vec<u8>, path: String, request: PdfRequest, via: Media) -> Result<ReadResult> {
-    let found = (via.pdf)(bytes, request, &path)?;
+fn pdf_result(bytes: Vec<u8>, path: String, request: PdfRequest) -> Result<ReadResult> {
+    let found = media::pdf_elsewhere(bytes, request, &path)?;
     let total = found.total_pages;
     let start_page = request.offset.min(total + 1);
     let end_page = found
@@ -474,13 +439,7 @@ fn pdf_result(bytes: Vec<u8>, path: String, request: PdfRequest, via: Media) -> 
 }
 
 /// The image as it is when it is within the limits, else scaled down.
-fn image_result(
-    kind: ImageKind,
-    bytes: Vec<u8>,
-    path: String,
-    max: u64,
-    via: Media,
-) -> Result<ReadResult> {
+fn image_result(kind: ImageKind, bytes: Vec<u8>, path: String, max: u64) -> Result<ReadResult> {
     // What a model's API takes, whatever the limit for text.
     let max = max.min(media::MAX_IMAGE_DATA_BYTES);
     let (width, height) = kind.dimensions(&bytes).ok_or_else(|| {
@@ -500,7 +459,7 @@ fn image_result(
             height,
         }
     } else {
-        (via.scale)(kind, &bytes, max, &path)?
+        media::scale_elsewhere(kind, &bytes, max, &path)?
     };
     let scaled = (image.width, image.height) != (width, height) || image.kind != kind;
     Ok(ReadResult {
@@ -594,13 +553,12 @@ fn read_range(
     offset: u64,
     limit: u64,
     max: u64,
-    via: Media,
 ) -> Result<ReadResult> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| Error::io(&path, e))?;
     if let Some(kind) = ImageKind::sniff(head) {
         let bytes = read_image_bytes(reader, &path)?;
-        return image_result(kind, bytes, path, max, via);
+        return image_result(kind, bytes, path, max);
     }
     if media::is_pdf(head) {
         let bytes = read_pdf_bytes(reader, &path)?;
@@ -609,7 +567,7 @@ fn read_range(
             limit,
             max_bytes: max,
         };
-        return pdf_result(bytes, path, request, via);
+        return pdf_result(bytes, path, request);
     }
     if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(binary(&path, "it contains NUL bytes"));

@@ -3,7 +3,8 @@
 //! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it), and
 //! sneaky-outline, which holds every grammar of the code navigation tools (the others, the edit
 //! tools' syntax check and the hosts parse through it: `sneaky::code::elsewhere`); HTTPS
-//! (rustls) only in sneaky-agent; the image codecs and the PDF parser (lopdf) only in sneaky-read
+//! (rustls) only in sneaky-agent; the image codecs and the PDF parser (lopdf) only in
+//! sneaky-outline too, not in sneaky-read, whose start every read_file call pays
 //! (`sneaky::media`). Read from the symbol tables of this build's binaries with `nm` (the
 //! linker drops what nothing references);
 //! `benches/size.sh` checks the same on the stripped release binaries and measures the sizes.
@@ -118,8 +119,9 @@ fn the_grammars_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
             "{bin}: no symbol table to read (stripped?)"
         );
         let grammar = symbols.iter().any(|s| s == "tree_sitter_bash");
-        // The image codecs: only sneaky-read scales images (the hosts hand them to it).
-        let wants_codecs = bin == ToolName::ReadFile.binary();
+        // The image codecs: only the media helper scales images (sneaky-read and the hosts
+        // hand them to it).
+        let wants_codecs = bin == sneaky::media::HELPER_BINARY;
         let codecs = symbols.iter().any(|s| {
             ["zune_jpeg", "image_webp", "jpeg_encoder", "N3png", "N3gif"]
                 .iter()
@@ -128,7 +130,8 @@ fn the_grammars_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
         if codecs != wants_codecs {
             wrong.push(format!("{bin}: links the image codecs: {codecs}"));
         }
-        // The PDF parser: only sneaky-read reads PDFs (the hosts hand them to it).
+        // The PDF parser: only the media helper reads PDFs (sneaky-read and the hosts hand
+        // them to it).
         let pdf = symbols.iter().any(|s| s.contains("lopdf"));
         if pdf != wants_codecs {
             wrong.push(format!("{bin}: links lopdf: {pdf}"));

@@ -1,5 +1,5 @@
 //! read_file of an image: through sneaky-read (JSON and text), through sneaky-mcp (an `image`
-//! content block; scaling handed to `sneaky-read --scale-image`), and through the official
+//! content block); scaling handed to `sneaky-outline --scale-image` by both; through the official
 //! TypeScript SDK's client (tests/mcp/ts_media_test.cjs), which parses the image block (and
 //! reads a PDF's pages: tests/suite/pdf.rs has the rest of read_file of a PDF).
 
@@ -266,7 +266,7 @@ pub fn mcp_calls(w: &Ws, calls: &[Value]) -> Vec<Value> {
 }
 
 #[test]
-fn over_mcp_an_image_is_an_image_block_scaled_by_sneaky_read() {
+fn over_mcp_an_image_is_an_image_block_scaled_by_the_helper() {
     let w = util::ws();
     let small = png(64, 32);
     write_bytes(&w, "small.png", &small);
@@ -342,7 +342,7 @@ fn official_typescript_client_parses_the_image_block() {
 
 /// sneaky-agent sends the images read_file returned to the model as each API takes them (the
 /// request bodies validated against the OpenAI and Anthropic SDKs' message types by
-/// tests/hosts/image_request_test.py); big.png is scaled by sneaky-read for the agent.
+/// tests/hosts/image_request_test.py); big.png is scaled by sneaky-outline for the agent.
 #[test]
 fn the_agent_passes_images_to_openai_and_anthropic() {
     use crate::agent::{agent_command, finish_call, ok, openai_reply, ran, run, run_openai, serve};

@@ -1,7 +1,7 @@
 //! read_file of a PDF: the PDFs of tests/pdf/, made by real producers (groff, ghostscript,
 //! qpdf; tests/pdf/make.sh), read through sneaky-read (JSON and text) and compared word for
 //! word with pdftotext's text of each page (`<name>.pages`); through sneaky-mcp (a text block
-//! with page markers, the PDF handed to `sneaky-read --pdf-text`); the official TypeScript
+//! with page markers); the PDF handed to `sneaky-outline --pdf-text` by both; the official TypeScript
 //! SDK's client reads one in tests/suite/media.rs. Damaged, encrypted and scanned files
 //! included.
 
@@ -271,7 +271,7 @@ fn mcp_reads(w: &Ws, calls: &[Value]) -> Vec<Value> {
 }
 
 #[test]
-fn over_mcp_a_pdf_is_text_with_page_markers_read_by_sneaky_read() {
+fn over_mcp_a_pdf_is_text_with_page_markers_read_by_the_helper() {
     let w = util::ws();
     put(&w, "groff.pdf", &fixture("groff.pdf"));
     put(&w, "scan.pdf", &fixture("scan.pdf"));

@@ -117,6 +117,24 @@ pub fn jail_paths(data: &[u8]) {
     }
 }
 
+/// Arbitrary source in each language (the first byte picks it from `Lang::ALL`): the skim's
+/// holes (src/code/skim.rs, skim_python.rs) are sorted, apart and inside the source, and come
+/// quickly; never a panic.
+pub fn skim(data: &[u8]) {
+    use sneaky::code::Lang;
+    let Some((&pick, source)) = data.split_first() else {
+        return;
+    };
+    let lang = Lang::ALL[usize::from(pick) % Lang::ALL.len()];
+    let started = Instant::now();
+    let holes = sneaky::code::skim::holes(lang, source);
+    assert_quick(started);
+    for &(start, end) in &holes {
+        assert!(start <= end && end <= source.len(), "{holes:?}");
+    }
+    assert!(holes.windows(2).all(|w| w[0].1 <= w[1].0), "{holes:?}");
+}
+
 /// Longest any single check may take on a fuzz input (a hang or a quadratic blow-up fails).
 const SLOW: Duration = Duration::from_secs(5);
 

@@ -293,6 +293,12 @@ struct Head {
     new: bool,
     /// A JavaScript method's head: `name(` at the head's own level, not after a control word.
     method: bool,
+    /// How many of the head's tokens, from its first, are names (`readonly x` of `readonly
+    /// x: T`).
+    words: u32,
+    /// The head began with that `name(` (or `name?(`): in TypeScript, with `): T` after it, a
+    /// method's signature (`toString(): string;` in an object type), a definition.
+    signature: bool,
     /// A control word seen (`if`, `for` …).
     control: bool,
     /// The last word was an attribute's (`__attribute__`, `alignas`), whose parentheses
@@ -316,6 +322,8 @@ impl Default for Head {
             prev: Tok::None,
             new: false,
             method: false,
+            signature: false,
+            words: 0,
             control: false,
             attribute: false,
             declarations: false,
@@ -1473,6 +1481,9 @@ impl Lexer<'_> {
             (Value::Func, _) => Value::Func,
             _ => Value::No,
         };
+        if self.head.words == self.head.tokens && matches!(tok, Tok::Word(Word::Name | Word::Def)) {
+            self.head.words += 1;
+        }
         if self.head.tokens == 0 {
             self.head.first = tok;
         }
@@ -1697,12 +1708,17 @@ impl Lexer<'_> {
                 // `name:` or `name?:` first in a statement may be a property of an object
                 // type (a definition); in an object literal it is not, but the two look
                 // alike.
-                if self.rules.typescript()
-                    && (key
-                        || (self.head.tokens == 2
-                            && self.head.last == Tok::Punct(b'?')
-                            && name(self.head.prev)))
-                {
+                // After modifiers too: `readonly x:`, `private static y?:`.
+                let (words, tokens) = (self.head.words, self.head.tokens);
+                let property = key
+                    || (self.head.tokens == 2
+                        && self.head.last == Tok::Punct(b'?')
+                        && name(self.head.prev))
+                    || ((1..=4).contains(&words)
+                        && (tokens == words
+                            || (tokens == words + 1 && self.head.last == Tok::Punct(b'?'))));
+                let signature = self.head.signature && self.head.last == Tok::Punct(b')');
+                if self.rules.typescript() && (property || signature) {
                     self.def();
                 }
                 // `f: function () {`, `f: () => {`: a method of an object.
@@ -1740,6 +1756,13 @@ impl Lexer<'_> {
     /// A `(` after a name: a method's head (JavaScript), or `Type name(` that defines (a
     /// method of an anonymous class, a local function, a C++ declaration).
     fn call(&mut self) {
+        if self.rules.typescript() && self.paren == 0 {
+            let word = |t: Tok| matches!(t, Tok::Word(Word::Name | Word::LocalDef | Word::Def));
+            self.head.signature = (self.head.tokens == 1 && word(self.head.last))
+                || (self.head.tokens == 2
+                    && self.head.last == Tok::Punct(b'?')
+                    && word(self.head.prev));
+        }
         let Tok::Word(last) = self.head.last else {
             return;
         };
@@ -1996,6 +2019,20 @@ mod tests {
         ] {
             assert_eq!(kept(Lang::C, src), src, "{src}");
         }
+    }
+
+    #[test]
+    fn typescript_object_types_keep_their_members() {
+        // Members of an object type are definitions: a method's signature, a property after
+        // modifiers; a function's body with typed locals and calls still goes.
+        let src = "type S = {\n    toString(): string;\n} | {\n    readonly raw: string;\n};\ninterface F {\n    list?(input: I): R;\n    private static readonly n?: number;\n}\nfunction f(a: A): B {\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}\n";
+        assert_eq!(
+            kept(Lang::TypeScript, src),
+            src.replace(
+                "{\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}",
+                "{}"
+            )
+        );
     }
 
     #[test]

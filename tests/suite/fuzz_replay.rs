@@ -124,3 +124,8 @@ fn thread_cpu() -> std::time::Duration {
     };
     micros(usage.user_time()) + micros(usage.system_time())
 }
+
+#[test]
+fn skim_corpus() {
+    replay("skim", crate::checks::skim);
+}

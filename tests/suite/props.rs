@@ -333,3 +333,61 @@ proptest! {
         }
     }
 }
+
+/// The fuzz corpus of the skim (fuzz/corpus/skim/: a language's index in `Lang::ALL`, then a
+/// source in it), read once.
+fn skim_seeds() -> &'static [(u8, Vec<u8>)] {
+    static SEEDS: std::sync::OnceLock<Vec<(u8, Vec<u8>)>> = std::sync::OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/skim");
+        let mut seeds: Vec<(u8, Vec<u8>)> = std::fs::read_dir(dir)
+            .expect("corpus")
+            .map(|e| std::fs::read(e.expect("entry").path()).expect("seed"))
+            .filter_map(|data| Some((*data.first()?, data[1..].to_vec())))
+            .collect();
+        seeds.sort();
+        seeds
+    })
+}
+
+/// The bytes a skim's lexer turns on: brackets, quotes, comment and line marks.
+fn skim_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        prop::sample::select(b"{}()[]\"'`/*#\\\n:;=<>@$ \t_Aaz09".to_vec()),
+        any::<u8>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Real sources of every language with bytes inserted, replaced and cut: the skim's holes
+    /// (src/code/skim.rs, skim_python.rs) stay sorted, apart and inside the source, and the
+    /// lexers never panic.
+    #[test]
+    fn the_skim_of_a_mangled_source_stays_in_bounds(
+        seed in any::<prop::sample::Index>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, skim_byte()), 1..40),
+    ) {
+        use sneaky::code::Lang;
+        let (pick, source) = seed.get(skim_seeds()).clone();
+        let mut source = source;
+        for (at, op, byte) in edits {
+            let at = at.index(source.len() + 1);
+            match op {
+                0 => source.insert(at, byte),
+                1 if at < source.len() => source[at] = byte,
+                _ if at < source.len() => {
+                    source.remove(at);
+                }
+                _ => source.push(byte),
+            }
+        }
+        let lang = Lang::ALL[usize::from(pick) % Lang::ALL.len()];
+        let holes = sneaky::code::skim::holes(lang, &source);
+        for &(start, end) in &holes {
+            prop_assert!(start <= end && end <= source.len(), "{} {:?}", lang.name(), holes);
+        }
+        prop_assert!(holes.windows(2).all(|w| w[0].1 <= w[1].0), "{} {:?}", lang.name(), holes);
+    }
+}

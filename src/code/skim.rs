@@ -462,6 +462,34 @@ fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
     (&src[start..end], start)
 }
 
+/// Whether the head before the `{` at `brace` ends in a C# method's constraints after its
+/// parameters (`Send<T>(T r) where T : IRequest, new() {`): the body of a method, as after a
+/// bare `)`.
+fn constraints_after_params(src: &[u8], brace: usize) -> bool {
+    let mut at = brace;
+    while at > 0 && brace - at < 400 {
+        let (word, start) = word_before(src, at);
+        if word == b"where" {
+            let mut before = start;
+            while before > 0 && src[before - 1].is_ascii_whitespace() {
+                before -= 1;
+            }
+            if before > 0 && src[before - 1] == b')' {
+                return true;
+            }
+        }
+        if word.is_empty() {
+            match src[at - 1] {
+                b';' | b'{' | b'}' | b'=' => return false,
+                _ => at -= 1,
+            }
+        } else {
+            at = start;
+        }
+    }
+    false
+}
+
 /// Whether the block whose inside starts at `inside` is an enum's body: `enum` among the
 /// words just before its `{` (`typedef enum {`, `enum class E : int {`).
 fn enum_body(src: &[u8], inside: usize) -> bool {
@@ -1798,8 +1826,12 @@ impl Lexer<'_> {
         let parent_keep = self.blocks.last().is_some_and(|o| o.keep_all);
         let h = self.head;
         let lang = self.rules.lang;
-        let anonymous_class =
-            matches!(lang, Lang::Java | Lang::CSharp) && h.new && h.last == Tok::Punct(b')');
+        // (Not C#'s `where T : new()` after a method's parameters.)
+        let constrained = lang == Lang::CSharp && constraints_after_params(self.src, self.at - 1);
+        let anonymous_class = matches!(lang, Lang::Java | Lang::CSharp)
+            && h.new
+            && h.last == Tok::Punct(b')')
+            && !constrained;
         let container = h.container || anonymous_class;
         // A JavaScript method's body: `name(…) {`, `name(…): T {` (TypeScript).
         let method = self.rules.javascript()
@@ -1836,6 +1868,7 @@ impl Lexer<'_> {
                     || self.word_before(b"init")
                     || self.word_before(b"else")
                     || self.word_before(b"finally")
+                    || constrained
             }
             _ => true,
         };
@@ -2032,6 +2065,15 @@ mod tests {
                 "{\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}",
                 "{}"
             )
+        );
+    }
+
+    #[test]
+    fn csharp_bodies_after_constraints_go() {
+        let src = "public class C<T> where T : class\n{\n    public Task Send<R>(R r) where R : IRequest, new()\n    {\n        if (r == null) { throw new E(); }\n        return H(r);\n    }\n    int P { get; set; }\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "public class C<T> where T : class\n{\n    public Task Send<R>(R r) where R : IRequest, new()\n    {}\n    int P { get; set; }\n}\n"
         );
     }
 

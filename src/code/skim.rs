@@ -755,33 +755,60 @@ impl Lexer<'_> {
         let line =
             self.starts(b"//") || (lang == Lang::Php && self.starts(b"#") && self.peek(1) != b'[');
         if line {
-            while self.at < self.src.len() && self.src[self.at] != b'\n' {
-                // A C line comment goes on past a backslash at its end.
-                if self.rules.c_like() && self.src[self.at] == b'\\' {
-                    self.at += 1;
-                    if self.peek(0) == b'\r' {
+            // To the newline, found with memchr: past C's continuations (a backslash at a
+            // line's end) and up to PHP's `?>`, which ends a line comment and the code.
+            let other = if self.rules.c_like() {
+                b'\\'
+            } else if lang == Lang::Php {
+                b'?'
+            } else {
+                b'\n'
+            };
+            loop {
+                let rest = &self.src[self.at.min(self.src.len())..];
+                let Some(n) = memchr::memchr2(b'\n', other, rest) else {
+                    self.at = self.src.len();
+                    return true;
+                };
+                self.at += n;
+                match self.src[self.at] {
+                    b'\n' => return true,
+                    b'\\' => {
+                        self.at += 1;
+                        if self.peek(0) == b'\r' {
+                            self.at += 1;
+                        }
                         self.at += 1;
                     }
+                    _ if self.starts(b"?>") => return true,
+                    _ => self.at += 1,
                 }
-                // PHP's `?>` ends a line comment, and the code (`punct`).
-                if lang == Lang::Php && self.starts(b"?>") {
-                    return true;
-                }
-                self.at += 1;
             }
-            return true;
         }
         if self.starts(b"/*") {
             self.at += 2;
             let mut depth = 1;
-            while self.at < self.src.len() {
+            // Rust's block comments nest.
+            let nested = lang == Lang::Rust;
+            loop {
+                let rest = &self.src[self.at.min(self.src.len())..];
+                let found = if nested {
+                    memchr::memchr2(b'*', b'/', rest)
+                } else {
+                    memchr::memchr(b'*', rest)
+                };
+                let Some(n) = found else {
+                    self.at = self.src.len();
+                    break;
+                };
+                self.at += n;
                 if self.starts(b"*/") {
                     self.at += 2;
                     depth -= 1;
                     if depth == 0 {
                         break;
                     }
-                } else if lang == Lang::Rust && self.starts(b"/*") {
+                } else if nested && self.starts(b"/*") {
                     self.at += 2;
                     depth += 1;
                 } else {
@@ -1067,16 +1094,25 @@ impl Lexer<'_> {
     /// end of the line (an unterminated one stops there).
     fn quoted(&mut self, quote: u8, line: bool) {
         self.at += 1;
-        while self.at < self.src.len() {
-            let c = self.src[self.at];
-            if c == b'\\' {
+        loop {
+            let rest = &self.src[self.at.min(self.src.len())..];
+            let found = if line {
+                memchr::memchr3(quote, b'\\', b'\n', rest)
+            } else {
+                memchr::memchr2(quote, b'\\', rest)
+            };
+            let Some(n) = found else {
+                self.at = self.at.max(self.src.len());
+                return;
+            };
+            self.at += n;
+            if self.src[self.at] == b'\\' {
                 self.at += 2;
                 continue;
             }
+            // The closing quote, or the newline that ends a string of one line.
             self.at += 1;
-            if c == quote || (line && c == b'\n') {
-                return;
-            }
+            return;
         }
     }
 

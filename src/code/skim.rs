@@ -383,6 +383,10 @@ struct Open {
     /// A C++ namespace's or an `extern "C"` block's body: what is in it is declared as at a
     /// file's top level (unlike a function's body or an initializer's braces).
     declarations: bool,
+    /// A JavaScript function expression's body, the value of a name (`const x = function
+    /// () {`): local to that function, unless a call follows it (an immediately invoked
+    /// function: `function () { … }()`), whose variables are the name's.
+    function_value: bool,
     /// The head outside it, which the statement goes on with after the block (`let x = S
     /// { … }.f();`): kept as it was before the `{`.
     head: Head,
@@ -751,33 +755,60 @@ impl Lexer<'_> {
         let line =
             self.starts(b"//") || (lang == Lang::Php && self.starts(b"#") && self.peek(1) != b'[');
         if line {
-            while self.at < self.src.len() && self.src[self.at] != b'\n' {
-                // A C line comment goes on past a backslash at its end.
-                if self.rules.c_like() && self.src[self.at] == b'\\' {
-                    self.at += 1;
-                    if self.peek(0) == b'\r' {
+            // To the newline, found with memchr: past C's continuations (a backslash at a
+            // line's end) and up to PHP's `?>`, which ends a line comment and the code.
+            let other = if self.rules.c_like() {
+                b'\\'
+            } else if lang == Lang::Php {
+                b'?'
+            } else {
+                b'\n'
+            };
+            loop {
+                let rest = &self.src[self.at.min(self.src.len())..];
+                let Some(n) = memchr::memchr2(b'\n', other, rest) else {
+                    self.at = self.src.len();
+                    return true;
+                };
+                self.at += n;
+                match self.src[self.at] {
+                    b'\n' => return true,
+                    b'\\' => {
+                        self.at += 1;
+                        if self.peek(0) == b'\r' {
+                            self.at += 1;
+                        }
                         self.at += 1;
                     }
+                    _ if self.starts(b"?>") => return true,
+                    _ => self.at += 1,
                 }
-                // PHP's `?>` ends a line comment, and the code (`punct`).
-                if lang == Lang::Php && self.starts(b"?>") {
-                    return true;
-                }
-                self.at += 1;
             }
-            return true;
         }
         if self.starts(b"/*") {
             self.at += 2;
             let mut depth = 1;
-            while self.at < self.src.len() {
+            // Rust's block comments nest.
+            let nested = lang == Lang::Rust;
+            loop {
+                let rest = &self.src[self.at.min(self.src.len())..];
+                let found = if nested {
+                    memchr::memchr2(b'*', b'/', rest)
+                } else {
+                    memchr::memchr(b'*', rest)
+                };
+                let Some(n) = found else {
+                    self.at = self.src.len();
+                    break;
+                };
+                self.at += n;
                 if self.starts(b"*/") {
                     self.at += 2;
                     depth -= 1;
                     if depth == 0 {
                         break;
                     }
-                } else if lang == Lang::Rust && self.starts(b"/*") {
+                } else if nested && self.starts(b"/*") {
                     self.at += 2;
                     depth += 1;
                 } else {
@@ -1063,16 +1094,25 @@ impl Lexer<'_> {
     /// end of the line (an unterminated one stops there).
     fn quoted(&mut self, quote: u8, line: bool) {
         self.at += 1;
-        while self.at < self.src.len() {
-            let c = self.src[self.at];
-            if c == b'\\' {
+        loop {
+            let rest = &self.src[self.at.min(self.src.len())..];
+            let found = if line {
+                memchr::memchr3(quote, b'\\', b'\n', rest)
+            } else {
+                memchr::memchr2(quote, b'\\', rest)
+            };
+            let Some(n) = found else {
+                self.at = self.at.max(self.src.len());
+                return;
+            };
+            self.at += n;
+            if self.src[self.at] == b'\\' {
                 self.at += 2;
                 continue;
             }
+            // The closing quote, or the newline that ends a string of one line.
             self.at += 1;
-            if c == quote || (line && c == b'\n') {
-                return;
-            }
+            return;
         }
     }
 
@@ -1701,7 +1741,9 @@ impl Lexer<'_> {
                 // `const f =`, `export let f =`, `a.b.f =`: a definition when a function
                 // comes next.
                 let named = matches!(self.head.last, Tok::Word(Word::Name | Word::Def));
-                let declared = self.head.prev == Tok::Word(Word::LocalDef) && self.head.tokens <= 3;
+                // Whatever came before in the head: a statement without its `;` goes on
+                // into the next line's as far as the skim can tell.
+                let declared = self.head.prev == Tok::Word(Word::LocalDef);
                 let member = self.head.prev == Tok::Punct(b'.');
                 self.token(Tok::Punct(b));
                 if named && (declared || member) {
@@ -1711,9 +1753,11 @@ impl Lexer<'_> {
             }
             b'=' if self.peek(0) == b'>' => {
                 self.at += 1;
-                if self.rules.javascript() {
-                    // An arrow function: a definition where it is assigned (`f = () =>`,
-                    // `f: () =>`); conservatively, anywhere.
+                // An arrow function: a definition where it is the value assigned (`f = () =>`,
+                // `f: async x =>`), not where it is passed or returned (`a.find(x => x)`).
+                if self.rules.javascript()
+                    && matches!(self.head.value, Value::Param | Value::AfterParams)
+                {
                     self.def();
                 }
                 self.token(Tok::Arrow);
@@ -1733,6 +1777,8 @@ impl Lexer<'_> {
             b':' if self.paren == 0 && self.rules.javascript() => {
                 let name = |t: Tok| matches!(t, Tok::Word(Word::Name | Word::Def | Word::LocalDef));
                 let key = self.head.tokens == 1 && name(self.head.last);
+                // A key may be a keyword (`try: () => …`, `default: x`).
+                let any_key = self.head.tokens == 1 && matches!(self.head.last, Tok::Word(_));
                 // `name:` or `name?:` first in a statement may be a property of an object
                 // type (a definition); in an object literal it is not, but the two look
                 // alike.
@@ -1751,7 +1797,7 @@ impl Lexer<'_> {
                 }
                 // `f: function () {`, `f: () => {`: a method of an object.
                 self.token(Tok::Punct(b));
-                if key {
+                if any_key {
                     self.head.value = Value::Start;
                 }
                 return;
@@ -1842,13 +1888,13 @@ impl Lexer<'_> {
                 || (self.rules.typescript() && !matches!(h.last, Tok::Punct(b'(' | b',' | b'='))));
         // A function's body whose declarations are local: only a function that is itself a
         // definition (a callback's variables are the enclosing definition's, or top-level).
+        let function_value = self.rules.javascript()
+            && h.value == Value::Func
+            && self.paren == 0
+            && (h.function || h.last == Tok::Arrow);
         let callable = match lang {
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
-                h.callable
-                    || method
-                    || (h.value == Value::Func
-                        && self.paren == 0
-                        && (h.function || h.last == Tok::Arrow))
+                h.callable || method || function_value
             }
             _ => h.callable,
         };
@@ -1879,6 +1925,7 @@ impl Lexer<'_> {
         let macro_body = self.macro_call();
         self.blocks.push(Open {
             macro_body,
+            function_value: function_value && h.function,
             declarations: h.declarations && !container && self.rules.c_like(),
             inside: self.at,
             local: parent_local || callable,
@@ -1919,14 +1966,25 @@ impl Lexer<'_> {
             self.macro_parens.pop();
         }
         let end = self.at - 1;
-        let keep =
-            !open.macro_body && (open.has_def || open.keep_all || open.container || !open.may_go);
+        // An immediately invoked function: its body, kept whole, defines its variables (the
+        // skim took them for local ones).
+        let invoked = open.function_value
+            && matches!(
+                self.src.get(space_after(self.src, self.at)),
+                Some(b'(' | b'.')
+            );
+        if invoked {
+            self.holes.truncate(open.holes_from);
+        }
+        let keep = !open.macro_body
+            && (invoked || open.has_def || open.keep_all || open.container || !open.may_go);
         if !keep && end > open.inside {
             self.holes.truncate(open.holes_from);
             self.holes.push((open.inside, end));
         }
-        let defines =
-            open.has_def || (open.container && (open.content || self.rules.lang != Lang::Go));
+        let defines = invoked
+            || open.has_def
+            || (open.container && (open.content || self.rules.lang != Lang::Go));
         if defines && !open.macro_body {
             self.def();
         }
@@ -2074,6 +2132,15 @@ mod tests {
         assert_eq!(
             kept(Lang::CSharp, src),
             "public class C<T> where T : class\n{\n    public Task Send<R>(R r) where R : IRequest, new()\n    {}\n    int P { get; set; }\n}\n"
+        );
+    }
+
+    #[test]
+    fn javascript_arrows_define_where_assigned_and_invoked_functions_stay() {
+        let src = "class I {\n  async exec (args) {\n    const a = args.find(x => x.ok)\n    return a\n  }\n  other () {\n    const ok = 1\n    const isDir = async s => { return s }\n  }\n}\nconst o = { try: () => { f() } }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {\n  let local = 1\n}\n";
+        assert_eq!(
+            kept(Lang::JavaScript, src),
+            "class I {\n  async exec (args) {}\n  other () {\n    const ok = 1\n    const isDir = async s => {}\n  }\n}\nconst o = { try: () => {} }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {}\n"
         );
     }
 

@@ -12,8 +12,8 @@
 //! header to the start of its last statement's line, so the text left keeps its lines whole
 //! and each line its indentation.
 
-/// A logical line: where its line starts (its indentation) and where it ends (past the
-/// newline), its indentation, and what the skim needs of its tokens.
+/// A logical line: where its first line starts (before its indentation) and where it ends
+/// (past the newline), its indentation, and what the skim needs of its tokens.
 struct Line {
     line_start: usize,
     end: usize,
@@ -38,22 +38,22 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
     let mut i = 0;
     while i < lines.len() {
         let line = &lines[i];
+        if !line.def || !line.opens {
+            i += 1;
+            continue;
+        }
         let body = lines[i + 1..]
             .iter()
             .take_while(|l| l.indent > line.indent)
             .count();
-        if !line.def || !line.opens || body == 0 {
-            i += 1;
-            continue;
-        }
         let inside = &lines[i + 1..=i + body];
-        let defines = inside.iter().any(|l| l.def || l.defines);
-        // A nested definition: this function stays whole, and each one inside is looked at
-        // in its turn.
         // The body's last statement at its own level, with its block if it has one (and
         // with the `if` or `try` its `else:` or `except:` goes on).
-        let base = inside[0].indent;
+        let base = inside.first().map_or(0, |l| l.indent);
         let last = inside.iter().rposition(|l| l.indent == base && !l.goes_on);
+        // A nested definition: this function stays whole, and each one inside is looked at
+        // in its turn.
+        let defines = inside.iter().any(|l| l.def || l.defines);
         if defines || last.is_none() {
             i += 1;
             continue;

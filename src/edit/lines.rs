@@ -12,7 +12,7 @@ impl<'a> Lines<'a> {
     pub fn new(bytes: &'a [u8]) -> Lines<'a> {
         let mut spans = Vec::with_capacity(bytes.len() / 32 + 1);
         let mut start = 0;
-        for nl in memchr::memchr_iter(b'\n', bytes) {
+        for nl in crate::text::byte_positions(b'\n', bytes) {
             let end = if nl > start && bytes[nl - 1] == b'\r' {
                 nl - 1
             } else {

@@ -1095,7 +1095,7 @@ pub fn load_for_edit(ws: &Workspace, user: &str, max: u64) -> Result<(Target, Ex
         .bytes
         .take()
         .ok_or_else(|| too_large(&target.display, existing.size, max))?;
-    if let Some(at) = memchr::memchr(0, &bytes) {
+    if let Some(at) = crate::text::find_byte(0, &bytes) {
         return Err(Error::new(
             ErrorKind::BinaryFile,
             format!(

@@ -103,7 +103,7 @@ impl Tool for WriteFile {
         let rel = ctx.ws.relative(&args.file_path)?;
         let path = rel.display().to_string();
         let content = args.content.as_bytes();
-        if let Some(at) = memchr::memchr(0, content) {
+        if let Some(at) = crate::text::find_byte(0, content) {
             return Err(Error::new(
                 ErrorKind::BinaryFile,
                 format!("content has a NUL byte (at offset {at}); write_file writes text only"),

@@ -927,8 +927,8 @@ impl Lexer<'_> {
     ///   anything but a name and `(` (`_GLIBCXX_BEGIN_NAMESPACE_VERSION`);
     /// - after a function's parameters (and `const`, `override` …), before its `;`, body,
     ///   initializers or another such macro (`void Lock() EXCLUSIVE_LOCK_FUNCTION(mu_);`);
-    /// - after a declared name, a thread-safety or attribute macro with arguments
-    ///   (`int total GUARDED_BY(mu);`).
+    /// - after a declared name or an array's size, a thread-safety or attribute macro with
+    ///   arguments (`int total GUARDED_BY(mu);`).
     fn annotation(&mut self, start: usize) -> bool {
         let src = self.src;
         let word = &src[start..self.at];
@@ -995,11 +995,10 @@ impl Lexer<'_> {
                 || ANNOTATIONS
                     .iter()
                     .any(|w| word.windows(w.len()).any(|x| x == *w));
-            annotates
-                && args.is_some()
-                && before_at < start
-                && !before.is_empty()
-                && matches!(next, b';' | b',' | b'=' | b'{')
+            // After a name, or an array's size (`stats_[kNumLevels] GUARDED_BY(mutex_);`).
+            let declarator = (before_at < start && !before.is_empty())
+                || src[..start].trim_ascii_end().ends_with(b"]");
+            annotates && args.is_some() && declarator && matches!(next, b';' | b',' | b'=' | b'{')
         };
         if !place {
             return false;
@@ -2086,8 +2085,8 @@ mod tests {
                 " Cache* NewLRUCache(size_t capacity);\n const char *MD2_options(void);\n",
             ),
             (
-                "struct M {\n  void Lock() EXCLUSIVE_LOCK_FUNCTION();\n  bool f() const LOCKS_EXCLUDED(mu_) { return x; }\n  explicit L(Mutex* mu) EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {}\n  int total GUARDED_BY(mu);\n};\n",
-                "struct M {\n  void Lock() ;\n  bool f() const  {}\n  explicit L(Mutex* mu)  : mu_(mu) {}\n  int total ;\n};\n",
+                "struct M {\n  void Lock() EXCLUSIVE_LOCK_FUNCTION();\n  bool f() const LOCKS_EXCLUDED(mu_) { return x; }\n  explicit L(Mutex* mu) EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {}\n  int total GUARDED_BY(mu);\n  S stats_[config::kLevels] GUARDED_BY(mu);\n};\n",
+                "struct M {\n  void Lock() ;\n  bool f() const  {}\n  explicit L(Mutex* mu)  : mu_(mu) {}\n  int total ;\n  S stats_[config::kLevels] ;\n};\n",
             ),
             (
                 "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n#ifdef  __cplusplus\n}  /* extern \"C\" */\n#endif\n",

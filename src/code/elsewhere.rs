@@ -1,9 +1,9 @@
 //! Parsing in `sneaky-outline`, for the programs that do not link the grammars: find_symbol,
 //! find_references and repo_map in their binaries, every navigation tool in the hosts, and the
 //! edit tools' syntax errors. They run `sneaky-outline --parse` with the files' bytes on
-//! stdin and read each file's [`FileTags`] back, as the hosts hand PDFs to `sneaky-read`.
-//! The helper does no I/O of its own beyond its pipes: the caller opened the files through
-//! the jail.
+//! stdin and read each file's [`FileTags`] back, as read_file hands it a PDF or a large image
+//! (`--pdf-text`, `--scale-image`: `crate::media`). The helper does no I/O of its own beyond
+//! its pipes: the caller opened the files through the jail.
 //!
 //! Request: `SNKP3`, then per file its language id (1 byte), what is wanted of it (1 byte:
 //! 0 everything, 1 the definitions, 2 the definitions at its focus), its focus (a u64 length,

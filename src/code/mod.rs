@@ -9,8 +9,8 @@
 //!   answers in.
 //! - `parse`: the tree-sitter grammars and the queries that turn a tree into tags. Only
 //!   `sneaky-outline` links it (the grammars weigh about 18 MB); every other program that
-//!   needs a parse hands the bytes to `sneaky-outline --parse` (`elsewhere`), as PDFs go to
-//!   `sneaky-read`.
+//!   needs a parse hands the bytes to `sneaky-outline --parse` (`elsewhere`), as read_file
+//!   hands it PDFs and large images (`crate::media`).
 //! - `pattern`: the tags queries read and matched by our own small matcher (tree-sitter's
 //!   `Query` costs more to build than a parse of many files).
 //! - `cache`: parsed files by workspace path, in the state directory beside the undo history,

@@ -200,14 +200,7 @@ mod tests {
     use super::*;
 
     fn kept(src: &str) -> String {
-        let mut out = String::new();
-        let mut at = 0;
-        for (start, end) in holes(src.as_bytes()) {
-            out.push_str(&src[at..start]);
-            at = end;
-        }
-        out.push_str(&src[at..]);
-        out
+        crate::code::skim::kept_text(src, &holes(src.as_bytes()))
     }
 
     #[test]

@@ -2017,25 +2017,12 @@ fn memchr_str(hay: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
-/// What a parse is given of `src`: its text without `holes` (the skims' tests).
-#[cfg(test)]
-pub(super) fn kept_text(src: &str, holes: &[(usize, usize)]) -> String {
-    let mut out = String::new();
-    let mut at = 0;
-    for &(start, end) in holes {
-        out.push_str(&src[at..start]);
-        at = end;
-    }
-    out.push_str(&src[at..]);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn kept(lang: Lang, src: &str) -> String {
-        kept_text(src, &holes(lang, src.as_bytes()))
+        super::super::skim_python::kept_text(src, &holes(lang, src.as_bytes()))
     }
 
     #[test]

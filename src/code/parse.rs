@@ -310,12 +310,10 @@ fn definitions<'t>(
     let mut found: Vec<Found> = Vec::new();
     let mut matches = Vec::new();
     let mut look = |node: Node<'t>| {
-        if tagger.patterns.starts_at(node.kind_id()) {
-            matches.clear();
-            tagger.patterns.matches_at(node, place.parsed, &mut matches);
-            for m in &matches {
-                found.extend(found_of(tagger, m, place));
-            }
+        matches.clear();
+        tagger.patterns.matches_at(node, place.parsed, &mut matches);
+        for m in &matches {
+            found.extend(found_of(tagger, m, place));
         }
     };
     if focus.is_empty() {

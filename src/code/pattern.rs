@@ -120,16 +120,6 @@ impl Patterns {
         u32::try_from(index).ok()
     }
 
-    /// Whether some pattern starts at nodes of this kind (a node of no such kind needs no
-    /// look), or at any named node.
-    pub fn starts_at(&self, kind_id: u16) -> bool {
-        !self.anywhere.is_empty()
-            || self
-                .starts
-                .get(usize::from(kind_id))
-                .is_some_and(|l| !l.is_empty())
-    }
-
     /// The matches of the patterns whose outermost node is `node`; `parsed` is the text the
     /// tree was parsed from (for the predicates).
     pub fn matches_at<'t>(&self, node: Node<'t>, parsed: &[u8], out: &mut Vec<Match<'t>>) {
@@ -180,28 +170,15 @@ impl Kind {
 /// Every way one of `alts` matches `node`: the captures of each.
 fn ways<'t>(alts: &[Alt], node: Node<'t>) -> Vec<Captures<'t>> {
     let mut out = Vec::new();
+    // The node's children with their fields, listed once for the alternatives that look at
+    // them.
     let mut children: Option<Vec<(Option<NonZeroU16>, Node<'t>)>> = None;
     for alt in alts.iter().filter(|a| a.kind.admits(node)) {
         let own: Captures<'t> = alt.captures.iter().map(|&c| (c, node)).collect();
         // Partial matches: the index of the next child free to match, and the captures.
         let mut partial = vec![(0, own)];
-        let children = children.get_or_insert_with(|| {
-            if alt.children.is_empty() {
-                return Vec::new();
-            }
-            let mut cursor = node.walk();
-            let mut list = Vec::new();
-            if cursor.goto_first_child() {
-                loop {
-                    list.push((cursor.field_id(), cursor.node()));
-                    if !cursor.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            list
-        });
         for pattern in &alt.children {
+            let children = children.get_or_insert_with(|| children_of(node));
             let mut next = Vec::new();
             for (from, captures) in partial {
                 for (i, (field, child)) in children.iter().enumerate().skip(from) {
@@ -220,6 +197,21 @@ fn ways<'t>(alts: &[Alt], node: Node<'t>) -> Vec<Captures<'t>> {
         out.extend(partial.into_iter().map(|(_, captures)| captures));
     }
     out
+}
+
+/// A node's children, each with the field it stands in.
+fn children_of(node: Node<'_>) -> Vec<(Option<NonZeroU16>, Node<'_>)> {
+    let mut cursor = node.walk();
+    let mut list = Vec::new();
+    if cursor.goto_first_child() {
+        loop {
+            list.push((cursor.field_id(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    list
 }
 
 /// Reads a query's text: one pattern after another.

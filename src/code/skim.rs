@@ -449,13 +449,18 @@ fn word_at(src: &[u8], at: usize) -> &[u8] {
     &rest[..len]
 }
 
+/// Back from `at` past white space.
+fn space_before(src: &[u8], mut at: usize) -> usize {
+    while at > 0 && src[at - 1].is_ascii_whitespace() {
+        at -= 1;
+    }
+    at
+}
+
 /// The word that ends, but for white space, before `at`, and where it starts (empty, at
 /// `at`, when something else stands there).
 fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
-    let mut end = at;
-    while end > 0 && src[end - 1].is_ascii_whitespace() {
-        end -= 1;
-    }
+    let end = space_before(src, at);
     let mut start = end;
     while start > 0 && is_word(src[start - 1]) {
         start -= 1;
@@ -474,10 +479,7 @@ fn constraints_after_params(src: &[u8], brace: usize) -> bool {
     while at > 0 && brace - at < 400 {
         let (word, start) = word_before(src, at);
         if word == b"where" {
-            let mut before = start;
-            while before > 0 && src[before - 1].is_ascii_whitespace() {
-                before -= 1;
-            }
+            let before = space_before(src, start);
             if before > 0 && src[before - 1] == b')' {
                 return true;
             }
@@ -549,9 +551,7 @@ fn parens_end(src: &[u8], at: usize) -> Option<usize> {
 fn after_params(src: &[u8], at: usize) -> bool {
     let mut end = at;
     loop {
-        while end > 0 && src[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
+        end = space_before(src, end);
         let (word, start) = word_before(src, end);
         if matches!(
             word,
@@ -945,8 +945,9 @@ impl Lexer<'_> {
         if !candidate {
             return false;
         }
-        let args = match src.get(space_after(src, self.at)) {
-            Some(b'(') => parens_end(src, space_after(src, self.at)),
+        let after_word = space_after(src, self.at);
+        let args = match src.get(after_word) {
+            Some(b'(') => parens_end(src, after_word),
             _ => None,
         };
         let end = args.unwrap_or(self.at);
@@ -955,18 +956,15 @@ impl Lexer<'_> {
         let (before, before_at) = word_before(src, start);
         let (second, _) = word_before(src, before_at);
         let next_word = word_at(src, next_at);
-        let after_next = src
-            .get(space_after(src, next_at + next_word.len()))
-            .copied()
-            .unwrap_or(0);
+        let after_next_at = space_after(src, next_at + next_word.len());
+        let after_next = src.get(after_next_at).copied().unwrap_or(0);
         let ends_declarator = matches!(next, b';' | b'{' | b':' | b'=' | b',')
             || (is_word_start(next) && capitals(next_word));
         let place = if second == b"namespace" && !before.is_empty() {
             next == b'{'
         } else if matches!(before, b"class" | b"struct" | b"union") {
             !next_word.is_empty()
-                && (matches!(after_next, b'{' | b':')
-                    || word_at(src, space_after(src, next_at + next_word.len())) == b"final")
+                && (matches!(after_next, b'{' | b':') || word_at(src, after_next_at) == b"final")
         } else if self.head.tokens == 0
             || self.head.last == Tok::Punct(b'}')
             || matches!(before, b"extern" | b"static" | b"inline")
@@ -1908,11 +1906,11 @@ impl Lexer<'_> {
                     h.last,
                     Tok::Punct(b')') | Tok::Arrow | Tok::Word(Word::Keyword)
                 ) || h.tokens == 0
-                    || self.word_before(b"get")
-                    || self.word_before(b"set")
-                    || self.word_before(b"init")
-                    || self.word_before(b"else")
-                    || self.word_before(b"finally")
+                    || self.follows_word(b"get")
+                    || self.follows_word(b"set")
+                    || self.follows_word(b"init")
+                    || self.follows_word(b"else")
+                    || self.follows_word(b"finally")
                     || constrained
             }
             _ => true,
@@ -1942,13 +1940,9 @@ impl Lexer<'_> {
     }
 
     /// Whether the word just before the `{` is `word`.
-    fn word_before(&self, word: &[u8]) -> bool {
-        let mut end = self.at - 1;
-        while end > 0 && self.src[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
-        self.src[..end].ends_with(word)
-            && (end == word.len() || !is_word(self.src[end - word.len() - 1]))
+    /// Whether the `{` just read follows the word `word`.
+    fn follows_word(&self, word: &[u8]) -> bool {
+        word_before(self.src, self.at - 1).0 == word
     }
 
     fn close(&mut self) {

@@ -249,12 +249,35 @@ struct Invocation {
 
 /// The command lines of most calls read without clap: nothing after the program's name (the
 /// arguments come as JSON on stdin), or only values for the positional parameters
-/// (`sneaky-read src/main.rs`). Building the clap command from the schema cost more than the
-/// rest of a small read. Anything else (a flag, `-`, `--`, a value that is not UTF-8, more
-/// values than there are positionals) is None and goes to clap, which reads it or says what is
-/// wrong with it; `plain_command_lines_read_as_clap_reads_them` holds the two to one answer.
+/// (`sneaky-read src/main.rs`), each with or without `--root DIR` and `--config FILE` (a host
+/// names the workspace: `sneaky-run --root DIR true`). Building the clap command from the
+/// schema cost more than the rest of a small read (about 0.1 ms of a `sneaky-run` call's
+/// start). Anything else (another flag, `--root=DIR`, a flag given twice or without its value,
+/// `-`, `--`, a value that is not UTF-8 or that starts with `-`, more values than there are
+/// positionals) is None and goes to clap, which reads it or says what is wrong with it;
+/// `plain_command_lines_read_as_clap_reads_them` holds the two to one answer.
 fn plain_invocation(spec: &ToolSpec, argv: &[OsString]) -> Option<Invocation> {
-    let values = argv.get(1..).unwrap_or_default();
+    let mut root = None;
+    let mut config = None;
+    let mut values = Vec::new();
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        let slot = if arg == "--root" {
+            &mut root
+        } else if arg == "--config" {
+            &mut config
+        } else {
+            values.push(arg);
+            continue;
+        };
+        // clap takes neither an empty path nor a value that looks like a flag.
+        let value = args
+            .next()
+            .filter(|v| !v.is_empty() && !v.as_encoded_bytes().starts_with(b"-"))?;
+        if slot.replace(PathBuf::from(value)).is_some() {
+            return None;
+        }
+    }
     if values.len() > spec.cli.positional.len() {
         return None;
     }
@@ -269,8 +292,8 @@ fn plain_invocation(spec: &ToolSpec, argv: &[OsString]) -> Option<Invocation> {
             pretty: false,
         },
         schema: false,
-        root: None,
-        config: None,
+        root,
+        config,
         flags: (!flags.is_empty()).then_some(flags),
     })
 }
@@ -886,11 +909,29 @@ mod tests {
             &["a.rs", "--pretty"],
             &["a.rs", "--", "-b"],
             &["--root", "/tmp", "a.rs"],
+            &["a.rs", "--root", "/tmp"],
+            &["--root", "/tmp"],
+            &["--config", "c.toml", "--root", "/r", "a", "b"],
+            &["--root", "/tmp", "--root", "/x"],
+            &["--config", "a.toml", "x", "--config", "b.toml"],
+            &["--root"],
+            &["a.rs", "--config"],
+            &["--root", ""],
+            &["--root", "-x"],
+            &["--root", "--"],
+            &["--root", "--pretty"],
+            &["--root=/tmp", "a.rs"],
+            &["--root", "/tmp", "--pretty"],
+            &["--root", "/tmp", "a", "b", "c", "d"],
             &["--schema"],
         ]
         .iter()
         .map(|line| line.iter().map(OsString::from).collect())
         .chain([vec![OsString::from_vec(b"a\xff.rs".to_vec())]])
+        .chain([vec![
+            OsString::from("--root"),
+            OsString::from_vec(b"/tmp/\xff".to_vec()),
+        ]])
         .collect();
         let mut plain = 0;
         for spec in tools::all() {
@@ -910,9 +951,15 @@ mod tests {
                 );
             }
         }
-        // Most calls take the plain way: JSON on stdin, or positional values only.
+        // Most calls take the plain way: JSON on stdin, or positional values only, with or
+        // without the workspace named.
         let read = tools::find("read_file").expect("read_file");
-        for line in [&["sneaky-read"][..], &["sneaky-read", "a.rs"]] {
+        for line in [
+            &["sneaky-read"][..],
+            &["sneaky-read", "a.rs"],
+            &["sneaky-read", "--root", "/w", "a.rs"],
+            &["sneaky-read", "--config", "/c.toml", "--root", "/w"],
+        ] {
             let argv: Vec<OsString> = line.iter().map(OsString::from).collect();
             assert!(plain_invocation(read, &argv).is_some(), "{line:?}");
         }

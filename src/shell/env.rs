@@ -36,8 +36,7 @@ pub fn command_env(
         }
         env.push((name, value));
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    env.push(("PATH".into(), path_outside(&path, root)));
+    env.push(("PATH".into(), command_path(root)));
     for name in ["TMPDIR", "TMP", "TEMP"] {
         env.push((name.into(), tmp.as_os_str().to_owned()));
     }
@@ -230,10 +229,15 @@ pub fn find_bash(env: &[(OsString, OsString)]) -> Result<PathBuf> {
     let path = env
         .iter()
         .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone());
+        .map(|(_, v)| v.as_os_str());
+    find_bash_on(path)
+}
+
+/// [`find_bash`] with the command's PATH, if it has one.
+pub fn find_bash_on(path: Option<&std::ffi::OsStr>) -> Result<PathBuf> {
     let mut candidates = vec![PathBuf::from("/bin/bash"), PathBuf::from("/usr/bin/bash")];
     if let Some(p) = path {
-        candidates.extend(std::env::split_paths(&p).map(|d| d.join("bash")));
+        candidates.extend(std::env::split_paths(p).map(|d| d.join("bash")));
     }
     candidates.into_iter().find(|c| c.is_file()).ok_or_else(|| {
         Error::new(
@@ -241,6 +245,12 @@ pub fn find_bash(env: &[(OsString, OsString)]) -> Result<PathBuf> {
             "bash was not found (run_command needs it)",
         )
     })
+}
+
+/// The command's PATH ([`command_env`]'s): the caller's, as [`path_outside`] leaves it.
+pub fn command_path(root: &Path) -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    path_outside(&path, root)
 }
 
 /// PATH without relative entries and without those inside the root: spelled inside it (what

@@ -151,6 +151,61 @@ pub fn contained_paths(
     library: &[PathBuf],
     write: &[PathBuf],
 ) -> ExecSet {
+    contained_places(inputs, denied, library, write).into_set(inputs.root, inputs.tmp)
+}
+
+/// The contained exec set but the workspace and the temp dir, which it always holds first
+/// (see [`contained_paths`]).
+pub struct Contained {
+    directories: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+    cover: Vec<PathBuf>,
+}
+
+impl Contained {
+    pub fn into_set(self, root: &Path, tmp: &Path) -> ExecSet {
+        let mut directories = vec![root.to_path_buf(), tmp.to_path_buf()];
+        directories.extend(self.directories);
+        let mut paths = directories.clone();
+        paths.extend(self.files);
+        ExecSet {
+            paths,
+            directories,
+            cover: self.cover,
+        }
+    }
+
+    /// The set with the temp dir `tmp`, from places worked out before it was made: with the
+    /// workspace standing in for it in [`Inputs::tmp`], and `write` without it. They are the
+    /// places [`contained_paths`] works out with it unless one lies beneath it (what lies
+    /// beneath it is left out, and a link followed into it stops there; it is new, so nothing
+    /// can lead there but a link naming it, and what such a link finds is beneath it) or it
+    /// lies in or around the installed system (then whether that is granted whole depends on
+    /// it). None then: they are worked out again, with it.
+    pub fn with_tmp(self, root: &Path, tmp: &Path) -> Option<ExecSet> {
+        let system = Path::new(SYSTEM);
+        if tmp.starts_with(system) || system.starts_with(tmp) {
+            return None;
+        }
+        if self
+            .directories
+            .iter()
+            .chain(&self.files)
+            .any(|p| within(p, tmp))
+        {
+            return None;
+        }
+        Some(self.into_set(root, tmp))
+    }
+}
+
+/// [`contained_paths`]' places but the workspace and the temp dir.
+pub fn contained_places(
+    inputs: &Inputs<'_>,
+    denied: &[&str],
+    library: &[PathBuf],
+    write: &[PathBuf],
+) -> Contained {
     let system = Path::new(SYSTEM);
     let whole_system = system.is_dir()
         && !write
@@ -211,13 +266,9 @@ pub fn contained_paths(
             }
         }
     }
-    let mut directories = vec![inputs.root.to_path_buf(), inputs.tmp.to_path_buf()];
-    directories.extend(set.directories);
-    let mut paths = directories.clone();
-    paths.extend(set.files);
-    ExecSet {
-        paths,
-        directories,
+    Contained {
+        directories: set.directories,
+        files: set.files,
         cover: denied_files(&path, denied),
     }
 }
@@ -884,6 +935,73 @@ mod tests {
             "{:?}",
             narrowed.paths
         );
+    }
+
+    /// The set worked out before the temp dir exists (the workspace standing in for it) is
+    /// the one worked out with it, unless something of it lies beneath the temp dir, or the
+    /// temp dir lies in the installed system: then there is none.
+    #[test]
+    fn the_contained_set_worked_out_ahead_is_the_one_worked_out_with_the_temp_dir() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let t = std::fs::canonicalize(t.path()).expect("canonical");
+        let (bin, other, ws, tmp) = (t.join("bin"), t.join("other"), t.join("ws"), t.join("tmp"));
+        for d in [&bin, &other, &ws, &tmp] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(other.join("x"), "#!/bin/sh\n").expect("write");
+        std::fs::write(bin.join("sudo"), "#!/bin/sh\n").expect("write");
+        std::os::unix::fs::symlink(other.join("x"), bin.join("linked")).expect("link");
+        let places = |path: &OsStr, tmp: &Path| {
+            contained_places(
+                &Inputs {
+                    programs: &[],
+                    path,
+                    root: &ws,
+                    tmp,
+                    shell: Path::new("/bin/bash"),
+                    extra: &[],
+                    denied: &|_| false,
+                },
+                &["sudo"],
+                &[],
+                std::slice::from_ref(&ws),
+            )
+        };
+        let sets = |s: &ExecSet| (s.paths.clone(), s.directories.clone(), s.cover.clone());
+        let with = contained_paths(
+            &Inputs {
+                programs: &[],
+                path: bin.as_os_str(),
+                root: &ws,
+                tmp: &tmp,
+                shell: Path::new("/bin/bash"),
+                extra: &[],
+                denied: &|_| false,
+            },
+            &["sudo"],
+            &[],
+            &[ws.clone(), tmp.clone()],
+        );
+        let ahead = places(bin.as_os_str(), &ws)
+            .with_tmp(&ws, &tmp)
+            .expect("nothing beneath the temp dir");
+        assert_eq!(sets(&ahead), sets(&with));
+        assert!(ahead.paths.contains(&other.join("x")), "{:?}", ahead.paths);
+        assert_eq!(ahead.directories[..2], [ws.clone(), tmp.clone()]);
+        // A PATH directory beneath the temp dir: left out with it, so worked out again.
+        let inside = tmp.join("bin");
+        std::fs::create_dir_all(&inside).expect("mkdir");
+        let path = std::env::join_paths([&bin, &inside]).expect("PATH");
+        assert!(places(&path, &ws).with_tmp(&ws, &tmp).is_none());
+        // A link on PATH into the temp dir: what it leads to is beneath it.
+        std::os::unix::fs::symlink(tmp.join("later"), bin.join("into")).expect("link");
+        assert!(places(bin.as_os_str(), &ws).with_tmp(&ws, &tmp).is_none());
+        std::fs::remove_file(bin.join("into")).expect("rm");
+        // A temp dir in the installed system decides whether it is granted whole.
+        let usr_tmp = Path::new(SYSTEM).join("tmp-of-a-call");
+        assert!(places(bin.as_os_str(), &ws)
+            .with_tmp(&ws, &usr_tmp)
+            .is_none());
     }
 
     #[test]

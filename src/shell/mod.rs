@@ -177,6 +177,11 @@ pub fn run_with_changes(
             begin_early(shell, &cgroup_made, loopback, waiting);
         }
     }
+    // Worked out meanwhile, while this thread makes the temp dir, the environment and the
+    // placeholders.
+    let mut exec_ahead = (shell.sandbox && launcher.is_some())
+        .then(|| spec::ExecAhead::start(shell, &root))
+        .flatten();
     let Setup {
         tmp,
         env,
@@ -227,7 +232,14 @@ pub fn run_with_changes(
                     protect::Placeholders::reserve(&in_upper),
                 ]);
                 costs::mark("protected-placeholders");
-                let mut spec = spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+                let mut spec = spec::launch_spec(
+                    ctx.config,
+                    ctx.ws,
+                    tmp.path(),
+                    &bash,
+                    &path_env,
+                    exec_ahead.take(),
+                )?;
                 costs::mark("launch-spec-exec-set-deny-list");
                 Setup::grant(caches.as_deref(), &mut spec);
                 if let Some(held) = &scratch {

@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::executables::{contained_paths, executable_paths, ExecSet, Inputs};
+use super::executables::{contained_places, executable_paths, Contained, ExecSet, Inputs};
 use super::launch::{LaunchSpec, Limits};
 use crate::config::commands::EffectiveLists;
 use crate::config::{Config, Shell};
@@ -14,14 +14,74 @@ use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
 
 /// Build the launcher's instructions (with real paths remembered while it does: every PATH
 /// directory, program and protected place is resolved from the same few directories).
+/// `ahead`: the exec set worked out meanwhile ([`ExecAhead`]), if it was.
 pub fn launch_spec(
     config: &Config,
     ws: &Workspace,
     tmp: &Path,
     bash: &Path,
     path_env: &OsStr,
+    ahead: Option<ExecAhead>,
 ) -> Result<LaunchSpec> {
-    crate::fs::real::remembered(|| build_spec(config, ws, tmp, bash, path_env))
+    crate::fs::real::remembered(|| build_spec(config, ws, tmp, bash, path_env, ahead))
+}
+
+/// The contained mode's exec set, worked out on a thread of its own from the moment the call
+/// knows its configuration, while the call's own thread makes the temp dir, the environment
+/// and the placeholders (and the forked launcher its namespaces): the set was the longest
+/// step of a call's start before the launch, some 300 system calls and 1.7 million
+/// instructions on this machine's PATH (resolving PATH, its links, the build tools' helpers
+/// and the denied programs). The temp dir does not exist yet: the set is worked out without
+/// it and checked against it once it does ([`Contained::with_tmp`]), with the PATH and bash
+/// it was worked out for, which [`launch_spec`] compares with the call's; where either
+/// differs, the set is worked out again there, as it is without this.
+pub struct ExecAhead(std::thread::JoinHandle<Option<Ahead>>);
+
+struct Ahead {
+    path_env: std::ffi::OsString,
+    bash: PathBuf,
+    places: Contained,
+}
+
+impl ExecAhead {
+    /// Start it; None in the strict mode (its set is the allowed programs': worked out in
+    /// [`launch_spec`]), or where no thread can be started.
+    pub fn start(shell: &Shell, root: &Path) -> Option<ExecAhead> {
+        if crate::config::commands::mode(shell).is_strict() {
+            return None;
+        }
+        let shell = shell.clone();
+        let root = root.to_path_buf();
+        let work = move || {
+            crate::fs::real::remembered(|| {
+                let path_env = super::env::command_path(&root);
+                let bash = super::env::find_bash_on(Some(&path_env)).ok()?;
+                // The workspace stands in for the temp dir, which is not made yet.
+                let write = write_paths(&shell, &root, &root).ok()?;
+                let lists = EffectiveLists::from_config(&shell);
+                let places = contained(&shell, &lists, &root, &root, &bash, &path_env, &write);
+                Some(Ahead {
+                    path_env,
+                    bash,
+                    places,
+                })
+            })
+        };
+        std::thread::Builder::new()
+            .name("exec-set".into())
+            .spawn(work)
+            .ok()
+            .map(ExecAhead)
+    }
+
+    /// The set for this call, if it was worked out for its PATH, bash and temp dir.
+    fn take(self, root: &Path, tmp: &Path, bash: &Path, path_env: &OsStr) -> Option<ExecSet> {
+        let ahead = self.0.join().ok()??;
+        if ahead.bash != bash || ahead.path_env != path_env {
+            return None;
+        }
+        ahead.places.with_tmp(root, tmp)
+    }
 }
 
 // Long: the launcher's instructions, field by field, from lists worked out here from one
@@ -34,12 +94,12 @@ fn build_spec(
     tmp: &Path,
     bash: &Path,
     path_env: &OsStr,
+    ahead: Option<ExecAhead>,
 ) -> Result<LaunchSpec> {
     let shell = &config.tools.shell;
     let root = ws.root();
     let lists = EffectiveLists::from_config(shell);
     let write = write_paths(shell, root, tmp)?;
-    let exec_set = exec_set(shell, &lists, root, tmp, bash, path_env, &write);
     let (pin, mut read_only) = if config.allow_vcs_writes {
         (Vec::new(), Vec::new())
     } else {
@@ -49,6 +109,17 @@ fn build_spec(
     read_only.extend(ws.protected_paths().iter().cloned());
     let protected = super::protect::protected_view(ws)?;
     read_only.extend(protected.read_only.iter().cloned());
+    // What the read-deny list names, and SneakyCode's own state, are covered last; the
+    // private temp dir lies inside the latter (src/shell/tmpdir.rs) and is kept visible
+    // through its cover.
+    let mut hide = super::protect::denied_places(config, ws)?;
+    let written: Vec<PathBuf> = write.iter().filter(|w| *w != tmp).cloned().collect();
+    hide.extend(super::protect::own_state(&written));
+    // Last: the set worked out ahead has had the most time.
+    let exec_set = match ahead.and_then(|a| a.take(root, tmp, bash, path_env)) {
+        Some(set) if !lists.mode.is_strict() => set,
+        _ => exec_set(shell, &lists, root, tmp, bash, path_env, &write),
+    };
     // A place of `write_paths` that lies beneath a protected place (reached through a link
     // out of the workspace) is protected with it.
     for w in absolute_paths(&shell.write_paths, "write_paths")? {
@@ -84,12 +155,6 @@ fn build_spec(
             }
         }
     }
-    // What the read-deny list names, and SneakyCode's own state, are covered last; the
-    // private temp dir lies inside the latter (src/shell/tmpdir.rs) and is kept visible
-    // through its cover.
-    let mut hide = super::protect::denied_places(config, ws)?;
-    let written: Vec<PathBuf> = write.iter().filter(|w| *w != tmp).cloned().collect();
-    hide.extend(super::protect::own_state(&written));
     // Outer directories first: a pin inside another must be made after it.
     pin.sort_by_key(|p| p.components().count());
     Ok(LaunchSpec {
@@ -157,6 +222,9 @@ fn exec_set(
     path_env: &OsStr,
     write: &[PathBuf],
 ) -> ExecSet {
+    if !lists.mode.is_strict() {
+        return contained(shell, lists, root, tmp, bash, path_env, write).into_set(root, tmp);
+    }
     let programs = lists.runnable();
     let denied = |p: &Path| {
         let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
@@ -171,10 +239,6 @@ fn exec_set(
         extra: &shell.exec_paths,
         denied: &denied,
     };
-    if !lists.mode.is_strict() {
-        let denied: Vec<&str> = lists.denied_names().collect();
-        return contained_paths(&inputs, &denied, &library_dirs(), write);
-    }
     let mut exec_set = executable_paths(&inputs);
     for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
         if !exec_set.paths.contains(&dir) {
@@ -183,6 +247,34 @@ fn exec_set(
         exec_set.directories.push(dir);
     }
     exec_set
+}
+
+/// The contained mode's exec set but the workspace and the temp dir.
+fn contained(
+    shell: &Shell,
+    lists: &EffectiveLists,
+    root: &Path,
+    tmp: &Path,
+    bash: &Path,
+    path_env: &OsStr,
+    write: &[PathBuf],
+) -> Contained {
+    let programs = lists.runnable();
+    let denied = |p: &Path| {
+        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+        lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
+    };
+    let inputs = Inputs {
+        programs: &programs,
+        path: path_env,
+        root,
+        tmp,
+        shell: bash,
+        extra: &shell.exec_paths,
+        denied: &denied,
+    };
+    let denied: Vec<&str> = lists.denied_names().collect();
+    contained_places(&inputs, &denied, &library_dirs(), write)
 }
 
 /// `SNEAKY_SANDBOX_SKIP` (a comma-separated list) names `layer`: leave it out, to see and

@@ -574,7 +574,8 @@ pub fn start(
         None => None,
     };
     let mut spec = if shell.sandbox {
-        let mut spec = super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env)?;
+        let mut spec =
+            super::spec::launch_spec(ctx.config, ctx.ws, tmp.path(), &bash, &path_env, None)?;
         super::Setup::grant(caches.as_deref(), &mut spec);
         spec
     } else {

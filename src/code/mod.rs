@@ -25,6 +25,7 @@ pub mod cache;
 pub mod check;
 pub mod doc;
 pub mod elsewhere;
+mod holds;
 pub mod lang;
 pub mod parse;
 pub mod pattern;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use tree_sitter::{Language, Node, ParseOptions, ParseState, Parser, Point, Range, Tree};
 
 use super::doc::{self, Fence};
-use super::pattern::{Match, Patterns};
+use super::pattern::{Match, Patterns, Scratch};
 use super::skim;
 use super::tags::Want;
 use super::tags::{Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
@@ -64,6 +64,9 @@ struct Tagger {
     name: Option<u32>,
     receiver: Option<u32>,
     roles: Roles,
+    /// By kind id: whether a node of the kind can hold, at any depth, a node a pattern starts
+    /// at (`holds`); the walk for definitions goes into no other.
+    holds: Vec<bool>,
 }
 
 fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
@@ -88,12 +91,27 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
             name: patterns.capture_index("name"),
             receiver: patterns.capture_index("receiver"),
             roles: Roles::of(&grammar),
+            holds: holding(&grammar, super::holds::kinds(lang)),
             kinds,
             patterns,
         })
     })
     .as_ref()
     .map_err(String::clone)
+}
+
+/// By kind id: whether the kind is a named kind of `names` (one per line, sorted).
+fn holding(grammar: &Language, names: &str) -> Vec<bool> {
+    let names: Vec<&str> = names.split_whitespace().collect();
+    (0..grammar.node_kind_count())
+        .map(|id| {
+            let id = u16::try_from(id).unwrap_or(u16::MAX);
+            grammar.node_kind_is_named(id)
+                && grammar
+                    .node_kind_for_id(id)
+                    .is_some_and(|kind| names.binary_search(&kind).is_ok())
+        })
+        .collect()
 }
 
 /// Parse `source` as `lang` and take all its tags. An error when the parse was given up
@@ -309,21 +327,24 @@ fn definitions<'t>(
 ) -> Vec<Def> {
     let mut found: Vec<Found> = Vec::new();
     let mut matches = Vec::new();
+    let mut scratch = Scratch::default();
     let mut look = |node: Node<'t>| {
         matches.clear();
-        tagger.patterns.matches_at(node, place.parsed, &mut matches);
+        tagger
+            .patterns
+            .matches_at(node, place.parsed, &mut scratch, &mut matches);
         for m in &matches {
             found.extend(found_of(tagger, m, place));
         }
     };
     if focus.is_empty() {
-        each_node(root, (0, usize::MAX), &mut look);
+        each_node(root, (0, usize::MAX), &tagger.holds, &mut look);
     }
     for &(start, end) in focus {
         let (Ok(start), Ok(end)) = (usize::try_from(start), usize::try_from(end)) else {
             continue;
         };
-        each_node(root, (start, end.max(start + 1)), &mut look);
+        each_node(root, (start, end.max(start + 1)), &tagger.holds, &mut look);
     }
     // One definition per name: where two patterns name the same node, the first pattern of
     // the query (the more precise one) wins; with a focus, ranges in one definition found it
@@ -340,8 +361,14 @@ fn definitions<'t>(
 }
 
 /// Each node beneath and including `root` that overlaps the byte range `(start, end)`, in
-/// document order.
-fn each_node<'t>(root: Node<'t>, (start, end): (usize, usize), look: &mut impl FnMut(Node<'t>)) {
+/// document order, but for those beneath a node whose kind cannot hold a definition (by kind
+/// id, `holds`; an error can hold anything).
+fn each_node<'t>(
+    root: Node<'t>,
+    (start, end): (usize, usize),
+    holds: &[bool],
+    look: &mut impl FnMut(Node<'t>),
+) {
     let mut cursor = root.walk();
     let everything = start == 0 && end == usize::MAX;
     'nodes: loop {
@@ -350,7 +377,13 @@ fn each_node<'t>(root: Node<'t>, (start, end): (usize, usize), look: &mut impl F
         if overlaps {
             look(node);
         }
-        if overlaps && cursor.goto_first_child() {
+        let inside = overlaps
+            && (holds
+                .get(usize::from(node.kind_id()))
+                .copied()
+                .unwrap_or(true)
+                || node.has_error());
+        if inside && cursor.goto_first_child() {
             continue;
         }
         loop {
@@ -1136,6 +1169,149 @@ mod tests {
         }
     }
 
+    /// A grammar's node types (what each kind's fields and children can be), as its crate
+    /// ships them.
+    fn node_types(lang: Lang) -> &'static str {
+        match lang {
+            Lang::Rust => tree_sitter_rust::NODE_TYPES,
+            Lang::Python => tree_sitter_python::NODE_TYPES,
+            Lang::JavaScript => tree_sitter_javascript::NODE_TYPES,
+            Lang::TypeScript => tree_sitter_typescript::TYPESCRIPT_NODE_TYPES,
+            Lang::Tsx => tree_sitter_typescript::TSX_NODE_TYPES,
+            Lang::Go => tree_sitter_go::NODE_TYPES,
+            Lang::Java => tree_sitter_java::NODE_TYPES,
+            Lang::C => tree_sitter_c::NODE_TYPES,
+            Lang::Cpp => tree_sitter_cpp::NODE_TYPES,
+            Lang::CSharp => tree_sitter_c_sharp::NODE_TYPES,
+            Lang::Ruby => tree_sitter_ruby::NODE_TYPES,
+            Lang::Php => tree_sitter_php::PHP_NODE_TYPES,
+            Lang::Bash => tree_sitter_bash::NODE_TYPES,
+        }
+    }
+
+    /// The named kinds that can hold, at any depth, a node one of `lang`'s patterns starts at:
+    /// a kind holds when one of its fields or children can be such a node or a kind that
+    /// holds (supertypes stand for their subtypes).
+    fn holding_kinds(lang: Lang) -> std::collections::BTreeSet<String> {
+        use std::collections::{BTreeMap, BTreeSet};
+        let types: serde_json::Value = serde_json::from_str(node_types(lang)).unwrap();
+        let named = |list: &serde_json::Value| -> Vec<String> {
+            let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
+            list.iter()
+                .filter(|t| t["named"] == true)
+                .map(|t| t["type"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let mut subtypes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in types
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["named"] == true)
+        {
+            let kind = t["type"].as_str().unwrap().to_string();
+            if let Some(subs) = t.get("subtypes") {
+                subtypes.insert(kind, named(subs));
+                continue;
+            }
+            let mut list = named(&t["children"]["types"]);
+            for field in t["fields"].as_object().into_iter().flat_map(|f| f.values()) {
+                list.extend(named(&field["types"]));
+            }
+            children.insert(kind, list);
+        }
+        fn concrete(
+            kind: &str,
+            subtypes: &BTreeMap<String, Vec<String>>,
+            out: &mut BTreeSet<String>,
+        ) {
+            match subtypes.get(kind) {
+                Some(subs) => subs.iter().for_each(|s| concrete(s, subtypes, out)),
+                None => {
+                    out.insert(kind.to_string());
+                }
+            }
+        }
+        let children: BTreeMap<String, BTreeSet<String>> = children
+            .into_iter()
+            .map(|(kind, list)| {
+                let mut all = BTreeSet::new();
+                list.iter().for_each(|c| concrete(c, &subtypes, &mut all));
+                (kind, all)
+            })
+            .collect();
+        let grammar = language(lang);
+        let starts: BTreeSet<String> = match tagger(lang).unwrap().patterns.outermost() {
+            Some(ids) => ids
+                .into_iter()
+                .map(|id| grammar.node_kind_for_id(id).unwrap().to_string())
+                .collect(),
+            None => children.keys().cloned().collect(),
+        };
+        let mut holds = BTreeSet::new();
+        loop {
+            let more: Vec<&String> = children
+                .iter()
+                .filter(|(kind, list)| {
+                    !holds.contains(*kind)
+                        && list.iter().any(|c| starts.contains(c) || holds.contains(c))
+                })
+                .map(|(kind, _)| kind)
+                .collect();
+            if more.is_empty() {
+                return holds;
+            }
+            holds.extend(more.into_iter().cloned());
+        }
+    }
+
+    /// src/code/holds.rs is made from the grammars and the queries; regenerate it with
+    /// `SNEAKY_REGENERATE=1 cargo test --lib code::parse::tests::the_kinds_that_hold`.
+    #[test]
+    fn the_kinds_that_hold_definitions_follow_the_grammars_and_queries() {
+        let mut text = String::from(
+            "//! Generated from the grammars' node types and the tags queries by\n\
+             //! `SNEAKY_REGENERATE=1 cargo test --lib code::parse::tests::the_kinds_that_hold`: do\n\
+             //! not edit. By language, the named node kinds that can hold, at any depth, a node a\n\
+             //! pattern of its query starts at, one per line and sorted: the walk for definitions\n\
+             //! (`parse::each_node`) goes into no other kind, as nothing it looks for can be there.\n\
+             \n\
+             use super::Lang;\n\
+             \n\
+             pub fn kinds(lang: Lang) -> &'static str {\n    match lang {\n",
+        );
+        for lang in Lang::ALL {
+            text.push_str(&format!(
+                "        Lang::{lang:?} => {},\n",
+                lang_const(lang)
+            ));
+        }
+        text.push_str("    }\n}\n");
+        for lang in Lang::ALL {
+            text.push_str(&format!("\nconst {}: &str = \"\n", lang_const(lang)));
+            for kind in holding_kinds(lang) {
+                text.push_str(&kind);
+                text.push('\n');
+            }
+            text.push_str("\";\n");
+        }
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/code/holds.rs");
+        if std::env::var_os("SNEAKY_REGENERATE").is_some() {
+            std::fs::write(&path, &text).unwrap();
+            return;
+        }
+        assert!(
+            std::fs::read_to_string(&path).unwrap_or_default() == text,
+            "src/code/holds.rs is out of date: run `SNEAKY_REGENERATE=1 cargo test --lib \
+             code::parse::tests::the_kinds_that_hold`"
+        );
+    }
+
+    fn lang_const(lang: Lang) -> String {
+        format!("{lang:?}").to_uppercase()
+    }
+
     #[test]
     fn a_focused_parse_finds_the_definitions_there_and_around() {
         let source = b"mod outer {\n    pub struct Searcher;\n    impl Searcher {\n        fn search(&self) {}\n        fn other() { search(); }\n    }\n}\nfn search() {}\n";
@@ -1343,9 +1519,12 @@ mod tests {
         let names = tagger.patterns.capture_names();
         let mut ours = std::collections::BTreeSet::new();
         let mut matches = Vec::new();
-        each_node(root, (0, usize::MAX), &mut |node| {
+        let mut scratch = Scratch::default();
+        each_node(root, (0, usize::MAX), &tagger.holds, &mut |node| {
             matches.clear();
-            tagger.patterns.matches_at(node, source, &mut matches);
+            tagger
+                .patterns
+                .matches_at(node, source, &mut scratch, &mut matches);
             for m in &matches {
                 let mut captures: Vec<_> = m
                     .captures

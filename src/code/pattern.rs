@@ -19,7 +19,7 @@
 
 use std::num::NonZeroU16;
 
-use tree_sitter::{Language, Node};
+use tree_sitter::{Language, Node, TreeCursor};
 
 /// A language's patterns, read once per process.
 pub struct Patterns {
@@ -67,8 +67,6 @@ struct Predicate {
     texts: Vec<String>,
 }
 
-type Captures<'t> = Vec<(u32, Node<'t>)>;
-
 impl Patterns {
     /// Read the query `text` against `grammar`'s kinds and fields.
     pub fn new(grammar: &Language, text: &str) -> Result<Patterns, String> {
@@ -110,6 +108,20 @@ impl Patterns {
         })
     }
 
+    /// The kinds a pattern's outermost node can be, by kind id; None when a pattern starts
+    /// at any named node (`(_)`).
+    pub fn outermost(&self) -> Option<Vec<u16>> {
+        if !self.anywhere.is_empty() {
+            return None;
+        }
+        let ids = self
+            .starts
+            .iter()
+            .enumerate()
+            .filter(|(_, list)| !list.is_empty());
+        Some(ids.filter_map(|(id, _)| u16::try_from(id).ok()).collect())
+    }
+
     /// The names of the captures, by capture index.
     pub fn capture_names(&self) -> &[String] {
         &self.captures
@@ -121,32 +133,50 @@ impl Patterns {
     }
 
     /// The matches of the patterns whose outermost node is `node`; `parsed` is the text the
-    /// tree was parsed from (for the predicates).
-    pub fn matches_at<'t>(&self, node: Node<'t>, parsed: &[u8], out: &mut Vec<Match<'t>>) {
+    /// tree was parsed from (for the predicates). `scratch` is the search's memory, kept
+    /// between calls so that a walk over a tree allocates only for the matches it finds.
+    pub fn matches_at<'t>(
+        &self,
+        node: Node<'t>,
+        parsed: &[u8],
+        scratch: &mut Scratch<'t>,
+        out: &mut Vec<Match<'t>>,
+    ) {
         let started = self
             .starts
             .get(usize::from(node.kind_id()))
             .map_or(&[][..], Vec::as_slice);
         for &index in started.iter().chain(&self.anywhere) {
             let pattern = &self.patterns[index];
-            for captures in ways(&pattern.alts, node) {
+            each_way(&pattern.alts, node, scratch, &mut |s: &mut Scratch<'t>| {
                 if pattern
                     .predicates
                     .iter()
-                    .all(|p| p.holds(&captures, parsed))
+                    .all(|p| p.holds(&s.captures, parsed))
                 {
                     out.push(Match {
                         pattern: index,
-                        captures,
+                        captures: s.captures.clone(),
                     });
                 }
-            }
+            });
         }
     }
 }
 
+/// What a search for matches works with: the captures of the match being tried (a stack:
+/// each step pushes its own and takes them off when it backs out), the children of the
+/// nodes being matched (one list after another, as deep as the pattern goes) and a cursor
+/// to list them with.
+#[derive(Default)]
+pub struct Scratch<'t> {
+    captures: Vec<(u32, Node<'t>)>,
+    children: Vec<(Option<NonZeroU16>, Node<'t>)>,
+    cursor: Option<TreeCursor<'t>>,
+}
+
 impl Predicate {
-    fn holds(&self, captures: &Captures<'_>, parsed: &[u8]) -> bool {
+    fn holds(&self, captures: &[(u32, Node<'_>)], parsed: &[u8]) -> bool {
         captures
             .iter()
             .filter(|(c, _)| *c == self.capture)
@@ -167,51 +197,75 @@ impl Kind {
     }
 }
 
-/// Every way one of `alts` matches `node`: the captures of each.
-fn ways<'t>(alts: &[Alt], node: Node<'t>) -> Vec<Captures<'t>> {
-    let mut out = Vec::new();
+/// A step that goes on from a match found so far (its captures on the scratch's stack).
+type Then<'a, 't> = dyn FnMut(&mut Scratch<'t>) + 'a;
+
+/// Each way one of `alts` matches `node`, in order: `then` is called with the way's captures
+/// pushed on the stack. The ways come in the order of the alternatives, then of the first
+/// child pattern's choice of child, then of the next's, as tree-sitter's query gives them.
+fn each_way<'t>(alts: &[Alt], node: Node<'t>, s: &mut Scratch<'t>, then: &mut Then<'_, 't>) {
     // The node's children with their fields, listed once for the alternatives that look at
-    // them.
-    let mut children: Option<Vec<(Option<NonZeroU16>, Node<'t>)>> = None;
+    // them, at the end of the scratch's list (and taken off at the end).
+    let mut listed: Option<(usize, usize)> = None;
     for alt in alts.iter().filter(|a| a.kind.admits(node)) {
-        let own: Captures<'t> = alt.captures.iter().map(|&c| (c, node)).collect();
-        // Partial matches: the index of the next child free to match, and the captures.
-        let mut partial = vec![(0, own)];
-        for pattern in &alt.children {
-            let children = children.get_or_insert_with(|| children_of(node));
-            let mut next = Vec::new();
-            for (from, captures) in partial {
-                for (i, (field, child)) in children.iter().enumerate().skip(from) {
-                    if pattern.field.is_some() && pattern.field != *field {
-                        continue;
-                    }
-                    for more in ways(&pattern.alts, *child) {
-                        let mut all = captures.clone();
-                        all.extend(more);
-                        next.push((i + 1, all));
-                    }
-                }
-            }
-            partial = next;
+        let mark = s.captures.len();
+        s.captures.extend(alt.captures.iter().map(|&c| (c, node)));
+        if alt.children.is_empty() {
+            then(s);
+        } else {
+            let (from, to) = *listed.get_or_insert_with(|| list_children(node, s));
+            in_order(&alt.children, (from, to), s, then);
         }
-        out.extend(partial.into_iter().map(|(_, captures)| captures));
+        s.captures.truncate(mark);
     }
-    out
+    if let Some((from, _)) = listed {
+        s.children.truncate(from);
+    }
 }
 
-/// A node's children, each with the field it stands in.
-fn children_of(node: Node<'_>) -> Vec<(Option<NonZeroU16>, Node<'_>)> {
-    let mut cursor = node.walk();
-    let mut list = Vec::new();
+/// Each way `patterns` match children of the scratch's list in `from..to`, in order (other
+/// children may come between them).
+fn in_order<'t>(
+    patterns: &[Child],
+    (from, to): (usize, usize),
+    s: &mut Scratch<'t>,
+    then: &mut Then<'_, 't>,
+) {
+    let Some((first, rest)) = patterns.split_first() else {
+        then(s);
+        return;
+    };
+    for i in from..to {
+        let (field, child) = s.children[i];
+        if first.field.is_some() && first.field != field {
+            continue;
+        }
+        each_way(&first.alts, child, s, &mut |s: &mut Scratch<'t>| {
+            in_order(rest, (i + 1, to), s, then)
+        });
+    }
+}
+
+/// Put `node`'s children, each with the field it stands in, at the end of the scratch's
+/// list; where they are in it.
+fn list_children<'t>(node: Node<'t>, s: &mut Scratch<'t>) -> (usize, usize) {
+    let from = s.children.len();
+    let cursor = match &mut s.cursor {
+        Some(cursor) => {
+            cursor.reset(node);
+            cursor
+        }
+        None => s.cursor.insert(node.walk()),
+    };
     if cursor.goto_first_child() {
         loop {
-            list.push((cursor.field_id(), cursor.node()));
+            s.children.push((cursor.field_id(), cursor.node()));
             if !cursor.goto_next_sibling() {
                 break;
             }
         }
     }
-    list
+    (from, s.children.len())
 }
 
 /// Reads a query's text: one pattern after another.

@@ -5,7 +5,9 @@
 //! a `for`, a `try` …), so that the function and the class around it end where they end in
 //! the file, and a comment after it belongs where it belongs there. The function is kept
 //! whole when its body holds a `def`, a `class` or a decorator at any depth. What a
-//! function's body assigns is local, so nothing the outline shows goes with it.
+//! function's body assigns is local, so nothing the outline shows goes with it. Comments
+//! alone on their line and docstrings go too where a statement of their block follows them
+//! (`idle_lines`).
 //!
 //! The lexer reads logical lines: a line goes on inside brackets, strings (triple-quoted
 //! ones over many lines) and after a backslash. A hole runs from the end of the function's
@@ -27,14 +29,25 @@ struct Line {
     /// It goes on the compound statement before it (`else`, `elif`, `except`, `finally`),
     /// and cannot stand alone.
     goes_on: bool,
+    /// It is strings alone (a docstring): a statement that defines nothing.
+    strings: bool,
+}
+
+/// A line that holds only a comment: where it starts, where it ends (past the newline) and
+/// its indentation.
+struct Comment {
+    start: usize,
+    end: usize,
+    indent: usize,
 }
 
 /// The byte ranges to leave out of a parse of `source`, sorted and apart.
 pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
-    let Some(lines) = logical_lines(source) else {
+    let mut comments = Vec::new();
+    let Some(lines) = logical_lines(source, &mut comments) else {
         return Vec::new();
     };
-    let mut holes = Vec::new();
+    let mut holes = idle_lines(&lines, &comments);
     let mut i = 0;
     while i < lines.len() {
         let line = &lines[i];
@@ -63,12 +76,60 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
         }
         i += 1 + body;
     }
+    holes.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(holes.len());
+    for (start, end) in holes {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+/// The lines a parse for definitions need not see: comments alone on their line and
+/// statements of strings alone (docstrings), where each of them up to the next statement
+/// (itself included) is at that statement's indentation or less. They then lie inside a
+/// block, before a statement of it: no definition starts or ends on them. One that is
+/// deeper than the statement after it may be the last of a block, which tree-sitter ends
+/// with it, and it stays, as does every one before it up to that statement (the scanner's
+/// dedent before a comment depends on the comments before it); so does one that the end of
+/// the file follows, and a docstring alone in its block.
+fn idle_lines(lines: &[Line], comments: &[Comment]) -> Vec<(usize, usize)> {
+    let mut holes = Vec::new();
+    // From the end: the indentation of the next statement, and whether every idle line
+    // since it was at that indentation or less.
+    let mut next: Option<usize> = None;
+    let mut all_within = true;
+    let (mut l, mut c) = (lines.len(), comments.len());
+    while l > 0 || c > 0 {
+        let line_last = c == 0 || (l > 0 && lines[l - 1].line_start > comments[c - 1].start);
+        let (start, end, indent) = if line_last {
+            l -= 1;
+            let line = &lines[l];
+            if !line.strings {
+                next = Some(line.indent);
+                all_within = true;
+                continue;
+            }
+            (line.line_start, line.end, line.indent)
+        } else {
+            c -= 1;
+            let comment = &comments[c];
+            (comment.start, comment.end, comment.indent)
+        };
+        all_within = all_within && next.is_some_and(|n| indent <= n);
+        if all_within {
+            holes.push((start, end));
+        }
+    }
     holes
 }
 
 /// The logical lines of `source` that hold a token, or `None` where the lexer finds
 /// something it does not know (an unclosed string or bracket), and nothing is left out.
-fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
+/// The lines that hold only a comment go to `comments`.
+fn logical_lines(src: &[u8], comments: &mut Vec<Comment>) -> Option<Vec<Line>> {
     let mut lines = Vec::new();
     let mut at = 0;
     while at < src.len() {
@@ -84,7 +145,15 @@ fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
                 continue;
             }
             Some(b'#') => {
+                let indent = at - line_start;
                 at = line_end(src, at);
+                if at < src.len() {
+                    comments.push(Comment {
+                        start: line_start,
+                        end: at + 1,
+                        indent,
+                    });
+                }
                 continue;
             }
             Some(b'\\') if matches!(src.get(at + 1), Some(b'\n' | b'\r')) => return None,
@@ -101,6 +170,7 @@ fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
         let goes_on = matches!(word, b"else" | b"elif" | b"except" | b"finally");
         let mut depth = 0u32;
         let mut last = 0u8;
+        let mut strings = matches!(src[start], b'\'' | b'"');
         while let Some(&b) = src.get(at) {
             match b {
                 b'\n' if depth == 0 => {
@@ -131,6 +201,7 @@ fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
             }
             if !b.is_ascii_whitespace() {
                 last = b;
+                strings = false;
             }
             at += 1;
         }
@@ -145,6 +216,7 @@ fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
             defines,
             opens: last == b':',
             goes_on,
+            strings,
         });
     }
     Some(lines)
@@ -222,8 +294,24 @@ mod tests {
         let src = "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        \"\"\"Doc\n        more.\"\"\"\n        y = [1,\n  2]\n        if y:\n            return 3\n        return 4\n    # after\n\n    async def n(self):\n        z = 1\n        if z:\n            return z  # done\n\n    def t(self):\n        a()\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n";
         assert_eq!(
             kept(src),
-            "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n    # after\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
+            "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
         );
+    }
+
+    #[test]
+    fn comments_and_docstrings_go_where_a_statement_of_their_block_follows() {
+        let src = "\"\"\"Module doc.\"\"\"\n# about A\nclass A:\n    \"\"\"Doc.\"\"\"\n    # about x\n    x = 1\n    def m(self):\n        return 1\n        # the end of m\n    # before y\n    y = 2\n\nclass B:\n    \"\"\"Alone.\"\"\"\n# at the end\n";
+        assert_eq!(
+            kept(src),
+            "class A:\n    x = 1\n    def m(self):\n        return 1\n        # the end of m\n    y = 2\n\nclass B:\n    \"\"\"Alone.\"\"\"\n# at the end\n"
+        );
+        // A comment the scanner dedents before decides where the deeper ones after it go
+        // (into the block before, or not): it stays with them.
+        let src = "def f():\n    return 1\n\n# def g():\n    # return 2\nclass C: pass\n";
+        assert_eq!(kept(src), src);
+        // Strings with more to them are an expression, not a docstring.
+        let src = "class D:\n    \"a\".join(x)\n    \"b\" \"c\"\n    y = 1\n";
+        assert_eq!(kept(src), "class D:\n    \"a\".join(x)\n    y = 1\n");
     }
 
     #[test]

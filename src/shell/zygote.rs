@@ -7,8 +7,9 @@
 //! freshly executed one: it takes the launch spec, the command, its environment, its working
 //! directory and the two pipes of its output over the socket, puts them in place of what it
 //! inherited (stdin becomes /dev/null; every other descriptor is closed or close-on-exec),
-//! and runs the launcher step (src/shell/sandbox.rs) from its start. A call that runs no
-//! command closes the socket, and the waiting copy exits.
+//! and runs the launcher step (src/shell/sandbox.rs) from its start, but for the death
+//! signal and its own session, which it takes at once, while it waits (`sandbox::detach`). A
+//! call that runs no command closes the socket, and the waiting copy exits.
 //!
 //! Only the `sneaky-run` program forks one (bin/sneaky-run/entry.rs); a long-lived host
 //! starts the launcher by exec as before.
@@ -119,6 +120,7 @@ pub fn start() -> Option<ExitCode> {
         return None;
     }
     let (ours, theirs) = UnixStream::pair().ok()?;
+    let parent = std::process::id() as i32;
     match fork_single_threaded() {
         Err(_) => None,
         Ok(Forked::Parent(pid)) => {
@@ -130,7 +132,7 @@ pub fn start() -> Option<ExitCode> {
         }
         Ok(Forked::Child) => {
             drop(ours);
-            Some(serve(theirs))
+            Some(serve(theirs, parent))
         }
     }
 }
@@ -152,8 +154,8 @@ pub struct Launched {
 }
 
 impl Zygote {
-    /// Have the waiting launcher take its first steps (the session, the process limit, the
-    /// namespaces: src/shell/sandbox.rs, `begin`) while this process works out the rest of
+    /// Have the waiting launcher take its first steps (the process limit, the namespaces:
+    /// src/shell/sandbox.rs, `begin`) while this process works out the rest of
     /// the launch; [`Zygote::launch`] must then hand it the launch they were taken for.
     pub fn begin(&self, early: &Early) -> std::io::Result<()> {
         let body = serde_json::to_vec(early).map_err(std::io::Error::other)?;
@@ -189,7 +191,7 @@ impl Drop for Zygote {
 }
 
 /// The forked copy: wait for the launch, take on its state, run the launcher step.
-fn serve(socket: UnixStream) -> ExitCode {
+fn serve(socket: UnixStream, parent: i32) -> ExitCode {
     // The runner's marks so far are the runner's to report.
     let _ = super::costs::take();
     // What the caller gave sneaky-run is not the launcher's: its stdout and stderr are the
@@ -198,6 +200,10 @@ fn serve(socket: UnixStream) -> ExitCode {
         let _ = nix::unistd::dup2_stdin(&null);
         let _ = nix::unistd::dup2_stdout(&null);
         let _ = nix::unistd::dup2_stderr(&null);
+    }
+    // The death signal and the session now, while nothing else is to be done here.
+    if !super::sandbox::detach(parent) {
+        return ExitCode::SUCCESS;
     }
     let mut begun = None;
     let (launch, out, err) = loop {

@@ -383,6 +383,9 @@ struct Open {
     /// A C++ namespace's or an `extern "C"` block's body: what is in it is declared as at a
     /// file's top level (unlike a function's body or an initializer's braces).
     declarations: bool,
+    /// C's and C++'s braces of an initializer (`= { … }`, and the braces inside it): data,
+    /// where a conditional directive chooses between values rather than definitions.
+    initializer: bool,
     /// A JavaScript function expression's body, the value of a name (`const x = function
     /// () {`): local to that function, unless a call follows it (an immediately invoked
     /// function: `function () { … }()`), whose variables are the name's.
@@ -850,8 +853,14 @@ impl Lexer<'_> {
     }
 
     /// A preprocessor line (with its continuations): a block holding one is kept (it may
-    /// define a macro, or split braces between `#if` branches).
+    /// define a macro, or split braces between `#if` branches), but for an initializer's
+    /// braces, where only a `#define` defines (generated tables choose their values by
+    /// `#if`; tree-sitter reads no directive there, and a whole parse of such a table is
+    /// slow error recovery). Braces split between branches there are read as a misread
+    /// and end in a parse error, and a whole parse.
     fn directive(&mut self) {
+        let name = word_at(self.src, space_after(self.src, self.at + 1));
+        let defines = name == b"define" || !self.blocks.last().is_some_and(|o| o.initializer);
         while self.at < self.src.len() && self.src[self.at] != b'\n' {
             if self.src[self.at] == b'\\' {
                 self.at += 1;
@@ -865,7 +874,9 @@ impl Lexer<'_> {
             }
             self.at += 1;
         }
-        self.def();
+        if defines {
+            self.def();
+        }
     }
 
     /// C's `extern "C"` guard for C++ readers, left out whole:
@@ -1920,10 +1931,13 @@ impl Lexer<'_> {
         // one by one.
         let members_only = matches!(lang, Lang::Rust | Lang::C | Lang::Go);
         let macro_body = self.macro_call();
+        let initializer = self.rules.c_like()
+            && (h.last == Tok::Punct(b'=') || self.blocks.last().is_some_and(|o| o.initializer));
         self.blocks.push(Open {
             macro_body,
             function_value: function_value && h.function,
             declarations: h.declarations && !container && self.rules.c_like(),
+            initializer,
             inside: self.at,
             local: parent_local || callable,
             keep_all: parent_keep || (container && members_only),
@@ -2035,6 +2049,18 @@ mod tests {
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
         );
+    }
+
+    #[test]
+    fn tables_whose_values_a_directive_chooses_go() {
+        let src = "static const fe d = {{\n#if defined(X)\n    1, 2,\n#else\n    3,\n#endif\n}};\nconst T t[] = {\n#include \"t.inc\"\n};\nint f(void) {\n#if X\n  g();\n#endif\n}\n";
+        assert_eq!(
+            kept(Lang::C, src),
+            "static const fe d = {};\nconst T t[] = {};\nint f(void) {\n#if X\n  g();\n#endif\n}\n"
+        );
+        // A macro defined among the values is a definition.
+        let src = "int a[] = {\n#define N 3\n  N,\n};\n";
+        assert_eq!(kept(Lang::Cpp, src), src);
     }
 
     #[test]

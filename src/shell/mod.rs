@@ -415,6 +415,11 @@ pub fn run_with_changes(
     // A command's sneaky.toml is never applied from the overlay: that too is putting it back.
     let config_restored = config_restored
         || matches!(&changes, Some(Ok(a)) if a.discarded.iter().any(|p| p == crate::fs::jail::CONFIG_FILE_NAME));
+    // The temp dir goes once the launcher has left, not on the result's way: until then it is
+    // a mount point in the launcher's mount namespace, and removing it detaches that mount,
+    // which waits for an RCU grace period (0.12 ms of a call's end). `sneaky-run` waits for
+    // it before it exits (src/shell/gone.rs).
+    finished.launcher_gone.then(move || drop(tmp));
     Ok(Outcome {
         finished,
         env_removed,

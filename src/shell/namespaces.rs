@@ -130,8 +130,40 @@ impl Entered {
 /// Enter the namespaces and build the mount view. On error the caller decides whether to go
 /// on without this layer (and say so) or refuse (tools.shell.require_layers).
 pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
-    let unshared = unshare_all(req.network, req.loopback)?;
+    let unshared = unshare_all(req.network, req.loopback, None)?;
     enter_unshared(req, unshared)
+}
+
+/// A network namespace made by the launcher forked ahead of time as soon as it is forked,
+/// before it knows whether its launch wants one (src/shell/zygote.rs): making one is most of
+/// the namespaces' cost (the kernel registers its sysctl tables and its loopback device; perf:
+/// `copy_net_ns` was the biggest kernel item of a call), and most launches want one
+/// (`network = false`, the default). Only as root, who can make one without a user namespace
+/// and go back to the host's; the host's sockets are read before leaving it ([`unshare_all`]
+/// covers them). A namespace made this way belongs to the host's user namespace, not to the
+/// sandbox's: the command holds no capability in it, as in one made with the others.
+pub struct NetAhead {
+    host: std::fs::File,
+    host_sockets: Vec<PathBuf>,
+}
+
+impl NetAhead {
+    /// Leave the host's network namespace for a new one; None where that cannot be done.
+    pub fn make() -> Option<NetAhead> {
+        if !nix::unistd::geteuid().is_root() {
+            return None;
+        }
+        let host = std::fs::File::open("/proc/self/ns/net").ok()?;
+        let host_sockets = host_unix_sockets();
+        unshare(CloneFlags::CLONE_NEWNET).ok()?;
+        Some(NetAhead { host, host_sockets })
+    }
+
+    /// Back in the host's network namespace: for a launch that wants no new one of its own.
+    pub fn leave(self) -> Result<(), String> {
+        nix::sched::setns(&self.host, CloneFlags::CLONE_NEWNET)
+            .map_err(|e| format!("returning to the host's network namespace: {e}"))
+    }
 }
 
 /// What [`unshare_all`] did: the namespaces are new, the mount view is still the host's.
@@ -146,19 +178,37 @@ pub struct Unshared {
 
 /// The first half of [`enter`]: read the host's sockets, then unshare (or join the shared
 /// loopback) and map our ids. Apart, so that the launcher forked ahead of time can do it while
-/// the runner still works out the rest of the launch (src/shell/zygote.rs).
-pub fn unshare_all(network: bool, loopback: Option<(i32, u64)>) -> Result<Unshared, String> {
+/// the runner still works out the rest of the launch (src/shell/zygote.rs). `ahead`: the
+/// network namespace that launcher made already, used when the launch wants a new one of its
+/// own (else left first, for the host's).
+pub fn unshare_all(
+    network: bool,
+    loopback: Option<(i32, u64)>,
+    ahead: Option<NetAhead>,
+) -> Result<Unshared, String> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
+    let ahead = match ahead {
+        Some(made) if !network && loopback.is_none() => Some(made),
+        Some(made) => {
+            made.leave()?;
+            None
+        }
+        None => None,
+    };
+    let made_ahead = ahead.is_some();
     // Read in the host's network namespace, before a new one hides its sockets.
-    let host_sockets = host_unix_sockets();
+    let host_sockets = match ahead {
+        Some(made) => made.host_sockets,
+        None => host_unix_sockets(),
+    };
     // A shared loopback that cannot be joined (its holder just ended) is left for a network
     // namespace of the command's own, as without one.
     let joined = loopback
         .filter(|_| !network)
         .and_then(|(pid, start)| join_loopback(pid, start).ok());
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
-    if !network && joined.is_none() {
+    if !network && joined.is_none() && !made_ahead {
         flags |= CloneFlags::CLONE_NEWNET;
     }
     let user = if joined == Some(true) {

@@ -59,15 +59,23 @@ use nix::unistd::Pid;
 /// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG):
 /// `args` are the ones after the flag (the launch spec as JSON, then the command line).
 pub fn launcher_main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
-    launcher_main_after(args, None)
+    launcher_main_after(args, None, None)
 }
 
 /// [`launcher_main`] in the launcher forked ahead of time, which may have taken the first
-/// steps already ([`begin`]).
+/// steps already ([`begin`]), or made a network namespace that they did not take (`ahead`:
+/// left at once, for the host's).
 pub fn launcher_main_after(
     mut args: impl Iterator<Item = std::ffi::OsString>,
     begun: Option<Begun>,
+    ahead: Option<namespaces::NetAhead>,
 ) -> ExitCode {
+    // Whatever the launch, it starts where an executed launcher would: in the host's network.
+    if let Some(made) = ahead {
+        if let Err(why) = made.leave() {
+            return fail(&why);
+        }
+    }
     let spec = args
         .next()
         .and_then(|s| serde_json::from_str::<LaunchSpec>(&s.to_string_lossy()).ok());
@@ -239,11 +247,11 @@ enum Stop {
 
 /// The first steps for the launch `early` describes, including the namespaces; their
 /// outcome goes with the launch, which must be the one they were taken for ([`Early::fits`]).
-pub fn begin(early: Early) -> Begun {
+pub fn begin(early: Early, ahead: Option<namespaces::NetAhead>) -> Begun {
     super::costs::set(early.costs);
     let mut steps = first_steps(early.parent, true, &early.pids_cgroup, early.processes);
     if let Ok(Some((_, unshared))) = &mut steps {
-        *unshared = Some(namespaces::unshare_all(early.network, None));
+        *unshared = Some(namespaces::unshare_all(early.network, None, ahead));
     }
     Begun { early, steps }
 }

@@ -205,11 +205,14 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
     if !super::sandbox::detach(parent) {
         return ExitCode::SUCCESS;
     }
+    // Most launches want a network namespace of their own: made now, while this copy waits
+    // (as root only; `namespaces::NetAhead`). The first steps use it, or leave it.
+    let mut ahead = super::namespaces::NetAhead::make();
     let mut begun = None;
     let (launch, out, err) = loop {
         match receive(&socket) {
             Some(Message::Early(early)) if begun.is_none() => {
-                begun = Some(super::sandbox::begin(early));
+                begun = Some(super::sandbox::begin(early, ahead.take()));
             }
             Some(Message::Launch(launch, out, err)) => break (launch, out, err),
             _ => return ExitCode::SUCCESS,
@@ -233,6 +236,7 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
     super::sandbox::launcher_main_after(
         [OsString::from(launch.spec), launch.command].into_iter(),
         begun,
+        ahead,
     )
 }
 

@@ -252,6 +252,40 @@ fn the_network_is_off_unless_the_user_turns_it_on() {
     );
 }
 
+/// The launcher forked ahead of time makes a network namespace before it knows its launch
+/// (src/shell/namespaces.rs, `NetAhead`): a command that is to have the host's network (the
+/// whole network allowed, or the sandbox off) is in the host's own namespace, not that one.
+#[test]
+fn a_command_with_the_hosts_network_is_in_the_hosts_network_namespace() {
+    let w = util::ws();
+    let host = std::fs::read_link("/proc/self/ns/net").expect("own net namespace");
+    let host = host.to_string_lossy().into_owned();
+    for config in [
+        "[tools.shell]\nnetwork = true\n",
+        "[tools.shell]\nsandbox = false\nrequire_layers = []\n",
+    ] {
+        user_config(&w, config);
+        let r = run(&w, "readlink /proc/self/ns/net");
+        assert_eq!(
+            r["stdout"].as_str().map(str::trim),
+            Some(host.as_str()),
+            "{config}: {r}"
+        );
+    }
+    // The control: without the network, a namespace of the command's own.
+    user_config(&w, "[tools.shell]\nnetwork = false\n");
+    let r = run(&w, "readlink /proc/self/ns/net");
+    assert_ne!(
+        r["stdout"].as_str().map(str::trim),
+        Some(host.as_str()),
+        "{r}"
+    );
+    assert!(
+        r["stdout"].as_str().unwrap_or("").starts_with("net:["),
+        "{r}"
+    );
+}
+
 fn call_with_env(w: &Ws, command: &str, env: &[(&str, &str)]) -> Reply {
     use assert_cmd::cargo::CommandCargoExt;
     let mut cmd = std::process::Command::cargo_bin("sneaky-run").expect("binary");

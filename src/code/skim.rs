@@ -474,6 +474,30 @@ fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
     (&src[start..end], start)
 }
 
+/// Whether a template's parameters, `template<…>`, end just before `at`.
+fn after_template_parameters(src: &[u8], at: usize) -> bool {
+    let mut i = space_before(src, at);
+    if i == 0 || src[i - 1] != b'>' {
+        return false;
+    }
+    let mut depth = 0u32;
+    while i > 0 && at - i < 4096 {
+        i -= 1;
+        match src[i] {
+            b'>' => depth += 1,
+            b'<' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return word_before(src, i).0 == b"template";
+                }
+            }
+            b';' | b'{' | b'}' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Whether the head before the `{` at `brace` ends in a C# method's constraints after its
 /// parameters (`Send<T>(T r) where T : IRequest, new() {`): the body of a method, as after a
 /// bare `)`.
@@ -933,7 +957,8 @@ impl Lexer<'_> {
     /// - between `class`, `struct` or `union` and the name, when a body or base list
     ///   follows the name (`class LEVELDB_EXPORT DB : public X {`);
     /// - first in a declaration, before its type and name (`OSSL_DEPRECATEDIN_3_0 int
-    ///   f(void);`, `LEVELDB_EXPORT Cache* NewLRUCache(size_t)`);
+    ///   f(void);`, `LEVELDB_EXPORT Cache* NewLRUCache(size_t)`), also after a template's
+    ///   parameters (`template<typename _Tp> _GLIBCXX20_CONSTEXPR inline void`);
     /// - alone on its line where a declaration may start, without arguments, before
     ///   anything but a name and `(` (`_GLIBCXX_BEGIN_NAMESPACE_VERSION`);
     /// - after a function's parameters (and `const`, `override` …), before its `;`, body,
@@ -979,6 +1004,7 @@ impl Lexer<'_> {
         } else if self.head.tokens == 0
             || self.head.last == Tok::Punct(b'}')
             || matches!(before, b"extern" | b"static" | b"inline")
+            || after_template_parameters(src, start)
         {
             // After a `}`: a function's body, after which the statement goes on as far as
             // the lexer knows (`struct S { … } s;`).
@@ -989,7 +1015,7 @@ impl Lexer<'_> {
             alone
                 || (!next_word.is_empty()
                     && (is_word_start(after_next)
-                        || matches!(after_next, b'*' | b'&' | b':' | b'<')))
+                        || matches!(after_next, b'*' | b'&' | b':' | b'<' | b'#')))
         } else if after_params(src, start) {
             ends_declarator
         } else {
@@ -2048,6 +2074,15 @@ mod tests {
         assert_eq!(
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
+        );
+    }
+
+    #[test]
+    fn a_macro_after_a_templates_parameters_goes() {
+        let src = "template<typename _Tp, typename _Up = _Tp>\n  _GLIBCXX20_CONSTEXPR\n  inline _Tp\n  exchange(_Tp& o, _Up&& n)\n  { return o; }\ntemplate<typename T> requires (A<T> > 1)\n  B_C f();\n";
+        assert_eq!(
+            kept(Lang::Cpp, src),
+            "template<typename _Tp, typename _Up = _Tp>\n  \n  inline _Tp\n  exchange(_Tp& o, _Up&& n)\n  {}\ntemplate<typename T> requires (A<T> > 1)\n  B_C f();\n"
         );
     }
 

@@ -10,7 +10,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-type Memo = HashMap<PathBuf, Result<PathBuf, std::io::ErrorKind>>;
+/// Keyed by the path's bytes: hashing a `Path` takes it apart into components, which cost a
+/// third of the exec set's instructions; a path spelled two ways is then resolved twice, to
+/// the same answer.
+type Memo = HashMap<std::ffi::OsString, Result<PathBuf, std::io::ErrorKind>>;
 
 thread_local! {
     static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
@@ -44,14 +47,18 @@ pub fn path(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
     if !active {
         return std::fs::canonicalize(p);
     }
-    if let Some(known) = MEMO.with(|m| m.borrow().as_ref().and_then(|m| m.get(p).cloned())) {
+    if let Some(known) = MEMO.with(|m| {
+        m.borrow()
+            .as_ref()
+            .and_then(|m| m.get(p.as_os_str()).cloned())
+    }) {
         return known.map_err(std::io::Error::from);
     }
     let found = resolve(p);
     MEMO.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
             m.insert(
-                p.to_path_buf(),
+                p.as_os_str().to_owned(),
                 found.as_ref().cloned().map_err(|e| e.kind()),
             );
         }

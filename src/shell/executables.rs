@@ -479,7 +479,10 @@ impl SearchPath {
                 }
                 let mut links = HashSet::new();
                 let names = (list_all(d) || st.size() <= LIST_DIR_MAX_BYTES).then(|| {
-                    let mut names = HashSet::new();
+                    // Sized for the listing at once (a directory's size is about 32 bytes a
+                    // name on ext4 and tmpfs): growing a set rehashes every name it holds.
+                    let guess = usize::try_from(st.size() / 32).unwrap_or(0).clamp(16, 4096);
+                    let mut names = HashSet::with_capacity(guess);
                     for entry in std::fs::read_dir(d).into_iter().flatten().flatten() {
                         let name = entry.file_name();
                         if entry.file_type().is_ok_and(|t| t.is_symlink()) {

@@ -959,8 +959,9 @@ impl Lexer<'_> {
     /// - first in a declaration, before its type and name (`OSSL_DEPRECATEDIN_3_0 int
     ///   f(void);`, `LEVELDB_EXPORT Cache* NewLRUCache(size_t)`), also after a template's
     ///   parameters (`template<typename _Tp> _GLIBCXX20_CONSTEXPR inline void`);
-    /// - alone on its line where a declaration may start, without arguments, before
-    ///   anything but a name and `(` (`_GLIBCXX_BEGIN_NAMESPACE_VERSION`);
+    /// - alone on its line where a declaration may start, before anything but a name and
+    ///   `(` (`_GLIBCXX_BEGIN_NAMESPACE_VERSION`), also with arguments, a macro that stands
+    ///   for declarations (`DECLARE_ASN1_ITEM(X509)`, without a `;`);
     /// - after a function's parameters (and `const`, `override` …), before its `;`, body,
     ///   initializers or another such macro (`void Lock() EXCLUSIVE_LOCK_FUNCTION(mu_);`);
     /// - after a declared name or an array's size, a thread-safety or attribute macro with
@@ -1008,10 +1009,23 @@ impl Lexer<'_> {
         {
             // After a `}`: a function's body, after which the statement goes on as far as
             // the lexer knows (`struct S { … } s;`).
-            let alone = args.is_none()
-                && (self.head.tokens == 0 || self.head.last == Tok::Punct(b'}'))
-                && src[end..next_at].contains(&b'\n')
-                && (matches!(next, b'#' | b'}') || (!next_word.is_empty() && after_next != b'('));
+            let own_line = (self.head.tokens == 0 || self.head.last == Tok::Punct(b'}'))
+                && src[end..next_at].contains(&b'\n');
+            let alone = own_line
+                && match args {
+                    None => {
+                        matches!(next, b'#' | b'}') || (!next_word.is_empty() && after_next != b'(')
+                    }
+                    // A macro call that stands for declarations (`DECLARE_ASN1_ITEM(X)`), or
+                    // annotates the one after it; not before a name and `(`, a function whose
+                    // type it may be (`STACK_OF(X)` on the line before `f(void)`), unless that
+                    // is such a call too.
+                    Some(_) => {
+                        matches!(next, b'#' | b'}' | 0)
+                            || (!next_word.is_empty()
+                                && (after_next != b'(' || capitals(next_word)))
+                    }
+                };
             alone
                 || (!next_word.is_empty()
                     && (is_word_start(after_next)
@@ -2074,6 +2088,15 @@ mod tests {
         assert_eq!(
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
+        );
+    }
+
+    #[test]
+    fn a_macro_call_that_stands_for_declarations_goes() {
+        let src = "void f(void);\nDECLARE_ASN1_ITEM(X509)\nDECLARE_ASN1_FUNCTIONS(X509_NAME)\nint g(void) { return 1; }\nOSSL_CORE_MAKE_FUNC(const OSSL_PARAM *, params,\n    (void *p))\n# define N 1\nSTACK_OF(X509)\nload(const char *f) { return 0; }\n";
+        assert_eq!(
+            kept(Lang::C, src),
+            "void f(void);\n\nint g(void) {}\n\n# define N 1\nSTACK_OF(X509)\nload(const char *f) {}\n"
         );
     }
 

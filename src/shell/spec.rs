@@ -225,21 +225,15 @@ fn exec_set(
     if !lists.mode.is_strict() {
         return contained(shell, lists, root, tmp, bash, path_env, write).into_set(root, tmp);
     }
-    let programs = lists.runnable();
-    let denied = |p: &Path| {
-        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
-        lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
-    };
-    let inputs = Inputs {
-        programs: &programs,
-        path: path_env,
+    let call = Call {
+        shell,
+        lists,
         root,
         tmp,
-        shell: bash,
-        extra: &shell.exec_paths,
-        denied: &denied,
+        bash,
+        path_env,
     };
-    let mut exec_set = executable_paths(&inputs);
+    let mut exec_set = call.inputs(executable_paths);
     for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
         if !exec_set.paths.contains(&dir) {
             exec_set.paths.push(dir.clone());
@@ -259,22 +253,47 @@ fn contained(
     path_env: &OsStr,
     write: &[PathBuf],
 ) -> Contained {
-    let programs = lists.runnable();
-    let denied = |p: &Path| {
-        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
-        lists.denies(&p.to_string_lossy()).is_some() && lists.denies(name).is_some()
-    };
-    let inputs = Inputs {
-        programs: &programs,
-        path: path_env,
+    let call = Call {
+        shell,
+        lists,
         root,
         tmp,
-        shell: bash,
-        extra: &shell.exec_paths,
-        denied: &denied,
+        bash,
+        path_env,
     };
     let denied: Vec<&str> = lists.denied_names().collect();
-    contained_places(&inputs, &denied, &library_dirs(), write)
+    call.inputs(|inputs| contained_places(inputs, &denied, &library_dirs(), write))
+}
+
+/// What both modes' exec sets are worked out from.
+struct Call<'a> {
+    shell: &'a Shell,
+    lists: &'a EffectiveLists,
+    root: &'a Path,
+    tmp: &'a Path,
+    bash: &'a Path,
+    path_env: &'a OsStr,
+}
+
+impl Call<'_> {
+    /// `work` on the exec set's inputs: the runnable programs, PATH, the places and what
+    /// the lists deny (a program is denied when both its path and its name are).
+    fn inputs<R>(&self, work: impl FnOnce(&Inputs<'_>) -> R) -> R {
+        let programs = self.lists.runnable();
+        let denied = |p: &Path| {
+            let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+            self.lists.denies(&p.to_string_lossy()).is_some() && self.lists.denies(name).is_some()
+        };
+        work(&Inputs {
+            programs: &programs,
+            path: self.path_env,
+            root: self.root,
+            tmp: self.tmp,
+            shell: self.bash,
+            extra: &self.shell.exec_paths,
+            denied: &denied,
+        })
+    }
 }
 
 /// `SNEAKY_SANDBOX_SKIP` (a comma-separated list) names `layer`: leave it out, to see and

@@ -474,6 +474,26 @@ fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
     (&src[start..end], start)
 }
 
+/// Whether the macro `word` at `start` is a thread-safety or attribute macro after a
+/// declared name or an array's size (`stats_[kNumLevels] GUARDED_BY(mutex_);`).
+fn annotates_declarator(src: &[u8], start: usize, word: &[u8]) -> bool {
+    const ANNOTATIONS: [&[u8]; 5] = [
+        b"GUARDED",
+        b"ALIGNED",
+        b"ATTRIBUTE",
+        b"UNUSED",
+        b"DEPRECATED",
+    ];
+    let annotates = word.ends_with(b"_BY")
+        || ANNOTATIONS
+            .iter()
+            .any(|w| word.windows(w.len()).any(|x| x == *w));
+    let (before, before_at) = word_before(src, start);
+    let declarator =
+        (before_at < start && !before.is_empty()) || src[..start].trim_ascii_end().ends_with(b"]");
+    annotates && declarator
+}
+
 /// Whether a template's parameters, `template<…>`, end just before `at`.
 fn after_template_parameters(src: &[u8], at: usize) -> bool {
     let mut i = space_before(src, at);
@@ -1033,21 +1053,9 @@ impl Lexer<'_> {
         } else if after_params(src, start) {
             ends_declarator
         } else {
-            const ANNOTATIONS: [&[u8]; 5] = [
-                b"GUARDED",
-                b"ALIGNED",
-                b"ATTRIBUTE",
-                b"UNUSED",
-                b"DEPRECATED",
-            ];
-            let annotates = word.ends_with(b"_BY")
-                || ANNOTATIONS
-                    .iter()
-                    .any(|w| word.windows(w.len()).any(|x| x == *w));
-            // After a name, or an array's size (`stats_[kNumLevels] GUARDED_BY(mutex_);`).
-            let declarator = (before_at < start && !before.is_empty())
-                || src[..start].trim_ascii_end().ends_with(b"]");
-            annotates && args.is_some() && declarator && matches!(next, b';' | b',' | b'=' | b'{')
+            args.is_some()
+                && matches!(next, b';' | b',' | b'=' | b'{')
+                && annotates_declarator(src, start, word)
         };
         if !place {
             return false;

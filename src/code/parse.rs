@@ -138,20 +138,16 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     };
     // Definitions alone: the blocks that hold none and the comments are left out of the
     // parse (`skim`); should what is left not parse cleanly (the skim misread the file, or
-    // the file has an error), the whole file is parsed instead.
-    let skimmed = match part {
-        Part::All => None,
-        Part::Defs | Part::Focused => {
-            Some(skim::holes(lang, source)).filter(|h| worth_skimming(h, source))
-        }
-    };
+    // the file has an error), the whole file is parsed instead, unless the skim left out
+    // no code (`skimmed`).
+    let (skimmed, no_code) = skimmed(lang, source, part);
     // Every definition: the parser is given the bytes left, one after another (`Compact`),
     // rather than the ranges between the holes, whose every token's lexing looks the ranges
     // through from the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
     if let (Some(holes), Part::Defs) = (&skimmed, part) {
         let compact = Compact::new(source, holes);
         let tree = parse(lang, &compact.text, &[])?;
-        if !tree.root_node().has_error() {
+        if no_code || !tree.root_node().has_error() {
             let place = Place::compact(source, &compact);
             return Ok(FileTags {
                 lang,
@@ -216,6 +212,21 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
 /// has errors most often (macros tree-sitter cannot know: 88 of OpenSSL's 133 headers),
 /// so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes is parsed whole
 /// at once.
+/// The holes of a parse for `part`, when it is worth leaving them out, and whether they
+/// leave out no code. A skim that leaves out no code (comments, and the annotations and
+/// guards the grammar cannot read) is parsed for definitions however much it keeps, and
+/// its parse stands even with errors: they are the file's own, which a whole parse meets
+/// too (with every macro the skim took out besides).
+fn skimmed(lang: Lang, source: &[u8], part: Part) -> (Option<Vec<(usize, usize)>>, bool) {
+    if part == Part::All {
+        return (None, false);
+    }
+    let skim = skim::skim(lang, source);
+    let no_code = part == Part::Defs && !skim.code && !skim.holes.is_empty();
+    let worth = no_code || worth_skimming(&skim.holes, source);
+    (Some(skim.holes).filter(|_| worth), no_code)
+}
+
 fn worth_skimming(holes: &[(usize, usize)], source: &[u8]) -> bool {
     let left_out: usize = holes.iter().map(|&(start, end)| end - start).sum();
     left_out > 0 && (source.len() - left_out) as f64 <= SKIM_KEEPS_AT_MOST * source.len() as f64

@@ -46,14 +46,35 @@ use super::Lang;
 /// sorted, apart, each the inside of a `{ … }` (the braces stay). Empty when nothing can be
 /// left out or the language is not skimmed.
 pub fn holes(lang: Lang, source: &[u8]) -> Vec<(usize, usize)> {
+    skim(lang, source).holes
+}
+
+/// What a skim leaves out of a parse.
+pub struct Skim {
+    /// The byte ranges, sorted and apart.
+    pub holes: Vec<(usize, usize)>,
+    /// Whether any of them is code (a body, parameters, a declaration); none is when they
+    /// are comments and the annotations and guards the grammar cannot read, whose leaving
+    /// out reads the file as its compiler does.
+    pub code: bool,
+}
+
+/// The holes of [`holes`], and whether code is among them.
+pub fn skim(lang: Lang, source: &[u8]) -> Skim {
+    let nothing = Skim {
+        holes: Vec::new(),
+        code: false,
+    };
     if lang == Lang::Python {
-        return super::skim_python::holes(source);
+        let holes = super::skim_python::holes(source);
+        let code = !holes.is_empty();
+        return Skim { holes, code };
     }
     let Some(rules) = Rules::of(lang) else {
-        return Vec::new();
+        return nothing;
     };
     if minified(source) {
-        return Vec::new();
+        return nothing;
     }
     let mut lexer = Lexer {
         src: source,
@@ -69,12 +90,14 @@ pub fn holes(lang: Lang, source: &[u8]) -> Vec<(usize, usize)> {
         macro_parens: Vec::new(),
         sig: Sig::None,
         cpp_in_c: false,
+        code: false,
+        directive_end: None,
     };
     lexer.run();
     if lexer.cpp_in_c {
-        return Vec::new();
+        return nothing;
     }
-    let holes = lexer.holes;
+    let (holes, code) = (lexer.holes, lexer.code);
     // Sorted and apart by construction; should a misread file break that, it is parsed
     // whole rather than wrongly.
     let ordered = holes
@@ -82,9 +105,9 @@ pub fn holes(lang: Lang, source: &[u8]) -> Vec<(usize, usize)> {
         .all(|&(start, end)| start <= end && end <= source.len())
         && holes.windows(2).all(|w| w[0].1 <= w[1].0);
     if ordered {
-        holes
+        Skim { holes, code }
     } else {
-        Vec::new()
+        nothing
     }
 }
 
@@ -416,6 +439,10 @@ struct Lexer<'a> {
     /// C++ in a file read as C (a C++ header named `.h`): the whole parse of it has errors,
     /// from which the parse without the bodies recovers another way; it is parsed whole.
     cpp_in_c: bool,
+    /// Code was left out (not only comments, annotations and guards: see [`Skim::code`]).
+    code: bool,
+    /// Where the last preprocessor line ended.
+    directive_end: Option<usize>,
 }
 
 /// Whether a word is in capitals (digits and `_` besides), as a C macro's name is.
@@ -760,7 +787,13 @@ impl Lexer<'_> {
     fn comment(&mut self) -> bool {
         let start = self.at;
         let found = self.comment_end();
-        if found {
+        // Not one right after a preprocessor line: a directive ends at a newline that
+        // tree-sitter takes only right after it, and past white space at its end it takes a
+        // later one, after such a comment (a `#define` then ends on the comment's line).
+        let after_directive = self
+            .directive_end
+            .is_some_and(|end| self.src[end..start].iter().all(u8::is_ascii_whitespace));
+        if found && !after_directive {
             self.hole(start, self.at);
         }
         found
@@ -918,6 +951,7 @@ impl Lexer<'_> {
             }
             self.at += 1;
         }
+        self.directive_end = Some(self.at);
         if defines {
             self.def();
         }
@@ -1470,6 +1504,7 @@ impl Lexer<'_> {
             (Sig::Params(inside, paren, from), b')') if self.paren == paren + 1 => {
                 self.holes.truncate(from);
                 if pos > inside {
+                    self.code = true;
                     self.holes.push((inside, pos));
                 }
                 Sig::Ret(self.at, self.holes.len())
@@ -1479,6 +1514,7 @@ impl Lexer<'_> {
             (Sig::Ret(after, from), b'{' | b';') if self.paren == 0 => {
                 self.holes.truncate(from);
                 if pos > after {
+                    self.code = true;
                     self.holes.push((after, pos));
                 }
                 Sig::None
@@ -1503,6 +1539,7 @@ impl Lexer<'_> {
                 b';' if depth == 0 => {
                     self.at += 1;
                     self.holes.truncate(self.holes_floor(start));
+                    self.code = true;
                     self.holes.push((start, self.at));
                     return;
                 }
@@ -1543,6 +1580,7 @@ impl Lexer<'_> {
             }
             if self.src[self.at] == b')' {
                 if self.at > inside {
+                    self.code = true;
                     self.holes.push((inside, self.at));
                 }
                 self.at += 1;
@@ -1776,6 +1814,7 @@ impl Lexer<'_> {
                         self.macro_parens.pop();
                         self.holes.truncate(holes_from);
                         if self.at - 1 > inside {
+                            self.code = true;
                             self.holes.push((inside, self.at - 1));
                         }
                     }
@@ -2035,6 +2074,7 @@ impl Lexer<'_> {
             && (invoked || open.has_def || open.keep_all || open.container || !open.may_go);
         if !keep && end > open.inside {
             self.holes.truncate(open.holes_from);
+            self.code = true;
             self.holes.push((open.inside, end));
         }
         let defines = invoked
@@ -2096,6 +2136,23 @@ mod tests {
         assert_eq!(
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
+        );
+    }
+
+    #[test]
+    fn a_skim_tells_whether_it_left_out_code() {
+        // Comments and an annotation the grammar cannot read: no code.
+        let header = "/* lib */\nOSSL_DEPRECATEDIN_3_0 int f(void);\n// g\nint g(void);\n";
+        let s = skim(Lang::C, header.as_bytes());
+        assert!(!s.holes.is_empty() && !s.code);
+        // A body: code.
+        assert!(skim(Lang::C, b"int f(void) { return 1; }\n").code);
+        // A comment right after a directive stays (tree-sitter may end the directive on the
+        // comment's line); others go.
+        let src = "#define A 1 /* a */ \n/* b */\nint x; /* c */\n";
+        assert_eq!(
+            kept(Lang::C, src),
+            "#define A 1 /* a */ \n/* b */\nint x; \n"
         );
     }
 

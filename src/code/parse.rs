@@ -206,12 +206,6 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     })
 }
 
-/// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
-/// twice: a skimmed parse with an error is followed by a whole one (`tags_for`), and the
-/// files that leave little out (C headers: declarations, no bodies) are those whose parse
-/// has errors most often (macros tree-sitter cannot know: 88 of OpenSSL's 133 headers),
-/// so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes is parsed whole
-/// at once.
 /// The holes of a parse for `part`, when it is worth leaving them out, and whether they
 /// leave out no code. A skim that leaves out no code (comments, and the annotations and
 /// guards the grammar cannot read) is parsed for definitions however much it keeps, and
@@ -227,6 +221,12 @@ fn skimmed(lang: Lang, source: &[u8], part: Part) -> (Option<Vec<(usize, usize)>
     (Some(skim.holes).filter(|_| worth), no_code)
 }
 
+/// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
+/// twice: a skimmed parse with an error is followed by a whole one (`tags_for`), and the
+/// files that leave little out (C headers: declarations, no bodies) are those whose parse
+/// has errors most often (macros tree-sitter cannot know: 88 of OpenSSL's 133 headers),
+/// so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes is parsed whole
+/// at once (unless its skim leaves out no code: [`skimmed`]).
 fn worth_skimming(holes: &[(usize, usize)], source: &[u8]) -> bool {
     let left_out: usize = holes.iter().map(|&(start, end)| end - start).sum();
     left_out > 0 && (source.len() - left_out) as f64 <= SKIM_KEEPS_AT_MOST * source.len() as f64

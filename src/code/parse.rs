@@ -25,7 +25,7 @@ use super::doc::{self, Fence};
 use super::pattern::{Match, Patterns, Scratch};
 use super::skim;
 use super::tags::Want;
-use super::tags::{Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
+use super::tags::{merged, Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
 use super::Lang;
 
 /// A parse that takes longer than this is given up (a pathological file must not hold a
@@ -1097,19 +1097,6 @@ fn is_docstring(node: Node<'_>) -> bool {
         _ => false,
     };
     first && of_definition
-}
-
-/// Sorted ranges with the overlapping and touching ones joined.
-fn merged(mut ranges: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
-    for (start, end) in ranges {
-        match out.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => out.push((start, end)),
-        }
-    }
-    out
 }
 
 /// The error and missing nodes beneath `root`, in source order, at most `MAX_ERRORS`.

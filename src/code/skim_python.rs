@@ -76,15 +76,7 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
         }
         i += 1 + body;
     }
-    holes.sort_unstable();
-    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(holes.len());
-    for (start, end) in holes {
-        match merged.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((start, end)),
-        }
-    }
-    merged
+    super::tags::merged(holes)
 }
 
 /// The lines a parse for definitions need not see: comments alone on their line and

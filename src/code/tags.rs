@@ -198,6 +198,21 @@ impl Want<'_> {
     }
 }
 
+/// Sorted ranges with the overlapping and touching ones joined: [`FileTags::skips`], and
+/// the holes of Python's skim (its function bodies and the comments and docstrings around
+/// them).
+pub fn merged<T: Ord + Copy>(mut ranges: Vec<(T, T)>) -> Vec<(T, T)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(T, T)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
+}
+
 /// What the tools take from one file's parse: everything, or only its definitions (`part`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileTags {

@@ -825,6 +825,13 @@ impl Lexer<'_> {
         }
     }
 
+    /// Leave code out (a body, parameters, a declaration): see [`Skim::code`]. Comments,
+    /// annotations and guards go through [`Lexer::hole`].
+    fn cut(&mut self, start: usize, end: usize) {
+        self.code = true;
+        self.holes.push((start, end));
+    }
+
     fn comment_end(&mut self) -> bool {
         // Every comment starts with one of these (`//`, `/*`, PHP's `#`): most tokens are
         // told apart here, before the comparisons below.
@@ -1504,8 +1511,7 @@ impl Lexer<'_> {
             (Sig::Params(inside, paren, from), b')') if self.paren == paren + 1 => {
                 self.holes.truncate(from);
                 if pos > inside {
-                    self.code = true;
-                    self.holes.push((inside, pos));
+                    self.cut(inside, pos);
                 }
                 Sig::Ret(self.at, self.holes.len())
             }
@@ -1514,8 +1520,7 @@ impl Lexer<'_> {
             (Sig::Ret(after, from), b'{' | b';') if self.paren == 0 => {
                 self.holes.truncate(from);
                 if pos > after {
-                    self.code = true;
-                    self.holes.push((after, pos));
+                    self.cut(after, pos);
                 }
                 Sig::None
             }
@@ -1539,8 +1544,7 @@ impl Lexer<'_> {
                 b';' if depth == 0 => {
                     self.at += 1;
                     self.holes.truncate(self.holes_floor(start));
-                    self.code = true;
-                    self.holes.push((start, self.at));
+                    self.cut(start, self.at);
                     return;
                 }
                 _ => {}
@@ -1580,8 +1584,7 @@ impl Lexer<'_> {
             }
             if self.src[self.at] == b')' {
                 if self.at > inside {
-                    self.code = true;
-                    self.holes.push((inside, self.at));
+                    self.cut(inside, self.at);
                 }
                 self.at += 1;
                 self.head = Head::default();
@@ -1814,8 +1817,7 @@ impl Lexer<'_> {
                         self.macro_parens.pop();
                         self.holes.truncate(holes_from);
                         if self.at - 1 > inside {
-                            self.code = true;
-                            self.holes.push((inside, self.at - 1));
+                            self.cut(inside, self.at - 1);
                         }
                     }
                 }
@@ -2074,8 +2076,7 @@ impl Lexer<'_> {
             && (invoked || open.has_def || open.keep_all || open.container || !open.may_go);
         if !keep && end > open.inside {
             self.holes.truncate(open.holes_from);
-            self.code = true;
-            self.holes.push((open.inside, end));
+            self.cut(open.inside, end);
         }
         let defines = invoked
             || open.has_def

@@ -109,7 +109,9 @@ impl Patterns {
     }
 
     /// The kinds a pattern's outermost node can be, by kind id; None when a pattern starts
-    /// at any named node (`(_)`).
+    /// at any named node (`(_)`). What src/code/holds.rs is generated from (a test of
+    /// `parse`).
+    #[cfg(test)]
     pub fn outermost(&self) -> Option<Vec<u16>> {
         if !self.anywhere.is_empty() {
             return None;

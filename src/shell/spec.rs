@@ -59,7 +59,15 @@ impl ExecAhead {
                 // The workspace stands in for the temp dir, which is not made yet.
                 let write = write_paths(&shell, &root, &root).ok()?;
                 let lists = EffectiveLists::from_config(&shell);
-                let places = contained(&shell, &lists, &root, &root, &bash, &path_env, &write);
+                let call = Call {
+                    shell: &shell,
+                    lists: &lists,
+                    root: &root,
+                    tmp: &root,
+                    bash: &bash,
+                    path_env: &path_env,
+                };
+                let places = call.contained(&write);
                 Some(Ahead {
                     path_env,
                     bash,
@@ -118,7 +126,15 @@ fn build_spec(
     // Last: the set worked out ahead has had the most time.
     let exec_set = match ahead.and_then(|a| a.take(root, tmp, bash, path_env)) {
         Some(set) if !lists.mode.is_strict() => set,
-        _ => exec_set(shell, &lists, root, tmp, bash, path_env, &write),
+        _ => Call {
+            shell,
+            lists: &lists,
+            root,
+            tmp,
+            bash,
+            path_env,
+        }
+        .exec_set(&write),
     };
     // A place of `write_paths` that lies beneath a protected place (reached through a link
     // out of the workspace) is protected with it.
@@ -209,63 +225,8 @@ fn build_spec(
     })
 }
 
-/// What may execute, in the mode in force (src/shell/executables.rs): in the contained mode
-/// /usr, PATH's directories, the library directories, the workspace and the temp dir, with the
-/// denied programs covered; in the strict mode the allowed programs, their helpers and
-/// `exec_workspace_dirs`.
-fn exec_set(
-    shell: &Shell,
-    lists: &EffectiveLists,
-    root: &Path,
-    tmp: &Path,
-    bash: &Path,
-    path_env: &OsStr,
-    write: &[PathBuf],
-) -> ExecSet {
-    if !lists.mode.is_strict() {
-        return contained(shell, lists, root, tmp, bash, path_env, write).into_set(root, tmp);
-    }
-    let call = Call {
-        shell,
-        lists,
-        root,
-        tmp,
-        bash,
-        path_env,
-    };
-    let mut exec_set = call.inputs(executable_paths);
-    for dir in workspace_exec_dirs(root, &shell.exec_workspace_dirs) {
-        if !exec_set.paths.contains(&dir) {
-            exec_set.paths.push(dir.clone());
-        }
-        exec_set.directories.push(dir);
-    }
-    exec_set
-}
-
-/// The contained mode's exec set but the workspace and the temp dir.
-fn contained(
-    shell: &Shell,
-    lists: &EffectiveLists,
-    root: &Path,
-    tmp: &Path,
-    bash: &Path,
-    path_env: &OsStr,
-    write: &[PathBuf],
-) -> Contained {
-    let call = Call {
-        shell,
-        lists,
-        root,
-        tmp,
-        bash,
-        path_env,
-    };
-    let denied: Vec<&str> = lists.denied_names().collect();
-    call.inputs(|inputs| contained_places(inputs, &denied, &library_dirs(), write))
-}
-
-/// What both modes' exec sets are worked out from.
+/// What the exec set is worked out from: the call's configuration, lists, places, bash and
+/// PATH.
 struct Call<'a> {
     shell: &'a Shell,
     lists: &'a EffectiveLists,
@@ -276,6 +237,30 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// What may execute, in the mode in force (src/shell/executables.rs): in the contained
+    /// mode /usr, PATH's directories, the library directories, the workspace and the temp
+    /// dir, with the denied programs covered; in the strict mode the allowed programs, their
+    /// helpers and `exec_workspace_dirs`.
+    fn exec_set(&self, write: &[PathBuf]) -> ExecSet {
+        if !self.lists.mode.is_strict() {
+            return self.contained(write).into_set(self.root, self.tmp);
+        }
+        let mut exec_set = self.inputs(executable_paths);
+        for dir in workspace_exec_dirs(self.root, &self.shell.exec_workspace_dirs) {
+            if !exec_set.paths.contains(&dir) {
+                exec_set.paths.push(dir.clone());
+            }
+            exec_set.directories.push(dir);
+        }
+        exec_set
+    }
+
+    /// The contained mode's exec set but the workspace and the temp dir.
+    fn contained(&self, write: &[PathBuf]) -> Contained {
+        let denied: Vec<&str> = self.lists.denied_names().collect();
+        self.inputs(|inputs| contained_places(inputs, &denied, &library_dirs(), write))
+    }
+
     /// `work` on the exec set's inputs: the runnable programs, PATH, the places and what
     /// the lists deny (a program is denied when both its path and its name are).
     fn inputs<R>(&self, work: impl FnOnce(&Inputs<'_>) -> R) -> R {

@@ -1,7 +1,7 @@
 //! What the kernel lets a command execute (Landlock's execute right, and the mounts that are
 //! not noexec), in the mode in force (src/config/commands.rs):
 //!
-//! - **Contained** ([`contained_paths`]): the installed system beneath `/usr` ([`SYSTEM`]),
+//! - **Contained** ([`contained_places`]): the installed system beneath `/usr` ([`SYSTEM`]),
 //!   PATH's other directories, the library directories, the workspace, the private temp dir,
 //!   the helpers of the build tools found on PATH (the table below), the files a link in
 //!   PATH's other directories leads to elsewhere, and `tools.shell.exec_paths`: one rule per
@@ -142,20 +142,8 @@ pub struct ExecSet {
 /// library directories there may execute.
 const SYSTEM: &str = "/usr";
 
-/// The exec set of the contained mode (see the module's documentation). `denied`: the
-/// entries of the deny list in force; `library`: the library directories (canonical);
-/// `write`: the places a command may write.
-pub fn contained_paths(
-    inputs: &Inputs<'_>,
-    denied: &[&str],
-    library: &[PathBuf],
-    write: &[PathBuf],
-) -> ExecSet {
-    contained_places(inputs, denied, library, write).into_set(inputs.root, inputs.tmp)
-}
-
 /// The contained exec set but the workspace and the temp dir, which it always holds first
-/// (see [`contained_paths`]).
+/// ([`Contained::into_set`]; see [`contained_places`]).
 pub struct Contained {
     directories: Vec<PathBuf>,
     files: Vec<PathBuf>,
@@ -177,7 +165,7 @@ impl Contained {
 
     /// The set with the temp dir `tmp`, from places worked out before it was made: with the
     /// workspace standing in for it in [`Inputs::tmp`], and `write` without it. They are the
-    /// places [`contained_paths`] works out with it unless one lies beneath it (what lies
+    /// places [`contained_places`] works out with it unless one lies beneath it (what lies
     /// beneath it is left out, and a link followed into it stops there; it is new, so nothing
     /// can lead there but a link naming it, and what such a link finds is beneath it) or it
     /// lies in or around the installed system (then whether that is granted whole depends on
@@ -199,7 +187,10 @@ impl Contained {
     }
 }
 
-/// [`contained_paths`]' places but the workspace and the temp dir.
+/// The exec set of the contained mode (see the module's documentation) but the workspace
+/// and the temp dir, which [`Contained::into_set`] adds. `denied`: the entries of the deny
+/// list in force; `library`: the library directories (canonical); `write`: the places a
+/// command may write.
 pub fn contained_places(
     inputs: &Inputs<'_>,
     denied: &[&str],
@@ -842,6 +833,16 @@ impl FromBytesCompat for OsStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole contained exec set, as the call's spec has it.
+    fn contained_paths(
+        inputs: &Inputs<'_>,
+        denied: &[&str],
+        library: &[PathBuf],
+        write: &[PathBuf],
+    ) -> ExecSet {
+        contained_places(inputs, denied, library, write).into_set(inputs.root, inputs.tmp)
+    }
 
     #[test]
     fn within_agrees_with_starts_with_on_real_paths() {

@@ -143,10 +143,15 @@ pub struct ExecSet {
 const SYSTEM: &str = "/usr";
 
 /// The contained exec set but the workspace and the temp dir, which it always holds first
-/// ([`Contained::into_set`]; see [`contained_places`]).
+/// ([`Contained::into_set`]; see [`contained_places`]). As JSON, it is what the launcher
+/// forked ahead of time answers when it worked the set out (src/shell/zygote.rs).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Contained {
+    #[serde(with = "super::raw_path::many")]
     directories: Vec<PathBuf>,
+    #[serde(with = "super::raw_path::many")]
     files: Vec<PathBuf>,
+    #[serde(with = "super::raw_path::many")]
     cover: Vec<PathBuf>,
 }
 

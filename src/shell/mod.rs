@@ -164,6 +164,15 @@ pub fn run_with_changes(
     let mut cgroup_made = Err("not created".to_string());
     let mut loopback = None;
     let waiting = launcher.as_ref().and_then(|_| zygote::take());
+    // Worked out meanwhile, while this thread makes the pids cgroup, the temp dir, the
+    // environment and the placeholders: asked first, before the launcher's first steps.
+    let mut exec_ahead = (shell.sandbox && launcher.is_some())
+        .then(|| match &waiting {
+            Some(waiting) => spec::ExecInputs::of(shell, &root)
+                .and_then(|inputs| waiting.work_out_exec_set(&inputs)),
+            None => spec::ExecAhead::start(shell, &root),
+        })
+        .flatten();
     if shell.sandbox && launcher.is_some() {
         let made = cgroup::PidsCgroup::create(shell.max_processes);
         cgroup_made = made
@@ -177,11 +186,6 @@ pub fn run_with_changes(
             begin_early(shell, &cgroup_made, loopback, waiting);
         }
     }
-    // Worked out meanwhile, while this thread makes the temp dir, the environment and the
-    // placeholders.
-    let mut exec_ahead = (shell.sandbox && launcher.is_some())
-        .then(|| spec::ExecAhead::start(shell, &root))
-        .flatten();
     let Setup {
         tmp,
         env,

@@ -28,9 +28,10 @@
 //! The copy forked ahead of time takes the death signal and the session as soon as it is
 //! forked ([`detach`]), and the rest of steps 1 to 3 up to the mount view ([`begin`]:
 //! non-dumpable, the pids cgroup, the unshare) as soon as the runner knows what they depend
-//! on ([`Early`]: no host list, no shared loopback), while the runner still works out the exec
-//! set and the views; the launch that follows must be the one they were taken for
-//! ([`Early::fits`]), or it is refused.
+//! on ([`Early`]: no host list, no shared loopback), while the runner still works out the
+//! views (having asked that copy for the contained exec set first: src/shell/zygote.rs); the
+//! launch that follows must be the one they were taken for ([`Early::fits`]), or it is
+//! refused.
 //!
 //! Every layer that cannot be applied is named in the report; `tools.shell.require_layers`
 //! turns a missing layer into a refusal (nothing runs). Inside a container ([`Container`], src/shell/container.rs),

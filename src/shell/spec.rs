@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::executables::{contained_places, executable_paths, Contained, ExecSet, Inputs};
 use super::launch::{LaunchSpec, Limits};
-use crate::config::commands::EffectiveLists;
+use crate::config::commands::{EffectiveLists, Mode};
 use crate::config::{Config, Shell};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::jail::{Workspace, CONFIG_FILE_NAME};
@@ -26,66 +26,116 @@ pub fn launch_spec(
     crate::fs::real::remembered(|| build_spec(config, ws, tmp, bash, path_env, ahead))
 }
 
-/// The contained mode's exec set, worked out on a thread of its own from the moment the call
-/// knows its configuration, while the call's own thread makes the temp dir, the environment
-/// and the placeholders (and the forked launcher its namespaces): the set was the longest
-/// step of a call's start before the launch, some 300 system calls and 1.7 million
-/// instructions on this machine's PATH (resolving PATH, its links, the build tools' helpers
-/// and the denied programs). The temp dir does not exist yet: the set is worked out without
-/// it and checked against it once it does ([`Contained::with_tmp`]), with the PATH and bash
-/// it was worked out for, which [`launch_spec`] compares with the call's; where either
-/// differs, the set is worked out again there, as it is without this.
-pub struct ExecAhead(std::thread::JoinHandle<Option<Ahead>>);
+/// The contained mode's exec set, worked out ahead from the moment the call knows its
+/// configuration, while the call's own thread makes the temp dir, the environment and the
+/// placeholders: the set was the longest step of a call's start before the launch, some 300
+/// system calls and 1.7 million instructions on this machine's PATH (resolving PATH, its
+/// links, the build tools' helpers and the denied programs). The launcher forked ahead of
+/// time works it out where there is one (src/shell/zygote.rs): it waits for its launch on a
+/// CPU of its own, where a thread of this process took turns with the call's own thread on
+/// one CPU of two. Elsewhere a thread does. The temp dir does not exist yet: the set is worked
+/// out without it and checked against it once it does ([`Contained::with_tmp`]), with the
+/// PATH and bash it was worked out for, which [`launch_spec`] compares with the call's; where
+/// either differs, or no set came, it is worked out again there, as it is without this.
+pub struct ExecAhead(Box<dyn FnOnce() -> Option<Ahead>>);
 
-struct Ahead {
-    path_env: std::ffi::OsString,
+/// A contained exec set worked out ahead, with the PATH and bash it was worked out for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Ahead {
+    /// PATH's value (its bytes, kept as a path's).
+    #[serde(with = "super::raw_path::one")]
+    path_env: PathBuf,
+    #[serde(with = "super::raw_path::one")]
     bash: PathBuf,
     places: Contained,
 }
 
-impl ExecAhead {
-    /// Start it; None in the strict mode (its set is the allowed programs': worked out in
-    /// [`launch_spec`]), or where no thread can be started.
-    pub fn start(shell: &Shell, root: &Path) -> Option<ExecAhead> {
+/// What the contained exec set is worked out from: the workspace and the keys of
+/// `tools.shell` it reads (PATH is read where it is worked out: the launcher forked ahead of
+/// time has the runner's environment). As JSON, what that launcher is handed to work it out.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExecInputs {
+    #[serde(with = "super::raw_path::one")]
+    root: PathBuf,
+    write_paths: Vec<String>,
+    exec_paths: Vec<String>,
+    extra_allowed_commands: Vec<String>,
+    denied_commands: Option<Vec<String>>,
+}
+
+impl ExecInputs {
+    /// None in the strict mode (its set is the allowed programs': worked out in
+    /// [`launch_spec`]).
+    pub fn of(shell: &Shell, root: &Path) -> Option<ExecInputs> {
         if crate::config::commands::mode(shell).is_strict() {
             return None;
         }
-        let shell = shell.clone();
-        let root = root.to_path_buf();
-        let work = move || {
-            crate::fs::real::remembered(|| {
-                let path_env = super::env::command_path(&root);
-                let bash = super::env::find_bash_on(Some(&path_env)).ok()?;
-                // The workspace stands in for the temp dir, which is not made yet.
-                let write = write_paths(&shell, &root, &root).ok()?;
-                let lists = EffectiveLists::from_config(&shell);
-                let call = Call {
-                    shell: &shell,
-                    lists: &lists,
-                    root: &root,
-                    tmp: &root,
-                    bash: &bash,
-                    path_env: &path_env,
-                };
-                let places = call.contained(&write);
-                Some(Ahead {
-                    path_env,
-                    bash,
-                    places,
-                })
-            })
+        Some(ExecInputs {
+            root: root.to_path_buf(),
+            write_paths: shell.write_paths.clone(),
+            exec_paths: shell.exec_paths.clone(),
+            extra_allowed_commands: shell.extra_allowed_commands.clone(),
+            denied_commands: shell.denied_commands.clone(),
+        })
+    }
+
+    /// The contained exec set but the temp dir, with the workspace standing in for it (it is
+    /// not made yet); None where bash or a write path cannot be found.
+    pub fn work(&self) -> Option<Ahead> {
+        crate::fs::real::remembered(|| self.places_on(&super::env::command_path(&self.root)))
+    }
+
+    /// [`ExecInputs::work`] with PATH's value `path_env`.
+    fn places_on(&self, path_env: &OsStr) -> Option<Ahead> {
+        let shell = Shell {
+            write_paths: self.write_paths.clone(),
+            exec_paths: self.exec_paths.clone(),
+            extra_allowed_commands: self.extra_allowed_commands.clone(),
+            denied_commands: self.denied_commands.clone(),
+            ..Shell::default()
         };
-        std::thread::Builder::new()
+        let root = self.root.as_path();
+        let bash = super::env::find_bash_on(Some(path_env)).ok()?;
+        let write = write_paths(&shell, root, root).ok()?;
+        let lists = EffectiveLists::in_mode(&shell, Mode::Contained);
+        let call = Call {
+            shell: &shell,
+            lists: &lists,
+            root,
+            tmp: root,
+            bash: &bash,
+            path_env,
+        };
+        let places = call.contained(&write);
+        Some(Ahead {
+            path_env: path_env.into(),
+            bash,
+            places,
+        })
+    }
+}
+
+impl ExecAhead {
+    /// Start it on a thread; None in the strict mode, or where no thread can be started.
+    pub fn start(shell: &Shell, root: &Path) -> Option<ExecAhead> {
+        let inputs = ExecInputs::of(shell, root)?;
+        let thread = std::thread::Builder::new()
             .name("exec-set".into())
-            .spawn(work)
-            .ok()
-            .map(ExecAhead)
+            .spawn(move || inputs.work())
+            .ok()?;
+        Some(ExecAhead(Box::new(move || thread.join().ok().flatten())))
+    }
+
+    /// The set worked out elsewhere (the launcher forked ahead of time), which `answer`
+    /// waits for.
+    pub fn answered_by(answer: impl FnOnce() -> Option<Ahead> + 'static) -> ExecAhead {
+        ExecAhead(Box::new(answer))
     }
 
     /// The set for this call, if it was worked out for its PATH, bash and temp dir.
     fn take(self, root: &Path, tmp: &Path, bash: &Path, path_env: &OsStr) -> Option<ExecSet> {
-        let ahead = self.0.join().ok()??;
-        if ahead.bash != bash || ahead.path_env != path_env {
+        let ahead = (self.0)()?;
+        if ahead.bash != bash || ahead.path_env.as_os_str() != path_env {
             return None;
         }
         ahead.places.with_tmp(root, tmp)
@@ -760,6 +810,69 @@ mod carve_tests {
         carve_reads(&mut spec, &[home.join("proj/.env")]);
         assert_eq!(spec.read, vec![home.clone(), home.join("proj")]);
         assert!(spec.read_dirs.is_empty());
+    }
+
+    /// The launcher forked ahead of time works the contained exec set out from
+    /// [`ExecInputs`] alone: what it finds is what the call's whole configuration gives.
+    #[test]
+    fn the_exec_set_s_inputs_give_the_set_the_configuration_gives() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = d.path().join("ws");
+        let bin = d.path().join("bin");
+        let extra = d.path().join("tools");
+        let cache = d.path().join("cache");
+        for dir in [&root, &bin, &extra, &cache] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        for name in ["sudo", "su", "make"] {
+            std::fs::write(bin.join(name), "").expect("program");
+        }
+        let path = std::env::join_paths([bin.as_path(), Path::new("/usr/bin")]).expect("PATH");
+        let text = |l: &[&Path]| l.iter().map(|p| p.display().to_string()).collect();
+        let configs = [
+            Shell::default(),
+            Shell {
+                denied_commands: Some(vec!["make".into()]),
+                ..Shell::default()
+            },
+            Shell {
+                extra_allowed_commands: vec!["sudo".into()],
+                ..Shell::default()
+            },
+            Shell {
+                exec_paths: text(&[&extra]),
+                write_paths: text(&[&cache]),
+                ..Shell::default()
+            },
+        ];
+        for shell in &configs {
+            let inputs = ExecInputs::of(shell, &root).expect("the contained mode");
+            let bash = super::super::env::find_bash_on(Some(&path)).expect("bash");
+            let lists = EffectiveLists::from_config(shell);
+            let call = Call {
+                shell,
+                lists: &lists,
+                root: &root,
+                tmp: &root,
+                bash: &bash,
+                path_env: &path,
+            };
+            let whole = call.contained(&write_paths(shell, &root, &root).expect("write"));
+            let worked =
+                crate::fs::real::remembered(|| inputs.places_on(&path).expect("worked out").places);
+            assert_eq!(worked, whole, "{shell:?}");
+            // What the launcher is handed comes back as it was.
+            let json = serde_json::to_vec(&inputs).expect("json");
+            assert_eq!(
+                serde_json::from_slice::<ExecInputs>(&json).ok(),
+                Some(inputs)
+            );
+        }
+        let strict = Shell {
+            strict: true,
+            ..Shell::default()
+        };
+        assert_eq!(ExecInputs::of(&strict, &root), None);
     }
 
     /// A spec that reads `read_root` and writes `root`.

@@ -11,6 +11,12 @@
 //! signal and its own session, which it takes at once, while it waits (`sandbox::detach`). A
 //! call that runs no command closes the socket, and the waiting copy exits.
 //!
+//! While it waits it also works for the runner: it makes a network namespace ahead (as root),
+//! works out the contained exec set as soon as the runner knows its configuration (the
+//! runner's longest step before the launch: src/shell/spec.rs, `ExecAhead`) and answers with
+//! it, and takes its first steps (`sandbox::begin`). It starts on a CPU other than the
+//! runner's, so that both work at once ([`place_apart`]).
+//!
 //! Only the `sneaky-run` program forks one (bin/sneaky-run/entry.rs); a long-lived host
 //! starts the launcher by exec as before.
 
@@ -25,6 +31,7 @@ use std::sync::Mutex;
 use nix::unistd::Pid;
 
 use super::launch::Early;
+use super::spec::{Ahead, ExecAhead, ExecInputs};
 use super::sys::{fork_single_threaded, Forked};
 
 /// The launcher waiting in a forked copy of this process, not yet used.
@@ -125,6 +132,7 @@ pub fn start() -> Option<ExitCode> {
         Err(_) => None,
         Ok(Forked::Parent(pid)) => {
             drop(theirs);
+            place_apart(pid);
             if let Ok(mut waiting) = WAITING.lock() {
                 *waiting = Some(Zygote { socket: ours, pid });
             }
@@ -142,6 +150,35 @@ pub fn take() -> Option<Zygote> {
     WAITING.lock().ok()?.take()
 }
 
+/// Start the forked copy on a CPU other than the one this process runs on, when it may run
+/// on another: it has its own steps to take while this process reads the configuration, and
+/// the scheduler placed it beside its parent, where it waited for this process's time slice
+/// (1.5 ms, measured) while the other CPU of this 2-core machine stood idle. It takes its
+/// parent's CPUs back with the first message it reads ([`own_cpus`]), before anything of a
+/// command can run.
+fn place_apart(child: Pid) {
+    use nix::sched::{sched_getaffinity, sched_getcpu, sched_setaffinity};
+    let (Ok(mut apart), Ok(here)) = (sched_getaffinity(Pid::from_raw(0)), sched_getcpu()) else {
+        return;
+    };
+    if apart.unset(here).is_err() {
+        return;
+    }
+    let others = (0..nix::sched::CpuSet::count()).any(|cpu| apart.is_set(cpu).unwrap_or(false));
+    if others {
+        let _ = sched_setaffinity(child, &apart);
+    }
+}
+
+/// The forked copy takes its parent's CPUs back ([`place_apart`] narrowed its own); false
+/// where it cannot (then it must not go on: what it starts would inherit the narrow set).
+fn own_cpus(parent: i32) -> bool {
+    use nix::sched::{sched_getaffinity, sched_setaffinity};
+    sched_getaffinity(Pid::from_raw(parent))
+        .and_then(|cpus| sched_setaffinity(Pid::from_raw(0), &cpus))
+        .is_ok()
+}
+
 fn single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
 }
@@ -154,15 +191,29 @@ pub struct Launched {
 }
 
 impl Zygote {
+    /// Have the waiting launcher work out the contained exec set from `inputs`, before its
+    /// first steps (in the host's namespaces, as this process would: a user namespace of the
+    /// sandbox's own would see other users' files otherwise), while this process makes the
+    /// temp dir, the environment and the placeholders; the spec's build takes its answer
+    /// (src/shell/spec.rs, [`ExecAhead`]). None where it cannot be asked.
+    pub fn work_out_exec_set(&self, inputs: &ExecInputs) -> Option<ExecAhead> {
+        let request = ExecRequest {
+            inputs: inputs.clone(),
+            costs: super::costs::on(),
+        };
+        let answers = self.socket.try_clone().ok()?;
+        send(&self.socket, EXEC, &serde_json::to_vec(&request).ok()?).ok()?;
+        Some(ExecAhead::answered_by(move || {
+            serde_json::from_slice::<Option<Ahead>>(&body(&answers)?).ok()?
+        }))
+    }
+
     /// Have the waiting launcher take its first steps (the process limit, the namespaces:
     /// src/shell/sandbox.rs, `begin`) while this process works out the rest of
     /// the launch; [`Zygote::launch`] must then hand it the launch they were taken for.
     pub fn begin(&self, early: &Early) -> std::io::Result<()> {
         let body = serde_json::to_vec(early).map_err(std::io::Error::other)?;
-        let mut message = vec![EARLY];
-        message.extend((body.len() as u64).to_le_bytes());
-        message.extend(body);
-        (&self.socket).write_all(&message)
+        send(&self.socket, EARLY, &body)
     }
 
     /// Hand the waiting launcher its launch.
@@ -205,12 +256,38 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
     if !super::sandbox::detach(parent) {
         return ExitCode::SUCCESS;
     }
+    super::costs::mark("launcher-forked-session");
     // Most launches want a network namespace of their own: made now, while this copy waits
     // (as root only; `namespaces::NetAhead`). The first steps use it, or leave it.
     let mut ahead = super::namespaces::NetAhead::make();
+    super::costs::mark("network-namespace-ahead");
     let mut begun = None;
+    let mut first = true;
     let (launch, out, err) = loop {
-        match receive(&socket) {
+        let message = receive(&socket);
+        if std::mem::take(&mut first) && !own_cpus(parent) {
+            return ExitCode::from(super::launch::SETUP_FAILED as u8);
+        }
+        match message {
+            Some(Message::Exec(request)) => {
+                // Only before the first steps: in the sandbox's user namespace, the files of
+                // other users would be seen as by nobody. Then the runner works it out.
+                let answer = match begun {
+                    None => {
+                        super::costs::set(request.costs);
+                        let worked = request.inputs.work();
+                        super::costs::mark("exec-set");
+                        worked
+                    }
+                    Some(_) => None,
+                };
+                let sent = serde_json::to_vec(&answer)
+                    .ok()
+                    .and_then(|a| write_body(&socket, &a).ok());
+                if sent.is_none() {
+                    return ExitCode::SUCCESS;
+                }
+            }
             Some(Message::Early(early)) if begun.is_none() => {
                 begun = Some(super::sandbox::begin(early, ahead.take()));
             }
@@ -240,26 +317,57 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
     )
 }
 
-/// What the runner sends: the first steps' [`Early`], then the launch and the two pipes it
-/// came with.
+/// What the runner sends: the exec set to work out, the first steps' [`Early`], then the
+/// launch and the two pipes it came with. The launcher answers the first alone, with the set
+/// (`Option<Ahead>` as JSON, after its length).
 enum Message {
+    Exec(ExecRequest),
     Early(Early),
     Launch(Launch, OwnedFd, OwnedFd),
 }
 
-/// The byte an [`Early`] message starts with ([`super::sys::send_fd`] sends `L`).
+/// The contained exec set's inputs, and whether to mark the time it took.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ExecRequest {
+    inputs: ExecInputs,
+    costs: bool,
+}
+
+/// The bytes an [`Early`] and an exec set's message start with ([`super::sys::send_fd`]
+/// sends `L`).
 const EARLY: u8 = b'E';
+const EXEC: u8 = b'X';
+
+/// A message: its kind's byte, then its body after the body's length (a little-endian u64).
+fn send(socket: &UnixStream, kind: u8, body: &[u8]) -> std::io::Result<()> {
+    let mut message = Vec::with_capacity(body.len() + 9);
+    message.push(kind);
+    message.extend((body.len() as u64).to_le_bytes());
+    message.extend_from_slice(body);
+    (&*socket).write_all(&message)
+}
+
+/// A body after its length.
+fn write_body(socket: &UnixStream, body: &[u8]) -> std::io::Result<()> {
+    let mut message = Vec::with_capacity(body.len() + 8);
+    message.extend((body.len() as u64).to_le_bytes());
+    message.extend_from_slice(body);
+    (&*socket).write_all(&message)
+}
+
+/// The body [`write_body`] wrote; None at the stream's end.
+fn body(socket: &UnixStream) -> Option<Vec<u8>> {
+    let mut len = [0u8; 8];
+    (&*socket).read_exact(&mut len).ok()?;
+    let mut body = vec![0u8; usize::try_from(u64::from_le_bytes(len)).ok()?];
+    (&*socket).read_exact(&mut body).ok()?;
+    Some(body)
+}
 
 /// The next message; None when the socket closed first (or sent what is not a message).
 fn receive(socket: &UnixStream) -> Option<Message> {
-    let body = |socket: &UnixStream| -> Option<Vec<u8>> {
-        let mut len = [0u8; 8];
-        (&*socket).read_exact(&mut len).ok()?;
-        let mut body = vec![0u8; usize::try_from(u64::from_le_bytes(len)).ok()?];
-        (&*socket).read_exact(&mut body).ok()?;
-        Some(body)
-    };
     match super::sys::recv_byte_fd(socket).ok()? {
+        (Some(EXEC), None) => Some(Message::Exec(serde_json::from_slice(&body(socket)?).ok()?)),
         (Some(EARLY), None) => Some(Message::Early(serde_json::from_slice(&body(socket)?).ok()?)),
         (Some(_), Some(out)) => {
             let err = super::sys::recv_fd(socket).ok()??;

@@ -1218,11 +1218,49 @@ fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
         "launcher-exec",
     ];
     assert!(early.windows(2).all(|p| at(p[0]) < at(p[1])), "{names:?}");
+    // That launcher worked out the exec set too, before its first steps (in the host's
+    // namespaces), and the spec took it.
+    let exec_set = ["exec-set", "launcher-session-pids-join", "launcher-exec"];
+    assert!(
+        exec_set.windows(2).all(|p| at(p[0]) < at(p[1])),
+        "{names:?}"
+    );
+    assert!(
+        at("exec-set") < at("launch-spec-exec-set-deny-list"),
+        "{names:?}"
+    );
     // Without the variable, nothing is written.
     std::fs::remove_file(&file).expect("rm");
     w.call("sneaky-run", json!({"command": "true"}))
         .command_ran();
     assert!(!file.exists());
+}
+
+/// The launcher forked ahead of time starts on a CPU apart from the runner's, and takes the
+/// runner's CPUs back before anything runs: a command may run on every CPU the caller may
+/// (`nproc` counts them), not only on the one the launcher was started on.
+#[test]
+fn a_command_may_run_on_every_cpu_its_caller_may() {
+    if !namespaces_or_skip("the command's CPUs") {
+        return;
+    }
+    let allowed = |status: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list:"))
+            .map(|l| l.trim().to_string())
+    };
+    let ours = allowed(&std::fs::read_to_string("/proc/self/status").expect("status"));
+    let w = util::ws();
+    for _ in 0..3 {
+        let r = w
+            .call("sneaky-run", json!({"command": "cat /proc/self/status"}))
+            .command_ran()
+            .clone();
+        let theirs = allowed(r["stdout"].as_str().unwrap_or(""));
+        assert!(ours.is_some());
+        assert_eq!(theirs, ours, "{r}");
+    }
 }
 
 /// A command line given as an argument that is not UTF-8 is answered in the envelope

@@ -113,19 +113,26 @@ pub fn run(
     run_with_changes(command, programs, timeout, cap, ctx, Changes::Direct)
 }
 
-/// Have the launcher forked ahead of time take its first steps now, the namespaces among
-/// them, where they follow from the configuration alone: not with `SNEAKY_SANDBOX_SKIP`
-/// naming the namespaces, a host list's proxy or a shared loopback to join (the launch then
-/// takes them all, as an executed launcher does).
+/// Whether the launcher forked ahead of time may take its first steps, the namespaces among
+/// them, before the launch: where they follow from the configuration alone, not with
+/// `SNEAKY_SANDBOX_SKIP` naming the namespaces, a host list's proxy or a shared loopback to
+/// join (the launch then takes them all, as an executed launcher does).
+fn early_steps(shell: &crate::config::Shell, loopback: Option<(i32, u64)>) -> bool {
+    let hosts = shell.network.hosts().is_some_and(|h| !h.is_empty());
+    !hosts && loopback.is_none() && !spec::skipped("namespaces")
+}
+
+/// Have the launcher forked ahead of time take its first steps now, in the network namespace
+/// `network` made for the launch, if one was.
 fn begin_early(
     shell: &crate::config::Shell,
     pids_cgroup: &std::result::Result<std::path::PathBuf, String>,
-    loopback: Option<(i32, u64)>,
+    network: Option<namespaces::NetworkNamespace>,
     waiting: &zygote::Zygote,
 ) {
-    let hosts = shell.network.hosts().is_some_and(|h| !h.is_empty());
-    if hosts || loopback.is_some() || spec::skipped("namespaces") {
-        return;
+    // Not handed over: the first steps make one, as without it.
+    if let Some(made) = network.and_then(namespaces::NetworkNamespace::made) {
+        let _ = waiting.hand_network(&made);
     }
     let early = launch::Early {
         parent: std::process::id() as i32,
@@ -162,18 +169,25 @@ pub fn run_with_changes(
     // takes while this process works out the rest of the launch (`launch::Early`).
     let mut pids_cgroup = None;
     let mut cgroup_made = Err("not created".to_string());
-    let mut loopback = None;
+    let sandboxed = shell.sandbox && launcher.is_some();
     let waiting = launcher.as_ref().and_then(|_| zygote::take());
     // Worked out meanwhile, while this thread makes the pids cgroup, the temp dir, the
     // environment and the placeholders: asked first, before the launcher's first steps.
-    let mut exec_ahead = (shell.sandbox && launcher.is_some())
+    let mut exec_ahead = sandboxed
         .then(|| match &waiting {
             Some(waiting) => spec::ExecInputs::of(shell, &root)
                 .and_then(|inputs| waiting.work_out_exec_set(&inputs)),
             None => spec::ExecAhead::start(shell, &root),
         })
         .flatten();
-    if shell.sandbox && launcher.is_some() {
+    let loopback = sandboxed.then(|| jobs::loopback(&root)).flatten();
+    let early = sandboxed && waiting.is_some() && early_steps(shell, loopback);
+    // Likewise, on a thread of its own: the network namespace of a launch that wants one,
+    // which the forked launcher enters before its first steps (`namespaces::NetAhead`).
+    let mut network_ahead = (early && !shell.network.all())
+        .then(namespaces::NetworkNamespace::start)
+        .flatten();
+    if sandboxed {
         let made = cgroup::PidsCgroup::create(shell.max_processes);
         cgroup_made = made
             .as_ref()
@@ -181,10 +195,6 @@ pub fn run_with_changes(
             .map_err(Clone::clone);
         pids_cgroup = made.ok();
         costs::mark("pids-cgroup");
-        loopback = jobs::loopback(&root);
-        if let Some(waiting) = &waiting {
-            begin_early(shell, &cgroup_made, loopback, waiting);
-        }
     }
     let Setup {
         tmp,
@@ -236,6 +246,11 @@ pub fn run_with_changes(
                     protect::Placeholders::reserve(&in_upper),
                 ]);
                 costs::mark("protected-placeholders");
+                // Only now: the forked launcher is busy with the exec set until about then
+                // (its first steps would wait for it), and the network namespace is made.
+                if let Some(waiting) = waiting.as_ref().filter(|_| early) {
+                    begin_early(shell, &cgroup_made, network_ahead.take(), waiting);
+                }
                 let mut spec = spec::launch_spec(
                     ctx.config,
                     ctx.ws,

@@ -134,13 +134,15 @@ pub fn enter(req: &Request<'_>) -> Result<Entered, String> {
     enter_unshared(req, unshared)
 }
 
-/// A network namespace made by the launcher forked ahead of time as soon as it is forked,
-/// before it knows whether its launch wants one (src/shell/zygote.rs): making one is most of
-/// the namespaces' cost (the kernel registers its sysctl tables and its loopback device; perf:
-/// `copy_net_ns` was the biggest kernel item of a call), and most launches want one
-/// (`network = false`, the default). Only as root, who can make one without a user namespace
-/// and go back to the host's; the host's sockets are read before leaving it ([`unshare_all`]
-/// covers them). A namespace made this way belongs to the host's user namespace, not to the
+/// A network namespace made ahead for the launcher forked ahead of time (src/shell/zygote.rs),
+/// which has entered it before its first steps: making one is most of the namespaces' cost
+/// (the kernel registers its sysctl tables and its loopback device; perf: `copy_net_ns` was
+/// the biggest kernel item of a call; 0.6-0.7 ms here). The runner makes it on a thread of its
+/// own ([`NetworkNamespace::start`]) when the call wants one (`network = false`, no shared
+/// loopback, no host list), while that launcher works out the exec set on the other CPU, and
+/// hands it over. Only as root, who can make one without a user namespace, enter it and go
+/// back to the host's; the host's sockets are read before entering it ([`unshare_all`] covers
+/// them). A namespace made this way belongs to the host's user namespace, not to the
 /// sandbox's: the command holds no capability in it, as in one made with the others.
 pub struct NetAhead {
     host: std::fs::File,
@@ -148,14 +150,18 @@ pub struct NetAhead {
 }
 
 impl NetAhead {
-    /// Leave the host's network namespace for a new one; None where that cannot be done.
-    pub fn make() -> Option<NetAhead> {
-        if !nix::unistd::geteuid().is_root() {
-            return None;
-        }
+    /// The host's sockets, read ahead (by the launcher forked ahead of time while it waits:
+    /// [`NetAhead::enter`] takes them), as root only.
+    pub fn host_sockets() -> Option<Vec<PathBuf>> {
+        nix::unistd::geteuid().is_root().then(host_unix_sockets)
+    }
+
+    /// Leave the host's network namespace, whose sockets are `host_sockets`, for `made` (a
+    /// [`NetworkNamespace`]); None where that cannot be done (then the first steps make one,
+    /// as without it).
+    pub fn enter(made: std::os::fd::OwnedFd, host_sockets: Vec<PathBuf>) -> Option<NetAhead> {
         let host = std::fs::File::open("/proc/self/ns/net").ok()?;
-        let host_sockets = host_unix_sockets();
-        unshare(CloneFlags::CLONE_NEWNET).ok()?;
+        nix::sched::setns(made, CloneFlags::CLONE_NEWNET).ok()?;
         Some(NetAhead { host, host_sockets })
     }
 
@@ -163,6 +169,35 @@ impl NetAhead {
     pub fn leave(self) -> Result<(), String> {
         nix::sched::setns(&self.host, CloneFlags::CLONE_NEWNET)
             .map_err(|e| format!("returning to the host's network namespace: {e}"))
+    }
+}
+
+/// A new network namespace, made on a thread of the runner: a thread's namespaces are its
+/// own, so the runner's other threads stay in the host's. Its handle goes to the launcher
+/// forked ahead of time, which enters it ([`NetAhead::enter`]).
+pub struct NetworkNamespace(std::thread::JoinHandle<Option<std::os::fd::OwnedFd>>);
+
+impl NetworkNamespace {
+    /// Start making it (as root only: None otherwise, or where no thread can be started).
+    pub fn start() -> Option<NetworkNamespace> {
+        if !nix::unistd::geteuid().is_root() {
+            return None;
+        }
+        std::thread::Builder::new()
+            .name("network-ns".into())
+            .spawn(|| {
+                unshare(CloneFlags::CLONE_NEWNET).ok()?;
+                let made = std::fs::File::open("/proc/thread-self/ns/net").ok()?;
+                super::costs::mark("network-namespace");
+                Some(std::os::fd::OwnedFd::from(made))
+            })
+            .ok()
+            .map(NetworkNamespace)
+    }
+
+    /// Its handle, once made.
+    pub fn made(self) -> Option<std::os::fd::OwnedFd> {
+        self.0.join().ok().flatten()
     }
 }
 

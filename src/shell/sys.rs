@@ -138,15 +138,25 @@ pub fn loopback_up() -> std::io::Result<()> {
     }
 }
 
-/// Send one descriptor over a Unix socket (SCM_RIGHTS), with one byte of data.
+/// Send one descriptor over a Unix socket (SCM_RIGHTS), with one byte of data (`L`).
 pub fn send_fd(
     sock: &std::os::unix::net::UnixStream,
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> std::io::Result<()> {
+    send_byte_fd(sock, b'L', fd)
+}
+
+/// [`send_fd`] with the byte `byte`, which [`recv_byte_fd`] returns with the descriptor.
+pub fn send_byte_fd(
+    sock: &std::os::unix::net::UnixStream,
+    byte: u8,
     fd: std::os::fd::BorrowedFd<'_>,
 ) -> std::io::Result<()> {
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, UnixAddr};
     use std::os::fd::AsRawFd;
     let fds = [fd.as_raw_fd()];
-    let iov = [std::io::IoSlice::new(b"L")];
+    let data = [byte];
+    let iov = [std::io::IoSlice::new(&data)];
     sendmsg::<UnixAddr>(
         sock.as_raw_fd(),
         &iov,

@@ -11,11 +11,12 @@
 //! signal and its own session, which it takes at once, while it waits (`sandbox::detach`). A
 //! call that runs no command closes the socket, and the waiting copy exits.
 //!
-//! While it waits it also works for the runner: it makes a network namespace ahead (as root),
-//! works out the contained exec set as soon as the runner knows its configuration (the
-//! runner's longest step before the launch: src/shell/spec.rs, `ExecAhead`) and answers with
-//! it, and takes its first steps (`sandbox::begin`). It starts on a CPU other than the
-//! runner's, so that both work at once ([`place_apart`]).
+//! While it waits it also works for the runner: it works out the contained exec set as soon
+//! as the runner knows its configuration (the runner's longest step before the launch:
+//! src/shell/spec.rs, `ExecAhead`) and answers with it, enters the network namespace the
+//! runner made for it meanwhile (as root: `namespaces::NetAhead`), and takes its first steps
+//! (`sandbox::begin`). It starts on a CPU other than the runner's, so that both work at once
+//! ([`place_apart`]).
 //!
 //! Only the `sneaky-run` program forks one (bin/sneaky-run/entry.rs); a long-lived host
 //! starts the launcher by exec as before.
@@ -132,7 +133,9 @@ pub fn start() -> Option<ExitCode> {
         Err(_) => None,
         Ok(Forked::Parent(pid)) => {
             drop(theirs);
-            place_apart(pid);
+            if !place_apart(pid) {
+                return None;
+            }
             if let Ok(mut waiting) = WAITING.lock() {
                 *waiting = Some(Zygote { socket: ours, pid });
             }
@@ -153,30 +156,29 @@ pub fn take() -> Option<Zygote> {
 /// Start the forked copy on a CPU other than the one this process runs on, when it may run
 /// on another: it has its own steps to take while this process reads the configuration, and
 /// the scheduler placed it beside its parent, where it waited for this process's time slice
-/// (1.5 ms, measured) while the other CPU of this 2-core machine stood idle. It takes its
-/// parent's CPUs back with the first message it reads ([`own_cpus`]), before anything of a
-/// command can run.
-fn place_apart(child: Pid) {
+/// (1.5 ms, measured) while the other CPU of this 2-core machine stood idle. Its CPUs are
+/// narrowed, which moves it to another one's queue, and given back at once: it stays queued
+/// there, and the scheduler may still move it where it would (a CPU busy with another
+/// program), as it may any process.
+fn place_apart(child: Pid) -> bool {
     use nix::sched::{sched_getaffinity, sched_getcpu, sched_setaffinity};
-    let (Ok(mut apart), Ok(here)) = (sched_getaffinity(Pid::from_raw(0)), sched_getcpu()) else {
-        return;
+    let (Ok(ours), Ok(here)) = (sched_getaffinity(Pid::from_raw(0)), sched_getcpu()) else {
+        return true;
     };
+    let mut apart = ours;
     if apart.unset(here).is_err() {
-        return;
+        return true;
     }
     let others = (0..nix::sched::CpuSet::count()).any(|cpu| apart.is_set(cpu).unwrap_or(false));
-    if others {
-        let _ = sched_setaffinity(child, &apart);
+    if others && sched_setaffinity(child, &apart).is_ok() {
+        // Given back: what the child starts inherits its CPUs. Where they cannot be, the
+        // child goes (its copy of the socket with it), and the launch executes a launcher.
+        if sched_setaffinity(child, &ours).is_err() {
+            let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+            return false;
+        }
     }
-}
-
-/// The forked copy takes its parent's CPUs back ([`place_apart`] narrowed its own); false
-/// where it cannot (then it must not go on: what it starts would inherit the narrow set).
-fn own_cpus(parent: i32) -> bool {
-    use nix::sched::{sched_getaffinity, sched_setaffinity};
-    sched_getaffinity(Pid::from_raw(parent))
-        .and_then(|cpus| sched_setaffinity(Pid::from_raw(0), &cpus))
-        .is_ok()
+    true
 }
 
 fn single_threaded() -> bool {
@@ -206,6 +208,12 @@ impl Zygote {
         Some(ExecAhead::answered_by(move || {
             serde_json::from_slice::<Option<Ahead>>(&body(&answers)?).ok()?
         }))
+    }
+
+    /// Hand the waiting launcher the network namespace made for its launch
+    /// (`namespaces::NetworkNamespace`), before its first steps ([`Zygote::begin`]).
+    pub fn hand_network(&self, made: &OwnedFd) -> std::io::Result<()> {
+        super::sys::send_byte_fd(&self.socket, NETWORK, made.as_fd())
     }
 
     /// Have the waiting launcher take its first steps (the process limit, the namespaces:
@@ -257,18 +265,14 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     super::costs::mark("launcher-forked-session");
-    // Most launches want a network namespace of their own: made now, while this copy waits
-    // (as root only; `namespaces::NetAhead`). The first steps use it, or leave it.
-    let mut ahead = super::namespaces::NetAhead::make();
-    super::costs::mark("network-namespace-ahead");
+    // The network namespace the runner made for the launch, if it makes one
+    // (`namespaces::NetAhead`): entered when it comes, the host's sockets read now, in the
+    // host's; the first steps use it, or leave it.
+    let mut host_sockets = super::namespaces::NetAhead::host_sockets();
+    let mut ahead = None;
     let mut begun = None;
-    let mut first = true;
     let (launch, out, err) = loop {
-        let message = receive(&socket);
-        if std::mem::take(&mut first) && !own_cpus(parent) {
-            return ExitCode::from(super::launch::SETUP_FAILED as u8);
-        }
-        match message {
+        match receive(&socket) {
             Some(Message::Exec(request)) => {
                 // Only before the first steps: in the sandbox's user namespace, the files of
                 // other users would be seen as by nobody. Then the runner works it out.
@@ -287,6 +291,12 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
                 if sent.is_none() {
                     return ExitCode::SUCCESS;
                 }
+            }
+            Some(Message::Network(made)) if begun.is_none() && ahead.is_none() => {
+                ahead = host_sockets
+                    .take()
+                    .and_then(|sockets| super::namespaces::NetAhead::enter(made, sockets));
+                super::costs::mark("network-namespace-entered");
             }
             Some(Message::Early(early)) if begun.is_none() => {
                 begun = Some(super::sandbox::begin(early, ahead.take()));
@@ -322,6 +332,7 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
 /// (`Option<Ahead>` as JSON, after its length).
 enum Message {
     Exec(ExecRequest),
+    Network(OwnedFd),
     Early(Early),
     Launch(Launch, OwnedFd, OwnedFd),
 }
@@ -337,6 +348,8 @@ struct ExecRequest {
 /// sends `L`).
 const EARLY: u8 = b'E';
 const EXEC: u8 = b'X';
+/// The byte sent with the network namespace's descriptor.
+const NETWORK: u8 = b'N';
 
 /// A message: its kind's byte, then its body after the body's length (a little-endian u64).
 fn send(socket: &UnixStream, kind: u8, body: &[u8]) -> std::io::Result<()> {
@@ -369,6 +382,7 @@ fn receive(socket: &UnixStream) -> Option<Message> {
     match super::sys::recv_byte_fd(socket).ok()? {
         (Some(EXEC), None) => Some(Message::Exec(serde_json::from_slice(&body(socket)?).ok()?)),
         (Some(EARLY), None) => Some(Message::Early(serde_json::from_slice(&body(socket)?).ok()?)),
+        (Some(NETWORK), Some(made)) => Some(Message::Network(made)),
         (Some(_), Some(out)) => {
             let err = super::sys::recv_fd(socket).ok()??;
             let launch = Launch::from_bytes(&body(socket)?)?;

@@ -252,9 +252,10 @@ fn the_network_is_off_unless_the_user_turns_it_on() {
     );
 }
 
-/// The launcher forked ahead of time makes a network namespace before it knows its launch
-/// (src/shell/namespaces.rs, `NetAhead`): a command that is to have the host's network (the
-/// whole network allowed, or the sandbox off) is in the host's own namespace, not that one.
+/// A network namespace is made ahead of the launch, on a thread of the runner, and entered
+/// by the launcher forked ahead of time (src/shell/namespaces.rs, `NetAhead`): a command
+/// that is to have the host's network (the whole network allowed, or the sandbox off) is in
+/// the host's own namespace, not in one made so; one without it, in one of its own each call.
 #[test]
 fn a_command_with_the_hosts_network_is_in_the_hosts_network_namespace() {
     let w = util::ws();
@@ -284,6 +285,8 @@ fn a_command_with_the_hosts_network_is_in_the_hosts_network_namespace() {
         r["stdout"].as_str().unwrap_or("").starts_with("net:["),
         "{r}"
     );
+    let again = run(&w, "readlink /proc/self/ns/net");
+    assert_ne!(again["stdout"], r["stdout"], "{again}");
 }
 
 fn call_with_env(w: &Ws, command: &str, env: &[(&str, &str)]) -> Reply {

@@ -1229,6 +1229,14 @@ fn the_cost_marks_cover_a_call_from_the_runner_to_the_end() {
         at("exec-set") < at("launch-spec-exec-set-deny-list"),
         "{names:?}"
     );
+    // As root, the runner made the network namespace on a thread, and the launcher entered
+    // it before its first steps.
+    if names.contains(&"network-namespace") {
+        assert!(
+            at("network-namespace-entered") < at("launcher-session-pids-join"),
+            "{names:?}"
+        );
+    }
     // Without the variable, nothing is written.
     std::fs::remove_file(&file).expect("rm");
     w.call("sneaky-run", json!({"command": "true"}))

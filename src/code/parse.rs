@@ -147,12 +147,13 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     if let (Some(holes), Part::Defs) = (&skimmed, part) {
         let compact = Compact::new(source, holes);
         let tree = parse(lang, &compact.text, &[])?;
-        if no_code || !tree.root_node().has_error() {
+        let root = tree.root_node();
+        if no_code || !root.has_error() {
             let place = Place::compact(source, &compact);
             return Ok(FileTags {
                 lang,
                 part,
-                defs: definitions(tagger, tree.root_node(), &place, &[]),
+                defs: definitions(tagger, root, &place, &[]),
                 skips: Vec::new(),
                 idents: Vec::new(),
                 errors: Vec::new(),
@@ -743,16 +744,24 @@ fn type_name(node: Node<'_>, place: &Place<'_>) -> Option<String> {
 /// line), whitespace collapsed, without the `{` or `:` that opens the body.
 fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     let source = place.source;
-    let start = place.start(node);
+    let start = place.start(head_start(node));
     // A head that ends in `:` (Python's) ends there: a comment may follow it, and a skimmed
     // parse has left the body's lines out before the one where its block starts.
     let body = ["body", "members"]
         .iter()
         .find_map(|f| node.child_by_field_name(f))
         .map(|b| {
-            let mut before = b.prev_sibling();
-            while let Some(extra) = before.filter(Node::is_extra) {
-                before = extra.prev_sibling();
+            // The child before the body, but for comments (`Node::prev_sibling` would look
+            // for it from the root down).
+            let mut before = None;
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                if child.id() == b.id() {
+                    break;
+                }
+                if !child.is_extra() {
+                    before = Some(child);
+                }
             }
             match before {
                 Some(colon) if colon.kind() == ":" => place.end(colon),
@@ -782,6 +791,42 @@ fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     }
     let out = out.trim_end_matches(['{', ':', '=', ';', ' ']).trim_end();
     crate::text::shorten(out, MAX_SIGNATURE)
+}
+
+/// The kinds of annotations a definition's head may begin with, which its signature leaves
+/// out: Java's `@Override` and `@SuppressWarnings(…)`, C#'s and PHP's `[Test]` and
+/// `#[Attr]`, TypeScript's `@Input()`, C++'s `[[nodiscard]]`.
+const ANNOTATIONS: &[&str] = &[
+    "marker_annotation",
+    "annotation",
+    "attribute_list",
+    "decorator",
+    "attribute_declaration",
+];
+
+/// The first node of a definition's head that is not an annotation or a comment (Java's
+/// `modifiers` are looked into: `@Serial private static …` starts at `private`), or the
+/// definition itself when there is none. A head on one line would otherwise be only its
+/// annotation (`@java.io.Serial` above a field).
+fn head_start(node: Node<'_>) -> Node<'_> {
+    let mut cursor = node.walk();
+    if !cursor.goto_first_child() {
+        return node;
+    }
+    loop {
+        let child = cursor.node();
+        if !child.is_extra() && !ANNOTATIONS.contains(&child.kind()) {
+            if child.kind() == "modifiers" && cursor.goto_first_child() {
+                continue;
+            }
+            return child;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == node {
+                return node;
+            }
+        }
+    }
 }
 
 /// What the walk does with a node, told by its kind (`Roles`).
@@ -1690,6 +1735,42 @@ X=2
             .map(|d| d.path().join(format!("{name}-{version}")))
             .find(|p| p.is_dir())
             .unwrap_or_else(|| panic!("{name}-{version} is not in cargo's registry"))
+    }
+
+    #[test]
+    fn signatures_begin_after_annotations_and_comments() {
+        let signatures = |lang: Lang, source: &[u8]| -> Vec<(String, String)> {
+            tags_for(lang, source, Want::Defs)
+                .unwrap()
+                .defs
+                .iter()
+                .map(|d| (d.name.clone(), d.signature.clone()))
+                .collect()
+        };
+        let java = b"class A {\n    @java.io.Serial\n    private static final long ID = 1L;\n    @SuppressWarnings(\"unchecked\") // a cast\n    static int f(Object x) { return 0; }\n    @Override\n    public String toString() { return \"\"; }\n}\n";
+        assert_eq!(
+            signatures(Lang::Java, java),
+            [
+                ("A", "class A"),
+                ("ID", "private static final long ID = 1L"),
+                ("f", "static int f(Object x)"),
+                ("toString", "public String toString()"),
+            ]
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+        );
+        let csharp = b"class T {\n    [Test]\n    public void Run() { }\n}\n";
+        assert_eq!(
+            signatures(Lang::CSharp, csharp)[1],
+            ("Run".to_string(), "public void Run()".to_string())
+        );
+        let typescript = b"class C {\n    @Input() name: string;\n    @HostListener(\"click\")\n    onClick(e: Event) { }\n}\n";
+        assert_eq!(
+            signatures(Lang::TypeScript, typescript)[1..],
+            [
+                ("name".to_string(), "name: string".to_string()),
+                ("onClick".to_string(), "onClick(e: Event)".to_string())
+            ]
+        );
     }
 
     #[test]

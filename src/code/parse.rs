@@ -147,12 +147,13 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     if let (Some(holes), Part::Defs) = (&skimmed, part) {
         let compact = Compact::new(source, holes);
         let tree = parse(lang, &compact.text, &[])?;
-        if no_code || !tree.root_node().has_error() {
+        let root = tree.root_node();
+        if no_code || !root.has_error() || errors_away_from_cuts(root, &compact, source.len()) {
             let place = Place::compact(source, &compact);
             return Ok(FileTags {
                 lang,
                 part,
-                defs: definitions(tagger, tree.root_node(), &place, &[]),
+                defs: definitions(tagger, root, &place, &[]),
                 skips: Vec::new(),
                 idents: Vec::new(),
                 errors: Vec::new(),
@@ -204,6 +205,52 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         idents,
         errors,
     })
+}
+
+/// Whether every syntax error of a parse of `compact` lies on lines the skim left whole: no
+/// hole was cut on the lines from an error's first to its last. Such an error is the file's
+/// own (a macro or a directive the grammar cannot read), which a whole parse meets too, at
+/// the cost of its recovery over every body; an error beside a cut may be the skim's
+/// misreading, and the file is parsed whole. (On `/usr/include`, the cargo registry's
+/// Rust, libstdc++'s `bits/` and leveldb, no file with such errors parses cleanly whole;
+/// of those with an error beside a cut, three Rust files do.)
+fn errors_away_from_cuts(root: Node<'_>, compact: &Compact, source_len: usize) -> bool {
+    let text = &compact.text;
+    // Where a hole was cut: before each run but the first (runs are apart), before the
+    // first when it does not start the source, and at the end when one ends it.
+    let mut seams: Vec<usize> = compact.runs.iter().skip(1).map(|&(at, _)| at).collect();
+    if compact.runs.first().is_some_and(|&(_, from)| from > 0) {
+        seams.insert(0, 0);
+    }
+    let kept_to = compact
+        .runs
+        .last()
+        .map_or(0, |&(at, from)| from + (text.len() - at));
+    if kept_to < source_len {
+        seams.push(text.len());
+    }
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        let error = node.is_error() || node.is_missing();
+        if error {
+            let first = memchr::memrchr(b'\n', &text[..node.start_byte()]).map_or(0, |n| n + 1);
+            let last = memchr::memchr(b'\n', &text[node.end_byte()..])
+                .map_or(text.len(), |n| node.end_byte() + n);
+            let i = seams.partition_point(|&at| at < first);
+            if seams.get(i).is_some_and(|&at| at <= last) {
+                return false;
+            }
+        }
+        if !error && node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return true;
+            }
+        }
+    }
 }
 
 /// The holes of a parse for `part`, when it is worth leaving them out, and whether they
@@ -743,16 +790,24 @@ fn type_name(node: Node<'_>, place: &Place<'_>) -> Option<String> {
 /// line), whitespace collapsed, without the `{` or `:` that opens the body.
 fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     let source = place.source;
-    let start = place.start(node);
+    let start = place.start(head_start(node));
     // A head that ends in `:` (Python's) ends there: a comment may follow it, and a skimmed
     // parse has left the body's lines out before the one where its block starts.
     let body = ["body", "members"]
         .iter()
         .find_map(|f| node.child_by_field_name(f))
         .map(|b| {
-            let mut before = b.prev_sibling();
-            while let Some(extra) = before.filter(Node::is_extra) {
-                before = extra.prev_sibling();
+            // The child before the body, but for comments (`Node::prev_sibling` would look
+            // for it from the root down).
+            let mut before = None;
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                if child.id() == b.id() {
+                    break;
+                }
+                if !child.is_extra() {
+                    before = Some(child);
+                }
             }
             match before {
                 Some(colon) if colon.kind() == ":" => place.end(colon),
@@ -782,6 +837,42 @@ fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     }
     let out = out.trim_end_matches(['{', ':', '=', ';', ' ']).trim_end();
     crate::text::shorten(out, MAX_SIGNATURE)
+}
+
+/// The kinds of annotations a definition's head may begin with, which its signature leaves
+/// out: Java's `@Override` and `@SuppressWarnings(…)`, C#'s and PHP's `[Test]` and
+/// `#[Attr]`, TypeScript's `@Input()`, C++'s `[[nodiscard]]`.
+const ANNOTATIONS: &[&str] = &[
+    "marker_annotation",
+    "annotation",
+    "attribute_list",
+    "decorator",
+    "attribute_declaration",
+];
+
+/// The first node of a definition's head that is not an annotation or a comment (Java's
+/// `modifiers` are looked into: `@Serial private static …` starts at `private`), or the
+/// definition itself when there is none. A head on one line would otherwise be only its
+/// annotation (`@java.io.Serial` above a field).
+fn head_start(node: Node<'_>) -> Node<'_> {
+    let mut cursor = node.walk();
+    if !cursor.goto_first_child() {
+        return node;
+    }
+    loop {
+        let child = cursor.node();
+        if !child.is_extra() && !ANNOTATIONS.contains(&child.kind()) {
+            if child.kind() == "modifiers" && cursor.goto_first_child() {
+                continue;
+            }
+            return child;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == node {
+                return node;
+            }
+        }
+    }
 }
 
 /// What the walk does with a node, told by its kind (`Roles`).
@@ -1690,6 +1781,62 @@ X=2
             .map(|d| d.path().join(format!("{name}-{version}")))
             .find(|p| p.is_dir())
             .unwrap_or_else(|| panic!("{name}-{version} is not in cargo's registry"))
+    }
+
+    #[test]
+    fn a_skimmed_parse_stands_when_its_errors_are_away_from_the_cuts() {
+        let errors_away = |source: &[u8]| {
+            let holes = skim::holes(Lang::Cpp, source);
+            let compact = Compact::new(source, &holes);
+            let tree = parse(Lang::Cpp, &compact.text, &[]).unwrap();
+            assert!(tree.root_node().has_error());
+            errors_away_from_cuts(tree.root_node(), &compact, source.len())
+        };
+        // A pointer to a member function the grammar cannot read, two lines above a body
+        // that goes: the file's own error.
+        assert!(errors_away(
+            b"struct A {\n  void (B::*method)(int);\n};\nint f() { return 1; }\n"
+        ));
+        // The same error on the line of a cut: maybe the skim's.
+        assert!(!errors_away(
+            b"struct A {\n  void (B::*method)(int); int f() { return 1; }\n};\n"
+        ));
+    }
+
+    #[test]
+    fn signatures_begin_after_annotations_and_comments() {
+        let signatures = |lang: Lang, source: &[u8]| -> Vec<(String, String)> {
+            tags_for(lang, source, Want::Defs)
+                .unwrap()
+                .defs
+                .iter()
+                .map(|d| (d.name.clone(), d.signature.clone()))
+                .collect()
+        };
+        let java = b"class A {\n    @java.io.Serial\n    private static final long ID = 1L;\n    @SuppressWarnings(\"unchecked\") // a cast\n    static int f(Object x) { return 0; }\n    @Override\n    public String toString() { return \"\"; }\n}\n";
+        assert_eq!(
+            signatures(Lang::Java, java),
+            [
+                ("A", "class A"),
+                ("ID", "private static final long ID = 1L"),
+                ("f", "static int f(Object x)"),
+                ("toString", "public String toString()"),
+            ]
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+        );
+        let csharp = b"class T {\n    [Test]\n    public void Run() { }\n}\n";
+        assert_eq!(
+            signatures(Lang::CSharp, csharp)[1],
+            ("Run".to_string(), "public void Run()".to_string())
+        );
+        let typescript = b"class C {\n    @Input() name: string;\n    @HostListener(\"click\")\n    onClick(e: Event) { }\n}\n";
+        assert_eq!(
+            signatures(Lang::TypeScript, typescript)[1..],
+            [
+                ("name".to_string(), "name: string".to_string()),
+                ("onClick".to_string(), "onClick(e: Event)".to_string())
+            ]
+        );
     }
 
     #[test]

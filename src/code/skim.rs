@@ -4,7 +4,9 @@
 //! tree-sitter parses no items in), `use` declarations and a function's parameters, return
 //! type and `where` clause (its signature is taken from the source's bytes); in Go likewise a
 //! function's parameters and results (not a method's receiver, which names its type) and the
-//! inside of `import ( … )`. The parser is
+//! inside of `import ( … )`; in Java, C#, JavaScript and TypeScript the inside of the
+//! parentheses after a name that hold no block (a method's parameters, a call's arguments:
+//! `Lexer::arguments`). The parser is
 //! given the rest (`Parser::set_included_ranges`): it sees `fn f(){}`, every node keeps its
 //! byte offset, line and column, and the definitions come out as a whole parse gives them, at
 //! a fraction of its cost (on tokio's source, 9 % of the bytes are left to parse).
@@ -92,6 +94,7 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
         cpp_in_c: false,
         code: false,
         directive_end: None,
+        arguments: None,
     };
     lexer.run();
     if lexer.cpp_in_c {
@@ -316,6 +319,8 @@ struct Head {
     new: bool,
     /// A JavaScript method's head: `name(` at the head's own level, not after a control word.
     method: bool,
+    /// TypeScript: a `:` right after a `)` (a method's return type follows).
+    returns: bool,
     /// How many of the head's tokens, from its first, are names (`readonly x` of `readonly
     /// x: T`).
     words: u32,
@@ -345,6 +350,7 @@ impl Default for Head {
             prev: Tok::None,
             new: false,
             method: false,
+            returns: false,
             signature: false,
             words: 0,
             control: false,
@@ -443,7 +449,35 @@ struct Lexer<'a> {
     code: bool,
     /// Where the last preprocessor line ended.
     directive_end: Option<usize>,
+    /// Java, C#, JavaScript and TypeScript: the outermost parentheses after a name open (a
+    /// method's parameters, a call's or an annotation's arguments): where their inside
+    /// starts and `holes` before it. Nothing in them defines unless a block or an arrow
+    /// function is written there, which keeps them (`None` again); else their inside is left
+    /// out at the `)`, and `f(int a, Map<K, V> b) {` is parsed as `f() {`.
+    arguments: Option<(usize, usize)>,
 }
+
+/// C#'s modifiers, after which `(` opens a tuple type.
+const CSHARP_MODIFIERS: &[&[u8]] = &[
+    b"public",
+    b"private",
+    b"protected",
+    b"internal",
+    b"static",
+    b"readonly",
+    b"async",
+    b"override",
+    b"virtual",
+    b"abstract",
+    b"sealed",
+    b"extern",
+    b"unsafe",
+    b"partial",
+    b"const",
+    b"volatile",
+    b"required",
+    b"file",
+];
 
 /// Whether a word is in capitals (digits and `_` besides), as a C macro's name is.
 fn capitals(word: &[u8]) -> bool {
@@ -1321,9 +1355,9 @@ impl Lexer<'_> {
             return false;
         }
         let interpolated = dollars > 0 || rest.starts_with(b"@$");
-        if quotes >= 3 {
+        if quotes >= 3 && !at_sign {
             // A raw string: to the same run of quotes; its holes `{…}` hold no quotes we
-            // could miss.
+            // could miss. (`@` is a verbatim string of one doubled quote.)
             let end = vec![b'"'; quotes];
             self.until(skip + quotes, &end);
             return true;
@@ -1780,6 +1814,9 @@ impl Lexer<'_> {
         if self.sig != Sig::None {
             self.signature(b);
         }
+        if matches!(b, b'{' | b'}') || (b == b'=' && self.peek(0) == b'>') {
+            self.arguments = None;
+        }
         match b {
             b'{' => {
                 self.open();
@@ -1798,6 +1835,9 @@ impl Lexer<'_> {
             b'(' | b'[' => {
                 if b == b'(' {
                     self.call();
+                    if self.paren == 0 && self.cuts_arguments() {
+                        self.arguments = Some((self.at, self.holes.len()));
+                    }
                 }
                 if self.macro_call() {
                     let at = (self.at, self.blocks.len(), self.paren, self.holes.len());
@@ -1812,6 +1852,13 @@ impl Lexer<'_> {
             }
             b')' | b']' => {
                 self.paren = self.paren.saturating_sub(1);
+                if let (Some((inside, holes_from)), b')', 0) = (self.arguments, b, self.paren) {
+                    self.arguments = None;
+                    self.holes.truncate(holes_from);
+                    if self.at - 1 > inside {
+                        self.cut(inside, self.at - 1);
+                    }
+                }
                 if let Some(&(inside, depth, paren, holes_from)) = self.macro_parens.last() {
                     if (depth, paren) == (self.blocks.len(), self.paren) {
                         self.macro_parens.pop();
@@ -1881,14 +1928,17 @@ impl Lexer<'_> {
                 // alike.
                 // After modifiers too: `readonly x:`, `private static y?:`.
                 let (words, tokens) = (self.head.words, self.head.tokens);
+                // Any word before `?:`, keywords too (`default?: T`), since a `switch`'s
+                // label is never followed by `?`.
                 let property = key
                     || (self.head.tokens == 2
                         && self.head.last == Tok::Punct(b'?')
-                        && name(self.head.prev))
+                        && matches!(self.head.prev, Tok::Word(_)))
                     || ((1..=4).contains(&words)
                         && (tokens == words
                             || (tokens == words + 1 && self.head.last == Tok::Punct(b'?'))));
                 let signature = self.head.signature && self.head.last == Tok::Punct(b')');
+                self.head.returns |= self.head.last == Tok::Punct(b')');
                 if self.rules.typescript() && (property || signature) {
                     self.def();
                 }
@@ -1964,6 +2014,22 @@ impl Lexer<'_> {
         }
     }
 
+    /// Whether the parentheses opening here may have their inside left out
+    /// ([`Lexer::arguments`]): after a name (not after a keyword, an operator or a cast's
+    /// `=`), in Java, C#, JavaScript and TypeScript. Not after a C# modifier, where they are a
+    /// tuple type (`public (int, int) F()`), which `()` would not be.
+    fn cuts_arguments(&self) -> bool {
+        if !matches!(
+            self.rules.lang,
+            Lang::Java | Lang::CSharp | Lang::JavaScript | Lang::TypeScript | Lang::Tsx
+        ) || self.head.last != Tok::Word(Word::Name)
+        {
+            return false;
+        }
+        let word = word_before(self.src, self.at - 1).0;
+        !(self.rules.lang == Lang::CSharp && CSHARP_MODIFIERS.contains(&word))
+    }
+
     fn open(&mut self) {
         let parent_local = self.local();
         let parent_keep = self.blocks.last().is_some_and(|o| o.keep_all);
@@ -1982,7 +2048,9 @@ impl Lexer<'_> {
             && !h.control
             && self.paren == 0
             && (h.last == Tok::Punct(b')')
-                || (self.rules.typescript() && !matches!(h.last, Tok::Punct(b'(' | b',' | b'='))));
+                || (self.rules.typescript()
+                    && h.returns
+                    && !matches!(h.last, Tok::Punct(b'(' | b',' | b'='))));
         // A function's body whose declarations are local: only a function that is itself a
         // definition (a callback's variables are the enclosing definition's, or top-level).
         let function_value = self.rules.javascript()
@@ -2256,9 +2324,57 @@ mod tests {
         assert_eq!(
             kept(Lang::TypeScript, src),
             src.replace(
-                "{\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}",
-                "{}"
+                "(a: A): B {\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}",
+                "(): B {}"
             )
+        );
+    }
+
+    #[test]
+    fn typescript_keyword_keys_and_statements_without_semicolons() {
+        // `default?:` is a property (a `switch`'s `default:` has no `?`).
+        let src = "function f() {\n    const m = require(p) as { default?: T }\n}\n";
+        assert_eq!(
+            kept(Lang::TypeScript, src),
+            "function f() {\n    const m = require() as { default?: T }\n}\n"
+        );
+        // `make()` then `try {` on the next line is no method `make(): T {`: the callback's
+        // variables in the `try` block are definitions, and the block stays.
+        let src = "describe(\"x\", () => {\n    const r = make()\n    try {\n        const v = r.get(1)\n    } finally {}\n})\n";
+        assert_eq!(kept(Lang::TypeScript, src), src.replace("get(1)", "get()"));
+    }
+
+    #[test]
+    fn arguments_and_parameters_go_unless_a_block_or_arrow_is_inside() {
+        // Java: a method's parameters, an annotation's and a constructor call's arguments
+        // go; a cast's parentheses (after `=`) and the parentheses around a lambda's block
+        // stay.
+        let src = "class A {\n    @SuppressWarnings(\"x\")\n    int f(int a, Map<K, V> m) throws E { return a; }\n    int k = (int) g(1, 2);\n    Runnable r = run(() -> { h(); });\n    Object o = new B(1) { void m(int x) {} };\n}\n";
+        assert_eq!(
+            kept(Lang::Java, src),
+            "class A {\n    @SuppressWarnings()\n    int f() throws E {}\n    int k = (int) g();\n    Runnable r = run(() -> {});\n    Object o = new B() { void m() {} };\n}\n"
+        );
+        // C#: a tuple type after a modifier stays, and an attribute's arguments (inside its
+        // brackets).
+        let src = "class C {\n    public (int, int) F(int a, string b) { return (a, 0); }\n    [Obsolete(\"old\")] void G(ref int x) {}\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class C {\n    public (int, int) F() {}\n    [Obsolete(\"old\")] void G() {}\n}\n"
+        );
+        // JavaScript: an arrow function among the arguments may be a definition (`a.b = () =>`).
+        let src = "function f(a, b = 1) { g(a) }\nsetup(exports.h = () => 1)\ncall(x, y)\n";
+        assert_eq!(
+            kept(Lang::JavaScript, src),
+            "function f() {}\nsetup(exports.h = () => 1)\ncall()\n"
+        );
+    }
+
+    #[test]
+    fn csharp_verbatim_strings_that_begin_with_a_doubled_quote() {
+        let src = "class C {\n    void F() {\n        A(@\"\"\"\" + x + @\"\\\"\"\");\n    }\n    void G() {}\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class C {\n    void F() {}\n    void G() {}\n}\n"
         );
     }
 
@@ -2276,7 +2392,7 @@ mod tests {
         let src = "class I {\n  async exec (args) {\n    const a = args.find(x => x.ok)\n    return a\n  }\n  other () {\n    const ok = 1\n    const isDir = async s => { return s }\n  }\n}\nconst o = { try: () => { f() } }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {\n  let local = 1\n}\n";
         assert_eq!(
             kept(Lang::JavaScript, src),
-            "class I {\n  async exec (args) {}\n  other () {\n    const ok = 1\n    const isDir = async s => {}\n  }\n}\nconst o = { try: () => {} }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {}\n"
+            "class I {\n  async exec () {}\n  other () {\n    const ok = 1\n    const isDir = async s => {}\n  }\n}\nconst o = { try: () => {} }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {}\n"
         );
     }
 

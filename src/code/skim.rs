@@ -2011,7 +2011,14 @@ impl Lexer<'_> {
             let outside = self.in_declarations()
                 && (self.head.tokens == 1
                     || matches!(self.head.prev, Tok::Punct(b':' | b'~' | b'*' | b'&')));
-            if typed || outside {
+            // In C's and C++'s code (a function's body, or a block in one) `T name(` is a
+            // prototype or a variable, which define nothing there (`parse::tree_of`).
+            let in_code = self.rules.c_like()
+                && self
+                    .blocks
+                    .last()
+                    .is_some_and(|o| !o.container && !o.declarations && !o.initializer);
+            if (typed && !in_code) || outside {
                 self.def();
             }
         }

@@ -373,6 +373,10 @@ struct Found {
     signature: String,
     owner: Option<String>,
     pattern: usize,
+    /// A C or C++ function declared, not defined (a `declaration` with a function's
+    /// declarator): inside a function, a prototype or a variable that the grammar reads as
+    /// one (`log::Writer log(file);`), neither of which defines anything.
+    declared: bool,
 }
 
 /// The definitions in the tree: every match of the query, or, with a `focus`, the matches
@@ -489,6 +493,7 @@ fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> 
         signature: signature(node, place),
         owner,
         pattern: m.pattern,
+        declared: kind == SymbolKind::Function && node.kind() == "declaration",
     })
 }
 
@@ -627,6 +632,7 @@ fn tree_of(found: Vec<Found>) -> Vec<Def> {
         let mut kind = f.kind;
         match kind {
             SymbolKind::Variable | SymbolKind::Constant if local => continue,
+            SymbolKind::Function if local && f.declared => continue,
             SymbolKind::Variable if parent_kind.is_some_and(SymbolKind::holds_members) => {
                 kind = SymbolKind::Field;
             }
@@ -1837,6 +1843,27 @@ X=2
                 ("onClick".to_string(), "onClick(e: Event)".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn c_and_cpp_declarations_in_a_function_define_nothing() {
+        // `log::Writer log(file);` reads as a function's declaration; in a function's body it
+        // is a variable, and `int helper(int);` there a prototype: neither is a definition,
+        // so the body can go from the skimmed parse. A local class's method still is one.
+        let source = b"Status DB::NewDB() {\n  log::Writer log(file);\n  int helper(int);\n  struct R { void Report(int n) {} };\n  return s;\n}\nint main(void);\n";
+        assert_eq!(
+            skim::holes(Lang::Cpp, b"int f() {\n  log::Writer log(file);\n}\n"),
+            [(9, 35)]
+        );
+        for want in [Want::All, Want::Defs] {
+            let tags = tags_for(Lang::Cpp, source, want).unwrap();
+            let defs: Vec<(&str, u32)> = tags
+                .defs
+                .iter()
+                .map(|d| (d.name.as_str(), d.line))
+                .collect();
+            assert_eq!(defs, [("NewDB", 1), ("R", 4), ("Report", 4), ("main", 7)]);
+        }
     }
 
     #[test]

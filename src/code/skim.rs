@@ -772,7 +772,10 @@ impl Lexer<'_> {
                     self.cpp_in_c = true;
                     return;
                 }
-                let tok = self.rules.word(&self.src[start..self.at]);
+                let mut tok = self.rules.word(&self.src[start..self.at]);
+                if tok == Tok::Word(Word::Def) && self.php_closure(start) {
+                    tok = Tok::Word(Word::Name);
+                }
                 if self.rules.c_like() && tok == Tok::Word(Word::Name) && self.annotation(start) {
                     continue;
                 }
@@ -2008,10 +2011,33 @@ impl Lexer<'_> {
             let outside = self.in_declarations()
                 && (self.head.tokens == 1
                     || matches!(self.head.prev, Tok::Punct(b':' | b'~' | b'*' | b'&')));
-            if typed || outside {
+            // In C's and C++'s code (a function's body, or a block in one) `T name(` is a
+            // prototype or a variable, which define nothing there (`parse::tree_of`).
+            let in_code = self.rules.c_like()
+                && self
+                    .blocks
+                    .last()
+                    .is_some_and(|o| !o.container && !o.declarations && !o.initializer);
+            if (typed && !in_code) || outside {
                 self.def();
             }
         }
+    }
+
+    /// Whether the PHP word at `start` (just passed) is the `function` of a closure
+    /// (`function ($x) use ($y) {`, `function &() {`): an anonymous function, which defines
+    /// nothing, unlike `function name(`.
+    fn php_closure(&self, start: usize) -> bool {
+        if self.rules.lang != Lang::Php
+            || !self.src[start..self.at].eq_ignore_ascii_case(b"function")
+        {
+            return false;
+        }
+        let mut at = space_after(self.src, self.at);
+        if self.src.get(at) == Some(&b'&') {
+            at = space_after(self.src, at + 1);
+        }
+        self.src.get(at) == Some(&b'(')
     }
 
     /// Whether the parentheses opening here may have their inside left out
@@ -2327,6 +2353,15 @@ mod tests {
                 "(a: A): B {\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}",
                 "(): B {}"
             )
+        );
+    }
+
+    #[test]
+    fn php_closures_define_nothing() {
+        let src = "<?php\nclass T {\n    public function testA(): void\n    {\n        $app->get('/', function ($req) use ($x) { return $x; });\n        $f = static fn ($a) => $a;\n    }\n    public function testB()\n    {\n        function inner() {}\n        $o = new class {\n            public function m() {}\n        };\n    }\n}\n";
+        assert_eq!(
+            kept(Lang::Php, src),
+            "<?php\nclass T {\n    public function testA(): void\n    {}\n    public function testB()\n    {\n        function inner() {}\n        $o = new class {\n            public function m() {}\n        };\n    }\n}\n"
         );
     }
 

@@ -71,12 +71,44 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
             i += 1;
             continue;
         }
-        if let Some(last) = last.filter(|&k| k > 0) {
-            holes.push((line.end, inside[last].line_start));
+        if let Some(last) = last {
+            if last > 0 {
+                holes.push((line.end, inside[last].line_start));
+            }
+            last_statements(&inside[last..], &mut holes);
         }
         i += 1 + body;
     }
     super::tags::merged(holes)
+}
+
+/// The blocks of a function's last statement (`lines`: its header, then the lines of its
+/// block and of each clause that goes on it, `else:`, `except:` …) keep only their own last
+/// statements, and theirs theirs: `for x in y:` over ten lines ending in `return x` is
+/// parsed as `for x in y:` and `return x`, which ends where the function ends.
+fn last_statements(lines: &[Line], holes: &mut Vec<(usize, usize)>) {
+    let Some(first) = lines.first() else {
+        return;
+    };
+    let mut k = 0;
+    while k < lines.len() {
+        let header = &lines[k];
+        let block = lines[k + 1..]
+            .iter()
+            .take_while(|l| l.indent > first.indent)
+            .count();
+        if header.opens && block > 0 {
+            let inside = &lines[k + 1..=k + block];
+            let base = inside[0].indent;
+            if let Some(last) = inside.iter().rposition(|l| l.indent == base && !l.goes_on) {
+                if last > 0 {
+                    holes.push((header.end, inside[last].line_start));
+                }
+                last_statements(&inside[last..], holes);
+            }
+        }
+        k += 1 + block;
+    }
 }
 
 /// The lines a parse for definitions need not see: comments alone on their line and
@@ -287,6 +319,12 @@ mod tests {
         assert_eq!(
             kept(src),
             "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
+        );
+        // The last statement's blocks keep their last statements, and so on down.
+        let src = "def u(self):\n    for x in y:\n        a = 1\n        if a:\n            b()\n            c()\n        else:\n            d()\n            e()\n    # after\nz = 1\n";
+        assert_eq!(
+            kept(src),
+            "def u(self):\n    for x in y:\n        if a:\n            c()\n        else:\n            e()\n    # after\nz = 1\n"
         );
     }
 

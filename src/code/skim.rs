@@ -979,9 +979,14 @@ impl Lexer<'_> {
     /// `#if`; tree-sitter reads no directive there, and a whole parse of such a table is
     /// slow error recovery). Braces split between branches there are read as a misread
     /// and end in a parse error, and a whole parse.
+    ///
+    /// C#'s directives define nothing (`#define` names a symbol for `#if`) and keep no block:
+    /// a method's `#if`, `#region` or `#pragma` goes with its body, which a whole parse reads
+    /// with errors where an `#if` splits an `if … else` chain.
     fn directive(&mut self) {
         let name = word_at(self.src, space_after(self.src, self.at + 1));
-        let defines = name == b"define" || !self.blocks.last().is_some_and(|o| o.initializer);
+        let defines = self.rules.lang != Lang::CSharp
+            && (name == b"define" || !self.blocks.last().is_some_and(|o| o.initializer));
         while self.at < self.src.len() && self.src[self.at] != b'\n' {
             if self.src[self.at] == b'\\' {
                 self.at += 1;
@@ -2401,6 +2406,15 @@ mod tests {
         assert_eq!(
             kept(Lang::JavaScript, src),
             "function f() {}\nsetup(exports.h = () => 1)\ncall()\n"
+        );
+    }
+
+    #[test]
+    fn csharp_directives_in_a_body_go_with_it() {
+        let src = "class C\n{\n#if NET\n    public int P { get; }\n#endif\n    public bool F(int key)\n    {\n        if (a)\n        {\n            return true;\n        }\n#if X\n        else if (b)\n        {\n            return false;\n        }\n#endif\n        else\n        {\n            return c;\n        }\n    }\n    void G()\n    {\n#pragma warning disable CS1\n        return;\n    }\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class C\n{\n#if NET\n    public int P { get; }\n#endif\n    public bool F()\n    {}\n    void G()\n    {}\n}\n"
         );
     }
 

@@ -579,6 +579,31 @@ fn after_template_parameters(src: &[u8], at: usize) -> bool {
     false
 }
 
+/// Where the `open` that the `close` ending just before `end` closes is (nested pairs
+/// skipped), within a statement: none past a `;`, `{` or `}`.
+fn matching(src: &[u8], end: usize, open: u8, close: u8) -> Option<usize> {
+    if end == 0 || src[end - 1] != close {
+        return None;
+    }
+    let mut depth = 0u32;
+    let mut i = end;
+    while i > 0 && end - i < 4096 {
+        i -= 1;
+        match src[i] {
+            c if c == close => depth += 1,
+            c if c == open => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Whether the head before the `{` at `brace` ends in a C# method's constraints after its
 /// parameters (`Send<T>(T r) where T : IRequest, new() {`): the body of a method, as after a
 /// bare `)`.
@@ -1992,6 +2017,9 @@ impl Lexer<'_> {
                     && self.head.last == Tok::Punct(b'?')
                     && word(self.head.prev));
         }
+        if self.rules.lang == Lang::CSharp && self.csharp_function_head() {
+            self.def();
+        }
         let Tok::Word(last) = self.head.last else {
             return;
         };
@@ -2026,6 +2054,47 @@ impl Lexer<'_> {
             if (typed && !in_code) || outside {
                 self.def();
             }
+        }
+    }
+
+    /// C#: whether the `(` just passed opens the parameters of a function whose head the
+    /// `Type name(` rule does not see: a generic one (`void Check<T>(`, `List<T> Make<T>(`)
+    /// or one that returns a tuple (`static (A, B) Make(`), either of which may be a local
+    /// function (a definition) in a method's body.
+    fn csharp_function_head(&self) -> bool {
+        let src = self.src;
+        let open = self.at - 1;
+        let type_before = |at: usize| {
+            let (word, _) = word_before(src, at);
+            if !word.is_empty() {
+                return self.rules.word(word) == Tok::Word(Word::Name)
+                    && !CSHARP_MODIFIERS.contains(&word);
+            }
+            let end = space_before(src, at);
+            end > 0 && matches!(src[end - 1], b'>' | b']' | b'?')
+        };
+        match self.head.last {
+            // `Type name<…>(`
+            Tok::Punct(b'>') => {
+                matching(src, space_before(src, open), b'<', b'>').is_some_and(|lt| {
+                    let (name, start) = word_before(src, lt);
+                    !name.is_empty()
+                        && self.rules.word(name) == Tok::Word(Word::Name)
+                        && type_before(start)
+                })
+            }
+            // `(A, B) name(` first in a statement or after modifiers
+            Tok::Word(Word::Name) if self.head.prev == Tok::Punct(b')') => {
+                let (_, name) = word_before(src, open);
+                matching(src, space_before(src, name), b'(', b')').is_some_and(|paren| {
+                    let (word, _) = word_before(src, paren);
+                    let end = space_before(src, paren);
+                    CSHARP_MODIFIERS.contains(&word)
+                        || end == 0
+                        || matches!(src[end - 1], b';' | b'{' | b'}')
+                })
+            }
+            _ => false,
         }
     }
 
@@ -2406,6 +2475,15 @@ mod tests {
         assert_eq!(
             kept(Lang::JavaScript, src),
             "function f() {}\nsetup(exports.h = () => 1)\ncall()\n"
+        );
+    }
+
+    #[test]
+    fn csharp_local_functions_with_a_generic_or_tuple_head_keep_their_body() {
+        let src = "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B { }\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {\n        var y = (T) F(x);\n        G<int>(2);\n        return Foo<T>(x);\n    }\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B {}\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {}\n}\n"
         );
     }
 

@@ -557,26 +557,8 @@ fn annotates_declarator(src: &[u8], start: usize, word: &[u8]) -> bool {
 
 /// Whether a template's parameters, `template<…>`, end just before `at`.
 fn after_template_parameters(src: &[u8], at: usize) -> bool {
-    let mut i = space_before(src, at);
-    if i == 0 || src[i - 1] != b'>' {
-        return false;
-    }
-    let mut depth = 0u32;
-    while i > 0 && at - i < 4096 {
-        i -= 1;
-        match src[i] {
-            b'>' => depth += 1,
-            b'<' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return word_before(src, i).0 == b"template";
-                }
-            }
-            b';' | b'{' | b'}' => return false,
-            _ => {}
-        }
-    }
-    false
+    matching(src, space_before(src, at), b'<', b'>')
+        .is_some_and(|lt| word_before(src, lt).0 == b"template")
 }
 
 /// Where the `open` that the `close` ending just before `end` closes is (nested pairs
@@ -1390,7 +1372,7 @@ impl Lexer<'_> {
         let interpolated = dollars > 0 || rest.starts_with(b"@$");
         if quotes >= 3 && !at_sign {
             // A raw string: to the same run of quotes; its holes `{…}` hold no quotes we
-            // could miss. (`@` is a verbatim string of one doubled quote.)
+            // could miss. (`@""""` is a verbatim string of one doubled quote.)
             let end = vec![b'"'; quotes];
             self.until(skip + quotes, &end);
             return true;

@@ -60,32 +60,24 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
             .take_while(|l| l.indent > line.indent)
             .count();
         let inside = &lines[i + 1..=i + body];
-        // The body's last statement at its own level, with its block if it has one (and
-        // with the `if` or `try` its `else:` or `except:` goes on).
-        let base = inside.first().map_or(0, |l| l.indent);
-        let last = inside.iter().rposition(|l| l.indent == base && !l.goes_on);
         // A nested definition: this function stays whole, and each one inside is looked at
         // in its turn.
-        let defines = inside.iter().any(|l| l.def || l.defines);
-        if defines || last.is_none() {
+        if inside.iter().any(|l| l.def || l.defines) {
             i += 1;
             continue;
         }
-        if let Some(last) = last {
-            if last > 0 {
-                holes.push((line.end, inside[last].line_start));
-            }
-            last_statements(&inside[last..], &mut holes);
-        }
+        last_statements(&lines[i..=i + body], &mut holes);
         i += 1 + body;
     }
     super::tags::merged(holes)
 }
 
-/// The blocks of a function's last statement (`lines`: its header, then the lines of its
-/// block and of each clause that goes on it, `else:`, `except:` …) keep only their own last
-/// statements, and theirs theirs: `for x in y:` over ten lines ending in `return x` is
-/// parsed as `for x in y:` and `return x`, which ends where the function ends.
+/// The blocks of a statement (`lines`: its header, then the lines of its block and of
+/// each clause that goes on it, `else:`, `except:` …) keep only their last statement at
+/// their own level, with that one's blocks in turn: a function that defines nothing keeps
+/// its last statement (with the `if` or `try` its `else:` or `except:` goes on), and `for x
+/// in y:` over ten lines ending in `return x` is parsed as `for x in y:` and `return x`,
+/// which ends where the function ends.
 fn last_statements(lines: &[Line], holes: &mut Vec<(usize, usize)>) {
     let Some(first) = lines.first() else {
         return;

@@ -204,7 +204,12 @@ impl Zygote {
             costs: super::costs::on(),
         };
         let answers = self.socket.try_clone().ok()?;
-        send(&self.socket, EXEC, &serde_json::to_vec(&request).ok()?).ok()?;
+        send(
+            &self.socket,
+            Some(EXEC),
+            &serde_json::to_vec(&request).ok()?,
+        )
+        .ok()?;
         Some(ExecAhead::answered_by(move || {
             serde_json::from_slice::<Option<Ahead>>(&body(&answers)?).ok()?
         }))
@@ -221,7 +226,7 @@ impl Zygote {
     /// the launch; [`Zygote::launch`] must then hand it the launch they were taken for.
     pub fn begin(&self, early: &Early) -> std::io::Result<()> {
         let body = serde_json::to_vec(early).map_err(std::io::Error::other)?;
-        send(&self.socket, EARLY, &body)
+        send(&self.socket, Some(EARLY), &body)
     }
 
     /// Hand the waiting launcher its launch.
@@ -287,7 +292,7 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
                 };
                 let sent = serde_json::to_vec(&answer)
                     .ok()
-                    .and_then(|a| write_body(&socket, &a).ok());
+                    .and_then(|a| send(&socket, None, &a).ok());
                 if sent.is_none() {
                     return ExitCode::SUCCESS;
                 }
@@ -351,24 +356,17 @@ const EXEC: u8 = b'X';
 /// The byte sent with the network namespace's descriptor.
 const NETWORK: u8 = b'N';
 
-/// A message: its kind's byte, then its body after the body's length (a little-endian u64).
-fn send(socket: &UnixStream, kind: u8, body: &[u8]) -> std::io::Result<()> {
+/// A message: its body after the body's length (a little-endian u64), after its kind's byte
+/// where it has one (the launcher's answer has none).
+fn send(socket: &UnixStream, kind: Option<u8>, body: &[u8]) -> std::io::Result<()> {
     let mut message = Vec::with_capacity(body.len() + 9);
-    message.push(kind);
+    message.extend(kind);
     message.extend((body.len() as u64).to_le_bytes());
     message.extend_from_slice(body);
     (&*socket).write_all(&message)
 }
 
-/// A body after its length.
-fn write_body(socket: &UnixStream, body: &[u8]) -> std::io::Result<()> {
-    let mut message = Vec::with_capacity(body.len() + 8);
-    message.extend((body.len() as u64).to_le_bytes());
-    message.extend_from_slice(body);
-    (&*socket).write_all(&message)
-}
-
-/// The body [`write_body`] wrote; None at the stream's end.
+/// The body [`send`] wrote; None at the stream's end.
 fn body(socket: &UnixStream) -> Option<Vec<u8>> {
     let mut len = [0u8; 8];
     (&*socket).read_exact(&mut len).ok()?;

@@ -821,18 +821,20 @@ fn signature(node: Node<'_>, place: &Place<'_>) -> String {
             }
         })
         .filter(|&b| b > start);
-    let first_line_end = source[start..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(source.len(), |n| start + n);
-    let mut end = body.unwrap_or(first_line_end).min(place.end(node));
+    // Only the bytes a signature may take are looked through: a minified file's line runs
+    // to its end, and a scan there for each of its definitions made its outline quadratic.
+    let most = (start + MAX_SIGNATURE * 4).min(source.len());
+    let first_line_end = memchr::memchr(b'\n', &source[start..most]).map_or(most, |n| start + n);
+    let mut end = body
+        .unwrap_or(first_line_end)
+        .min(place.end(node))
+        .min(most);
     if body.is_none() {
         // A one-line type or macro: its head, without what its braces hold.
-        if let Some(brace) = source[start..end].iter().position(|&b| b == b'{') {
+        if let Some(brace) = memchr::memchr(b'{', &source[start..end]) {
             end = start + brace;
         }
     }
-    let end = end.min(start + MAX_SIGNATURE * 4);
     let text = String::from_utf8_lossy(&source[start..end]);
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {

@@ -334,6 +334,9 @@ struct Head {
     attribute: bool,
     /// C's and C++'s `extern` or `namespace` seen: a block opened now holds declarations.
     declarations: bool,
+    /// JavaScript: a `let`, `const` or `var` seen at the head's level, whose declarators
+    /// a `,` separates (`let a = 1, f = () => …`): after one, the next is declared too.
+    declaring: bool,
     tokens: u32,
 }
 
@@ -356,6 +359,7 @@ impl Default for Head {
             control: false,
             attribute: false,
             declarations: false,
+            declaring: false,
             tokens: 0,
         }
     }
@@ -1717,6 +1721,9 @@ impl Lexer<'_> {
         }
         let after_dot = matches!(self.head.last, Tok::Punct(b'.'))
             || (lang == Lang::Php && matches!(self.head.last, Tok::Punct(b':')));
+        if tok == Tok::Word(Word::LocalDef) && self.rules.javascript() && self.paren == 0 {
+            self.head.declaring |= !after_dot;
+        }
         match tok {
             Tok::Callable => {
                 match lang {
@@ -1890,7 +1897,11 @@ impl Lexer<'_> {
             }
             // `var a = 1, b = function () {}`, `{ a: 1, f: () => {} }`: each its own.
             b',' if self.paren == 0 && self.rules.javascript() => {
-                self.head = Head::default();
+                let declaring = self.head.declaring;
+                self.head = Head {
+                    declaring,
+                    ..Head::default()
+                };
                 return;
             }
             b'=' if self.paren == 0
@@ -1902,7 +1913,8 @@ impl Lexer<'_> {
                 let named = matches!(self.head.last, Tok::Word(Word::Name | Word::Def));
                 // Whatever came before in the head: a statement without its `;` goes on
                 // into the next line's as far as the skim can tell.
-                let declared = self.head.prev == Tok::Word(Word::LocalDef);
+                let declared = self.head.prev == Tok::Word(Word::LocalDef)
+                    || (self.head.declaring && self.head.tokens == 1);
                 let member = self.head.prev == Tok::Punct(b'.');
                 self.token(Tok::Punct(b));
                 if named && (declared || member) {
@@ -1994,10 +2006,15 @@ impl Lexer<'_> {
     fn call(&mut self) {
         if self.rules.typescript() && self.paren == 0 {
             let word = |t: Tok| matches!(t, Tok::Word(Word::Name | Word::LocalDef | Word::Def));
+            let generic = self.typescript_generic_head();
             self.head.signature = (self.head.tokens == 1 && word(self.head.last))
                 || (self.head.tokens == 2
                     && self.head.last == Tok::Punct(b'?')
-                    && word(self.head.prev));
+                    && word(self.head.prev))
+                || generic == Some(true);
+            if generic.is_some() && !self.head.control {
+                self.head.method = true;
+            }
         }
         if self.rules.lang == Lang::CSharp && self.csharp_function_head() {
             self.def();
@@ -2037,6 +2054,31 @@ impl Lexer<'_> {
                 self.def();
             }
         }
+    }
+
+    /// TypeScript: whether the `(` just passed follows a name's type parameters, `name<…>(`
+    /// or `name?<…>(` (a generic method), and if so whether the name begins its statement
+    /// (a method's signature in an object type: `override<T>(x: T): void;`).
+    fn typescript_generic_head(&self) -> Option<bool> {
+        if self.head.last != Tok::Punct(b'>') {
+            return None;
+        }
+        let src = self.src;
+        let lt = matching(src, space_before(src, self.at - 1), b'<', b'>')?;
+        let mut before = space_before(src, lt);
+        if before > 0 && src[before - 1] == b'?' {
+            before -= 1;
+        }
+        let (name, start) = word_before(src, before);
+        let named = matches!(
+            self.rules.word(name),
+            Tok::Word(Word::Name | Word::LocalDef | Word::Def)
+        );
+        if name.is_empty() || !named {
+            return None;
+        }
+        let first = space_before(src, start);
+        Some(first == 0 || matches!(src[first - 1], b'{' | b';' | b','))
     }
 
     /// C#: whether the `(` just passed opens the parameters of a function whose head the
@@ -2409,6 +2451,28 @@ mod tests {
                 "(a: A): B {\n    let x: number = g(a) ? h(a) : 0;\n    return x;\n}",
                 "(): B {}"
             )
+        );
+    }
+
+    #[test]
+    fn javascript_declarators_after_a_comma_define_functions() {
+        // `let a = 1, s = t => …`: `s` is declared as `a` is, and a function's value makes it
+        // a definition, whose function keeps its body (minified code declares so).
+        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\n";
+        assert_eq!(
+            kept(Lang::JavaScript, src),
+            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\n"
+        );
+    }
+
+    #[test]
+    fn typescript_generic_method_signatures_define() {
+        // `name<…>(` begins a method's signature as `name(` does; the object type that holds
+        // one stays.
+        let src = "declare const d: {\n    x: {\n        new (o?: A): D;\n        override<T extends A = A>(m: P<T>): void;\n    };\n};\nfunction f() {\n    return g<T>(t);\n}\n";
+        assert_eq!(
+            kept(Lang::TypeScript, src),
+            "declare const d: {\n    x: {\n        new (o?: A): D;\n        override<T extends A = A>(m: P<T>): void;\n    };\n};\nfunction f() {}\n"
         );
     }
 

@@ -522,6 +522,65 @@ fn ignore_rules_match_rg_and_fd() {
     }
 }
 
+/// Visual Studio's .gitignore (classes, stars inside names, anchored globs, "**/" lines and
+/// the whitelists after them): grep and find skip what it ignores and keep the rest.
+#[test]
+fn visual_studio_gitignore_skips_builds_and_keeps_sources() {
+    let w = util::ws();
+    w.mkdir(".git");
+    w.write(
+        ".gitignore",
+        include_str!("../fixtures/visual_studio.gitignore"),
+    );
+    let ignored = [
+        "src/App/bin/Debug/App.dll",
+        "src/App/obj/project.assets.json",
+        "Release/notes.txt",
+        "TestResults/run.trx",
+        "src/App/App.csproj.user",
+        "src/Gen_i.c",
+        "src/.mycrunchsettings.local.xml",
+        "notes.mm.txt",
+        "DocProject/Help/Guide.HxT",
+        "packages/Newtonsoft/lib.dll",
+        "src/packages/Foo/foo.nupkg",
+        "~$report.docx",
+        "resolve.cache",
+        "src/App.Server/GeneratedArtifacts/x.cs",
+        "BuildLog.htm",
+    ];
+    let kept = [
+        "src/App/Program.cs",
+        "src/App/App.csproj",
+        "src/Debugger/Trace.cs",
+        "src/Gen_i.cs",
+        "notes.mm",
+        "packages/build/targets.props",
+        "data.cache/readme.txt",
+        "DocProject/Help/Guide.md",
+        "DocProject/Help/sub/Guide.HxT",
+        "other/DocProject/Help/Guide.HxT",
+        "Tests/UnitTest.cs",
+    ];
+    for f in ignored.iter().chain(&kept) {
+        w.write(f, "needle\n");
+    }
+    let mut want: Vec<&str> = kept.to_vec();
+    want.sort();
+    let grep = w.call(
+        "sneaky-grep",
+        json!({"pattern": "needle", "output_mode": "files_with_matches", "hidden": true}),
+    );
+    assert_eq!(sorted_strings(&grep.ok()["files"]), want, "grep");
+    want.push(".gitignore");
+    want.sort();
+    let find = w.call(
+        "sneaky-find",
+        json!({"pattern": "*", "type": ["f"], "hidden": true}),
+    );
+    assert_eq!(sorted_strings(&find.ok()["files"]), want, "find");
+}
+
 /// Pages asked for with `offset` = the last page's `next_offset` add up to the whole result,
 /// in order, with nothing twice: for grep (each mode), find and list_dir.
 #[test]

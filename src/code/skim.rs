@@ -1904,13 +1904,17 @@ impl Lexer<'_> {
                 };
                 return;
             }
-            b'=' if self.paren == 0
+            b'=' if (self.paren == 0 || self.head.prev == Tok::Punct(b'.'))
                 && self.rules.javascript()
                 && !matches!(self.peek(0), b'=' | b'>') =>
             {
                 // `const f =`, `export let f =`, `a.b.f =`: a definition when a function
-                // comes next.
-                let named = matches!(self.head.last, Tok::Word(Word::Name | Word::Def));
+                // comes next; a member's also inside parentheses (`h.f || (h.f = () => …)`),
+                // where a name's `=` may be a parameter's default.
+                // After a `.` a keyword is a property's name too (`slots.default =`).
+                let named = matches!(self.head.last, Tok::Word(Word::Name | Word::Def))
+                    || (self.head.prev == Tok::Punct(b'.')
+                        && matches!(self.head.last, Tok::Word(_)));
                 // Whatever came before in the head: a statement without its `;` goes on
                 // into the next line's as far as the skim can tell.
                 let declared = self.head.prev == Tok::Word(Word::LocalDef)
@@ -2455,13 +2459,14 @@ mod tests {
     }
 
     #[test]
-    fn javascript_declarators_after_a_comma_define_functions() {
+    fn javascript_declarators_after_a_comma_and_members_in_parentheses_define_functions() {
         // `let a = 1, s = t => …`: `s` is declared as `a` is, and a function's value makes it
-        // a definition, whose function keeps its body (minified code declares so).
-        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\n";
+        // a definition, whose function keeps its body (minified code declares so); so does
+        // a member's inside parentheses.
+        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\n";
         assert_eq!(
             kept(Lang::JavaScript, src),
-            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\n"
+            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\n"
         );
     }
 

@@ -44,10 +44,11 @@ struct Comment {
 /// The byte ranges to leave out of a parse of `source`, sorted and apart.
 pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
     let mut comments = Vec::new();
-    let Some(lines) = logical_lines(source, &mut comments) else {
+    let mut holes = Vec::new();
+    let Some(lines) = logical_lines(source, &mut comments, &mut holes) else {
         return Vec::new();
     };
-    let mut holes = idle_lines(&lines, &comments);
+    holes.extend(idle_lines(&lines, &comments));
     let mut i = 0;
     while i < lines.len() {
         let line = &lines[i];
@@ -144,8 +145,13 @@ fn idle_lines(lines: &[Line], comments: &[Comment]) -> Vec<(usize, usize)> {
 
 /// The logical lines of `source` that hold a token, or `None` where the lexer finds
 /// something it does not know (an unclosed string or bracket), and nothing is left out.
-/// The lines that hold only a comment go to `comments`.
-fn logical_lines(src: &[u8], comments: &mut Vec<Comment>) -> Option<Vec<Line>> {
+/// The lines that hold only a comment go to `comments`, and the insides of their outermost
+/// brackets to `brackets` (`bracket_hole`).
+fn logical_lines(
+    src: &[u8],
+    comments: &mut Vec<Comment>,
+    brackets: &mut Vec<(usize, usize)>,
+) -> Option<Vec<Line>> {
     let mut lines = Vec::new();
     let mut at = 0;
     while at < src.len() {
@@ -185,6 +191,8 @@ fn logical_lines(src: &[u8], comments: &mut Vec<Comment>) -> Option<Vec<Line>> {
         };
         let goes_on = matches!(word, b"else" | b"elif" | b"except" | b"finally");
         let mut depth = 0u32;
+        // Where the outermost bracket open opened.
+        let mut opened = 0;
         let mut last = 0u8;
         let mut strings = matches!(src[start], b'\'' | b'"');
         while let Some(&b) = src.get(at) {
@@ -206,8 +214,18 @@ fn logical_lines(src: &[u8], comments: &mut Vec<Comment>) -> Option<Vec<Line>> {
                     at += 1;
                     continue;
                 }
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth = depth.checked_sub(1)?,
+                b'(' | b'[' | b'{' => {
+                    if depth == 0 {
+                        opened = at;
+                    }
+                    depth += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        brackets.extend(bracket_hole(src, opened, at));
+                    }
+                }
                 b'\'' | b'"' => {
                     at = string_end(src, at)?;
                     last = b'"';
@@ -236,6 +254,77 @@ fn logical_lines(src: &[u8], comments: &mut Vec<Comment>) -> Option<Vec<Line>> {
         });
     }
     Some(lines)
+}
+
+/// The inside of the outermost brackets from `open` to `close`, when it may be left out of a
+/// parse for definitions: brackets hold expressions, and no expression defines (a `lambda`
+/// is not a definition, and a function's locals are not kept). Left out, `f(…)` is parsed as
+/// `f()`, `= […]` as `= []`, `return {…}` as `return {}`: so a table of data (`return
+/// [(0x0, '3'), …]` over thousands of lines, a module's dict of frequencies) costs the parse
+/// nothing. Only brackets that are a value: a call's, or after `=`, an operator or a keyword
+/// that an expression follows ([`VALUE_AFTER`]); not a subscript's (`a[…]`, whose `a[]`
+/// would not parse), not a target's (`(a, b) = …`, `for (k, v) in`, which may define), not
+/// an import list's; and not an inside too short to be worth a hole ([`MIN_BRACKET_HOLE`]).
+fn bracket_hole(src: &[u8], open: usize, close: usize) -> Option<(usize, usize)> {
+    if close - open - 1 < MIN_BRACKET_HOLE {
+        return None;
+    }
+    let mut end = open;
+    while end > 0 && matches!(src[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    let call = src[open] == b'(';
+    let value = match end.checked_sub(1).map(|i| src[i]) {
+        Some(b'=' | b'+' | b'-' | b'/' | b'%' | b'|' | b'&' | b'^' | b'~' | b'<' | b'>') => true,
+        Some(b')' | b']') => call,
+        Some(b) if is_word(b) => {
+            let mut start = end;
+            while start > 0 && is_word(src[start - 1]) {
+                start -= 1;
+            }
+            let word = &src[start..end];
+            if VALUE_AFTER.contains(&word) {
+                true
+            } else {
+                call && !NOT_A_CALL.contains(&word)
+            }
+        }
+        _ => false,
+    };
+    value.then_some((open + 1, close))
+}
+
+/// The shortest inside of brackets that [`bracket_hole`] leaves out.
+const MIN_BRACKET_HOLE: usize = 16;
+
+/// The keywords after which brackets are a value (`return [`, `in (`, `if {`).
+const VALUE_AFTER: &[&[u8]] = &[
+    b"return", b"yield", b"in", b"not", b"and", b"or", b"if", b"elif", b"else", b"is", b"await",
+    b"assert", b"while",
+];
+
+/// The keywords that parentheses after them are no call's: a target (`for (k, v) in`, `as`,
+/// `del`), an import list, `with`'s items.
+const NOT_A_CALL: &[&[u8]] = &[
+    b"for",
+    b"as",
+    b"del",
+    b"import",
+    b"with",
+    b"print",
+    b"exec",
+    b"global",
+    b"nonlocal",
+    b"except",
+    b"raise",
+    b"from",
+    b"async",
+    b"case",
+    b"match",
+];
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
 /// The end of the string whose quote is at `at` (its prefix, if any, was read as a word
@@ -355,6 +444,17 @@ mod tests {
         // A `def` inside a string is text.
         let src = "def f():\n    s = \'\'\'\ndef not_code():\n\'\'\'\n    return s\n";
         assert_eq!(kept(src), "def f():\n    return s\n");
+    }
+
+    #[test]
+    fn values_in_brackets_go() {
+        // A table's inside goes, where it is a value (assigned, returned, a call's
+        // arguments); a subscript, a target and an import list stay, as do short insides.
+        let src = "T = {\n    'a': 1, 'b': 2, 'c': 3,\n}\nx: Dict[str, int] = f(1, 2, 3, 4, 5, 6, 7, 8)\n(first_name, last_name) = g()\nfrom m import (alpha, beta, gamma)\nfor (key_one, value_two) in d: pass\ny = a[1, 2, 3, 4, 5, 6, 7, 8, 9]\nz = [1, 2]\n\ndef data():\n    return [\n        (0x0, '3'),\n        (0x1, '3'),\n    ]\n";
+        assert_eq!(
+            kept(src),
+            "T = {}\nx: Dict[str, int] = f()\n(first_name, last_name) = g()\nfrom m import (alpha, beta, gamma)\nfor (key_one, value_two) in d: pass\ny = a[1, 2, 3, 4, 5, 6, 7, 8, 9]\nz = [1, 2]\n\ndef data():\n    return []\n"
+        );
     }
 
     #[test]

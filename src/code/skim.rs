@@ -461,6 +461,30 @@ struct Lexer<'a> {
     arguments: Option<(usize, usize)>,
 }
 
+/// C#'s contextual keywords after which parentheses are no call's arguments but an
+/// expression that `()` would not stand for: `var (a, b) = …` deconstructs, and a query's
+/// clauses take an expression (`select (string)p["t"]`, `where (a > b)`).
+const CSHARP_NOT_CALLS: &[&[u8]] = &[
+    b"var", b"select", b"where", b"orderby", b"group", b"by", b"on", b"equals", b"into", b"let",
+    b"join", b"from",
+];
+
+/// TypeScript's type operators, after which parentheses hold a type (`x as (A | B)[]`,
+/// `T extends (infer U)[]`), not a call's arguments; and `require`, whose string the grammar
+/// wants in `import x = require("m")`.
+const TYPESCRIPT_NOT_CALLS: &[&[u8]] = &[
+    b"as",
+    b"satisfies",
+    b"extends",
+    b"keyof",
+    b"is",
+    b"infer",
+    b"asserts",
+    b"readonly",
+    b"unique",
+    b"require",
+];
+
 /// C#'s modifiers, after which `(` opens a tuple type.
 const CSHARP_MODIFIERS: &[&[u8]] = &[
     b"public",
@@ -2155,7 +2179,12 @@ impl Lexer<'_> {
             return false;
         }
         let word = word_before(self.src, self.at - 1).0;
-        !(self.rules.lang == Lang::CSharp && CSHARP_MODIFIERS.contains(&word))
+        let not_call = match self.rules.lang {
+            Lang::CSharp => CSHARP_MODIFIERS.contains(&word) || CSHARP_NOT_CALLS.contains(&word),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => TYPESCRIPT_NOT_CALLS.contains(&word),
+            _ => false,
+        };
+        !not_call
     }
 
     fn open(&mut self) {
@@ -2195,22 +2224,7 @@ impl Lexer<'_> {
         if method {
             self.def();
         }
-        let may_go = match lang {
-            // A C# property's accessors and initializers `{ get; set; }` must stay.
-            Lang::CSharp => {
-                matches!(
-                    h.last,
-                    Tok::Punct(b')') | Tok::Arrow | Tok::Word(Word::Keyword)
-                ) || h.tokens == 0
-                    || self.follows_word(b"get")
-                    || self.follows_word(b"set")
-                    || self.follows_word(b"init")
-                    || self.follows_word(b"else")
-                    || self.follows_word(b"finally")
-                    || constrained
-            }
-            _ => true,
-        };
+        let may_go = self.may_go(&h, constrained);
         // Bodies of fields and variants hold no code: Rust's (a struct-like variant's fields
         // are in a block of their own), C's, Go's. A class body's methods are looked at
         // one by one.
@@ -2238,7 +2252,32 @@ impl Lexer<'_> {
         self.head = Head::default();
     }
 
-    /// Whether the word just before the `{` is `word`.
+    /// Whether the block opening now may be left out, by what comes before its `{`.
+    fn may_go(&self, h: &Head, constrained: bool) -> bool {
+        match self.rules.lang {
+            // A C# property's accessors and initializers `{ get; set; }` must stay.
+            Lang::CSharp => {
+                matches!(
+                    h.last,
+                    Tok::Punct(b')') | Tok::Arrow | Tok::Word(Word::Keyword)
+                ) || h.tokens == 0
+                    || self.follows_word(b"get")
+                    || self.follows_word(b"set")
+                    || self.follows_word(b"init")
+                    || self.follows_word(b"else")
+                    || self.follows_word(b"finally")
+                    || constrained
+            }
+            // `$a->{$name}(…)`, `A::{$m}()`, `${$v}`: a name computed in braces, which `{}`
+            // would not stand for.
+            Lang::Php => {
+                let before = &self.src[..space_before(self.src, self.at - 1)];
+                !(before.ends_with(b"->") || before.ends_with(b"::") || before.ends_with(b"$"))
+            }
+            _ => true,
+        }
+    }
+
     /// Whether the `{` just read follows the word `word`.
     fn follows_word(&self, word: &[u8]) -> bool {
         word_before(self.src, self.at - 1).0 == word
@@ -2482,6 +2521,16 @@ mod tests {
     }
 
     #[test]
+    fn php_computed_names_keep_their_braces() {
+        // `->{…}`, `::{…}` and `${…}` compute a name; a body that stays keeps them.
+        let src = "<?php\nfunction f() {\n    function inner() {}\n    $h->{$this->method}(...$args);\n    A::{$name}();\n    $v = ${'n' . $i};\n    if ($a) { g(); }\n}\n";
+        assert_eq!(
+            kept(Lang::Php, src),
+            "<?php\nfunction f() {\n    function inner() {}\n    $h->{$this->method}(...$args);\n    A::{$name}();\n    $v = ${'n' . $i};\n    if ($a) {}\n}\n"
+        );
+    }
+
+    #[test]
     fn php_closures_define_nothing() {
         let src = "<?php\nclass T {\n    public function testA(): void\n    {\n        $app->get('/', function ($req) use ($x) { return $x; });\n        $f = static fn ($a) => $a;\n    }\n    public function testB()\n    {\n        function inner() {}\n        $o = new class {\n            public function m() {}\n        };\n    }\n}\n";
         assert_eq!(
@@ -2496,7 +2545,7 @@ mod tests {
         let src = "function f() {\n    const m = require(p) as { default?: T }\n}\n";
         assert_eq!(
             kept(Lang::TypeScript, src),
-            "function f() {\n    const m = require() as { default?: T }\n}\n"
+            "function f() {\n    const m = require(p) as { default?: T }\n}\n"
         );
         // `make()` then `try {` on the next line is no method `make(): T {`: the callback's
         // variables in the `try` block are definitions, and the block stays.
@@ -2514,18 +2563,24 @@ mod tests {
             kept(Lang::Java, src),
             "class A {\n    @SuppressWarnings()\n    int f() throws E {}\n    int k = (int) g();\n    Runnable r = run(() -> {});\n    Object o = new B() { void m() {} };\n}\n"
         );
-        // C#: a tuple type after a modifier stays, and an attribute's arguments (inside its
-        // brackets).
-        let src = "class C {\n    public (int, int) F(int a, string b) { return (a, 0); }\n    [Obsolete(\"old\")] void G(ref int x) {}\n}\n";
+        // C#: a tuple type after a modifier stays, as do a deconstruction after `var`, a
+        // query clause's expression and an attribute's arguments (inside its brackets).
+        let src = "class C {\n    public (int, int) F(int a, string b) { return (a, 0); }\n    [Obsolete(\"old\")] void G(ref int x) {}\n    void H() { var (a, b) = M(1, 2); var q = from p in r select (string)p; static int L() { return 1; } }\n}\n";
         assert_eq!(
             kept(Lang::CSharp, src),
-            "class C {\n    public (int, int) F() {}\n    [Obsolete(\"old\")] void G() {}\n}\n"
+            "class C {\n    public (int, int) F() {}\n    [Obsolete(\"old\")] void G() {}\n    void H() { var (a, b) = M(); var q = from p in r select (string)p; static int L() {} }\n}\n"
         );
         // JavaScript: an arrow function among the arguments may be a definition (`a.b = () =>`).
         let src = "function f(a, b = 1) { g(a) }\nsetup(exports.h = () => 1)\ncall(x, y)\n";
         assert_eq!(
             kept(Lang::JavaScript, src),
             "function f() {}\nsetup(exports.h = () => 1)\ncall()\n"
+        );
+        // TypeScript: a type operator's parenthesized type stays.
+        let src = "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf(a, b);\n";
+        assert_eq!(
+            kept(Lang::TypeScript, src),
+            "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf();\n"
         );
     }
 

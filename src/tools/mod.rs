@@ -737,15 +737,22 @@ fn write_ok<T: Tool>(
         tool: T::NAME.as_str(),
         result: &result,
     };
+    // serde_json writes a value in many small pieces (a quote, a key, a separator): into a
+    // buffer of a known type each is a copy the compiler inlines, where through `out` (a
+    // `dyn Write`) each was a call. Full chunks pass through `out` without another copy.
+    use std::io::Write as _;
+    let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, &mut *out);
     // A closed pipe is not an error (the protocol's rule).
     let written = if pretty {
-        serde_json::to_writer_pretty(&mut *out, &envelope)
+        serde_json::to_writer_pretty(&mut buffered, &envelope)
     } else {
-        serde_json::to_writer(&mut *out, &envelope)
+        serde_json::to_writer(&mut buffered, &envelope)
     };
     if written.is_ok() {
-        let _ = out.write_all(b"\n");
+        let _ = buffered.write_all(b"\n");
     }
+    let _ = buffered.flush();
+    drop(buffered);
     let _ = out.flush();
     Ok(T::SUCCEEDED.map_or(true, |succeeded| succeeded(&result)))
 }

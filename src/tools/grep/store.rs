@@ -91,26 +91,34 @@ impl Arena {
 
     /// Sort by path and drop the files after the first `cap` matches, compacting the buffer.
     pub fn prune(&mut self, cap: u64) {
-        // Sorted by each file's path bytes, found once per file rather than read back from
-        // its header at every comparison (a UTF-8 string's bytes sort as the string does).
-        let mut keyed: Vec<(&[u8], Slot)> = self
+        // Sorted by each file's path bytes, with its header read once per file rather than
+        // at every comparison or count (a UTF-8 string's bytes sort as the string does).
+        let mut keyed: Vec<(&[u8], Slot, u64)> = self
             .index
             .iter()
-            .map(|&slot| (self.path_bytes(slot), slot))
+            .map(|&slot| {
+                let h = self.header(slot);
+                let path = self.buf.get(h.path_at..h.records_at()).unwrap_or(&[]);
+                (path, slot, h.matched)
+            })
             .collect();
         keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut index: Vec<Slot> = keyed.into_iter().map(|(_, slot)| slot).collect();
         let mut kept = 0u64;
-        let keep = index
-            .iter()
-            .position(|slot| {
-                let full = kept >= cap;
-                kept += self.header(*slot).matched;
-                full
-            })
-            .unwrap_or(index.len());
-        index.truncate(keep);
-        if keep == 0 || self.index_bytes(&index) < self.buf.len() {
+        let mut keep = keyed.len();
+        for (i, &(_, _, matched)) in keyed.iter().enumerate() {
+            if kept >= cap {
+                keep = i;
+                break;
+            }
+            kept += matched;
+        }
+        let mut index: Vec<Slot> = keyed
+            .into_iter()
+            .take(keep)
+            .map(|(_, slot, _)| slot)
+            .collect();
+        // The buffer holds exactly the indexed files: it shrinks only when some are dropped.
+        if keep < self.index.len() {
             let mut buf = Vec::with_capacity(self.index_bytes(&index));
             for slot in &mut index {
                 let from = *slot;
@@ -120,7 +128,7 @@ impl Arena {
             }
             self.buf = buf;
         }
-        self.kept = index.iter().map(|s| self.header(*s).matched).sum();
+        self.kept = kept;
         self.index = index;
         if self.kept >= cap {
             self.bar = self.index.last().map(|s| self.path(*s).to_string());

@@ -197,12 +197,46 @@ where
         deny,
     };
     let threads = opts.threads.max(1);
+    let first_cpu = nix::sched::sched_getcpu().ok();
     std::thread::scope(|scope| {
         for _ in 1..threads {
-            scope.spawn(|| worker(&shared, opts, make()));
+            scope.spawn(|| {
+                leave_cpu(first_cpu);
+                worker(&shared, opts, make())
+            });
+        }
+        if threads > 1 {
+            // A new thread is queued beside its parent: let it run now, and move.
+            std::thread::yield_now();
         }
         worker(&shared, opts, make());
     });
+}
+
+/// Move the calling thread off `cpu` (the one the walk's first thread ran on), when it may
+/// run elsewhere. The scheduler queues a new thread on its parent's CPU, and on this
+/// 2-core machine (whose kernel packs threads onto few CPUs, `sched_vcpu_pack`) it let both
+/// threads take turns there for up to 16 ms while the other CPU stood idle (perf sched
+/// timehist): a third of a 10,000-file grep. The CPUs are narrowed, which moves the thread
+/// at once, and given back at once, so the scheduler may still move it where it would (a
+/// CPU busy with another program), as it may any thread (src/shell/zygote.rs's
+/// `place_apart` does the same for the launcher it forks).
+fn leave_cpu(cpu: Option<usize>) {
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    use nix::unistd::Pid;
+    let this_thread = Pid::from_raw(0);
+    let (Some(cpu), Ok(ours)) = (cpu, sched_getaffinity(this_thread)) else {
+        return;
+    };
+    let mut apart = ours;
+    if apart.unset(cpu).is_err() {
+        return;
+    }
+    if (0..CpuSet::count()).any(|c| apart.is_set(c).unwrap_or(false))
+        && sched_setaffinity(this_thread, &apart).is_ok()
+    {
+        let _ = sched_setaffinity(this_thread, &ours);
+    }
 }
 
 /// The walk's filters, if any (always none for `Unfiltered`).
@@ -269,54 +303,74 @@ impl Shared {
     }
 
     /// The next directory to read, or None when there is no work left (or the walk quit).
+    ///
+    /// A worker without a job is not woken by the one that queues the next: it yields its CPU
+    /// for a while, then sleeps in short steps, as ripgrep's walker does. The scheduler puts
+    /// a thread woken by another on the waker's CPU, behind it, and this machine's kernel
+    /// left it there for milliseconds while the other CPU stood idle; a thread that wakes
+    /// from its own sleep stays on its own CPU. Only the end of the walk wakes sleepers.
     fn next(&self) -> Option<Job> {
-        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
+        let mut idle_since: Option<std::time::Instant> = None;
+        let got = loop {
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
             if self.stopped() {
-                self.wake.notify_all();
-                return None;
+                break None;
             }
             if let Some(job) = q.jobs.pop() {
                 q.active += 1;
-                return Some(job);
+                break Some(job);
             }
             if q.active == 0 {
-                self.wake.notify_all();
-                return None;
+                break None;
             }
-            self.waiting.fetch_add(1, Ordering::Relaxed);
-            q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+            let since = *idle_since.get_or_insert_with(|| {
+                self.waiting.fetch_add(1, Ordering::Relaxed);
+                std::time::Instant::now()
+            });
+            let idle = since.elapsed();
+            if idle < IDLE_SPIN {
+                drop(q);
+                std::thread::yield_now();
+            } else {
+                let nap = idle.min(IDLE_NAP_MAX).max(IDLE_NAP_MIN);
+                drop(self.wake.wait_timeout(q, nap));
+            }
+        };
+        if idle_since.is_some() {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
         }
+        if got.is_none() {
+            self.wake.notify_all();
+        }
+        got
     }
 
-    /// More work, handed out at once (before the finder goes on with its own share).
+    /// More work, for whoever asks next (see `next`: nobody is woken for it).
     fn push(&self, jobs: Vec<Job>) {
         if jobs.is_empty() {
             return;
         }
         let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        let added = jobs.len();
         q.jobs.extend(jobs);
-        if added > 1 {
-            self.wake.notify_all();
-        } else {
-            self.wake.notify_one();
-        }
     }
 
     fn done(&self, children: Vec<Job>) {
         let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         q.active -= 1;
-        let added = children.len();
         q.jobs.extend(children);
-        if added > 1 || q.active == 0 {
+        if q.active == 0 && q.jobs.is_empty() {
+            // The walk is over: sleepers need not wait out their nap.
             self.wake.notify_all();
-        } else if added == 1 {
-            self.wake.notify_one();
         }
     }
 }
+
+/// How long a worker without a job yields its CPU before it sleeps (see `Shared::next`):
+/// about what the first directories take to list, before there is work for every thread.
+const IDLE_SPIN: std::time::Duration = std::time::Duration::from_micros(500);
+/// A sleeping worker's naps: as long as it has been idle, within these bounds.
+const IDLE_NAP_MIN: std::time::Duration = std::time::Duration::from_micros(100);
+const IDLE_NAP_MAX: std::time::Duration = std::time::Duration::from_millis(1);
 
 fn worker<V, P: Filter>(shared: &Shared, opts: &Options<P>, mut visit: V)
 where
@@ -1096,6 +1150,32 @@ fn sort_halves<T: Ord + Send>(items: &mut Vec<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A walking thread moves off the CPU it is told to leave, and keeps the CPUs it may
+    /// run on.
+    #[test]
+    fn a_walking_thread_leaves_the_first_threads_cpu() {
+        use nix::sched::{sched_getaffinity, sched_getcpu, CpuSet};
+        let this_thread = nix::unistd::Pid::from_raw(0);
+        let allowed = sched_getaffinity(this_thread).expect("affinity");
+        let cpus = (0..CpuSet::count())
+            .filter(|&c| allowed.is_set(c).unwrap_or(false))
+            .count();
+        if cpus < 2 {
+            eprintln!("skipped: this process may run on one CPU only");
+            return;
+        }
+        std::thread::spawn(move || {
+            for _ in 0..20 {
+                let here = sched_getcpu().expect("cpu");
+                leave_cpu(Some(here));
+                assert_ne!(sched_getcpu().expect("cpu"), here);
+                assert_eq!(sched_getaffinity(this_thread).expect("affinity"), allowed);
+            }
+        })
+        .join()
+        .expect("thread");
+    }
 
     #[test]
     fn top_n_keeps_the_smallest_whatever_the_order() {

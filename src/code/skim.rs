@@ -39,8 +39,13 @@
 //! skimmed parse used to be thrown away for a whole one; now it reads cleanly (on leveldb,
 //! 7 files of 132 still have errors instead of 27).
 //!
-//! Python's function bodies are left out by `super::skim_python`; Ruby and Bash (blocks by
-//! keywords) are parsed whole.
+//! In C# the skim reads an `#if` as a compiler that takes its first branch does: the
+//! conditional directives and the branches after the first are left out (`Lexer::directive`),
+//! since the grammar reads a directive as a node holding whole declarations, and one inside a
+//! method's head is an error. ctags follows the first branch too.
+//!
+//! Python's function bodies and the insides of its brackets that hold a value are left out by
+//! `super::skim_python`; Ruby and Bash (blocks by keywords) are parsed whole.
 
 use super::Lang;
 
@@ -80,7 +85,12 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     }
     let mut lexer = Lexer {
         src: source,
-        at: 0,
+        // A byte order mark is no token: a directive after it still starts its line.
+        at: if source.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        },
         rules,
         blocks: Vec::new(),
         holes: Vec::new(),
@@ -1019,6 +1029,7 @@ impl Lexer<'_> {
     /// a method's `#if`, `#region` or `#pragma` goes with its body, which a whole parse reads
     /// with errors where an `#if` splits an `if … else` chain.
     fn directive(&mut self) {
+        let hash = self.at;
         let name = word_at(self.src, space_after(self.src, self.at + 1));
         let defines = self.rules.lang != Lang::CSharp
             && (name == b"define" || !self.blocks.last().is_some_and(|o| o.initializer));
@@ -1038,6 +1049,50 @@ impl Lexer<'_> {
         self.directive_end = Some(self.at);
         if defines {
             self.def();
+        }
+        if self.rules.lang == Lang::CSharp {
+            match name {
+                b"if" | b"endif" => self.cut(hash, self.at),
+                b"else" | b"elif" => self.other_branches(hash),
+                _ => {}
+            }
+        }
+    }
+
+    /// C#: an `#if`'s first branch is read as if its directives were not there, and the
+    /// branches after it (from an `#else` or `#elif` line, here at `hash`, to its `#endif`
+    /// line) are left out, as a compiler that takes the first branch reads the file.
+    /// tree-sitter's grammar reads a directive as a node that holds whole declarations or
+    /// statements: one inside a method's head (a body under `#if`, its `;` under `#else`:
+    /// serilog's `ILogger.cs`) is a parse error, and a whole parse of such a file was
+    /// mostly error recovery. As ctags does, the outline follows the first branch.
+    fn other_branches(&mut self, hash: usize) {
+        let src = self.src;
+        let mut line = (self.at + 1).min(src.len());
+        let mut depth = 0u32;
+        let blank = |mut at: usize| {
+            while src.get(at).is_some_and(|&b| b == b' ' || b == b'\t') {
+                at += 1;
+            }
+            at
+        };
+        while line < src.len() {
+            let sign = blank(line);
+            if src[sign] == b'#' {
+                match word_at(src, blank(sign + 1)) {
+                    b"if" => depth += 1,
+                    b"endif" if depth == 0 => {
+                        let end =
+                            memchr::memchr(b'\n', &src[line..]).map_or(src.len(), |n| line + n);
+                        self.cut(hash, end);
+                        self.at = end;
+                        return;
+                    }
+                    b"endif" => depth -= 1,
+                    _ => {}
+                }
+            }
+            line = memchr::memchr(b'\n', &src[line..]).map_or(src.len(), |n| line + n + 1);
         }
     }
 
@@ -2598,7 +2653,18 @@ mod tests {
         let src = "class C\n{\n#if NET\n    public int P { get; }\n#endif\n    public bool F(int key)\n    {\n        if (a)\n        {\n            return true;\n        }\n#if X\n        else if (b)\n        {\n            return false;\n        }\n#endif\n        else\n        {\n            return c;\n        }\n    }\n    void G()\n    {\n#pragma warning disable CS1\n        return;\n    }\n}\n";
         assert_eq!(
             kept(Lang::CSharp, src),
-            "class C\n{\n#if NET\n    public int P { get; }\n#endif\n    public bool F()\n    {}\n    void G()\n    {}\n}\n"
+            "class C\n{\n\n    public int P { get; }\n\n    public bool F()\n    {}\n    void G()\n    {}\n}\n"
+        );
+    }
+
+    #[test]
+    fn csharp_branches_after_the_first_go() {
+        // The first branch of an `#if` stays, without its directives; the others go, nested
+        // ones with them.
+        let src = "\u{feff}#if A\ninterface I\n{\n    I F(int a)\n#if NET\n    {\n        return this;\n    }\n#else\n        ;\n#endif\n#if A\n    void G();\n#elif B\n    void H();\n#if C\n    void J();\n#endif\n#else\n    void K();\n  #  endif\n    void L();\n}\n#endif\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "\u{feff}\ninterface I\n{\n    I F()\n\n    {}\n\n\n    void G();\n\n    void L();\n}\n\n"
         );
     }
 

@@ -23,9 +23,9 @@
 //! The lexer knows each language's comments and strings (raw, nested, interpolated, heredocs,
 //! PHP's text outside `<?php`) well enough to find its braces. Where it could still misread,
 //! the parse of what is left has an error and the file is parsed whole instead
-//! (`parse::tags_for`); a minified file (a line longer than [`MAX_LINE`]) and C++ in a file
-//! read as C (`namespace`, `template`, `::`: a `.c`, or a header that `Lang::of_file` did not
-//! take for C++) are parsed whole from the start. `benches/skim_same.py` holds the skimmed
+//! (`parse::tags_for`); a minified file (half its bytes on lines longer than [`MAX_LINE`])
+//! and C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a header that
+//! `Lang::of_file` did not take for C++) are parsed whole from the start. `benches/skim_same.py` holds the skimmed
 //! parse's definitions to the whole parse's file by file over real trees (every file of
 //! cargo's registry, Go's standard library, npm, C and C++ headers: none that parses cleanly
 //! differs); the unit tests in `parse` do it on samples of each language and a few real
@@ -124,21 +124,25 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     }
 }
 
-/// Longest line of a file the skim reads: a longer one is minified or generated code, on
-/// which tree-sitter's grammars recover from what they misread each their own way with and
-/// without the bodies (`lru-cache`'s `index.min.js`: a constructor's `let{…}=t;…let E=…`
-/// comes out of the whole parse as class fields), so it is parsed whole.
+/// A line longer than this is minified or generated code, or a long string.
 const MAX_LINE: usize = 2000;
 
+/// Whether `source` is minified: lines longer than [`MAX_LINE`] hold half its bytes or more.
+/// On minified code tree-sitter's grammars recover from what they misread each their own way
+/// with and without the bodies (`lru-cache`'s `index.min.js`: a constructor's `let{…}=t;…let
+/// E=…` comes out of the whole parse as class fields), so it is parsed whole. A long line
+/// among ordinary ones (a string of 2,700 bytes in laravel's `Str.php`, a bundle's embedded
+/// data) is no reason to.
 fn minified(source: &[u8]) -> bool {
     let mut start = 0;
+    let mut long = 0;
     for end in memchr::memchr_iter(b'\n', source).chain([source.len()]) {
         if end - start > MAX_LINE {
-            return true;
+            long += end - start;
         }
         start = end + 1;
     }
-    false
+    long * 2 >= source.len().max(1)
 }
 
 /// What a word is to the skim.
@@ -2655,6 +2659,21 @@ mod tests {
             kept(Lang::CSharp, src),
             "class C\n{\n\n    public int P { get; }\n\n    public bool F()\n    {}\n    void G()\n    {}\n}\n"
         );
+    }
+
+    #[test]
+    fn long_lines_make_a_file_minified_only_when_they_hold_half_of_it() {
+        let long = format!("const s = \"{}\";\n", "x".repeat(MAX_LINE));
+        let body = "function f() {\n  return 1;\n}\n".repeat(MAX_LINE / 20);
+        let some = format!("{long}{body}");
+        assert!(!minified(some.as_bytes()));
+        assert_eq!(
+            holes(Lang::JavaScript, some.as_bytes()).len(),
+            MAX_LINE / 20
+        );
+        let most = format!("{long}{}", &body[..MAX_LINE / 2]);
+        assert!(minified(most.as_bytes()));
+        assert!(holes(Lang::JavaScript, most.as_bytes()).is_empty());
     }
 
     #[test]

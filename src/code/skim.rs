@@ -1798,6 +1798,9 @@ impl Lexer<'_> {
     // name); split by language, every part would carry the same head state.
     fn word(&mut self, tok: Tok, start: usize) {
         let lang = self.rules.lang;
+        if lang == Lang::Php && self.php_import(start) {
+            return;
+        }
         let word = &self.src[start..self.at];
         if self.rules.c_like() && matches!(word, b"namespace" | b"extern") {
             self.head.declarations = true;
@@ -2209,6 +2212,26 @@ impl Lexer<'_> {
         }
     }
 
+    /// PHP: a `use` statement outside a class (`use A\B;`, `use function f;`, `use A\{B,
+    /// C};`) imports names and defines none: left out whole, as Rust's `use` is. Inside a
+    /// class `use` takes traits (and may have a block); after a closure's parameters it is
+    /// no statement.
+    fn php_import(&mut self, start: usize) -> bool {
+        if self.head.tokens != 0
+            || self.paren != 0
+            || !self.src[start..self.at].eq_ignore_ascii_case(b"use")
+            || self.blocks.iter().any(|o| o.container)
+        {
+            return false;
+        }
+        let Some(semicolon) = memchr::memchr(b';', &self.src[self.at..]) else {
+            return false;
+        };
+        self.cut(start, self.at + semicolon + 1);
+        self.at += semicolon + 1;
+        true
+    }
+
     /// Whether the PHP word at `start` (just passed) is the `function` of a closure
     /// (`function ($x) use ($y) {`, `function &() {`): an anonymous function, which defines
     /// nothing, unlike `function name(`.
@@ -2232,15 +2255,24 @@ impl Lexer<'_> {
     fn cuts_arguments(&self) -> bool {
         if !matches!(
             self.rules.lang,
-            Lang::Java | Lang::CSharp | Lang::JavaScript | Lang::TypeScript | Lang::Tsx
+            Lang::Java | Lang::CSharp | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Php
         ) || self.head.last != Tok::Word(Word::Name)
         {
             return false;
         }
-        let word = word_before(self.src, self.at - 1).0;
+        let (word, start) = word_before(self.src, self.at - 1);
         let not_call = match self.rules.lang {
             Lang::CSharp => CSHARP_MODIFIERS.contains(&word) || CSHARP_NOT_CALLS.contains(&word),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => TYPESCRIPT_NOT_CALLS.contains(&word),
+            // PHP: only a function's parameters (its control words are names to the lexer:
+            // `if (` is no call), and not a constructor's, whose promoted parameters
+            // (`private int $x`) are fields.
+            Lang::Php => {
+                !word_before(self.src, start)
+                    .0
+                    .eq_ignore_ascii_case(b"function")
+                    || word.eq_ignore_ascii_case(b"__construct")
+            }
             _ => false,
         };
         !not_call
@@ -2576,6 +2608,16 @@ mod tests {
         assert_eq!(
             kept(Lang::TypeScript, src),
             "declare const d: {\n    x: {\n        new (o?: A): D;\n        override<T extends A = A>(m: P<T>): void;\n    };\n};\nfunction f() {}\n"
+        );
+    }
+
+    #[test]
+    fn php_parameters_and_imports_go_but_a_constructors() {
+        // A `use` statement outside a class goes too (a trait's stays).
+        let src = "<?php\nnamespace N;\nuse A\\B;\nuse function C\\d;\nuse E\\{F, G};\nclass A {\n    use T;\n    public function __construct(private int $x, public array $y = []) {}\n    public function f(int $a, #[Attr(1)] array $b = [1, 2]): int { return 1; }\n    public static function &g($c) {}\n}\nfunction h(string $s) { if ($s) { i($s); } }\n";
+        assert_eq!(
+            kept(Lang::Php, src),
+            "<?php\nnamespace N;\n\n\n\nclass A {\n    use T;\n    public function __construct(private int $x, public array $y = []) {}\n    public function f(): int {}\n    public static function &g($c) {}\n}\nfunction h() {}\n"
         );
     }
 

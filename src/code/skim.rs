@@ -329,7 +329,7 @@ struct Head {
     first: Tok,
     last: Tok,
     prev: Tok,
-    /// `new` seen (Java's and C#'s anonymous classes: `new T() {`).
+    /// `new` seen (Java's anonymous classes: `new T() {`).
     new: bool,
     /// A JavaScript method's head: `name(` at the head's own level, not after a control word.
     method: bool,
@@ -2285,10 +2285,10 @@ impl Lexer<'_> {
         let lang = self.rules.lang;
         // (Not C#'s `where T : new()` after a method's parameters.)
         let constrained = lang == Lang::CSharp && constraints_after_params(self.src, self.at - 1);
-        let anonymous_class = matches!(lang, Lang::Java | Lang::CSharp)
-            && h.new
-            && h.last == Tok::Punct(b')')
-            && !constrained;
+        // (C# has none: `new T() {` opens an object's initializer, or the block of the
+        // statement whose head holds the `new`: `using (var c = new C()) {`.)
+        let anonymous_class =
+            lang == Lang::Java && h.new && h.last == Tok::Punct(b')') && !constrained;
         let container = h.container || anonymous_class;
         // A JavaScript method's body: `name(…) {`, `name(…): T {` (TypeScript).
         let method = self.rules.javascript()
@@ -2716,6 +2716,17 @@ mod tests {
         let most = format!("{long}{}", &body[..MAX_LINE / 2]);
         assert!(minified(most.as_bytes()));
         assert!(holes(Lang::JavaScript, most.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn csharp_bodies_after_new_go() {
+        // C# has no anonymous classes: after `new T()` a block is an initializer or a
+        // statement's.
+        let src = "class T\n{\n    void F()\n    {\n        using (var c = new C())\n        {\n            c.Run();\n        }\n    }\n    C G() => new C() { A = 1 };\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class T\n{\n    void F()\n    {}\n    C G() => new C() {};\n}\n"
+        );
     }
 
     #[test]

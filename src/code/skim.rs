@@ -597,6 +597,24 @@ fn annotates_declarator(src: &[u8], start: usize, word: &[u8]) -> bool {
     annotates && declarator
 }
 
+/// Whether the `)` before `at` (a `{`) closes the arguments of `new T(…)`, `new a.b.T<U>(…)`:
+/// the block is an anonymous class's body, not the block of a statement whose head holds a
+/// `new` (Java's `try (var in = new FileInputStream(f)) {`).
+fn after_new_call(src: &[u8], at: usize) -> bool {
+    let Some(open) = matching(src, space_before(src, at), b'(', b')') else {
+        return false;
+    };
+    let mut end = space_before(src, open);
+    if let Some(lt) = matching(src, end, b'<', b'>') {
+        end = space_before(src, lt);
+    }
+    let mut start = end;
+    while start > 0 && (is_word(src[start - 1]) || src[start - 1] == b'.') {
+        start -= 1;
+    }
+    start < end && word_before(src, start).0 == b"new"
+}
+
 /// Whether a template's parameters, `template<…>`, end just before `at`.
 fn after_template_parameters(src: &[u8], at: usize) -> bool {
     matching(src, space_before(src, at), b'<', b'>')
@@ -2285,10 +2303,12 @@ impl Lexer<'_> {
         let lang = self.rules.lang;
         // (Not C#'s `where T : new()` after a method's parameters.)
         let constrained = lang == Lang::CSharp && constraints_after_params(self.src, self.at - 1);
-        // (C# has none: `new T() {` opens an object's initializer, or the block of the
-        // statement whose head holds the `new`: `using (var c = new C()) {`.)
-        let anonymous_class =
-            lang == Lang::Java && h.new && h.last == Tok::Punct(b')') && !constrained;
+        // Java's `new T(…) {` (C# has none: `new T() {` opens an object's initializer).
+        let anonymous_class = lang == Lang::Java
+            && h.new
+            && h.last == Tok::Punct(b')')
+            && !constrained
+            && after_new_call(self.src, self.at - 1);
         let container = h.container || anonymous_class;
         // A JavaScript method's body: `name(…) {`, `name(…): T {` (TypeScript).
         let method = self.rules.javascript()
@@ -2716,6 +2736,15 @@ mod tests {
         let most = format!("{long}{}", &body[..MAX_LINE / 2]);
         assert!(minified(most.as_bytes()));
         assert!(holes(Lang::JavaScript, most.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn java_anonymous_classes_stay_and_statements_after_new_go() {
+        let src = "class A {\n    void f(File f) {\n        try (var in = new FileInputStream(f)) {\n            read(in);\n        }\n    }\n    void g() {\n        sort(l, new java.util.Comparator<String>() {\n            public int compare(String a, String b) { return 0; }\n        });\n    }\n}\n";
+        assert_eq!(
+            kept(Lang::Java, src),
+            "class A {\n    void f() {}\n    void g() {\n        sort(l, new java.util.Comparator<String>() {\n            public int compare() {}\n        });\n    }\n}\n"
+        );
     }
 
     #[test]

@@ -10,12 +10,14 @@ language, the files compared and the files that differ, with the first differenc
 whose whole parse is clean (the goal is none; exits 1 when any does) apart from those whose
 whole parse has syntax errors, where tree-sitter recovers from the error one way with the
 bodies and another without them (a file that is not the language its name says, a test's
-broken input).
+broken input). A C# file's whole parse is of the text the skim reads: an `#if`'s first
+branch without the directives (`first_branch`).
 
 Usage: benches/skim_same.py SNEAKY_OUTLINE TREE...
 """
 
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -139,10 +141,44 @@ def answers(data, count):
     return out
 
 
+CSHARP = 9
+CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|elif|else|endif)\b")
+
+
+def first_branch(data):
+    """C#'s text as the skim reads it (src/code/skim.rs, `Lexer::directive`): an `#if`'s
+    first branch without its directives, the branches after it left out; the bytes that go
+    are blanked (newlines kept), so that every place stays where it was. None when the file
+    has no `#else` or `#elif` and no `#if`."""
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    lines = data[len(bom):].split(b"\n")
+    out, taking, found = [], [], False
+    blank = lambda line: b" " * len(line)
+    for line in lines:
+        m = CONDITIONAL.match(line)
+        word = m.group(1) if m else None
+        dropped = not all(taking)
+        if word == b"if":
+            taking.append(True)
+        elif word in (b"elif", b"else") and taking:
+            taking[-1] = False
+        elif word == b"endif" and taking:
+            taking.pop()
+        if word:
+            found = True
+            hash_at = line.index(b"#")
+            out.append(line[:hash_at] + blank(line[hash_at:]) if not dropped else blank(line))
+        else:
+            out.append(blank(line) if dropped else line)
+    return bom + b"\n".join(out) if found else None
+
+
 def parse(binary, batch):
     jobs = []
     for _, lang, data in batch:
-        jobs.append((lang, 0, data))  # everything: a whole parse
+        # everything: a whole parse (of C#'s first branches, which the skim reads)
+        reference = first_branch(data) if lang == CSHARP else None
+        jobs.append((lang, 0, reference or data))
         jobs.append((lang, 1, data))  # the definitions: the skimmed parse
     run = subprocess.run([binary, "--parse"], input=request(jobs), capture_output=True,
                          check=True)

@@ -837,7 +837,7 @@ fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     }
     let text = String::from_utf8_lossy(&source[start..end]);
     let mut out = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
+    for word in first_branch(&text).flat_map(str::split_whitespace) {
         if !out.is_empty() {
             out.push(' ');
         }
@@ -845,6 +845,28 @@ fn signature(node: Node<'_>, place: &Place<'_>) -> String {
     }
     let out = out.trim_end_matches(['{', ':', '=', ';', ' ']).trim_end();
     crate::text::shorten(out, MAX_SIGNATURE)
+}
+
+/// The lines of a head as the skim reads C# (`skim::Lexer::directive`): without its
+/// conditional directives (C#'s `F()` with `#if X` before its `=> …`), and without the
+/// branches after an `#if`'s first (a head split between branches).
+fn first_branch(text: &str) -> impl Iterator<Item = &str> {
+    // Above 0: inside a branch after the first, at that many `#if`s' depth.
+    let mut skipping = 0u32;
+    text.split('\n').filter(move |line| {
+        let word = line.trim_start().strip_prefix('#').and_then(|rest| {
+            rest.trim_start()
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .next()
+        });
+        match word {
+            Some("if" | "ifdef" | "ifndef") => skipping += u32::from(skipping > 0),
+            Some("elif" | "else") => skipping = skipping.max(1),
+            Some("endif") => skipping = skipping.saturating_sub(1),
+            _ => return skipping == 0,
+        }
+        false
+    })
 }
 
 /// The kinds of annotations a definition's head may begin with, which its signature leaves
@@ -1440,6 +1462,28 @@ mod tests {
             .iter()
             .all(|d| d.name != "Searcher" || d.kind == SymbolKind::Impl));
         assert!(focused.idents.is_empty() && !full.idents.is_empty());
+    }
+
+    #[test]
+    fn csharp_reads_the_first_branch_of_an_if() {
+        // A body under `#if` and its `;` under `#else`: the skimmed parse reads the first
+        // branch, without the directives (in the head's signature too); the whole parse of
+        // both has an error.
+        let src = b"interface I\n{\n    I F(int a)\n#if NET\n        => this;\n#else\n        ;\n#endif\n#if A\n    void G();\n#else\n    void H();\n#endif\n#if B\n    [Test]\n    void J()\n#else\n    [SetUp]\n    void K()\n#endif\n    {\n    }\n}\n";
+        let defs = tags_for(Lang::CSharp, src, Want::Defs).unwrap().defs;
+        let got: Vec<(&str, u32, &str)> = defs
+            .iter()
+            .map(|d| (d.name.as_str(), d.end_line, d.signature.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("I", 23, "interface I"),
+                ("F", 5, "I F(int a)"),
+                ("G", 10, "void G()"),
+                ("J", 22, "void J()")
+            ]
+        );
     }
 
     #[test]

@@ -23,9 +23,9 @@
 //! The lexer knows each language's comments and strings (raw, nested, interpolated, heredocs,
 //! PHP's text outside `<?php`) well enough to find its braces. Where it could still misread,
 //! the parse of what is left has an error and the file is parsed whole instead
-//! (`parse::tags_for`); a minified file (a line longer than [`MAX_LINE`]) and C++ in a file
-//! read as C (`namespace`, `template`, `::`: a `.c`, or a header that `Lang::of_file` did not
-//! take for C++) are parsed whole from the start. `benches/skim_same.py` holds the skimmed
+//! (`parse::tags_for`); a minified file (half its bytes on lines longer than [`MAX_LINE`])
+//! and C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a header that
+//! `Lang::of_file` did not take for C++) are parsed whole from the start. `benches/skim_same.py` holds the skimmed
 //! parse's definitions to the whole parse's file by file over real trees (every file of
 //! cargo's registry, Go's standard library, npm, C and C++ headers: none that parses cleanly
 //! differs); the unit tests in `parse` do it on samples of each language and a few real
@@ -39,8 +39,13 @@
 //! skimmed parse used to be thrown away for a whole one; now it reads cleanly (on leveldb,
 //! 7 files of 132 still have errors instead of 27).
 //!
-//! Python's function bodies are left out by `super::skim_python`; Ruby and Bash (blocks by
-//! keywords) are parsed whole.
+//! In C# the skim reads an `#if` as a compiler that takes its first branch does: the
+//! conditional directives and the branches after the first are left out (`Lexer::directive`),
+//! since the grammar reads a directive as a node holding whole declarations, and one inside a
+//! method's head is an error. ctags follows the first branch too.
+//!
+//! Python's function bodies and the insides of its brackets that hold a value are left out by
+//! `super::skim_python`; Ruby and Bash (blocks by keywords) are parsed whole.
 
 use super::Lang;
 
@@ -80,7 +85,12 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     }
     let mut lexer = Lexer {
         src: source,
-        at: 0,
+        // A byte order mark is no token: a directive after it still starts its line.
+        at: if source.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        },
         rules,
         blocks: Vec::new(),
         holes: Vec::new(),
@@ -114,21 +124,25 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     }
 }
 
-/// Longest line of a file the skim reads: a longer one is minified or generated code, on
-/// which tree-sitter's grammars recover from what they misread each their own way with and
-/// without the bodies (`lru-cache`'s `index.min.js`: a constructor's `let{…}=t;…let E=…`
-/// comes out of the whole parse as class fields), so it is parsed whole.
+/// A line longer than this is minified or generated code, or a long string.
 const MAX_LINE: usize = 2000;
 
+/// Whether `source` is minified: lines longer than [`MAX_LINE`] hold half its bytes or more.
+/// On minified code tree-sitter's grammars recover from what they misread each their own way
+/// with and without the bodies (`lru-cache`'s `index.min.js`: a constructor's `let{…}=t;…let
+/// E=…` comes out of the whole parse as class fields), so it is parsed whole. A long line
+/// among ordinary ones (a string of 2,700 bytes in laravel's `Str.php`, a bundle's embedded
+/// data) is no reason to.
 fn minified(source: &[u8]) -> bool {
     let mut start = 0;
+    let mut long = 0;
     for end in memchr::memchr_iter(b'\n', source).chain([source.len()]) {
         if end - start > MAX_LINE {
-            return true;
+            long += end - start;
         }
         start = end + 1;
     }
-    false
+    long * 2 >= source.len().max(1)
 }
 
 /// What a word is to the skim.
@@ -315,7 +329,7 @@ struct Head {
     first: Tok,
     last: Tok,
     prev: Tok,
-    /// `new` seen (Java's and C#'s anonymous classes: `new T() {`).
+    /// `new` seen (Java's anonymous classes: `new T() {`).
     new: bool,
     /// A JavaScript method's head: `name(` at the head's own level, not after a control word.
     method: bool,
@@ -581,6 +595,24 @@ fn annotates_declarator(src: &[u8], start: usize, word: &[u8]) -> bool {
     let declarator =
         (before_at < start && !before.is_empty()) || src[..start].trim_ascii_end().ends_with(b"]");
     annotates && declarator
+}
+
+/// Whether the `)` before `at` (a `{`) closes the arguments of `new T(…)`, `new a.b.T<U>(…)`:
+/// the block is an anonymous class's body, not the block of a statement whose head holds a
+/// `new` (Java's `try (var in = new FileInputStream(f)) {`).
+fn after_new_call(src: &[u8], at: usize) -> bool {
+    let Some(open) = matching(src, space_before(src, at), b'(', b')') else {
+        return false;
+    };
+    let mut end = space_before(src, open);
+    if let Some(lt) = matching(src, end, b'<', b'>') {
+        end = space_before(src, lt);
+    }
+    let mut start = end;
+    while start > 0 && (is_word(src[start - 1]) || src[start - 1] == b'.') {
+        start -= 1;
+    }
+    start < end && word_before(src, start).0 == b"new"
 }
 
 /// Whether a template's parameters, `template<…>`, end just before `at`.
@@ -1019,6 +1051,7 @@ impl Lexer<'_> {
     /// a method's `#if`, `#region` or `#pragma` goes with its body, which a whole parse reads
     /// with errors where an `#if` splits an `if … else` chain.
     fn directive(&mut self) {
+        let hash = self.at;
         let name = word_at(self.src, space_after(self.src, self.at + 1));
         let defines = self.rules.lang != Lang::CSharp
             && (name == b"define" || !self.blocks.last().is_some_and(|o| o.initializer));
@@ -1038,6 +1071,50 @@ impl Lexer<'_> {
         self.directive_end = Some(self.at);
         if defines {
             self.def();
+        }
+        if self.rules.lang == Lang::CSharp {
+            match name {
+                b"if" | b"endif" => self.cut(hash, self.at),
+                b"else" | b"elif" => self.other_branches(hash),
+                _ => {}
+            }
+        }
+    }
+
+    /// C#: an `#if`'s first branch is read as if its directives were not there, and the
+    /// branches after it (from an `#else` or `#elif` line, here at `hash`, to its `#endif`
+    /// line) are left out, as a compiler that takes the first branch reads the file.
+    /// tree-sitter's grammar reads a directive as a node that holds whole declarations or
+    /// statements: one inside a method's head (a body under `#if`, its `;` under `#else`:
+    /// serilog's `ILogger.cs`) is a parse error, and a whole parse of such a file was
+    /// mostly error recovery. As ctags does, the outline follows the first branch.
+    fn other_branches(&mut self, hash: usize) {
+        let src = self.src;
+        let mut line = (self.at + 1).min(src.len());
+        let mut depth = 0u32;
+        let blank = |mut at: usize| {
+            while src.get(at).is_some_and(|&b| b == b' ' || b == b'\t') {
+                at += 1;
+            }
+            at
+        };
+        while line < src.len() {
+            let sign = blank(line);
+            if src[sign] == b'#' {
+                match word_at(src, blank(sign + 1)) {
+                    b"if" => depth += 1,
+                    b"endif" if depth == 0 => {
+                        let end =
+                            memchr::memchr(b'\n', &src[line..]).map_or(src.len(), |n| line + n);
+                        self.cut(hash, end);
+                        self.at = end;
+                        return;
+                    }
+                    b"endif" => depth -= 1,
+                    _ => {}
+                }
+            }
+            line = memchr::memchr(b'\n', &src[line..]).map_or(src.len(), |n| line + n + 1);
         }
     }
 
@@ -1739,6 +1816,9 @@ impl Lexer<'_> {
     // name); split by language, every part would carry the same head state.
     fn word(&mut self, tok: Tok, start: usize) {
         let lang = self.rules.lang;
+        if lang == Lang::Php && self.php_import(start) {
+            return;
+        }
         let word = &self.src[start..self.at];
         if self.rules.c_like() && matches!(word, b"namespace" | b"extern") {
             self.head.declarations = true;
@@ -2150,6 +2230,26 @@ impl Lexer<'_> {
         }
     }
 
+    /// PHP: a `use` statement outside a class (`use A\B;`, `use function f;`, `use A\{B,
+    /// C};`) imports names and defines none: left out whole, as Rust's `use` is. Inside a
+    /// class `use` takes traits (and may have a block); after a closure's parameters it is
+    /// no statement.
+    fn php_import(&mut self, start: usize) -> bool {
+        if self.head.tokens != 0
+            || self.paren != 0
+            || !self.src[start..self.at].eq_ignore_ascii_case(b"use")
+            || self.blocks.iter().any(|o| o.container)
+        {
+            return false;
+        }
+        let Some(semicolon) = memchr::memchr(b';', &self.src[self.at..]) else {
+            return false;
+        };
+        self.cut(start, self.at + semicolon + 1);
+        self.at += semicolon + 1;
+        true
+    }
+
     /// Whether the PHP word at `start` (just passed) is the `function` of a closure
     /// (`function ($x) use ($y) {`, `function &() {`): an anonymous function, which defines
     /// nothing, unlike `function name(`.
@@ -2173,15 +2273,24 @@ impl Lexer<'_> {
     fn cuts_arguments(&self) -> bool {
         if !matches!(
             self.rules.lang,
-            Lang::Java | Lang::CSharp | Lang::JavaScript | Lang::TypeScript | Lang::Tsx
+            Lang::Java | Lang::CSharp | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Php
         ) || self.head.last != Tok::Word(Word::Name)
         {
             return false;
         }
-        let word = word_before(self.src, self.at - 1).0;
+        let (word, start) = word_before(self.src, self.at - 1);
         let not_call = match self.rules.lang {
             Lang::CSharp => CSHARP_MODIFIERS.contains(&word) || CSHARP_NOT_CALLS.contains(&word),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => TYPESCRIPT_NOT_CALLS.contains(&word),
+            // PHP: only a function's parameters (its control words are names to the lexer:
+            // `if (` is no call), and not a constructor's, whose promoted parameters
+            // (`private int $x`) are fields.
+            Lang::Php => {
+                !word_before(self.src, start)
+                    .0
+                    .eq_ignore_ascii_case(b"function")
+                    || word.eq_ignore_ascii_case(b"__construct")
+            }
             _ => false,
         };
         !not_call
@@ -2194,10 +2303,12 @@ impl Lexer<'_> {
         let lang = self.rules.lang;
         // (Not C#'s `where T : new()` after a method's parameters.)
         let constrained = lang == Lang::CSharp && constraints_after_params(self.src, self.at - 1);
-        let anonymous_class = matches!(lang, Lang::Java | Lang::CSharp)
+        // Java's `new T(…) {` (C# has none: `new T() {` opens an object's initializer).
+        let anonymous_class = lang == Lang::Java
             && h.new
             && h.last == Tok::Punct(b')')
-            && !constrained;
+            && !constrained
+            && after_new_call(self.src, self.at - 1);
         let container = h.container || anonymous_class;
         // A JavaScript method's body: `name(…) {`, `name(…): T {` (TypeScript).
         let method = self.rules.javascript()
@@ -2521,6 +2632,16 @@ mod tests {
     }
 
     #[test]
+    fn php_parameters_and_imports_go_but_a_constructors() {
+        // A `use` statement outside a class goes too (a trait's stays).
+        let src = "<?php\nnamespace N;\nuse A\\B;\nuse function C\\d;\nuse E\\{F, G};\nclass A {\n    use T;\n    public function __construct(private int $x, public array $y = []) {}\n    public function f(int $a, #[Attr(1)] array $b = [1, 2]): int { return 1; }\n    public static function &g($c) {}\n}\nfunction h(string $s) { if ($s) { i($s); } }\n";
+        assert_eq!(
+            kept(Lang::Php, src),
+            "<?php\nnamespace N;\n\n\n\nclass A {\n    use T;\n    public function __construct(private int $x, public array $y = []) {}\n    public function f(): int {}\n    public static function &g($c) {}\n}\nfunction h() {}\n"
+        );
+    }
+
+    #[test]
     fn php_computed_names_keep_their_braces() {
         // `->{…}`, `::{…}` and `${…}` compute a name; a body that stays keeps them.
         let src = "<?php\nfunction f() {\n    function inner() {}\n    $h->{$this->method}(...$args);\n    A::{$name}();\n    $v = ${'n' . $i};\n    if ($a) { g(); }\n}\n";
@@ -2598,7 +2719,53 @@ mod tests {
         let src = "class C\n{\n#if NET\n    public int P { get; }\n#endif\n    public bool F(int key)\n    {\n        if (a)\n        {\n            return true;\n        }\n#if X\n        else if (b)\n        {\n            return false;\n        }\n#endif\n        else\n        {\n            return c;\n        }\n    }\n    void G()\n    {\n#pragma warning disable CS1\n        return;\n    }\n}\n";
         assert_eq!(
             kept(Lang::CSharp, src),
-            "class C\n{\n#if NET\n    public int P { get; }\n#endif\n    public bool F()\n    {}\n    void G()\n    {}\n}\n"
+            "class C\n{\n\n    public int P { get; }\n\n    public bool F()\n    {}\n    void G()\n    {}\n}\n"
+        );
+    }
+
+    #[test]
+    fn long_lines_make_a_file_minified_only_when_they_hold_half_of_it() {
+        let long = format!("const s = \"{}\";\n", "x".repeat(MAX_LINE));
+        let body = "function f() {\n  return 1;\n}\n".repeat(MAX_LINE / 20);
+        let some = format!("{long}{body}");
+        assert!(!minified(some.as_bytes()));
+        assert_eq!(
+            holes(Lang::JavaScript, some.as_bytes()).len(),
+            MAX_LINE / 20
+        );
+        let most = format!("{long}{}", &body[..MAX_LINE / 2]);
+        assert!(minified(most.as_bytes()));
+        assert!(holes(Lang::JavaScript, most.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn java_anonymous_classes_stay_and_statements_after_new_go() {
+        let src = "class A {\n    void f(File f) {\n        try (var in = new FileInputStream(f)) {\n            read(in);\n        }\n    }\n    void g() {\n        sort(l, new java.util.Comparator<String>() {\n            public int compare(String a, String b) { return 0; }\n        });\n    }\n}\n";
+        assert_eq!(
+            kept(Lang::Java, src),
+            "class A {\n    void f() {}\n    void g() {\n        sort(l, new java.util.Comparator<String>() {\n            public int compare() {}\n        });\n    }\n}\n"
+        );
+    }
+
+    #[test]
+    fn csharp_bodies_after_new_go() {
+        // C# has no anonymous classes: after `new T()` a block is an initializer or a
+        // statement's.
+        let src = "class T\n{\n    void F()\n    {\n        using (var c = new C())\n        {\n            c.Run();\n        }\n    }\n    C G() => new C() { A = 1 };\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class T\n{\n    void F()\n    {}\n    C G() => new C() {};\n}\n"
+        );
+    }
+
+    #[test]
+    fn csharp_branches_after_the_first_go() {
+        // The first branch of an `#if` stays, without its directives; the others go, nested
+        // ones with them.
+        let src = "\u{feff}#if A\ninterface I\n{\n    I F(int a)\n#if NET\n    {\n        return this;\n    }\n#else\n        ;\n#endif\n#if A\n    void G();\n#elif B\n    void H();\n#if C\n    void J();\n#endif\n#else\n    void K();\n  #  endif\n    void L();\n}\n#endif\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "\u{feff}\ninterface I\n{\n    I F()\n\n    {}\n\n\n    void G();\n\n    void L();\n}\n\n"
         );
     }
 

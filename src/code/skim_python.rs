@@ -31,6 +31,8 @@ struct Line {
     goes_on: bool,
     /// It is strings alone (a docstring): a statement that defines nothing.
     strings: bool,
+    /// It begins with `import` or `from` (an import: `from` begins no other statement).
+    import: bool,
 }
 
 /// A line that holds only a comment: where it starts, where it ends (past the newline) and
@@ -49,6 +51,13 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
         return Vec::new();
     };
     holes.extend(idle_lines(&lines, &comments));
+    // A module's imports define nothing, and at its top level a statement can go whole.
+    holes.extend(
+        lines
+            .iter()
+            .filter(|l| l.indent == 0 && l.import)
+            .map(|l| (l.line_start, l.end)),
+    );
     let mut i = 0;
     while i < lines.len() {
         let line = &lines[i];
@@ -251,6 +260,7 @@ fn logical_lines(
             opens: last == b':',
             goes_on,
             strings,
+            import: matches!(word, b"import" | b"from"),
         });
     }
     Some(lines)
@@ -399,7 +409,7 @@ mod tests {
         let src = "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        \"\"\"Doc\n        more.\"\"\"\n        y = [1,\n  2]\n        if y:\n            return 3\n        return 4\n    # after\n\n    async def n(self):\n        z = 1\n        if z:\n            return z  # done\n\n    def t(self):\n        a()\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n";
         assert_eq!(
             kept(src),
-            "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
+            "\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
         );
         // The last statement's blocks keep their last statements, and so on down.
         let src = "def u(self):\n    for x in y:\n        a = 1\n        if a:\n            b()\n            c()\n        else:\n            d()\n            e()\n    # after\nz = 1\n";
@@ -447,13 +457,22 @@ mod tests {
     }
 
     #[test]
+    fn module_imports_go() {
+        let src = "import os\nfrom a import (b,\n    c)\ntry:\n    import ssl\nexcept ImportError:\n    ssl = None\nx = 1\n";
+        assert_eq!(
+            kept(src),
+            "try:\n    import ssl\nexcept ImportError:\n    ssl = None\nx = 1\n"
+        );
+    }
+
+    #[test]
     fn values_in_brackets_go() {
         // A table's inside goes, where it is a value (assigned, returned, a call's
-        // arguments); a subscript, a target and an import list stay, as do short insides.
+        // arguments); a subscript and a target stay, as do short insides.
         let src = "T = {\n    'a': 1, 'b': 2, 'c': 3,\n}\nx: Dict[str, int] = f(1, 2, 3, 4, 5, 6, 7, 8)\n(first_name, last_name) = g()\nfrom m import (alpha, beta, gamma)\nfor (key_one, value_two) in d: pass\ny = a[1, 2, 3, 4, 5, 6, 7, 8, 9]\nz = [1, 2]\n\ndef data():\n    return [\n        (0x0, '3'),\n        (0x1, '3'),\n    ]\n";
         assert_eq!(
             kept(src),
-            "T = {}\nx: Dict[str, int] = f()\n(first_name, last_name) = g()\nfrom m import (alpha, beta, gamma)\nfor (key_one, value_two) in d: pass\ny = a[1, 2, 3, 4, 5, 6, 7, 8, 9]\nz = [1, 2]\n\ndef data():\n    return []\n"
+            "T = {}\nx: Dict[str, int] = f()\n(first_name, last_name) = g()\nfor (key_one, value_two) in d: pass\ny = a[1, 2, 3, 4, 5, 6, 7, 8, 9]\nz = [1, 2]\n\ndef data():\n    return []\n"
         );
     }
 

@@ -522,6 +522,65 @@ fn ignore_rules_match_rg_and_fd() {
     }
 }
 
+/// git's global excludes file, at its default place ($XDG_CONFIG_HOME/git/ignore) and where
+/// ~/.gitconfig's core.excludesFile names it (a "~/" path): grep skips what it excludes inside
+/// a repository, as rg does.
+#[test]
+fn global_git_excludes_match_rg() {
+    let Some(()) = reference("rg") else {
+        return;
+    };
+    let w = util::ws();
+    w.mkdir(".git");
+    for f in ["a.txt", "a.xdg", "a.named", "sub/b.xdg", "sub/b.named"] {
+        w.write(f, "word\n");
+    }
+    let home = w.outside().join("home");
+    let xdg = w.outside().join("xdg");
+    std::fs::create_dir_all(xdg.join("git")).expect("mkdir");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    std::fs::write(xdg.join("git/ignore"), "*.xdg\n").expect("write");
+    std::fs::write(home.join("named_ignore"), "*.named\n").expect("write");
+    let gitconfig = "[core]\n\texcludesFile = ~/named_ignore\n";
+    for config in [None, Some(gitconfig)] {
+        match config {
+            Some(text) => std::fs::write(home.join(".gitconfig"), text).expect("write"),
+            None => {
+                let _ = std::fs::remove_file(home.join(".gitconfig"));
+            }
+        }
+        let run = |cmd: &mut std::process::Command| {
+            let out = cmd
+                .current_dir(&w.root)
+                .stdin(std::process::Stdio::null())
+                .env("HOME", &home)
+                .env("XDG_CONFIG_HOME", &xdg)
+                .env("GIT_CONFIG_SYSTEM", "/dev/null")
+                .env_remove("GIT_CONFIG_GLOBAL")
+                .env_remove("SNEAKY_ROOT")
+                .env_remove("SNEAKY_CONFIG")
+                .output()
+                .expect("run");
+            let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            lines.sort();
+            lines
+        };
+        let ours = run(std::process::Command::cargo_bin("sneaky-grep")
+            .expect("binary")
+            .args(["--format", "text", "-l", "word"]));
+        let theirs = run(std::process::Command::new("rg").args(["-l", "word"]));
+        assert_eq!(ours, theirs, "{config:?}");
+        let expected = match config {
+            None => ["a.named", "a.txt", "sub/b.named"],
+            Some(_) => ["a.txt", "a.xdg", "sub/b.xdg"],
+        };
+        assert_eq!(ours, expected, "{config:?}");
+    }
+}
+
 /// Visual Studio's .gitignore (classes, stars inside names, anchored globs, "**/" lines and
 /// the whitelists after them): grep and find skip what it ignores and keep the rest.
 #[test]

@@ -96,6 +96,7 @@ pub fn jail_paths(data: &[u8]) {
         filters: None::<walk::Unfiltered>,
         max_depth: Some(3),
         threads: 1,
+        files_per_job: walk::FILES_PER_JOB,
     };
     let seen = std::sync::Mutex::new(Vec::new());
     walk::walk(ws, start, &opts, || {

@@ -133,6 +133,12 @@ struct Shared<'a> {
     failed: Mutex<Option<Error>>,
 }
 
+/// A directory's files one walking thread takes at a time when another waits: each may cost
+/// a parse (a millisecond, where grep spends microseconds), and Python's standard library
+/// keeps a package's few dozen modules in one directory (`asyncio`: 34), which one thread
+/// parsed alone with shares of `walk::FILES_PER_JOB`.
+const FILES_PER_PARSE_JOB: usize = 4;
+
 /// Walk `start` (a directory or one file) and gather its files.
 pub fn gather(ws: &Workspace, start: &RelPath, gather: &Gather<'_>) -> Result<Gathered> {
     let start = ws.walk_start(start)?;
@@ -140,6 +146,7 @@ pub fn gather(ws: &Workspace, start: &RelPath, gather: &Gather<'_>) -> Result<Ga
         filters: Some(Filters::standard(".rgignore")),
         max_depth: None,
         threads: walk::threads(),
+        files_per_job: FILES_PER_PARSE_JOB,
     };
     let shared = Shared {
         gather,

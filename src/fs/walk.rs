@@ -97,6 +97,11 @@ pub struct Options<P: Filter = Filters> {
     /// Entries deeper than this are not reported (1: the start's own entries).
     pub max_depth: Option<usize>,
     pub threads: usize,
+    /// A directory's files visited by one thread in one go; the rest goes to the queue in
+    /// shares of this many while another thread waits for work ([`FILES_PER_JOB`] where a
+    /// file is quick to visit; fewer where each costs a parse, so that a directory of a few
+    /// dozen files is shared).
+    pub files_per_job: usize,
 }
 
 /// What a visitor tells the walk after seeing an entry.
@@ -268,9 +273,9 @@ struct Job {
     rules: Option<Arc<Rules>>,
 }
 
-/// Entries visited by one thread in one go; the rest of a large directory goes to the queue
-/// when another thread is waiting for work.
-const FILES_PER_JOB: usize = 64;
+/// Entries visited by one thread in one go, where a file is quick to visit (grep, find): the
+/// rest of a large directory goes to the queue when another thread is waiting for work.
+pub const FILES_PER_JOB: usize = 64;
 
 struct Queue {
     jobs: Vec<Job>,
@@ -454,16 +459,14 @@ fn visit_files<V, P: Filter>(
 where
     V: FnMut(&Entry<'_>) -> Flow,
 {
+    let share = opts.files_per_job.max(1);
     let mut children = Vec::new();
     while !range.is_empty() {
-        if opts.threads > 1
-            && range.len() > FILES_PER_JOB
-            && shared.waiting.load(Ordering::Relaxed) > 0
-        {
+        if opts.threads > 1 && range.len() > share && shared.waiting.load(Ordering::Relaxed) > 0 {
             let mut shares = Vec::new();
-            let mut at = range.start + FILES_PER_JOB;
+            let mut at = range.start + share;
             while at < range.end {
-                let to = (at + FILES_PER_JOB).min(range.end);
+                let to = (at + share).min(range.end);
                 shares.push(Job {
                     dir: JobDir::Files(dir.handle.clone(), dir.listing.clone(), at..to),
                     path: dir.path.to_string(),
@@ -472,10 +475,10 @@ where
                 });
                 at = to;
             }
-            range.end = range.start + FILES_PER_JOB;
+            range.end = range.start + share;
             shared.push(shares);
         }
-        let to = (range.start + FILES_PER_JOB).min(range.end);
+        let to = (range.start + share).min(range.end);
         children.extend(visit_entries(shared, opts, dir, range.start..to, visit));
         range.start = to;
         if shared.stopped() {

@@ -208,6 +208,7 @@ pub fn plan(args: &FindArgs) -> Result<Plan> {
             filters: Some(filters),
             max_depth,
             threads: walk::threads(),
+            files_per_job: walk::FILES_PER_JOB,
         },
     })
 }

@@ -459,6 +459,7 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
         filters: Some(plan.filters),
         max_depth: None,
         threads: walk::threads(),
+        files_per_job: walk::FILES_PER_JOB,
     };
     let (matcher, searcher, mode) = (&plan.matcher, &plan.searcher, plan.mode);
     let limit = sink.per_file_limit();

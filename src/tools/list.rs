@@ -203,6 +203,7 @@ pub fn search(args: &ListArgs, ctx: &Context, sink: &dyn PathSink) -> Result<Str
         filters: None::<walk::Unfiltered>,
         max_depth: if args.recursive { None } else { Some(1) },
         threads: if args.recursive { walk::threads() } else { 1 },
+        files_per_job: walk::FILES_PER_JOB,
     };
     let ws = &ctx.ws;
     walk::walk(ws, start, &opts, || {

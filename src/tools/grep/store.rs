@@ -156,17 +156,16 @@ impl Arena {
     }
 
     fn path(&self, slot: Slot) -> &str {
-        std::str::from_utf8(self.path_bytes(slot)).unwrap_or("")
+        self.path_of(&self.header(slot))
     }
 
-    fn path_bytes(&self, slot: Slot) -> &[u8] {
-        let h = self.header(slot);
-        self.buf.get(h.path_at..h.records_at()).unwrap_or(&[])
+    fn path_of(&self, h: &Header) -> &str {
+        std::str::from_utf8(self.buf.get(h.path_at..h.records_at()).unwrap_or(&[])).unwrap_or("")
     }
 
-    /// One kept file's lines in order: (line number, kind, text).
-    fn lines(&self, slot: Slot) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
-        let h = self.header(slot);
+    /// One kept file's lines in order (`h`: its header): (line number, kind, text).
+    fn lines(&self, h: &Header) -> impl Iterator<Item = (u64, LineKind, &str)> + '_ {
+        let h = *h;
         let records = self.buf.get(h.records_at()..h.text_at()).unwrap_or(&[]);
         let text = self.buf.get(h.text_at()..h.end()).unwrap_or(&[]);
         let (mut at, mut from) = (0usize, 0usize);
@@ -237,18 +236,39 @@ pub struct MatchView<'a> {
 
 /// Group a file's lines into matches: context before a match (since the last gap) and after.
 pub fn grouped<'a>(lines: impl Iterator<Item = (u64, LineKind, &'a str)>) -> Vec<MatchView<'a>> {
-    let mut out: Vec<MatchView<'a>> = Vec::new();
+    let mut out = Vec::new();
+    each_grouped(lines, |m| {
+        out.push(m);
+        true
+    });
+    out
+}
+
+/// `grouped`, one match at a time, each handed to `f` once its context after is known; stops
+/// (and says false) when `f` says false.
+fn each_grouped<'a>(
+    lines: impl Iterator<Item = (u64, LineKind, &'a str)>,
+    mut f: impl FnMut(MatchView<'a>) -> bool,
+) -> bool {
+    let mut pending: Option<MatchView<'a>> = None;
     let mut before: Vec<&str> = Vec::new();
     for (number, kind, text) in lines {
         match kind {
-            LineKind::Match => out.push(MatchView {
-                line: number,
-                text,
-                before: std::mem::take(&mut before),
-                after: Vec::new(),
-            }),
+            LineKind::Match => {
+                if let Some(done) = pending.take() {
+                    if !f(done) {
+                        return false;
+                    }
+                }
+                pending = Some(MatchView {
+                    line: number,
+                    text,
+                    before: std::mem::take(&mut before),
+                    after: Vec::new(),
+                });
+            }
             LineKind::After => {
-                if let Some(last) = out.last_mut() {
+                if let Some(last) = pending.as_mut() {
                     last.after.push(text);
                 }
             }
@@ -256,7 +276,7 @@ pub fn grouped<'a>(lines: impl Iterator<Item = (u64, LineKind, &'a str)>) -> Vec
             LineKind::Break => before.clear(),
         }
     }
-    out
+    pending.map_or(true, f)
 }
 
 /// The page of matches a JSON result returns: the kept files in path order, `skip` matches
@@ -309,20 +329,31 @@ impl MatchPage {
         };
         let (mut index, end) = (0u64, skip.saturating_add(take));
         for &slot in &arena.index {
-            let matched = arena.header(slot).matched;
-            if index + matched <= skip {
-                index += matched;
+            let h = arena.header(slot);
+            if index + h.matched <= skip {
+                index += h.matched;
                 continue;
             }
-            let path = arena.path(slot);
-            for m in grouped(arena.lines(slot)) {
+            let path = arena.path_of(&h);
+            let mut failed = None;
+            let go_on = each_grouped(arena.lines(&h), |m| {
                 if index >= end {
-                    return Ok(());
+                    return false;
                 }
                 if index >= skip {
-                    f(path, m)?;
+                    if let Err(e) = f(path, m) {
+                        failed = Some(e);
+                        return false;
+                    }
                 }
                 index += 1;
+                true
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if !go_on {
+                return Ok(());
             }
         }
         Ok(())
@@ -457,6 +488,44 @@ mod tests {
                 "b/long:4000000000:é".into()
             ]
         );
+    }
+
+    /// A page that starts and ends inside a file keeps each match's context, as the whole
+    /// result groups it.
+    #[test]
+    fn pages_inside_a_file_keep_each_matchs_context() {
+        use LineKind::*;
+        let lines = [
+            (1, Before, "b1"),
+            (2, Match, "m2"),
+            (3, After, "a3"),
+            (4, Match, "m4"),
+            (5, After, "a5"),
+            (0, Break, ""),
+            (9, Before, "b9"),
+            (10, Match, "m10"),
+            (11, After, "a11"),
+        ];
+        let whole = {
+            let mut arena = Arena::default();
+            arena.add(&file("x", &lines), 100);
+            serde_json::to_value(MatchPage::new(arena, 0, 100)).expect("json")
+        };
+        for (skip, take) in [(0, 1), (1, 1), (1, 2), (2, 5), (3, 1)] {
+            let mut arena = Arena::default();
+            arena.add(&file("w", &[(1, Match, "w")]), 100);
+            arena.add(&file("x", &lines), 100);
+            let page = serde_json::to_value(MatchPage::new(arena, skip + 1, take)).expect("json");
+            let expected: Vec<serde_json::Value> = whole
+                .as_array()
+                .expect("array")
+                .iter()
+                .skip(skip as usize)
+                .take(take as usize)
+                .cloned()
+                .collect();
+            assert_eq!(page, serde_json::Value::Array(expected), "{skip} {take}");
+        }
     }
 
     #[test]

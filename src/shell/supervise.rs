@@ -366,6 +366,11 @@ fn members(pid: Pid, own_session: bool, children_before: &HashSet<i32>) -> Vec<i
     // Orphans re-parented to us count only when we are a subreaper, which only sneaky-run's
     // entry point sets (one command per process: no other command's orphans to confuse).
     let subreaper = is_subreaper();
+    if subreaper {
+        if let Some(found) = descendants(children_before) {
+            return found;
+        }
+    }
     proctable::all()
         .into_iter()
         .filter(|p| {
@@ -376,6 +381,67 @@ fn members(pid: Pid, own_session: bool, children_before: &HashSet<i32>) -> Vec<i
         })
         .map(|p| p.pid)
         .collect()
+}
+
+/// Every live process descended from this one, but the children it had before the command
+/// (`children_before`) and theirs; None where the kernel does not list a process's children.
+///
+/// For a child subreaper (sneaky-run) this holds every member [`members`] would find in a
+/// scan of the whole process table, at the cost of the command's tree rather than of every
+/// process on the machine (a scan took about half of the system calls of a call with the
+/// sandbox off): a process joins a session or a process group only by being born in it, so
+/// the command's group and session are descendants of the command, and an orphan is
+/// re-parented to the nearest subreaper above it (this process, or one of the command's
+/// own). Processes that left the command's session while their parent lives are found too.
+fn descendants(children_before: &HashSet<i32>) -> Option<Vec<i32>> {
+    let me = std::process::id() as i32;
+    let mut queue: Vec<i32> = children_listed(me, &[me])?
+        .into_iter()
+        .filter(|p| !children_before.contains(p))
+        .collect();
+    let mut seen = HashSet::new();
+    let mut found = Vec::new();
+    while let Some(p) = queue.pop() {
+        if p == me || !seen.insert(p) {
+            continue;
+        }
+        // A zombie's children went to a subreaper when it died, and a process gone meanwhile
+        // has none to list.
+        match proctable::read(p) {
+            Some(proc) if proc.state != 'Z' => found.push(p),
+            _ => continue,
+        }
+        queue.extend(children_of(p));
+    }
+    Some(found)
+}
+
+/// The children of every thread of process `pid` (a child belongs to the thread that forked
+/// it; an orphan to the subreaper's first living thread).
+fn children_of(pid: i32) -> Vec<i32> {
+    let threads: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    children_listed(pid, &threads).unwrap_or_default()
+}
+
+/// The children of `threads` of process `pid`, from /proc/PID/task/TID/children; None when
+/// the first of them cannot be read (the kernel lacks the file, or the process is gone).
+fn children_listed(pid: i32, threads: &[i32]) -> Option<Vec<i32>> {
+    let mut children = Vec::new();
+    for (i, tid) in threads.iter().enumerate() {
+        match std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")) {
+            Ok(text) => children.extend(
+                text.split_whitespace()
+                    .filter_map(|c| c.parse::<i32>().ok()),
+            ),
+            Err(_) if i == 0 => return None,
+            Err(_) => {}
+        }
+    }
+    Some(children)
 }
 
 fn signal_name(n: i32) -> String {

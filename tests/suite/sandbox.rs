@@ -417,6 +417,39 @@ fn setsid_fork_hoppers_do_not_survive_the_call() {
     }
 }
 
+/// With the sandbox off there is no PID namespace to end with the call, yet what a command
+/// leaves running ends with it all the same: a background job, one in a session of its own,
+/// and one that started its own session while its parent lives on (a process table entry
+/// the command's session and group no longer name).
+#[test]
+fn without_the_sandbox_nothing_the_command_started_outlives_the_call() {
+    let w = util::ws();
+    // A script, which the policy does not look into (setsid is refused on a command line).
+    user_config(
+        &w,
+        "[tools.shell]\nsandbox = false\nextra_allowed_commands = [\"./d.sh\"]\n",
+    );
+    let marker = format!("42{}", std::process::id() % 100000);
+    w.write(
+        "d.sh",
+        &format!(
+            "#!/bin/bash\nsleep {marker}1 &\nsetsid sleep {marker}2 &\n\
+             bash -c 'setsid sleep {marker}3 & sleep {marker}4' &\nsleep 0.2\necho started\n"
+        ),
+    );
+    let script = w.root.join("d.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let r = w
+        .call("sneaky-run", json!({"command": "./d.sh", "timeout": 10}))
+        .command_ran()
+        .clone();
+    assert_eq!(r["sandboxed"], false, "{r}");
+    assert_eq!(r["stdout"], "started\n", "{r}");
+    std::thread::sleep(Duration::from_millis(200));
+    let left = processes_with(&marker);
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
 /// Start `sneaky-run COMMAND` in the background, wait until `marker` processes run, kill it
 /// with `signal`, and return how long until none was left.
 fn kill_and_time(w: &Ws, command: &str, marker: &str, signal: &str) -> Duration {

@@ -12,6 +12,11 @@ use std::time::Instant;
 use super::launch::{self, LaunchEnd, LaunchStatus};
 
 const READ_CHUNK: usize = 64 * 1024;
+/// The first reads' buffer: most commands print little (and the launcher's status line is
+/// short), and a buffer's pages are touched when it is made (zeroed, in a reader thread's
+/// fresh malloc arena: 32 pages and 130K instructions a call for two 64 KiB buffers). A
+/// read that fills it grows it to [`READ_CHUNK`] (a pipe's whole buffer) for what follows.
+const FIRST_CHUNK: usize = 4 * 1024;
 /// The stream's last bytes kept apart from the capture, however small `max_output_bytes`:
 /// room for the launcher's last line (at most 16 refusals of at most 253-byte names).
 const LAST_KEPT: usize = 16 * 1024;
@@ -55,7 +60,7 @@ impl Stream {
         let (tx, rx) = mpsc::channel();
         let s = Arc::clone(&shared);
         std::thread::spawn(move || {
-            let mut buf = vec![0u8; READ_CHUNK];
+            let mut buf = vec![0u8; FIRST_CHUNK];
             // The launcher's status line comes first on stderr; collect it before the rest.
             let mut pending: Option<Vec<u8>> = launcher_status.then(Vec::new);
             loop {
@@ -76,6 +81,10 @@ impl Stream {
                             pending = None;
                         }
                     }
+                }
+                drop(shared);
+                if n == buf.len() && n < READ_CHUNK {
+                    buf.resize(READ_CHUNK, 0);
                 }
             }
             if let Some(p) = pending {
@@ -325,6 +334,48 @@ mod tests {
         assert_eq!(s.finish().text, format!("{end}after\n"));
         let s = stream_of(&[end.as_bytes()], 1000);
         assert_eq!(s.take_end(""), None);
+    }
+
+    /// A reader that hands out at most `step` bytes a read, as a pipe does what was written.
+    struct Pipe {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+    }
+
+    impl Read for Pipe {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.step).min(self.data.len() - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_stream_arrives_whole_across_the_first_buffer_s_growth() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        for step in [
+            1,
+            FIRST_CHUNK - 1,
+            FIRST_CHUNK,
+            FIRST_CHUNK + 1,
+            READ_CHUNK,
+            usize::MAX,
+        ] {
+            let pipe = Pipe {
+                data: data.clone(),
+                at: 0,
+                step,
+            };
+            let s = Stream::start(Some(pipe), data.len(), false, None);
+            s.wait(Instant::now() + std::time::Duration::from_secs(30));
+            let shared = lock(&s.shared);
+            assert_eq!(shared.capture.total, data.len() as u64, "step {step}");
+            assert_eq!(shared.capture.head, data[..data.len() / 2], "step {step}");
+            let tail: Vec<u8> = shared.capture.tail.iter().copied().collect();
+            assert_eq!(tail, data[data.len() / 2..], "step {step}");
+        }
     }
 
     #[test]

@@ -60,16 +60,18 @@ use nix::unistd::Pid;
 /// The launcher step, run by `sneaky-run`'s main when its first argument is [`LAUNCH_FLAG`](super::launch::LAUNCH_FLAG):
 /// `args` are the ones after the flag (the launch spec as JSON, then the command line).
 pub fn launcher_main(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
-    launcher_main_after(args, None, None)
+    launcher_main_after(args, None, None, None)
 }
 
 /// [`launcher_main`] in the launcher forked ahead of time, which may have taken the first
 /// steps already ([`begin`]), or made a network namespace that they did not take (`ahead`:
-/// left at once, for the host's).
+/// left at once, for the host's), and which is handed the command's environment (`env`)
+/// rather than started with it.
 pub fn launcher_main_after(
     mut args: impl Iterator<Item = std::ffi::OsString>,
     begun: Option<Begun>,
     ahead: Option<namespaces::NetAhead>,
+    env: Option<Vec<(OsString, OsString)>>,
 ) -> ExitCode {
     // Whatever the launch, it starts where an executed launcher would: in the host's network.
     if let Some(made) = ahead {
@@ -81,9 +83,10 @@ pub fn launcher_main_after(
         .next()
         .and_then(|s| serde_json::from_str::<LaunchSpec>(&s.to_string_lossy()).ok());
     let command = args.next();
-    let (Some(spec), Some(command)) = (spec, command) else {
+    let (Some(spec), Some(line)) = (spec, command) else {
         return fail("the launcher was called with bad arguments");
     };
+    let command = CommandLine { line, env };
     super::costs::set(spec.costs);
     super::costs::mark("launcher-exec");
     // Descriptors the caller left open would cross into the command past every layer.
@@ -119,7 +122,7 @@ fn report(status: &LaunchStatus) {
 // Long: the launcher's steps in the order the module comment gives (death signal, session,
 // non-dumpable, the process limit, the proxy, the namespaces and the view handover,
 // confinement, the report, exec); the order is a security property, read here in one place.
-fn launch(spec: &LaunchSpec, command: OsString, begun: Option<Begun>) -> ExitCode {
+fn launch(spec: &LaunchSpec, command: CommandLine, begun: Option<Begun>) -> ExitCode {
     let steps = match begun {
         Some(begun) if begun.early.fits(spec) => begun.steps,
         Some(_) => return fail("the launch is not the one its first steps were taken for"),
@@ -487,7 +490,16 @@ fn refusal(spec: &LaunchSpec, missing: &[(&str, &str)]) -> String {
     )
 }
 
-fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {
+/// The command line bash runs, and the environment it runs with when that is not this
+/// process's own (the launcher forked ahead of time is handed it: replacing its own variable
+/// by variable, each a scan of the whole environment, cost 190K instructions on the launch's
+/// path).
+struct CommandLine {
+    line: OsString,
+    env: Option<Vec<(OsString, OsString)>>,
+}
+
+fn exec_shell(spec: &LaunchSpec, command: CommandLine) -> ExitCode {
     let err = shell_command(spec, command).exec();
     let _ = writeln!(
         std::io::stderr(),
@@ -497,9 +509,15 @@ fn exec_shell(spec: &LaunchSpec, command: OsString) -> ExitCode {
     ExitCode::from(127)
 }
 
-fn shell_command(spec: &LaunchSpec, command: OsString) -> Command {
+fn shell_command(spec: &LaunchSpec, command: CommandLine) -> Command {
     let mut c = Command::new(&spec.shell);
-    c.arg("--noprofile").arg("--norc").arg("-c").arg(command);
+    if let Some(env) = command.env {
+        c.env_clear().envs(env);
+    }
+    c.arg("--noprofile")
+        .arg("--norc")
+        .arg("-c")
+        .arg(command.line);
     if spec.tty {
         if let Ok(terminal) = std::os::fd::AsFd::as_fd(&std::io::stdout()).try_clone_to_owned() {
             c.stderr(terminal);
@@ -512,7 +530,7 @@ fn shell_command(spec: &LaunchSpec, command: OsString) -> Command {
 /// left (same exit code, or the same signal).
 fn run_as_init(
     spec: &LaunchSpec,
-    command: OsString,
+    command: CommandLine,
     entered: Entered,
     processes: &Processes,
     end: Option<(Option<proxy::Proxy>, String)>,
@@ -585,7 +603,7 @@ fn output_to_null() {
 /// when the shell is gone kill the rest (returning kills the namespace too).
 fn init_main(
     spec: &LaunchSpec,
-    command: OsString,
+    command: CommandLine,
     entered: &Entered,
     processes: &Processes,
     out: OwnedFd,

@@ -6,7 +6,8 @@
 //! costs a tenth of that. The forked launcher is the same program in the same state as a
 //! freshly executed one: it takes the launch spec, the command, its environment, its working
 //! directory and the two pipes of its output over the socket, puts them in place of what it
-//! inherited (stdin becomes /dev/null; every other descriptor is closed or close-on-exec),
+//! inherited (stdin becomes /dev/null; every other descriptor is closed or close-on-exec; the
+//! environment is handed to the command, which an executed launcher's exec gives it),
 //! and runs the launcher step (src/shell/sandbox.rs) from its start, but for the death
 //! signal and its own session, which it takes at once, while it waits (`sandbox::detach`). A
 //! call that runs no command closes the socket, and the waiting copy exits.
@@ -318,17 +319,12 @@ fn serve(socket: UnixStream, parent: i32) -> ExitCode {
     if std::env::set_current_dir(&launch.cwd).is_err() {
         return ExitCode::from(super::launch::SETUP_FAILED as u8);
     }
-    // One thread: nothing else reads the environment while it is replaced.
-    for (k, _) in std::env::vars_os() {
-        std::env::remove_var(k);
-    }
-    for (k, v) in &launch.env {
-        std::env::set_var(k, v);
-    }
+    // The environment goes to the command (the launcher's own steps read none of it).
     super::sandbox::launcher_main_after(
         [OsString::from(launch.spec), launch.command].into_iter(),
         begun,
         ahead,
+        Some(launch.env),
     )
 }
 

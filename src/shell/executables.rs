@@ -22,7 +22,10 @@
 //! putting a build tool in the allowed list.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+// Hashed fast (src/fs/real.rs says why).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;

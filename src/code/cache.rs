@@ -45,7 +45,7 @@ pub const SETTLE: Duration = Duration::from_secs(3);
 
 /// What makes the tags of one content: the parse code, the queries, the grammars. Part of
 /// every entry's key, so that entries made by another version are misses.
-const PARSER_VERSION: &str = "sneaky-tags 10";
+const PARSER_VERSION: &str = "sneaky-tags 11";
 
 /// The first bytes of a pack; a new layout gets a new one.
 const PACK_MAGIC: &[u8] = b"SNPK1";

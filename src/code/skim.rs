@@ -2439,9 +2439,16 @@ impl Lexer<'_> {
         }
         self.token(Tok::Punct(b'}'));
         // A block ends its statement (`if … { … }`, `fn f() { … }`) unless it is inside
-        // parentheses (a closure passed to a call).
+        // parentheses (a closure passed to a call). A declaration goes on after a value's
+        // block: `let a = { … }, f = () => …`.
         if self.paren == 0 {
-            self.head = Head::default();
+            let declaring = open.head.declaring
+                && self.rules.javascript()
+                && self.src.get(space_after(self.src, self.at)) == Some(&b',');
+            self.head = Head {
+                declaring,
+                ..Head::default()
+            };
         }
     }
 }
@@ -2610,13 +2617,13 @@ mod tests {
 
     #[test]
     fn javascript_declarators_after_a_comma_and_members_in_parentheses_define_functions() {
-        // `let a = 1, s = t => …`: `s` is declared as `a` is, and a function's value makes it
-        // a definition, whose function keeps its body (minified code declares so); so does
-        // a member's inside parentheses.
-        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\n";
+        // `let a = 1, s = t => …`: `s` is declared as `a` is (after an object's value too),
+        // and a function's value makes it a definition, whose function keeps its body
+        // (minified code declares so); so does a member's inside parentheses.
+        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = { s: 1 }, p = (t) => { return t; };\n}\n";
         assert_eq!(
             kept(Lang::JavaScript, src),
-            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\n"
+            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = {}, p = (t) => {};\n}\n"
         );
     }
 

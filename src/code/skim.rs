@@ -1786,6 +1786,11 @@ impl Lexer<'_> {
         if let Some(open) = self.blocks.last_mut() {
             open.content = true;
         }
+        // `D(x) ? function (t) {`: a function's own head follows the call, which was no
+        // method's.
+        if tok == Tok::Callable && self.rules.javascript() {
+            self.head.method = false;
+        }
         self.head.value = match (self.head.value, tok) {
             (Value::No, _) => Value::No,
             (Value::Start | Value::Param, Tok::Callable) => Value::Func,
@@ -2440,11 +2445,14 @@ impl Lexer<'_> {
         self.token(Tok::Punct(b'}'));
         // A block ends its statement (`if … { … }`, `fn f() { … }`) unless it is inside
         // parentheses (a closure passed to a call). A declaration goes on after a value's
-        // block: `let a = { … }, f = () => …`.
+        // block or a pattern's: `let a = { … }, f = () => …`, `const { a } = o, f = …`.
         if self.paren == 0 {
             let declaring = open.head.declaring
                 && self.rules.javascript()
-                && self.src.get(space_after(self.src, self.at)) == Some(&b',');
+                && matches!(
+                    self.src.get(space_after(self.src, self.at)),
+                    Some(b',' | b'=')
+                );
             self.head = Head {
                 declaring,
                 ..Head::default()
@@ -2620,10 +2628,10 @@ mod tests {
         // `let a = 1, s = t => …`: `s` is declared as `a` is (after an object's value too),
         // and a function's value makes it a definition, whose function keeps its body
         // (minified code declares so); so does a member's inside parentheses.
-        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = { s: 1 }, p = (t) => { return t; };\n}\n";
+        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = { s: 1 }, p = (t) => { return t; };\n}\nfunction q(h) {\n  const { a: b } = h || {}, r = (t) => { return t; };\n}\n";
         assert_eq!(
             kept(Lang::JavaScript, src),
-            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = {}, p = (t) => {};\n}\n"
+            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = {}, p = (t) => {};\n}\nfunction q() {\n  const {} = h || {}, r = (t) => {};\n}\n"
         );
     }
 
@@ -2800,6 +2808,16 @@ mod tests {
         assert_eq!(
             kept(Lang::JavaScript, src),
             "class I {\n  async exec () {}\n  other () {\n    const ok = 1\n    const isDir = async s => {}\n  }\n}\nconst o = { try: () => {} }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {}\n"
+        );
+    }
+
+    #[test]
+    fn javascript_a_call_before_a_function_value_is_no_method() {
+        // The function's variables are the module's, as a callback's are: its body stays.
+        let src = "var m = d(\"x\") ? function (t) {\n  var n = 1;\n  return n;\n} : 0;\n";
+        assert_eq!(
+            kept(Lang::JavaScript, src),
+            "var m = d() ? function (t) {\n  var n = 1;\n  return n;\n} : 0;\n"
         );
     }
 

@@ -15,14 +15,16 @@
 //! read is parsed but not cached, since a second change in the same clock tick could leave its
 //! change time as it was.
 //!
-//! The entries of one directory's files are kept together in one file, its pack (a file per
-//! entry cost a file creation each on a cold outline of a whole tree: on this machine's ext4,
-//! 35-290 ms of system time for tokio's 573 files, more than all of ctags -R). A call reads
-//! a directory's pack at its first file there, and writes the packs it added to once, at its
-//! end (`flush`), whole under a temporary name and renamed: two calls that write one pack at
-//! once keep the last one's, and the other's new entries are misses next time. An entry (or a
-//! pack) that does not read back (damaged, or from another version) is a miss. The entries of
-//! files since deleted stay in their directory's pack.
+//! The entries are kept in [`PACKS`] files, the packs; a directory's files all go to the one
+//! its path hashes to. Creating a file is what a cold call pays for: a file per entry cost
+//! 35-290 ms of system time for tokio's 573 files on this machine's ext4, more than all of
+//! ctags -R, and a pack per directory still 0.6 ms each where the file system has no journal
+//! and searches its inode bitmap past recently deleted inodes (`recently_deleted` in
+//! `perf`): 150 ms of laravel's 239 directories. A call reads a pack at its first file there,
+//! and writes the packs it added to once, at its end (`flush`), whole under a temporary name
+//! and renamed: two calls that write one pack at once keep the last one's, and the other's
+//! new entries are misses next time. An entry (or a pack) that does not read back (damaged,
+//! or from another version) is a miss. The entries of files since deleted stay in their pack.
 
 use std::collections::HashMap;
 use std::fs::{self, File, Metadata};
@@ -43,10 +45,15 @@ pub const SETTLE: Duration = Duration::from_secs(3);
 
 /// What makes the tags of one content: the parse code, the queries, the grammars. Part of
 /// every entry's key, so that entries made by another version are misses.
-const PARSER_VERSION: &str = "sneaky-tags 10";
+const PARSER_VERSION: &str = "sneaky-tags 11";
 
 /// The first bytes of a pack; a new layout gets a new one.
 const PACK_MAGIC: &[u8] = b"SNPK1";
+
+/// How many packs a workspace's entries are spread over: a cold call over a whole tree
+/// creates at most this many files, and a call on one file reads a sixteenth of the entries
+/// (laravel's 1,691 files: 110 KB).
+const PACKS: u8 = 16;
 
 /// The grammar crates, as Cargo.lock has them (a test holds this to it).
 pub const GRAMMARS: &str = "tree-sitter 0.26.13, tree-sitter-bash 0.25.1, tree-sitter-c 0.24.2, \
@@ -109,11 +116,11 @@ pub struct Cache {
     dir: PathBuf,
     /// The digest of the parser's version, its queries and grammars (see `PARSER_VERSION`).
     version: [u8; 32],
-    /// The packs read or added to by this call, by directory.
-    packs: Mutex<HashMap<String, Pack>>,
+    /// The packs read or added to by this call, by number.
+    packs: Mutex<HashMap<u8, Pack>>,
 }
 
-/// One directory's entries, by path: each entry's bytes as it is kept (its head, then the
+/// One pack's entries, by path: each entry's bytes as it is kept (its head, then the
 /// encoded tags).
 #[derive(Default)]
 struct Pack {
@@ -145,27 +152,22 @@ impl Cache {
         })
     }
 
-    /// The pack of the directory `dir` (workspace-relative): one directory of the cache for
-    /// all packs.
-    fn pack_path(&self, dir: &str) -> PathBuf {
-        let hash = blake3::hash(dir.as_bytes()).to_hex();
-        self.dir.join(&hash[..32])
+    fn pack_path(&self, pack: u8) -> PathBuf {
+        self.dir.join(format!("pack{pack:02}"))
     }
 
-    fn packs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pack>> {
+    fn packs(&self) -> std::sync::MutexGuard<'_, HashMap<u8, Pack>> {
         self.packs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The tags kept for `path` when they were made from the file `key` names.
     pub fn get(&self, path: &str, key: &Key) -> Option<FileTags> {
-        let dir = directory(path);
         let bytes = {
             let mut packs = self.packs();
-            if !packs.contains_key(dir) {
-                let read = self.read_pack(dir);
-                packs.insert(dir.to_string(), read);
-            }
-            packs.get(dir)?.entries.get(path)?.clone()
+            let pack = packs
+                .entry(pack_of(path))
+                .or_insert_with_key(|&n| self.read_pack(n));
+            pack.entries.get(path)?.clone()
         };
         let head = self.head(path, key);
         FileTags::decode(bytes.strip_prefix(head.as_slice())?)
@@ -180,30 +182,26 @@ impl Cache {
         }
         let mut bytes = self.head(path, key);
         bytes.extend_from_slice(&tags.encode());
-        let dir = directory(path);
         let mut packs = self.packs();
-        if !packs.contains_key(dir) {
-            let read = self.read_pack(dir);
-            packs.insert(dir.to_string(), read);
-        }
-        if let Some(pack) = packs.get_mut(dir) {
-            pack.entries.insert(path.to_string(), bytes);
-            pack.changed = true;
-        }
+        let pack = packs
+            .entry(pack_of(path))
+            .or_insert_with_key(|&n| self.read_pack(n));
+        pack.entries.insert(path.to_string(), bytes);
+        pack.changed = true;
     }
 
     /// Write the packs added to. Best effort: a cache that cannot be written only costs a
     /// parse next time.
     pub fn flush(&self) {
         let mut packs = self.packs();
-        for (dir, pack) in packs.iter_mut().filter(|(_, p)| p.changed) {
+        for (&n, pack) in packs.iter_mut().filter(|(_, p)| p.changed) {
             pack.changed = false;
             let mut bytes = PACK_MAGIC.to_vec();
             for entry in pack.entries.values() {
                 bytes.extend_from_slice(&(entry.len() as u64).to_le_bytes());
                 bytes.extend_from_slice(entry);
             }
-            let file = self.pack_path(dir);
+            let file = self.pack_path(n);
             let temporary = file.with_extension(format!("tmp{}", std::process::id()));
             let written = fs::OpenOptions::new()
                 .write(true)
@@ -218,10 +216,10 @@ impl Cache {
         }
     }
 
-    /// A directory's pack as kept (empty when there is none, or it does not read back).
-    fn read_pack(&self, dir: &str) -> Pack {
+    /// A pack as kept (empty when there is none, or it does not read back).
+    fn read_pack(&self, n: u8) -> Pack {
         let mut bytes = Vec::new();
-        let read = File::open(self.pack_path(dir)).and_then(|mut f| f.read_to_end(&mut bytes));
+        let read = File::open(self.pack_path(n)).and_then(|mut f| f.read_to_end(&mut bytes));
         let mut pack = Pack::default();
         if read.is_err() {
             return pack;
@@ -264,8 +262,11 @@ impl Cache {
 }
 
 /// The directory of a workspace-relative path ("" for the root's files).
-fn directory(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+/// The pack of a (workspace-relative) path: its directory's, so that a call on one folder
+/// reads few packs.
+fn pack_of(path: &str) -> u8 {
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    blake3::hash(dir.as_bytes()).as_bytes()[0] % PACKS
 }
 
 fn version() -> [u8; 32] {

@@ -413,10 +413,21 @@ fn definitions<'t>(
     // once each.
     found.sort_by_key(|f| (f.name_node_start, f.pattern));
     found.dedup_by_key(|f| f.name_node_start);
-    // One definition per name, kind and line: `exports.f = function f() {}` names its
-    // function twice.
-    let mut seen = HashSet::new();
-    found.retain(|f| seen.insert((f.name.clone(), f.kind, f.line)));
+    // One definition per name, kind and line where one holds the other: `exports.f =
+    // function f() {}` names its function twice. Apart they are two: on a minified file's
+    // one line, each class has its `constructor`, and a callback's `let r` comes before the
+    // module's `r` (dropping the second as the same lost it once the first, a local, went).
+    let mut seen: HashMap<(String, SymbolKind, u32), Vec<(usize, usize)>> = HashMap::new();
+    found.retain(|f| {
+        let ranges = seen.entry((f.name.clone(), f.kind, f.line)).or_default();
+        let nested = ranges
+            .iter()
+            .any(|&(s, e)| (s <= f.start && f.end <= e) || (f.start <= s && e <= f.end));
+        if !nested {
+            ranges.push((f.start, f.end));
+        }
+        !nested
+    });
     // Parents before children: by start, the larger first.
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     tree_of(found)
@@ -1956,6 +1967,31 @@ X=2
                 ("get", 5),
                 ("getRouter", 5),
                 ("onMount", 6)
+            ]
+        );
+    }
+
+    /// A minified file is one line: two classes' `constructor`s are two definitions, and a
+    /// module's `r` is one though a callback before it declares a local `r` (each went once,
+    /// as the same name, kind and line, and the class fields of a constructor's `let` with it).
+    #[test]
+    fn one_line_keeps_definitions_of_one_name_apart() {
+        let source = b"class A{constructor(t){let e=t}}class B{constructor(t){let e=t}}var n=t=>{let r={};return r},r=1;";
+        let tags = tags(Lang::JavaScript, source).unwrap();
+        let defs: Vec<(&str, SymbolKind, Option<u32>)> = tags
+            .defs
+            .iter()
+            .map(|d| (d.name.as_str(), d.kind, d.parent))
+            .collect();
+        assert_eq!(
+            defs,
+            [
+                ("A", SymbolKind::Class, None),
+                ("constructor", SymbolKind::Method, Some(0)),
+                ("B", SymbolKind::Class, None),
+                ("constructor", SymbolKind::Method, Some(2)),
+                ("n", SymbolKind::Function, None),
+                ("r", SymbolKind::Variable, None)
             ]
         );
     }

@@ -23,9 +23,10 @@
 //! The lexer knows each language's comments and strings (raw, nested, interpolated, heredocs,
 //! PHP's text outside `<?php`) well enough to find its braces. Where it could still misread,
 //! the parse of what is left has an error and the file is parsed whole instead
-//! (`parse::tags_for`); a minified file (half its bytes on lines longer than [`MAX_LINE`])
-//! and C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a header that
-//! `Lang::of_file` did not take for C++) are parsed whole from the start. `benches/skim_same.py` holds the skimmed
+//! (`parse::tags_for`); C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a
+//! header that `Lang::of_file` did not take for C++) is parsed whole from the start. A
+//! minified file is skimmed like any other (it once was parsed whole: laravel's 713 KB
+//! `scripts.js` took 0.13 s of the tree's 0.5 s). `benches/skim_same.py` holds the skimmed
 //! parse's definitions to the whole parse's file by file over real trees (every file of
 //! cargo's registry, Go's standard library, npm, C and C++ headers: none that parses cleanly
 //! differs); the unit tests in `parse` do it on samples of each language and a few real
@@ -80,9 +81,6 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     let Some(rules) = Rules::of(lang) else {
         return nothing;
     };
-    if minified(source) {
-        return nothing;
-    }
     let mut lexer = Lexer {
         src: source,
         // A byte order mark is no token: a directive after it still starts its line.
@@ -122,27 +120,6 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     } else {
         nothing
     }
-}
-
-/// A line longer than this is minified or generated code, or a long string.
-const MAX_LINE: usize = 2000;
-
-/// Whether `source` is minified: lines longer than [`MAX_LINE`] hold half its bytes or more.
-/// On minified code tree-sitter's grammars recover from what they misread each their own way
-/// with and without the bodies (`lru-cache`'s `index.min.js`: a constructor's `let{…}=t;…let
-/// E=…` comes out of the whole parse as class fields), so it is parsed whole. A long line
-/// among ordinary ones (a string of 2,700 bytes in laravel's `Str.php`, a bundle's embedded
-/// data) is no reason to.
-fn minified(source: &[u8]) -> bool {
-    let mut start = 0;
-    let mut long = 0;
-    for end in memchr::memchr_iter(b'\n', source).chain([source.len()]) {
-        if end - start > MAX_LINE {
-            long += end - start;
-        }
-        start = end + 1;
-    }
-    long * 2 >= source.len().max(1)
 }
 
 /// What a word is to the skim.
@@ -1786,6 +1763,11 @@ impl Lexer<'_> {
         if let Some(open) = self.blocks.last_mut() {
             open.content = true;
         }
+        // `D(x) ? function (t) {`: a function's own head follows the call, which was no
+        // method's.
+        if tok == Tok::Callable && self.rules.javascript() {
+            self.head.method = false;
+        }
         self.head.value = match (self.head.value, tok) {
             (Value::No, _) => Value::No,
             (Value::Start | Value::Param, Tok::Callable) => Value::Func,
@@ -2439,9 +2421,19 @@ impl Lexer<'_> {
         }
         self.token(Tok::Punct(b'}'));
         // A block ends its statement (`if … { … }`, `fn f() { … }`) unless it is inside
-        // parentheses (a closure passed to a call).
+        // parentheses (a closure passed to a call). A declaration goes on after a value's
+        // block or a pattern's: `let a = { … }, f = () => …`, `const { a } = o, f = …`.
         if self.paren == 0 {
-            self.head = Head::default();
+            let declaring = open.head.declaring
+                && self.rules.javascript()
+                && matches!(
+                    self.src.get(space_after(self.src, self.at)),
+                    Some(b',' | b'=')
+                );
+            self.head = Head {
+                declaring,
+                ..Head::default()
+            };
         }
     }
 }
@@ -2610,13 +2602,13 @@ mod tests {
 
     #[test]
     fn javascript_declarators_after_a_comma_and_members_in_parentheses_define_functions() {
-        // `let a = 1, s = t => …`: `s` is declared as `a` is, and a function's value makes it
-        // a definition, whose function keeps its body (minified code declares so); so does
-        // a member's inside parentheses.
-        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\n";
+        // `let a = 1, s = t => …`: `s` is declared as `a` is (after an object's value too),
+        // and a function's value makes it a definition, whose function keeps its body
+        // (minified code declares so); so does a member's inside parentheses.
+        let src = "function f() {\n  let a = 1, s = (t) => { return t.x; };\n  g(a, b), c = () => { return 1; };\n}\nfunction k(h) {\n  const w = h.f || (h.f = () => { x(); });\n}\nfunction m(h) {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = { s: 1 }, p = (t) => { return t; };\n}\nfunction q(h) {\n  const { a: b } = h || {}, r = (t) => { return t; };\n}\n";
         assert_eq!(
             kept(Lang::JavaScript, src),
-            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\n"
+            "function f() {\n  let a = 1, s = (t) => {};\n  g(), c = () => {};\n}\nfunction k() {\n  const w = h.f || (h.f = () => {});\n}\nfunction m() {\n  h.default = () => 1;\n}\nfunction n() {\n  let o = {}, p = (t) => {};\n}\nfunction q() {\n  const {} = h || {}, r = (t) => {};\n}\n"
         );
     }
 
@@ -2724,18 +2716,12 @@ mod tests {
     }
 
     #[test]
-    fn long_lines_make_a_file_minified_only_when_they_hold_half_of_it() {
-        let long = format!("const s = \"{}\";\n", "x".repeat(MAX_LINE));
-        let body = "function f() {\n  return 1;\n}\n".repeat(MAX_LINE / 20);
-        let some = format!("{long}{body}");
-        assert!(!minified(some.as_bytes()));
+    fn a_minified_file_is_skimmed() {
+        let src = "class A{constructor(t){let{max:e=0}=t;this.m=e}get(t){return this.m}}var o={a:1},f=t=>{let r=t;return r},g=function(){return 1};";
         assert_eq!(
-            holes(Lang::JavaScript, some.as_bytes()).len(),
-            MAX_LINE / 20
+            kept(Lang::JavaScript, src),
+            "class A{constructor(){}get(){}}var o={},f=t=>{},g=function(){};"
         );
-        let most = format!("{long}{}", &body[..MAX_LINE / 2]);
-        assert!(minified(most.as_bytes()));
-        assert!(holes(Lang::JavaScript, most.as_bytes()).is_empty());
     }
 
     #[test]
@@ -2793,6 +2779,16 @@ mod tests {
         assert_eq!(
             kept(Lang::JavaScript, src),
             "class I {\n  async exec () {}\n  other () {\n    const ok = 1\n    const isDir = async s => {}\n  }\n}\nconst o = { try: () => {} }\nconst c = function () {\n  let fiber = undefined\n  return () => { fiber = 1 }\n}()\nconst d = function () {}\n"
+        );
+    }
+
+    #[test]
+    fn javascript_a_call_before_a_function_value_is_no_method() {
+        // The function's variables are the module's, as a callback's are: its body stays.
+        let src = "var m = d(\"x\") ? function (t) {\n  var n = 1;\n  return n;\n} : 0;\n";
+        assert_eq!(
+            kept(Lang::JavaScript, src),
+            "var m = d() ? function (t) {\n  var n = 1;\n  return n;\n} : 0;\n"
         );
     }
 

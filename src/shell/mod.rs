@@ -113,6 +113,19 @@ pub fn run(
     run_with_changes(command, programs, timeout, cap, ctx, Changes::Direct)
 }
 
+/// What a sandboxed launch can begin before its command is checked: the launcher forked ahead
+/// of time works out the contained exec set (the longest step before the launch) while the
+/// policy parses the command. For a foreground command; one the policy refuses leaves the
+/// answer unread.
+pub fn begin_before_the_check(shell: &crate::config::Shell, root: &std::path::Path) {
+    if !shell.sandbox {
+        return;
+    }
+    if let Some(inputs) = spec::ExecInputs::of(shell, root) {
+        zygote::ask_exec_set(&inputs);
+    }
+}
+
 /// Whether the launcher forked ahead of time may take its first steps, the namespaces among
 /// them, before the launch: where they follow from the configuration alone, not with
 /// `SNEAKY_SANDBOX_SKIP` naming the namespaces, a host list's proxy or a shared loopback to

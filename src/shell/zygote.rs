@@ -40,6 +40,8 @@ use super::sys::{fork_single_threaded, Forked};
 pub struct Zygote {
     socket: UnixStream,
     pid: Pid,
+    /// The exec set's inputs it was asked to work out already ([`ask_exec_set`]).
+    asked: Option<ExecInputs>,
 }
 
 static WAITING: Mutex<Option<Zygote>> = Mutex::new(None);
@@ -138,7 +140,11 @@ pub fn start() -> Option<ExitCode> {
                 return None;
             }
             if let Ok(mut waiting) = WAITING.lock() {
-                *waiting = Some(Zygote { socket: ours, pid });
+                *waiting = Some(Zygote {
+                    socket: ours,
+                    pid,
+                    asked: None,
+                });
             }
             None
         }
@@ -152,6 +158,20 @@ pub fn start() -> Option<ExitCode> {
 /// The waiting launcher, for one launch.
 pub fn take() -> Option<Zygote> {
     WAITING.lock().ok()?.take()
+}
+
+/// Have the waiting launcher, if there is one, start on the contained exec set for `inputs`
+/// now, while this process checks the command: the launch takes its answer when it asks for
+/// the same inputs ([`Zygote::work_out_exec_set`]); a call that runs nothing leaves it unread.
+pub fn ask_exec_set(inputs: &ExecInputs) {
+    let Ok(mut waiting) = WAITING.lock() else {
+        return;
+    };
+    if let Some(zygote) = waiting.as_mut().filter(|z| z.asked.is_none()) {
+        if zygote.ask(inputs).is_some() {
+            zygote.asked = Some(inputs.clone());
+        }
+    }
 }
 
 /// Start the forked copy on a CPU other than the one this process runs on, when it may run
@@ -199,21 +219,32 @@ impl Zygote {
     /// sandbox's own would see other users' files otherwise), while this process makes the
     /// temp dir, the environment and the placeholders; the spec's build takes its answer
     /// (src/shell/spec.rs, [`ExecAhead`]). None where it cannot be asked.
+    /// Asked already for the same inputs ([`ask_exec_set`]), its answer is taken; asked for
+    /// others, None (that answer would come first).
     pub fn work_out_exec_set(&self, inputs: &ExecInputs) -> Option<ExecAhead> {
+        match &self.asked {
+            Some(asked) if asked == inputs => {}
+            Some(_) => return None,
+            None => self.ask(inputs)?,
+        }
+        let answers = self.socket.try_clone().ok()?;
+        Some(ExecAhead::answered_by(move || {
+            serde_json::from_slice::<Option<Ahead>>(&body(&answers)?).ok()?
+        }))
+    }
+
+    /// Send the request for the exec set of `inputs`.
+    fn ask(&self, inputs: &ExecInputs) -> Option<()> {
         let request = ExecRequest {
             inputs: inputs.clone(),
             costs: super::costs::on(),
         };
-        let answers = self.socket.try_clone().ok()?;
         send(
             &self.socket,
             Some(EXEC),
             &serde_json::to_vec(&request).ok()?,
         )
-        .ok()?;
-        Some(ExecAhead::answered_by(move || {
-            serde_json::from_slice::<Option<Ahead>>(&body(&answers)?).ok()?
-        }))
+        .ok()
     }
 
     /// Hand the waiting launcher the network namespace made for its launch
@@ -389,6 +420,35 @@ fn receive(socket: &UnixStream) -> Option<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exec_set_asked_ahead_is_asked_once_and_taken_only_for_its_inputs() {
+        let shell = crate::config::Shell::default();
+        let inputs = ExecInputs::of(&shell, std::path::Path::new("/w")).expect("contained");
+        let other = ExecInputs::of(&shell, std::path::Path::new("/v")).expect("contained");
+        let (ours, theirs) = UnixStream::pair().expect("pair");
+        let mut zygote = Zygote {
+            socket: ours,
+            pid: Pid::from_raw(1),
+            asked: None,
+        };
+        zygote.ask(&inputs).expect("asked");
+        zygote.asked = Some(inputs.clone());
+        assert!(zygote.work_out_exec_set(&other).is_none());
+        assert!(zygote.work_out_exec_set(&inputs).is_some());
+        // One request reached the launcher's end, for those inputs, and nothing after it.
+        match receive(&theirs) {
+            Some(Message::Exec(request)) => assert!(request.inputs == inputs),
+            _ => panic!("no request"),
+        }
+        theirs.set_nonblocking(true).expect("nonblocking");
+        let mut more = [0u8; 1];
+        let after = (&theirs).read(&mut more);
+        assert!(
+            matches!(&after, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{after:?}"
+        );
+    }
 
     #[test]
     fn a_launch_goes_over_the_socket_whole_and_nothing_else_does() {

@@ -298,6 +298,9 @@ impl Tool for RunCommand {
                  (tools.shell.max_job_seconds) ends; use wait_ms for how long the call waits",
             ));
         }
+        if !args.background {
+            shell::begin_before_the_check(shell, ctx.ws.root());
+        }
         crate::shell::costs::mark("request-config-policy");
         let approved = policy::check(&command, shell, ctx.ws.root())?;
         crate::shell::costs::mark("policy-check");

@@ -1,9 +1,11 @@
 //! What a parse of Python for its definitions may leave out (`super::skim` does the
 //! languages of braces): the body of a function that defines nothing in it, but for its last
-//! statement. Python's blocks are its indentation, so a body cannot go whole (`def f():`
-//! needs a statement after it); its last statement stays (with its block, if it is an `if`,
-//! a `for`, a `try` …), so that the function and the class around it end where they end in
-//! the file, and a comment after it belongs where it belongs there. The function is kept
+//! line. Python's blocks are its indentation, so a body cannot go whole (`def f():` needs a
+//! statement after it); its last line stays, at whatever depth (the first statement of a
+//! block sets its indentation), so that the function and the class around it end where they
+//! end in the file. Where that line cannot stand alone, or a comment after it would end the
+//! block before it, the last statement stays (with its block, if it is an `if`, a `for`, a
+//! `try` …), and a comment after it belongs where it belongs in the file. The function is kept
 //! whole when its body holds a `def`, a `class` or a decorator at any depth. What a
 //! function's body assigns is local, so nothing the outline shows goes with it. Comments
 //! alone on their line and docstrings go too where a statement of their block follows them
@@ -76,10 +78,39 @@ pub fn holes(source: &[u8]) -> Vec<(usize, usize)> {
             i += 1;
             continue;
         }
-        last_statements(&lines[i..=i + body], &mut holes);
+        // The comments after the body and before the next line: where they are less
+        // indented than the body's last line, they still end the function in the file.
+        let next = lines
+            .get(i + 1 + body)
+            .map_or(source.len(), |l| l.line_start);
+        let last_end = lines[i + body].end;
+        let from = comments.partition_point(|c| c.start < last_end);
+        let until = comments.partition_point(|c| c.start < next);
+        last_line(&lines[i..=i + body], &comments[from..until], &mut holes);
         i += 1 + body;
     }
     super::tags::merged(holes)
+}
+
+/// A function's body (`lines`: its header, then the body's lines) is parsed as its last line
+/// alone, however deep that line is in the body's blocks, when it can stand alone: the first
+/// statement of a block sets the block's indentation, so `def f():` over an `if` whose
+/// `else:` ends in `return x` reads as `def f():` and `return x`, and ends where the
+/// function ends. A last line that goes on a statement before it (`else: x = 1`), or that
+/// comments after it (`trailing`) are less indented than (they would end the body before
+/// them), keeps the statements it needs (`last_statements`).
+fn last_line(lines: &[Line], trailing: &[Comment], holes: &mut Vec<(usize, usize)>) {
+    match lines {
+        [header, .., last]
+            if lines.len() > 2
+                && !last.goes_on
+                && !last.opens
+                && trailing.iter().all(|c| c.indent >= last.indent) =>
+        {
+            holes.push((header.end, last.line_start));
+        }
+        _ => last_statements(lines, holes),
+    }
 }
 
 /// The blocks of a statement (`lines`: its header, then the lines of its block and of
@@ -405,17 +436,24 @@ mod tests {
     }
 
     #[test]
-    fn function_bodies_go_but_their_last_statement() {
+    fn function_bodies_go_but_their_last_line() {
         let src = "import os\n\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        \"\"\"Doc\n        more.\"\"\"\n        y = [1,\n  2]\n        if y:\n            return 3\n        return 4\n    # after\n\n    async def n(self):\n        z = 1\n        if z:\n            return z  # done\n\n    def t(self):\n        a()\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n";
         assert_eq!(
             kept(src),
-            "\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n\n    async def n(self):\n        if z:\n            return z  # done\n\n    def t(self):\n        try:\n            b()\n        except E:\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
+            "\nclass A(B):\n    x = 1\n\n    def m(self, a):\n        return 4\n\n    async def n(self):\n            return z  # done\n\n    def t(self):\n            pass\n\ndef f(): return 1\n\ndef g():\n    pass\n"
         );
-        // The last statement's blocks keep their last statements, and so on down.
+        // A comment less indented than the last line would end the body before it: the last
+        // statement stays, its blocks keep their last statements, and so on down. So does
+        // a last line that goes on the statement before it.
         let src = "def u(self):\n    for x in y:\n        a = 1\n        if a:\n            b()\n            c()\n        else:\n            d()\n            e()\n    # after\nz = 1\n";
         assert_eq!(
             kept(src),
             "def u(self):\n    for x in y:\n        if a:\n            c()\n        else:\n            e()\n    # after\nz = 1\n"
+        );
+        let src = "def v():\n    a()\n    if b:\n        c()\n    else: d()\n";
+        assert_eq!(
+            kept(src),
+            "def v():\n    if b:\n        c()\n    else: d()\n"
         );
     }
 

@@ -22,8 +22,9 @@
 //! and searches its inode bitmap past recently deleted inodes (`recently_deleted` in
 //! `perf`): 150 ms of laravel's 239 directories. A call reads a pack at its first file there,
 //! and writes the packs it added to once, at its end (`flush`), whole under a temporary name
-//! and renamed: two calls that write one pack at once keep the last one's, and the other's
-//! new entries are misses next time. An entry (or a pack) that does not read back (damaged,
+//! and renamed, with the entries another call wrote there since it read the pack: two
+//! calls that write one pack at the same moment keep the last one's, and the other's new
+//! entries are misses next time. An entry (or a pack) that does not read back (damaged,
 //! or from another version) is a miss. The entries of files since deleted stay in their pack.
 
 use std::collections::HashMap;
@@ -196,6 +197,11 @@ impl Cache {
         let mut packs = self.packs();
         for (&n, pack) in packs.iter_mut().filter(|(_, p)| p.changed) {
             pack.changed = false;
+            // Another call's entries written since this one read the pack (two calls on two
+            // folders whose packs are one): kept, as this call's own win where both have one.
+            for (path, entry) in self.read_pack(n).entries {
+                pack.entries.entry(path).or_insert(entry);
+            }
             let mut bytes = PACK_MAGIC.to_vec();
             for entry in pack.entries.values() {
                 bytes.extend_from_slice(&(entry.len() as u64).to_le_bytes());
@@ -305,6 +311,39 @@ mod tests {
         }
         locked.sort();
         assert_eq!(GRAMMARS, locked.join(", "), "update cache::GRAMMARS");
+    }
+
+    /// Two calls that each add an entry to one pack, one after the other: the second keeps
+    /// the first's.
+    #[test]
+    fn a_pack_keeps_the_entries_another_call_wrote_since_it_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = || Cache {
+            dir: dir.path().to_path_buf(),
+            version: version(),
+            packs: Mutex::new(HashMap::new()),
+        };
+        let file = dir.path().join("a.rs");
+        std::fs::write(&file, "fn a() {}").unwrap();
+        let key = Key::of(&std::fs::metadata(&file).unwrap(), Lang::Rust);
+        let tags = FileTags {
+            lang: Lang::Rust,
+            part: Part::Defs,
+            defs: Vec::new(),
+            skips: Vec::new(),
+            idents: Vec::new(),
+            errors: Vec::new(),
+        };
+        let (one, two) = (cache(), cache());
+        assert!(one.get("src/a.rs", &key).is_none());
+        assert!(two.get("src/b.rs", &key).is_none());
+        one.put("src/a.rs", &key, &tags);
+        two.put("src/b.rs", &key, &tags);
+        one.flush();
+        two.flush();
+        let three = cache();
+        assert_eq!(three.get("src/a.rs", &key), Some(tags.clone()));
+        assert_eq!(three.get("src/b.rs", &key), Some(tags));
     }
 
     #[test]

@@ -267,7 +267,6 @@ impl Cache {
     }
 }
 
-/// The directory of a workspace-relative path ("" for the root's files).
 /// The pack of a (workspace-relative) path: its directory's, so that a call on one folder
 /// reads few packs.
 fn pack_of(path: &str) -> u8 {

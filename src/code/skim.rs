@@ -916,6 +916,15 @@ impl Lexer<'_> {
         self.holes.push((start, end));
     }
 
+    /// Leave out a block's or brackets' inside, from `inside` to `end`, in place of the holes
+    /// found in it (those from `holes_from` on).
+    fn cut_inside(&mut self, inside: usize, end: usize, holes_from: usize) {
+        if end > inside {
+            self.holes.truncate(holes_from);
+            self.cut(inside, end);
+        }
+    }
+
     fn comment_end(&mut self) -> bool {
         // Every comment starts with one of these (`//`, `/*`, PHP's `#`): most tokens are
         // told apart here, before the comparisons below.
@@ -1971,19 +1980,13 @@ impl Lexer<'_> {
                 if let (Some((inside, holes_from, close)), 0) = (self.arguments, self.paren) {
                     if close == b {
                         self.arguments = None;
-                        self.holes.truncate(holes_from);
-                        if self.at - 1 > inside {
-                            self.cut(inside, self.at - 1);
-                        }
+                        self.cut_inside(inside, self.at - 1, holes_from);
                     }
                 }
                 if let Some(&(inside, depth, paren, holes_from)) = self.macro_parens.last() {
                     if (depth, paren) == (self.blocks.len(), self.paren) {
                         self.macro_parens.pop();
-                        self.holes.truncate(holes_from);
-                        if self.at - 1 > inside {
-                            self.cut(inside, self.at - 1);
-                        }
+                        self.cut_inside(inside, self.at - 1, holes_from);
                     }
                 }
             }
@@ -2412,9 +2415,8 @@ impl Lexer<'_> {
         }
         let keep = !open.macro_body
             && (invoked || open.has_def || open.keep_all || open.container || !open.may_go);
-        if !keep && end > open.inside {
-            self.holes.truncate(open.holes_from);
-            self.cut(open.inside, end);
+        if !keep {
+            self.cut_inside(open.inside, end, open.holes_from);
         }
         let defines = invoked
             || open.has_def

@@ -128,39 +128,65 @@ fn proxy_line(refused: &[Refusal]) -> Option<String> {
 }
 
 /// The exec set and the writable places, resolved once (Landlock holds the files the paths
-/// led to when the call started).
-struct Canonical {
+/// led to when the call started), and only when a message may be a refusal: a call whose
+/// stderr holds none (most calls) resolves nothing (some sixty `readlink`s on the result's
+/// way, for this machine's exec set).
+struct Canonical<'a> {
+    given: &'a Given,
+    root: &'a Path,
+    resolved: std::cell::OnceCell<Resolved>,
+}
+
+struct Resolved {
     root: PathBuf,
     exec: Vec<PathBuf>,
     write: Vec<PathBuf>,
     cover: Vec<PathBuf>,
-    strict: bool,
-    denied_commands: bool,
 }
 
-impl Canonical {
-    fn of(given: &Given, root: &Path) -> Canonical {
-        let resolve = |list: &[PathBuf]| -> Vec<PathBuf> {
-            list.iter()
-                .filter_map(|p| std::fs::canonicalize(p).ok())
-                .collect()
-        };
+impl<'a> Canonical<'a> {
+    fn of(given: &'a Given, root: &'a Path) -> Canonical<'a> {
         Canonical {
-            root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
-            exec: resolve(&given.exec),
-            write: resolve(&given.write),
-            cover: resolve(&given.cover),
-            strict: given.mode.is_strict(),
-            denied_commands: given.denied_commands,
+            given,
+            root,
+            resolved: std::cell::OnceCell::new(),
         }
     }
 
+    fn resolved(&self) -> &Resolved {
+        self.resolved.get_or_init(|| {
+            let resolve = |list: &[PathBuf]| -> Vec<PathBuf> {
+                list.iter()
+                    .filter_map(|p| std::fs::canonicalize(p).ok())
+                    .collect()
+            };
+            Resolved {
+                root: std::fs::canonicalize(self.root).unwrap_or_else(|_| self.root.to_path_buf()),
+                exec: resolve(&self.given.exec),
+                write: resolve(&self.given.write),
+                cover: resolve(&self.given.cover),
+            }
+        })
+    }
+
+    fn root(&self) -> &Path {
+        &self.resolved().root
+    }
+
+    fn covers(&self, file: &Path) -> bool {
+        self.resolved().cover.iter().any(|c| c == file)
+    }
+
+    fn strict(&self) -> bool {
+        self.given.mode.is_strict()
+    }
+
     fn may_execute(&self, file: &Path) -> bool {
-        self.exec.iter().any(|e| file.starts_with(e))
+        self.resolved().exec.iter().any(|e| file.starts_with(e))
     }
 
     fn may_write(&self, place: &Path) -> bool {
-        self.write.iter().any(|w| place.starts_with(w))
+        self.resolved().write.iter().any(|w| place.starts_with(w))
     }
 }
 
@@ -181,7 +207,7 @@ const NOT_EXEC: &[&str] = &[
 ];
 
 /// The last "Permission denied" that is the exec set's: (line index, the line to add).
-fn exec_refused(lines: &[&str], f: &Facts<'_>, g: &Canonical) -> Option<(usize, String)> {
+fn exec_refused(lines: &[&str], f: &Facts<'_>, g: &Canonical<'_>) -> Option<(usize, String)> {
     lines.iter().enumerate().rev().find_map(|(at, line)| {
         if !line.contains("Permission denied") || NOT_EXEC.iter().any(|p| line.contains(p)) {
             return None;
@@ -199,7 +225,7 @@ fn exec_refused(lines: &[&str], f: &Facts<'_>, g: &Canonical) -> Option<(usize, 
 
 /// The line for `name` (as the message wrote it) when it leads to an executable file
 /// outside the exec set.
-fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical) -> Option<String> {
+fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical<'_>) -> Option<String> {
     let (path, by_path) = if name.contains('/') {
         (f.root.join(name), false)
     } else {
@@ -215,9 +241,9 @@ fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical) -> Option<String> {
     } else {
         name.to_string()
     };
-    if g.cover.contains(&file) {
+    if g.covers(&file) {
         let base = file.file_name()?.to_string_lossy().into_owned();
-        let how = match g.denied_commands {
+        let how = match g.given.denied_commands {
             true => format!("taking \"{base}\" out of tools.shell.denied_commands"),
             false => format!("tools.shell.extra_allowed_commands = [\"{base}\"]"),
         };
@@ -230,7 +256,7 @@ fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical) -> Option<String> {
     if g.may_execute(&file) {
         return None;
     }
-    if !g.strict {
+    if !g.strict() {
         // The contained mode: any program may run from where programs are installed; a file
         // elsewhere needs a place in the exec set.
         return Some(format!(
@@ -241,7 +267,7 @@ fn refused_program(name: &str, f: &Facts<'_>, g: &Canonical) -> Option<String> {
             file.display()
         ));
     }
-    let (workspace, key, value) = if let Ok(rel) = file.strip_prefix(&g.root) {
+    let (workspace, key, value) = if let Ok(rel) = file.strip_prefix(g.root()) {
         let dir = rel
             .parent()
             .map(|d| d.display().to_string())
@@ -300,7 +326,7 @@ const READ_ONLY: &[&str] = &[
 const PATH_LINES_ABOVE: usize = 6;
 
 /// The last EROFS whose path lies outside the writable places: (line index, the line).
-fn write_refused(lines: &[&str], g: &Canonical) -> Option<(usize, String)> {
+fn write_refused(lines: &[&str], g: &Canonical<'_>) -> Option<(usize, String)> {
     lines.iter().enumerate().rev().find_map(|(at, line)| {
         if !READ_ONLY.iter().any(|m| line.contains(m)) {
             return None;
@@ -323,7 +349,7 @@ fn absolute_paths(line: &str) -> Vec<String> {
 
 /// The line for a write to `path` that the read-only world refused, if it is outside every
 /// writable place.
-fn outside_writable(path: &str, g: &Canonical) -> Option<String> {
+fn outside_writable(path: &str, g: &Canonical<'_>) -> Option<String> {
     let path = Path::new(path);
     // The kernel's own file systems are read-only for every command; no key changes that.
     if ["/proc", "/sys", "/dev"]
@@ -334,7 +360,7 @@ fn outside_writable(path: &str, g: &Canonical) -> Option<String> {
     }
     let existing = path.ancestors().find(|a| a.exists())?;
     let place = std::fs::canonicalize(existing).ok()?;
-    if g.may_write(&place) || place.starts_with(&g.root) {
+    if g.may_write(&place) || place.starts_with(g.root()) {
         return None;
     }
     // The directory to allow: the nearest one that exists (the path itself, when it is one).

@@ -9,7 +9,6 @@
 //! re-parented to us.
 
 use std::collections::HashSet;
-use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -18,7 +17,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-use super::capture::{Captured, Stream};
+use super::capture::{Captured, Output, Stream};
 pub use super::gone::Gone;
 use super::launch::{LaunchEnd, LaunchStatus};
 use super::zygote::{Launch, Zygote};
@@ -58,7 +57,7 @@ pub enum Start {
     Forked(Zygote, Launch),
 }
 
-type Pipe = Option<Box<dyn Read + Send>>;
+type Pipe = Option<Box<dyn Output>>;
 type Waiter = Box<dyn FnOnce() -> std::io::Result<ExitStatus> + Send>;
 
 impl Start {
@@ -73,14 +72,8 @@ impl Start {
                     .spawn()
                     .map_err(|e| Error::io("starting the command", e))?;
                 let pid = Pid::from_raw(child.id() as i32);
-                let out = child
-                    .stdout
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn Read + Send>);
-                let err = child
-                    .stderr
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn Read + Send>);
+                let out = child.stdout.take().map(|p| Box::new(p) as Box<dyn Output>);
+                let err = child.stderr.take().map(|p| Box::new(p) as Box<dyn Output>);
                 Ok((pid, out, err, Box::new(move || child.wait())))
             }
             Start::Forked(zygote, l) => {
@@ -154,8 +147,7 @@ pub fn supervise(
             let _ = tx.send(Event::OutputEnded);
         }))
     };
-    let stdout = Stream::start(out, cap, false, ended(&tx));
-    let stderr = Stream::start(err, cap, own_session, ended(&tx));
+    let (stdout, stderr) = Stream::start_both(out, err, cap, own_session, || ended(&tx));
     let gone = reap_in_background(waiter, reaped, tx);
     // Progress lines for a host that asked for them (sneaky-mcp; see crate::progress).
     let progress = crate::progress::Reporter::from_env({

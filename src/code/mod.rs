@@ -21,6 +21,7 @@
 //! - `source`: the files of a tool's call gathered through the jail's walk, each with its tags
 //!   from the cache or a parse.
 
+mod braced;
 pub mod cache;
 pub mod check;
 pub mod doc;

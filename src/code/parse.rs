@@ -67,6 +67,9 @@ struct Tagger {
     /// By kind id: whether a node of the kind can hold, at any depth, a node a pattern starts
     /// at (`holds`); the walk for definitions goes into no other.
     holds: Vec<bool>,
+    /// By kind id: whether such a node can lie beneath one of the kind only inside braces
+    /// (`super::braced`).
+    braced: Vec<bool>,
 }
 
 fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
@@ -92,6 +95,7 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
             receiver: patterns.capture_index("receiver"),
             roles: Roles::of(&grammar),
             holds: holding(&grammar, super::holds::kinds(lang)),
+            braced: holding(&grammar, super::braced::kinds(lang)),
             kinds,
             patterns,
         })
@@ -153,7 +157,7 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
             return Ok(FileTags {
                 lang,
                 part,
-                defs: definitions(tagger, root, &place, &[]),
+                defs: definitions(tagger, root, &place, &[], part),
                 skips: Vec::new(),
                 idents: Vec::new(),
                 errors: Vec::new(),
@@ -168,7 +172,7 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         _ => parse(lang, source, &[])?,
     };
     let root = tree.root_node();
-    let defs = definitions(tagger, root, &Place::whole(source), focus);
+    let defs = definitions(tagger, root, &Place::whole(source), focus, part);
     if part != Part::All {
         return Ok(FileTags {
             lang,
@@ -381,12 +385,35 @@ struct Found {
 
 /// The definitions in the tree: every match of the query, or, with a `focus`, the matches
 /// whose outermost node overlaps one of its byte ranges (the definitions around it too).
+/// For definitions alone, the walk passes by the nodes of `Tagger::braced`'s kinds that hold
+/// no `{`; for everything (`Part::All`) it walks every node, and `benches/skim_same.py` holds
+/// the two to the same definitions.
 fn definitions<'t>(
     tagger: &Tagger,
     root: Node<'t>,
     place: &Place<'_>,
     focus: &[(u32, u32)],
+    part: Part,
 ) -> Vec<Def> {
+    let braced = part != Part::All;
+    // Where the parsed text has a `{`, for a node of a braced kind (comments and strings
+    // count too: the walk then goes in, as it would without the list).
+    let braces: Vec<usize> = if braced {
+        memchr::memchr_iter(b'{', place.parsed).collect()
+    } else {
+        Vec::new()
+    };
+    let descend = |node: Node<'t>| {
+        let kind = usize::from(node.kind_id());
+        if !tagger.holds.get(kind).copied().unwrap_or(true) {
+            return node.has_error();
+        }
+        if !braced || !tagger.braced.get(kind).copied().unwrap_or(false) || node.has_error() {
+            return true;
+        }
+        let first = braces.partition_point(|&at| at < node.start_byte());
+        braces.get(first).is_some_and(|&at| at < node.end_byte())
+    };
     let mut found: Vec<Found> = Vec::new();
     let mut matches = Vec::new();
     let mut scratch = Scratch::default();
@@ -400,13 +427,13 @@ fn definitions<'t>(
         }
     };
     if focus.is_empty() {
-        each_node(root, (0, usize::MAX), &tagger.holds, &mut look);
+        each_node(root, (0, usize::MAX), &descend, &mut look);
     }
     for &(start, end) in focus {
         let (Ok(start), Ok(end)) = (usize::try_from(start), usize::try_from(end)) else {
             continue;
         };
-        each_node(root, (start, end.max(start + 1)), &tagger.holds, &mut look);
+        each_node(root, (start, end.max(start + 1)), &descend, &mut look);
     }
     // One definition per name: where two patterns name the same node, the first pattern of
     // the query (the more precise one) wins; with a focus, ranges in one definition found it
@@ -434,12 +461,12 @@ fn definitions<'t>(
 }
 
 /// Each node beneath and including `root` that overlaps the byte range `(start, end)`, in
-/// document order, but for those beneath a node whose kind cannot hold a definition (by kind
-/// id, `holds`; an error can hold anything).
+/// document order, but for those beneath a node that `descend` says cannot hold a
+/// definition.
 fn each_node<'t>(
     root: Node<'t>,
     (start, end): (usize, usize),
-    holds: &[bool],
+    descend: &impl Fn(Node<'t>) -> bool,
     look: &mut impl FnMut(Node<'t>),
 ) {
     let mut cursor = root.walk();
@@ -450,12 +477,7 @@ fn each_node<'t>(
         if overlaps {
             look(node);
         }
-        let inside = overlaps
-            && (holds
-                .get(usize::from(node.kind_id()))
-                .copied()
-                .unwrap_or(true)
-                || node.has_error());
+        let inside = overlaps && descend(node);
         if inside && cursor.goto_first_child() {
             continue;
         }
@@ -1398,6 +1420,25 @@ mod tests {
 
     /// src/code/holds.rs is made from the grammars and the queries; regenerate it with
     /// `SNEAKY_REGENERATE=1 cargo test --lib code::parse::tests::the_kinds_that_hold`.
+    /// Each kind of `super::braced`'s lists is one of its grammar's kinds that hold (a name
+    /// the grammar does not have would be passed by in silence), listed once and sorted (the
+    /// lookup is a binary search).
+    #[test]
+    fn the_braced_kinds_are_kinds_that_hold() {
+        for lang in Lang::ALL {
+            let listed: Vec<&str> = super::super::braced::kinds(lang)
+                .split_whitespace()
+                .collect();
+            let holding = holding_kinds(lang);
+            for pair in listed.windows(2) {
+                assert!(pair[0] < pair[1], "{}: {pair:?} out of order", lang.name());
+            }
+            for kind in listed {
+                assert!(holding.contains(kind), "{}: {kind}", lang.name());
+            }
+        }
+    }
+
     #[test]
     fn the_kinds_that_hold_definitions_follow_the_grammars_and_queries() {
         let mut text = String::from(
@@ -1524,7 +1565,7 @@ mod tests {
         ),
         (
             Lang::JavaScript,
-            "// c\nconst a = 1, f = function () { var local = 1; }, g = (x) => { let y = x; };\nonmessage = function (ev) { let result = ev.data; };\nvar helper = (this && this.helper) || function (m) { var r = {}; return r; };\nexports.run = function run(x) { const s = `${x}}` + '}' + \"{\"; return /[{]/.test(s); };\nclass A extends B { static z = 1; #p = 2; constructor() { super(); this.q = () => { var w; }; } get v() { return 1; } m() { return { n() { var k; } }; } }\ndescribe('x', function () { var inCallback = 1; it('y', () => { const deep = 2; }); });\n(function () { var iife = 1; })();\nif (a) { var top = 1; }\n",
+            "// c\nconst a = 1, f = function () { var local = 1; }, g = (x) => { let y = x; };\nonmessage = function (ev) { let result = ev.data; };\nvar helper = (this && this.helper) || function (m) { var r = {}; return r; };\nexports.run = function run(x) { const s = `${x}}` + '}' + \"{\"; return /[{]/.test(s); };\nclass A extends B { static z = 1; #p = 2; constructor() { super(); this.q = () => { var w; }; } get v() { return 1; } m() { return { n() { var k; } }; } }\ndescribe('x', function () { var inCallback = 1; it('y', () => { const deep = 2; }); });\n(function () { var iife = 1; })();\nif (a) { var top = 1; }\nx&&(o.h=e=>e);\n",
         ),
         (
             Lang::TypeScript,
@@ -1544,7 +1585,7 @@ mod tests {
         ),
         (
             Lang::CSharp,
-            "namespace N {\n  public class A {\n    public int P { get; set; }\n    public int Q { get { return 1; } }\n    private int f;\n    public void M() { int Local(int x) => x; var s = $\"{f}}}\"; var v = @\"}{\"; if (f > 0) { f--; } }\n    public A() : base() { }\n  }\n  public record R(int X);\n  public struct S { public int Y; }\n  public interface I { void M(); }\n  public enum E { A, B }\n}\n",
+            "namespace N {\n  public class A {\n    public int P { get; set; }\n    public int Q { get { return 1; } }\n    private int f;\n    public void M() { int Local(int x) => x; var s = $\"{f}}}\"; var v = @\"}{\"; if (f > 0) { f--; } }\n    public void N() { Run(() => { int Inner() => 2; }); }\n    public A() : base() { }\n  }\n  public record R(int X);\n  public struct S { public int Y; }\n  public interface I { void M(); }\n  public enum E { A, B }\n}\n",
         ),
         (
             Lang::Php,
@@ -1583,12 +1624,18 @@ mod tests {
             "the skimmed parse of {} has an error",
             lang.name()
         );
-        let ranged = definitions(tagger, tree.root_node(), &Place::whole(source), &[]);
+        let ranged = definitions(
+            tagger,
+            tree.root_node(),
+            &Place::whole(source),
+            &[],
+            Part::Defs,
+        );
         let compact = Compact::new(source, &holes);
         let tree = parse(lang, &compact.text, &[]).unwrap();
         assert!(!tree.root_node().has_error(), "{}", lang.name());
         let place = Place::compact(source, &compact);
-        let skimmed = definitions(tagger, tree.root_node(), &place, &[]);
+        let skimmed = definitions(tagger, tree.root_node(), &place, &[], Part::Defs);
         assert_eq!(skimmed, ranged, "{}", lang.name());
         (whole, skimmed, holes.len())
     }
@@ -1672,7 +1719,11 @@ mod tests {
         let mut ours = std::collections::BTreeSet::new();
         let mut matches = Vec::new();
         let mut scratch = Scratch::default();
-        each_node(root, (0, usize::MAX), &tagger.holds, &mut |node| {
+        let descend = |node: Node<'_>| {
+            let kind = usize::from(node.kind_id());
+            tagger.holds.get(kind).copied().unwrap_or(true) || node.has_error()
+        };
+        each_node(root, (0, usize::MAX), &descend, &mut |node| {
             matches.clear();
             tagger
                 .patterns

@@ -2197,8 +2197,12 @@ impl Lexer<'_> {
                 return self.rules.word(word) == Tok::Word(Word::Name)
                     && !CSHARP_MODIFIERS.contains(&word);
             }
+            // A type's last token: `List<int>`, `int[]`, `int?`; not an arrow's `=>` (a
+            // lambda's body, `() => Make<T>(`) nor a pointer's `->`.
             let end = space_before(src, at);
-            end > 0 && matches!(src[end - 1], b'>' | b']' | b'?')
+            end > 0
+                && matches!(src[end - 1], b'>' | b']' | b'?')
+                && !(end > 1 && src[end - 1] == b'>' && matches!(src[end - 2], b'=' | b'-'))
         };
         match self.head.last {
             // `Type name<…>(`
@@ -2711,10 +2715,10 @@ mod tests {
 
     #[test]
     fn csharp_local_functions_with_a_generic_or_tuple_head_keep_their_body() {
-        let src = "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B { }\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {\n        var y = (T) F(x);\n        G<int>(2);\n        return Foo<T>(x);\n    }\n}\n";
+        let src = "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B { }\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {\n        var y = (T) F(x);\n        G<int>(2);\n        return Foo<T>(x);\n    }\n    void P()\n    {\n        Should(() => Valid<S, D>());\n        p->Get<T>();\n    }\n}\n";
         assert_eq!(
             kept(Lang::CSharp, src),
-            "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B {}\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {}\n}\n"
+            "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B {}\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {}\n    void P()\n    {}\n}\n"
         );
     }
 

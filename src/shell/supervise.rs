@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-use super::capture::{Captured, Output, Stream};
+use super::capture::{Captured, Output, Stream, Watch};
 pub use super::gone::Gone;
 use super::launch::{LaunchEnd, LaunchStatus};
 use super::zygote::{Launch, Zygote};
@@ -147,8 +147,9 @@ pub fn supervise(
             let _ = tx.send(Event::OutputEnded);
         }))
     };
-    let (stdout, stderr) = Stream::start_both(out, err, cap, own_session, || ended(&tx));
-    let gone = reap_in_background(waiter, reaped, tx);
+    let (gone, watch) = reap_when_gone(pid, waiter, reaped, tx.clone());
+    let (stdout, stderr) = Stream::start_both(out, err, cap, own_session, || ended(&tx), watch);
+    drop(tx);
     // Progress lines for a host that asked for them (sneaky-mcp; see crate::progress).
     let progress = crate::progress::Reporter::from_env({
         let (out, err) = (stdout.byte_counter(), stderr.byte_counter());
@@ -192,22 +193,30 @@ pub fn supervise(
     })
 }
 
-/// Wait for the launcher (or bash) in a thread of its own, run `reaped` once it is reaped, and
-/// tell `events`; the returned handle says when that is done.
-fn reap_in_background(
+/// Reap the launcher (or bash) once it has exited, run `reaped` then, and tell `events`; the
+/// returned handle says when that is done. Done by the thread that reads the outputs, told by
+/// a pidfd ([`Watch`]); where there is none, in a thread of its own that waits.
+fn reap_when_gone(
+    pid: Pid,
     waiter: Waiter,
     reaped: impl FnOnce() + Send + 'static,
     events: mpsc::Sender<Event>,
-) -> Gone {
+) -> (Gone, Option<Watch>) {
     let gone = Gone::default();
     let done = gone.clone();
-    std::thread::spawn(move || {
+    let then = Box::new(move || {
         let status = waiter();
         reaped();
         done.set();
         let _ = events.send(Event::Exited(status));
     });
-    gone
+    match super::sys::pidfd_open(pid) {
+        Ok(fd) => (gone, Some(Watch { fd, then })),
+        Err(_) => {
+            std::thread::spawn(then);
+            (gone, None)
+        }
+    }
 }
 
 /// The wait for a command's end: the launcher reaped, or its last line read (how the command

@@ -20,6 +20,8 @@
 //! - `llistxattr(2)`, `lremovexattr(2)`: whether a command set extended attributes on the root
 //!   of its overlay (src/shell/overlay/scratch.rs), and on the files it leaves, which are
 //!   applied without them (src/shell/overlay/scan.rs, apply.rs).
+//! - `pidfd_open(2)` (Linux 5.3): a descriptor that becomes readable when the launcher exits,
+//!   waited on with its output pipes by one thread (src/shell/capture.rs; nix has no wrapper).
 
 #![allow(unsafe_code)]
 
@@ -107,6 +109,20 @@ pub fn close_inherited_fds() -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// A pidfd for the process `pid` (readable once it has exited), close-on-exec.
+pub fn pidfd_open(pid: Pid) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1; it reads and
+    // writes no memory of this process.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(std::io::Error::other)?;
+    // SAFETY: the kernel just installed `fd` for this call; nothing else owns it.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// Bring up the loopback interface of this (new) network namespace, where it starts down.

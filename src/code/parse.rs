@@ -440,24 +440,50 @@ fn definitions<'t>(
     // once each.
     found.sort_by_key(|f| (f.name_node_start, f.pattern));
     found.dedup_by_key(|f| f.name_node_start);
-    // One definition per name, kind and line where one holds the other: `exports.f =
-    // function f() {}` names its function twice. Apart they are two: on a minified file's
-    // one line, each class has its `constructor`, and a callback's `let r` comes before the
-    // module's `r` (dropping the second as the same lost it once the first, a local, went).
-    let mut seen: HashMap<(String, SymbolKind, u32), Vec<(usize, usize)>> = HashMap::new();
-    found.retain(|f| {
-        let ranges = seen.entry((f.name.clone(), f.kind, f.line)).or_default();
-        let nested = ranges
-            .iter()
-            .any(|&(s, e)| (s <= f.start && f.end <= e) || (f.start <= s && e <= f.end));
-        if !nested {
-            ranges.push((f.start, f.end));
-        }
-        !nested
-    });
+    drop_nested_twins(&mut found);
     // Parents before children: by start, the larger first.
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     tree_of(found)
+}
+
+/// One definition per name, kind and line where one holds the other: `exports.f = function
+/// f() {}` names its function twice. Apart they are two: on a minified file's one line, each
+/// class has its `constructor`, and a callback's `let r` comes before the module's `r`
+/// (dropping the second as the same lost it once the first, a local, went). `found` is in
+/// the order of the names, so a line's definitions come together: each is held to those of
+/// its line kept before it, one by one, or on a long (minified) line through a map by name.
+fn drop_nested_twins(found: &mut Vec<Found>) {
+    let twins = |a: &Found, b: &Found| {
+        a.name == b.name
+            && a.kind == b.kind
+            && ((a.start <= b.start && b.end <= a.end) || (b.start <= a.start && a.end <= b.end))
+    };
+    let mut keep = vec![true; found.len()];
+    let mut from = 0;
+    while from < found.len() {
+        let line = found[from].line;
+        let to = from + found[from..].iter().take_while(|f| f.line == line).count();
+        if to - from <= 32 {
+            for i in from..to {
+                keep[i] = !(from..i).any(|j| keep[j] && twins(&found[j], &found[i]));
+            }
+        } else {
+            let mut kept: HashMap<(&str, SymbolKind), Vec<usize>> = HashMap::new();
+            for i in from..to {
+                let same = kept.entry((&found[i].name, found[i].kind)).or_default();
+                keep[i] = !same.iter().any(|&j| twins(&found[j], &found[i]));
+                if keep[i] {
+                    same.push(i);
+                }
+            }
+        }
+        from = to;
+    }
+    let mut at = 0;
+    found.retain(|_| {
+        at += 1;
+        keep[at - 1]
+    });
 }
 
 /// Each node beneath and including `root` that overlaps the byte range `(start, end)`, in
@@ -2045,5 +2071,32 @@ X=2
                 ("r", SymbolKind::Variable, None)
             ]
         );
+    }
+
+    /// The same on a line of a few definitions (held to one another one by one) and of many
+    /// (through a map): `exports.fN = function fN() {}` is one definition, each class's
+    /// `constructor` one of its own.
+    #[test]
+    fn twins_on_a_line_go_however_many_it_holds() {
+        for n in [3, 40] {
+            let source: String = (0..n)
+                .map(|i| {
+                    format!("class C{i}{{constructor(t){{}}}}exports.f{i}=function f{i}(){{}};")
+                })
+                .collect();
+            let defs = tags(Lang::JavaScript, source.as_bytes()).unwrap().defs;
+            let expected: Vec<(String, SymbolKind)> = (0..n)
+                .flat_map(|i| {
+                    [
+                        (format!("C{i}"), SymbolKind::Class),
+                        ("constructor".to_string(), SymbolKind::Method),
+                        (format!("f{i}"), SymbolKind::Function),
+                    ]
+                })
+                .collect();
+            let got: Vec<(String, SymbolKind)> =
+                defs.iter().map(|d| (d.name.clone(), d.kind)).collect();
+            assert_eq!(got, expected, "{n} on the line");
+        }
     }
 }

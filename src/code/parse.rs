@@ -15,6 +15,7 @@
 //! `@name` is named by its declarator (C and C++ declarators nest: `*f(int)`).
 
 use std::collections::{HashMap, HashSet};
+use std::num::NonZeroU16;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -70,6 +71,31 @@ struct Tagger {
     /// By kind id: whether such a node can lie beneath one of the kind only inside braces
     /// (`super::braced`).
     braced: Vec<bool>,
+    fields: Fields,
+}
+
+/// The fields a definition's name and head are read by, by id: `Node::child_by_field_name`
+/// looks the name up among all the grammar's fields at each call (2 % of a cold outline of
+/// Linux's headers, a definition a line).
+struct Fields {
+    body: Option<NonZeroU16>,
+    members: Option<NonZeroU16>,
+    declarator: Option<NonZeroU16>,
+}
+
+impl Fields {
+    fn of(grammar: &Language) -> Fields {
+        Fields {
+            body: grammar.field_id_for_name("body"),
+            members: grammar.field_id_for_name("members"),
+            declarator: grammar.field_id_for_name("declarator"),
+        }
+    }
+}
+
+/// `node`'s child in the field `id` (none where the grammar has no such field).
+fn field(node: Node<'_>, id: Option<NonZeroU16>) -> Option<Node<'_>> {
+    node.child_by_field_id(id?.get())
 }
 
 fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
@@ -96,6 +122,7 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
             roles: Roles::of(&grammar),
             holds: holding(&grammar, super::holds::kinds(lang)),
             braced: holding(&grammar, super::braced::kinds(lang)),
+            fields: Fields::of(&grammar),
             kinds,
             patterns,
         })
@@ -532,7 +559,7 @@ fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> 
         }
     }
     let (node, kind) = def?;
-    let name_node = name.or_else(|| declared_name(node))?;
+    let name_node = name.or_else(|| declared_name(node, &tagger.fields))?;
     let (name_node, qualifier) = unqualified(name_node);
     let name = name_text(kind, name_node, place)?;
     let owner = receiver
@@ -549,7 +576,7 @@ fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> 
         column: line_number(at.column),
         start_line: line_number(place.start_point(node).row),
         end_line: line_number(end_row(place, node)),
-        signature: signature(node, place),
+        signature: signature(node, place, &tagger.fields),
         owner,
         pattern: m.pattern,
         declared: kind == SymbolKind::Function && node.kind() == "declaration",
@@ -751,8 +778,8 @@ fn end_row(place: &Place<'_>, node: Node<'_>) -> usize {
 /// `f[3]`, `A::f`) to the identifier. C++'s reference declarator (`T& f()`, `T&& f()`)
 /// holds its declarator without a field name: its last named child; a conversion operator
 /// (`operator bool() const`) is named by its `operator_cast` ([`name_text`]).
-fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
-    let mut at = node.child_by_field_name("declarator")?;
+fn declared_name<'t>(node: Node<'t>, fields: &Fields) -> Option<Node<'t>> {
+    let mut at = field(node, fields.declarator)?;
     // A macro after a function's parameters (`end() const _GLIBCXX_NOEXCEPT {`, `f()
     // OVERRIDE {`) is taken for its declarator, and the function's own declarator is left
     // in an error before it: the function is named by that one.
@@ -777,7 +804,7 @@ fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
                 .named_child_count()
                 .checked_sub(1)
                 .and_then(|last| at.named_child(u32::try_from(last).ok()?)),
-            _ => at.child_by_field_name("declarator"),
+            _ => field(at, fields.declarator),
         };
         match inner {
             Some(inner) => at = inner,
@@ -853,14 +880,14 @@ fn type_name(node: Node<'_>, place: &Place<'_>) -> Option<String> {
 
 /// A definition's head on one line: from its start to its body (or the end of its first
 /// line), whitespace collapsed, without the `{` or `:` that opens the body.
-fn signature(node: Node<'_>, place: &Place<'_>) -> String {
+fn signature(node: Node<'_>, place: &Place<'_>, fields: &Fields) -> String {
     let source = place.source;
     let start = place.start(head_start(node));
     // A head that ends in `:` (Python's) ends there: a comment may follow it, and a skimmed
     // parse has left the body's lines out before the one where its block starts.
-    let body = ["body", "members"]
-        .iter()
-        .find_map(|f| node.child_by_field_name(f))
+    let body = [fields.body, fields.members]
+        .into_iter()
+        .find_map(|f| field(node, f))
         .map(|b| {
             // The child before the body, but for comments (`Node::prev_sibling` would look
             // for it from the root down).

@@ -189,9 +189,10 @@ fn reads_as_cpp(text: &[u8]) -> bool {
                 continue;
             }
             b'#' if line_start => {
-                // A preprocessor line, with its continuations.
-                while i < text.len() && text[i] != b'\n' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
+                // A preprocessor line, with its continuations (a `\` before the newline).
+                i = line_end(text, i);
+                while i > 0 && i < text.len() && text[i - 1] == b'\\' {
+                    i = line_end(text, i + 1);
                 }
                 continue;
             }
@@ -199,17 +200,9 @@ fn reads_as_cpp(text: &[u8]) -> bool {
         }
         line_start = false;
         match b {
-            b'/' if text.get(i + 1) == Some(&b'/') => {
-                while i < text.len() && text[i] != b'\n' {
-                    i += 1;
-                }
-            }
+            b'/' if text.get(i + 1) == Some(&b'/') => i = line_end(text, i),
             b'/' if text.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < text.len() && !text[i..].starts_with(b"*/") {
-                    i += 1;
-                }
-                i += 2;
+                i = memchr::memmem::find(&text[i + 2..], b"*/").map_or(text.len(), |n| i + n + 4);
             }
             b'"' | b'\'' => {
                 i += 1;
@@ -237,6 +230,11 @@ fn reads_as_cpp(text: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// Where the line that `at` is on ends: its newline, or the text's end.
+fn line_end(text: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |n| at + n)
 }
 
 #[cfg(test)]
@@ -273,6 +271,8 @@ mod tests {
             b"class A;\n",
             b"struct A {\n public:\n  int x;\n};\n",
             b"struct A {\n private :\n  int x;\n};\n",
+            b"/* a */class A;\n",
+            b"#define X 1 \\\n  + 2\nclass A;\n",
         ] {
             assert_eq!(
                 Lang::of_file("x.H", cpp),
@@ -283,6 +283,7 @@ mod tests {
             // Only a header's language is read from its text.
             assert_eq!(Lang::of_file("x.c", cpp), Some(Lang::C));
         }
+        assert_eq!(Lang::of_file("x.h", b"int a; /* class"), Some(Lang::C));
         assert_eq!(Lang::of_file("run", b"#!/bin/sh\n"), Some(Lang::Bash));
     }
 }

@@ -15,6 +15,7 @@
 //! `@name` is named by its declarator (C and C++ declarators nest: `*f(int)`).
 
 use std::collections::{HashMap, HashSet};
+use std::num::NonZeroU16;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -70,6 +71,31 @@ struct Tagger {
     /// By kind id: whether such a node can lie beneath one of the kind only inside braces
     /// (`super::braced`).
     braced: Vec<bool>,
+    fields: Fields,
+}
+
+/// The fields a definition's name and head are read by, by id: `Node::child_by_field_name`
+/// looks the name up among all the grammar's fields at each call (2 % of a cold outline of
+/// Linux's headers, a definition a line).
+struct Fields {
+    body: Option<NonZeroU16>,
+    members: Option<NonZeroU16>,
+    declarator: Option<NonZeroU16>,
+}
+
+impl Fields {
+    fn of(grammar: &Language) -> Fields {
+        Fields {
+            body: grammar.field_id_for_name("body"),
+            members: grammar.field_id_for_name("members"),
+            declarator: grammar.field_id_for_name("declarator"),
+        }
+    }
+}
+
+/// `node`'s child in the field `id` (none where the grammar has no such field).
+fn field(node: Node<'_>, id: Option<NonZeroU16>) -> Option<Node<'_>> {
+    node.child_by_field_id(id?.get())
 }
 
 fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
@@ -96,6 +122,7 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
             roles: Roles::of(&grammar),
             holds: holding(&grammar, super::holds::kinds(lang)),
             braced: holding(&grammar, super::braced::kinds(lang)),
+            fields: Fields::of(&grammar),
             kinds,
             patterns,
         })
@@ -440,24 +467,50 @@ fn definitions<'t>(
     // once each.
     found.sort_by_key(|f| (f.name_node_start, f.pattern));
     found.dedup_by_key(|f| f.name_node_start);
-    // One definition per name, kind and line where one holds the other: `exports.f =
-    // function f() {}` names its function twice. Apart they are two: on a minified file's
-    // one line, each class has its `constructor`, and a callback's `let r` comes before the
-    // module's `r` (dropping the second as the same lost it once the first, a local, went).
-    let mut seen: HashMap<(String, SymbolKind, u32), Vec<(usize, usize)>> = HashMap::new();
-    found.retain(|f| {
-        let ranges = seen.entry((f.name.clone(), f.kind, f.line)).or_default();
-        let nested = ranges
-            .iter()
-            .any(|&(s, e)| (s <= f.start && f.end <= e) || (f.start <= s && e <= f.end));
-        if !nested {
-            ranges.push((f.start, f.end));
-        }
-        !nested
-    });
+    drop_nested_twins(&mut found);
     // Parents before children: by start, the larger first.
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     tree_of(found)
+}
+
+/// One definition per name, kind and line where one holds the other: `exports.f = function
+/// f() {}` names its function twice. Apart they are two: on a minified file's one line, each
+/// class has its `constructor`, and a callback's `let r` comes before the module's `r`
+/// (dropping the second as the same lost it once the first, a local, went). `found` is in
+/// the order of the names, so a line's definitions come together: each is held to those of
+/// its line kept before it, one by one, or on a long (minified) line through a map by name.
+fn drop_nested_twins(found: &mut Vec<Found>) {
+    let twins = |a: &Found, b: &Found| {
+        a.name == b.name
+            && a.kind == b.kind
+            && ((a.start <= b.start && b.end <= a.end) || (b.start <= a.start && a.end <= b.end))
+    };
+    let mut keep = vec![true; found.len()];
+    let mut from = 0;
+    while from < found.len() {
+        let line = found[from].line;
+        let to = from + found[from..].iter().take_while(|f| f.line == line).count();
+        if to - from <= 32 {
+            for i in from..to {
+                keep[i] = !(from..i).any(|j| keep[j] && twins(&found[j], &found[i]));
+            }
+        } else {
+            let mut kept: HashMap<(&str, SymbolKind), Vec<usize>> = HashMap::new();
+            for i in from..to {
+                let same = kept.entry((&found[i].name, found[i].kind)).or_default();
+                keep[i] = !same.iter().any(|&j| twins(&found[j], &found[i]));
+                if keep[i] {
+                    same.push(i);
+                }
+            }
+        }
+        from = to;
+    }
+    let mut at = 0;
+    found.retain(|_| {
+        at += 1;
+        keep[at - 1]
+    });
 }
 
 /// Each node beneath and including `root` that overlaps the byte range `(start, end)`, in
@@ -506,7 +559,7 @@ fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> 
         }
     }
     let (node, kind) = def?;
-    let name_node = name.or_else(|| declared_name(node))?;
+    let name_node = name.or_else(|| declared_name(node, &tagger.fields))?;
     let (name_node, qualifier) = unqualified(name_node);
     let name = name_text(kind, name_node, place)?;
     let owner = receiver
@@ -523,7 +576,7 @@ fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> 
         column: line_number(at.column),
         start_line: line_number(place.start_point(node).row),
         end_line: line_number(end_row(place, node)),
-        signature: signature(node, place),
+        signature: signature(node, place, &tagger.fields),
         owner,
         pattern: m.pattern,
         declared: kind == SymbolKind::Function && node.kind() == "declaration",
@@ -725,8 +778,8 @@ fn end_row(place: &Place<'_>, node: Node<'_>) -> usize {
 /// `f[3]`, `A::f`) to the identifier. C++'s reference declarator (`T& f()`, `T&& f()`)
 /// holds its declarator without a field name: its last named child; a conversion operator
 /// (`operator bool() const`) is named by its `operator_cast` ([`name_text`]).
-fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
-    let mut at = node.child_by_field_name("declarator")?;
+fn declared_name<'t>(node: Node<'t>, fields: &Fields) -> Option<Node<'t>> {
+    let mut at = field(node, fields.declarator)?;
     // A macro after a function's parameters (`end() const _GLIBCXX_NOEXCEPT {`, `f()
     // OVERRIDE {`) is taken for its declarator, and the function's own declarator is left
     // in an error before it: the function is named by that one.
@@ -751,7 +804,7 @@ fn declared_name(node: Node<'_>) -> Option<Node<'_>> {
                 .named_child_count()
                 .checked_sub(1)
                 .and_then(|last| at.named_child(u32::try_from(last).ok()?)),
-            _ => at.child_by_field_name("declarator"),
+            _ => field(at, fields.declarator),
         };
         match inner {
             Some(inner) => at = inner,
@@ -827,14 +880,14 @@ fn type_name(node: Node<'_>, place: &Place<'_>) -> Option<String> {
 
 /// A definition's head on one line: from its start to its body (or the end of its first
 /// line), whitespace collapsed, without the `{` or `:` that opens the body.
-fn signature(node: Node<'_>, place: &Place<'_>) -> String {
+fn signature(node: Node<'_>, place: &Place<'_>, fields: &Fields) -> String {
     let source = place.source;
     let start = place.start(head_start(node));
     // A head that ends in `:` (Python's) ends there: a comment may follow it, and a skimmed
     // parse has left the body's lines out before the one where its block starts.
-    let body = ["body", "members"]
-        .iter()
-        .find_map(|f| node.child_by_field_name(f))
+    let body = [fields.body, fields.members]
+        .into_iter()
+        .find_map(|f| field(node, f))
         .map(|b| {
             // The child before the body, but for comments (`Node::prev_sibling` would look
             // for it from the root down).
@@ -2045,5 +2098,32 @@ X=2
                 ("r", SymbolKind::Variable, None)
             ]
         );
+    }
+
+    /// The same on a line of a few definitions (held to one another one by one) and of many
+    /// (through a map): `exports.fN = function fN() {}` is one definition, each class's
+    /// `constructor` one of its own.
+    #[test]
+    fn twins_on_a_line_go_however_many_it_holds() {
+        for n in [3, 40] {
+            let source: String = (0..n)
+                .map(|i| {
+                    format!("class C{i}{{constructor(t){{}}}}exports.f{i}=function f{i}(){{}};")
+                })
+                .collect();
+            let defs = tags(Lang::JavaScript, source.as_bytes()).unwrap().defs;
+            let expected: Vec<(String, SymbolKind)> = (0..n)
+                .flat_map(|i| {
+                    [
+                        (format!("C{i}"), SymbolKind::Class),
+                        ("constructor".to_string(), SymbolKind::Method),
+                        (format!("f{i}"), SymbolKind::Function),
+                    ]
+                })
+                .collect();
+            let got: Vec<(String, SymbolKind)> =
+                defs.iter().map(|d| (d.name.clone(), d.kind)).collect();
+            assert_eq!(got, expected, "{n} on the line");
+        }
     }
 }

@@ -2718,6 +2718,15 @@ mod tests {
     }
 
     #[test]
+    fn cpp_raw_strings_hold_no_braces() {
+        let src = "auto a = R\"(}{)\";\nauto b = u8R\"d(\" } )d\";\nvoid f() { g(LR\"(})\"); }\nstruct S { int x; };\nint FOOR = 1;\n";
+        assert_eq!(
+            kept(Lang::Cpp, src),
+            "auto a = R\"(}{)\";\nauto b = u8R\"d(\" } )d\";\nvoid f() {}\nstruct S { int x; };\nint FOOR = 1;\n"
+        );
+    }
+
+    #[test]
     fn csharp_local_functions_with_a_generic_or_tuple_head_keep_their_body() {
         let src = "class C\n{\n    void M()\n    {\n        void Check<T>(T x) where T : B { }\n        Check<int>(1);\n    }\n    void N()\n    {\n        static (A, B) Make() => (a, b);\n    }\n    void O()\n    {\n        var y = (T) F(x);\n        G<int>(2);\n        return Foo<T>(x);\n    }\n    void P()\n    {\n        Should(() => Valid<S, D>());\n        p->Get<T>();\n    }\n}\n";
         assert_eq!(

@@ -2719,11 +2719,16 @@ mod tests {
 
     #[test]
     fn cpp_raw_strings_hold_no_braces() {
-        let src = "auto a = R\"(}{)\";\nauto b = u8R\"d(\" } )d\";\nvoid f() { g(LR\"(})\"); }\nstruct S { int x; };\nint FOOR = 1;\n";
-        assert_eq!(
-            kept(Lang::Cpp, src),
-            "auto a = R\"(}{)\";\nauto b = u8R\"d(\" } )d\";\nvoid f() {}\nstruct S { int x; };\nint FOOR = 1;\n"
-        );
+        // A quote inside: read as an ordinary string, the raw string would run on to the
+        // line's end and take the block's `}` with it.
+        for prefix in ["R", "u8R", "LR", "uR", "UR"] {
+            let src = format!("void f() {{ auto s = {prefix}\"x(\"{{)x\"; }} void h() {{ k(); }}\nint FOOR = 1;\n");
+            assert_eq!(
+                kept(Lang::Cpp, &src),
+                "void f() {} void h() {}\nint FOOR = 1;\n",
+                "{prefix}"
+            );
+        }
     }
 
     #[test]

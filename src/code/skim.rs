@@ -1294,7 +1294,7 @@ impl Lexer<'_> {
                 _ => false,
             },
             Lang::Java => {
-                if self.starts(b"\"\"\"") {
+                if b == b'"' && self.starts(b"\"\"\"") {
                     self.at += 3;
                     while self.at < self.src.len() && !self.starts(b"\"\"\"") {
                         self.at += if self.src[self.at] == b'\\' { 2 } else { 1 };
@@ -1431,6 +1431,10 @@ impl Lexer<'_> {
     /// C++'s `R"delim( … )delim"` (with `u8R`, `LR`, `uR`, `UR`).
     fn cpp_raw_string(&mut self) -> bool {
         let rest = &self.src[self.at..];
+        // Looked at before every token: most begin with none of the prefixes' letters.
+        if !matches!(rest.first(), Some(b'R' | b'u' | b'L' | b'U')) {
+            return false;
+        }
         let prefix = [&b"R\""[..], b"u8R\"", b"LR\"", b"uR\"", b"UR\""]
             .into_iter()
             .find(|p| rest.starts_with(p));
@@ -2711,6 +2715,20 @@ mod tests {
             kept(Lang::TypeScript, src),
             "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf();\n"
         );
+    }
+
+    #[test]
+    fn cpp_raw_strings_hold_no_braces() {
+        // A quote inside: read as an ordinary string, the raw string would run on to the
+        // line's end and take the block's `}` with it.
+        for prefix in ["R", "u8R", "LR", "uR", "UR"] {
+            let src = format!("void f() {{ auto s = {prefix}\"x(\"{{)x\"; }} void h() {{ k(); }}\nint FOOR = 1;\n");
+            assert_eq!(
+                kept(Lang::Cpp, &src),
+                "void f() {} void h() {}\nint FOOR = 1;\n",
+                "{prefix}"
+            );
+        }
     }
 
     #[test]

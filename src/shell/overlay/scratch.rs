@@ -42,8 +42,9 @@ pub struct Scratch {
     /// pass it ([`Started::settle`]).
     settle: bool,
     /// What is tidied once the command has started ([`Scratch::command_started`]): the
-    /// scratch directory's parent, where killed calls' directories are looked for, and the
-    /// work directory the spare's previous overlay left ([`SPENT`]).
+    /// scratch directory's parent, where killed calls' directories are looked for, and, for a
+    /// spare taken, the directory itself, where the work directories its previous overlays
+    /// left are ([`SPENT`]).
     tidy: Option<(PathBuf, Option<PathBuf>)>,
     /// That tidying, while the command runs; whether the spent work directory went.
     sweep: Option<std::thread::JoinHandle<bool>>,
@@ -118,9 +119,8 @@ impl Scratch {
             None => (started, true),
         };
         if let Some((dir, lock)) = claim_spare(&base) {
-            let spent = dir.join(SPENT);
-            let spent = fs::symlink_metadata(&spent).is_ok().then_some(spent);
-            return Ok(Scratch::at(dir, lock, started, settle, Some((base, spent))));
+            let taken = Some(dir.clone());
+            return Ok(Scratch::at(dir, lock, started, settle, Some((base, taken))));
         }
         let dir = tempfile::Builder::new()
             .prefix("run-")
@@ -227,10 +227,10 @@ impl Scratch {
     /// the spare's previous overlay left, in a thread, while the command runs (rather than
     /// holding its start up: each directory removed can wait for a synchronous discard).
     pub fn command_started(&mut self) {
-        if let Some((base, spent)) = self.tidy.take() {
+        if let Some((base, taken)) = self.tidy.take() {
             self.sweep = Some(std::thread::spawn(move || {
                 remove_abandoned(&base);
-                spent.map_or(true, |spent| remove_spent(&spent))
+                taken.map_or(true, |dir| spent_dirs(&dir).iter().all(|s| remove_spent(s)))
             }));
         }
     }
@@ -414,10 +414,14 @@ impl Drop for Scratch {
 
 impl Scratch {
     /// Keep the directory as the next call's spare, or remove it; it is not this value's any
-    /// longer (its drop does nothing more).
+    /// longer (its drop does nothing more). Set aside, it does not wait for the removal of
+    /// what its previous overlay left, which goes on meanwhile (a directory removed can wait
+    /// milliseconds for the file system's journal while other programs write: `sneaky-run`'s
+    /// exit waited for it); what is left of it is the next call's to remove.
     fn dispose(&mut self) {
-        let swept = self.swept();
-        if !(self.reusable.is_some() && swept && self.set_aside()) {
+        if !(self.reusable.is_some() && self.set_aside()) {
+            // The tree the removal works in goes whole: after it.
+            self.swept();
             remove_tree(&self.dir);
         }
         self.dir = PathBuf::new();
@@ -451,9 +455,18 @@ impl Scratch {
             && fs::read_dir(&upper)
                 .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| placeholder(&e))))
             && own_xattrs(&upper) == own_xattrs(&work);
-        let spent = self.dir.join(SPENT);
-        if !untouched || fs::symlink_metadata(&spent).is_ok() {
+        if !untouched {
             return false;
+        }
+        // Beside one still being removed (or that could not be), under a name of its own.
+        let mut spent = self.dir.join(SPENT);
+        if fs::symlink_metadata(&spent).is_ok() {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            spent = self
+                .dir
+                .join(format!("{SPENT}-{}_{nanos:x}", std::process::id()));
         }
         // Moved to another directory, `work/work` needs to be writable (its `..` changes).
         let inner = work.join("work");
@@ -534,10 +547,27 @@ fn open_up(inner: &Path) {
     }
 }
 
+/// The work directories previous overlays left in the scratch directory `dir` ([`SPENT`], and
+/// `spent-…` where one was set aside beside another still being removed).
+fn spent_dirs(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            name == SPENT || name.to_str().is_some_and(|n| n.starts_with("spent-"))
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
 /// Remove a tree whatever the modes in it (overlayfs makes its work directory mode 000).
 fn remove_tree(dir: &Path) {
     open_up(&dir.join("work").join("work"));
-    open_up(&dir.join(SPENT));
+    for spent in spent_dirs(dir) {
+        open_up(&spent);
+    }
     if fs::remove_dir_all(dir).is_ok() {
         return;
     }
@@ -661,6 +691,28 @@ mod tests {
         assert!(spare.join("lock").exists());
         drop(held);
         assert!(claim_spare(base.path()).is_some());
+    }
+
+    #[test]
+    fn a_spare_is_set_aside_beside_a_work_directory_still_being_removed() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let spare = make_spare(base.path());
+        // What the spare's previous overlay left, not removed yet when this call ends.
+        fs::create_dir_all(spare.join(SPENT).join("incompat/volatile")).expect("mkdir");
+        let (dir, lock) = claim_spare(base.path()).expect("the spare");
+        // What this call's overlay left.
+        fs::create_dir_all(dir.join("work/work/incompat/volatile")).expect("mkdir");
+        let mut scratch = Scratch::at(dir, lock, Started(0), false, None);
+        let gone = Gone::default();
+        gone.set();
+        scratch.command_ended(true, gone);
+        drop(scratch);
+        // The spare again, with both work directories, which the call taking it removes.
+        let spent = spent_dirs(&spare);
+        assert_eq!(spent.len(), 2, "{spent:?}");
+        assert!(spent.iter().all(|s| remove_spent(s)));
+        assert!(spent_dirs(&spare).is_empty());
+        assert!(spare.join("upper").is_dir() && spare.join("work").is_dir());
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //!
 //! What may not be listed: a kind that holds definitions without braces, such as a
 //! declaration of several (`const a = 1, b = 2`, Go's `const ( … )`, PHP's parameters, which
-//! declare promoted properties), a file or a namespace, C's `#if`, and in JavaScript and
-//! TypeScript any kind that may hold `o.f = x => …` (a definition with no braces) where code
-//! writes it: a declarator's value (`const f = exports.f = …`), a call's arguments, an
-//! operand (minified code's `a&&(i.f=e=>…)`). A list's names are the grammar's (a unit test
-//! of `parse`); `benches/skim_same.py` holds what the walk finds to what the whole walk of
-//! everything finds, file by file over real trees.
+//! declare promoted properties), a file or a namespace, or C's `#if`. In JavaScript and
+//! TypeScript a definition without braces has an arrow (`o.f = x => …`, which code writes in
+//! a declarator's value, `const f = exports.f = …`, in a call's arguments, in an operand:
+//! minified code's `a&&(i.f=e=>…)`), so there the walk goes into a listed kind's node that
+//! holds a `{` or a `=>`. A list's names are the grammar's (a unit test of `parse`);
+//! `benches/skim_same.py` holds what the walk finds to what the whole walk of everything
+//! finds, file by file over real trees.
 
 use super::Lang;
 
@@ -85,29 +86,59 @@ variadic_parameter_declaration
 ";
 
 const JAVASCRIPT: &str = "
+arguments
+array
+assignment_expression
+await_expression
+binary_expression
+call_expression
+expression_statement
 formal_parameters
 member_expression
+new_expression
+parenthesized_expression
+return_statement
+sequence_expression
+spread_element
 subscript_expression
 template_string
+ternary_expression
+unary_expression
+variable_declarator
 ";
 
 const TYPESCRIPT: &str = "
+arguments
+array
 array_type
+assignment_expression
+await_expression
+binary_expression
+call_expression
+expression_statement
 formal_parameters
 generic_type
 intersection_type
 literal_type
 member_expression
+new_expression
 optional_parameter
+parenthesized_expression
 required_parameter
+return_statement
+sequence_expression
+spread_element
 subscript_expression
 template_string
+ternary_expression
 tuple_type
 type_annotation
 type_arguments
 type_parameter
 type_parameters
+unary_expression
 union_type
+variable_declarator
 ";
 
 const JAVA: &str = "

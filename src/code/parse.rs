@@ -69,8 +69,9 @@ struct Tagger {
     /// at (`holds`); the walk for definitions goes into no other.
     holds: Vec<bool>,
     /// By kind id: whether such a node can lie beneath one of the kind only inside braces
-    /// (`super::braced`).
+    /// (`super::braced`), or in JavaScript and TypeScript after an arrow (`arrows`).
     braced: Vec<bool>,
+    arrows: bool,
     fields: Fields,
 }
 
@@ -122,6 +123,7 @@ fn tagger(lang: Lang) -> Result<&'static Tagger, String> {
             roles: Roles::of(&grammar),
             holds: holding(&grammar, super::holds::kinds(lang)),
             braced: holding(&grammar, super::braced::kinds(lang)),
+            arrows: matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx),
             fields: Fields::of(&grammar),
             kinds,
             patterns,
@@ -423,13 +425,16 @@ fn definitions<'t>(
     part: Part,
 ) -> Vec<Def> {
     let braced = part != Part::All;
-    // Where the parsed text has a `{`, for a node of a braced kind (comments and strings
-    // count too: the walk then goes in, as it would without the list).
-    let braces: Vec<usize> = if braced {
-        memchr::memchr_iter(b'{', place.parsed).collect()
-    } else {
-        Vec::new()
-    };
+    // Where the parsed text has a `{` (and a `=>`), for a node of a braced kind (comments
+    // and strings count too: the walk then goes in, as it would without the list).
+    let mut braces: Vec<usize> = Vec::new();
+    if braced {
+        braces.extend(memchr::memchr_iter(b'{', place.parsed));
+        if tagger.arrows {
+            braces.extend(memchr::memmem::find_iter(place.parsed, b"=>"));
+            braces.sort_unstable();
+        }
+    }
     let descend = |node: Node<'t>| {
         let kind = usize::from(node.kind_id());
         if !tagger.holds.get(kind).copied().unwrap_or(true) {

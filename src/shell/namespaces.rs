@@ -416,12 +416,13 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     .map_err(|e| err("read-only", root, &e))?;
     // Every device node is unusable (a disk cannot be opened, whatever its permissions),
     // except the harmless ones programs expect.
-    for dev in HARMLESS_DEVICES
-        .iter()
-        .map(Path::new)
-        .filter(|d| d.exists())
-    {
-        mount(Some(dev), dev, none, MsFlags::MS_BIND, none).map_err(|e| err("binding", dev, &e))?;
+    // One that does not exist is told by the bind itself (as below): no stat first.
+    for dev in HARMLESS_DEVICES.iter().map(Path::new) {
+        match mount(Some(dev), dev, none, MsFlags::MS_BIND, none) {
+            Ok(()) => {}
+            Err(nix::errno::Errno::ENOENT) => continue,
+            Err(e) => return Err(err("binding", dev, &e)),
+        }
         mount_setattr(dev, false, 0, MOUNT_ATTR_NODEV).map_err(|e| err("device", dev, &e))?;
     }
     for w in req.write {
@@ -471,9 +472,12 @@ fn build_mounts(req: &Request<'_>) -> Result<Mounted, String> {
     // protected, and as placed there): bound once, for a mount fewer to make and tear down.
     let mut bound = std::collections::HashSet::new();
     for p in req.read_only {
-        if bound.insert(p) && p.exists() {
-            bind(p, true).map_err(|e| err("binding read-only", p, &e))?;
+        if !bound.insert(p) {
+            continue;
         }
+        // Gone since the runner looked (or never there): nothing to hold. Told by the bind
+        // itself rather than a stat first, one system call less per path on every call.
+        bind_if_there(p, true).map_err(|e| err("binding read-only", p, &e))?;
     }
     // The working directory still points into the mount that was there before the binds.
     std::env::set_current_dir(req.cwd).map_err(|e| err("entering", req.cwd, &e))?;
@@ -510,6 +514,28 @@ fn bind(path: &Path, read_only: bool) -> std::io::Result<()> {
         MsFlags::MS_BIND | MsFlags::MS_REC,
         none,
     )?;
+    bound_as(path, read_only)
+}
+
+/// [`bind`], nothing where `path` does not exist (the bind said so: nothing was mounted). Any
+/// other failure, of the bind or of its attributes, is an error.
+fn bind_if_there(path: &Path, read_only: bool) -> std::io::Result<()> {
+    let none: Option<&str> = None;
+    match mount(
+        Some(path),
+        path,
+        none,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        none,
+    ) {
+        Ok(()) => bound_as(path, read_only),
+        Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The attributes of a bind of `path` just made: nodev and nosuid, and read-only or writable.
+fn bound_as(path: &Path, read_only: bool) -> std::io::Result<()> {
     let (set, clear) = if read_only {
         (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)
     } else {

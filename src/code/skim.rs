@@ -185,6 +185,17 @@ impl Rules {
         matches!(self.lang, Lang::C | Lang::Cpp)
     }
 
+    /// Whether a string may begin with the word character `b` (`Lexer::string`): Rust's
+    /// `b"`, `c"`, `r"`, C++'s raw `R"(`, `u8R"(`, `LR"(`, C#'s `$"`.
+    fn string_prefix(self, b: u8) -> bool {
+        match self.lang {
+            Lang::Rust => matches!(b, b'b' | b'c' | b'r'),
+            Lang::Cpp => matches!(b, b'R' | b'u' | b'L' | b'U'),
+            Lang::CSharp => b == b'$',
+            _ => false,
+        }
+    }
+
     /// Whether `Type name(` defines (a method, a local function, a C++ declaration).
     fn typed_calls_define(self) -> bool {
         matches!(self.lang, Lang::C | Lang::Cpp | Lang::Java | Lang::CSharp)
@@ -791,7 +802,10 @@ impl Lexer<'_> {
                 continue;
             }
             let line_start = std::mem::replace(&mut self.line_start, false);
-            if self.comment() {
+            // Most tokens are words, and a word begins no comment, directive or attribute,
+            // nor a string but for a few prefixes (`r"`, `u8R"(`, `$"`).
+            let word = is_word_start(b) && !self.rules.string_prefix(b);
+            if !word && self.comment() {
                 continue;
             }
             if line_start && b == b'#' && (self.rules.c_like() || self.rules.lang == Lang::CSharp) {
@@ -804,7 +818,7 @@ impl Lexer<'_> {
             if b == b'#' && self.rules.lang == Lang::Rust && self.attribute() {
                 continue;
             }
-            if self.string() {
+            if !word && self.string() {
                 self.token(Tok::Literal);
                 continue;
             }
@@ -2729,6 +2743,25 @@ mod tests {
                 "{prefix}"
             );
         }
+    }
+
+    #[test]
+    fn rust_raw_strings_hold_quotes_and_braces() {
+        for prefix in ["r", "br", "cr"] {
+            let src = format!("fn f() {{ let s = {prefix}#\"x\"{{\"#; }}\nfn g() {{ x(); }}\n");
+            assert_eq!(kept(Lang::Rust, &src), "fn f(){}\nfn g(){}\n", "{prefix}");
+        }
+    }
+
+    #[test]
+    fn csharp_interpolated_strings_hold_their_holes_braces() {
+        // Read as a word `$` and ordinary strings, the hole's `"}"` would leave a `}` out
+        // of any string, which would close the body.
+        let src = "class C\n{\n    void F()\n    {\n        var s = $\"{\"}\"}\";\n        if (a) { b(); }\n    }\n    void G() { }\n}\n";
+        assert_eq!(
+            kept(Lang::CSharp, src),
+            "class C\n{\n    void F()\n    {}\n    void G() {}\n}\n"
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! them. The walk for the definitions of outline and find_symbol (`parse::each_node`) does
 //! not go into such a node when its text holds no `{` (most of them: `List<int>`, `(a, b)`,
 //! `[Fact]`, `x.y`); a node a pattern starts at is still looked at itself, and the matcher
-//! reads its children on its own. One per line and sorted.
+//! reads its children on its own. One per line; C++ adds its own to C's, TypeScript its types
+//! to JavaScript's.
 //!
 //! What may not be listed: a kind that holds definitions without braces, such as a
 //! declaration of several (`const a = 1, b = 2`, Go's `const ( … )`, PHP's parameters, which
@@ -18,18 +19,23 @@
 
 use super::Lang;
 
-pub fn kinds(lang: Lang) -> &'static str {
-    match lang {
-        Lang::CSharp => CSHARP,
-        Lang::Go => GO,
-        Lang::JavaScript => JAVASCRIPT,
-        Lang::TypeScript | Lang::Tsx => TYPESCRIPT,
-        Lang::Java => JAVA,
-        Lang::Php => PHP,
-        Lang::C => C,
-        Lang::Cpp => CPP,
-        Lang::Rust | Lang::Python | Lang::Ruby | Lang::Bash => "",
-    }
+/// The language's kinds, sorted.
+pub fn kinds(lang: Lang) -> Vec<&'static str> {
+    let lists: &[&str] = match lang {
+        Lang::CSharp => &[CSHARP],
+        Lang::Go => &[GO],
+        Lang::JavaScript => &[JAVASCRIPT],
+        Lang::TypeScript | Lang::Tsx => &[JAVASCRIPT, TYPESCRIPT_TYPES],
+        Lang::Java => &[JAVA],
+        Lang::Php => &[PHP],
+        Lang::C => &[C],
+        Lang::Cpp => &[C, CPP_MORE],
+        Lang::Rust | Lang::Python | Lang::Ruby | Lang::Bash => &[],
+    };
+    let mut kinds: Vec<&str> = lists.iter().flat_map(|l| l.split_whitespace()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
 }
 
 const CSHARP: &str = "
@@ -107,38 +113,19 @@ unary_expression
 variable_declarator
 ";
 
-const TYPESCRIPT: &str = "
-arguments
-array
+const TYPESCRIPT_TYPES: &str = "
 array_type
-assignment_expression
-await_expression
-binary_expression
-call_expression
-expression_statement
-formal_parameters
 generic_type
 intersection_type
 literal_type
-member_expression
-new_expression
 optional_parameter
-parenthesized_expression
 required_parameter
-return_statement
-sequence_expression
-spread_element
-subscript_expression
-template_string
-ternary_expression
 tuple_type
 type_annotation
 type_arguments
 type_parameter
 type_parameters
-unary_expression
 union_type
-variable_declarator
 ";
 
 const JAVA: &str = "
@@ -207,20 +194,8 @@ sizeof_expression
 type_descriptor
 ";
 
-const CPP: &str = "
-argument_list
-attribute_specifier
-binary_expression
-call_expression
-cast_expression
-function_declarator
-init_declarator
-parameter_declaration
-parameter_list
-pointer_declarator
+const CPP_MORE: &str = "
 qualified_identifier
-sizeof_expression
 template_argument_list
 template_type
-type_descriptor
 ";

@@ -51,21 +51,15 @@ impl Stream {
         launcher_status: bool,
         ended: Option<Box<dyn FnOnce() + Send>>,
     ) -> (Stream, Reader) {
-        let shared = Arc::new(Mutex::new(Shared {
-            capture: Capture::new(cap),
-            status: None,
-        }));
+        let mut stream = Stream::unread(cap);
         let (tx, rx) = mpsc::channel();
+        stream.done = Some(rx);
         let reader = Reader {
-            shared: Arc::clone(&shared),
+            shared: Arc::clone(&stream.shared),
             buf: vec![0u8; FIRST_CHUNK],
             pending: launcher_status.then(Vec::new),
             done: tx,
             ended,
-        };
-        let stream = Stream {
-            shared,
-            done: Some(rx),
         };
         (stream, reader)
     }
@@ -92,11 +86,8 @@ impl Stream {
         let Some(mut pipe) = pipe else {
             return Stream::unread(cap);
         };
-        let (stream, mut reader) = Stream::with_reader(cap, launcher_status, ended);
-        std::thread::spawn(move || {
-            while reader.read_from(&mut pipe) {}
-            reader.end();
-        });
+        let (stream, reader) = Stream::with_reader(cap, launcher_status, ended);
+        std::thread::spawn(move || reader.read_to_end(&mut pipe));
         stream
     }
 
@@ -213,6 +204,12 @@ impl Reader {
         true
     }
 
+    /// Read `pipe` to its end (where the pipe has the thread to itself).
+    fn read_to_end(mut self, pipe: &mut dyn Read) {
+        while self.read_from(pipe) {}
+        self.end();
+    }
+
     /// The stream is at its end.
     fn end(self) {
         if let Some(p) = self.pending {
@@ -262,11 +259,8 @@ fn read_all(mut open: Vec<(Box<dyn Output>, Reader)>, mut watch: Option<Watch>) 
             }
         }
     }
-    for (mut pipe, mut reader) in open {
-        std::thread::spawn(move || {
-            while reader.read_from(&mut pipe) {}
-            reader.end();
-        });
+    for (mut pipe, reader) in open {
+        std::thread::spawn(move || reader.read_to_end(&mut pipe));
     }
     if let Some(w) = watch {
         std::thread::spawn(w.then);

@@ -506,6 +506,12 @@ fn pin_link(path: &Path) -> nix::Result<()> {
 
 /// Bind `path` onto itself, writable (nodev, nosuid) or read-only.
 fn bind(path: &Path, read_only: bool) -> std::io::Result<()> {
+    bind_mount(path)?;
+    bound_as(path, read_only)
+}
+
+/// Bind `path` (and the mounts beneath it) onto itself.
+fn bind_mount(path: &Path) -> nix::Result<()> {
     let none: Option<&str> = None;
     mount(
         Some(path),
@@ -513,21 +519,13 @@ fn bind(path: &Path, read_only: bool) -> std::io::Result<()> {
         none,
         MsFlags::MS_BIND | MsFlags::MS_REC,
         none,
-    )?;
-    bound_as(path, read_only)
+    )
 }
 
 /// [`bind`], nothing where `path` does not exist (the bind said so: nothing was mounted). Any
 /// other failure, of the bind or of its attributes, is an error.
 fn bind_if_there(path: &Path, read_only: bool) -> std::io::Result<()> {
-    let none: Option<&str> = None;
-    match mount(
-        Some(path),
-        path,
-        none,
-        MsFlags::MS_BIND | MsFlags::MS_REC,
-        none,
-    ) {
+    match bind_mount(path) {
         Ok(()) => bound_as(path, read_only),
         Err(nix::errno::Errno::ENOENT) => Ok(()),
         Err(e) => Err(e.into()),

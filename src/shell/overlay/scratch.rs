@@ -555,8 +555,10 @@ fn spent_dirs(dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .flatten()
         .filter(|e| {
-            let name = e.file_name();
-            name == SPENT || name.to_str().is_some_and(|n| n.starts_with("spent-"))
+            e.file_name().to_str().is_some_and(|n| {
+                n.strip_prefix(SPENT)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+            })
         })
         .map(|e| e.path())
         .collect()

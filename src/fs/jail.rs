@@ -888,12 +888,18 @@ impl DirHandle {
     /// opens every file asks for nothing more). Through rustix's system calls, not libc's
     /// wrappers: a grep makes these two calls for every file it searches.
     pub fn open_file_stat(&self, name: &OsStr) -> std::result::Result<(File, FileStatus), Errno> {
+        regular_file(self.open_file_unchecked(name)?.into())
+    }
+
+    /// The child `name` opened for reading as it is (not through a link; without blocking on
+    /// a FIFO), not checked to be a regular file.
+    pub fn open_file_unchecked(&self, name: &OsStr) -> std::result::Result<File, Errno> {
         use rustix::fs::OFlags;
         let flags =
             OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.fd, name, flags, rustix::fs::Mode::empty())
             .map_err(rustix_errno)?;
-        regular_file(fd)
+        Ok(File::from(fd))
     }
 
     /// This handle as a file, when it was opened on one (a walk that starts at a file).

@@ -162,30 +162,78 @@ impl PathList {
     /// The existing places the patterns name now (links not followed at the last component;
     /// nothing beneath a named directory is listed). At most [`MAX_EXPANDED`].
     pub fn expand(&self) -> Vec<PathBuf> {
+        self.expand_all().0
+    }
+
+    /// `expand`, and whether that is every place: no limit was reached and no directory a
+    /// wildcard looks into failed to list.
+    fn expand_all(&self) -> (Vec<PathBuf>, bool) {
         let mut out: Vec<PathBuf> = Vec::new();
-        let mut walked = 0;
+        let mut walk = Expansion {
+            walked: 0,
+            whole: true,
+        };
         for p in &self.patterns {
-            expand_pattern(p, &mut out, &mut walked);
+            expand_pattern(p, &mut out, &mut walk);
             if out.len() >= MAX_EXPANDED {
                 out.truncate(MAX_EXPANDED);
+                walk.whole = false;
                 break;
             }
         }
         out.sort();
         out.dedup();
-        out
+        (out, walk.whole)
     }
 
     /// (device, inode) of every regular file the list covers that exists now, beneath named
     /// directories too: a hard link elsewhere is the same file.
-    pub fn identities(&self) -> HashSet<(u64, u64)> {
-        let mut ids = HashSet::new();
+    pub fn identities(&self) -> Identities {
+        let (places, whole) = self.expand_all();
+        let mut ids = Identities {
+            ids: HashSet::new(),
+            one_name_each: whole,
+        };
         let mut budget = MAX_WALKED_DIRS;
-        for place in self.expand() {
+        for place in places {
             collect_files(&place, &mut ids, &mut budget);
         }
         ids
     }
+}
+
+/// The files a list covers, by identity.
+#[derive(Debug, Default)]
+pub struct Identities {
+    pub ids: HashSet<(u64, u64)>,
+    /// Every file the list covers was seen, and each has one name (one link): no file
+    /// elsewhere is one of them under another name.
+    pub one_name_each: bool,
+}
+
+impl Identities {
+    fn add(&mut self, file: &std::fs::Metadata) {
+        self.ids.insert((file.dev(), file.ino()));
+        self.one_name_each &= file.nlink() == 1;
+    }
+}
+
+/// How far expanding a list went.
+struct Expansion {
+    /// Directories a `**` looked into.
+    walked: usize,
+    /// No limit was reached, and no directory a wildcard looks into failed to list but for
+    /// not being there.
+    whole: bool,
+}
+
+/// Whether a directory that failed to list may still hold files: it is there, but unreadable
+/// (or a limit of the system stopped the listing).
+fn listing_failed(e: &std::io::Error) -> bool {
+    !matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
 }
 
 /// What resolving a list's patterns takes from outside the list, read once when the list is
@@ -297,8 +345,8 @@ pub struct DenyRead {
     /// resolved at once; which they are is told from each pattern's place alone.
     pub here: PathList,
     /// (device, inode) of every denied file, gathered the first time a file with more than
-    /// one link is opened.
-    ids: OnceLock<HashSet<(u64, u64)>>,
+    /// one link is opened, or a walk asks whether it need look.
+    ids: OnceLock<Identities>,
 }
 
 impl DenyRead {
@@ -345,41 +393,68 @@ impl DenyRead {
 
     /// Whether the file (device, inode) is a denied file under another name.
     pub fn by_identity(&self, dev: u64, ino: u64) -> bool {
-        self.ids
-            .get_or_init(|| self.all().identities())
-            .contains(&(dev, ino))
+        self.identities().ids.contains(&(dev, ino))
+    }
+
+    /// Whether every denied file has one name: then no other file is one of them, and a
+    /// file need not be looked at (`fstat`) to tell. Read once per list, the first time it
+    /// is asked.
+    pub fn one_name_each(&self) -> bool {
+        self.identities().one_name_each
+    }
+
+    fn identities(&self) -> &Identities {
+        self.ids.get_or_init(|| self.all().identities())
     }
 }
 
-fn collect_files(path: &Path, ids: &mut HashSet<(u64, u64)>, budget: &mut usize) {
+fn collect_files(path: &Path, ids: &mut Identities, budget: &mut usize) {
     // Followed: a named place that is a link names what it points to.
-    let Ok(meta) = std::fs::metadata(path) else {
-        return;
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) => {
+            // A place that went away meanwhile holds no file; one that cannot be seen may.
+            ids.one_name_each &= !listing_failed(&e);
+            return;
+        }
     };
     if meta.is_file() {
-        ids.insert((meta.dev(), meta.ino()));
+        ids.add(&meta);
         return;
     }
-    if !meta.is_dir() || *budget == 0 {
+    if !meta.is_dir() {
+        return;
+    }
+    if *budget == 0 {
+        ids.one_name_each = false;
         return;
     }
     *budget -= 1;
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return;
+    let entries = match std::fs::read_dir(path) {
+        Ok(entries) => entries,
+        Err(e) => {
+            ids.one_name_each &= !listing_failed(&e);
+            return;
+        }
     };
-    for e in entries.flatten() {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_file() {
-            if let Ok(m) = e.metadata() {
-                ids.insert((m.dev(), m.ino()));
-            }
-        } else if ft.is_dir() {
-            collect_files(&e.path(), ids, budget);
+    for e in entries {
+        let Ok(e) = e else {
+            ids.one_name_each = false;
+            continue;
+        };
+        match e.file_type() {
+            Ok(ft) if ft.is_file() => match e.metadata() {
+                Ok(m) => ids.add(&m),
+                Err(_) => ids.one_name_each = false,
+            },
+            Ok(ft) if ft.is_dir() => collect_files(&e.path(), ids, budget),
+            Ok(_) => {}
+            Err(_) => ids.one_name_each = false,
         }
     }
 }
 
-fn expand_pattern(p: &Pattern, out: &mut Vec<PathBuf>, walked: &mut usize) {
+fn expand_pattern(p: &Pattern, out: &mut Vec<PathBuf>, walk: &mut Expansion) {
     let mut current = vec![PathBuf::from("/")];
     for part in &p.parts {
         if current.is_empty() {
@@ -389,14 +464,18 @@ fn expand_pattern(p: &Pattern, out: &mut Vec<PathBuf>, walked: &mut usize) {
             let mut all = Vec::new();
             for d in &current {
                 all.push(d.clone());
-                descendants(d, &mut all, walked);
+                descendants(d, &mut all, walk);
             }
             current = all;
         } else if has_glob(part) {
             let mut next = Vec::new();
             for d in &current {
-                let Ok(entries) = std::fs::read_dir(d) else {
-                    continue;
+                let entries = match std::fs::read_dir(d) {
+                    Ok(entries) => entries,
+                    Err(e) => {
+                        walk.whole &= !listing_failed(&e);
+                        continue;
+                    }
                 };
                 for e in entries.flatten() {
                     if glob::component(part, e.file_name().as_bytes()) {
@@ -422,19 +501,24 @@ fn expand_pattern(p: &Pattern, out: &mut Vec<PathBuf>, walked: &mut usize) {
 }
 
 /// Every directory beneath `dir` (links not followed), within the walk budget.
-fn descendants(dir: &Path, out: &mut Vec<PathBuf>, walked: &mut usize) {
-    if *walked >= MAX_WALKED_DIRS || out.len() >= MAX_EXPANDED * 4 {
+fn descendants(dir: &Path, out: &mut Vec<PathBuf>, walk: &mut Expansion) {
+    if walk.walked >= MAX_WALKED_DIRS || out.len() >= MAX_EXPANDED * 4 {
+        walk.whole = false;
         return;
     }
-    *walked += 1;
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+    walk.walked += 1;
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            walk.whole &= !listing_failed(&e);
+            return;
+        }
     };
     for e in entries.flatten() {
         if e.file_type().is_ok_and(|t| t.is_dir()) {
             let sub = e.path();
             out.push(sub.clone());
-            descendants(&sub, out, walked);
+            descendants(&sub, out, walk);
         }
     }
 }
@@ -624,8 +708,32 @@ mod tests {
         let ids = list.identities();
         // b/c/keep beneath the named directory b counts too.
         let keep = std::fs::metadata(root.join("b/c/keep")).expect("keep");
-        assert!(ids.contains(&(keep.dev(), keep.ino())));
-        assert_eq!(ids.len(), 5);
+        assert!(ids.ids.contains(&(keep.dev(), keep.ino())));
+        assert_eq!(ids.ids.len(), 5);
+        assert!(ids.one_name_each);
+        // A second name for a denied file, even outside every pattern, is seen by its count
+        // of links.
+        std::fs::hard_link(root.join("b/c/keep"), root.join("elsewhere")).expect("link");
+        assert!(!list.identities().one_name_each);
+    }
+
+    #[test]
+    fn one_name_each_needs_every_place_seen() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path();
+        std::fs::write(root.join("key"), "k").expect("write");
+        std::fs::write(root.join("plain"), "p").expect("write");
+        // A wildcard beneath a file, or beneath nothing, can match nothing: still whole.
+        let list = PathList::resolve(&["key".into(), "plain/*".into(), "gone/*".into()], root);
+        let ids = list.identities();
+        assert_eq!(ids.ids.len(), 1);
+        assert!(ids.one_name_each);
+        // More places than are looked at: not known to be whole.
+        let many: Vec<String> = (0..MAX_EXPANDED + 1).map(|i| format!("f{i}")).collect();
+        for name in &many {
+            std::fs::write(root.join(name), "x").expect("write");
+        }
+        assert!(!PathList::resolve(&many, root).identities().one_name_each);
     }
 
     #[test]

@@ -151,6 +151,31 @@ impl Entry<'_> {
         }
         Some((file, st.size))
     }
+
+    /// `open_file_sized`, without the status where nothing needs it: when no file of the
+    /// read-deny list has a second name (so this file is none of them), the file is opened and
+    /// no more, and its size is None. Then it was a regular file when listed but may be
+    /// anything swapped in since (a FIFO), so the caller reads a bounded amount and asks for
+    /// the status ([`regular_size`]) before reading on. Saves one system call of the four a
+    /// searched file costs.
+    pub fn open_file_lean(&self) -> Option<(File, Option<u64>)> {
+        if self.is_start || !self.deny.map_or(true, DenyRead::one_name_each) {
+            return self
+                .open_file_sized()
+                .map(|(file, size)| (file, Some(size)));
+        }
+        let file = self.dir.open_file_unchecked(self.name).ok()?;
+        Some((file, None))
+    }
+}
+
+/// The size of an open file, if it is a regular file.
+// The status's field types differ between architectures.
+#[allow(clippy::useless_conversion)]
+pub fn regular_size(file: &File) -> Option<u64> {
+    let st = rustix::fs::fstat(file).ok()?;
+    (Kind::from_mode(st.st_mode.into()) == Kind::File)
+        .then(|| u64::try_from(st.st_size).unwrap_or(0))
 }
 
 /// Walk from `start`, calling a visitor for each entry that passes the filters. `make` builds

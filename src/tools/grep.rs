@@ -295,6 +295,18 @@ impl<'de> Deserialize<'de> for Counts {
     }
 }
 
+/// One `read` (again when interrupted): rustix's system call rather than libc's wrapper (made
+/// for every file searched).
+fn read_some(file: &std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match rustix::io::read(file, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// What one searched file yielded.
 pub enum Found {
     /// Output mode "content": its matching and context lines.
@@ -467,6 +479,7 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
         let mut searcher = searcher.build();
         let mut buf = Vec::new();
         let mut paths = sink.file_paths().map(Batch::new);
+        let mut checked = 0;
         move |entry: &walk::Entry<'_>| {
             if !matches!(entry.kind, Kind::File) {
                 return Flow::Continue;
@@ -474,7 +487,17 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
             if !sink.wants(entry.path) {
                 return Flow::Continue;
             }
-            let Some((file, size)) = entry.open_file_sized() else {
+            // A thread's first files are looked at as they are opened: a call that searches
+            // a few never reads the read-deny list's files to know it need not.
+            let opened = if checked < CHECKED_OPENS {
+                checked += 1;
+                entry
+                    .open_file_sized()
+                    .map(|(file, size)| (file, Some(size)))
+            } else {
+                entry.open_file_lean()
+            };
+            let Some((file, size)) = opened else {
                 return Flow::Continue;
             };
             let searched = search_file(
@@ -504,6 +527,12 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
 /// Files up to this size are read whole into the thread's buffer and searched there.
 const WHOLE_FILE_MAX: usize = 256 * 1024;
 
+/// What each thread opens with its status first (see `walk::Entry::open_file_lean`).
+const CHECKED_OPENS: usize = 64;
+
+/// The first read of a file opened without its size.
+const UNSIZED_READ: usize = 64 * 1024;
+
 /// What reading a file whole gave.
 enum Whole {
     /// The file: `buf[..len]`.
@@ -517,23 +546,39 @@ enum Whole {
 /// the size is the end (a regular file's read is short only there); any other short read
 /// reads on, until a read returns nothing, so a file that grew or shrank meanwhile is read as
 /// it is now.
-fn read_whole(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> io::Result<Whole> {
+///
+/// Without the size, one read of [`UNSIZED_READ`] bytes: short, it was the whole file; full,
+/// the file's status says whether it is a regular file (else it is not read on: a FIFO or
+/// device swapped in since the listing gives no more) and its size, and it is read on as
+/// above.
+fn read_whole(file: &mut std::fs::File, size: Option<u64>, buf: &mut Vec<u8>) -> io::Result<Whole> {
+    let (size, mut len) = match size {
+        Some(size) => (size, 0),
+        None => {
+            if buf.len() < UNSIZED_READ {
+                buf.resize(UNSIZED_READ, 0);
+            }
+            let len = read_some(file, &mut buf[..UNSIZED_READ])?;
+            if len < UNSIZED_READ {
+                return Ok(Whole::Read(len));
+            }
+            let size = walk::regular_size(file).ok_or(io::ErrorKind::InvalidInput)?;
+            (size, len)
+        }
+    };
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     if size >= WHOLE_FILE_MAX {
-        return Ok(Whole::Larger(0));
+        return Ok(Whole::Larger(len));
     }
-    let mut want = size + 1;
+    if len > 0 && len == size {
+        return Ok(Whole::Read(len));
+    }
+    let mut want = size.max(len) + 1;
     if buf.len() < want {
         buf.resize(want, 0);
     }
-    let mut len = 0;
     loop {
-        // rustix's system call rather than libc's wrapper (made for every file searched).
-        let n = match rustix::io::read(&*file, &mut buf[len..want]) {
-            Ok(n) => n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(e.into()),
-        };
+        let n = read_some(file, &mut buf[len..want])?;
         if n == 0 {
             return Ok(Whole::Read(len));
         }
@@ -582,7 +627,7 @@ impl Searched {
 fn search_file(
     path: &str,
     mut file: std::fs::File,
-    size: u64,
+    size: Option<u64>,
     buf: &mut Vec<u8>,
     (matcher, searcher): (&RegexMatcher, &mut Searcher),
     mode: OutputMode,
@@ -1094,6 +1139,63 @@ fn text_piece(found: &Found) -> Piece {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn whole(file: &mut std::fs::File, size: Option<u64>) -> (String, Vec<u8>) {
+        let mut buf = Vec::new();
+        match read_whole(file, size, &mut buf) {
+            Ok(Whole::Read(len)) => ("read".into(), buf[..len].to_vec()),
+            Ok(Whole::Larger(len)) => ("larger".into(), buf[..len].to_vec()),
+            Err(e) => (format!("error {}", e.kind()), Vec::new()),
+        }
+    }
+
+    /// Read with its size or without: the same bytes, whatever the size against the first
+    /// read and the largest file read whole.
+    #[test]
+    fn files_read_whole_with_or_without_their_size() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        for len in [
+            0,
+            1,
+            UNSIZED_READ - 1,
+            UNSIZED_READ,
+            UNSIZED_READ + 1,
+            WHOLE_FILE_MAX - 1,
+            WHOLE_FILE_MAX,
+        ] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let path = tmp.path().join(format!("f{len}"));
+            std::fs::write(&path, &bytes).expect("write");
+            for size in [Some(len as u64), None] {
+                let mut file = std::fs::File::open(&path).expect("open");
+                let (how, read) = whole(&mut file, size);
+                if len >= WHOLE_FILE_MAX {
+                    // The rest is read by the searcher from the file.
+                    assert_eq!(how, "larger", "{len} {size:?}");
+                    assert!(bytes.starts_with(&read), "{len} {size:?}");
+                } else {
+                    assert_eq!((how.as_str(), read.len()), ("read", len), "{size:?}");
+                    assert!(read == bytes, "{len} {size:?}");
+                }
+            }
+        }
+    }
+
+    /// Opened without a look at its status, a file may be anything swapped in since the
+    /// listing: a pipe that fills the first read is not read on.
+    #[test]
+    fn a_full_first_read_of_a_pipe_stops_there() {
+        // Not blocking, as the walk opens files: a read on is an error, not a wait.
+        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK).expect("pipe");
+        let mut w = std::fs::File::from(w);
+        io::Write::write_all(&mut w, &vec![b'x'; UNSIZED_READ]).expect("fill");
+        let mut r = std::fs::File::from(r);
+        let (how, _) = whole(&mut r, None);
+        assert_eq!(how, format!("error {}", io::ErrorKind::InvalidInput));
+        // A short one is read as a whole file: what the pipe held.
+        io::Write::write_all(&mut w, b"abc").expect("write");
+        assert_eq!(whole(&mut r, None), ("read".into(), b"abc".to_vec()));
+    }
 
     fn line_text(bytes: &[u8]) -> String {
         let mut out = String::new();

@@ -270,6 +270,37 @@ fn commands_cannot_read_the_read_deny_list() {
     );
 }
 
+/// A walk that searches many files opens the later ones without looking at them (one system
+/// call less each) only while no denied file has a second name: a hard link to one, far
+/// beyond the first files each thread opens, is still not read.
+#[test]
+fn grep_over_many_files_still_skips_a_hard_link_to_a_denied_file() {
+    let (w, creds) = secret_ws();
+    for i in 0..400 {
+        w.write(&format!("many/f{i:03}.txt"), "SNEAKY-PLAIN\n");
+    }
+    std::fs::hard_link(creds.join("token"), w.root.join("many/zz-token")).expect("link");
+    let args = json!({"pattern": "SNEAKY", "hidden": true, "max_results": 1000});
+    let out = text(w.call("sneaky-grep", args.clone()).ok());
+    assert!(!out.contains(SECRET), "{out}");
+    assert!(
+        !out.contains("zz-token") && !out.contains("env-hardlink"),
+        "{out}"
+    );
+    assert_eq!(out.matches("SNEAKY-PLAIN").count(), 400, "{out}");
+    // Without a second name anywhere, every file is still searched, the later ones opened
+    // lean: the same 400 lines, and a large file read whole past its first read.
+    for name in ["many/zz-token", "env-hardlink"] {
+        std::fs::remove_file(w.root.join(name)).expect("rm");
+    }
+    let big = format!("{}SNEAKY-END\n", "filler line\n".repeat(20_000));
+    w.write("many/zzz-big.txt", &big);
+    let out = text(w.call("sneaky-grep", args).ok());
+    assert!(!out.contains(SECRET), "{out}");
+    assert_eq!(out.matches("SNEAKY-PLAIN").count(), 400, "{out}");
+    assert!(out.contains("\"line\":20001"), "{out}");
+}
+
 /// Writes that would plant a file which runs code when a person opens the project: the
 /// file tools refuse them naming the key, and nothing is created or changed.
 #[test]

@@ -87,7 +87,11 @@ pub fn call_result(tool: &str, outcome: crate::error::Result<Value>, dialect: Di
         (None, Err(e)) => model::error_text(e.code(), &e.message()),
     };
     let mut result = Map::new();
-    let mut content = vec![json!({"type": "text", "text": text})];
+    // The text moved in, not copied as `json!` would.
+    let mut block = Map::with_capacity(2);
+    block.insert("type".into(), "text".into());
+    block.insert("text".into(), Value::String(text));
+    let mut content = vec![Value::Object(block)];
     if let Some(image) = outcome.as_ref().ok().and_then(image_block) {
         content.push(image);
     }

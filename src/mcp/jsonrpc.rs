@@ -72,8 +72,14 @@ pub fn id_key(id: &Value) -> String {
     id.to_string()
 }
 
+/// The response carrying `result`, moved into it (`json!` would copy it whole: it turns
+/// each value it is given into a new one, a read's content and all).
 pub fn response(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    let mut msg = Map::with_capacity(3);
+    msg.insert("jsonrpc".into(), "2.0".into());
+    msg.insert("id".into(), id.clone());
+    msg.insert("result".into(), result);
+    Value::Object(msg)
 }
 
 pub fn error_response(id: &Value, code: i64, message: impl Into<String>) -> Value {

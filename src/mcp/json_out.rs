@@ -50,41 +50,53 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
     }
 }
 
-/// Whether any of the 8 bytes is a control character (< 0x20), `"` or `\` (exact: no byte
-/// is reported that is not there, none is missed).
-fn needs_escape(word: u64) -> bool {
+/// The bytes of `word` that are a control character (< 0x20), `"` or `\`, each marked by its
+/// high bit. The lowest mark is exact (a borrow can only mark a byte above a marked one), so
+/// `trailing_zeros() / 8` is the first such byte; none is missed.
+fn escape_marks(word: u64) -> u64 {
     let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
     let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
-    (below_space | quote | backslash) != 0
+    below_space | quote | backslash
 }
 
-/// Append `s` as a JSON string, escaped as serde_json escapes it.
+fn needs_escape_byte(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// The first byte at or after `at` that JSON escapes: 16 bytes at a time as two words, the
+/// last few one by one.
+fn next_escape(bytes: &[u8], mut at: usize) -> Option<usize> {
+    while let Some(chunk) = bytes.get(at..at + 16) {
+        let (low, high) = chunk.split_at(8);
+        let word = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or([0; 8]));
+        let (low, high) = (escape_marks(word(low)), escape_marks(word(high)));
+        if low != 0 {
+            return Some(at + (low.trailing_zeros() / 8) as usize);
+        }
+        if high != 0 {
+            return Some(at + 8 + (high.trailing_zeros() / 8) as usize);
+        }
+        at += 16;
+    }
+    let rest = bytes.get(at..)?;
+    rest.iter()
+        .position(|&b| needs_escape_byte(b))
+        .map(|i| at + i)
+}
+
+/// Append `s` as a JSON string, escaped as serde_json escapes it: the runs between the bytes
+/// to escape are copied whole.
 fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut copied = 0; // bytes before this are in `out`
-    let mut at = 0;
-    while at < bytes.len() {
-        if let Some(Ok(word)) = bytes.get(at..at + 8).map(<[u8; 8]>::try_from) {
-            if !needs_escape(u64::from_le_bytes(word)) {
-                at += 8;
-                continue;
-            }
-        }
-        // This group of 8 (or the last few bytes) holds something to escape: byte by byte.
-        let end = (at + 8).min(bytes.len());
-        while at < end {
-            let byte = bytes[at];
-            if byte < 0x20 || byte == b'"' || byte == b'\\' {
-                out.extend_from_slice(&bytes[copied..at]);
-                write_escape(out, byte);
-                copied = at + 1;
-            }
-            at += 1;
-        }
+    while let Some(at) = next_escape(bytes, copied) {
+        out.extend_from_slice(&bytes[copied..at]);
+        write_escape(out, bytes[at]);
+        copied = at + 1;
     }
     out.extend_from_slice(&bytes[copied..]);
     out.push(b'"');
@@ -107,7 +119,9 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
             return;
         }
     };
-    out.extend_from_slice(&[b'\\', short]);
+    // Two pushes: extending by a two-byte slice is a call to memcpy.
+    out.push(b'\\');
+    out.push(short);
 }
 
 #[cfg(test)]
@@ -127,9 +141,9 @@ mod tests {
 
     #[test]
     fn every_character_class_is_escaped_as_serde_json_does() {
-        // Every ASCII byte, at every offset within a group of 8, and non-ASCII text.
+        // Every ASCII byte, at every offset within a group of 16, and non-ASCII text.
         let all: String = (0u8..=0x7f).map(char::from).collect();
-        for shift in 0..9 {
+        for shift in 0..17 {
             let s = format!(
                 "{}{all}é€😀\u{2028}{}",
                 "a".repeat(shift),
@@ -151,6 +165,25 @@ mod tests {
         }
         let long: String = "line of text with \"quotes\" and \\ and a tab\t\n".repeat(100);
         same_as_serde(&json!(long));
+    }
+
+    /// Two bytes to escape, or one beside non-ASCII text (bytes of 0x80 and above), at every
+    /// pair of places in and across the groups of 16: each is found, none too early.
+    #[test]
+    fn escapes_are_found_wherever_they_stand() {
+        let specials = ['\n', '\t', '"', '\\', '\u{0}', '\u{1f}', ' ', '!', 'é', '€'];
+        for len in [15, 16, 17, 33] {
+            for i in 0..len {
+                for j in i..len {
+                    for (a, b) in [(0, 1), (2, 3), (4, 8), (5, 9), (6, 7)] {
+                        let mut text: Vec<char> = vec!['x'; len];
+                        text[i] = specials[a];
+                        text[j] = specials[b];
+                        same_as_serde(&Value::String(text.into_iter().collect()));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

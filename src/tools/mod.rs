@@ -324,6 +324,11 @@ pub trait Tool {
     fn changed(_result: &Self::Output) -> Vec<&str> {
         Vec::new()
     }
+    /// The result as a JSON value, for the hosts. serde copies every string into the value;
+    /// a tool whose result holds a large one moves it in instead (read_file: the content).
+    fn into_value(result: Self::Output) -> serde_json::Result<Value> {
+        serde_json::to_value(result)
+    }
 }
 
 /// A tool's streaming `--format text` runner: writes the text to `out` as it goes and says how
@@ -713,7 +718,7 @@ fn run_json<T: Tool>(args: Value, ctx: &Context) -> Result<Value> {
     let args = parse_args::<T::Args>(args, T::SCHEMA)?;
     let out = T::run_hosted(args, ctx)?;
     crate::shell::jobs::mirror::announce(&ctx.ws, &T::changed(&out));
-    serde_json::to_value(out)
+    T::into_value(out)
         .map_err(|e| Error::new(ErrorKind::Internal, format!("serializing the result: {e}")))
 }
 

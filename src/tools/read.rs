@@ -11,6 +11,7 @@ use std::os::unix::fs::FileExt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{committed_schema, Calls, Cli, Context, Doc, Hints, TextExample, Tool, ToolName};
 use crate::error::{Error, ErrorKind, Result};
@@ -220,6 +221,17 @@ impl Tool for ReadFile {
 
     fn run(args: ReadArgs, ctx: &Context) -> Result<ReadResult> {
         read(args, ctx)
+    }
+
+    /// The content moved into its place rather than copied (a tenth of a 4 KB read's time
+    /// through sneaky-mcp went to that copy).
+    fn into_value(mut result: ReadResult) -> serde_json::Result<Value> {
+        let content = std::mem::take(&mut result.content);
+        let mut value = serde_json::to_value(result)?;
+        if let Some(slot) = value.get_mut("content") {
+            *slot = Value::String(content);
+        }
+        Ok(value)
     }
 
     /// `path (lines a-b of N)`, then the content unchanged; for an image, what it is (the image
@@ -512,7 +524,9 @@ fn read_bounded(file: std::fs::File, size: u64, max: u64, path: &str) -> Result<
 /// Text when the bytes hold no NUL in their first 8 KiB and are valid UTF-8.
 pub fn text_or_binary(bytes: Vec<u8>, path: &str) -> Result<String> {
     let head = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
-    if head.contains(&0) {
+    // memchr's SSE2 search: `contains` looks at a word at a time (4,400 instructions of a
+    // 4 KB read, a fifth of the read's own through sneaky-mcp).
+    if crate::text::find_byte(0, head).is_some() {
         return Err(binary(path, "it contains NUL bytes"));
     }
     String::from_utf8(bytes).map_err(|e| {
@@ -613,6 +627,22 @@ fn read_range(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The value the hosts get is the one serde makes, key for key and in the same order.
+    #[test]
+    fn the_moved_content_is_where_serde_puts_it() {
+        let mut image = ReadResult::text("a.png".into(), "iVBOR".into(), 0, (1, 0));
+        image.encoding = Some("base64".into());
+        image.mime_type = Some("image/png".into());
+        for result in [
+            ReadResult::text("a.txt".into(), "one\n\"two\"\n".into(), 2, (1, 2)),
+            image,
+        ] {
+            let serde = serde_json::to_value(&result).expect("serde");
+            let moved = ReadFile::into_value(result).expect("moved");
+            assert_eq!(moved.to_string(), serde.to_string());
+        }
+    }
 
     #[test]
     fn counts_lines_like_an_editor() {

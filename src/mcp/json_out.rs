@@ -1,13 +1,16 @@
 //! Writing an outgoing message as JSON, byte for byte what `serde_json::to_writer` writes for
-//! the same `Value`, with a string escaper that looks at 8 bytes at a time.
+//! the same `Value`, with a string escaper that looks at 16 bytes at a time.
 //!
 //! Why not serde_json's own writer: a read_file answer carries the file's content twice (the
 //! text for the model and `structuredContent`), and serde_json escapes strings one byte at a
 //! time through a table (`format_escaped_str`, ~12% of the server's CPU under
 //! benches/mcp_bench.sh's 4 KB reads; opt-level 3 for serde_json did not change that
 //! measurably). Text needs escaping rarely (quotes, backslashes, control characters such as
-//! newlines), so whole runs of 8 bytes without any of them are passed over with a few integer
-//! operations and copied in one piece. Numbers are still written by serde_json.
+//! newlines), so whole runs of bytes without any of them are passed over with a few integer
+//! operations and copied in one piece; and the content's second time is copied from its first
+//! escaped bytes. Numbers are still written by serde_json.
+
+use std::ops::Range;
 
 use serde_json::Value;
 
@@ -16,38 +19,87 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// Append `value` as compact JSON (the same bytes as `serde_json::to_writer`).
 pub fn write_value(out: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => {
-            // Writing into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *out, n);
-        }
-        Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, item);
+    Writer { out, last: None }.value(value);
+}
+
+/// Strings at least this long are remembered as written, for a later one that ends the same.
+const LONG: usize = 256;
+
+/// A message being written, and the last long string written in it.
+struct Writer<'v, 'o> {
+    out: &'o mut Vec<u8>,
+    /// The string, and where its escaped bytes (between the quotes) are in `out`.
+    last: Option<(&'v str, Range<usize>)>,
+}
+
+impl<'v> Writer<'v, '_> {
+    fn value(&mut self, value: &'v Value) {
+        match value {
+            Value::Null => self.out.extend_from_slice(b"null"),
+            Value::Bool(true) => self.out.extend_from_slice(b"true"),
+            Value::Bool(false) => self.out.extend_from_slice(b"false"),
+            Value::Number(n) => {
+                // Writing into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *self.out, n);
             }
-            out.push(b']');
-        }
-        Value::Object(map) => {
-            out.push(b'{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
+            Value::String(s) => self.string(s),
+            Value::Array(items) => {
+                self.out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.value(item);
                 }
-                write_str(out, key);
-                out.push(b':');
-                write_value(out, item);
+                self.out.push(b']');
             }
-            out.push(b'}');
+            Value::Object(map) => {
+                self.out.push(b'{');
+                for (i, (key, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    write_str(self.out, key);
+                    self.out.push(b':');
+                    self.value(item);
+                }
+                self.out.push(b'}');
+            }
         }
     }
+
+    /// A string; when a long one ends the last long string written (a read's content, after
+    /// the text for the model that holds it below a line of its own), its escaped bytes are
+    /// copied from there rather than escaped again.
+    fn string(&mut self, s: &'v str) {
+        if s.len() < LONG {
+            return write_str(self.out, s);
+        }
+        if let Some((last, escaped)) = &self.last {
+            if let Some(head) = last.strip_suffix(s) {
+                let from = escaped.start + escaped_len(head);
+                let to = escaped.end;
+                self.out.push(b'"');
+                self.out.extend_from_within(from..to);
+                self.out.push(b'"');
+                return;
+            }
+        }
+        let start = self.out.len() + 1;
+        write_str(self.out, s);
+        self.last = Some((s, start..self.out.len() - 1));
+    }
+}
+
+/// How many bytes `s` takes escaped (without the quotes).
+fn escaped_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The bytes of `word` that are a control character (< 0x20), `"` or `\`, each marked by its
@@ -184,6 +236,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A long string that ends the long one before it (a read's content after the text that
+    /// holds it) is copied from its escaped bytes: the same as serde_json, whatever the head
+    /// holds to escape; one that does not end it, or a short one, is escaped as usual.
+    #[test]
+    fn a_string_that_ends_the_last_long_one_is_written_as_serde_json_writes_it() {
+        let content = "line \"one\"\n\tline two \\ é\u{1}\n".repeat(20);
+        for head in ["", "a.txt (lines 1-40 of 40)\n", "\"q\"\t\u{7}é\n"] {
+            let text = format!("{head}{content}");
+            same_as_serde(&json!({"content": [{"type": "text", "text": text}],
+                                  "structuredContent": {"content": content, "again": content},
+                                  "other": format!("{content}x"), "short": "\n"}));
+        }
+        let long_head = "h".repeat(LONG);
+        same_as_serde(&json!([
+            format!("{long_head}{content}"),
+            content,
+            long_head
+        ]));
     }
 
     #[test]

@@ -886,7 +886,7 @@ impl DirHandle {
 
     /// `open_file`, with the status it was checked by (one `fstat` for both: a walk that
     /// opens every file asks for nothing more). Through rustix's system calls, not libc's
-    /// wrappers: a grep makes these two calls for every file it searches.
+    /// wrappers: a walk makes these calls for every file it opens.
     pub fn open_file_stat(&self, name: &OsStr) -> std::result::Result<(File, FileStatus), Errno> {
         regular_file(self.open_file_unchecked(name)?.into())
     }

@@ -345,7 +345,7 @@ pub struct DenyRead {
     /// resolved at once; which they are is told from each pattern's place alone.
     pub here: PathList,
     /// (device, inode) of every denied file, gathered the first time a file with more than
-    /// one link is opened, or a walk asks whether it need look.
+    /// one link is opened.
     ids: OnceLock<Identities>,
 }
 
@@ -397,10 +397,10 @@ impl DenyRead {
     }
 
     /// Whether every denied file has one name: then no other file is one of them, and a
-    /// file need not be looked at (`fstat`) to tell. Read once per list, the first time it
-    /// is asked.
+    /// file need not be looked at (`fstat`) to tell. Looked at anew at each call (a walk asks
+    /// once), so that a long-lived host sees a link made since its last call.
     pub fn one_name_each(&self) -> bool {
-        self.identities().one_name_each
+        self.all().identities().one_name_each
     }
 
     fn identities(&self) -> &Identities {

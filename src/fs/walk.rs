@@ -127,6 +127,9 @@ pub struct Entry<'a> {
     is_start: bool,
     /// The read-deny list, whose files are not opened under another name (a hard link).
     deny: Option<&'a DenyRead>,
+    /// The walk's answer to whether each of the list's files has one name (None: the walk
+    /// started at this file).
+    one_name_each: Option<&'a OnceLock<bool>>,
 }
 
 impl Entry<'_> {
@@ -159,7 +162,12 @@ impl Entry<'_> {
     /// the status ([`regular_size`]) before reading on. Saves one system call of the four a
     /// searched file costs.
     pub fn open_file_lean(&self) -> Option<(File, Option<u64>)> {
-        if self.is_start || !self.deny.map_or(true, DenyRead::one_name_each) {
+        let lean = match (self.one_name_each, self.deny) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(answer), Some(deny)) => *answer.get_or_init(|| deny.one_name_each()),
+        };
+        if !lean {
             return self
                 .open_file_sized()
                 .map(|(file, size)| (file, Some(size)));
@@ -198,6 +206,7 @@ where
             dir: &start.handle,
             is_start: true,
             deny: deny.as_deref(),
+            one_name_each: None,
         });
         return;
     }
@@ -220,6 +229,7 @@ where
         quit: AtomicBool::new(false),
         cancel: crate::cancel::Cancel::current(),
         global: OnceLock::new(),
+        one_name_each: OnceLock::new(),
         denied_here: deny
             .as_ref()
             .filter(|d| !d.here.is_empty())
@@ -322,6 +332,9 @@ struct Shared {
     /// The read-deny list: denied entries are skipped (not reported, not entered), and a
     /// denied file is not opened under another name.
     deny: Option<Arc<DenyRead>>,
+    /// Whether every file of the read-deny list has one name, looked at once per walk, the
+    /// first time a visitor asks (`Entry::open_file_lean`).
+    one_name_each: OnceLock<bool>,
     /// The workspace root, when some of the read-deny list can lie in the workspace.
     denied_here: Option<std::path::PathBuf>,
 }
@@ -578,6 +591,7 @@ where
             dir: dir.handle,
             is_start: false,
             deny: shared.deny.as_deref(),
+            one_name_each: Some(&shared.one_name_each),
         });
         match flow {
             Flow::Quit => {

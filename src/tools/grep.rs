@@ -295,18 +295,6 @@ impl<'de> Deserialize<'de> for Counts {
     }
 }
 
-/// One `read` (again when interrupted): rustix's system call rather than libc's wrapper (made
-/// for every file searched).
-fn read_some(file: &std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        match rustix::io::read(file, &mut *buf) {
-            Ok(n) => return Ok(n),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
 /// What one searched file yielded.
 pub enum Found {
     /// Output mode "content": its matching and context lines.
@@ -595,6 +583,18 @@ fn read_whole(file: &mut std::fs::File, size: Option<u64>, buf: &mut Vec<u8>) ->
             if buf.len() < want {
                 buf.resize(want, 0);
             }
+        }
+    }
+}
+
+/// One `read` (again when interrupted): rustix's system call rather than libc's wrapper (made
+/// for every file searched).
+fn read_some(file: &std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match rustix::io::read(file, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         }
     }
 }

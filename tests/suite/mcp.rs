@@ -167,6 +167,35 @@ fn malformed_json_gets_a_parse_error_and_serving_goes_on() {
     assert_eq!(status, 0);
 }
 
+/// A long-lived server asks again at each grep whether a denied file has a second name: a
+/// hard link made between two calls, far beyond the files a thread opens looking at each, is
+/// not read.
+#[test]
+fn a_hard_link_made_between_two_greps_is_not_read() {
+    let w = util::ws();
+    let creds = w.outside().join("creds");
+    std::fs::create_dir_all(&creds).expect("mkdir");
+    std::fs::write(creds.join("token"), "SNEAKY-SECRET-7\n").expect("write");
+    w.user_config(&format!(
+        "extra_deny_read = [{:?}]\n",
+        creds.display().to_string()
+    ));
+    for i in 0..400 {
+        w.write(&format!("many/f{i:03}.txt"), "SNEAKY-PLAIN\n");
+    }
+    let mut s = start(&w, &[]);
+    s.initialize("2025-06-18", json!({}));
+    let args = json!({"pattern": "SNEAKY", "max_results": 1000});
+    let first = s.call(1, "grep_files", args.clone()).to_string();
+    assert_eq!(first.matches("SNEAKY-PLAIN").count() % 400, 0, "{first}");
+    std::fs::hard_link(creds.join("token"), w.root.join("many/zz-token")).expect("link");
+    let second = s.call(2, "grep_files", args).to_string();
+    assert!(!second.contains("SNEAKY-SECRET"), "{second}");
+    assert!(second.contains("SNEAKY-PLAIN"), "{second}");
+    let (_, status, _) = s.finish();
+    assert_eq!(status, 0);
+}
+
 #[test]
 fn invalid_requests_and_bad_params_are_protocol_errors() {
     let w = util::ws();

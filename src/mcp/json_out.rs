@@ -91,15 +91,12 @@ impl<'v> Writer<'v, '_> {
     }
 }
 
-/// How many bytes `s` takes escaped (without the quotes).
+/// How many bytes `s` takes escaped (without the quotes): escaped as `write_str` escapes it,
+/// so that the two cannot disagree (`s` is a line, the head before a repeated content).
 fn escaped_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
-            0..=0x1f => 6,
-            _ => 1,
-        })
-        .sum()
+    let mut escaped = Vec::with_capacity(s.len() + 2);
+    write_str(&mut escaped, s);
+    escaped.len() - 2
 }
 
 /// The bytes of `word` that are a control character (< 0x20), `"` or `\`, each marked by its

@@ -127,9 +127,8 @@ pub struct Entry<'a> {
     is_start: bool,
     /// The read-deny list, whose files are not opened under another name (a hard link).
     deny: Option<&'a DenyRead>,
-    /// The walk's answer to whether each of the list's files has one name (None: the walk
-    /// started at this file).
-    one_name_each: Option<&'a OnceLock<bool>>,
+    /// The walk's answer to whether each of the list's files has one name.
+    one_name_each: &'a OnceLock<bool>,
 }
 
 impl Entry<'_> {
@@ -162,11 +161,10 @@ impl Entry<'_> {
     /// the status ([`regular_size`]) before reading on. Saves one system call of the four a
     /// searched file costs.
     pub fn open_file_lean(&self) -> Option<(File, Option<u64>)> {
-        let lean = match (self.one_name_each, self.deny) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(answer), Some(deny)) => *answer.get_or_init(|| deny.one_name_each()),
-        };
+        let lean = !self.is_start
+            && self.deny.map_or(true, |deny| {
+                *self.one_name_each.get_or_init(|| deny.one_name_each())
+            });
         if !lean {
             return self
                 .open_file_sized()
@@ -206,7 +204,7 @@ where
             dir: &start.handle,
             is_start: true,
             deny: deny.as_deref(),
-            one_name_each: None,
+            one_name_each: &OnceLock::new(),
         });
         return;
     }
@@ -591,7 +589,7 @@ where
             dir: dir.handle,
             is_start: false,
             deny: shared.deny.as_deref(),
-            one_name_each: Some(&shared.one_name_each),
+            one_name_each: &shared.one_name_each,
         });
         match flow {
             Flow::Quit => {

@@ -1445,8 +1445,8 @@ impl Lexer<'_> {
     /// C++'s `R"delim( … )delim"` (with `u8R`, `LR`, `uR`, `UR`).
     fn cpp_raw_string(&mut self) -> bool {
         let rest = &self.src[self.at..];
-        // Looked at before every token: most begin with none of the prefixes' letters.
-        if !matches!(rest.first(), Some(b'R' | b'u' | b'L' | b'U')) {
+        // Most tokens begin with none of the prefixes' letters.
+        if !rest.first().is_some_and(|&b| self.rules.string_prefix(b)) {
             return false;
         }
         let prefix = [&b"R\""[..], b"u8R\"", b"LR\"", b"uR\"", b"UR\""]

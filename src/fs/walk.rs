@@ -119,6 +119,8 @@ pub struct Entry<'a> {
     /// Root-relative, `/`-separated.
     pub path: &'a str,
     pub name: &'a OsStr,
+    /// The length of `path`'s directory part, up to its last `/` (0 at the start's top).
+    pub dir_len: usize,
     /// What the directory listing says it is (links not followed).
     pub kind: Kind,
     /// 1 for the start's own entries; 0 for the start itself when it is a file.
@@ -199,6 +201,7 @@ where
         visit(&Entry {
             path: &start.path,
             name: OsStr::new(&name),
+            dir_len: start.path.len() - name.len(),
             kind: start.kind,
             depth: 0,
             dir: &start.handle,
@@ -584,6 +587,7 @@ where
         let flow = visit(&Entry {
             path: &path,
             name,
+            dir_len: base_at,
             kind,
             depth,
             dir: dir.handle,

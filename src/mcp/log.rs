@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::json_out;
+use crate::render::json_out;
 
 /// `--log-format json`: every stderr line is a JSON object, and each tool call gets one.
 static JSON_LOG: AtomicBool = AtomicBool::new(false);

@@ -14,7 +14,7 @@
 //! are synchronous, and costs ~122 s of clean build and ~3 MB for a protocol
 //! that, over stdio, is a handful of methods on newline-delimited JSON. The stdio transport is
 //! about two thousand lines over serde_json (`server.rs`, `calls.rs`, `pool.rs`, `jsonrpc.rs`,
-//! `json_out.rs`, and `log.rs` for stderr), and runs each call through `tools::call`, the code
+//! `log.rs` for stderr, and `crate::render::json_out` writing the messages), and runs each call through `tools::call`, the code
 //! path the tool binaries use (same jail, policy and limits). The HTTP transport uses hyper on tokio
 //! (only when `--http` is given: the stdio path starts no runtime). The official Python and
 //! TypeScript clients drive both transports in the test suite (tests/mcp/).
@@ -25,7 +25,6 @@
 mod calls;
 mod catalog;
 mod http;
-mod json_out;
 mod jsonrpc;
 mod log;
 mod pool;

@@ -29,7 +29,6 @@ use serde_json::{json, Value};
 
 use super::calls::{self, BatchOut, InFlight, Outbound, ToolCall, Tools};
 use super::catalog;
-use super::json_out;
 use super::jsonrpc::{self, Incoming, Message};
 use super::log::{log, log_call, CallEnd};
 use super::pool::Pool;
@@ -40,6 +39,7 @@ use crate::config::{Config, DEFAULT_MAX_FILE_SIZE, DEFAULT_MCP_WORKERS};
 use crate::discover;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol;
+use crate::render::json_out;
 use crate::tools::Context;
 
 /// How long the server waits for the client's answer to `roots/list` before it falls back to

@@ -6,7 +6,11 @@
 //! - `human`: `--format text` of the tool binaries, for people at a shell (raw content, rg's
 //!   `path:line:text`, one path a line, the command's own streams, diffs); `stream` writes it
 //!   while a search runs, for the tools whose text needs no global order.
+//!
+//! And `json_out`: JSON written faster than serde_json writes it, byte for byte the same, for
+//! the MCP server's messages and sneaky-find's long lists of paths.
 
 pub mod human;
+pub mod json_out;
 pub mod model;
 pub mod stream;

@@ -499,7 +499,7 @@ pub fn search(args: &GrepArgs, ctx: &Context, sink: &dyn GrepSink) -> Result<()>
             );
             let go_on = match (searched, &mut paths) {
                 (None, _) => true,
-                (Some(Searched::File), Some(paths)) => paths.push(entry.path, false),
+                (Some(Searched::File), Some(paths)) => paths.push(entry, false),
                 (Some(searched), _) => sink.found(searched.found(entry.path)),
             };
             if go_on {

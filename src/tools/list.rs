@@ -214,7 +214,7 @@ pub fn search(args: &ListArgs, ctx: &Context, sink: &dyn PathSink) -> Result<Str
                 Kind::Symlink => link_is_inside_dir(ws, entry.path),
                 _ => false,
             };
-            if !batch.push(entry.path, is_dir) {
+            if !batch.push(entry, is_dir) {
                 Flow::Quit
             } else if entry.kind == Kind::Dir && entry.name == ".git" {
                 Flow::Prune

@@ -329,7 +329,14 @@ pub trait Tool {
     fn into_value(result: Self::Output) -> serde_json::Result<Value> {
         serde_json::to_value(result)
     }
+    /// The result as compact JSON, the bytes `serde_json::to_writer` writes for it, for a tool
+    /// whose result can be large enough that serde_json's writing shows (find_files: up to a
+    /// million paths). None (the default): serde_json writes it.
+    const WRITE_JSON: Option<WriteJson<Self::Output>> = None;
 }
+
+/// A tool's own compact JSON writer for its result (`Tool::WRITE_JSON`).
+pub type WriteJson<R> = fn(&R, &mut dyn std::io::Write) -> std::io::Result<()>;
 
 /// A tool's streaming `--format text` runner: writes the text to `out` as it goes and says how
 /// it ended, or returns None (before writing anything) when this call is not one it streams,
@@ -748,12 +755,20 @@ fn write_ok<T: Tool>(
     use std::io::Write as _;
     let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, &mut *out);
     // A closed pipe is not an error (the protocol's rule).
-    let written = if pretty {
-        serde_json::to_writer_pretty(&mut buffered, &envelope)
-    } else {
-        serde_json::to_writer(&mut buffered, &envelope)
+    let written = match (pretty, T::WRITE_JSON) {
+        (true, _) => serde_json::to_writer_pretty(&mut buffered, &envelope).is_ok(),
+        (false, None) => serde_json::to_writer(&mut buffered, &envelope).is_ok(),
+        // The envelope around it as serde_json writes `Success`.
+        (false, Some(write_json)) => {
+            let mut head = br#"{"ok":true,"tool":"#.to_vec();
+            crate::render::json_out::write_str(&mut head, envelope.tool);
+            head.extend_from_slice(br#","result":"#);
+            buffered.write_all(&head).is_ok()
+                && write_json(&result, &mut buffered).is_ok()
+                && buffered.write_all(b"}").is_ok()
+        }
     };
-    if written.is_ok() {
+    if written {
         let _ = buffered.write_all(b"\n");
     }
     let _ = buffered.flush();

@@ -8,7 +8,7 @@ use hyper::{Response, StatusCode};
 use serde_json::Value;
 
 use super::HttpBody;
-use crate::mcp::json_out;
+use crate::render::json_out;
 
 pub(super) fn plain(status: StatusCode, text: &str) -> Response<HttpBody> {
     let mut resp = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());

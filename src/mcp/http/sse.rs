@@ -21,11 +21,11 @@ use super::reply::{header_str, method_not_allowed, plain};
 use super::sessions::Session;
 use super::{lock, HttpBody, Shared};
 use crate::mcp::calls::Outbound;
-use crate::mcp::json_out;
 use crate::mcp::jsonrpc;
 use crate::mcp::log::log;
 use crate::mcp::resume::{Frame as Queued, Gap, Resumed, Streams};
 use crate::mcp::version::Version;
+use crate::render::json_out;
 
 /// How long a client waits before resuming a dropped event stream (SSE `retry`).
 pub(super) const RETRY: Duration = Duration::from_millis(1000);

@@ -276,6 +276,40 @@ fn find_matches_like_fd() {
         .err("not_a_directory", 1);
 }
 
+/// sneaky-find writes its answer itself (not through serde_json, whose escaping was slow for a
+/// million paths): byte for byte what serde_json writes, names to escape and all, whole or a
+/// page of it (`--pretty` goes through serde_json as before).
+#[test]
+fn find_writes_what_serde_json_writes() {
+    let w = util::ws();
+    for name in [
+        "quote\"d.rs",
+        "tab\there.rs",
+        "back\\slash.rs",
+        "é.rs",
+        "bell\u{7}.rs",
+    ] {
+        w.write(&format!("src/{name}"), "");
+    }
+    for i in 0..300 {
+        w.write(&format!("many/m{i}.rs"), "");
+    }
+    for request in [
+        json!({"pattern": "*.rs"}),
+        json!({"pattern": "*.rs", "max_results": 7, "offset": 150}),
+        json!({"pattern": "*.none"}),
+    ] {
+        let r = w.call("sneaky-find", request);
+        let value: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+        assert_eq!(
+            r.stdout,
+            format!("{}\n", serde_json::to_string(&value).expect("JSON"))
+        );
+    }
+    let r = w.call("sneaky-find", json!({"pattern": "*.rs", "path": "src"}));
+    assert_eq!(util::strings(&r.ok()["files"]).len(), 5, "{}", r.stdout);
+}
+
 /// find and grep's file lists are in the byte order of the whole paths, which is not the order
 /// of names directory by directory: '.' < '/' < '0' puts `a/…` between `a.b` and `a0`.
 /// Pages with an offset are slices of the same order.

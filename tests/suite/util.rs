@@ -119,6 +119,8 @@ impl Ws {
 pub struct Reply {
     pub status: i32,
     pub json: Value,
+    /// stdout as written, the newline and all.
+    pub stdout: String,
     pub stderr: String,
 }
 
@@ -149,6 +151,7 @@ impl Reply {
         Reply {
             status: out.status.code().expect("exit code"),
             json,
+            stdout,
             stderr,
         }
     }

@@ -568,6 +568,31 @@ fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
     (&src[start..end], start)
 }
 
+/// Whether `before`, the word before a macro with arguments, is a function's type that an
+/// attribute macro may follow: a word, not a qualifier or keyword (after `const`, `struct`
+/// or `unsigned` the macro is the type itself; after `return` or `else`, code).
+fn between_type_and_name(before: &[u8]) -> bool {
+    const NOT_TYPES: [&[u8]; 16] = [
+        b"const",
+        b"volatile",
+        b"struct",
+        b"union",
+        b"enum",
+        b"unsigned",
+        b"signed",
+        b"long",
+        b"short",
+        b"return",
+        b"else",
+        b"case",
+        b"do",
+        b"goto",
+        b"sizeof",
+        b"typedef",
+    ];
+    !before.is_empty() && !NOT_TYPES.contains(&before)
+}
+
 /// Whether the macro `word` at `start` is a thread-safety or attribute macro after a
 /// declared name or an array's size (`stats_[kNumLevels] GUARDED_BY(mutex_);`).
 fn annotates_declarator(src: &[u8], start: usize, word: &[u8]) -> bool {
@@ -1183,7 +1208,10 @@ impl Lexer<'_> {
     /// - after a function's parameters (and `const`, `override` …), before its `;`, body,
     ///   initializers or another such macro (`void Lock() EXCLUSIVE_LOCK_FUNCTION(mu_);`);
     /// - after a declared name or an array's size, a thread-safety or attribute macro with
-    ///   arguments (`int total GUARDED_BY(mu);`).
+    ///   arguments (`int total GUARDED_BY(mu);`);
+    /// - with arguments, between a function's type and its name (`static inline void
+    ///   _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(…)`), not after a qualifier, where it is the type
+    ///   (`const STACK_OF(X509) f(void)`).
     fn annotation(&mut self, start: usize) -> bool {
         let src = self.src;
         let word = &src[start..self.at];
@@ -1250,6 +1278,9 @@ impl Lexer<'_> {
                         || matches!(after_next, b'*' | b'&' | b':' | b'<' | b'#')))
         } else if after_params(src, start) {
             ends_declarator
+        } else if args.is_some() && between_type_and_name(before) && after_next == b'(' {
+            // `static inline void _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(const char *f, …)`
+            !next_word.is_empty()
         } else {
             args.is_some()
                 && matches!(next, b';' | b',' | b'=' | b'{')
@@ -2601,6 +2632,10 @@ mod tests {
                 "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n#ifdef  __cplusplus\n}  /* extern \"C\" */\n#endif\n",
                 "\nint f(void);\n\n",
             ),
+            (
+                "static inline void _X_ATTRIBUTE_PRINTF(1, 0)\nVErrorF(const char *f, va_list args)\n{\n    vfprintf(stderr, f, args);\n}\n",
+                "static inline void \nVErrorF(const char *f, va_list args)\n{}\n",
+            ),
         ];
         for (src, want) in cases {
             assert_eq!(kept(Lang::Cpp, src), want, "{src}");
@@ -2614,6 +2649,7 @@ mod tests {
             "static int FOO_BAR(int x);\nUINT_PTR GetFoo(void);\nSIZE_T count;\n",
             "SIZE_T\nfoo(void);\n",
             "int x = (int) INT_MAX;\nSTACK_OF(X509) *certs;\n",
+            "const STACK_OF(X509) f(void);\nunsigned LONG_OF(x) g(void);\n",
             "#ifdef __cplusplus\nextern \"C\" {\nint g(void);\n#endif\n",
         ] {
             assert_eq!(kept(Lang::C, src), src, "{src}");

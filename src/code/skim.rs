@@ -1279,7 +1279,6 @@ impl Lexer<'_> {
         } else if after_params(src, start) {
             ends_declarator
         } else if args.is_some() && between_type_and_name(before) && after_next == b'(' {
-            // `static inline void _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(const char *f, …)`
             !next_word.is_empty()
         } else {
             args.is_some()

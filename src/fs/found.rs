@@ -46,8 +46,8 @@ impl Paths {
     }
 
     /// `push` of a path whose directory part (up to its last "/") is `prefix` bytes long, as
-    /// a walk knows it: finding the last "/" again was a tenth of sneaky-find's instructions
-    /// per path.
+    /// a walk knows it: finding the last "/" again took 22M of sneaky-find's 414M
+    /// instructions for 180,000 paths.
     fn push_in(&mut self, path: &str, prefix: usize, dir: bool) {
         let start = self.text.len();
         self.text.push_str(path);

@@ -478,31 +478,6 @@ impl PathList {
         }
     }
 
-    /// Write the paths as a JSON array of strings, the bytes serde_json writes for it, 64 KiB
-    /// at a time (`render::json_out` escapes each path).
-    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        const CHUNK: usize = 64 * 1024;
-        let mut buf = Vec::with_capacity(CHUNK + 1024);
-        buf.push(b'[');
-        let mut first = true;
-        let mut written = Ok(());
-        self.for_each(|path| {
-            if !first {
-                buf.push(b',');
-            }
-            first = false;
-            crate::render::json_out::write_str(&mut buf, path);
-            if buf.len() >= CHUNK {
-                written = out.write_all(&buf);
-                buf.clear();
-            }
-            written.is_ok()
-        });
-        written?;
-        buf.push(b']');
-        out.write_all(&buf)
-    }
-
     pub fn to_vec(&self) -> Vec<&str> {
         let mut paths = Vec::with_capacity(self.len());
         self.for_each(|path| {

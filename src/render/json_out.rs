@@ -11,7 +11,7 @@
 //! escaped bytes. Numbers are still written by serde_json.
 //!
 //! sneaky-find's answer is mostly paths, up to a million of them: `write_str` writes each
-//! (`found::PathList::write_json`), in two thirds of the instructions serde_json took.
+//! (`tools::find`), in two thirds of the instructions serde_json took.
 
 use std::ops::Range;
 

@@ -20,6 +20,7 @@ use crate::fs::found::{Batch, PathList, PathSink, Paths, Sorted};
 use crate::fs::jail::Kind;
 use crate::fs::walk::{self, Filters, Flow};
 use crate::render::human::{self, Text};
+use crate::render::json_out;
 use crate::render::model;
 use crate::render::stream::{Piece, TextStream};
 
@@ -361,7 +362,7 @@ impl Tool for FindFiles {
 /// the walk).
 fn write_json(r: &FindResult, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     out.write_all(br#"{"files":"#)?;
-    r.files.write_json(out)?;
+    write_paths(&r.files, out)?;
     out.write_all(if r.truncated {
         br#","truncated":true"#
     } else {
@@ -371,6 +372,30 @@ fn write_json(r: &FindResult, out: &mut dyn std::io::Write) -> std::io::Result<(
         write!(out, r#","next_offset":{next}"#)?;
     }
     out.write_all(b"}")
+}
+
+/// The paths as a JSON array of strings, 64 KiB at a time.
+fn write_paths(files: &PathList, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    const CHUNK: usize = 64 * 1024;
+    let mut buf = Vec::with_capacity(CHUNK + 1024);
+    buf.push(b'[');
+    let mut first = true;
+    let mut written = Ok(());
+    files.for_each(|path| {
+        if !first {
+            buf.push(b',');
+        }
+        first = false;
+        json_out::write_str(&mut buf, path);
+        if buf.len() >= CHUNK {
+            written = out.write_all(&buf);
+            buf.clear();
+        }
+        written.is_ok()
+    });
+    written?;
+    buf.push(b']');
+    out.write_all(&buf)
 }
 
 /// `--format text` without `offset`: paths are written as the walk finds them (fd's order with

@@ -18,8 +18,10 @@ use std::sync::OnceLock;
 
 use super::glob;
 
-/// The built-in read-deny list: the usual credential stores. Commands and file tools read
-/// none of it; `deny_read` replaces it, `extra_deny_read` adds to it.
+/// The built-in read-deny list: the usual credential stores, and the system's password
+/// hashes and SSH host keys (only root can read them, and agents do run as root in
+/// containers). Commands and file tools read none of it; `deny_read` replaces it,
+/// `extra_deny_read` adds to it.
 pub const DEFAULT_DENY_READ: &[&str] = &[
     "~/.ssh",
     "~/.gnupg",
@@ -43,6 +45,9 @@ pub const DEFAULT_DENY_READ: &[&str] = &[
     "~/.vault-token",
     "~/.password-store",
     "~/.local/share/keyrings",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh/ssh_host_*_key",
 ];
 
 /// The environment variable through which `sneaky-mcp --http --token-file FILE` tells the

@@ -270,6 +270,25 @@ fn commands_cannot_read_the_read_deny_list() {
     );
 }
 
+/// The built-in list covers the system's password hashes: a command run as root (as agents
+/// are in containers, and as CI runs) reads nothing of them; a user who is not root is
+/// refused by the file's mode first.
+#[test]
+fn commands_do_not_read_the_systems_password_hashes() {
+    if !Path::new("/etc/shadow").exists() && !util::skip("needs /etc/shadow") {
+        return;
+    }
+    if !namespaces_or_skip("commands_do_not_read_the_systems_password_hashes") {
+        return;
+    }
+    let w = util::ws();
+    let r = w.call(
+        "sneaky-run",
+        json!({"command": "cat /etc/shadow 2>/dev/null | wc -c"}),
+    );
+    assert_eq!(r.ok()["stdout"], "0\n", "{}", r.json);
+}
+
 /// A walk that searches many files opens the later ones without looking at them (one system
 /// call less each) only while no denied file has a second name: a hard link to one, far
 /// beyond the first files each thread opens, is still not read.

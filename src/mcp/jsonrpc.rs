@@ -114,11 +114,7 @@ pub fn parse(line: &[u8]) -> Result<Parsed, Fault> {
         message: format!("parse error: not valid JSON: {e}"),
     })?;
     match value {
-        Value::Array(items) if items.is_empty() => Err(Fault {
-            id: Value::Null,
-            code: INVALID_REQUEST,
-            message: "invalid request: an empty batch".to_string(),
-        }),
+        Value::Array(items) if items.is_empty() => Err(invalid(Value::Null, "an empty batch")),
         Value::Array(items) => Ok(Parsed::Batch(items.into_iter().map(classify).collect())),
         value => classify(value).map(Parsed::One),
     }
@@ -148,15 +144,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 
 /// Tell requests, notifications and responses apart, refusing what JSON-RPC 2.0 does not allow.
 pub fn classify(value: Value) -> Result<Message, Fault> {
-    let mut obj: Map<String, Value> = match value {
-        Value::Object(obj) => obj,
-        _ => {
-            return Err(Fault {
-                id: Value::Null,
-                code: INVALID_REQUEST,
-                message: "invalid request: a message must be a JSON object".to_string(),
-            })
-        }
+    let Value::Object(mut obj) = value else {
+        return Err(invalid(Value::Null, "a message must be a JSON object"));
     };
     classify_keys(Keys {
         jsonrpc: obj.remove("jsonrpc"),
@@ -168,12 +157,16 @@ pub fn classify(value: Value) -> Result<Message, Fault> {
     })
 }
 
-fn classify_keys(keys: Keys) -> Result<Message, Fault> {
-    let invalid = |id: Value, message: &str| Fault {
+/// A message JSON-RPC 2.0 does not allow, answered to `id` (null when it could not be read).
+fn invalid(id: Value, message: &str) -> Fault {
+    Fault {
         id,
         code: INVALID_REQUEST,
         message: format!("invalid request: {message}"),
-    };
+    }
+}
+
+fn classify_keys(keys: Keys) -> Result<Message, Fault> {
     let Keys {
         jsonrpc,
         id,

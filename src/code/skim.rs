@@ -569,28 +569,20 @@ fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
 }
 
 /// Whether `before`, the word before a macro with arguments, is a function's type that an
-/// attribute macro may follow: a word, not a qualifier or keyword (after `const`, `struct`
-/// or `unsigned` the macro is the type itself; after `return` or `else`, code).
-fn between_type_and_name(before: &[u8]) -> bool {
-    const NOT_TYPES: [&[u8]; 16] = [
+/// attribute macro may follow: a name, not a keyword (`Rules::word`), nor a qualifier that
+/// makes the type after it (`const STACK_OF(X509) f(void)`: the macro is the type).
+fn type_word(rules: Rules, before: &[u8]) -> bool {
+    const QUALIFIERS: [&[u8]; 6] = [
         b"const",
         b"volatile",
-        b"struct",
-        b"union",
-        b"enum",
         b"unsigned",
         b"signed",
         b"long",
         b"short",
-        b"return",
-        b"else",
-        b"case",
-        b"do",
-        b"goto",
-        b"sizeof",
-        b"typedef",
     ];
-    !before.is_empty() && !NOT_TYPES.contains(&before)
+    !before.is_empty()
+        && rules.word(before) == Tok::Word(Word::Name)
+        && !QUALIFIERS.contains(&before)
 }
 
 /// Whether the macro `word` at `start` is a thread-safety or attribute macro after a
@@ -1210,8 +1202,8 @@ impl Lexer<'_> {
     /// - after a declared name or an array's size, a thread-safety or attribute macro with
     ///   arguments (`int total GUARDED_BY(mu);`);
     /// - with arguments, between a function's type and its name (`static inline void
-    ///   _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(…)`), not after a qualifier, where it is the type
-    ///   (`const STACK_OF(X509) f(void)`).
+    ///   _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(…)`): after a name, not a keyword (`Rules::word`)
+    ///   or a qualifier, where it is the type (`const STACK_OF(X509) f(void)`).
     fn annotation(&mut self, start: usize) -> bool {
         let src = self.src;
         let word = &src[start..self.at];
@@ -1278,7 +1270,7 @@ impl Lexer<'_> {
                         || matches!(after_next, b'*' | b'&' | b':' | b'<' | b'#')))
         } else if after_params(src, start) {
             ends_declarator
-        } else if args.is_some() && between_type_and_name(before) && after_next == b'(' {
+        } else if args.is_some() && after_next == b'(' && type_word(self.rules, before) {
             !next_word.is_empty()
         } else {
             args.is_some()

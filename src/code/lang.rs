@@ -68,7 +68,8 @@ impl Lang {
             Lang::Java => &["java"],
             Lang::C => &["c", "h"],
             Lang::Cpp => &[
-                "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "tpp", "inl",
+                "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "tpp", "tcc", "txx",
+                "inl",
             ],
             Lang::CSharp => &["cs"],
             Lang::Ruby => &["rb", "rake", "gemspec"],
@@ -246,6 +247,7 @@ mod tests {
         assert_eq!(Lang::of_name("src/lib.rs"), Some(Lang::Rust));
         assert_eq!(Lang::of_name("A.TSX"), Some(Lang::Tsx));
         assert_eq!(Lang::of_name("x.hpp"), Some(Lang::Cpp));
+        assert_eq!(Lang::of_name("bits/vector.tcc"), Some(Lang::Cpp));
         assert_eq!(Lang::of_name("README.md"), None);
         assert_eq!(Lang::of_name("Makefile"), None);
         assert_eq!(Lang::of_shebang(b"#!/bin/sh\necho"), Some(Lang::Bash));

@@ -605,6 +605,91 @@ fn annotates_declarator(src: &[u8], start: usize, word: &[u8]) -> bool {
     annotates && declarator
 }
 
+/// Whether a macro alone on its line (`args`: with arguments) may go before `next`, the
+/// word `next_word` and the byte after it.
+fn alone_before(args: bool, next: u8, next_word: &[u8], after_next: u8) -> bool {
+    if args {
+        // A macro call that stands for declarations (`DECLARE_ASN1_ITEM(X)`), or annotates
+        // the one after it; not before a name and `(`, a function whose type it may be
+        // (`STACK_OF(X)` on the line before `f(void)`), unless that is such a call too.
+        matches!(next, b'#' | b'}' | 0)
+            || (!next_word.is_empty() && (after_next != b'(' || capitals(next_word)))
+    } else {
+        matches!(next, b'#' | b'}') || (!next_word.is_empty() && after_next != b'(')
+    }
+}
+
+/// Whether what is before `at` (its word `before`) begins a declaration without naming
+/// its type: a specifier, a template's parameters, an attribute.
+fn specifiers_before(src: &[u8], at: usize, before: &[u8]) -> bool {
+    matches!(
+        before,
+        b"extern" | b"static" | b"inline" | b"friend" | b"virtual" | b"constexpr"
+    ) || after_template_parameters(src, at)
+        || after_attribute(src, at)
+}
+
+/// Whether `at` follows an attribute: `[[nodiscard]]`, `__attribute__((pure))`,
+/// `__declspec(dllexport)`, `alignas(8)`.
+fn after_attribute(src: &[u8], at: usize) -> bool {
+    let end = space_before(src, at);
+    src[..end].ends_with(b"]]")
+        || matching(src, end, b'(', b')').is_some_and(|open| {
+            matches!(
+                word_before(src, open).0,
+                b"__attribute__" | b"__attribute" | b"__declspec" | b"alignas"
+            )
+        })
+}
+
+/// Whether the body of members whose inside starts at `inside` is the class, struct or union
+/// `name` (`class FMT_API Formatter {`, `class vector<bool, _Alloc> : …{`).
+fn names_class(src: &[u8], inside: usize, name: &[u8]) -> bool {
+    let open = inside.saturating_sub(1);
+    let from = open.saturating_sub(4096);
+    let head_start = src[from..open]
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'{' | b'}'))
+        .map_or(from, |i| from + i + 1);
+    let mut words = src[head_start..open]
+        .split(|&b| !is_word(b))
+        .filter(|w| !w.is_empty());
+    while let Some(word) = words.next() {
+        if matches!(word, b"class" | b"struct" | b"union") {
+            // Past the annotation macros between the keyword and the name.
+            return words.find(|w| !capitals(w)) == Some(name);
+        }
+    }
+    false
+}
+
+/// Whether `at` follows a C++ access label (`public:`, and Qt's `signals:`, `public slots:`).
+fn after_label(src: &[u8], at: usize) -> bool {
+    let end = space_before(src, at);
+    if end < 2 || src[end - 1] != b':' || src[end - 2] == b':' {
+        return false;
+    }
+    matches!(
+        word_before(src, end - 1).0,
+        b"public" | b"private" | b"protected" | b"signals" | b"slots" | b"Q_SIGNALS" | b"Q_SLOTS"
+    )
+}
+
+/// Whether the `(` at `open` follows `operator` and its symbol (`operator==(`, `operator()(`).
+fn after_operator(src: &[u8], open: usize) -> bool {
+    let mut end = space_before(src, open);
+    let symbol = src[..end]
+        .iter()
+        .rev()
+        .take_while(|b| b"=!<>+-*/%&|^~[]()".contains(b))
+        .count();
+    if symbol == 0 || symbol > 3 {
+        return false;
+    }
+    end -= symbol;
+    word_before(src, end).0 == b"operator"
+}
+
 /// Whether the `)` before `at` (a `{`) closes the arguments of `new T(…)`, `new a.b.T<U>(…)`:
 /// the block is an anonymous class's body, not the block of a statement whose head holds a
 /// `new` (Java's `try (var in = new FileInputStream(f)) {`).
@@ -736,10 +821,13 @@ fn after_params(src: &[u8], at: usize) -> bool {
     loop {
         end = space_before(src, end);
         let (word, start) = word_before(src, end);
+        // Qualifiers, and annotation macros before this one (`() _GLIBCXX_TXN_SAFE_DYN
+        // _GLIBCXX_NOTHROW;`).
         if matches!(
             word,
             b"const" | b"volatile" | b"override" | b"final" | b"noexcept"
-        ) {
+        ) || (word.len() >= 4 && word.contains(&b'_') && capitals(word))
+        {
             end = start;
         } else if end > 0 && src[end - 1] == b'&' {
             end -= 1;
@@ -761,6 +849,9 @@ fn after_params(src: &[u8], at: usize) -> bool {
                 depth -= 1;
                 if depth == 0 {
                     let (name, _) = word_before(src, i);
+                    if after_operator(src, i) {
+                        return true;
+                    }
                     return !name.is_empty()
                         && !matches!(
                             name,
@@ -1192,15 +1283,21 @@ impl Lexer<'_> {
     /// - between `class`, `struct` or `union` and the name, when a body or base list
     ///   follows the name (`class LEVELDB_EXPORT DB : public X {`);
     /// - first in a declaration, before its type and name (`OSSL_DEPRECATEDIN_3_0 int
-    ///   f(void);`, `LEVELDB_EXPORT Cache* NewLRUCache(size_t)`), also after a template's
-    ///   parameters (`template<typename _Tp> _GLIBCXX20_CONSTEXPR inline void`);
+    ///   f(void);`, `LEVELDB_EXPORT Cache* NewLRUCache(size_t)`), also after an access label,
+    ///   a template's parameters, an attribute or `static`, `friend`, `virtual` …
+    ///   (`template<typename _Tp> _GLIBCXX20_CONSTEXPR inline void`, `[[nodiscard]]
+    ///   _GLIBCXX20_CONSTEXPR bool`);
+    /// - there, before a constructor or destructor (`_GLIBCXX20_CONSTEXPR\n
+    ///   _Bit_reference(…)` in `struct _Bit_reference`) or another macro (`Q_OBJECT\n
+    ///   Q_PROPERTY(…)`), but not before another name and `(`, whose type it may be;
     /// - alone on its line where a declaration may start, before anything but a name and
     ///   `(` (`_GLIBCXX_BEGIN_NAMESPACE_VERSION`), also with arguments, a macro that stands
     ///   for declarations (`DECLARE_ASN1_ITEM(X509)`, without a `;`);
-    /// - after a function's parameters (and `const`, `override` …), before its `;`, body,
-    ///   initializers or another such macro (`void Lock() EXCLUSIVE_LOCK_FUNCTION(mu_);`);
-    /// - after a declared name or an array's size, a thread-safety or attribute macro with
-    ///   arguments (`int total GUARDED_BY(mu);`);
+    /// - after a function's or operator's parameters (and `const`, `override`, other such
+    ///   macros …), before its `;`, body, initializers or another such macro (`void Lock()
+    ///   EXCLUSIVE_LOCK_FUNCTION(mu_);`, `operator=(bool) _GLIBCXX_NOEXCEPT`);
+    /// - after a declared name or an array's size, a thread-safety or attribute macro
+    ///   (`int total GUARDED_BY(mu);`, `typedef _Arg argument_type _GLIBCXX17_DEPRECATED;`);
     /// - with arguments, between a function's type and its name (`static inline void
     ///   _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(…)`): after a name, not a keyword (`Rules::word`)
     ///   or a qualifier, where it is the type (`const STACK_OF(X509) f(void)`).
@@ -1233,6 +1330,11 @@ impl Lexer<'_> {
         let next_word = word_at(src, next_at);
         let after_next_at = space_after(src, next_at + next_word.len());
         let after_next = src.get(after_next_at).copied().unwrap_or(0);
+        // A declaration starts here: its statement has no token yet, or the lexer's last is
+        // a `}` (a function's body, after which the statement goes on as far as the lexer
+        // knows: `struct S { … } s;`), or it follows an access label (`public:`).
+        let fresh =
+            self.head.tokens == 0 || self.head.last == Tok::Punct(b'}') || after_label(src, start);
         let ends_declarator = matches!(next, b';' | b'{' | b':' | b'=' | b',')
             || (is_word_start(next) && capitals(next_word));
         let place = if second == b"namespace" && !before.is_empty() {
@@ -1240,31 +1342,22 @@ impl Lexer<'_> {
         } else if matches!(before, b"class" | b"struct" | b"union") {
             !next_word.is_empty()
                 && (matches!(after_next, b'{' | b':') || word_at(src, after_next_at) == b"final")
-        } else if self.head.tokens == 0
-            || self.head.last == Tok::Punct(b'}')
-            || matches!(before, b"extern" | b"static" | b"inline")
-            || after_template_parameters(src, start)
-        {
-            // After a `}`: a function's body, after which the statement goes on as far as
-            // the lexer knows (`struct S { … } s;`).
-            let own_line = (self.head.tokens == 0 || self.head.last == Tok::Punct(b'}'))
-                && src[end..next_at].contains(&b'\n');
-            let alone = own_line
-                && match args {
-                    None => {
-                        matches!(next, b'#' | b'}') || (!next_word.is_empty() && after_next != b'(')
-                    }
-                    // A macro call that stands for declarations (`DECLARE_ASN1_ITEM(X)`), or
-                    // annotates the one after it; not before a name and `(`, a function whose
-                    // type it may be (`STACK_OF(X)` on the line before `f(void)`), unless that
-                    // is such a call too.
-                    Some(_) => {
-                        matches!(next, b'#' | b'}' | 0)
-                            || (!next_word.is_empty()
-                                && (after_next != b'(' || capitals(next_word)))
-                    }
-                };
+        } else if fresh || specifiers_before(src, start, before) {
+            let own_line = fresh && src[end..next_at].contains(&b'\n');
+            let alone = own_line && alone_before(args.is_some(), next, next_word, after_next);
+            // Before `name(` a word may be the type of a function `name`; not before a
+            // macro call (`Q_OBJECT` over `Q_PROPERTY(…)`), nor before a constructor (the
+            // class's name, after `_GLIBCXX20_CONSTEXPR`) or a destructor.
+            let before_constructor = args.is_none()
+                && (next == b'~'
+                    || (after_next == b'('
+                        && !next_word.is_empty()
+                        && (capitals(next_word)
+                            || self.blocks.last().is_some_and(|o| {
+                                o.container && names_class(src, o.inside, next_word)
+                            }))));
             alone
+                || before_constructor
                 || (!next_word.is_empty()
                     && (is_word_start(after_next)
                         || matches!(after_next, b'*' | b'&' | b':' | b'<' | b'#')))
@@ -1273,9 +1366,7 @@ impl Lexer<'_> {
         } else if args.is_some() && after_next == b'(' && type_word(self.rules, before) {
             !next_word.is_empty()
         } else {
-            args.is_some()
-                && matches!(next, b';' | b',' | b'=' | b'{')
-                && annotates_declarator(src, start, word)
+            matches!(next, b';' | b',' | b'=' | b'{') && annotates_declarator(src, start, word)
         };
         if !place {
             return false;
@@ -2627,6 +2718,14 @@ mod tests {
                 "static inline void _X_ATTRIBUTE_PRINTF(1, 0)\nVErrorF(const char *f, va_list args)\n{\n    vfprintf(stderr, f, args);\n}\n",
                 "static inline void \nVErrorF(const char *f, va_list args)\n{}\n",
             ),
+            (
+                "struct _Bit_reference\n{\n  _GLIBCXX20_CONSTEXPR\n  _Bit_reference() _GLIBCXX_NOEXCEPT : _M_p(0) { }\n  _GLIBCXX20_CONSTEXPR\n  ~_Bit_reference() { }\n  _GLIBCXX20_CONSTEXPR\n  _Bit_reference&\n  operator=(bool __x) _GLIBCXX_NOEXCEPT\n  { return *this; }\n  [[nodiscard]] _GLIBCXX20_CONSTEXPR bool f() const;\n  friend _GLIBCXX20_CONSTEXPR bool operator==(A, B);\n  virtual ~_Bit_reference() _GLIBCXX_TXN_SAFE_DYN _GLIBCXX_NOTHROW;\n  typedef _Arg argument_type _GLIBCXX17_DEPRECATED;\n};\n",
+                "struct _Bit_reference\n{\n  \n  _Bit_reference()  : _M_p(0) {}\n  \n  ~_Bit_reference() {}\n  \n  _Bit_reference&\n  operator=(bool __x) \n  {}\n  [[nodiscard]]  bool f() const;\n  friend  bool operator==(A, B);\n  virtual ~_Bit_reference() ;\n  typedef _Arg argument_type ;\n};\n",
+            ),
+            (
+                "class W : public QWidget {\n  Q_OBJECT\n  Q_PROPERTY(int value READ value)\npublic:\n  int value() const;\nprivate:\n  FOO_CONSTEXPR\n  W(int v);\n};\n",
+                "class W : public QWidget {\n  \npublic:\n  int value() const;\nprivate:\n  \n  W(int v);\n};\n",
+            ),
         ];
         for (src, want) in cases {
             assert_eq!(kept(Lang::Cpp, src), want, "{src}");
@@ -2639,6 +2738,7 @@ mod tests {
             "struct MY_STRUCT s;\nstruct MY_STRUCT *p = 0;\n",
             "static int FOO_BAR(int x);\nUINT_PTR GetFoo(void);\nSIZE_T count;\n",
             "SIZE_T\nfoo(void);\n",
+            "struct S {\n  RESULT_TYPE\n  get(void) const;\n};\n",
             "int x = (int) INT_MAX;\nSTACK_OF(X509) *certs;\n",
             "const STACK_OF(X509) f(void);\nunsigned LONG_OF(x) g(void);\n",
             "#ifdef __cplusplus\nextern \"C\" {\nint g(void);\n#endif\n",

@@ -1023,10 +1023,13 @@ pub struct Listing {
     /// Per entry: where its name ends in `names` (it starts where the one before ended, in
     /// the order the entries were read), and its kind.
     items: Vec<(u32, u32, Kind)>,
+    /// How many names start with a dot.
+    dotted: usize,
 }
 
 impl Listing {
     fn push(&mut self, name: &[u8], kind: Kind) {
+        self.dotted += usize::from(name.first() == Some(&b'.'));
         let start = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         self.names.extend_from_slice(name);
         let end = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
@@ -1056,8 +1059,14 @@ impl Listing {
         self.items.get(i).map_or(Kind::Other, |item| item.2)
     }
 
-    /// Whether an entry is called `name`.
+    /// Whether an entry is called `name`. A walk asks each directory for its ignore files and
+    /// `.git`; where no name starts with a dot the answer needs no look at the names (the
+    /// looks were 29M of sneaky-find's 372M instructions over 2,000 directories of 100
+    /// files).
     pub fn has(&self, name: &[u8]) -> Option<Kind> {
+        if name.first() == Some(&b'.') && self.dotted == 0 {
+            return None;
+        }
         (0..self.len())
             .find(|&i| self.name(i).as_bytes() == name)
             .map(|i| self.kind(i))
@@ -1220,6 +1229,24 @@ mod tests {
             w.open_at(w.root_fd(), rel.as_path(), flags, Mode::empty()),
             w.resolve_beneath(w.root_fd(), rel.as_path(), flags, Mode::empty()),
         ]
+    }
+
+    #[test]
+    fn a_listing_finds_names_with_and_without_a_dot() {
+        let mut plain = Listing::default();
+        plain.push(b"a.rs", Kind::File);
+        plain.push(b"src", Kind::Dir);
+        assert_eq!(plain.has(b"src"), Some(Kind::Dir));
+        assert_eq!(plain.has(b".gitignore"), None);
+        let mut dotted = Listing::default();
+        dotted.push(b"a.rs", Kind::File);
+        dotted.push(b".git", Kind::Dir);
+        dotted.push(b".gitignore", Kind::File);
+        dotted.directories_first();
+        assert_eq!(dotted.has(b".gitignore"), Some(Kind::File));
+        assert_eq!(dotted.has(b".git"), Some(Kind::Dir));
+        assert_eq!(dotted.has(b".ignore"), None);
+        assert_eq!(dotted.has(b"a.rs"), Some(Kind::File));
     }
 
     #[test]

@@ -727,17 +727,20 @@ impl Rules {
         let mut level = Some(self);
         while let Some(rules) = level {
             let rel = relative_to(path, &rules.dir);
-            if custom.is_none() {
+            // A file without rules is passed over here, not asked: four calls per entry and
+            // level, most of them to empty files, were 28M of sneaky-find's 346M instructions
+            // (find '*.rs' over 200,000 files with one .gitignore).
+            if custom.is_none() && !rules.custom.is_empty() {
                 custom = rules.custom.matched(rel, base, is_dir);
             }
-            if ignore.is_none() {
+            if ignore.is_none() && !rules.ignore.is_empty() {
                 ignore = rules.ignore.matched(rel, base, is_dir);
             }
             if any_git && !saw_git {
-                if git.is_none() {
+                if git.is_none() && !rules.git.is_empty() {
                     git = rules.git.matched(rel, base, is_dir);
                 }
-                if exclude.is_none() {
+                if exclude.is_none() && !rules.exclude.is_empty() {
                     exclude = rules.exclude.matched(rel, base, is_dir);
                 }
             }
@@ -1098,6 +1101,14 @@ impl Token {
 impl IgnoreFile {
     fn empty() -> IgnoreFile {
         IgnoreFile::Simple(Vec::new())
+    }
+
+    /// Whether it has no rule (no line, or none but comments and blanks).
+    fn is_empty(&self) -> bool {
+        match self {
+            IgnoreFile::Simple(rules) => rules.is_empty(),
+            IgnoreFile::Globs(globs) => globs.is_empty(),
+        }
     }
 
     /// An ignore file's text (the byte order mark at its start is not part of its first line).

@@ -49,22 +49,26 @@ impl Paths {
     /// a walk knows it: finding the last "/" again took 22M of sneaky-find's 414M
     /// instructions for 180,000 paths.
     fn push_in(&mut self, path: &str, prefix: usize, dir: bool) {
+        if !self.continues_run(path, prefix) {
+            self.runs.push((self.spans.len(), prefix));
+        }
         let start = self.text.len();
         self.text.push_str(path);
         if dir {
             self.text.push('/');
         }
-        let same_dir = self.runs.last().is_some_and(|&(first, len)| {
+        self.spans.push(start..self.text.len());
+    }
+
+    /// Whether `path` (its directory part `prefix` bytes long) is in the last run's directory.
+    fn continues_run(&self, path: &str, prefix: usize) -> bool {
+        self.runs.last().is_some_and(|&(first, len)| {
             len == prefix
                 && self.spans.get(first).is_some_and(|span| {
                     self.text.as_bytes().get(span.start..span.start + len)
                         == path.as_bytes().get(..len)
                 })
-        });
-        if !same_dir {
-            self.runs.push((self.spans.len(), prefix));
-        }
-        self.spans.push(start..self.text.len());
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -160,8 +164,11 @@ pub trait PathSink: Sync {
     fn found(&self, paths: Paths) -> bool;
 }
 
-/// One walking thread's paths on their way to a sink: handed over 256 at a time (one lock per
-/// batch, not per path) and the rest when the thread is done.
+/// One walking thread's paths on their way to a sink: handed over about 256 at a time (one
+/// lock per batch, not per path) and the rest when the thread is done. A batch ends where a
+/// directory's run does (up to 16 times the size): the runs of one directory from several
+/// batches are sorted together at the end, on one thread (13.5M of sneaky-find's 318M
+/// instructions over 2,000 directories of 100 files, when batches ended at 256 paths).
 pub struct Batch<'a> {
     sink: &'a dyn PathSink,
     paths: Paths,
@@ -185,12 +192,18 @@ impl<'a> Batch<'a> {
     /// Add a walk's entry's path (`dir`: with a trailing "/"); false once the sink wants no
     /// more.
     pub fn push(&mut self, entry: &crate::fs::walk::Entry<'_>, dir: bool) -> bool {
-        if self.paths.spans.capacity() == 0 {
-            self.paths = Paths::with_capacity(Self::SIZE, Self::TEXT);
-        }
-        self.paths.push_in(entry.path, entry.dir_len, dir);
-        if self.paths.len() >= Self::SIZE {
+        let full = self.paths.len() >= Self::SIZE;
+        if full
+            && (!self.paths.continues_run(entry.path, entry.dir_len)
+                || self.paths.len() >= 16 * Self::SIZE)
+        {
             self.flush();
+        }
+        if !self.stopped {
+            if self.paths.spans.capacity() == 0 {
+                self.paths = Paths::with_capacity(Self::SIZE, Self::TEXT);
+            }
+            self.paths.push_in(entry.path, entry.dir_len, dir);
         }
         !self.stopped
     }

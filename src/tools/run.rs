@@ -202,7 +202,7 @@ impl Tool for RunCommand {
             "tools.shell.container_boundary: a container is the boundary: a missing layer does not refuse",
             "tools.shell.read_paths, write_paths, exec_paths: extra places to read, write, execute",
             "tools.shell.exec_workspace_dirs: strict mode: workspace directories whose programs may run (what the build makes; \".\" for all of it)",
-            "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores",
+            "deny_read, extra_deny_read: paths commands cannot read (they find them empty); unset: the usual credential stores, /etc/shadow and the SSH host keys",
             "protected_paths, extra_protected_paths: workspace paths commands cannot write; unset: the files that run code when the project is opened",
             "tools.shell.max_processes, max_file_bytes, max_cpu_seconds: rlimits of commands",
             "tools.shell.max_job_seconds: the lease of a background job (3600): it is ended after that long",

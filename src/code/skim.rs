@@ -568,6 +568,25 @@ fn word_before(src: &[u8], at: usize) -> (&[u8], usize) {
     (&src[start..end], start)
 }
 
+/// Calling conventions and export macros whose names have no `_` (Windows', JNI's): like
+/// a macro with arguments, one stands between a function's type and its name (`LRESULT
+/// CALLBACK WndProc(…)`, `JNIEXPORT jint JNICALL Java_p_C_f(…)`).
+const CONVENTIONS: [&[u8]; 7] = [
+    b"WINAPI",
+    b"WINAPIV",
+    b"APIENTRY",
+    b"CALLBACK",
+    b"NTAPI",
+    b"JNICALL",
+    b"JNIEXPORT",
+];
+
+/// Whether a word may be a macro that annotates a declaration: in capitals with an
+/// underscore (`LEVELDB_EXPORT`), or a calling convention (`CONVENTIONS`).
+fn macro_name(word: &[u8]) -> bool {
+    (word.len() >= 4 && word.contains(&b'_') && capitals(word)) || CONVENTIONS.contains(&word)
+}
+
 /// Whether `before`, the word before a macro with arguments, is a function's type that an
 /// attribute macro may follow: a name, not a keyword (`Rules::word`), nor a qualifier that
 /// makes the type after it (`const STACK_OF(X509) f(void)`: the macro is the type).
@@ -1306,9 +1325,7 @@ impl Lexer<'_> {
         let word = &src[start..self.at];
         let at_head = self.paren == self.blocks.last().map_or(0, |o| o.paren);
         // Not in an enum's body, where words in capitals are its enumerators.
-        let candidate = word.len() >= 4
-            && word.contains(&b'_')
-            && capitals(word)
+        let candidate = macro_name(word)
             && at_head
             && start
                 .checked_sub(1)
@@ -1363,7 +1380,10 @@ impl Lexer<'_> {
                         || matches!(after_next, b'*' | b'&' | b':' | b'<' | b'#')))
         } else if after_params(src, start) {
             ends_declarator
-        } else if args.is_some() && after_next == b'(' && type_word(self.rules, before) {
+        } else if (args.is_some() || CONVENTIONS.contains(&word))
+            && after_next == b'('
+            && type_word(self.rules, before)
+        {
             !next_word.is_empty()
         } else {
             matches!(next, b';' | b',' | b'=' | b'{') && annotates_declarator(src, start, word)
@@ -2717,6 +2737,10 @@ mod tests {
             (
                 "static inline void _X_ATTRIBUTE_PRINTF(1, 0)\nVErrorF(const char *f, va_list args)\n{\n    vfprintf(stderr, f, args);\n}\n",
                 "static inline void \nVErrorF(const char *f, va_list args)\n{}\n",
+            ),
+            (
+                "JNIEXPORT jint JNICALL Java_p_C_f(JNIEnv *env)\n{\n    return 1;\n}\nJNIEXPORT void JNICALL\nJava_p_C_g(JNIEnv *env)\n{\n}\nLRESULT CALLBACK WndProc(HWND h)\n{\n    return 0;\n}\nint WINAPI WinMain(HINSTANCE h)\n{\n    return 0;\n}\n",
+                " jint  Java_p_C_f(JNIEnv *env)\n{}\n void \nJava_p_C_g(JNIEnv *env)\n{}\nLRESULT  WndProc(HWND h)\n{}\nint  WinMain(HINSTANCE h)\n{}\n",
             ),
             (
                 "struct _Bit_reference\n{\n  _GLIBCXX20_CONSTEXPR\n  _Bit_reference() _GLIBCXX_NOEXCEPT : _M_p(0) { }\n  _GLIBCXX20_CONSTEXPR\n  ~_Bit_reference() { }\n  _GLIBCXX20_CONSTEXPR\n  _Bit_reference&\n  operator=(bool __x) _GLIBCXX_NOEXCEPT\n  { return *this; }\n  [[nodiscard]] _GLIBCXX20_CONSTEXPR bool f() const;\n  friend _GLIBCXX20_CONSTEXPR bool operator==(A, B);\n  virtual ~_Bit_reference() _GLIBCXX_TXN_SAFE_DYN _GLIBCXX_NOTHROW;\n  typedef _Arg argument_type _GLIBCXX17_DEPRECATED;\n};\n",

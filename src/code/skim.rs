@@ -2145,8 +2145,10 @@ impl Lexer<'_> {
                 self.head = Head::default();
                 return;
             }
-            // `var a = 1, b = function () {}`, `{ a: 1, f: () => {} }`: each its own.
-            b',' if self.paren == 0 && self.rules.javascript() => {
+            // `var a = 1, b = function () {}`, `{ a: 1, f: () => {} }`: each its own; not in a
+            // class's or interface's head (`extends Base<T, U>`, `implements A, B`), whose
+            // body is one of members.
+            b',' if self.paren == 0 && self.rules.javascript() && !self.head.container => {
                 let declaring = self.head.declaring;
                 self.head = Head {
                     declaring,
@@ -2768,6 +2770,23 @@ mod tests {
             "#ifdef __cplusplus\nextern \"C\" {\nint g(void);\n#endif\n",
         ] {
             assert_eq!(kept(Lang::C, src), src, "{src}");
+        }
+    }
+
+    #[test]
+    fn typescript_heads_with_type_arguments_keep_their_bodies() {
+        // A comma in a class's or interface's head does not end it: the body is one of
+        // members, kept whole (a generic method whose type parameter holds an object type
+        // is not taken for a definition by itself).
+        for head in [
+            "export interface Z<T = unknown> extends C<T, T> {",
+            "class K implements A, B {",
+        ] {
+            let src = format!(
+                "{head}\n  p<S extends {{ [k in keyof T]?: X<unknown, T[k]> }}>(\n    shape: S\n  ): Z<T>;\n}}\n"
+            );
+            let kept = kept(Lang::TypeScript, &src);
+            assert!(kept.contains("  p<S extends {}>("), "{kept}");
         }
     }
 

@@ -1913,6 +1913,15 @@ impl Lexer<'_> {
         }
     }
 
+    /// Whether the innermost block is a `switch`'s body.
+    fn in_switch(&self) -> bool {
+        self.blocks.last().is_some_and(|o| {
+            let open = o.inside.saturating_sub(1);
+            matching(self.src, space_before(self.src, open), b'(', b')')
+                .is_some_and(|paren| word_before(self.src, paren).0 == b"switch")
+        })
+    }
+
     fn local(&self) -> bool {
         self.blocks.last().is_some_and(|o| o.local)
     }
@@ -2220,6 +2229,9 @@ impl Lexer<'_> {
                     || ((1..=4).contains(&words)
                         && (tokens == words
                             || (tokens == words + 1 && self.head.last == Tok::Punct(b'?'))));
+                // A keyword as the key (`default: typeof f` in a type), but in a `switch`'s
+                // body `default:` is its label.
+                let property = property || (any_key && !self.in_switch());
                 let signature = self.head.signature && self.head.last == Tok::Punct(b')');
                 self.head.returns |= self.head.last == Tok::Punct(b')');
                 if self.rules.typescript() && (property || signature) {
@@ -2788,6 +2800,14 @@ mod tests {
             let kept = kept(Lang::TypeScript, &src);
             assert!(kept.contains("  p<S extends {}>("), "{kept}");
         }
+    }
+
+    #[test]
+    fn typescript_keyword_keys_define_but_a_switch_label_does_not() {
+        let src = "declare function f(): T & {\n    default: any;\n};\nfunction g(x) {\n    switch (x) {\n        default:\n            return 1;\n    }\n}\n";
+        let kept = kept(Lang::TypeScript, src);
+        assert!(kept.contains("{\n    default: any;\n}"), "{kept}");
+        assert!(kept.contains("function g() {}"), "{kept}");
     }
 
     #[test]

@@ -584,7 +584,12 @@ const CONVENTIONS: [&[u8]; 7] = [
 /// Whether a word may be a macro that annotates a declaration: in capitals with an
 /// underscore (`LEVELDB_EXPORT`), or a calling convention (`CONVENTIONS`).
 fn macro_name(word: &[u8]) -> bool {
-    (word.len() >= 4 && word.contains(&b'_') && capitals(word)) || CONVENTIONS.contains(&word)
+    underscored_capitals(word) || CONVENTIONS.contains(&word)
+}
+
+/// Whether a word is in capitals with an underscore, at least 4 bytes: a C macro's name.
+fn underscored_capitals(word: &[u8]) -> bool {
+    word.len() >= 4 && word.contains(&b'_') && capitals(word)
 }
 
 /// Whether `before`, the word before a macro with arguments, is a function's type that an
@@ -845,7 +850,7 @@ fn after_params(src: &[u8], at: usize) -> bool {
         if matches!(
             word,
             b"const" | b"volatile" | b"override" | b"final" | b"noexcept"
-        ) || (word.len() >= 4 && word.contains(&b'_') && capitals(word))
+        ) || underscored_capitals(word)
         {
             end = start;
         } else if end > 0 && src[end - 1] == b'&' {
@@ -2229,12 +2234,13 @@ impl Lexer<'_> {
                     || ((1..=4).contains(&words)
                         && (tokens == words
                             || (tokens == words + 1 && self.head.last == Tok::Punct(b'?'))));
-                // A keyword as the key (`default: typeof f` in a type), but in a `switch`'s
-                // body `default:` is its label.
-                let property = property || (any_key && !self.in_switch());
                 let signature = self.head.signature && self.head.last == Tok::Punct(b')');
                 self.head.returns |= self.head.last == Tok::Punct(b')');
-                if self.rules.typescript() && (property || signature) {
+                // A keyword as the key is one too (`default: typeof f` in a type), but in a
+                // `switch`'s body `default:` is its label.
+                if self.rules.typescript()
+                    && (property || signature || (any_key && !self.in_switch()))
+                {
                     self.def();
                 }
                 // `f: function () {`, `f: () => {`: a method of an object.

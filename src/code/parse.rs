@@ -922,7 +922,7 @@ fn signature(node: Node<'_>, place: &Place<'_>, fields: &Fields) -> String {
     let first_line_end = memchr::memchr(b'\n', &source[start..most]).map_or(most, |n| start + n);
     let mut end = body
         .unwrap_or(first_line_end)
-        .min(place.end(node))
+        .min(place.end(without_trailing_comments(node)))
         .min(most);
     if body.is_none() {
         // A one-line type or macro: its head, without what its braces hold.
@@ -940,6 +940,19 @@ fn signature(node: Node<'_>, place: &Place<'_>, fields: &Fields) -> String {
     }
     let out = out.trim_end_matches(['{', ':', '=', ';', ' ']).trim_end();
     crate::text::shorten(out, MAX_SIGNATURE)
+}
+
+/// `node`, or its last child that is not a comment when comments end it (TypeScript's
+/// `type T = unknown // note`, where no `;` ends the declaration before the comment).
+fn without_trailing_comments(node: Node<'_>) -> Node<'_> {
+    let mut last = node.child(u32::try_from(node.child_count().saturating_sub(1)).unwrap_or(0));
+    while let Some(child) = last.filter(|c| c.is_extra()) {
+        last = child.prev_sibling();
+    }
+    match last {
+        Some(child) if child.end_byte() < node.end_byte() => child,
+        _ => node,
+    }
 }
 
 /// The lines of a head as the skim reads C# (`skim::Lexer::directive`): without its
@@ -2006,6 +2019,11 @@ X=2
                 ("onClick".to_string(), "onClick(e: Event)".to_string())
             ]
         );
+        // No `;` ends ajv's type alias before its comment, which the whole parse's node holds.
+        let alias = b"export type V = unknown // a note\nclass E {}\n";
+        let whole = tags(Lang::TypeScript, alias).unwrap().defs;
+        assert_eq!(whole[0].signature, "type V = unknown");
+        assert_eq!(signatures(Lang::TypeScript, alias)[0].1, "type V = unknown");
     }
 
     #[test]

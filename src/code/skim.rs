@@ -96,6 +96,7 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
         head: Head::default(),
         paren: 0,
         line_start: true,
+        last_word: (0, 0),
         templates: Vec::new(),
         html: lang == Lang::Php,
         macro_parens: Vec::new(),
@@ -291,6 +292,9 @@ enum Value {
     Start,
     /// After a name (`a` of `a =>`, or `async`).
     Param,
+    /// TypeScript: inside a generic arrow function's type parameters (`<T>(x: T) =>`), this
+    /// many `<` deep.
+    TypeParams(u32),
     /// Inside the parameters' parentheses, opened at this depth.
     Params(u32),
     /// After them (TypeScript: and a return type).
@@ -324,6 +328,9 @@ struct Head {
     method: bool,
     /// TypeScript: a `:` right after a `)` (a method's return type follows).
     returns: bool,
+    /// JavaScript: a conditional's `?` seen, so a `:` after a `)` is its other branch
+    /// (`c ? f(x) : (y) => {`), not a return type.
+    ternary: bool,
     /// How many of the head's tokens, from its first, are names (`readonly x` of `readonly
     /// x: T`).
     words: u32,
@@ -357,6 +364,7 @@ impl Default for Head {
             new: false,
             method: false,
             returns: false,
+            ternary: false,
             signature: false,
             words: 0,
             control: false,
@@ -441,6 +449,8 @@ struct Lexer<'a> {
     paren: u32,
     /// Only whitespace since the last newline (a C `#` directive starts a line).
     line_start: bool,
+    /// Where the last word read is.
+    last_word: (usize, usize),
     /// JavaScript template strings open around `${ … }`: the block depth of each `${`.
     templates: Vec<usize>,
     /// PHP outside `<?php … ?>`: text, not code.
@@ -519,6 +529,52 @@ fn capitals(word: &[u8]) -> bool {
             .iter()
             .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
+
+/// JavaScript's and TypeScript's words after which a statement goes on at the next line
+/// (`x as` over `Foo`, `class A extends` over `B`, `public` over a method).
+const GOES_ON_AFTER: &[&[u8]] = &[
+    b"as",
+    b"satisfies",
+    b"extends",
+    b"implements",
+    b"keyof",
+    b"is",
+    b"infer",
+    b"unique",
+    b"asserts",
+    b"from",
+    b"async",
+    b"get",
+    b"set",
+    b"static",
+    b"public",
+    b"private",
+    b"protected",
+    b"readonly",
+    b"override",
+    b"abstract",
+    b"declare",
+    b"export",
+    b"import",
+    b"accessor",
+];
+
+/// The words that go on with the statement before them at the start of a line (`class A`
+/// over `extends B`, `if (a) f()` over `else g()`).
+const GOES_ON_BEFORE: &[&[u8]] = &[
+    b"extends",
+    b"implements",
+    b"in",
+    b"instanceof",
+    b"as",
+    b"satisfies",
+    b"of",
+    b"from",
+    b"else",
+    b"catch",
+    b"finally",
+    b"is",
+];
 
 /// Past white space and comments from `at`.
 fn space_after(src: &[u8], mut at: usize) -> usize {
@@ -972,6 +1028,7 @@ impl Lexer<'_> {
                 if self.rules.c_like() && tok == Tok::Word(Word::Name) && self.annotation(start) {
                     continue;
                 }
+                self.last_word = (start, self.at);
                 self.word(tok, start);
                 continue;
             }
@@ -994,6 +1051,26 @@ impl Lexer<'_> {
 
     /// A newline (`run` passes it over).
     fn newline(&mut self) {
+        // A JavaScript statement ends at its line's end where the language puts a
+        // semicolon: after what ends an expression, before a word that cannot go on with it
+        // (`const a = f(x)` over `const b = new A(1)` and a block). A TypeScript member
+        // likewise, before the next member's key (`[key: string]: string` over `Accept: T`
+        // in an object type).
+        if self.rules.javascript() && self.paren == 0 && self.head.tokens > 0 {
+            let ends = match self.head.last {
+                Tok::Word(Word::Name) => !GOES_ON_AFTER.contains(&self.last_word()),
+                Tok::Literal | Tok::Punct(b')' | b']') => true,
+                _ => false,
+            };
+            let key_ends = self.rules.typescript()
+                && matches!(
+                    self.head.last,
+                    Tok::Word(_) | Tok::Literal | Tok::Punct(b')' | b']' | b'>' | b'}')
+                );
+            if (ends && self.statement_begins(self.at)) || (key_ends && self.key_begins(self.at)) {
+                self.head = Head::default();
+            }
+        }
         // A Go function without a body (written in assembly) ends at its line's end.
         if self.rules.lang == Lang::Go && matches!(self.sig, Sig::Ret(..)) && self.paren == 0 {
             self.sig = Sig::None;
@@ -1011,6 +1088,36 @@ impl Lexer<'_> {
         {
             self.head = Head::default();
         }
+    }
+
+    /// The last word read.
+    fn last_word(&self) -> &[u8] {
+        self.src
+            .get(self.last_word.0..self.last_word.1)
+            .unwrap_or_default()
+    }
+
+    /// Whether a word that begins a statement comes after white space and comments from
+    /// `at` (not one that goes on with an expression or a declaration's head: `extends`,
+    /// `in`, `as` …).
+    fn statement_begins(&self, at: usize) -> bool {
+        let word = word_at(self.src, space_after(self.src, at));
+        !word.is_empty() && !GOES_ON_BEFORE.contains(&word)
+    }
+
+    /// Whether a key begins after white space and comments from `at`: `name:` or `name?:`
+    /// (not `name::`).
+    fn key_begins(&self, at: usize) -> bool {
+        let start = space_after(self.src, at);
+        let word = word_at(self.src, start);
+        if word.is_empty() {
+            return false;
+        }
+        let mut after = space_after(self.src, start + word.len());
+        if self.src.get(after) == Some(&b'?') {
+            after += 1;
+        }
+        self.src.get(after) == Some(&b':') && self.src.get(after + 1) != Some(&b':')
     }
 
     /// A comment at `at`, passed over, and left out of the parse (`hole`).
@@ -1952,6 +2059,13 @@ impl Lexer<'_> {
             (Value::Start | Value::Param, Tok::Punct(b'(')) => {
                 Value::Params(self.paren.saturating_sub(1))
             }
+            (Value::Start | Value::Param, Tok::Punct(b'<')) if self.rules.typescript() => {
+                Value::TypeParams(1)
+            }
+            (Value::TypeParams(d), Tok::Punct(b'<')) => Value::TypeParams(d + 1),
+            (Value::TypeParams(1), Tok::Punct(b'>')) => Value::Start,
+            (Value::TypeParams(d), Tok::Punct(b'>')) => Value::TypeParams(d - 1),
+            (Value::TypeParams(d), _) => Value::TypeParams(d),
             (Value::Param | Value::AfterParams, Tok::Arrow) => Value::Func,
             (Value::Params(d), Tok::Punct(b')')) if self.paren == d => Value::AfterParams,
             (Value::Params(d), _) => Value::Params(d),
@@ -2140,6 +2254,16 @@ impl Lexer<'_> {
                 self.html = true;
                 return;
             }
+            // A conditional's `?`: not `?.`, `??` or an optional member's (`name?:`,
+            // `name?(`, `name?<T>(` after its modifiers).
+            b'?' if self.rules.javascript() && self.paren == 0 => {
+                let optional = matches!(self.peek(0), b':' | b'(' | b'<')
+                    && self.head.words == self.head.tokens;
+                let twice = self.at >= 2 && self.src[self.at - 2] == b'?';
+                if !optional && !twice && !matches!(self.peek(0), b'.' | b'?') {
+                    self.head.ternary = true;
+                }
+            }
             b')' | b']' => {
                 self.paren = self.paren.saturating_sub(1);
                 if let (Some((inside, holes_from, close)), 0) = (self.arguments, self.paren) {
@@ -2235,7 +2359,7 @@ impl Lexer<'_> {
                         && (tokens == words
                             || (tokens == words + 1 && self.head.last == Tok::Punct(b'?'))));
                 let signature = self.head.signature && self.head.last == Tok::Punct(b')');
-                self.head.returns |= self.head.last == Tok::Punct(b')');
+                self.head.returns |= self.head.last == Tok::Punct(b')') && !self.head.ternary;
                 // A keyword as the key is one too (`default: typeof f` in a type), but in a
                 // `switch`'s body `default:` is its label.
                 if self.rules.typescript()
@@ -2296,9 +2420,11 @@ impl Lexer<'_> {
         let Tok::Word(last) = self.head.last else {
             return;
         };
+        // Not after `new`: `new Array(256)` and a block on the next line is a statement.
         if self.rules.javascript()
             && self.paren == 0
             && !self.head.control
+            && !self.head.new
             && matches!(last, Word::Name | Word::LocalDef | Word::Def)
         {
             self.head.method = true;
@@ -2814,6 +2940,39 @@ mod tests {
         let kept = kept(Lang::TypeScript, src);
         assert!(kept.contains("{\n    default: any;\n}"), "{kept}");
         assert!(kept.contains("function g() {}"), "{kept}");
+    }
+
+    #[test]
+    fn a_line_without_semicolon_ends_its_statement_before_the_next() {
+        // fast-uri's top-level block after `new Array(256)`, a line after a call: a block
+        // statement, not the body of a method `bind(…) … Array(256) {`; its constant is
+        // top-level, and stays.
+        let src = "const u = R.bind(/a/)\nconst B = new Array(256)\n{\n  const H = '0'\n}\nfunction f(x) {\n  return x\n}\n";
+        let js = kept(Lang::JavaScript, src);
+        assert!(js.contains("{\n  const H = '0'\n}"), "{js}");
+        assert!(js.contains("function f() {}"), "{js}");
+        // eventsource's object type: an index signature without `;` over a property.
+        let src = "interface I {\n  headers: {\n    [key: string]: string\n    Accept: 'text/event-stream'\n  }\n}\n";
+        assert_eq!(kept(Lang::TypeScript, src), src);
+        // A head that goes on at the next line stays one: `extends` after a class's name,
+        // a cast's type after `as`.
+        let src = "class A\n  extends B {\n  m() {\n    return 1\n  }\n}\nconst c = d as\n  E\n";
+        assert!(kept(Lang::TypeScript, src).contains("  m() {}"), "{src}");
+    }
+
+    #[test]
+    fn typescript_arrow_values_through_a_conditional_or_type_parameters() {
+        // zod's `objectKeys = c ? (o) => … : (object) => { const keys … }`: the `:` is the
+        // conditional's, not a method's return type, and the arrow is no definition (its
+        // constant is a definition of the whole parse, as a callback's are), so the body stays.
+        let src = "export const k: K =\n  typeof O === \"function\"\n    ? (o: any) => O.keys(o)\n    : (object: any) => {\n        const keys = [];\n        return keys;\n      };\n";
+        let body = "{\n        const keys = [];\n        return keys;\n      }";
+        assert!(kept(Lang::TypeScript, src).contains(body), "{src}");
+        // A generic arrow `<T>(…) =>` assigned is a function, defined in a function's body.
+        let src =
+            "function c(r: R) {\n  const pick = <T>(xs: T[]): T => xs[0];\n  return pick(r);\n}\n";
+        let body = "{\n  const pick = <T>(xs: T[]): T => xs[0];\n  return pick();\n}";
+        assert!(kept(Lang::TypeScript, src).contains(body), "{src}");
     }
 
     #[test]

@@ -78,9 +78,39 @@ pub fn byte_positions(needle: u8, haystack: &[u8]) -> impl Iterator<Item = usize
     })
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of `word` that JSON escapes in a string, a control character (< 0x20), `"` or
+/// `\`, each marked by its high bit. The lowest mark is exact (a borrow can only mark a byte
+/// above a marked one), so `trailing_zeros() / 8` is the first such byte; none is missed.
+#[inline(always)]
+pub fn json_escape_marks(word: u64) -> u64 {
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
+    below_space | quote | backslash
+}
+
+/// Whether `bytes` hold nothing JSON escapes in a string (see [`json_escape_marks`]): then
+/// they are the string's JSON as they are, between quotes.
+pub fn json_plain(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    let mut marks = 0;
+    for word in &mut words {
+        marks |= json_escape_marks(u64::from_le_bytes(word.try_into().unwrap_or([0; 8])));
+    }
+    marks == 0
+        && !words
+            .remainder()
+            .iter()
+            .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{byte_positions, count_byte, find_byte, shorten, visible};
+    use super::{byte_positions, count_byte, find_byte, json_plain, shorten, visible};
 
     #[test]
     fn what_a_terminal_would_act_on_or_hide_is_escaped() {
@@ -130,6 +160,27 @@ mod tests {
                         "{what}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn json_plain_text_is_what_json_writes_as_it_is() {
+        for plain in [
+            "",
+            "src/lib.rs",
+            "a long path/with spaces/é€😀/and more than 8 bytes",
+        ] {
+            assert!(json_plain(plain.as_bytes()), "{plain}");
+            assert_eq!(
+                serde_json::to_string(plain).unwrap(),
+                format!("\"{plain}\"")
+            );
+        }
+        for at in 0..20 {
+            for odd in ["\"", "\\", "\n", "\u{1}", "\u{1f}"] {
+                let s = format!("{}{odd}{}", "a".repeat(at), "b".repeat(20 - at));
+                assert!(!json_plain(s.as_bytes()), "{s:?}");
             }
         }
     }

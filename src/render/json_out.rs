@@ -17,8 +17,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
+use crate::text::json_escape_marks as escape_marks;
 
 /// Append `value` as compact JSON (the same bytes as `serde_json::to_writer`).
 pub fn write_value(out: &mut Vec<u8>, value: &Value) {
@@ -100,17 +99,6 @@ fn escaped_len(s: &str) -> usize {
     let mut escaped = Vec::with_capacity(s.len() + 2);
     write_str(&mut escaped, s);
     escaped.len() - 2
-}
-
-/// The bytes of `word` that are a control character (< 0x20), `"` or `\`, each marked by its
-/// high bit. The lowest mark is exact (a borrow can only mark a byte above a marked one), so
-/// `trailing_zeros() / 8` is the first such byte; none is missed.
-fn escape_marks(word: u64) -> u64 {
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
-    let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
-    below_space | quote | backslash
 }
 
 /// The first byte of 16 that JSON escapes, looked at as two words. Inlined: it is the body

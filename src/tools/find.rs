@@ -381,12 +381,18 @@ fn write_paths(files: &PathList, out: &mut dyn std::io::Write) -> std::io::Resul
     buf.push(b'[');
     let mut first = true;
     let mut written = Ok(());
-    files.for_each(|path| {
+    files.for_each_marked(|path, plain| {
         if !first {
             buf.push(b',');
         }
         first = false;
-        json_out::write_str(&mut buf, path);
+        if plain {
+            buf.push(b'"');
+            buf.extend_from_slice(path.as_bytes());
+            buf.push(b'"');
+        } else {
+            json_out::write_str(&mut buf, path);
+        }
         if buf.len() >= CHUNK {
             written = out.write_all(&buf);
             buf.clear();

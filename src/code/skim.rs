@@ -104,6 +104,7 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
         cpp_in_c: false,
         code: false,
         directive_end: None,
+        conditionals: Vec::new(),
         arguments: None,
     };
     lexer.run();
@@ -466,6 +467,9 @@ struct Lexer<'a> {
     code: bool,
     /// Where the last preprocessor line ended.
     directive_end: Option<usize>,
+    /// C and C++: per `#if` open, whether it began inside a declaration's head (whose
+    /// branches then go as C#'s do, `Lexer::directive`).
+    conditionals: Vec<bool>,
     /// Java, C#, JavaScript and TypeScript: the outermost parentheses after a name open (a
     /// method's parameters, a call's or an annotation's arguments): where their inside
     /// starts and `holes` before it. Nothing in them defines unless a block or an arrow
@@ -643,6 +647,55 @@ fn macro_name(word: &[u8]) -> bool {
     underscored_capitals(word) || CONVENTIONS.contains(&word)
 }
 
+/// Whether a word is a name the C and C++ standards keep for the implementation, in lower
+/// case (`__glibcxx_class_requires`), and not one of the compilers' keywords spelled so
+/// (`__attribute__`, `__declspec`, `__asm`, `__builtin_…`): alone on its line with its
+/// arguments, a library's macro that stands for declarations or for nothing (libstdc++'s
+/// concept checks in a class's body, which tree-sitter's grammar cannot read).
+fn reserved_macro(word: &[u8]) -> bool {
+    const KEYWORDS: &[&[u8]] = &[
+        b"__declspec",
+        b"__asm",
+        b"__inline",
+        b"__restrict",
+        b"__thread",
+        b"__cdecl",
+        b"__stdcall",
+        b"__fastcall",
+        b"__vectorcall",
+        b"__thiscall",
+        b"__forceinline",
+        b"__unaligned",
+        b"__based",
+        b"__try",
+        b"__except",
+        b"__finally",
+        b"__leave",
+        b"__alignof",
+        b"__typeof",
+        b"__extension",
+        b"__volatile",
+        b"__const",
+        b"__signed",
+        b"__label",
+        b"__real",
+        b"__imag",
+        b"__complex",
+        b"__auto_type",
+        b"__has_include",
+        b"__decltype",
+        b"__nullptr",
+    ];
+    word.starts_with(b"__")
+        && word.get(2).is_some_and(u8::is_ascii_lowercase)
+        && !word.ends_with(b"__")
+        && !word.starts_with(b"__builtin")
+        && !word.starts_with(b"__int")
+        && !word.starts_with(b"__ptr")
+        && !word.starts_with(b"__is_")
+        && !KEYWORDS.contains(&word)
+}
+
 /// Whether a word is in capitals with an underscore, at least 4 bytes: a C macro's name.
 fn underscored_capitals(word: &[u8]) -> bool {
     word.len() >= 4 && word.contains(&b'_') && capitals(word)
@@ -697,6 +750,15 @@ fn alone_before(args: bool, next: u8, next_word: &[u8], after_next: u8) -> bool 
     } else {
         matches!(next, b'#' | b'}') || (!next_word.is_empty() && after_next != b'(')
     }
+}
+
+/// Whether a call of a reserved name's macro (`reserved_macro`) stands alone: on its own
+/// line (`between` it and the next token, `next`), before another declaration, a directive, the
+/// block's end or another such call.
+fn reserved_alone(between: &[u8], next: u8, next_word: &[u8], after_next: u8) -> bool {
+    between.contains(&b'\n')
+        && (alone_before(true, next, next_word, after_next)
+            || (after_next == b'(' && reserved_macro(next_word)))
 }
 
 /// Whether what is before `at` (its word `before`) begins a declaration without naming
@@ -1320,6 +1382,40 @@ impl Lexer<'_> {
                 b"else" | b"elif" => self.other_branches(hash),
                 _ => {}
             }
+        } else if self.rules.c_like() {
+            self.conditional(name, hash);
+        }
+    }
+
+    /// C and C++: an `#if` inside a declaration's head (libstdc++'s `swap(stack& s)`, then
+    /// `noexcept(…)` under `#if` and another under `#else`, then the body) is read as C#'s
+    /// are: its first branch without the directives, the others left out. The grammar reads
+    /// a directive only between declarations or statements, and a whole parse of such a
+    /// file has an error there. Elsewhere every branch is read, as before.
+    fn conditional(&mut self, name: &[u8], hash: usize) {
+        match name {
+            b"if" | b"ifdef" | b"ifndef" => {
+                // (An access label ends a head as a `;` does: `public:` then `#if`.)
+                let labelled = self.head.last == Tok::Punct(b':')
+                    && matches!(
+                        self.last_word(),
+                        b"public" | b"private" | b"protected" | b"signals" | b"slots"
+                    );
+                let in_head = self.head.tokens > 0
+                    && !labelled
+                    && !self.blocks.last().is_some_and(|o| o.initializer);
+                self.conditionals.push(in_head);
+                if in_head {
+                    self.cut(hash, self.at);
+                }
+            }
+            b"else" | b"elif" if self.conditionals.last() == Some(&true) => {
+                self.conditionals.pop();
+                self.other_branches(hash);
+            }
+            // (Every `#endif` takes its `#if` off, in the guard.)
+            b"endif" if self.conditionals.pop() == Some(true) => self.cut(hash, self.at),
+            _ => {}
         }
     }
 
@@ -1344,7 +1440,7 @@ impl Lexer<'_> {
             let sign = blank(line);
             if src[sign] == b'#' {
                 match word_at(src, blank(sign + 1)) {
-                    b"if" => depth += 1,
+                    b"if" | b"ifdef" | b"ifndef" => depth += 1,
                     b"endif" if depth == 0 => {
                         let end =
                             memchr::memchr(b'\n', &src[line..]).map_or(src.len(), |n| line + n);
@@ -1434,18 +1530,10 @@ impl Lexer<'_> {
     ///   or a qualifier, where it is the type (`const STACK_OF(X509) f(void)`).
     fn annotation(&mut self, start: usize) -> bool {
         let src = self.src;
-        let word = &src[start..self.at];
-        let at_head = self.paren == self.blocks.last().map_or(0, |o| o.paren);
-        // Not in an enum's body, where words in capitals are its enumerators.
-        let candidate = macro_name(word)
-            && at_head
-            && start
-                .checked_sub(1)
-                .map_or(true, |i| src[i].is_ascii_whitespace())
-            && !self.blocks.last().is_some_and(|o| enum_body(src, o.inside));
-        if !candidate {
+        let Some(reserved) = self.macro_at(start) else {
             return false;
-        }
+        };
+        let word = &src[start..self.at];
         let after_word = space_after(src, self.at);
         let args = match src.get(after_word) {
             Some(b'(') => parens_end(src, after_word),
@@ -1466,7 +1554,11 @@ impl Lexer<'_> {
             self.head.tokens == 0 || self.head.last == Tok::Punct(b'}') || after_label(src, start);
         let ends_declarator = matches!(next, b';' | b'{' | b':' | b'=' | b',')
             || (is_word_start(next) && capitals(next_word));
-        let place = if second == b"namespace" && !before.is_empty() {
+        let place = if reserved {
+            fresh
+                && args.is_some()
+                && reserved_alone(&src[end..next_at], next, next_word, after_next)
+        } else if second == b"namespace" && !before.is_empty() {
             next == b'{'
         } else if matches!(before, b"class" | b"struct" | b"union") {
             !next_word.is_empty()
@@ -1506,6 +1598,22 @@ impl Lexer<'_> {
         self.hole(start, end);
         self.at = end;
         true
+    }
+
+    /// Whether the word from `start` to here may be a macro that `annotation` leaves out: a
+    /// macro's name or a reserved one (`reserved_macro`: then `Some(true)`), at the head's
+    /// level, not in an enum's body (where words in capitals are its enumerators).
+    fn macro_at(&self, start: usize) -> Option<bool> {
+        let src = self.src;
+        let word = &src[start..self.at];
+        let reserved = reserved_macro(word);
+        let candidate = (macro_name(word) || reserved)
+            && self.paren == self.blocks.last().map_or(0, |o| o.paren)
+            && start
+                .checked_sub(1)
+                .map_or(true, |i| src[i].is_ascii_whitespace())
+            && !self.blocks.last().is_some_and(|o| enum_body(src, o.inside));
+        candidate.then_some(reserved)
     }
 
     /// PHP's text outside `<?php … ?>`.
@@ -2853,6 +2961,30 @@ mod tests {
         assert_eq!(
             kept(Lang::Cpp, src),
             "namespace n {\nA::A() : x(0) {}\n}\nextern \"C\" {\nint *f(int a) {}\n}\nstatic const T t[] = {};\nvoid h() {}\n"
+        );
+    }
+
+    #[test]
+    fn reserved_macros_alone_and_directives_in_a_head_go() {
+        // libstdc++'s concept checks in a class's body go (one after another, and before a
+        // directive); a reserved name with arguments that is not alone stays, as does a
+        // compiler's keyword (`__attribute__`).
+        let src = "template<typename _Tp>\n  class stack\n  {\n    typedef int value_type;\n    __glibcxx_class_requires(_Tp, _SGIAssignableConcept)\n    __glibcxx_class_requires2(_Tp, _S, _SameTypeConcept)\n#endif\n    __attribute__((__noinline__))\n    void f();\n    void g() { __glibcxx_requires_nonempty(); }\n  };\n";
+        let body = kept(Lang::Cpp, src);
+        assert!(!body.contains("class_requires"), "{body}");
+        assert!(body.contains("__attribute__((__noinline__))"), "{body}");
+        // An `#if` inside a declaration's head: its first branch, without the directives
+        // (env_posix.cc's `#if` between a method's parameters and its qualifiers, libstdc++'s
+        // `noexcept` under `#if` and `#else`); one after an access label is read whole.
+        let src = "class S {\n  void swap(S& s)\n#if A\n  noexcept(X)\n#else\n  noexcept(Y)\n#endif\n  { s.f(); }\n public:\n#if B\n  void b();\n#else\n  void c();\n#endif\n};\n";
+        let head = kept(Lang::Cpp, src);
+        assert!(
+            head.contains("void swap(S& s)\n\n  noexcept(X)\n\n  {}"),
+            "{head}"
+        );
+        assert!(
+            head.contains("#if B\n  void b();\n#else\n  void c();\n#endif"),
+            "{head}"
         );
     }
 

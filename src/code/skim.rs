@@ -805,16 +805,24 @@ fn names_class(src: &[u8], inside: usize, name: &[u8]) -> bool {
     false
 }
 
-/// Whether `at` follows a C++ access label (`public:`, and Qt's `signals:`, `public slots:`).
+/// The words before a C++ access label's `:` (Qt's `signals:`, `public slots:` too).
+const ACCESS_LABELS: [&[u8]; 7] = [
+    b"public",
+    b"private",
+    b"protected",
+    b"signals",
+    b"slots",
+    b"Q_SIGNALS",
+    b"Q_SLOTS",
+];
+
+/// Whether `at` follows a C++ access label (`ACCESS_LABELS`).
 fn after_label(src: &[u8], at: usize) -> bool {
     let end = space_before(src, at);
     if end < 2 || src[end - 1] != b':' || src[end - 2] == b':' {
         return false;
     }
-    matches!(
-        word_before(src, end - 1).0,
-        b"public" | b"private" | b"protected" | b"signals" | b"slots" | b"Q_SIGNALS" | b"Q_SLOTS"
-    )
+    ACCESS_LABELS.contains(&word_before(src, end - 1).0)
 }
 
 /// Whether the `(` at `open` follows `operator` and its symbol (`operator==(`, `operator()(`).
@@ -1396,11 +1404,9 @@ impl Lexer<'_> {
         match name {
             b"if" | b"ifdef" | b"ifndef" => {
                 // (An access label ends a head as a `;` does: `public:` then `#if`.)
-                let labelled = self.head.last == Tok::Punct(b':')
-                    && matches!(
-                        self.last_word(),
-                        b"public" | b"private" | b"protected" | b"signals" | b"slots"
-                    );
+                // (Comments may stand between, so not `after_label`.)
+                let labelled =
+                    self.head.last == Tok::Punct(b':') && ACCESS_LABELS.contains(&self.last_word());
                 let in_head = self.head.tokens > 0
                     && !labelled
                     && !self.blocks.last().is_some_and(|o| o.initializer);

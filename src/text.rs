@@ -101,11 +101,13 @@ pub fn json_plain(bytes: &[u8]) -> bool {
     for word in &mut words {
         marks |= json_escape_marks(u64::from_le_bytes(word.try_into().unwrap_or([0; 8])));
     }
-    marks == 0
-        && !words
-            .remainder()
-            .iter()
-            .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    // The last few bytes padded with spaces, which need no escape.
+    let rest = words.remainder();
+    let mut padded = [b' '; 8];
+    if let Some(head) = padded.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    marks | json_escape_marks(u64::from_le_bytes(padded)) == 0
 }
 
 #[cfg(test)]

@@ -173,49 +173,19 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         Want::Defs => (Part::Defs, &[][..]),
         Want::At(focus) => (Part::Focused, focus),
     };
-    // Definitions alone: the blocks that hold none and the comments are left out of the
-    // parse (`skim`); should what is left not parse cleanly (the skim misread the file, or
-    // the file has an error), the whole file is parsed instead, unless the skim left out
-    // no code (`skimmed`).
-    let (skimmed, no_code) = skimmed(lang, source, part);
-    // Every definition: the parser is given the bytes left, one after another (`Compact`),
-    // rather than the ranges between the holes, whose every token's lexing looks the ranges
-    // through from the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
-    if let (Some(holes), Part::Defs) = (&skimmed, part) {
-        let compact = Compact::new(source, holes);
-        let tree = parse(lang, &compact.text, &[])?;
-        let root = tree.root_node();
-        if no_code || !root.has_error() || errors_away_from_cuts(root, &compact, source.len()) {
-            let place = Place::compact(source, &compact);
-            return Ok(FileTags {
-                lang,
-                part,
-                defs: definitions(tagger, root, &place, &[], part),
-                skips: Vec::new(),
-                idents: Vec::new(),
-                errors: Vec::new(),
-            });
-        }
-    }
-    let tree = match skimmed {
-        Some(holes) if part == Part::Focused => match parse(lang, source, &holes)? {
-            tree if tree.root_node().has_error() => parse(lang, source, &[])?,
-            tree => tree,
-        },
-        _ => parse(lang, source, &[])?,
-    };
-    let root = tree.root_node();
-    let defs = definitions(tagger, root, &Place::whole(source), focus, part);
     if part != Part::All {
         return Ok(FileTags {
             lang,
             part,
-            defs,
+            defs: only_definitions(tagger, lang, source, part, focus)?,
             skips: Vec::new(),
             idents: Vec::new(),
             errors: Vec::new(),
         });
     }
+    let tree = parse(lang, source, &[])?;
+    let root = tree.root_node();
+    let defs = definitions(tagger, root, &Place::whole(source), focus, part);
     let names: HashSet<u32> = defs.iter().map(|d| d.name_byte).collect();
     let mut walk = Walk {
         source,
@@ -242,6 +212,65 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         idents,
         errors,
     })
+}
+
+/// The definitions of `source` for `part` (`Part::Defs`, or `Part::Focused` at `focus`).
+fn only_definitions(
+    tagger: &Tagger,
+    lang: Lang,
+    source: &[u8],
+    part: Part,
+    focus: &[(u32, u32)],
+) -> Result<Vec<Def>, String> {
+    // Definitions alone: the blocks that hold none and the comments are left out of the
+    // parse (`skim`); should what is left not parse cleanly (the skim misread the file, or
+    // the file has an error), the file is parsed with every body (`plain`), unless the skim
+    // left out no code (`skimmed`).
+    let (skimmed, no_code, plain) = skimmed(lang, source, part);
+    // Every definition: the parser is given the bytes left, one after another (`Compact`),
+    // rather than the ranges between the holes, whose every token's lexing looks the ranges
+    // through from the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
+    match (&skimmed, part) {
+        (Some(holes), Part::Defs) => {
+            let compact = Compact::new(source, holes);
+            let tree = parse(lang, &compact.text, &[])?;
+            let root = tree.root_node();
+            if no_code || !root.has_error() || errors_away_from_cuts(root, &compact, source.len()) {
+                let place = Place::compact(source, &compact);
+                return Ok(definitions(tagger, root, &place, &[], part));
+            }
+        }
+        (Some(holes), Part::Focused) => {
+            let tree = parse(lang, source, holes)?;
+            if !tree.root_node().has_error() {
+                let place = Place::whole(source);
+                return Ok(definitions(tagger, tree.root_node(), &place, focus, part));
+            }
+        }
+        _ => {}
+    }
+    // Every body kept, but still without the comments and the annotations the grammar cannot
+    // read (`Skim::plain`): the file as its compiler reads it. Should that parse have an
+    // error, it stands unless its recovery fell apart (`recovered`): on libstdc++'s `bits/`
+    // and {fmt}, where a whole parse of 141 files has errors, it left fewer tokens outside
+    // any construct than the whole parse did in 129 and more in one (gmock.h, where the
+    // recovery without one comment took the whole file for an error).
+    if !plain.is_empty() {
+        let compact = Compact::new(source, &plain);
+        let tree = parse(lang, &compact.text, &[])?;
+        let root = tree.root_node();
+        if recovered(root, compact.text.len()) {
+            let focus: Vec<(u32, u32)> = focus
+                .iter()
+                .map(|&(start, end)| (compact.to_text(start), compact.to_text(end)))
+                .collect();
+            let place = Place::compact(source, &compact);
+            return Ok(definitions(tagger, root, &place, &focus, part));
+        }
+    }
+    let tree = parse(lang, source, &[])?;
+    let place = Place::whole(source);
+    Ok(definitions(tagger, tree.root_node(), &place, focus, part))
 }
 
 /// Whether every syntax error of a parse of `compact` lies on lines the skim left whole: no
@@ -290,20 +319,52 @@ fn errors_away_from_cuts(root: Node<'_>, compact: &Compact, source_len: usize) -
     }
 }
 
-/// The holes of a parse for `part`, when it is worth leaving them out, and whether they
-/// leave out no code. A skim that leaves out no code (comments, and the annotations and
+/// Whether a parse with errors still read most of the file as constructs: at most
+/// [`LOOSE_TOKENS`] tokens, and one per [`LOOSE_BYTES_PER_TOKEN`] bytes of `len`, stand
+/// loose in an error node. (The plain parses of libstdc++'s `bits/` and {fmt} that have
+/// errors leave 0 to 52 loose, also in 470 KB of gtest.h; the one whose recovery fell apart
+/// left 44,584 in 450 KB.)
+fn recovered(root: Node<'_>, len: usize) -> bool {
+    let limit = LOOSE_TOKENS + len / LOOSE_BYTES_PER_TOKEN;
+    let mut loose = 0;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if !node.has_error() {
+            continue;
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if node.is_error() && child.child_count() == 0 {
+                loose += 1;
+                if loose > limit {
+                    return false;
+                }
+            }
+            stack.push(child);
+        }
+    }
+    true
+}
+
+const LOOSE_TOKENS: usize = 64;
+const LOOSE_BYTES_PER_TOKEN: usize = 256;
+
+/// The holes of a parse for `part`, when it is worth leaving them out, whether they
+/// leave out no code, and the holes that are not code ([`skim::Skim::plain`]). A skim that leaves out no code (comments, and the annotations and
 /// guards the grammar cannot read) is parsed for definitions however much it keeps, and
 /// its parse stands even with errors: they are the file's own, which a whole parse meets
 /// too (with every macro the skim took out besides).
-fn skimmed(lang: Lang, source: &[u8], part: Part) -> (Option<Vec<(usize, usize)>>, bool) {
+fn skimmed(lang: Lang, source: &[u8], part: Part) -> (Option<Holes>, bool, Holes) {
     if part == Part::All {
-        return (None, false);
+        return (None, false, Vec::new());
     }
     let skim = skim::skim(lang, source);
     let no_code = part == Part::Defs && !skim.code && !skim.holes.is_empty();
     let worth = no_code || worth_skimming(&skim.holes, source);
-    (Some(skim.holes).filter(|_| worth), no_code)
+    (Some(skim.holes).filter(|_| worth), no_code, skim.plain)
 }
+
+type Holes = Vec<(usize, usize)>;
 
 /// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
 /// twice: a skimmed parse with an error is followed by a whole one (`tags_for`), and the
@@ -613,6 +674,17 @@ impl Compact {
             at = end;
         }
         Compact { text, runs }
+    }
+
+    /// Where the source's byte `at` is in `text` (a byte left out: where its hole was).
+    fn to_text(&self, at: u32) -> u32 {
+        let at = at as usize;
+        let i = self.runs.partition_point(|&(_, source)| source <= at);
+        let Some(&(from, source)) = i.checked_sub(1).and_then(|i| self.runs.get(i)) else {
+            return 0;
+        };
+        let len = self.runs.get(i).map_or(self.text.len(), |&(next, _)| next) - from;
+        u32::try_from(from + (at - source).min(len)).unwrap_or(u32::MAX)
     }
 
     /// Where a node that starts at `at` of `text` starts in the source (at the border of
@@ -1983,6 +2055,64 @@ X=2
         assert!(!errors_away(
             b"struct A {\n  void (B::*method)(int); int f() { return 1; }\n};\n"
         ));
+    }
+
+    /// {fmt}'s shape: a namespace opened and closed by macros alone on their lines, and
+    /// annotations before constructors and methods. Neither the skimmed parse (errors beside
+    /// its cuts) nor a whole one (its recovery lost the class and everything in it) reads
+    /// it; with every body kept and only the macros and comments left out, it is clean.
+    #[test]
+    fn a_parse_without_the_macros_alone_keeps_the_bodies_when_the_skim_misreads() {
+        let source = b"FMT_BEGIN_NAMESPACE\n\ntemplate <typename Char> class basic_string_view {\n public:\n  FMT_CONSTEXPR basic_string_view(const Char* s) : data_(s), size_(0) {\n#if FMT_HAS_BUILTIN(__builtin_strlen)\n    size_ = __builtin_strlen(s);\n#endif\n  }\n  FMT_CONSTEXPR auto size() const noexcept -> size_t { return size_; }\n\n private:\n  const Char* data_;\n  size_t size_;\n};\n\nFMT_END_NAMESPACE\n";
+        let names = |t: &FileTags| -> Vec<(String, u32)> {
+            t.defs.iter().map(|d| (d.name.clone(), d.line)).collect()
+        };
+        let whole = tags(Lang::Cpp, source).unwrap();
+        assert!(!names(&whole).contains(&("basic_string_view".to_string(), 3)));
+        let outline = tags_for(Lang::Cpp, source, Want::Defs).unwrap();
+        assert_eq!(
+            names(&outline),
+            [
+                ("basic_string_view".to_string(), 3),
+                ("basic_string_view".to_string(), 5),
+                ("size".to_string(), 10),
+                ("data_".to_string(), 13),
+                ("size_".to_string(), 14)
+            ]
+        );
+        // find_symbol's parse of the places where a name is, mapped into the shorter text.
+        let text = std::str::from_utf8(source).unwrap();
+        let focus: Vec<(u32, u32)> = text
+            .match_indices("size")
+            .map(|(at, _)| (at as u32, at as u32 + 4))
+            .collect();
+        let focused = tags_for(Lang::Cpp, source, Want::At(&focus)).unwrap();
+        assert!(names(&focused).contains(&("size".to_string(), 10)));
+        assert!(names(&focused).contains(&("basic_string_view".to_string(), 3)));
+    }
+
+    #[test]
+    fn a_recovery_that_fell_apart_is_not_taken() {
+        let recovered_of = |source: &[u8]| {
+            let tree = parse(Lang::Cpp, source, &[]).unwrap();
+            recovered(tree.root_node(), source.len())
+        };
+        assert!(recovered_of(b"int f() { return 1; }\n"));
+        assert!(recovered_of(b"struct A { int a; };\nFOO(1, 2)\nint g();\n"));
+        // Tokens that no construct holds, one after another.
+        assert!(!recovered_of(") ] ) ] ) ]\n".repeat(40).as_bytes()));
+    }
+
+    #[test]
+    fn a_place_in_the_source_maps_into_the_compact_text() {
+        let source = b"aa/*x*/bb/*yy*/cc";
+        let compact = Compact::new(source, &[(2, 7), (9, 15)]);
+        assert_eq!(compact.text, b"aabbcc");
+        let mapped: Vec<u32> = (0..=17).map(|at| compact.to_text(at)).collect();
+        assert_eq!(
+            mapped,
+            [0, 1, 2, 2, 2, 2, 2, 2, 3, 4, 4, 4, 4, 4, 4, 4, 5, 6]
+        );
     }
 
     #[test]

@@ -23,8 +23,9 @@
 //!
 //! The lexer knows each language's comments and strings (raw, nested, interpolated, heredocs,
 //! PHP's text outside `<?php`) well enough to find its braces. Where it could still misread,
-//! the parse of what is left has an error and the file is parsed whole instead
-//! (`parse::tags_for`); C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a
+//! the parse of what is left has an error and the file is parsed again with
+//! every body, only the comments and the annotations and guards the grammar cannot read
+//! left out (`Skim::plain`; whole, should that parse's recovery fall apart: `parse::tags_for`); C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a
 //! header that `Lang::of_file` did not take for C++) is parsed whole from the start. A
 //! minified file is skimmed like any other (it once was parsed whole: laravel's 713 KB
 //! `scripts.js` took 0.13 s of the tree's 0.5 s). `benches/skim_same.py` holds the skimmed
@@ -66,6 +67,11 @@ pub struct Skim {
     /// are comments and the annotations and guards the grammar cannot read, whose leaving
     /// out reads the file as its compiler does.
     pub code: bool,
+    /// Those that are not code alone (comments, and the annotations and guards the grammar
+    /// cannot read), wherever they are, also inside the code left out: what a parse that
+    /// keeps every body may still leave out (`parse::tags_for`, when the skimmed parse is not
+    /// worth it or misread the file).
+    pub plain: Vec<(usize, usize)>,
 }
 
 /// The holes of [`holes`], and whether code is among them.
@@ -73,11 +79,16 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     let nothing = Skim {
         holes: Vec::new(),
         code: false,
+        plain: Vec::new(),
     };
     if lang == Lang::Python {
         let holes = super::skim_python::holes(source);
         let code = !holes.is_empty();
-        return Skim { holes, code };
+        return Skim {
+            holes,
+            code,
+            plain: Vec::new(),
+        };
     }
     let Some(rules) = Rules::of(lang) else {
         return nothing;
@@ -103,6 +114,7 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
         sig: Sig::None,
         cpp_in_c: false,
         code: false,
+        plain: Vec::new(),
         directive_end: None,
         conditionals: Vec::new(),
         arguments: None,
@@ -111,17 +123,43 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
     if lexer.cpp_in_c {
         return nothing;
     }
-    let (holes, code) = (lexer.holes, lexer.code);
+    let (holes, code, plain) = (lexer.holes, lexer.code, lexer.plain);
     // Sorted and apart by construction; should a misread file break that, it is parsed
     // whole rather than wrongly.
-    let ordered = holes
-        .iter()
-        .all(|&(start, end)| start <= end && end <= source.len())
-        && holes.windows(2).all(|w| w[0].1 <= w[1].0);
-    if ordered {
-        Skim { holes, code }
+    let ordered = |holes: &[(usize, usize)]| {
+        holes
+            .iter()
+            .all(|&(start, end)| start <= end && end <= source.len())
+            && holes.windows(2).all(|w| w[0].1 <= w[1].0)
+    };
+    if ordered(&holes) && ordered(&plain) {
+        Skim { holes, code, plain }
     } else {
         nothing
+    }
+}
+
+/// Whether leaving `start..end` out of `src` joins no two tokens: whitespace (or the source's
+/// edge) stands on one side of it.
+fn apart(src: &[u8], start: usize, end: usize) -> bool {
+    let space = |at: Option<&u8>| at.map_or(true, u8::is_ascii_whitespace);
+    space(start.checked_sub(1).and_then(|i| src.get(i))) || space(src.get(end))
+}
+
+/// Add the hole `start..end` to `holes`: joined to the last one when only whitespace lies
+/// between them, else on its own where it is [`apart`].
+fn joined(src: &[u8], holes: &mut Vec<(usize, usize)>, start: usize, end: usize) {
+    if let Some(last) = holes.last_mut() {
+        if last.1 <= start
+            && src[last.1..start].iter().all(u8::is_ascii_whitespace)
+            && apart(src, last.0, end)
+        {
+            last.1 = end;
+            return;
+        }
+    }
+    if apart(src, start, end) {
+        holes.push((start, end));
     }
 }
 
@@ -465,6 +503,8 @@ struct Lexer<'a> {
     cpp_in_c: bool,
     /// Code was left out (not only comments, annotations and guards: see [`Skim::code`]).
     code: bool,
+    /// [`Skim::plain`].
+    plain: Vec<(usize, usize)>,
     /// Where the last preprocessor line ended.
     directive_end: Option<usize>,
     /// C and C++: per `#if` open, whether it began inside a declaration's head (whose
@@ -1211,23 +1251,11 @@ impl Lexer<'_> {
     /// only by whitespace are left out as one.
     fn hole(&mut self, start: usize, end: usize) {
         let src = self.src;
-        let apart = |start: usize, end: usize| {
-            let space = |at: Option<&u8>| at.map_or(true, u8::is_ascii_whitespace);
-            space(start.checked_sub(1).and_then(|i| src.get(i))) || space(src.get(end))
-        };
+        joined(src, &mut self.plain, start, end);
         let from = self.blocks.last().map_or(0, |o| o.holes_from);
-        let mine = self.holes.len() > from;
-        if let Some(last) = self.holes.last_mut() {
-            if mine
-                && last.1 <= start
-                && src[last.1..start].iter().all(u8::is_ascii_whitespace)
-                && apart(last.0, end)
-            {
-                last.1 = end;
-                return;
-            }
-        }
-        if apart(start, end) {
+        if self.holes.len() > from {
+            joined(src, &mut self.holes, start, end);
+        } else if apart(src, start, end) {
             self.holes.push((start, end));
         }
     }
@@ -2911,8 +2939,16 @@ mod tests {
         let header = "/* lib */\nOSSL_DEPRECATEDIN_3_0 int f(void);\n// g\nint g(void);\n";
         let s = skim(Lang::C, header.as_bytes());
         assert!(!s.holes.is_empty() && !s.code);
-        // A body: code.
+        // A body: code. What is not code is also listed apart (`Skim::plain`), inside the
+        // body too, for a parse that keeps the bodies.
         assert!(skim(Lang::C, b"int f(void) { return 1; }\n").code);
+        let src = "/* lib */\nOSSL_DEPRECATEDIN_3_0 int f(void) { /* one */ return 1; }\n";
+        let s = skim(Lang::C, src.as_bytes());
+        assert!(s.code);
+        assert_eq!(
+            super::super::skim_python::kept_text(src, &s.plain),
+            " int f(void) {  return 1; }\n"
+        );
         // A comment right after a directive stays (tree-sitter may end the directive on the
         // comment's line); others go.
         let src = "#define A 1 /* a */ \n/* b */\nint x; /* c */\n";

@@ -630,8 +630,22 @@ fn found_of(tagger: &Tagger, m: &Match<'_>, place: &Place<'_>) -> Option<Found> 
     }
     let (node, kind) = def?;
     let name_node = name.or_else(|| declared_name(node, &tagger.fields))?;
-    let (name_node, qualifier) = unqualified(name_node);
-    let name = name_text(kind, name_node, place)?;
+    // C#'s operators are named by their token (`operator ==(…)`: `operator==`) or, a
+    // conversion, by its type, qualified or not (`implicit operator Money(decimal d)`:
+    // `operator Money`).
+    let operator = match node.kind() {
+        "operator_declaration" => Some(("", "operator")),
+        "conversion_operator_declaration" => Some((" ", "type")),
+        _ => None,
+    };
+    let (name_node, qualifier) = match operator {
+        Some((_, field)) => (node.child_by_field_name(field)?, None),
+        None => unqualified(name_node),
+    };
+    let name = match operator {
+        Some((space, _)) => format!("operator{space}{}", place.text(name_node)?.trim()),
+        None => name_text(kind, name_node, place)?,
+    };
     let owner = receiver
         .and_then(|r| type_name(r, place))
         .or_else(|| qualifier.and_then(|q| type_name(q, place)));
@@ -1654,6 +1668,29 @@ mod tests {
             .iter()
             .all(|d| d.name != "Searcher" || d.kind == SymbolKind::Impl));
         assert!(focused.idents.is_empty() && !full.idents.is_empty());
+    }
+
+    #[test]
+    fn csharp_operators_are_named_by_their_token_or_type() {
+        let source = b"struct Money {\n    public static Money operator +(Money a, Money b) => a;\n    public static bool operator ==(Money a, Money b) { return true; }\n    [Obsolete]\n    public static implicit operator System.Decimal(Money m) => 0;\n    public static explicit operator Money(int cents) { return default; }\n}\n";
+        for want in [Want::All, Want::Defs] {
+            let found: Vec<(String, u32, SymbolKind)> = tags_for(Lang::CSharp, source, want)
+                .unwrap()
+                .defs
+                .iter()
+                .map(|d| (d.name.clone(), d.line, d.kind))
+                .collect();
+            assert_eq!(
+                found,
+                [
+                    ("Money".to_string(), 1, SymbolKind::Struct),
+                    ("operator+".to_string(), 2, SymbolKind::Method),
+                    ("operator==".to_string(), 3, SymbolKind::Method),
+                    ("operator System.Decimal".to_string(), 5, SymbolKind::Method),
+                    ("operator Money".to_string(), 6, SymbolKind::Method),
+                ]
+            );
+        }
     }
 
     #[test]

@@ -208,10 +208,15 @@ fn operator_spelled_as_written(name: &str) -> String {
     out
 }
 
-/// The definitions the check counts: the tree's kinds, without ctags' invented names.
+/// The definitions the check counts: the tree's kinds, without the names ctags makes up
+/// (`__anon…` in C, `AnonymousFunction…` in JavaScript).
 fn counted<'a>(tags: &'a [Tag], tree: &Tree) -> Vec<&'a Tag> {
     tags.iter()
-        .filter(|t| tree.kinds.contains(&t.kind.as_str()) && !t.name.starts_with("__anon"))
+        .filter(|t| {
+            tree.kinds.contains(&t.kind.as_str())
+                && !t.name.starts_with("__anon")
+                && !t.name.starts_with("AnonymousFunction")
+        })
         .collect()
 }
 

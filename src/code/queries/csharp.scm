@@ -9,6 +9,8 @@
 (method_declaration name: (identifier) @name) @definition.method
 (constructor_declaration name: (identifier) @name) @definition.method
 (destructor_declaration name: (identifier) @name) @definition.method
+(operator_declaration) @name @definition.method
+(conversion_operator_declaration) @name @definition.method
 (local_function_statement name: (identifier) @name) @definition.function
 (property_declaration name: (identifier) @name) @definition.field
 (event_declaration name: (identifier) @name) @definition.field

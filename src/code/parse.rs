@@ -251,15 +251,19 @@ fn only_definitions(
     }
     // Every body kept, but still without the comments and the annotations the grammar cannot
     // read (`Skim::plain`): the file as its compiler reads it. Should that parse have an
-    // error, it stands unless its recovery fell apart (`recovered`): on libstdc++'s `bits/`
-    // and {fmt}, where a whole parse of 141 files has errors, it left fewer tokens outside
-    // any construct than the whole parse did in 129 and more in one (gmock.h, where the
-    // recovery without one comment took the whole file for an error).
+    // error, it stands unless its recovery fell apart (`recovered`) or took too long
+    // (`plain_parse_budget`): on libstdc++'s `bits/` and {fmt}, where a whole parse of 141
+    // files has errors, it left fewer tokens outside any construct than the whole parse did
+    // in 129 and more in one (gmock.h, where the recovery without one comment took the
+    // whole file for an error, and 15 times as long).
     if !plain.is_empty() {
         let compact = Compact::new(source, &plain);
-        let tree = parse(lang, &compact.text, &[])?;
-        let root = tree.root_node();
-        if recovered(root, compact.text.len()) {
+        let tree = parse_within(lang, &compact.text, &[], Some(plain_parse_budget))?;
+        if let Some(root) = tree
+            .as_ref()
+            .map(Tree::root_node)
+            .filter(|&root| recovered(root, compact.text.len()))
+        {
             let focus: Vec<(u32, u32)> = focus
                 .iter()
                 .map(|&(start, end)| (compact.to_text(start), compact.to_text(end)))
@@ -346,6 +350,14 @@ fn recovered(root: Node<'_>, len: usize) -> bool {
     true
 }
 
+/// What a plain parse may take of a thread's CPU time once it has met an error, for `len`
+/// bytes: a recovery that falls apart may also take long (gmock.h's, 0.8 s where its whole
+/// parse took 53 ms; the plain parses of libstdc++'s `bits/` and {fmt} with errors took at
+/// most 162 ns a byte).
+fn plain_parse_budget(len: usize) -> Duration {
+    Duration::from_millis(10) + Duration::from_nanos(250 * len as u64)
+}
+
 const LOOSE_TOKENS: usize = 64;
 const LOOSE_BYTES_PER_TOKEN: usize = 256;
 
@@ -383,6 +395,18 @@ const SKIM_KEEPS_AT_MOST: f64 = 0.75;
 /// The tree of `source` without the byte ranges `holes` (sorted, apart), or why there is
 /// none (the parse was given up).
 fn parse(lang: Lang, source: &[u8], holes: &[(usize, usize)]) -> Result<Tree, String> {
+    parse_within(lang, source, holes, None)?
+        .ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
+}
+
+/// [`parse`], given up (`None`) should it meet an error and take more of this thread's CPU
+/// time than `budget` of `source`'s length.
+fn parse_within(
+    lang: Lang,
+    source: &[u8],
+    holes: &[(usize, usize)],
+    budget: Option<fn(usize) -> Duration>,
+) -> Result<Option<Tree>, String> {
     // One parser per thread, kept from file to file: a new one allocates its stacks afresh.
     thread_local! {
         static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
@@ -396,12 +420,23 @@ fn parse(lang: Lang, source: &[u8], holes: &[(usize, usize)]) -> Result<Tree, St
             .set_included_ranges(&included(source, holes))
             .map_err(|e| format!("the ranges to parse: {e}"))?;
         let deadline = Instant::now() + PARSE_TIME_LIMIT;
-        let mut give_up = |_: &ParseState| {
+        let budget = budget.map(|of| thread_cpu_time() + of(source.len()));
+        let mut calls = 0u32;
+        let mut over_budget = false;
+        let mut give_up = |state: &ParseState| {
+            calls = calls.wrapping_add(1);
             if Instant::now() > deadline {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
+                return ControlFlow::Break(());
             }
+            // The thread's CPU time is a system call: looked at every 16th call (the parser
+            // calls every few hundred bytes).
+            if let Some(until) = budget.filter(|_| calls % 16 == 0 && state.has_error()) {
+                if thread_cpu_time() > until {
+                    over_budget = true;
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
         };
         let len = source.len();
         let tree = parser.parse_with_options(
@@ -412,9 +447,21 @@ fn parse(lang: Lang, source: &[u8], holes: &[(usize, usize)]) -> Result<Tree, St
         if tree.is_none() {
             // A parse given up would otherwise be resumed by the next one.
             parser.reset();
+            if !over_budget {
+                return Err(format!(
+                    "parsing took longer than {} s",
+                    PARSE_TIME_LIMIT.as_secs()
+                ));
+            }
         }
-        tree.ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
+        Ok(tree)
     })
+}
+
+/// The CPU time this thread has taken (zero should the clock fail).
+fn thread_cpu_time() -> Duration {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(Duration::ZERO, Duration::from)
 }
 
 /// The ranges of `source` around `holes`, each with its rows and columns; none (the whole

@@ -361,11 +361,11 @@ fn plain_parse_budget(len: usize) -> Duration {
 const LOOSE_TOKENS: usize = 64;
 const LOOSE_BYTES_PER_TOKEN: usize = 256;
 
-/// The holes of a parse for `part`, when it is worth leaving them out, whether they
-/// leave out no code, and the holes that are not code ([`skim::Skim::plain`]). A skim that leaves out no code (comments, and the annotations and
-/// guards the grammar cannot read) is parsed for definitions however much it keeps, and
-/// its parse stands even with errors: they are the file's own, which a whole parse meets
-/// too (with every macro the skim took out besides).
+/// The holes of a parse for `part`, when it is worth leaving them out, whether they leave
+/// out no code, and those that are not code ([`skim::Skim::plain`]). A skim that leaves out
+/// no code (comments, and the annotations and guards the grammar cannot read) is parsed for
+/// definitions however much it keeps, and its parse stands even with errors: they are the
+/// file's own, which a whole parse meets too (with every macro the skim took out besides).
 fn skimmed(lang: Lang, source: &[u8], part: Part) -> (Option<Holes>, bool, Holes) {
     if part == Part::All {
         return (None, false, Vec::new());
@@ -379,11 +379,11 @@ fn skimmed(lang: Lang, source: &[u8], part: Part) -> (Option<Holes>, bool, Holes
 type Holes = Vec<(usize, usize)>;
 
 /// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
-/// twice: a skimmed parse with an error is followed by a whole one (`tags_for`), and the
-/// files that leave little out (C headers: declarations, no bodies) are those whose parse
-/// has errors most often (macros tree-sitter cannot know: 88 of OpenSSL's 133 headers),
-/// so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes is parsed whole
-/// at once (unless its skim leaves out no code: [`skimmed`]).
+/// twice: a skimmed parse with an error is followed by a plain one (`only_definitions`),
+/// and the files that leave little out (C headers: declarations, no bodies) are those whose
+/// parse has errors most often (macros tree-sitter cannot know: 88 of OpenSSL's 133
+/// headers), so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes has
+/// its plain parse at once (unless its skim leaves out no code: [`skimmed`]).
 fn worth_skimming(holes: &[(usize, usize)], source: &[u8]) -> bool {
     let left_out: usize = holes.iter().map(|&(start, end)| end - start).sum();
     left_out > 0 && (source.len() - left_out) as f64 <= SKIM_KEEPS_AT_MOST * source.len() as f64
@@ -395,8 +395,11 @@ const SKIM_KEEPS_AT_MOST: f64 = 0.75;
 /// The tree of `source` without the byte ranges `holes` (sorted, apart), or why there is
 /// none (the parse was given up).
 fn parse(lang: Lang, source: &[u8], holes: &[(usize, usize)]) -> Result<Tree, String> {
-    parse_within(lang, source, holes, None)?
-        .ok_or_else(|| format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs()))
+    parse_within(lang, source, holes, None)?.ok_or_else(too_long)
+}
+
+fn too_long() -> String {
+    format!("parsing took longer than {} s", PARSE_TIME_LIMIT.as_secs())
 }
 
 /// [`parse`], given up (`None`) should it meet an error and take more of this thread's CPU
@@ -448,10 +451,7 @@ fn parse_within(
             // A parse given up would otherwise be resumed by the next one.
             parser.reset();
             if !over_budget {
-                return Err(format!(
-                    "parsing took longer than {} s",
-                    PARSE_TIME_LIMIT.as_secs()
-                ));
+                return Err(too_long());
             }
         }
         Ok(tree)

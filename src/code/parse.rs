@@ -240,7 +240,8 @@ fn only_definitions(
                 return Ok(definitions(tagger, root, &place, &[], part));
             }
         }
-        (Some(holes), Part::Focused) => {
+        // (When every hole is plain, the plain parse below is this one.)
+        (Some(holes), Part::Focused) if *holes != plain => {
             let tree = parse(lang, source, holes)?;
             if !tree.root_node().has_error() {
                 let place = Place::whole(source);

@@ -23,10 +23,12 @@
 //!
 //! The lexer knows each language's comments and strings (raw, nested, interpolated, heredocs,
 //! PHP's text outside `<?php`) well enough to find its braces. Where it could still misread,
-//! the parse of what is left has an error and the file is parsed again with
-//! every body, only the comments and the annotations and guards the grammar cannot read
-//! left out (`Skim::plain`; whole, should that parse's recovery fall apart: `parse::tags_for`); C++ in a file read as C (`namespace`, `template`, `::`: a `.c`, or a
-//! header that `Lang::of_file` did not take for C++) is parsed whole from the start. A
+//! the parse of what is left has an error and the file is parsed again with every body,
+//! only the comments and the annotations and guards the grammar cannot read left out
+//! (`Skim::plain`; whole, should that parse's recovery fall apart:
+//! `parse::only_definitions`); C++ in a file read as C (`namespace`, `template`, `::`: a
+//! `.c`, or a header that `Lang::of_file` did not take for C++) is parsed whole from the
+//! start. A
 //! minified file is skimmed like any other (it once was parsed whole: laravel's 713 KB
 //! `scripts.js` took 0.13 s of the tree's 0.5 s). `benches/skim_same.py` holds the skimmed
 //! parse's definitions to the whole parse's file by file over real trees (every file of
@@ -69,8 +71,8 @@ pub struct Skim {
     pub code: bool,
     /// Those that are not code alone (comments, and the annotations and guards the grammar
     /// cannot read), wherever they are, also inside the code left out: what a parse that
-    /// keeps every body may still leave out (`parse::tags_for`, when the skimmed parse is not
-    /// worth it or misread the file).
+    /// keeps every body may still leave out (`parse::only_definitions`, when the skimmed
+    /// parse is not worth it or misread the file).
     pub plain: Vec<(usize, usize)>,
 }
 
@@ -793,8 +795,8 @@ fn alone_before(args: bool, next: u8, next_word: &[u8], after_next: u8) -> bool 
 }
 
 /// Whether a call of a reserved name's macro (`reserved_macro`) stands alone: on its own
-/// line (`between` it and the next token, `next`), before another declaration, a directive, the
-/// block's end or another such call.
+/// line (`between` it and the next token, `next`), before another declaration, a directive,
+/// the block's end or another such call.
 fn reserved_alone(between: &[u8], next: u8, next_word: &[u8], after_next: u8) -> bool {
     between.contains(&b'\n')
         && (alone_before(true, next, next_word, after_next)

@@ -26,10 +26,11 @@
 //! the parse of what is left has an error and the file is parsed again with every body,
 //! only the comments and the annotations and guards the grammar cannot read left out
 //! (`Skim::plain`; whole, should that parse's recovery fall apart:
-//! `parse::only_definitions`); C++ in a file read as C (`namespace`, `template`, `::`: a
-//! `.c`, or a header that `Lang::of_file` did not take for C++) is parsed whole from the
-//! start. A
-//! minified file is skimmed like any other (it once was parsed whole: laravel's 713 KB
+//! `parse::only_definitions`), but for C and C++, whose errors are the macros' more often
+//! than the skim's, when the parse recovered (`parse::macros_misread`); C++ in a file read
+//! as C (`namespace`, `template`, `::`: a `.c`, or a header that `Lang::of_file` did not
+//! take for C++) is parsed whole from the start. A minified file is skimmed like any
+//! other (it once was parsed whole: laravel's 713 KB
 //! `scripts.js` took 0.13 s of the tree's 0.5 s). `benches/skim_same.py` holds the skimmed
 //! parse's definitions to the whole parse's file by file over real trees (every file of
 //! cargo's registry, Go's standard library, npm, C and C++ headers: none that parses cleanly

@@ -228,6 +228,18 @@ fn only_definitions(
     // left out no code (`skimmed`), the errors lie away from the cuts, or, in C and C++,
     // the parse recovered from them (`macros_misread`).
     let (skimmed, no_code, plain) = skimmed(lang, source, part);
+    // Where every place asked for lies in what the skim leaves out (a body that holds no
+    // definition, a comment, a parameter list), no definition is named there: a parse would
+    // not see those bytes. A common name is used in most files and defined in few.
+    if let (Some(holes), Part::Focused) = (&skimmed, part) {
+        if !focus.is_empty()
+            && focus
+                .iter()
+                .all(|&(start, end)| in_a_hole(holes, start, end))
+        {
+            return Ok(Vec::new());
+        }
+    }
     // Every definition: the parser is given the bytes left, one after another (`Compact`),
     // rather than the ranges between the holes, whose every token's lexing looks the ranges
     // through from the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
@@ -281,6 +293,13 @@ fn only_definitions(
     let tree = parse(lang, source, &[])?;
     let place = Place::whole(source);
     Ok(definitions(tagger, tree.root_node(), &place, focus, part))
+}
+
+/// Whether the bytes `start..end` lie inside one of `holes` (sorted, apart).
+fn in_a_hole(holes: &[(usize, usize)], start: u32, end: u32) -> bool {
+    let (start, end) = (start as usize, end as usize);
+    let i = holes.partition_point(|&(_, hole_end)| hole_end < end);
+    holes.get(i).is_some_and(|&(s, e)| s <= start && end <= e)
 }
 
 /// Whether a skimmed parse of C or C++ whose error lies beside a cut still stands: its
@@ -2240,6 +2259,34 @@ X=2
                 ("_M_n".to_string(), 24, "field")
             ]
         );
+    }
+
+    /// find_symbol's parse of a file where the name is only used, in what the skim leaves
+    /// out (a body, a parameter list, a comment), is not made: nothing is named there.
+    #[test]
+    fn a_name_only_in_the_skims_holes_needs_no_parse() {
+        let source = b"// uses: walker\npub fn scan(walker: Walker) -> usize {\n    let n = walker.count();\n    n\n}\n\nfn later() {\n    struct Walker;\n}\n";
+        let text = std::str::from_utf8(source).unwrap();
+        let places = |name: &str| -> Vec<(u32, u32)> {
+            text.match_indices(name)
+                .map(|(at, _)| (at as u32, (at + name.len()) as u32))
+                .collect()
+        };
+        let focused = |name: &str| -> Vec<(String, u32)> {
+            tags_for(Lang::Rust, source, Want::At(&places(name)))
+                .unwrap()
+                .defs
+                .into_iter()
+                .map(|d| (d.name, d.line))
+                .collect()
+        };
+        // In the comment, the parameters and the body: no parse (the function around the
+        // body's use was listed before), and so no definition.
+        assert!(in_a_hole(&[(3, 9), (20, 30)], 20, 26));
+        assert!(!in_a_hole(&[(3, 9), (20, 30)], 8, 12));
+        assert_eq!(focused("walker"), []);
+        // `Walker` is defined in a body the skim keeps (it holds a definition).
+        assert!(focused("Walker").contains(&("Walker".to_string(), 8)));
     }
 
     #[test]

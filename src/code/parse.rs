@@ -422,19 +422,12 @@ struct Skimmed {
     plain: Holes,
 }
 
-/// The skim of `source` for a parse of `part`. A skim that leaves out no code (comments,
-/// and the annotations and guards the grammar cannot read) is worth a parse for definitions
-/// however much it keeps, and its parse stands even with errors: they are the file's own,
-/// which a whole parse meets too (with every macro the skim took out besides).
+/// The skim of `source` for a parse of `part` (never `Part::All`, which parses whole). A
+/// skim that leaves out no code (comments, and the annotations and guards the grammar
+/// cannot read) is worth a parse for definitions however much it keeps, and its parse
+/// stands even with errors: they are the file's own, which a whole parse meets too (with
+/// every macro the skim took out besides).
 fn skimmed(lang: Lang, source: &[u8], part: Part) -> Skimmed {
-    if part == Part::All {
-        return Skimmed {
-            holes: Vec::new(),
-            worth: false,
-            no_code: false,
-            plain: Vec::new(),
-        };
-    }
     let skim = skim::skim(lang, source);
     let no_code = part == Part::Defs && !skim.code && !skim.holes.is_empty();
     Skimmed {

@@ -232,7 +232,10 @@ fn only_definitions(
         worth,
         no_code,
         plain,
-    } = skimmed(lang, source, part);
+        whole,
+        places,
+    } = skimmed(lang, source, part, focus);
+    let focus = &places[..];
     if part == Part::Focused && nothing_named_at(focus, &holes) {
         return Ok(Vec::new());
     }
@@ -256,33 +259,50 @@ fn only_definitions(
         }
         // (When every hole is plain, the plain parse below is this one.)
         (Some(holes), Part::Focused) if *holes != plain => {
-            let tree = parse(lang, source, holes)?;
+            let compact = Compact::new(source, holes);
+            let tree = parse(lang, &compact.text, &[])?;
             if !tree.root_node().has_error() {
-                let place = Place::whole(source);
-                return Ok(definitions(tagger, tree.root_node(), &place, focus, part));
+                let place = Place::compact(source, &compact);
+                let focus = compact.focus(focus);
+                return Ok(definitions(tagger, tree.root_node(), &place, &focus, part));
             }
         }
         _ => {}
     }
-    // Every body kept, but still without the comments and the annotations the grammar cannot
-    // read (`Skim::plain`): the file as its compiler reads it. Should that parse have an
-    // error, it stands unless its recovery fell apart (`recovered`) or took too long
-    // (`plain_parse_budget`): on libstdc++'s `bits/` and {fmt}, where a whole parse of 141
-    // files has errors, it left fewer tokens outside any construct than the whole parse did
-    // in 129 and more in one (gmock.h, where the recovery without one comment took the
-    // whole file for an error, and 15 times as long).
+    // (A skim that stopped short of the file's end is read again whole for it.)
+    let plain = if whole {
+        plain
+    } else {
+        skim::skim(lang, source).plain
+    };
+    plain_definitions(tagger, lang, source, &plain, part, focus)
+}
+
+/// The definitions of `source` for `part` at `focus` from a parse with every body kept, but
+/// still without the comments and the annotations the grammar cannot read (`plain`:
+/// `Skim::plain`): the file as its compiler reads it. Should that parse have an error, it
+/// stands unless its recovery fell apart (`recovered`) or took too long
+/// (`plain_parse_budget`): on libstdc++'s `bits/` and {fmt}, where a whole parse of 141
+/// files has errors, it left fewer tokens outside any construct than the whole parse did in
+/// 129 and more in one (gmock.h, where the recovery without one comment took the whole file
+/// for an error, and 15 times as long). Then the file is parsed whole.
+fn plain_definitions(
+    tagger: &Tagger,
+    lang: Lang,
+    source: &[u8],
+    plain: &[(usize, usize)],
+    part: Part,
+    focus: &[(u32, u32)],
+) -> Result<Vec<Def>, String> {
     if !plain.is_empty() {
-        let compact = Compact::new(source, &plain);
+        let compact = Compact::new(source, plain);
         let tree = parse_within(lang, &compact.text, &[], Some(plain_parse_budget))?;
         if let Some(root) = tree
             .as_ref()
             .map(Tree::root_node)
             .filter(|&root| recovered(root, compact.text.len()))
         {
-            let focus: Vec<(u32, u32)> = focus
-                .iter()
-                .map(|&(start, end)| (compact.to_text(start), compact.to_text(end)))
-                .collect();
+            let focus = compact.focus(focus);
             let place = Place::compact(source, &compact);
             return Ok(definitions(tagger, root, &place, &focus, part));
         }
@@ -292,16 +312,16 @@ fn only_definitions(
     Ok(definitions(tagger, tree.root_node(), &place, focus, part))
 }
 
-/// Whether every place of `focus` lies in what the skim leaves out (`holes`: a body that
-/// holds no definition, a comment, a parameter list), where no definition is named, whether
-/// or not leaving the holes out is worth it: then no parse is needed. A common name is used
-/// in most files and defined in few, and one used only in a function beside 2.5 MB of
-/// tables (encoding_rs's `data.rs`) took a plain parse of 0.66 s.
+/// Whether every place of `focus` (none in a string: [`Skimmed::places`]) lies in what the
+/// skim leaves out (`holes`: a body that holds no definition, a comment, a parameter list),
+/// where no definition is named, whether or not leaving the holes out is worth it: then no
+/// parse is needed. A common name is used in most files and defined in few, and one used
+/// only in a function beside 2.5 MB of tables (encoding_rs's `data.rs`) took a plain parse
+/// of 0.66 s.
 fn nothing_named_at(focus: &[(u32, u32)], holes: &[(usize, usize)]) -> bool {
-    !focus.is_empty()
-        && focus
-            .iter()
-            .all(|&(start, end)| in_a_hole(holes, start, end))
+    focus
+        .iter()
+        .all(|&(start, end)| in_a_hole(holes, start, end))
 }
 
 /// Whether the bytes `start..end` lie inside one of `holes` (sorted, apart).
@@ -420,6 +440,12 @@ struct Skimmed {
     no_code: bool,
     /// Those that are not code ([`skim::Skim::plain`]).
     plain: Holes,
+    /// Whether the skim read the whole file ([`skim::Skim::whole`]), and `plain` covers it.
+    whole: bool,
+    /// For `Part::Focused`, the places asked for but those in a string literal, where no
+    /// definition is named (but TypeScript's `declare module "m"`): `x` of unicode-width's
+    /// test table, 1.4 MB of strings in one array, took a parse of 0.25 s.
+    places: Vec<(u32, u32)>,
 }
 
 /// The skim of `source` for a parse of `part` (never `Part::All`, which parses whole). A
@@ -427,18 +453,83 @@ struct Skimmed {
 /// cannot read) is worth a parse for definitions however much it keeps, and its parse
 /// stands even with errors: they are the file's own, which a whole parse meets too (with
 /// every macro the skim took out besides).
-fn skimmed(lang: Lang, source: &[u8], part: Part) -> Skimmed {
-    let skim = skim::skim(lang, source);
+fn skimmed(lang: Lang, source: &[u8], part: Part, focus: &[(u32, u32)]) -> Skimmed {
+    let last = focus.iter().map(|&(_, end)| end as usize).max();
+    let focused = part == Part::Focused && last.is_some();
+    let mut skim = skim::skim_until(lang, source, last.filter(|_| focused));
+    let mut places = Vec::new();
+    if focused {
+        let named = |&&(start, end): &&(u32, u32)| {
+            matches!(lang, Lang::TypeScript | Lang::Tsx) || !in_a_hole(&skim.strings, start, end)
+        };
+        places = focus.iter().filter(named).copied().collect();
+        skim.holes = around(source, &places, &skim);
+    }
     let no_code = part == Part::Defs && !skim.code && !skim.holes.is_empty();
     Skimmed {
         worth: no_code || worth_skimming(&skim.holes, source),
         holes: skim.holes,
         no_code,
         plain: skim.plain,
+        whole: skim.whole,
+        places,
     }
 }
 
 type Holes = Vec<(usize, usize)>;
+
+/// The holes of a skim for find_symbol's parse of `source`, which holds the name at
+/// `focus`: the skim's, and besides, where no place of the name is, the inside of each
+/// block the skim kept ([`skim::Skim::kept`]: a class's members, an `impl`, a struct's
+/// fields), and each statement at the top level ([`skim::Skim::statements`]; up to the
+/// newline before the next, which may begin a directive), the outermost whole. Every
+/// definition the query would take (one named at a place, and those around it) lies
+/// outside them, and a block's head and braces stay, so what is left parses as before around
+/// the places.
+fn around(source: &[u8], focus: &[(u32, u32)], skim: &skim::Skim) -> Holes {
+    let holes = &skim.holes;
+    let mut places: Vec<(usize, usize)> = focus
+        .iter()
+        .map(|&(start, end)| (start as usize, (end as usize).max(start as usize + 1)))
+        .collect();
+    places.sort_unstable();
+    // The furthest end of the places up to each one (they may overlap).
+    let mut reach = Vec::with_capacity(places.len());
+    for &(_, end) in &places {
+        reach.push(reach.last().map_or(end, |&r: &usize| r.max(end)));
+    }
+    let holds = |start: usize, end: usize| {
+        let i = places.partition_point(|&(s, _)| s < end);
+        i > 0 && reach[i - 1] > start
+    };
+    let statements = skim.statements.windows(2).map(|w| {
+        let end = memchr::memrchr(b'\n', &source[w[0]..w[1]]).map_or(w[1], |n| w[0] + n);
+        (w[0], end)
+    });
+    let mut blocks: Holes = skim.kept.iter().copied().chain(statements).collect();
+    blocks.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut cuts: Holes = holes.to_vec();
+    let mut cut_to = 0;
+    for (start, end) in blocks {
+        if start >= cut_to && start < end && !holds(start, end) {
+            cuts.push((start, end));
+            cut_to = end;
+        }
+    }
+    if cuts.len() == holes.len() {
+        return cuts;
+    }
+    // One range where holes and cuts meet (a block's inside holds its holes).
+    cuts.sort_unstable();
+    let mut merged: Holes = Vec::with_capacity(cuts.len());
+    for (start, end) in cuts {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
 
 /// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
 /// twice: a skimmed parse with an error is followed by a plain one (`only_definitions`),
@@ -808,6 +899,14 @@ impl Compact {
         };
         let len = self.runs.get(i).map_or(self.text.len(), |&(next, _)| next) - from;
         u32::try_from(from + (at - source).min(len)).unwrap_or(u32::MAX)
+    }
+
+    /// Where the source's byte ranges `focus` are in `text`.
+    fn focus(&self, focus: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        focus
+            .iter()
+            .map(|&(start, end)| (self.to_text(start), self.to_text(end)))
+            .collect()
     }
 
     /// Where a node that starts at `at` of `text` starts in the source (at the border of
@@ -2244,7 +2343,7 @@ X=2
     #[test]
     fn a_cpp_skim_whose_error_is_a_macros_stands_when_it_recovered() {
         let source = b"namespace std _GLIBCXX_VISIBILITY(default)\n{\n  template<typename _Tp>\n    class list\n    {\n    public:\n      void\n      _M_fill(int __n)\n      {\n\t__try\n\t  {\n\t    for (; __n; --__n)\n\t      push_back(__n);\n\t  }\n\t__catch(...)\n\t  {\n\t    clear();\n\t    __throw_exception_again;\n\t  }\n      }\n\n      explicit _GLIBCXX20_CONSTEXPR list(int __n) : _M_n(__n) { _M_fill(__n); }\n\n      int _M_n;\n    };\n}\n";
-        let compact = Compact::new(source, &skimmed(Lang::Cpp, source, Part::Defs).holes);
+        let compact = Compact::new(source, &skimmed(Lang::Cpp, source, Part::Defs, &[]).holes);
         let tree = parse(Lang::Cpp, &compact.text, &[]).unwrap();
         assert!(!errors_away_from_cuts(
             tree.root_node(),
@@ -2284,6 +2383,126 @@ X=2
 
     /// find_symbol's parse of a file where the name is only used, in what the skim leaves
     /// out (a body, a parameter list, a comment), is not made: nothing is named there.
+    /// The places of `name` in `text`, as find_symbol's grep gives them (whole words).
+    fn places_of(text: &str, name: &str) -> Vec<(u32, u32)> {
+        let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        let bytes = text.as_bytes();
+        text.match_indices(name)
+            .filter(|&(at, _)| {
+                !word(at.checked_sub(1).and_then(|i| bytes.get(i)))
+                    && !word(bytes.get(at + name.len()))
+            })
+            .map(|(at, _)| (at as u32, (at + name.len()) as u32))
+            .collect()
+    }
+
+    /// For every name of every sample, a parse for its places (the blocks and statements
+    /// without one left out, the strings passed by) finds its definitions as the whole
+    /// parse does: at the same places, of the same kind, head and span, in the same parent.
+    #[test]
+    fn a_focused_parse_finds_every_name_where_the_whole_parse_does() {
+        let described = |tags: &FileTags, name: &str| -> Vec<String> {
+            let mut found: Vec<String> = tags
+                .defs
+                .iter()
+                .filter(|d| d.name == name)
+                .map(|d| {
+                    let parent = d.parent.map(|p| tags.defs[p as usize].name.clone());
+                    format!(
+                        "{:?} {} {}:{} {}-{} {:?} {:?} {:?}",
+                        d.kind,
+                        d.name,
+                        d.line,
+                        d.column,
+                        d.start_line,
+                        d.end_line,
+                        d.signature,
+                        d.owner,
+                        parent
+                    )
+                })
+                .collect();
+            found.sort();
+            found
+        };
+        let mut narrowed = 0;
+        for &(lang, source) in SKIM_SAMPLES {
+            let whole = tags(lang, source.as_bytes()).unwrap();
+            let names: std::collections::BTreeSet<&str> = source
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+                .collect();
+            for name in names {
+                let places = places_of(source, name);
+                let focused = tags_for(lang, source.as_bytes(), Want::At(&places)).unwrap();
+                assert_eq!(
+                    described(&focused, name),
+                    described(&whole, name),
+                    "{} {name}",
+                    lang.name()
+                );
+                let skim = skimmed(lang, source.as_bytes(), Part::Focused, &places);
+                let plain = skimmed(lang, source.as_bytes(), Part::Focused, &[]);
+                narrowed += usize::from(skim.holes != plain.holes);
+            }
+        }
+        assert!(narrowed > 100, "{narrowed}");
+    }
+
+    /// What a parse for a name's places is given: the blocks kept for their definitions
+    /// and the statements at the top level that hold no place go, the rest of the file once
+    /// the last place is passed; a place in a string names nothing.
+    #[test]
+    fn a_focused_parse_reads_only_what_is_around_the_name() {
+        let source = "use a::b;
+
+struct S {
+    x: u8,
+}
+
+impl S {
+    fn new() -> S {
+        S { x: 1 }
+    }
+    fn other(&self) {}
+}
+
+impl T {
+    fn f() {}
+    fn g() {}
+}
+
+const N: &str = \"new\";
+
+fn later() {}
+";
+        let kept = |name: &str| {
+            let places = places_of(source, name);
+            let skim = skimmed(Lang::Rust, source.as_bytes(), Part::Focused, &places);
+            let text = Compact::new(source.as_bytes(), &skim.holes).text;
+            (String::from_utf8(text).unwrap(), skim.places.len())
+        };
+        assert_eq!(
+            kept("new"),
+            (
+                "\nimpl S {\n    fn new(){}\n    fn other(){}\n}\n\n\n\n\n".to_string(),
+                1
+            )
+        );
+        // The place in the string and those in the other impl's head are held apart.
+        assert_eq!(kept("T"), ("\n\nimpl T {}\n\n\n".to_string(), 1));
+        let places = places_of(source, "N");
+        assert_eq!(
+            tags_for(Lang::Rust, source.as_bytes(), Want::At(&places))
+                .unwrap()
+                .defs
+                .iter()
+                .map(|d| (d.name.as_str(), d.line))
+                .collect::<Vec<_>>(),
+            [("N", 19)]
+        );
+    }
+
     #[test]
     fn a_name_only_in_the_skims_holes_needs_no_parse() {
         let source = b"// uses: walker\npub fn scan(walker: Walker) -> usize {\n    let n = walker.count();\n    n\n}\n\nfn later() {\n    struct Walker;\n}\n";
@@ -2313,7 +2532,7 @@ X=2
             "static T: [u8; 2000] = [{}];\nfn find(v: u8) -> Option<usize> {{\n    T.iter().position(|&x| x == v)\n}}\n",
             "1, ".repeat(2000)
         );
-        let skim = skimmed(Lang::Rust, table.as_bytes(), Part::Focused);
+        let skim = skimmed(Lang::Rust, table.as_bytes(), Part::Focused, &[]);
         assert!(!skim.worth);
         let at = table.find("|&x|").unwrap() as u32 + 2;
         let tags = tags_for(Lang::Rust, table.as_bytes(), Want::At(&[(at, at + 1)])).unwrap();

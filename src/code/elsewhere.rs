@@ -5,10 +5,11 @@
 //! (`--pdf-text`, `--scale-image`: `crate::media`). The helper does no I/O of its own beyond
 //! its pipes: the caller opened the files through the jail.
 //!
-//! Request: `SNKP3`, then per file its language id (1 byte), what is wanted of it (1 byte:
-//! 0 everything, 1 the definitions, 2 the definitions at its focus), its focus (a u64 length,
-//! little-endian, then that many bytes of u32 pairs: byte ranges; none unless 2), its length
-//! (u64) and its bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
+//! Request: `SNKP4`, then per file its language id (1 byte), what is wanted of it (1 byte:
+//! 0 everything, 1 the definitions, 2 the definitions at its focus, 3 the same without the
+//! holes given), its focus (a u64 length, little-endian, then that many bytes of u32 pairs:
+//! byte ranges; none unless 2 or 3), with 3 its holes likewise, its length (u64) and its
+//! bytes, to the end of stdin. Answer: `SNKR1`, then per file, in order, a status
 //! byte (0: tags, 1: why it was not parsed), a length (u64) and the encoded tags or the
 //! message. The helper parses on as many threads as the machine has.
 
@@ -24,7 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// The flag of `sneaky-outline` that parses what stdin holds (`serve`).
 pub const PARSE_FLAG: &str = "--parse";
 
-const REQUEST: &[u8] = b"SNKP3";
+const REQUEST: &[u8] = b"SNKP4";
 const ANSWER: &[u8] = b"SNKR1";
 
 /// The binary that holds the grammars.
@@ -99,23 +100,50 @@ pub fn parse_all(files: &[Job<'_>]) -> Vec<Parsed> {
         .collect()
 }
 
-/// A request read: its files, each with what is wanted of it, and each one's focus (in the
-/// same order; the jobs borrow them, `jobs_of`).
-type Request<'a> = (Vec<(Lang, &'a [u8], u8)>, Vec<Vec<(u32, u32)>>);
+/// Byte ranges on the wire.
+type Ranges = Vec<(u32, u32)>;
 
-fn jobs_of<'a>(files: &[(Lang, &'a [u8], u8)], foci: &'a [Vec<(u32, u32)>]) -> Vec<Job<'a>> {
+/// A request read: its files, each with what is wanted of it, and each one's focus and
+/// holes (in the same order; the jobs borrow them, `jobs_of`).
+type Request<'a> = (Vec<(Lang, &'a [u8], u8)>, Vec<(Ranges, Ranges)>);
+
+fn jobs_of<'a>(files: &[(Lang, &'a [u8], u8)], foci: &'a [(Ranges, Ranges)]) -> Vec<Job<'a>> {
     files
         .iter()
         .zip(foci)
-        .map(|(&(lang, bytes, want), focus)| {
+        .map(|(&(lang, bytes, want), (focus, holes))| {
             let want = match want {
                 0 => Want::All,
                 1 => Want::Defs,
-                _ => Want::At(&focus[..]),
+                2 => Want::At(&focus[..]),
+                _ => Want::Skimmed(&focus[..], &holes[..]),
             };
             (lang, bytes, want)
         })
         .collect()
+}
+
+/// Byte ranges framed ([`framed`]), and what follows them.
+fn framed_ranges(input: &[u8]) -> Option<(Ranges, &[u8])> {
+    let (ranges, after) = framed(input)?;
+    if ranges.len() % 8 != 0 {
+        return None;
+    }
+    let number = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let ranges = ranges
+        .chunks_exact(8)
+        .map(|p| (number(&p[..4]), number(&p[4..])))
+        .collect();
+    Some((ranges, after))
+}
+
+fn frame_ranges(out: &mut Vec<u8>, ranges: &[(u32, u32)]) {
+    let mut bytes = Vec::with_capacity(ranges.len() * 8);
+    for &(start, end) in ranges {
+        bytes.extend_from_slice(&start.to_le_bytes());
+        bytes.extend_from_slice(&end.to_le_bytes());
+    }
+    frame(out, &bytes);
 }
 
 fn read_request(input: &[u8]) -> Option<Request<'_>> {
@@ -124,20 +152,15 @@ fn read_request(input: &[u8]) -> Option<Request<'_>> {
     while let Some((&lang, after)) = rest.split_first() {
         let lang = Lang::from_id(lang)?;
         let (&want, after) = after.split_first()?;
-        if want > 2 {
+        if want > 3 {
             return None;
         }
-        let (focus, after) = framed(after)?;
-        if focus.len() % 8 != 0 {
-            return None;
-        }
-        let number = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        foci.push(
-            focus
-                .chunks_exact(8)
-                .map(|p| (number(&p[..4]), number(&p[4..])))
-                .collect(),
-        );
+        let (focus, after) = framed_ranges(after)?;
+        let (holes, after) = match want {
+            3 => framed_ranges(after)?,
+            _ => (Vec::new(), after),
+        };
+        foci.push((focus, holes));
         let (bytes, after) = framed(after)?;
         files.push((lang, bytes, want));
         rest = after;
@@ -150,16 +173,14 @@ fn request_bytes(files: &[Job<'_>]) -> Vec<u8> {
     for &(lang, bytes, want) in files {
         request.push(lang.id());
         request.push(want.id());
-        let focus = match want {
-            Want::At(focus) => focus,
-            Want::All | Want::Defs => &[],
-        };
-        let mut ranges = Vec::with_capacity(focus.len() * 8);
-        for &(start, end) in focus {
-            ranges.extend_from_slice(&start.to_le_bytes());
-            ranges.extend_from_slice(&end.to_le_bytes());
+        match want {
+            Want::All | Want::Defs => frame_ranges(&mut request, &[]),
+            Want::At(focus) => frame_ranges(&mut request, focus),
+            Want::Skimmed(places, holes) => {
+                frame_ranges(&mut request, places);
+                frame_ranges(&mut request, holes);
+            }
         }
-        frame(&mut request, &ranges);
         frame(&mut request, bytes);
     }
     request
@@ -293,6 +314,11 @@ mod tests {
             (Lang::Rust, b"fn a() {}", Want::At(&[(3, 4)])),
             (Lang::Python, b"", Want::All),
             (Lang::Go, b"x", Want::At(&[(0, 1), (7, 9)])),
+            (
+                Lang::Rust,
+                b"fn a() { b }",
+                Want::Skimmed(&[(3, 4)], &[(8, 11)]),
+            ),
             (Lang::C, b"int x;", Want::Defs),
         ];
         let request = request_bytes(&files);

@@ -164,20 +164,33 @@ pub fn tags(lang: Lang, source: &[u8]) -> Result<FileTags, String> {
 ///   (`skim`: the blocks that hold no definition left out) — outline;
 /// - `Want::At(focus)`: only the definitions that overlap one of the byte ranges (a
 ///   definition named by what lies there, and those that enclose it; [`Part::Focused`]):
-///   what find_symbol needs of a file that holds the name at those places, from the same
-///   skimmed parse, the query run over those places alone.
+///   what find_symbol needs of a file that holds the name at those places, from a parse
+///   of what is around them (`skim::focused`), the query run over those places alone;
+/// - `Want::Skimmed(places, holes)`: the same from that skim, done as the file was read.
 pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, String> {
     let tagger = tagger(lang)?;
-    let (part, focus) = match want {
-        Want::All => (Part::All, &[][..]),
-        Want::Defs => (Part::Defs, &[][..]),
-        Want::At(focus) => (Part::Focused, focus),
+    let (part, defs) = match want {
+        Want::All => (Part::All, None),
+        Want::Defs => (Part::Defs, Some(only_definitions(tagger, lang, source)?)),
+        Want::At(focus) => {
+            let skim = skim::focused(lang, source, focus);
+            let defs = focused_definitions(tagger, lang, source, &skim.places, &skim.holes)?;
+            (Part::Focused, Some(defs))
+        }
+        Want::Skimmed(places, holes) => {
+            let holes: Holes = holes
+                .iter()
+                .map(|&(start, end)| (start as usize, end as usize))
+                .collect();
+            let defs = focused_definitions(tagger, lang, source, places, &holes)?;
+            (Part::Focused, Some(defs))
+        }
     };
-    if part != Part::All {
+    if let Some(defs) = defs {
         return Ok(FileTags {
             lang,
             part,
-            defs: only_definitions(tagger, lang, source, part, focus)?,
+            defs,
             skips: Vec::new(),
             idents: Vec::new(),
             errors: Vec::new(),
@@ -185,7 +198,7 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     }
     let tree = parse(lang, source, &[])?;
     let root = tree.root_node();
-    let defs = definitions(tagger, root, &Place::whole(source), focus, part);
+    let defs = definitions(tagger, root, &Place::whole(source), &[], part);
     let names: HashSet<u32> = defs.iter().map(|d| d.name_byte).collect();
     let mut walk = Walk {
         source,
@@ -214,14 +227,8 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     })
 }
 
-/// The definitions of `source` for `part` (`Part::Defs`, or `Part::Focused` at `focus`).
-fn only_definitions(
-    tagger: &Tagger,
-    lang: Lang,
-    source: &[u8],
-    part: Part,
-    focus: &[(u32, u32)],
-) -> Result<Vec<Def>, String> {
+/// Every definition of `source` (`Part::Defs`: outline).
+fn only_definitions(tagger: &Tagger, lang: Lang, source: &[u8]) -> Result<Vec<Def>, String> {
     // Definitions alone: the blocks that hold none and the comments are left out of the
     // parse (`skim`); should what is left not parse cleanly (the skim misread the file, or
     // the file has an error), the file is parsed with every body (`plain`), unless the skim
@@ -232,50 +239,60 @@ fn only_definitions(
         worth,
         no_code,
         plain,
-        whole,
-        places,
-    } = skimmed(lang, source, part, focus);
-    let focus = &places[..];
-    if part == Part::Focused && nothing_named_at(focus, &holes) {
+    } = skimmed(lang, source);
+    // The parser is given the bytes left, one after another (`Compact`), rather than the
+    // ranges between the holes, whose every token's lexing looks the ranges through from
+    // the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
+    if worth {
+        let compact = Compact::new(source, &holes);
+        let tree = parse(lang, &compact.text, &[])?;
+        let root = tree.root_node();
+        if no_code
+            || !root.has_error()
+            || errors_away_from_cuts(root, &compact, source.len())
+            || macros_misread(lang, root, compact.text.len())
+        {
+            let place = Place::compact(source, &compact);
+            return Ok(definitions(tagger, root, &place, &[], Part::Defs));
+        }
+    }
+    plain_definitions(tagger, lang, source, &plain, Part::Defs, &[])
+}
+
+/// The definitions of `source` named at `places` and those around them (`Part::Focused`:
+/// find_symbol), from a parse without `holes` (`skim::focused`, which the walk that read the
+/// file may have done: `Want::Skimmed`). Should that parse have an error (or leaving the
+/// holes out not be worth it), the file is parsed as for outline, with every body.
+fn focused_definitions(
+    tagger: &Tagger,
+    lang: Lang,
+    source: &[u8],
+    places: &[(u32, u32)],
+    holes: &[(usize, usize)],
+) -> Result<Vec<Def>, String> {
+    if places
+        .iter()
+        .all(|&(start, end)| skim::in_a_hole(holes, start, end))
+    {
         return Ok(Vec::new());
     }
-    let skimmed = Some(holes).filter(|_| worth);
-    // Every definition: the parser is given the bytes left, one after another (`Compact`),
-    // rather than the ranges between the holes, whose every token's lexing looks the ranges
-    // through from the first (tree-sitter's `ts_lexer_goto`); the places are mapped back.
-    match (&skimmed, part) {
-        (Some(holes), Part::Defs) => {
-            let compact = Compact::new(source, holes);
-            let tree = parse(lang, &compact.text, &[])?;
-            let root = tree.root_node();
-            if no_code
-                || !root.has_error()
-                || errors_away_from_cuts(root, &compact, source.len())
-                || macros_misread(lang, root, compact.text.len())
-            {
-                let place = Place::compact(source, &compact);
-                return Ok(definitions(tagger, root, &place, &[], part));
-            }
+    if worth_skimming(holes, source) {
+        let compact = Compact::new(source, holes);
+        let tree = parse(lang, &compact.text, &[])?;
+        if !tree.root_node().has_error() {
+            let place = Place::compact(source, &compact);
+            let places = compact.focus(places);
+            return Ok(definitions(
+                tagger,
+                tree.root_node(),
+                &place,
+                &places,
+                Part::Focused,
+            ));
         }
-        // (When every hole is plain, the plain parse below is this one.)
-        (Some(holes), Part::Focused) if *holes != plain => {
-            let compact = Compact::new(source, holes);
-            let tree = parse(lang, &compact.text, &[])?;
-            if !tree.root_node().has_error() {
-                let place = Place::compact(source, &compact);
-                let focus = compact.focus(focus);
-                return Ok(definitions(tagger, tree.root_node(), &place, &focus, part));
-            }
-        }
-        _ => {}
     }
-    // (A skim that stopped short of the file's end is read again whole for it.)
-    let plain = if whole {
-        plain
-    } else {
-        skim::skim(lang, source).plain
-    };
-    plain_definitions(tagger, lang, source, &plain, part, focus)
+    let plain = skim::skim(lang, source).plain;
+    plain_definitions(tagger, lang, source, &plain, Part::Focused, places)
 }
 
 /// The definitions of `source` for `part` at `focus` from a parse with every body kept, but
@@ -310,25 +327,6 @@ fn plain_definitions(
     let tree = parse(lang, source, &[])?;
     let place = Place::whole(source);
     Ok(definitions(tagger, tree.root_node(), &place, focus, part))
-}
-
-/// Whether every place of `focus` (none in a string: [`Skimmed::places`]) lies in what the
-/// skim leaves out (`holes`: a body that holds no definition, a comment, a parameter list),
-/// where no definition is named, whether or not leaving the holes out is worth it: then no
-/// parse is needed. A common name is used in most files and defined in few, and one used
-/// only in a function beside 2.5 MB of tables (encoding_rs's `data.rs`) took a plain parse
-/// of 0.66 s.
-fn nothing_named_at(focus: &[(u32, u32)], holes: &[(usize, usize)]) -> bool {
-    focus
-        .iter()
-        .all(|&(start, end)| in_a_hole(holes, start, end))
-}
-
-/// Whether the bytes `start..end` lie inside one of `holes` (sorted, apart).
-fn in_a_hole(holes: &[(usize, usize)], start: u32, end: u32) -> bool {
-    let (start, end) = (start as usize, end as usize);
-    let i = holes.partition_point(|&(_, hole_end)| hole_end < end);
-    holes.get(i).is_some_and(|&(s, e)| s <= start && end <= e)
 }
 
 /// Whether a skimmed parse of C or C++ whose error lies beside a cut still stands: its
@@ -440,96 +438,24 @@ struct Skimmed {
     no_code: bool,
     /// Those that are not code ([`skim::Skim::plain`]).
     plain: Holes,
-    /// Whether the skim read the whole file ([`skim::Skim::whole`]), and `plain` covers it.
-    whole: bool,
-    /// For `Part::Focused`, the places asked for but those in a string literal, where no
-    /// definition is named (but TypeScript's `declare module "m"`): `x` of unicode-width's
-    /// test table, 1.4 MB of strings in one array, took a parse of 0.25 s.
-    places: Vec<(u32, u32)>,
 }
 
-/// The skim of `source` for a parse of `part` (never `Part::All`, which parses whole). A
-/// skim that leaves out no code (comments, and the annotations and guards the grammar
+/// The skim of `source` for a parse of its definitions. A skim that leaves out no code (comments, and the annotations and guards the grammar
 /// cannot read) is worth a parse for definitions however much it keeps, and its parse
 /// stands even with errors: they are the file's own, which a whole parse meets too (with
 /// every macro the skim took out besides).
-fn skimmed(lang: Lang, source: &[u8], part: Part, focus: &[(u32, u32)]) -> Skimmed {
-    let last = focus.iter().map(|&(_, end)| end as usize).max();
-    let focused = part == Part::Focused && last.is_some();
-    let mut skim = skim::skim_until(lang, source, last.filter(|_| focused));
-    let mut places = Vec::new();
-    if focused {
-        let named = |&&(start, end): &&(u32, u32)| {
-            matches!(lang, Lang::TypeScript | Lang::Tsx) || !in_a_hole(&skim.strings, start, end)
-        };
-        places = focus.iter().filter(named).copied().collect();
-        skim.holes = around(source, &places, &skim);
-    }
-    let no_code = part == Part::Defs && !skim.code && !skim.holes.is_empty();
+fn skimmed(lang: Lang, source: &[u8]) -> Skimmed {
+    let skim = skim::skim(lang, source);
+    let no_code = !skim.code && !skim.holes.is_empty();
     Skimmed {
         worth: no_code || worth_skimming(&skim.holes, source),
         holes: skim.holes,
         no_code,
         plain: skim.plain,
-        whole: skim.whole,
-        places,
     }
 }
 
 type Holes = Vec<(usize, usize)>;
-
-/// The holes of a skim for find_symbol's parse of `source`, which holds the name at
-/// `focus`: the skim's, and besides, where no place of the name is, the inside of each
-/// block the skim kept ([`skim::Skim::kept`]: a class's members, an `impl`, a struct's
-/// fields), and each statement at the top level ([`skim::Skim::statements`]; up to the
-/// newline before the next, which may begin a directive), the outermost whole. Every
-/// definition the query would take (one named at a place, and those around it) lies
-/// outside them, and a block's head and braces stay, so what is left parses as before around
-/// the places.
-fn around(source: &[u8], focus: &[(u32, u32)], skim: &skim::Skim) -> Holes {
-    let holes = &skim.holes;
-    let mut places: Vec<(usize, usize)> = focus
-        .iter()
-        .map(|&(start, end)| (start as usize, (end as usize).max(start as usize + 1)))
-        .collect();
-    places.sort_unstable();
-    // The furthest end of the places up to each one (they may overlap).
-    let mut reach = Vec::with_capacity(places.len());
-    for &(_, end) in &places {
-        reach.push(reach.last().map_or(end, |&r: &usize| r.max(end)));
-    }
-    let holds = |start: usize, end: usize| {
-        let i = places.partition_point(|&(s, _)| s < end);
-        i > 0 && reach[i - 1] > start
-    };
-    let statements = skim.statements.windows(2).map(|w| {
-        let end = memchr::memrchr(b'\n', &source[w[0]..w[1]]).map_or(w[1], |n| w[0] + n);
-        (w[0], end)
-    });
-    let mut blocks: Holes = skim.kept.iter().copied().chain(statements).collect();
-    blocks.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    let mut cuts: Holes = holes.to_vec();
-    let mut cut_to = 0;
-    for (start, end) in blocks {
-        if start >= cut_to && start < end && !holds(start, end) {
-            cuts.push((start, end));
-            cut_to = end;
-        }
-    }
-    if cuts.len() == holes.len() {
-        return cuts;
-    }
-    // One range where holes and cuts meet (a block's inside holds its holes).
-    cuts.sort_unstable();
-    let mut merged: Holes = Vec::with_capacity(cuts.len());
-    for (start, end) in cuts {
-        match merged.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((start, end)),
-        }
-    }
-    merged
-}
 
 /// Whether leaving `holes` out of `source` saves enough to be worth the risk of parsing
 /// twice: a skimmed parse with an error is followed by a plain one (`only_definitions`),
@@ -2343,7 +2269,7 @@ X=2
     #[test]
     fn a_cpp_skim_whose_error_is_a_macros_stands_when_it_recovered() {
         let source = b"namespace std _GLIBCXX_VISIBILITY(default)\n{\n  template<typename _Tp>\n    class list\n    {\n    public:\n      void\n      _M_fill(int __n)\n      {\n\t__try\n\t  {\n\t    for (; __n; --__n)\n\t      push_back(__n);\n\t  }\n\t__catch(...)\n\t  {\n\t    clear();\n\t    __throw_exception_again;\n\t  }\n      }\n\n      explicit _GLIBCXX20_CONSTEXPR list(int __n) : _M_n(__n) { _M_fill(__n); }\n\n      int _M_n;\n    };\n}\n";
-        let compact = Compact::new(source, &skimmed(Lang::Cpp, source, Part::Defs, &[]).holes);
+        let compact = Compact::new(source, &skimmed(Lang::Cpp, source).holes);
         let tree = parse(Lang::Cpp, &compact.text, &[]).unwrap();
         assert!(!errors_away_from_cuts(
             tree.root_node(),
@@ -2441,8 +2367,8 @@ X=2
                     "{} {name}",
                     lang.name()
                 );
-                let skim = skimmed(lang, source.as_bytes(), Part::Focused, &places);
-                let plain = skimmed(lang, source.as_bytes(), Part::Focused, &[]);
+                let skim = skim::focused(lang, source.as_bytes(), &places);
+                let plain = skim::skim(lang, source.as_bytes());
                 narrowed += usize::from(skim.holes != plain.holes);
             }
         }
@@ -2478,7 +2404,7 @@ fn later() {}
 ";
         let kept = |name: &str| {
             let places = places_of(source, name);
-            let skim = skimmed(Lang::Rust, source.as_bytes(), Part::Focused, &places);
+            let skim = skim::focused(Lang::Rust, source.as_bytes(), &places);
             let text = Compact::new(source.as_bytes(), &skim.holes).text;
             (String::from_utf8(text).unwrap(), skim.places.len())
         };
@@ -2522,8 +2448,8 @@ fn later() {}
         };
         // In the comment, the parameters and the body: no parse (the function around the
         // body's use was listed before), and so no definition.
-        assert!(in_a_hole(&[(3, 9), (20, 30)], 20, 26));
-        assert!(!in_a_hole(&[(3, 9), (20, 30)], 8, 12));
+        assert!(skim::in_a_hole(&[(3, 9), (20, 30)], 20, 26));
+        assert!(!skim::in_a_hole(&[(3, 9), (20, 30)], 8, 12));
         assert_eq!(focused("walker"), []);
         // `Walker` is defined in a body the skim keeps (it holds a definition).
         assert!(focused("Walker").contains(&("Walker".to_string(), 8)));
@@ -2532,7 +2458,7 @@ fn later() {}
             "static T: [u8; 2000] = [{}];\nfn find(v: u8) -> Option<usize> {{\n    T.iter().position(|&x| x == v)\n}}\n",
             "1, ".repeat(2000)
         );
-        let skim = skimmed(Lang::Rust, table.as_bytes(), Part::Focused, &[]);
+        let skim = skimmed(Lang::Rust, table.as_bytes());
         assert!(!skim.worth);
         let at = table.find("|&x|").unwrap() as u32 + 2;
         let tags = tags_for(Lang::Rust, table.as_bytes(), Want::At(&[(at, at + 1)])).unwrap();

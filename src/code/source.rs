@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use super::cache::{Cache, Key};
 use super::elsewhere::{self, Job, Parsed};
+use super::skim;
 use super::tags::{FileTags, Part, Want};
 use super::Lang;
 use crate::error::{Error, Result};
@@ -120,6 +121,8 @@ struct Waiting {
     /// The places its parse is for (empty: every definition, or everything, as the call
     /// needs).
     focus: Vec<(u32, u32)>,
+    /// With `focus`, what its parse leaves out (`skim::focused`).
+    holes: Vec<(u32, u32)>,
 }
 
 struct Shared<'a> {
@@ -266,13 +269,36 @@ impl Shared<'_> {
                 return Ok(());
             }
         }
+        self.wait(entry.path, lang, bytes, key)
+    }
+
+    /// Put a file read in the next batch to parse (for the places the call asks for, if
+    /// any), and parse the batch when it is full.
+    fn wait(&self, path: &str, lang: Lang, bytes: Vec<u8>, key: Option<Key>) -> Result<()> {
         let focus = self.gather.focus.map(|f| f(&bytes)).unwrap_or_default();
+        // The skim for the places is done here, on the walk's threads: a file where no
+        // definition is named there (most of those that hold a common name) goes to no
+        // parse, and the helper is handed the holes.
+        let (focus, holes) = if focus.is_empty() {
+            (focus, Vec::new())
+        } else {
+            let skim = skim::focused(lang, &bytes, &focus);
+            if skim.names_nothing() {
+                let tags = FileTags::empty(lang, Part::Focused);
+                self.keep(path.to_string(), tags, bytes);
+                return Ok(());
+            }
+            let narrow = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            let holes = skim.holes.iter().map(|&(s, e)| (narrow(s), narrow(e)));
+            (skim.places, holes.collect())
+        };
         let read = Waiting {
-            path: entry.path.to_string(),
+            path: path.to_string(),
             lang,
             key: key.filter(|_| focus.is_empty()),
             bytes,
             focus,
+            holes,
         };
         let batch = {
             let mut pending = lock(&self.pending);
@@ -305,7 +331,7 @@ impl Shared<'_> {
             .iter()
             .map(|r| {
                 let want = match self.gather.need {
-                    _ if !r.focus.is_empty() => Want::At(&r.focus),
+                    _ if !r.focus.is_empty() => Want::Skimmed(&r.focus, &r.holes),
                     Part::All => Want::All,
                     Part::Defs | Part::Focused => Want::Defs,
                 };

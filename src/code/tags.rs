@@ -185,6 +185,9 @@ pub enum Want<'a> {
     /// The definitions that overlap these byte ranges
     /// ([`Part::Focused`](super::Part::Focused)).
     At(&'a [(u32, u32)]),
+    /// The same, of a parse without the holes given (`skim::focused`'s, whose places
+    /// come first).
+    Skimmed(&'a [(u32, u32)], &'a [(u32, u32)]),
 }
 
 impl Want<'_> {
@@ -194,6 +197,7 @@ impl Want<'_> {
             Want::All => 0,
             Want::Defs => 1,
             Want::At(_) => 2,
+            Want::Skimmed(..) => 3,
         }
     }
 }
@@ -236,6 +240,19 @@ pub struct FileTags {
 pub const MAX_ERRORS: usize = 20;
 
 impl FileTags {
+    /// Tags of `part` that hold nothing (a file where no definition is named at the places
+    /// asked for: `skim::Focused::names_nothing`).
+    pub fn empty(lang: Lang, part: Part) -> FileTags {
+        FileTags {
+            lang,
+            part,
+            defs: Vec::new(),
+            skips: Vec::new(),
+            idents: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
     /// The enclosing definitions of `defs[i]`, innermost first.
     pub fn ancestors(&self, i: usize) -> impl Iterator<Item = &Def> + '_ {
         let mut next = self.defs.get(i).and_then(|d| d.parent);

@@ -8,7 +8,8 @@
 #     with the parse cache empty before every run (cold) and as a second call finds it (warm);
 #   - find_symbol (sneaky-symbol NAME) vs `rg -w NAME` on a tree of 10,000 files (goal:
 #     within 1.5x), cold and warm likewise (find_symbol caches nothing itself: the warm cache
-#     is one outline of the tree filled), for a few names.
+#     is one outline of the tree filled), for a few names: three rare ones and `new`, a common
+#     name defined in many of the files that hold it, where a parse per such file shows.
 # First, that outline's skimmed parse (the blocks that hold no definition left out,
 # src/code/skim.rs) finds exactly the definitions of a whole parse, file by file, over every
 # file of cargo's registry and the trees in SKIM_TREES (benches/skim_same.py; `SKIM` lines,
@@ -108,7 +109,7 @@ find "$BIG" -type f | sort | tail -n +10001 | xargs -r rm -f
 cd "$BIG"
 export SNEAKY_ROOT="$BIG"
 echo "symbol tree: $(find . -type f | wc -l) files, $(du -sm --apparent-size . | cut -f1) MB (cargo registry crates $(ls | head -n 1) … $(ls | tail -n 1))"
-for name in ${NAMES:-Searcher deserialize_any WalkBuilder}; do
+for name in ${NAMES:-Searcher deserialize_any WalkBuilder new}; do
   found=$("$BIN/sneaky-symbol" --limit 100000 "$name" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["result"]["symbols"]))')
   echo "$name: find_symbol $found definitions, rg -w $(rg -w -F -c --no-filename -- "$name" . | awk "{s+=\$1} END {print s+0}") lines in $(rg -w -F -l -- "$name" . | wc -l) files"
   PREPARE="rm -rf $XDG_STATE_HOME" compare "find_symbol $name, cold (cache emptied before every run) / rg -w" \

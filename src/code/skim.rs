@@ -278,15 +278,7 @@ fn around(source: &[u8], focus: &[(u32, u32)], skim: &Skim) -> Vec<(usize, usize
         return cuts;
     }
     // One range where holes and cuts meet (a block's inside holds its holes).
-    cuts.sort_unstable();
-    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(cuts.len());
-    for (start, end) in cuts {
-        match merged.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((start, end)),
-        }
-    }
-    merged
+    super::tags::merged(cuts)
 }
 
 /// Whether the bytes `start..end` lie inside one of `holes` (sorted, apart).

@@ -58,9 +58,7 @@
 //! ([`Skim::statements`]) and the strings ([`Skim::strings`]), and stops at the first
 //! statement past the name's last place ([`skim_until`]). On 10,000 files of cargo's
 //! registry, the 1,600 files parsed for `new` leave 1.8 MB to parse of the 13.5 MB the
-//! skim alone left, and the skim of the 1,800 where no definition can be named took 0.08 s
-//! instead of 0.55 s (tree-sitter's generated `parser.c` files, up to 29 MB, hold `new`
-//! near their start).
+//! skim alone left, and find_symbol `new` took 0.48 s instead of 1.14 s.
 
 use super::Lang;
 

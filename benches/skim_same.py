@@ -58,7 +58,7 @@ def files_of(trees):
 
 
 def request(jobs):
-    out = [b"SNKP3"]
+    out = [b"SNKP4"]
     for lang, want, data in jobs:
         out.append(bytes([lang, want]))
         out.append(struct.pack("<Q", 0))

@@ -2635,6 +2635,17 @@ impl Lexer<'_> {
                     if (depth, paren) == (self.blocks.len(), self.paren) {
                         self.macro_parens.pop();
                         self.cut_inside(inside, self.at - 1, holes_from);
+                        // A function's head begun inside the token tree ends with it
+                        // (rustix's `weak!(fn f(…) -> c::c_int);`): its return type went
+                        // with the tree, and cut again at the `;` it overlapped it, which
+                        // had the whole file parsed unskimmed.
+                        let begun_outside = match self.sig {
+                            Sig::Params(at, ..) | Sig::Ret(at, _) => at <= inside,
+                            _ => false,
+                        };
+                        if !begun_outside {
+                            self.sig = Sig::None;
+                        }
                     }
                 }
             }
@@ -3192,6 +3203,18 @@ mod tests {
             kept(Lang::C, src),
             "void f(void);\n\nint g(void) {}\n\n# define N 1\nSTACK_OF(X509)\nload(const char *f) {}\n"
         );
+    }
+
+    /// A function's head in a macro's token tree ends with the tree: its return type is
+    /// not cut a second time at the `;` (the holes would overlap, and the file would be
+    /// parsed whole).
+    #[test]
+    fn a_function_head_inside_a_macro_ends_with_it() {
+        let source = b"weak!(fn f(a: u8) -> u8);\nfn g() -> u8 { 1 + 2 }\n";
+        let holes = holes(Lang::Rust, source);
+        let text = |(start, end): (usize, usize)| std::str::from_utf8(&source[start..end]).unwrap();
+        let cut: Vec<&str> = holes.iter().map(|&h| text(h)).collect();
+        assert_eq!(cut, ["fn f(a: u8) -> u8", " -> u8 ", " 1 + 2 "]);
     }
 
     #[test]

@@ -440,9 +440,9 @@ struct Skimmed {
     plain: Holes,
 }
 
-/// The skim of `source` for a parse of its definitions. A skim that leaves out no code (comments, and the annotations and guards the grammar
-/// cannot read) is worth a parse for definitions however much it keeps, and its parse
-/// stands even with errors: they are the file's own, which a whole parse meets too (with
+/// The skim of `source` for a parse of its definitions. A skim that leaves out no code
+/// (comments, and the annotations and guards the grammar cannot read) is worth a parse for
+/// definitions however much it keeps, and its parse stands even with errors: they are the file's own, which a whole parse meets too (with
 /// every macro the skim took out besides).
 fn skimmed(lang: Lang, source: &[u8]) -> Skimmed {
     let skim = skim::skim(lang, source);
@@ -2307,8 +2307,6 @@ X=2
         );
     }
 
-    /// find_symbol's parse of a file where the name is only used, in what the skim leaves
-    /// out (a body, a parameter list, a comment), is not made: nothing is named there.
     /// The places of `name` in `text`, as find_symbol's grep gives them (whole words).
     fn places_of(text: &str, name: &str) -> Vec<(u32, u32)> {
         let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
@@ -2429,6 +2427,8 @@ fn later() {}
         );
     }
 
+    /// find_symbol's parse of a file where the name is only used, in what the skim leaves
+    /// out (a body, a parameter list, a comment), is not made: nothing is named there.
     #[test]
     fn a_name_only_in_the_skims_holes_needs_no_parse() {
         let source = b"// uses: walker\npub fn scan(walker: Walker) -> usize {\n    let n = walker.count();\n    n\n}\n\nfn later() {\n    struct Walker;\n}\n";

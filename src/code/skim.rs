@@ -3085,8 +3085,15 @@ impl Lexer<'_> {
         if invoked {
             self.holes.truncate(open.holes_from);
         }
+        // A C++ namespace's body (or an `extern "C"` block) holds declarations, whose
+        // variables (`inline constexpr _End end{};`) the skim does not tell from others.
         let keep = !open.macro_body
-            && (invoked || open.has_def || open.keep_all || open.container || !open.may_go);
+            && (invoked
+                || open.has_def
+                || open.keep_all
+                || open.container
+                || open.declarations
+                || !open.may_go);
         if !keep {
             self.cut_inside(open.inside, end, open.holes_from);
         } else if open.may_go && !open.macro_body && end > open.inside {
@@ -3168,6 +3175,17 @@ mod tests {
         assert_eq!(
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
+        );
+    }
+
+    /// A namespace that holds only variables stays: the skim does not tell a variable's
+    /// declaration from a prototype's, and libstdc++'s `ranges::end` is one.
+    #[test]
+    fn a_namespace_of_variables_stays() {
+        let src = "namespace std {\ninline namespace __cust {\n  inline constexpr _End end{};\n}\nextern \"C\" {\n  int errno_value;\n}\nint f() { int local = 1; }\n}\n";
+        assert_eq!(
+            kept(Lang::Cpp, src),
+            "namespace std {\ninline namespace __cust {\n  inline constexpr _End end{};\n}\nextern \"C\" {\n  int errno_value;\n}\nint f() {}\n}\n"
         );
     }
 

@@ -2396,6 +2396,11 @@ impl T {
     fn g() {}
 }
 
+/// Not `new`: a comment names nothing.
+struct D {
+    y: u8, // nor this new
+}
+
 const N: &str = \"new\";
 
 fn later() {}
@@ -2409,12 +2414,12 @@ fn later() {}
         assert_eq!(
             kept("new"),
             (
-                "\nimpl S {\n    fn new(){}\n    fn other(){}\n}\n\n\n\n\n".to_string(),
+                "\nimpl S {\n    fn new(){}\n    fn other(){}\n}\n\n\n\n\n\n".to_string(),
                 1
             )
         );
         // The place in the string and those in the other impl's head are held apart.
-        assert_eq!(kept("T"), ("\n\nimpl T {}\n\n\n".to_string(), 1));
+        assert_eq!(kept("T"), ("\n\nimpl T {}\n\n\n\n".to_string(), 1));
         let places = places_of(source, "N");
         assert_eq!(
             tags_for(Lang::Rust, source.as_bytes(), Want::At(&places))
@@ -2423,7 +2428,7 @@ fn later() {}
                 .iter()
                 .map(|d| (d.name.as_str(), d.line))
                 .collect::<Vec<_>>(),
-            [("N", 19)]
+            [("N", 24)]
         );
     }
 

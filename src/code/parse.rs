@@ -2414,7 +2414,7 @@ fn later() {}
         assert_eq!(
             kept("new"),
             (
-                "\nimpl S {\n    fn new(){}\n    fn other(){}\n}\n\n\n\n\n\n".to_string(),
+                "\nimpl S {\n    fn new(){}\n    \n}\n\n\n\n\n\n".to_string(),
                 1
             )
         );

@@ -90,6 +90,11 @@ pub struct Skim {
     /// go whole (after one that surely ended, outside any `#if`), in order, and the file's
     /// end after the last when it may go too.
     pub statements: Vec<usize>,
+    /// With [`skim_until`]: in each block of items (an `impl`, a module, a class's body, a
+    /// namespace) that was closed, where its items start that may go whole, as
+    /// [`Skim::statements`] at the top level, and the block's end after the last when it may
+    /// go too.
+    pub members: Vec<Vec<usize>>,
     /// With [`skim_until`]: the string literals read (with their quotes), in order.
     pub strings: Vec<(usize, usize)>,
     /// Whether the whole file was read: [`skim_until`] stops at the first statement past
@@ -112,6 +117,7 @@ pub fn skim_until(lang: Lang, source: &[u8], until: Option<usize>) -> Skim {
         plain: Vec::new(),
         kept: Vec::new(),
         statements: Vec::new(),
+        members: Vec::new(),
         strings: Vec::new(),
         whole: true,
     };
@@ -134,7 +140,7 @@ pub fn skim_until(lang: Lang, source: &[u8], until: Option<usize>) -> Skim {
     }
     let whole = !lexer.stopped;
     let (holes, code, plain, kept) = (lexer.holes, lexer.code, lexer.plain, lexer.kept);
-    let (statements, strings) = (lexer.statements, lexer.strings);
+    let (statements, members, strings) = (lexer.statements, lexer.members, lexer.strings);
     // Sorted and apart by construction; should a misread file break that, it is parsed
     // whole rather than wrongly.
     let ordered = |holes: &[(usize, usize)]| {
@@ -150,6 +156,7 @@ pub fn skim_until(lang: Lang, source: &[u8], until: Option<usize>) -> Skim {
             plain,
             kept,
             statements,
+            members,
             strings,
             whole,
         }
@@ -187,6 +194,8 @@ impl Lexer<'_> {
             statements: Vec::new(),
             strings: Vec::new(),
             ended: true,
+            ended_before: true,
+            members: Vec::new(),
             stopped: false,
             directive_end: None,
             conditionals: Vec::new(),
@@ -239,8 +248,9 @@ pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
 /// The holes of a skim for find_symbol's parse of `source`, which holds the name at
 /// `focus`: the skim's, and besides, where no place of the name is, the inside of each
 /// block the skim kept ([`Skim::kept`]: a class's members, an `impl`, a struct's
-/// fields), and each statement at the top level ([`Skim::statements`]; up to the
-/// newline before the next, which may begin a directive), the outermost whole. Every
+/// fields), and each statement at the top level ([`Skim::statements`]) or item in a block
+/// of items ([`Skim::members`]; up to the newline before the next, which may begin a
+/// directive), the outermost whole. Every
 /// definition the query would take (one named at a place, and those around it) lies
 /// outside them, and a block's head and braces stay, so what is left parses as before around
 /// the places.
@@ -260,7 +270,8 @@ fn around(source: &[u8], focus: &[(u32, u32)], skim: &Skim) -> Vec<(usize, usize
         let i = places.partition_point(|&(s, _)| s < end);
         i > 0 && reach[i - 1] > start
     };
-    let statements = skim.statements.windows(2).map(|w| {
+    let runs = std::iter::once(&skim.statements).chain(&skim.members);
+    let statements = runs.flat_map(|starts| starts.windows(2)).map(|w| {
         let end = memchr::memrchr(b'\n', &source[w[0]..w[1]]).map_or(w[1], |n| w[0] + n);
         (w[0], end)
     });
@@ -532,6 +543,13 @@ struct Head {
     attribute: bool,
     /// C's and C++'s `extern` or `namespace` seen: a block opened now holds declarations.
     declarations: bool,
+    /// Rust's `impl`, `mod`, `trait` or `extern`, C#'s or TypeScript's `namespace` or
+    /// `module` seen: a block opened now holds items, one after another (`Open::items`).
+    items: bool,
+    /// Java's `enum`: its body begins with the constants, and a member without the `;`
+    /// after them would parse as one (`private Document(…) {` as a constant with a body):
+    /// it is no block of items.
+    constants: bool,
     /// JavaScript: a `let`, `const` or `var` seen at the head's level, whose declarators
     /// a `,` separates (`let a = 1, f = () => …`): after one, the next is declared too.
     declaring: bool,
@@ -558,6 +576,8 @@ impl Default for Head {
             control: false,
             attribute: false,
             declarations: false,
+            items: false,
+            constants: false,
             declaring: false,
             tokens: 0,
         }
@@ -615,6 +635,11 @@ struct Open {
     /// A C++ namespace's or an `extern "C"` block's body: what is in it is declared as at a
     /// file's top level (unlike a function's body or an initializer's braces).
     declarations: bool,
+    /// Its inside is items, one after another, as a file's top level is (an `impl`, a
+    /// module, a class's body, a namespace): [`Skim::members`] are recorded in it.
+    items: bool,
+    /// With `items` and [`skim_until`]: where its items start that may go whole.
+    members: Vec<usize>,
     /// C's and C++'s braces of an initializer (`= { … }`, and the braces inside it): data,
     /// where a conditional directive chooses between values rather than definitions.
     initializer: bool,
@@ -662,9 +687,15 @@ struct Lexer<'a> {
     statements: Vec<usize>,
     /// [`Skim::strings`].
     strings: Vec<(usize, usize)>,
-    /// A statement at the top level surely ended with the last token (a `;`, a function's
-    /// body, a line in Go), or nothing was read yet: a word after it starts another.
+    /// A statement at the top level (or an item in an items block: `Open::items`) surely
+    /// ended with the last token (a `;`, a function's body, a line in Go), or nothing was
+    /// read yet: a word after it starts another.
     ended: bool,
+    /// `ended` before the token being read (a `}` that closes an items block: whether its
+    /// last item ended).
+    ended_before: bool,
+    /// With [`skim_until`]: the items blocks' [`Skim::members`].
+    members: Vec<Vec<usize>>,
     /// Read no further than `until`.
     stopped: bool,
     /// Where the last preprocessor line ended.
@@ -1279,7 +1310,7 @@ impl Lexer<'_> {
                 self.directive();
                 continue;
             }
-            self.ended = false;
+            self.ended_before = std::mem::replace(&mut self.ended, false);
             if b == b'#' && self.rules.lang == Lang::Rust && self.attribute() {
                 continue;
             }
@@ -1337,7 +1368,7 @@ impl Lexer<'_> {
 
     /// At the file's end.
     fn end(&mut self) {
-        if self.until.is_some() && self.statement_starts() {
+        if self.until.is_some() && self.blocks.is_empty() && self.statement_starts() {
             self.statements.push(self.src.len());
         }
         // Blocks never closed (an unbalanced file, or braces split by `#if`) are kept whole.
@@ -1350,6 +1381,10 @@ impl Lexer<'_> {
     /// ([`Skim::statements`]); the first past `until` ends the read (true).
     fn statement(&mut self) -> bool {
         if !self.statement_starts() {
+            return false;
+        }
+        if let Some(open) = self.blocks.last_mut() {
+            open.members.push(self.at);
             return false;
         }
         self.statements.push(self.at);
@@ -1365,7 +1400,7 @@ impl Lexer<'_> {
     /// function's head, a template string, an `#if`).
     fn statement_starts(&self) -> bool {
         self.ended
-            && self.blocks.is_empty()
+            && self.at_items()
             && self.paren == 0
             && self.head.tokens == 0
             && self.conditionals.is_empty()
@@ -1396,7 +1431,7 @@ impl Lexer<'_> {
                 );
             if (ends && self.statement_begins(self.at)) || (key_ends && self.key_begins(self.at)) {
                 self.head = Head::default();
-                self.ended = self.blocks.is_empty();
+                self.ended = self.at_items();
             }
         }
         // A Go function without a body (written in assembly) ends at its line's end.
@@ -2399,6 +2434,11 @@ impl Lexer<'_> {
         self.blocks.last().is_some_and(|o| o.local)
     }
 
+    /// Where items follow one another: the file's top level, or a block of items.
+    fn at_items(&self) -> bool {
+        self.blocks.last().map_or(true, |o| o.items)
+    }
+
     /// In a C++ namespace's or an `extern "C"` block's body.
     fn in_declarations(&self) -> bool {
         self.blocks.last().is_some_and(|o| o.declarations)
@@ -2457,6 +2497,12 @@ impl Lexer<'_> {
         if self.rules.c_like() && matches!(word, b"namespace" | b"extern") {
             self.head.declarations = true;
         }
+        self.head.items |= match lang {
+            Lang::Rust => matches!(word, b"impl" | b"mod" | b"trait" | b"extern"),
+            Lang::CSharp | Lang::TypeScript | Lang::Tsx => word == b"namespace",
+            _ => false,
+        };
+        self.head.constants |= lang == Lang::Java && word == b"enum";
         let after_dot = matches!(self.head.last, Tok::Punct(b'.'))
             || (lang == Lang::Php && matches!(self.head.last, Tok::Punct(b':')));
         if tok == Tok::Word(Word::LocalDef) && self.rules.javascript() && self.paren == 0 {
@@ -2653,7 +2699,7 @@ impl Lexer<'_> {
             }
             b';' if self.paren == 0 => {
                 self.head = Head::default();
-                self.ended = self.blocks.is_empty();
+                self.ended = self.at_items();
                 return;
             }
             // `var a = 1, b = function () {}`, `{ a: 1, f: () => {} }`: each its own; not in a
@@ -3012,10 +3058,16 @@ impl Lexer<'_> {
         let macro_body = self.macro_call();
         let initializer = self.rules.c_like()
             && (h.last == Tok::Punct(b'=') || self.blocks.last().is_some_and(|o| o.initializer));
+        let declarations = h.declarations && !container && self.rules.c_like();
+        let items =
+            !(macro_body || initializer || callable || parent_local || method || h.constants)
+                && (h.items || (container && !members_only) || declarations);
         self.blocks.push(Open {
             macro_body,
             function_value: function_value && h.function,
-            declarations: h.declarations && !container && self.rules.c_like(),
+            declarations,
+            items,
+            members: Vec::new(),
             initializer,
             inside: self.at,
             local: parent_local || callable,
@@ -3030,6 +3082,9 @@ impl Lexer<'_> {
         });
         self.paren = 0;
         self.head = Head::default();
+        if items {
+            self.ended = true;
+        }
     }
 
     /// Whether the block opening now may be left out, by what comes before its `{`.
@@ -3063,6 +3118,17 @@ impl Lexer<'_> {
         word_before(self.src, self.at - 1).0 == word
     }
 
+    /// A block of items closed at `end` ([`Skim::members`]): where its items started, and
+    /// its end when the last one ended.
+    fn close_items(&mut self, mut members: Vec<usize>, end: usize) {
+        if self.ended_before {
+            members.push(end);
+        }
+        if members.len() > 1 {
+            self.members.push(members);
+        }
+    }
+
     fn close(&mut self) {
         let Some(open) = self.blocks.pop() else {
             self.head = Head::default();
@@ -3077,6 +3143,9 @@ impl Lexer<'_> {
             self.macro_parens.pop();
         }
         let end = self.at - 1;
+        if open.items && self.until.is_some() {
+            self.close_items(open.members, end);
+        }
         // An immediately invoked function: its body, kept whole, defines its variables (the
         // skim took them for local ones).
         let invoked = open.function_value
@@ -3132,7 +3201,7 @@ impl Lexer<'_> {
             // At the top level a block ends its statement, but in C and C++ only a
             // function's body or a namespace's (a struct's may have declarators after it:
             // `struct S { … } s;`, and an initializer its `;`).
-            self.ended = self.blocks.is_empty()
+            self.ended = self.at_items()
                 && (!self.rules.c_like()
                     || open.declarations
                     || (open.head.last == Tok::Punct(b')') && !open.initializer));

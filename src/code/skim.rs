@@ -237,7 +237,10 @@ impl Focused {
 pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
     let focus: Vec<(u32, u32)> = focus
         .iter()
-        .filter(|&&(start, end)| !a_member(lang, source, start as usize, end as usize))
+        .filter(|&&(start, end)| {
+            let (start, end) = (start as usize, end as usize);
+            !a_member(lang, source, start, end) && !commented(lang, source, start)
+        })
         .copied()
         .collect();
     let Some(last) = focus.iter().map(|&(_, end)| end as usize).max() else {
@@ -256,6 +259,26 @@ pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
         holes: around(source, &places, &skim),
         places,
     }
+}
+
+/// Whether the line of `start` begins with `//` (after its indentation), in a language
+/// where that is a comment: the line is a comment, or inside a block comment or a string,
+/// where no definition is named. A common name is written in prose often (`a new map`).
+fn commented(lang: Lang, source: &[u8], start: usize) -> bool {
+    if !matches!(
+        lang,
+        Lang::Rust | Lang::Go | Lang::Java | Lang::C | Lang::Cpp | Lang::CSharp
+    ) {
+        return false;
+    }
+    let before = &source[..start.min(source.len())];
+    let line = memchr::memrchr(b'\n', before).map_or(0, |n| n + 1);
+    let text = &before[line..];
+    let indent = text
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    text[indent..].starts_with(b"//")
 }
 
 /// Whether the name at `start..end` of `source` is written as a member or inside a path,
@@ -3317,6 +3340,17 @@ mod tests {
         assert!(!member(Lang::CSharp, "void I.F() {}", "F"));
         // On the line before: not looked at.
         assert!(!member(Lang::Rust, "// a.\nfn len() {}", "len"));
+        let commented = |lang: Lang, src: &str, name: &str| {
+            commented(lang, src.as_bytes(), src.find(name).unwrap())
+        };
+        assert!(commented(
+            Lang::Rust,
+            "fn f() {}\n    /// Makes a new one.",
+            "new"
+        ));
+        assert!(commented(Lang::C, "\t// new", "new"));
+        assert!(!commented(Lang::Rust, "fn new() {} // new", "new"));
+        assert!(!commented(Lang::Python, "// new", "new"));
     }
 
     /// A namespace that holds only variables stays: the skim does not tell a variable's

@@ -235,14 +235,7 @@ impl Focused {
 /// order), as find_symbol's walk reads the file: the parse helper is handed the holes, and
 /// a file named nowhere is not handed over at all.
 pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
-    let focus: Vec<(u32, u32)> = focus
-        .iter()
-        .filter(|&&(start, end)| {
-            let (start, end) = (start as usize, end as usize);
-            !a_member(lang, source, start, end) && !commented(lang, source, start)
-        })
-        .copied()
-        .collect();
+    let focus = maybe_named(lang, source, focus);
     let Some(last) = focus.iter().map(|&(_, end)| end as usize).max() else {
         return Focused {
             holes: Vec::new(),
@@ -259,6 +252,20 @@ pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
         holes: around(source, &places, &skim),
         places,
     }
+}
+
+/// The places of `focus` where a definition may be named, as the bytes around each tell:
+/// not those written as a member or inside a path ([`a_member`]) nor on a line that begins
+/// with `//` ([`commented`]). Those need no skim, and a file with none left no parse.
+pub fn maybe_named(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    focus
+        .iter()
+        .filter(|&&(start, end)| {
+            let (start, end) = (start as usize, end as usize);
+            !a_member(lang, source, start, end) && !commented(lang, source, start)
+        })
+        .copied()
+        .collect()
 }
 
 /// Whether the line of `start` begins with `//` (after its indentation), in a language

@@ -254,6 +254,16 @@ impl Shared<'_> {
             }
             return Ok(());
         };
+        // The places asked for (find_symbol's name) where a definition may be named, as the
+        // bytes around each tell: a file that holds the name only as a member or a path
+        // (`Vec::new()`) or in `//` lines needs neither its cache entry nor a skim.
+        let focus = self.gather.focus.map(|f| f(&bytes)).unwrap_or_default();
+        let named = skim::maybe_named(lang, &bytes, &focus);
+        if !focus.is_empty() && named.is_empty() {
+            let tags = FileTags::empty(lang, Part::Focused);
+            self.keep(entry.path.to_string(), tags, bytes);
+            return Ok(());
+        }
         let key = Key::of(&before, lang);
         let unchanged = file
             .metadata()
@@ -269,13 +279,19 @@ impl Shared<'_> {
                 return Ok(());
             }
         }
-        self.wait(entry.path, lang, bytes, key)
+        self.wait(entry.path, lang, bytes, key, named)
     }
 
-    /// Put a file read in the next batch to parse (for the places the call asks for, if
-    /// any), and parse the batch when it is full.
-    fn wait(&self, path: &str, lang: Lang, bytes: Vec<u8>, key: Option<Key>) -> Result<()> {
-        let focus = self.gather.focus.map(|f| f(&bytes)).unwrap_or_default();
+    /// Put a file read in the next batch to parse (for the places `focus` the call asks
+    /// for, if any), and parse the batch when it is full.
+    fn wait(
+        &self,
+        path: &str,
+        lang: Lang,
+        bytes: Vec<u8>,
+        key: Option<Key>,
+        focus: Vec<(u32, u32)>,
+    ) -> Result<()> {
         // The skim for the places is done here, on the walk's threads: a file where no
         // definition is named there (most of those that hold a common name) goes to no
         // parse, and the helper is handed the holes.

@@ -221,11 +221,12 @@ pub struct Focused {
 }
 
 impl Focused {
-    /// Whether no place is left: every one lies in what the skim leaves out (a body that
-    /// holds no definition, a comment, a parameter list) or in a string, where no definition
-    /// is named, whether or not leaving the holes out is worth it: then no parse is needed. A common name is
-    /// used in most files and defined in few, and one used only in a function beside 2.5 MB
-    /// of tables (encoding_rs's `data.rs`) took a plain parse of 0.66 s.
+    /// Whether no place is left: every one is written as a member, or lies in what the skim
+    /// leaves out (a body that holds no definition, a comment, a parameter list) or in a
+    /// string, where no definition is named, whether or not leaving the holes out is worth
+    /// it: then no parse is needed. A common name is used in most files and defined in few,
+    /// and one used only in a function beside 2.5 MB of tables (encoding_rs's `data.rs`) took
+    /// a plain parse of 0.66 s.
     pub fn names_nothing(&self) -> bool {
         self.places.is_empty()
     }
@@ -322,10 +323,9 @@ fn a_member(lang: Lang, source: &[u8], start: usize, end: usize) -> bool {
 /// block the skim kept ([`Skim::kept`]: a class's members, an `impl`, a struct's
 /// fields), and each statement at the top level ([`Skim::statements`]) or item in a block
 /// of items ([`Skim::members`]; up to the newline before the next, which may begin a
-/// directive), the outermost whole. Every
-/// definition the query would take (one named at a place, and those around it) lies
-/// outside them, and a block's head and braces stay, so what is left parses as before around
-/// the places.
+/// directive), the outermost whole. Every definition the query would take (one named at a
+/// place, and those around it) lies outside them, and a block's head and braces stay, so
+/// what is left parses as before around the places.
 fn around(source: &[u8], focus: &[(u32, u32)], skim: &Skim) -> Vec<(usize, usize)> {
     let holes = &skim.holes;
     let mut places: Vec<(usize, usize)> = focus
@@ -615,8 +615,8 @@ struct Head {
     attribute: bool,
     /// C's and C++'s `extern` or `namespace` seen: a block opened now holds declarations.
     declarations: bool,
-    /// Rust's `impl`, `mod`, `trait` or `extern`, C#'s or TypeScript's `namespace` or
-    /// `module` seen: a block opened now holds items, one after another (`Open::items`).
+    /// Rust's `impl`, `mod`, `trait` or `extern`, or C#'s or TypeScript's `namespace` seen:
+    /// a block opened now holds items, one after another (`Open::items`).
     items: bool,
     /// Java's `enum`: its body begins with the constants, and a member without the `;`
     /// after them would parse as one (`private Document(…) {` as a constant with a body):

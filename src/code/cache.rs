@@ -325,14 +325,7 @@ mod tests {
         let file = dir.path().join("a.rs");
         std::fs::write(&file, "fn a() {}").unwrap();
         let key = Key::of(&std::fs::metadata(&file).unwrap(), Lang::Rust);
-        let tags = FileTags {
-            lang: Lang::Rust,
-            part: Part::Defs,
-            defs: Vec::new(),
-            skips: Vec::new(),
-            idents: Vec::new(),
-            errors: Vec::new(),
-        };
+        let tags = FileTags::empty(Lang::Rust, Part::Defs);
         let (one, two) = (cache(), cache());
         assert!(one.get("src/a.rs", &key).is_none());
         assert!(two.get("src/b.rs", &key).is_none());

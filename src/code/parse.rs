@@ -188,12 +188,8 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
     };
     if let Some(defs) = defs {
         return Ok(FileTags {
-            lang,
-            part,
             defs,
-            skips: Vec::new(),
-            idents: Vec::new(),
-            errors: Vec::new(),
+            ..FileTags::empty(lang, part)
         });
     }
     let tree = parse(lang, source, &[])?;
@@ -442,8 +438,8 @@ struct Skimmed {
 
 /// The skim of `source` for a parse of its definitions. A skim that leaves out no code
 /// (comments, and the annotations and guards the grammar cannot read) is worth a parse for
-/// definitions however much it keeps, and its parse stands even with errors: they are the file's own, which a whole parse meets too (with
-/// every macro the skim took out besides).
+/// definitions however much it keeps, and its parse stands even with errors: they are the
+/// file's own, which a whole parse meets too (with every macro the skim took out besides).
 fn skimmed(lang: Lang, source: &[u8]) -> Skimmed {
     let skim = skim::skim(lang, source);
     let no_code = !skim.code && !skim.holes.is_empty();

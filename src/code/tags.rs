@@ -240,8 +240,9 @@ pub struct FileTags {
 pub const MAX_ERRORS: usize = 20;
 
 impl FileTags {
-    /// Tags of `part` that hold nothing (a file where no definition is named at the places
-    /// asked for: `skim::Focused::names_nothing`).
+    /// Tags of `part` that hold nothing: a file where no definition is named at the places
+    /// asked for (`skim::Focused::names_nothing`), or the rest of tags that hold only
+    /// definitions.
     pub fn empty(lang: Lang, part: Part) -> FileTags {
         FileTags {
             lang,

@@ -30,9 +30,10 @@
 use std::collections::HashMap;
 use std::fs::{self, File, Metadata};
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::tags::{FileTags, Part};
@@ -117,17 +118,27 @@ pub struct Cache {
     dir: PathBuf,
     /// The digest of the parser's version, its queries and grammars (see `PARSER_VERSION`).
     version: [u8; 32],
-    /// The packs read or added to by this call, by number.
-    packs: Mutex<HashMap<u8, Pack>>,
+    /// The packs as read, by number, each at the first file that needs it: two threads read
+    /// two packs at once.
+    read: [OnceLock<Pack>; PACKS as usize],
+    /// The entries this call made, by pack and path: written by `flush`.
+    added: Mutex<HashMap<u8, HashMap<String, Vec<u8>>>>,
 }
 
-/// One pack's entries, by path: each entry's bytes as it is kept (its head, then the
-/// encoded tags).
+/// One pack as read: its bytes, and where each entry (its head, then the encoded tags) lies
+/// in them, by path. An entry is decoded from there; nothing is copied.
 #[derive(Default)]
 struct Pack {
-    entries: HashMap<String, Vec<u8>>,
-    /// Added to since it was read: to be written.
-    changed: bool,
+    bytes: Vec<u8>,
+    entries: HashMap<String, Range<usize>>,
+}
+
+impl Pack {
+    fn entries(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.entries
+            .iter()
+            .map(|(path, at)| (path.as_str(), &self.bytes[at.clone()]))
+    }
 }
 
 impl Cache {
@@ -146,32 +157,36 @@ impl Cache {
             .mode(0o700)
             .create(&dir)
             .ok()?;
-        Some(Cache {
+        Some(Cache::at(dir))
+    }
+
+    fn at(dir: PathBuf) -> Cache {
+        Cache {
             dir,
             version: version(),
-            packs: Mutex::new(HashMap::new()),
-        })
+            read: [const { OnceLock::new() }; PACKS as usize],
+            added: Mutex::new(HashMap::new()),
+        }
     }
 
     fn pack_path(&self, pack: u8) -> PathBuf {
         self.dir.join(format!("pack{pack:02}"))
     }
 
-    fn packs(&self) -> std::sync::MutexGuard<'_, HashMap<u8, Pack>> {
-        self.packs.lock().unwrap_or_else(|p| p.into_inner())
+    fn added(&self) -> std::sync::MutexGuard<'_, HashMap<u8, HashMap<String, Vec<u8>>>> {
+        self.added.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The tags kept for `path` when they were made from the file `key` names.
     pub fn get(&self, path: &str, key: &Key) -> Option<FileTags> {
-        let bytes = {
-            let mut packs = self.packs();
-            let pack = packs
-                .entry(pack_of(path))
-                .or_insert_with_key(|&n| self.read_pack(n));
-            pack.entries.get(path)?.clone()
-        };
+        let n = pack_of(path);
         let head = self.head(path, key);
-        FileTags::decode(bytes.strip_prefix(head.as_slice())?)
+        if let Some(entry) = self.added().get(&n).and_then(|p| p.get(path)) {
+            return FileTags::decode(entry.strip_prefix(head.as_slice())?);
+        }
+        let pack = self.read[usize::from(n)].get_or_init(|| self.read_pack(n));
+        let at = pack.entries.get(path)?;
+        FileTags::decode(pack.bytes[at.clone()].strip_prefix(head.as_slice())?)
     }
 
     /// Keep `tags` for `path` as the file `key` names (its [`Part`] is in the entry: an
@@ -183,27 +198,30 @@ impl Cache {
         }
         let mut bytes = self.head(path, key);
         bytes.extend_from_slice(&tags.encode());
-        let mut packs = self.packs();
-        let pack = packs
+        self.added()
             .entry(pack_of(path))
-            .or_insert_with_key(|&n| self.read_pack(n));
-        pack.entries.insert(path.to_string(), bytes);
-        pack.changed = true;
+            .or_default()
+            .insert(path.to_string(), bytes);
     }
 
     /// Write the packs added to. Best effort: a cache that cannot be written only costs a
     /// parse next time.
     pub fn flush(&self) {
-        let mut packs = self.packs();
-        for (&n, pack) in packs.iter_mut().filter(|(_, p)| p.changed) {
-            pack.changed = false;
-            // Another call's entries written since this one read the pack (two calls on two
-            // folders whose packs are one): kept, as this call's own win where both have one.
-            for (path, entry) in self.read_pack(n).entries {
-                pack.entries.entry(path).or_insert(entry);
-            }
+        let added = std::mem::take(&mut *self.added());
+        for (n, added) in added {
+            // With the entries as the pack holds them now: another call may have written it
+            // since this one read it (two calls on two folders whose packs are one). This
+            // call's own win where both have one.
+            let kept = self.read_pack(n);
             let mut bytes = PACK_MAGIC.to_vec();
-            for entry in pack.entries.values() {
+            let others = kept
+                .entries()
+                .filter(|(path, _)| !added.contains_key(*path));
+            for (_, entry) in added
+                .iter()
+                .map(|(p, e)| (p.as_str(), &e[..]))
+                .chain(others)
+            {
                 bytes.extend_from_slice(&(entry.len() as u64).to_le_bytes());
                 bytes.extend_from_slice(entry);
             }
@@ -224,33 +242,37 @@ impl Cache {
 
     /// A pack as kept (empty when there is none, or it does not read back).
     fn read_pack(&self, n: u8) -> Pack {
-        let mut bytes = Vec::new();
-        let read = File::open(self.pack_path(n)).and_then(|mut f| f.read_to_end(&mut bytes));
         let mut pack = Pack::default();
-        if read.is_err() {
-            return pack;
+        let read = File::open(self.pack_path(n)).and_then(|mut f| f.read_to_end(&mut pack.bytes));
+        if read.is_err() || !pack.bytes.starts_with(PACK_MAGIC) {
+            return Pack::default();
         }
-        let Some(mut rest) = bytes.strip_prefix(PACK_MAGIC) else {
-            return pack;
-        };
-        while !rest.is_empty() {
-            let Some(entry) = rest
+        let mut at = PACK_MAGIC.len();
+        while at < pack.bytes.len() {
+            let Some(range) = pack.bytes[at..]
                 .get(..8)
                 .and_then(|n| <[u8; 8]>::try_from(n).ok())
                 .and_then(|n| usize::try_from(u64::from_le_bytes(n)).ok())
-                .and_then(|n| rest.get(8..8usize.checked_add(n)?))
+                .and_then(|n| {
+                    let start = at.checked_add(8)?;
+                    let end = start.checked_add(n)?;
+                    (end <= pack.bytes.len()).then_some(start..end)
+                })
             else {
                 return Pack::default();
             };
-            rest = &rest[8 + entry.len()..];
+            at = range.end;
             // The entry's path, from its head (`head`); another version's is left out.
-            let Some(path) = entry.strip_prefix(self.version.as_slice()).and_then(|e| {
-                let n = usize::try_from(u64::from_le_bytes(e.get(..8)?.try_into().ok()?)).ok()?;
-                std::str::from_utf8(e.get(8..8usize.checked_add(n)?)?).ok()
-            }) else {
+            let Some(path) = pack.bytes[range.clone()]
+                .strip_prefix(self.version.as_slice())
+                .and_then(|e| {
+                    let n = usize::try_from(u64::from_le_bytes(e.get(..8)?.try_into().ok()?));
+                    std::str::from_utf8(e.get(8..8usize.checked_add(n.ok()?)?)?).ok()
+                })
+            else {
                 continue;
             };
-            pack.entries.insert(path.to_string(), entry.to_vec());
+            pack.entries.insert(path.to_string(), range);
         }
         pack
     }
@@ -317,11 +339,7 @@ mod tests {
     #[test]
     fn a_pack_keeps_the_entries_another_call_wrote_since_it_was_read() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = || Cache {
-            dir: dir.path().to_path_buf(),
-            version: version(),
-            packs: Mutex::new(HashMap::new()),
-        };
+        let cache = || Cache::at(dir.path().to_path_buf());
         let file = dir.path().join("a.rs");
         std::fs::write(&file, "fn a() {}").unwrap();
         let key = Key::of(&std::fs::metadata(&file).unwrap(), Lang::Rust);

@@ -177,16 +177,25 @@ impl Cache {
         self.added.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The tags kept for `path` when they were made from the file `key` names.
-    pub fn get(&self, path: &str, key: &Key) -> Option<FileTags> {
+    /// The tags kept for `path` when they were made from the file `key` names and hold what
+    /// the call needs, with only the definitions `keep` passes if it is given
+    /// (`FileTags::decode_for`).
+    pub fn get(
+        &self,
+        path: &str,
+        key: &Key,
+        need: Part,
+        keep: Option<&dyn Fn(&str) -> bool>,
+    ) -> Option<FileTags> {
         let n = pack_of(path);
         let head = self.head(path, key);
+        let decode =
+            |entry: &[u8]| FileTags::decode_for(entry.strip_prefix(&head[..])?, need, keep);
         if let Some(entry) = self.added().get(&n).and_then(|p| p.get(path)) {
-            return FileTags::decode(entry.strip_prefix(head.as_slice())?);
+            return decode(entry);
         }
         let pack = self.read[usize::from(n)].get_or_init(|| self.read_pack(n));
-        let at = pack.entries.get(path)?;
-        FileTags::decode(pack.bytes[at.clone()].strip_prefix(head.as_slice())?)
+        decode(&pack.bytes[pack.entries.get(path)?.clone()])
     }
 
     /// Keep `tags` for `path` as the file `key` names (its [`Part`] is in the entry: an
@@ -345,15 +354,16 @@ mod tests {
         let key = Key::of(&std::fs::metadata(&file).unwrap(), Lang::Rust);
         let tags = FileTags::empty(Lang::Rust, Part::Defs);
         let (one, two) = (cache(), cache());
-        assert!(one.get("src/a.rs", &key).is_none());
-        assert!(two.get("src/b.rs", &key).is_none());
+        let get = |cache: &Cache, path| cache.get(path, &key, Part::Defs, None);
+        assert!(get(&one, "src/a.rs").is_none());
+        assert!(get(&two, "src/b.rs").is_none());
         one.put("src/a.rs", &key, &tags);
         two.put("src/b.rs", &key, &tags);
         one.flush();
         two.flush();
         let three = cache();
-        assert_eq!(three.get("src/a.rs", &key), Some(tags.clone()));
-        assert_eq!(three.get("src/b.rs", &key), Some(tags));
+        assert_eq!(get(&three, "src/a.rs"), Some(tags.clone()));
+        assert_eq!(get(&three, "src/b.rs"), Some(tags));
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub type Filter<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
 /// The places of a file's bytes that matter to the call (byte ranges, in order).
 pub type Focus<'a> = &'a (dyn Fn(&[u8]) -> Vec<(u32, u32)> + Sync);
 
+/// A test of a definition's name.
+pub type Names<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+
 /// Where parses happen: in this process (only `sneaky-outline` links the grammars) or in the
 /// helper (`elsewhere`). A function rather than a flag, so that a program that never names
 /// `here` does not link the grammars.
@@ -86,6 +89,9 @@ pub struct Gather<'a> {
     /// (`Want::At`, a third cheaper), and such tags are not cached. A file the cache holds is
     /// taken whole.
     pub focus: Option<Focus<'a>>,
+    /// Only the definitions whose names pass are wanted (with those that hold them): of a
+    /// file the cache holds, no other is decoded (find_symbol).
+    pub names: Option<Names<'a>>,
 }
 
 /// A parsed file.
@@ -271,10 +277,12 @@ impl Shared<'_> {
         let key = (unchanged && key.settled(self.now)).then_some(key);
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             // An entry of only the definitions is a miss for a call that needs everything.
-            if let Some(tags) = cache
-                .get(entry.path, key)
-                .filter(|t| t.part.serves(self.gather.need))
-            {
+            if let Some(tags) = cache.get(
+                entry.path,
+                key,
+                self.gather.need,
+                self.gather.names.map(|n| n as _),
+            ) {
                 self.keep(entry.path.to_string(), tags, bytes);
                 return Ok(());
             }

@@ -352,68 +352,120 @@ impl FileTags {
 
     /// Read back what `encode` wrote; None for anything else (a damaged or older entry).
     pub fn decode(bytes: &[u8]) -> Option<FileTags> {
+        FileTags::decode_for(bytes, Part::Focused, None)
+    }
+
+    /// Read back what `encode` wrote if it holds what a call needs (`Part::serves`), keeping
+    /// with `keep` only the definitions whose name it passes and those that hold them (their
+    /// containers): such tags are `Part::Focused`, and no other string is made (find_symbol
+    /// on a file the cache holds).
+    pub fn decode_for(
+        bytes: &[u8],
+        need: Part,
+        keep: Option<&dyn Fn(&str) -> bool>,
+    ) -> Option<FileTags> {
         let mut r = Reader(bytes.strip_prefix(MAGIC)?);
         let lang = Lang::from_id(u8::try_from(r.u32()?).ok()?)?;
         let part = Part::from_id(r.u32()?)?;
-        let n = r.count()?;
-        let mut defs = Vec::with_capacity(n);
-        for _ in 0..n {
-            let name = r.str()?;
-            let kind = *SymbolKind::ALL.get(usize::try_from(r.u32()?).ok()?)?;
-            let [line, column, name_byte, start_line, end_line] =
-                [r.u32()?, r.u32()?, r.u32()?, r.u32()?, r.u32()?];
-            let signature = r.str()?;
-            let parent = r.u32()?.checked_sub(1);
-            if parent.is_some_and(|p| p as usize >= defs.len()) {
-                return None;
-            }
-            let owner = Some(r.str()?).filter(|o| !o.is_empty());
-            defs.push(Def {
-                name,
-                kind,
-                line,
-                column,
-                name_byte,
-                start_line,
-                end_line,
-                signature,
-                parent,
-                owner,
-            });
+        if !part.serves(need) {
+            return None;
         }
+        let defs = read_defs(&mut r, keep)?;
+        let whole = keep.is_none();
         let n = r.count()?;
-        let mut skips = Vec::with_capacity(n);
+        let mut skips = Vec::with_capacity(if whole { n } else { 0 });
         let mut last = 0u32;
         for _ in 0..n {
             let start = last.checked_add(r.u32()?)?;
             let end = start.checked_add(r.u32()?)?;
-            skips.push((start, end));
+            if whole {
+                skips.push((start, end));
+            }
             last = end;
         }
         let n = r.count()?;
-        let mut idents = Vec::with_capacity(n);
+        let mut idents = Vec::with_capacity(if whole { n } else { 0 });
         for _ in 0..n {
-            idents.push((r.str()?, r.u32()?));
+            let (name, count) = (r.text()?, r.u32()?);
+            if whole {
+                idents.push((name.to_string(), count));
+            }
         }
         let n = r.count()?;
-        let mut errors = Vec::with_capacity(n);
+        let mut errors = Vec::with_capacity(if whole { n } else { 0 });
         for _ in 0..n {
-            let (line, column) = (r.u32()?, r.u32()?);
-            errors.push(SyntaxError {
-                line,
-                column,
-                text: r.str()?,
-            });
+            let (line, column, text) = (r.u32()?, r.u32()?, r.text()?);
+            if whole {
+                errors.push(SyntaxError {
+                    line,
+                    column,
+                    text: text.to_string(),
+                });
+            }
         }
         r.0.is_empty().then_some(FileTags {
             lang,
-            part,
+            part: if whole { part } else { Part::Focused },
             defs,
             skips,
             idents,
             errors,
         })
     }
+}
+
+/// The definitions of an encoded `FileTags`, with `keep` only those whose name it passes and
+/// those that hold them (`FileTags::decode_for`).
+fn read_defs(r: &mut Reader<'_>, keep: Option<&dyn Fn(&str) -> bool>) -> Option<Vec<Def>> {
+    let n = r.count()?;
+    let mut read = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.text()?;
+        let kind = *SymbolKind::ALL.get(usize::try_from(r.u32()?).ok()?)?;
+        let lines = [r.u32()?, r.u32()?, r.u32()?, r.u32()?, r.u32()?];
+        let signature = r.text()?;
+        let parent = r.u32()?.checked_sub(1);
+        if parent.is_some_and(|p| p as usize >= read.len()) {
+            return None;
+        }
+        let owner = r.text()?;
+        read.push((name, kind, lines, signature, parent, owner));
+    }
+    // Which to keep: children come after their parents, so a pass from the end marks
+    // each kept definition's containers before they are passed.
+    let mut kept = vec![keep.is_none(); n];
+    if let Some(keep) = keep {
+        for (i, &(name, .., parent, _)) in read.iter().enumerate().rev() {
+            if kept[i] || keep(name) {
+                kept[i] = true;
+                if let Some(p) = parent {
+                    kept[p as usize] = true;
+                }
+            }
+        }
+    }
+    let mut at = vec![0u32; n];
+    let mut defs = Vec::with_capacity(if keep.is_some() { 4 } else { n });
+    for (i, (name, kind, lines, signature, parent, owner)) in read.into_iter().enumerate() {
+        if !kept[i] {
+            continue;
+        }
+        at[i] = len32(defs.len());
+        let [line, column, name_byte, start_line, end_line] = lines;
+        defs.push(Def {
+            name: name.to_string(),
+            kind,
+            line,
+            column,
+            name_byte,
+            start_line,
+            end_line,
+            signature: signature.to_string(),
+            parent: parent.map(|p| at[p as usize]),
+            owner: Some(owner.to_string()).filter(|o| !o.is_empty()),
+        });
+    }
+    Some(defs)
 }
 
 /// The first bytes of an encoded `FileTags`; a new layout gets a new one.
@@ -450,7 +502,7 @@ impl Writer {
 
 struct Reader<'a>(&'a [u8]);
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn u32(&mut self) -> Option<u32> {
         let mut n: u32 = 0;
         for shift in (0..35).step_by(7) {
@@ -470,14 +522,14 @@ impl Reader<'_> {
         (n <= self.0.len()).then_some(n)
     }
 
-    fn str(&mut self) -> Option<String> {
+    fn text(&mut self) -> Option<&'a str> {
         let n = usize::try_from(self.u32()?).ok()?;
         if n > self.0.len() {
             return None;
         }
         let (s, rest) = self.0.split_at(n);
         self.0 = rest;
-        String::from_utf8(s.to_vec()).ok()
+        std::str::from_utf8(s).ok()
     }
 }
 
@@ -562,5 +614,40 @@ mod tests {
         assert_eq!(tags.innermost_at(305), Some(1));
         assert_eq!(tags.innermost_at(5), Some(0));
         assert_eq!(tags.innermost_at(50), None);
+    }
+
+    /// Decoded for some names, tags keep those definitions and their containers, and nothing
+    /// that is not a definition.
+    #[test]
+    fn a_decode_for_names_keeps_them_and_their_containers() {
+        let tags = sample();
+        let bytes = tags.encode();
+        let only = |names: &[&str]| {
+            let keep = |name: &str| names.contains(&name);
+            FileTags::decode_for(&bytes, Part::Defs, Some(&keep)).unwrap()
+        };
+        let method = only(&["search_path"]);
+        assert_eq!(method.part, Part::Focused);
+        assert_eq!(method.defs, tags.defs[..2]);
+        assert!(method.skips.is_empty() && method.idents.is_empty() && method.errors.is_empty());
+        assert_eq!(method.name_path(1), ["Searcher", "search_path"]);
+        let run = only(&["run"]);
+        assert_eq!(run.defs, [tags.defs[2].clone()]);
+        assert_eq!(run.container(0), Some("Server"));
+        assert!(only(&["walk"]).defs.is_empty());
+        let defs_only = FileTags {
+            part: Part::Defs,
+            ..tags.clone()
+        }
+        .encode();
+        assert_eq!(FileTags::decode_for(&defs_only, Part::All, None), None);
+        assert!(FileTags::decode_for(&defs_only, Part::Defs, None).is_some());
+        for cut in 0..bytes.len() {
+            let keep = |name: &str| name == "run";
+            assert_eq!(
+                FileTags::decode_for(&bytes[..cut], Part::Defs, Some(&keep)),
+                None
+            );
+        }
     }
 }

@@ -208,6 +208,7 @@ fn repo_map(args: RepoMapArgs, ctx: &Context, parser: Parser) -> Result<RepoMapR
         filter: None,
         keep_bytes: false,
         focus: None,
+        names: None,
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     let files = &gathered.files;

@@ -236,6 +236,7 @@ fn outline(args: OutlineArgs, ctx: &Context, parser: Parser) -> Result<OutlineRe
         filter: None,
         keep_bytes: false,
         focus: None,
+        names: None,
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     refuse_one_unparsed(is_file, &gathered)?;

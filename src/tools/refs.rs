@@ -145,6 +145,7 @@ fn find(args: FindReferencesArgs, ctx: &Context, parser: Parser) -> Result<FindR
         filter: Some(&filter),
         keep_bytes: true,
         focus: None,
+        names: None,
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     outline::refuse_one_unparsed(is_file, &gathered)?;

@@ -112,13 +112,7 @@ fn wanted(
         None if def.kind == SymbolKind::Impl => return false,
         _ => {}
     }
-    let exact = args.exact.unwrap_or(true);
-    let matches = if exact {
-        def.name == own
-    } else {
-        def.name.to_lowercase().contains(&own.to_lowercase())
-    };
-    if !matches {
+    if !named(&def.name, own, args.exact.unwrap_or(true)) {
         return false;
     }
     if containers.is_empty() {
@@ -127,6 +121,15 @@ fn wanted(
     let path = tags.name_path(i);
     let above = &path[..path.len().saturating_sub(1)];
     above.len() >= containers.len() && above.ends_with(containers)
+}
+
+/// Whether a definition's name is the one asked for (`exact`), or holds it in any case.
+fn named(name: &str, own: &str, exact: bool) -> bool {
+    if exact {
+        name == own
+    } else {
+        name.to_lowercase().contains(&own.to_lowercase())
+    }
 }
 
 /// The lines of a definition, from its first to its last, at most `MAX_BODY_LINES`.
@@ -174,6 +177,7 @@ fn find(args: FindSymbolArgs, ctx: &Context, parser: Parser) -> Result<FindSymbo
         filter: Some(&filter),
         keep_bytes: args.include_body,
         focus: Some(&focus),
+        names: Some(&|name| named(name, own, exact)),
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     outline::refuse_one_unparsed(is_file, &gathered)?;

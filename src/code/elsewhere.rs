@@ -5,7 +5,7 @@
 //! (`--pdf-text`, `--scale-image`: `crate::media`). The helper does no I/O of its own beyond
 //! its pipes: the caller opened the files through the jail.
 //!
-//! Request: `SNKP4`, then per file its language id (1 byte), what is wanted of it (1 byte:
+//! Request: `SNKP5`, the length of the rest (u64, little-endian), then per file its language id (1 byte), what is wanted of it (1 byte:
 //! 0 everything, 1 the definitions, 2 the definitions at its focus, 3 the same without the
 //! holes given), its focus (a u64 length, little-endian, then that many bytes of u32 pairs:
 //! byte ranges; none unless 2 or 3), with 3 its holes likewise, its length (u64) and its
@@ -25,7 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// The flag of `sneaky-outline` that parses what stdin holds (`serve`).
 pub const PARSE_FLAG: &str = "--parse";
 
-const REQUEST: &[u8] = b"SNKP4";
+const REQUEST: &[u8] = b"SNKP5";
 const ANSWER: &[u8] = b"SNKR1";
 
 /// The binary that holds the grammars.
@@ -49,10 +49,9 @@ pub fn main_or(outline: fn() -> ExitCode) -> ExitCode {
 
 /// The helper: read a request on stdin, answer on stdout.
 fn serve() -> ExitCode {
-    let mut input = Vec::new();
-    if std::io::stdin().lock().read_to_end(&mut input).is_err() {
+    let Ok(input) = read_input(&mut std::io::stdin().lock()) else {
         return ExitCode::from(2);
-    }
+    };
     let Some((files, foci)) = read_request(&input) else {
         eprintln!("sneaky-outline {PARSE_FLAG}: not a parse request");
         return ExitCode::from(2);
@@ -68,6 +67,24 @@ fn serve() -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+/// A request's bytes, read into room made once for the length its head gives (up to
+/// [`ROOM_AT_MOST`]): a batch is tens of megabytes, which a growing buffer copies over and
+/// over.
+fn read_input(stdin: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut head = [0u8; REQUEST.len() + 8];
+    stdin.read_exact(&mut head)?;
+    let len = u64::from_le_bytes(head[REQUEST.len()..].try_into().unwrap_or_default());
+    let room = usize::try_from(len).unwrap_or(usize::MAX).min(ROOM_AT_MOST);
+    let mut input = Vec::with_capacity(head.len() + room);
+    input.extend_from_slice(&head);
+    stdin.read_to_end(&mut input)?;
+    Ok(input)
+}
+
+/// The most room a request's head makes the helper set aside: a batch of files to parse
+/// (`source::BATCH_BYTES`) and a file more.
+const ROOM_AT_MOST: usize = 64 << 20;
 
 /// Parse each file with the grammars linked here, on every core, answers in order.
 pub fn parse_all(files: &[Job<'_>]) -> Vec<Parsed> {
@@ -147,7 +164,11 @@ fn frame_ranges(out: &mut Vec<u8>, ranges: &[(u32, u32)]) {
 }
 
 fn read_request(input: &[u8]) -> Option<Request<'_>> {
-    let mut rest = input.strip_prefix(REQUEST)?;
+    let (rest, after) = framed(input.strip_prefix(REQUEST)?)?;
+    if !after.is_empty() {
+        return None;
+    }
+    let mut rest = rest;
     let (mut files, mut foci) = (Vec::new(), Vec::new());
     while let Some((&lang, after)) = rest.split_first() {
         let lang = Lang::from_id(lang)?;
@@ -168,22 +189,38 @@ fn read_request(input: &[u8]) -> Option<Request<'_>> {
     Some((files, foci))
 }
 
-fn request_bytes(files: &[Job<'_>]) -> Vec<u8> {
-    let mut request = REQUEST.to_vec();
-    for &(lang, bytes, want) in files {
-        request.push(lang.id());
-        request.push(want.id());
-        match want {
-            Want::All | Want::Defs => frame_ranges(&mut request, &[]),
-            Want::At(focus) => frame_ranges(&mut request, focus),
-            Want::Skimmed(places, holes) => {
-                frame_ranges(&mut request, places);
-                frame_ranges(&mut request, holes);
+/// Write the request for `files` to `out` (the helper's stdin), each file's bytes as they
+/// are: a batch is tens of megabytes, not copied into one buffer first.
+fn write_request(out: &mut impl Write, files: &[Job<'_>]) -> std::io::Result<()> {
+    let heads: Vec<Vec<u8>> = files
+        .iter()
+        .map(|&(lang, bytes, want)| {
+            let mut head = vec![lang.id(), want.id()];
+            match want {
+                Want::All | Want::Defs => frame_ranges(&mut head, &[]),
+                Want::At(focus) => frame_ranges(&mut head, focus),
+                Want::Skimmed(places, holes) => {
+                    frame_ranges(&mut head, places);
+                    frame_ranges(&mut head, holes);
+                }
             }
-        }
-        frame(&mut request, bytes);
+            head.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            head
+        })
+        .collect();
+    let len: usize = heads
+        .iter()
+        .zip(files)
+        .map(|(h, f)| h.len() + f.1.len())
+        .sum();
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, out);
+    out.write_all(REQUEST)?;
+    out.write_all(&(len as u64).to_le_bytes())?;
+    for (head, &(_, bytes, _)) in heads.iter().zip(files) {
+        out.write_all(head)?;
+        out.write_all(bytes)?;
     }
-    request
+    out.flush()
 }
 
 /// A u64 length and that many bytes, and what follows them.
@@ -262,39 +299,39 @@ pub fn parse_jobs_elsewhere(files: &[Job<'_>], limit: Option<Duration>) -> Resul
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| cannot(e.to_string()))?;
-    let request = request_bytes(files);
-    let writer = child.stdin.take().map(|mut stdin| {
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&request);
-        })
-    });
-    let errors = child.stderr.take().map(|mut stderr| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        })
-    });
-    let (done, answer) = mpsc::channel();
-    if let Some(mut stdout) = child.stdout.take() {
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let _ = stdout.read_to_end(&mut out);
-            let _ = done.send(out);
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (out, stderr) = std::thread::scope(|scope| {
+        // Written while the answer is read: a helper that cannot answer before it has read
+        // everything does not hold the pipe full.
+        if let Some(mut stdin) = stdin {
+            scope.spawn(move || write_request(&mut stdin, files));
+        }
+        let errors = stderr.map(|mut stderr| {
+            scope.spawn(move || {
+                let mut text = String::new();
+                let _ = stderr.read_to_string(&mut text);
+                text
+            })
         });
-    }
-    let out = match limit {
-        Some(limit) => answer.recv_timeout(limit).ok(),
-        None => answer.recv().ok(),
-    };
-    if out.is_none() {
-        let _ = child.kill();
-    }
-    let _ = child.wait();
-    if let Some(writer) = writer {
-        let _ = writer.join();
-    }
-    let stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
+        let (done, answer) = mpsc::channel();
+        if let Some(mut stdout) = stdout {
+            scope.spawn(move || {
+                let mut out = Vec::new();
+                let _ = stdout.read_to_end(&mut out);
+                let _ = done.send(out);
+            });
+        }
+        let out = match limit {
+            Some(limit) => answer.recv_timeout(limit).ok(),
+            None => answer.recv().ok(),
+        };
+        if out.is_none() {
+            // Its pipes close with it: the threads above end.
+            let _ = child.kill();
+        }
+        let _ = child.wait();
+        (out, errors.and_then(|e| e.join().ok()).unwrap_or_default())
+    });
     let Some(out) = out else {
         return Err(cannot(format!(
             "no answer within {} ms",
@@ -321,7 +358,9 @@ mod tests {
             ),
             (Lang::C, b"int x;", Want::Defs),
         ];
-        let request = request_bytes(&files);
+        let mut request = Vec::new();
+        write_request(&mut request, &files).unwrap();
+        assert_eq!(read_input(&mut &request[..]).unwrap(), request);
         let (read, foci) = read_request(&request).unwrap();
         assert_eq!(jobs_of(&read, &foci), files);
         assert_eq!(read_request(&request[..request.len() - 1]), None);

@@ -26,7 +26,7 @@ use super::doc::{self, Fence};
 use super::pattern::{Match, Patterns, Scratch};
 use super::skim;
 use super::tags::Want;
-use super::tags::{merged, Def, FileTags, Part, SymbolKind, SyntaxError, MAX_ERRORS};
+use super::tags::{merged, Def, FileTags, Part, SymbolKind, SyntaxError, CUT_SHORT, MAX_ERRORS};
 use super::Lang;
 
 /// A parse that takes longer than this is given up (a pathological file must not hold a
@@ -178,10 +178,8 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
             (Part::Focused, Some(defs))
         }
         Want::Skimmed(places, holes) => {
-            let holes: Holes = holes
-                .iter()
-                .map(|&(start, end)| (start as usize, end as usize))
-                .collect();
+            let holes = given_holes(holes, source.len())
+                .ok_or("the holes given are not sorted and apart within the file")?;
             let defs = focused_definitions(tagger, lang, source, places, &holes)?;
             (Part::Focused, Some(defs))
         }
@@ -221,6 +219,21 @@ pub fn tags_for(lang: Lang, source: &[u8], want: Want<'_>) -> Result<FileTags, S
         idents,
         errors,
     })
+}
+
+/// Holes handed over (`Want::Skimmed`), when they are sorted and apart and lie within the
+/// file: only the last may reach past the bytes given, the rest of the file that was not
+/// handed over (nothing there is parsed).
+fn given_holes(holes: &[(u32, u32)], len: usize) -> Option<Holes> {
+    let holes: Holes = holes
+        .iter()
+        .map(|&(start, end)| (start as usize, end as usize))
+        .collect();
+    let ordered = holes
+        .iter()
+        .all(|&(start, end)| start <= end && start <= len)
+        && holes.windows(2).all(|w| w[0].1 <= w[1].0 && w[0].1 <= len);
+    ordered.then_some(holes)
 }
 
 /// Every definition of `source` (`Part::Defs`: outline).
@@ -286,6 +299,10 @@ fn focused_definitions(
                 Part::Focused,
             ));
         }
+    }
+    // That parse keeps every body: it needs the rest of the file, should it have been cut.
+    if holes.last().is_some_and(|&(_, end)| end > source.len()) {
+        return Err(CUT_SHORT.to_string());
     }
     let plain = skim::skim(lang, source).plain;
     plain_definitions(tagger, lang, source, &plain, Part::Focused, places)
@@ -460,8 +477,16 @@ type Holes = Vec<(usize, usize)>;
 /// headers), so a file that would keep more than [`SKIM_KEEPS_AT_MOST`] of its bytes has
 /// its plain parse at once (unless its skim leaves out no code: [`skimmed`]).
 fn worth_skimming(holes: &[(usize, usize)], source: &[u8]) -> bool {
-    let left_out: usize = holes.iter().map(|&(start, end)| end - start).sum();
-    left_out > 0 && (source.len() - left_out) as f64 <= SKIM_KEEPS_AT_MOST * source.len() as f64
+    // The last hole may run on past the bytes given (`given_holes`): they are the file's
+    // start.
+    let len = holes.last().map_or(0, |&(_, end)| end).max(source.len());
+    worth_leaving_out(holes.iter().map(|&(start, end)| end - start).sum(), len)
+}
+
+/// Whether a parse without `left_out` bytes of a file of `len` is worth it
+/// ([`worth_skimming`]).
+pub fn worth_leaving_out(left_out: usize, len: usize) -> bool {
+    left_out > 0 && (len - left_out.min(len)) as f64 <= SKIM_KEEPS_AT_MOST * len as f64
 }
 
 /// The share of a file's bytes a skimmed parse may keep (see [`worth_skimming`]).
@@ -2314,6 +2339,45 @@ X=2
             })
             .map(|(at, _)| (at as u32, (at + name.len()) as u32))
             .collect()
+    }
+
+    /// The bytes after the start of the last hole need not be handed over: the parse finds
+    /// the same, or, where it needs the whole file, says so (`CUT_SHORT`).
+    #[test]
+    fn a_file_cut_at_its_last_hole_parses_as_it_would_whole() {
+        let cut_parse = |source: &str, name: &str| {
+            let places = places_of(source, name);
+            let skim = skim::focused(Lang::Rust, source.as_bytes(), &places);
+            let holes: Vec<(u32, u32)> = skim
+                .holes
+                .iter()
+                .map(|&(s, e)| (s as u32, e as u32))
+                .collect();
+            let &(start, end) = holes.last().unwrap();
+            assert_eq!(end as usize, source.trim_end().len(), "the rest is a hole");
+            let want = Want::Skimmed(&skim.places, &holes);
+            let whole = tags_for(Lang::Rust, source.as_bytes(), want);
+            (
+                tags_for(Lang::Rust, &source.as_bytes()[..start as usize], want),
+                whole,
+            )
+        };
+        let (cut, whole) = cut_parse(
+            "impl S {\n    fn new() -> S {\n        S\n    }\n}\n\nfn later() {\n    1\n}\n",
+            "new",
+        );
+        assert_eq!(cut, whole);
+        assert_eq!(cut.unwrap().defs[1].name, "new");
+        // An error where the name is: the parse with every body needs the rest.
+        let (cut, whole) = cut_parse(
+            "impl S {\n    fn new( -> S {\n        S\n    }\n}\n\nfn later() {\n    1\n}\n",
+            "new",
+        );
+        assert_eq!(cut, Err(CUT_SHORT.to_string()));
+        assert!(whole.is_ok());
+        // Holes out of order are refused, not read.
+        let want = Want::Skimmed(&[(3, 6)], &[(20, 30), (10, 12)]);
+        assert!(tags_for(Lang::Rust, b"fn new() {}\nfn later() {}\n", want).is_err());
     }
 
     /// For every name of every sample, a parse for its places (the blocks and statements

@@ -14,8 +14,9 @@ use std::time::{Duration, SystemTime};
 
 use super::cache::{Cache, Key};
 use super::elsewhere::{self, Job, Parsed};
+use super::parse;
 use super::skim;
-use super::tags::{FileTags, Part, Want};
+use super::tags::{FileTags, Part, Want, CUT_SHORT};
 use super::Lang;
 use crate::error::{Error, Result};
 use crate::fs::jail::{Kind, RelPath, Workspace};
@@ -129,6 +130,17 @@ struct Waiting {
     focus: Vec<(u32, u32)>,
     /// With `focus`, what its parse leaves out (`skim::focused`).
     holes: Vec<(u32, u32)>,
+}
+
+impl Waiting {
+    /// What its parse is for, in a call that needs `need`.
+    fn want(&self, need: Part) -> Want<'_> {
+        match need {
+            _ if !self.focus.is_empty() => Want::Skimmed(&self.focus, &self.holes),
+            Part::All => Want::All,
+            Part::Defs | Part::Focused => Want::Defs,
+        }
+    }
 }
 
 struct Shared<'a> {
@@ -351,18 +363,27 @@ impl Shared<'_> {
         if batch.is_empty() {
             return Ok(());
         }
+        let need = self.gather.need;
         let input: Vec<Job<'_>> = batch
             .iter()
-            .map(|r| {
-                let want = match self.gather.need {
-                    _ if !r.focus.is_empty() => Want::Skimmed(&r.focus, &r.holes),
-                    Part::All => Want::All,
-                    Part::Defs | Part::Focused => Want::Defs,
-                };
-                (r.lang, &r.bytes[..], want)
-            })
+            .map(|r| (r.lang, &r.bytes[..handed_over(r)], r.want(need)))
             .collect();
-        let parsed = self.gather.parser.parse(&input)?;
+        let mut parsed = self.gather.parser.parse(&input)?;
+        // A file cut short whose parse without the holes had an error, handed over again
+        // whole (`tags::CUT_SHORT`).
+        let again: Vec<usize> = (0..batch.len())
+            .filter(|&i| input[i].1.len() < batch[i].bytes.len())
+            .filter(|&i| matches!(&parsed[i], Err(why) if why == CUT_SHORT))
+            .collect();
+        if !again.is_empty() {
+            let whole: Vec<Job<'_>> = again
+                .iter()
+                .map(|&i| (batch[i].lang, &batch[i].bytes[..], input[i].2))
+                .collect();
+            for (i, tags) in again.into_iter().zip(self.gather.parser.parse(&whole)?) {
+                parsed[i] = tags;
+            }
+        }
         drop(input);
         for (read, parsed) in batch.into_iter().zip(parsed) {
             match parsed {
@@ -376,6 +397,28 @@ impl Shared<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// How much of a file waiting for its parse is handed over: the rest of a file after its
+/// last place is a hole (but for the newline that ends the file), and is not handed over
+/// unless the parse without the holes is not worth it and would keep every body (on
+/// find_symbol's walk, most of the bytes of the files that hold a common name lie there).
+fn handed_over(file: &Waiting) -> usize {
+    let len = file.bytes.len();
+    let Some(&(start, end)) = file.holes.last() else {
+        return len;
+    };
+    let (start, end) = (start as usize, end as usize);
+    let blank_after = file
+        .bytes
+        .get(end..)
+        .is_some_and(|tail| tail.iter().all(u8::is_ascii_whitespace));
+    let left_out = file.holes.iter().map(|&(s, e)| (e - s) as usize).sum();
+    if start < end && blank_after && parse::worth_leaving_out(left_out, len) {
+        start
+    } else {
+        len
     }
 }
 

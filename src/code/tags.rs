@@ -175,6 +175,11 @@ impl Part {
     }
 }
 
+/// Why a parse of `Want::Skimmed` gave no tags when the bytes handed over stop at the start
+/// of the last hole: the parse without the holes had an error, and the parse with every body
+/// that stands in needs the rest of the file. The caller hands the file over whole.
+pub const CUT_SHORT: &str = "cut short: the whole file is needed";
+
 /// What a parse of a file is for (`super::parse::tags_for`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want<'a> {

@@ -5,15 +5,15 @@
 //! (`--pdf-text`, `--scale-image`: `crate::media`). The helper does no I/O of its own beyond
 //! its pipes: the caller opened the files through the jail.
 //!
-//! Request: `SNKP5`, the length of the rest (u64, little-endian), then per file its language id (1 byte), what is wanted of it (1 byte:
-//! 0 everything, 1 the definitions, 2 the definitions at its focus, 3 the same without the
-//! holes given), its focus (a u64 length, little-endian, then that many bytes of u32 pairs:
-//! byte ranges; none unless 2 or 3), with 3 its holes likewise, its length (u64) and its
-//! bytes, to the end of stdin. With 3, the bytes may stop at the start of the last hole,
-//! which then reaches past them: the rest of the file (nothing or whitespace after that
-//! hole), left out of the parse. Answer: `SNKR1`, then per file, in order, a status
-//! byte (0: tags, 1: why it was not parsed), a length (u64) and the encoded tags or the
-//! message. The helper parses on as many threads as the machine has.
+//! Request: `SNKP5`, the length of the rest (u64, little-endian), then per file its language
+//! id (1 byte), what is wanted of it (1 byte: 0 everything, 1 the definitions, 2 the
+//! definitions at its focus, 3 the same without the holes given), its focus (a u64 length,
+//! then that many bytes of u32 pairs: byte ranges; none unless 2 or 3), with 3 its holes
+//! likewise, its length (u64) and its bytes. With 3, the bytes may stop at the start of the
+//! last hole, which then reaches past them: the rest of the file (nothing or whitespace
+//! after that hole), left out of the parse. Answer: `SNKR1`, then per file, in order, a
+//! status byte (0: tags, 1: why it was not parsed), a length (u64) and the encoded tags or
+//! the message. The helper parses on as many threads as the machine has.
 
 use std::io::{Read, Write};
 use std::process::{Command, ExitCode, Stdio};

@@ -114,6 +114,12 @@ pub fn skim(lang: Lang, source: &[u8]) -> Skim {
 /// ([`Skim::statements`]), read no further than the first that starts at or past `until`:
 /// where find_symbol has no place of the name left, the rest of the file may go whole.
 pub fn skim_until(lang: Lang, source: &[u8], until: Option<usize>) -> Skim {
+    skim_places(lang, source, until, &[])
+}
+
+/// [`skim_until`] for the places of a name at `places` (their starts, in order): a block
+/// that holds none of them is passed over unread ([`Lexer::pass_block`]).
+fn skim_places(lang: Lang, source: &[u8], until: Option<usize>, places: &[usize]) -> Skim {
     let nothing = Skim {
         holes: Vec::new(),
         code: false,
@@ -137,6 +143,7 @@ pub fn skim_until(lang: Lang, source: &[u8], until: Option<usize>) -> Skim {
         return nothing;
     };
     let mut lexer = Lexer::new(source, rules, until);
+    lexer.places = places;
     lexer.run();
     if lexer.cpp_in_c {
         return nothing;
@@ -203,6 +210,7 @@ impl Lexer<'_> {
             directive_end: None,
             conditionals: Vec::new(),
             arguments: None,
+            places: &[],
         }
     }
 }
@@ -243,7 +251,8 @@ pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
             places: Vec::new(),
         };
     };
-    let skim = skim_until(lang, source, Some(last));
+    let starts: Vec<usize> = focus.iter().map(|&(start, _)| start as usize).collect();
+    let skim = skim_places(lang, source, Some(last), &starts);
     let named = |&&(start, end): &&(u32, u32)| {
         (matches!(lang, Lang::TypeScript | Lang::Tsx) || !in_a_hole(&skim.strings, start, end))
             && !in_a_hole(&skim.holes, start, end)
@@ -783,6 +792,8 @@ struct Lexer<'a> {
     /// and TypeScript an array that is a value (`static params = [ … ]`, `x = […]`) goes
     /// likewise at its `]`: the byte that closes them is the third.
     arguments: Option<(usize, usize, u8)>,
+    /// With [`skim_places`]: where the places of the name start, in order.
+    places: &'a [usize],
 }
 
 /// C#'s contextual keywords after which parentheses are no call's arguments but an
@@ -2698,6 +2709,7 @@ impl Lexer<'_> {
         match b {
             b'{' => {
                 self.open();
+                self.pass_block();
                 return;
             }
             b'}' => {
@@ -3157,6 +3169,64 @@ impl Lexer<'_> {
         if items {
             self.ended = true;
         }
+    }
+
+    /// find_symbol's skim ([`skim_places`]): a block just opened that holds no place of the
+    /// name is passed over at once, up to its `}` (its braces matched past strings and
+    /// comments). Nothing in it needs reading: its inside goes when it closes, or, kept (a
+    /// struct's fields, an `impl`), is cut by [`around`], as when it is read through. Only
+    /// where strings and comments alone can hide a brace: not in JavaScript (a regular
+    /// expression is told by the token before it), C# and PHP (code inside strings), nor
+    /// past a C preprocessor line (`#if` may hold a brace of its own). Nothing is passed
+    /// when a place comes first.
+    fn pass_block(&mut self) {
+        if self.places.is_empty()
+            || !matches!(
+                self.rules.lang,
+                Lang::Rust | Lang::Go | Lang::Java | Lang::C | Lang::Cpp
+            )
+        {
+            return;
+        }
+        let next = self.places.partition_point(|&p| p < self.at);
+        let stop = self.places.get(next).copied().unwrap_or(self.src.len());
+        let start = self.at;
+        let (mut depth, mut content) = (0usize, false);
+        while self.at < stop {
+            let b = self.src[self.at];
+            if is_word_start(b) {
+                content = true;
+                // (`r"…"`, `b'x'`, `u8R"(…)"`.)
+                if self.rules.string_prefix(b) && self.string() {
+                    continue;
+                }
+                while self.at < self.src.len() && is_word(self.src[self.at]) {
+                    self.at += 1;
+                }
+                continue;
+            }
+            match b {
+                b'{' => depth += 1,
+                b'}' if depth == 0 => {
+                    if let Some(open) = self.blocks.last_mut() {
+                        open.content |= content;
+                    }
+                    self.line_start = false;
+                    return;
+                }
+                b'}' => depth -= 1,
+                b'#' if self.rules.c_like() => break,
+                b'/' if self.comment_end() => continue,
+                b'"' | b'\'' | b'`' if self.string() => {
+                    content = true;
+                    continue;
+                }
+                _ => {}
+            }
+            content |= !b.is_ascii_whitespace();
+            self.at += 1;
+        }
+        self.at = start;
     }
 
     /// Whether the block opening now may be left out, by what comes before its `{`.

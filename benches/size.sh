@@ -4,8 +4,8 @@
 # directory, the way a user installs) timed with /usr/bin/time, then the installed size of each of the
 # binaries (every [[bin]] of Cargo.toml). Prints both side by side with the ratio, and checks that the bash grammar
 # (tree-sitter-bash) is linked only where it is parsed (sneaky-run: the hosts check and
-# run commands through it; sneaky-outline, which holds every grammar of the code navigation
-# tools) and HTTPS (rustls) only in sneaky-agent.
+# run commands through it; sneaky-outline and sneaky-symbol, which hold every grammar of the
+# code navigation tools) and HTTPS (rustls) only in sneaky-agent.
 #
 # Usage: benches/size.sh [BEFORE] [AFTER]
 #   BEFORE  a revision (default b81cd27, a fixed baseline)

@@ -1,4 +1,4 @@
-//! Parsing in `sneaky-outline`, for the programs that do not link the grammars: find_symbol,
+//! Parsing in `sneaky-outline`, for the programs that do not link the grammars:
 //! find_references and repo_map in their binaries, every navigation tool in the hosts, and the
 //! edit tools' syntax errors. They run `sneaky-outline --parse` with the files' bytes on
 //! stdin and read each file's [`FileTags`] back, as read_file hands it a PDF or a large image

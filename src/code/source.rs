@@ -40,9 +40,9 @@ pub type Focus<'a> = &'a (dyn Fn(&[u8]) -> Vec<(u32, u32)> + Sync);
 /// A test of a definition's name.
 pub type Names<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
-/// Where parses happen: in this process (only `sneaky-outline` links the grammars) or in the
-/// helper (`elsewhere`). A function rather than a flag, so that a program that never names
-/// `here` does not link the grammars.
+/// Where parses happen: in this process (only `sneaky-outline` and `sneaky-symbol` link the
+/// grammars) or in the helper (`elsewhere`). A function rather than a flag, so that a
+/// program that never names `here` does not link the grammars.
 #[derive(Clone, Copy)]
 pub struct Parser {
     parse: ParseFn,

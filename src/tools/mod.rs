@@ -298,7 +298,7 @@ pub trait Tool {
     fn run(args: Self::Args, ctx: &Context) -> Result<Self::Output>;
     /// `run` as the long-lived hosts call it in their own process (`ToolSpec::hosted`). The
     /// same unless a tool hands part of its work to its binary so that the hosts need not link
-    /// it (outline: parsing).
+    /// it (outline, find_symbol: parsing).
     fn run_hosted(args: Self::Args, ctx: &Context) -> Result<Self::Output> {
         Self::run(args, ctx)
     }

@@ -5,10 +5,10 @@
 //! files skipped, the read-deny list), in parallel, and each file's tags come from the parse
 //! cache when the file has not changed (`code::cache`).
 //!
-//! Its binary, `sneaky-outline`, is the one program that links the grammars: it parses on
-//! its walking threads, and answers the others' parses (`code::elsewhere`, `--parse`); it
-//! links read_file's image decoders and PDF parser too, and answers for them (`modes`). The
-//! hosts run this tool in their own process and parse through that helper
+//! Its binary, `sneaky-outline`, links the grammars (as only `sneaky-symbol` does besides):
+//! it parses on its walking threads, and answers the others' parses (`code::elsewhere`,
+//! `--parse`); it links read_file's image decoders and PDF parser too, and answers for them
+//! (`modes`). The hosts run this tool in their own process and parse through that helper
 //! (`Tool::run_hosted`). The result types here (`Symbol`, `Unsupported`) are the ones
 //! find_symbol, find_references and repo_map answer with too.
 

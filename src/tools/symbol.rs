@@ -252,7 +252,17 @@ impl Tool for FindSymbol {
     type Args = FindSymbolArgs;
     type Output = FindSymbolResult;
 
+    /// Parsed in this process, on the walking threads, as each file is read: handing the
+    /// files to `sneaky-outline --parse` made a cold call for `new` on 10,000 files take
+    /// 201 ms instead of 166 (the bytes over a pipe, the helper's start and its wait), and a
+    /// call on a one-file workspace 4.7 ms instead of 2.9. The binary is 22 MB instead of 3;
+    /// its start measured no slower.
     fn run(args: FindSymbolArgs, ctx: &Context) -> Result<FindSymbolResult> {
+        find(args, ctx, Parser::here(outline::parse_here))
+    }
+
+    /// The hosts parse through the helper: they link no grammar.
+    fn run_hosted(args: FindSymbolArgs, ctx: &Context) -> Result<FindSymbolResult> {
         find(args, ctx, Parser::ELSEWHERE)
     }
 

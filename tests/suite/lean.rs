@@ -1,8 +1,9 @@
 //! Lean binaries: each tool binary links only what its tool uses (generic mains).
 //! The bash grammar (tree-sitter-bash) belongs only where commands are parsed: sneaky-run (the
 //! hosts, sneaky-mcp and sneaky-agent, run commands and check the policy through it), and
-//! sneaky-outline, which holds every grammar of the code navigation tools (the others, the edit
-//! tools' syntax check and the hosts parse through it: `sneaky::code::elsewhere`); HTTPS
+//! sneaky-outline and sneaky-symbol, which hold every grammar of the code navigation tools
+//! (find_references, repo_map, the edit tools' syntax check and the hosts parse through
+//! sneaky-outline: `sneaky::code::elsewhere`); HTTPS
 //! (rustls) only in sneaky-agent; the image codecs and the PDF parser (lopdf) only in
 //! sneaky-outline too, not in sneaky-read, whose start every read_file call pays
 //! (`sneaky::media`). Read from the symbol tables of this build's binaries with `nm` (the
@@ -110,7 +111,9 @@ fn the_grammars_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
     let mut wrong = Vec::new();
     for (bin, _) in cargo_bins() {
         let bin = bin.as_str();
-        let parses_code = bin == ToolName::Outline.binary();
+        // find_symbol parses the few files of a common name as it walks, where handing
+        // them to the helper took a third of a cold call (src/tools/symbol.rs).
+        let parses_code = bin == ToolName::Outline.binary() || bin == ToolName::FindSymbol.binary();
         let wants_grammar = bin == ToolName::RunCommand.binary() || parses_code;
         let wants_tls = bin == "sneaky-agent";
         let symbols = symbols(bin);
@@ -136,7 +139,8 @@ fn the_grammars_tls_image_codecs_and_pdf_parser_are_linked_only_where_used() {
         if pdf != wants_codecs {
             wrong.push(format!("{bin}: links lopdf: {pdf}"));
         }
-        // The grammars of the code navigation tools: only sneaky-outline parses code.
+        // The grammars of the code navigation tools: only sneaky-outline and sneaky-symbol
+        // parse code in their own process.
         for grammar in [
             "tree_sitter_rust",
             "tree_sitter_python",

@@ -3191,25 +3191,24 @@ impl Lexer<'_> {
         let next = self.places.partition_point(|&p| p < self.at);
         let stop = self.places.get(next).copied().unwrap_or(self.src.len());
         let start = self.at;
-        let (mut depth, mut content) = (0usize, false);
+        let mut depth = 0usize;
         while self.at < stop {
-            let b = self.src[self.at];
-            if is_word_start(b) {
-                content = true;
-                // (`r"…"`, `b'x'`, `u8R"(…)"`.)
-                if self.rules.string_prefix(b) && self.string() {
-                    continue;
-                }
-                while self.at < self.src.len() && is_word(self.src[self.at]) {
-                    self.at += 1;
-                }
-                continue;
-            }
+            // Only these bytes matter (a word's letters begin no string but for a prefix,
+            // `r#"` or `u8R"(`, looked for from the quote): the others are passed at once.
+            let rest = &self.src[self.at..stop];
+            self.at += rest
+                .iter()
+                .position(|&b| matches!(b, b'{' | b'}' | b'"' | b'\'' | b'`' | b'/' | b'#'))
+                .unwrap_or(rest.len());
+            let Some(&b) = self.src.get(self.at).filter(|_| self.at < stop) else {
+                break;
+            };
             match b {
                 b'{' => depth += 1,
                 b'}' if depth == 0 => {
+                    let inside = &self.src[start..self.at];
                     if let Some(open) = self.blocks.last_mut() {
-                        open.content |= content;
+                        open.content |= inside.iter().any(|b| !b.is_ascii_whitespace());
                     }
                     self.line_start = false;
                     return;
@@ -3217,16 +3216,53 @@ impl Lexer<'_> {
                 b'}' => depth -= 1,
                 b'#' if self.rules.c_like() => break,
                 b'/' if self.comment_end() => continue,
-                b'"' | b'\'' | b'`' if self.string() => {
-                    content = true;
-                    continue;
+                b'"' | b'\'' | b'`' => {
+                    let quote = self.at;
+                    if b == b'"' {
+                        self.at = self.string_prefix_before(start);
+                    }
+                    if self.string() {
+                        continue;
+                    }
+                    self.at = quote;
                 }
                 _ => {}
             }
-            content |= !b.is_ascii_whitespace();
             self.at += 1;
         }
         self.at = start;
+    }
+
+    /// Where the string whose quote is at `at` starts, its prefix included (Rust's `br#"`,
+    /// C++'s `u8R"`), looking back no further than `from`.
+    fn string_prefix_before(&self, from: usize) -> usize {
+        let src = &self.src[from..self.at];
+        let word_start = |n: usize| n == 0 || !is_word(src[n - 1]);
+        let prefix = match self.rules.lang {
+            Lang::Rust => {
+                let hashes = src.iter().rev().take_while(|&&b| b == b'#').count();
+                let r = src.len() - hashes;
+                if r > 0 && src[r - 1] == b'r' {
+                    let p = if r > 1 && matches!(src[r - 2], b'b' | b'c') {
+                        r - 2
+                    } else {
+                        r - 1
+                    };
+                    Some(p).filter(|&p| word_start(p))
+                } else {
+                    None
+                }
+            }
+            Lang::Cpp if src.ends_with(b"R") => [3, 2, 1]
+                .into_iter()
+                .filter(|&n| src.len() >= n)
+                .map(|n| src.len() - n)
+                .find(|&p| {
+                    matches!(&src[p..], b"u8R" | b"uR" | b"UR" | b"LR" | b"R") && word_start(p)
+                }),
+            _ => None,
+        };
+        prefix.map_or(self.at, |p| from + p)
     }
 
     /// Whether the block opening now may be left out, by what comes before its `{`.
@@ -3389,6 +3425,59 @@ mod tests {
             kept(Lang::C, src),
             "struct S *make(struct S *p) {}\nint f(void) {\n#ifdef X\n  g();\n#endif\n}\nvoid h() { struct T { int a; } t; }\nint a[] = {};\n"
         );
+    }
+
+    /// A block that holds no place is passed over unread (`pass_block`): the braces in its
+    /// strings, characters and comments close nothing, and what find_symbol's parse keeps is
+    /// what it keeps when every block is read.
+    #[test]
+    fn a_block_without_the_name_is_passed_over_as_if_read() {
+        let cases = [
+            (
+                Lang::Rust,
+                "impl S {\n    fn a<'a>(x: &'a str) {\n        let s = r#\"}\"#;\n        \
+                 let c = '}';\n        let b = br\"{\";\n        let t = \"\\\"}\";\n        \
+                 // }\n        /* { /* } */ } */\n    }\n    fn new() {}\n}\n",
+            ),
+            (
+                Lang::Cpp,
+                "struct S {\n    void a() {\n        auto s = R\"x(})x\";\n        char c = '}';\n\
+                 #if A\n        if (x) {\n#else\n        if (y) {\n#endif\n        }\n    }\n    \
+                 void b() { auto t = u8R\"(})\"; /* } */ }\n    S *create();\n};\n",
+            ),
+            (
+                Lang::Go,
+                "type S struct {\n\ta int\n}\n\nfunc a() {\n\ts := `}`\n\tr := '}'\n}\n\n\
+                 func create() {}\n",
+            ),
+            (
+                Lang::Java,
+                "class S {\n    void a() {\n        String t = \"\"\"\n            }\n            \
+                 \"\"\";\n        char c = '}';\n    }\n    void create() {}\n}\n",
+            ),
+        ];
+        for (lang, src) in cases {
+            let name = if lang == Lang::Rust { "new" } else { "create" };
+            let at = src.find(name).unwrap();
+            let places = [(at as u32, (at + name.len()) as u32)];
+            let left = |passing: &[usize]| {
+                let skim = skim_places(lang, src.as_bytes(), Some(at + name.len()), passing);
+                let holes = around(src.as_bytes(), &places, &skim);
+                let mut text = String::new();
+                let mut from = 0;
+                for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
+                    text.push_str(&src[from..start]);
+                    from = end;
+                }
+                text
+            };
+            let passed = left(&[at]);
+            assert_eq!(passed, left(&[]), "{lang:?}");
+            assert!(
+                passed.contains(name) && passed.len() < src.len(),
+                "{passed}"
+            );
+        }
     }
 
     /// A name written as a member or inside a path names no definition where the language

@@ -98,13 +98,13 @@ fn split_name(name: &str) -> Result<(Vec<&str>, &str)> {
     Ok((containers.to_vec(), own))
 }
 
-/// Whether `tags.defs[i]` is the symbol asked for.
+/// Whether `tags.defs[i]` is the symbol asked for, its own name passing `named`.
 fn wanted(
     tags: &FileTags,
     i: usize,
     args: &FindSymbolArgs,
     containers: &[&str],
-    own: &str,
+    named: &dyn Fn(&str) -> bool,
 ) -> bool {
     let def = &tags.defs[i];
     match args.kind {
@@ -112,7 +112,7 @@ fn wanted(
         None if def.kind == SymbolKind::Impl => return false,
         _ => {}
     }
-    if !named(&def.name, own, args.exact.unwrap_or(true)) {
+    if !named(&def.name) {
         return false;
     }
     if containers.is_empty() {
@@ -121,15 +121,6 @@ fn wanted(
     let path = tags.name_path(i);
     let above = &path[..path.len().saturating_sub(1)];
     above.len() >= containers.len() && above.ends_with(containers)
-}
-
-/// Whether a definition's name is the one asked for (`exact`), or holds it in any case.
-fn named(name: &str, own: &str, exact: bool) -> bool {
-    if exact {
-        name == own
-    } else {
-        name.to_lowercase().contains(&own.to_lowercase())
-    }
 }
 
 /// The lines of a definition, from its first to its last, at most `MAX_BODY_LINES`.
@@ -157,6 +148,16 @@ fn find(args: FindSymbolArgs, ctx: &Context, parser: Parser) -> Result<FindSymbo
     let exact = args.exact.unwrap_or(true);
     let matcher = name_matcher(own, !exact)?;
     let filter = |bytes: &[u8]| matcher.is_match(bytes).unwrap_or(false);
+    // A definition's own name: the one asked for, or (not `exact`) one that holds it in any
+    // case; asked of every definition of a file the cache holds, so lowered once here.
+    let lowered = own.to_lowercase();
+    let named = |name: &str| {
+        if exact {
+            name == own
+        } else {
+            name.to_lowercase().contains(&lowered)
+        }
+    };
     // A definition of the name is named where the name is: only the definitions there (and
     // around them) are wanted of a file's parse.
     let focus = |bytes: &[u8]| {
@@ -177,14 +178,14 @@ fn find(args: FindSymbolArgs, ctx: &Context, parser: Parser) -> Result<FindSymbo
         filter: Some(&filter),
         keep_bytes: args.include_body,
         focus: Some(&focus),
-        names: Some(&|name| named(name, own, exact)),
+        names: Some(&named),
     };
     let gathered = source::gather(&ctx.ws, &rel, &gather)?;
     outline::refuse_one_unparsed(is_file, &gathered)?;
     let mut symbols = Vec::new();
     for file in &gathered.files {
         for i in 0..file.tags.defs.len() {
-            if !wanted(&file.tags, i, &args, &containers, own) {
+            if !wanted(&file.tags, i, &args, &containers, &named) {
                 continue;
             }
             let mut symbol = outline::symbol(&file.path, &file.tags, i);

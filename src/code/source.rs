@@ -86,9 +86,9 @@ pub struct Gather<'a> {
     /// Keep each file's bytes beside its tags (for bodies and references).
     pub keep_bytes: bool,
     /// Only the definitions at these places of a file are wanted (find_symbol: where its
-    /// name is): a file the cache does not hold is parsed for those alone
-    /// (`Want::At`, a third cheaper), and such tags are not cached. A file the cache holds is
-    /// taken whole.
+    /// name is): a file the cache does not hold is skimmed and parsed for those alone
+    /// (`Want::Skimmed`), and such tags are not cached. A file the cache holds is taken from
+    /// there (with `names`, only the definitions they pass).
     pub focus: Option<Focus<'a>>,
     /// Only the definitions whose names pass are wanted (with those that hold them): of a
     /// file the cache holds, no other is decoded (find_symbol).

@@ -1342,11 +1342,55 @@ fn after_params(src: &[u8], at: usize) -> bool {
 }
 
 fn is_word_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80
+    CLASSES[b as usize] & WORD_START != 0
 }
 
 fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+    CLASSES[b as usize] & WORD != 0
+}
+
+/// What each byte is to the lexer's loops, looked up once a byte rather than compared with
+/// each kind in turn: the skim reads every byte of a file up to its last place.
+static CLASSES: [u8; 256] = classes();
+/// A letter of a word: ASCII letters and digits, `_`, `$`, and every byte of a UTF-8 letter.
+const WORD: u8 = 1;
+/// A letter a word may begin with (not a digit).
+const WORD_START: u8 = 2;
+/// White space other than a newline.
+const BLANK: u8 = 4;
+/// A byte where a block passed over unread may hold a brace that counts or hide one: a
+/// brace, a quote, a comment's `/`, a C directive's `#` ([`Lexer::pass_block`]).
+const PASS_STOP: u8 = 8;
+
+const fn classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let letter = c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80;
+        if letter {
+            t[b] |= WORD | WORD_START;
+        }
+        if c.is_ascii_digit() {
+            t[b] |= WORD;
+        }
+        if c.is_ascii_whitespace() && c != b'\n' {
+            t[b] |= BLANK;
+        }
+        if matches!(c, b'{' | b'}' | b'"' | b'\'' | b'`' | b'/' | b'#') {
+            t[b] |= PASS_STOP;
+        }
+        b += 1;
+    }
+    t
+}
+
+/// How many bytes at the start of `bytes` are of the class `class` ([`CLASSES`]).
+fn run_of(bytes: &[u8], class: u8) -> usize {
+    bytes
+        .iter()
+        .position(|&b| CLASSES[b as usize] & class == 0)
+        .unwrap_or(bytes.len())
 }
 
 impl Lexer<'_> {
@@ -1371,8 +1415,8 @@ impl Lexer<'_> {
                 self.at += 1;
                 continue;
             }
-            if b.is_ascii_whitespace() {
-                self.at += 1;
+            if CLASSES[b as usize] & BLANK != 0 {
+                self.at += run_of(&self.src[self.at..], BLANK);
                 continue;
             }
             let line_start = std::mem::replace(&mut self.line_start, false);
@@ -1402,9 +1446,7 @@ impl Lexer<'_> {
             }
             if is_word_start(b) {
                 let start = self.at;
-                while self.at < self.src.len() && is_word(self.src[self.at]) {
-                    self.at += 1;
-                }
+                self.at += run_of(&self.src[start..], WORD);
                 if self.rules.lang == Lang::C
                     && matches!(&self.src[start..self.at], b"namespace" | b"template")
                 {
@@ -3202,7 +3244,7 @@ impl Lexer<'_> {
             let rest = &self.src[self.at..stop];
             self.at += rest
                 .iter()
-                .position(|&b| matches!(b, b'{' | b'}' | b'"' | b'\'' | b'`' | b'/' | b'#'))
+                .position(|&b| CLASSES[b as usize] & PASS_STOP != 0)
                 .unwrap_or(rest.len());
             if self.at == stop {
                 break;

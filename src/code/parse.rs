@@ -2478,8 +2478,10 @@ fn later() {}
                 1
             )
         );
-        // The place in the string and those in the other impl's head are held apart.
-        assert_eq!(kept("T"), ("\n\nimpl T {}\n\n\n\n".to_string(), 1));
+        // The place in the string and those in the other impl's head are held apart. (The
+        // statements before the impl are passed over unread and cut as one, with the newline
+        // between them.)
+        assert_eq!(kept("T"), ("\nimpl T {}\n\n\n\n".to_string(), 1));
         let places = places_of(source, "N");
         assert_eq!(
             tags_for(Lang::Rust, source.as_bytes(), Want::At(&places))

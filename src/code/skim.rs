@@ -1361,6 +1361,9 @@ const BLANK: u8 = 4;
 /// A byte where a block passed over unread may hold a brace that counts or hide one: a
 /// brace, a quote, a comment's `/`, a C directive's `#` ([`Lexer::pass_block`]).
 const PASS_STOP: u8 = 8;
+/// Besides those, a byte where statements passed over unread may end or nest: brackets
+/// and `;` ([`Lexer::pass_statements`]).
+const STATEMENT_STOP: u8 = 16;
 
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -1378,11 +1381,20 @@ const fn classes() -> [u8; 256] {
             t[b] |= BLANK;
         }
         if matches!(c, b'{' | b'}' | b'"' | b'\'' | b'`' | b'/' | b'#') {
-            t[b] |= PASS_STOP;
+            t[b] |= PASS_STOP | STATEMENT_STOP;
+        }
+        if matches!(c, b'(' | b')' | b'[' | b']' | b';') {
+            t[b] |= STATEMENT_STOP;
         }
         b += 1;
     }
     t
+}
+
+/// Whether `bytes` begin with the end of a line (after blanks).
+fn line_ends(bytes: &[u8]) -> bool {
+    let blanks = run_of(bytes, BLANK);
+    bytes.get(blanks).map_or(true, |&b| b == b'\n')
 }
 
 /// How many bytes at the start of `bytes` are of the class `class` ([`CLASSES`]).
@@ -1426,8 +1438,13 @@ impl Lexer<'_> {
             if !word && self.comment() {
                 continue;
             }
-            if self.until.is_some() && (is_word_start(b) || b == b'#') && self.statement() {
-                return;
+            if self.until.is_some() && (is_word_start(b) || b == b'#') {
+                if self.statement() {
+                    return;
+                }
+                if self.pass_statements() {
+                    continue;
+                }
             }
             // (A directive ends no statement, nor goes on with one.)
             if line_start && b == b'#' && (self.rules.c_like() || self.rules.lang == Lang::CSharp) {
@@ -3280,6 +3297,71 @@ impl Lexer<'_> {
         self.at = start;
     }
 
+    /// find_symbol's skim of Rust: at a statement that begins at the top level, the
+    /// statements that end before the next place of the name are passed over unread, as one
+    /// ([`Skim::statements`]: [`around`] cuts it whole, as it cuts each of them when read).
+    /// A statement ends at a `;` outside brackets, or at a `}` that closes its last bracket
+    /// and ends its line (not `Foo<{ N }>`, nor `} else {` in a constant's value). A file of
+    /// bindings holds thousands of constants before its one `fn new`. Nothing is passed when
+    /// the place comes first, or a bracket closes that was not opened here.
+    fn pass_statements(&mut self) -> bool {
+        if self.places.is_empty()
+            || self.rules.lang != Lang::Rust
+            || !self.blocks.is_empty()
+            || self.statements.last() != Some(&self.at)
+        {
+            return false;
+        }
+        let next = self.places.partition_point(|&p| p < self.at);
+        let stop = self
+            .places
+            .get(next)
+            .map_or(self.src.len(), |&p| p.min(self.src.len()));
+        let start = self.at;
+        let mut depth = 0usize;
+        let mut end = start;
+        while self.at < stop {
+            let rest = &self.src[self.at..stop];
+            self.at += rest
+                .iter()
+                .position(|&b| CLASSES[b as usize] & STATEMENT_STOP != 0)
+                .unwrap_or(rest.len());
+            if self.at == stop {
+                break;
+            }
+            let b = self.src[self.at];
+            match b {
+                b'{' | b'(' | b'[' => depth += 1,
+                b'}' | b')' | b']' => {
+                    let Some(d) = depth.checked_sub(1) else {
+                        end = start;
+                        break;
+                    };
+                    depth = d;
+                    if b == b'}' && depth == 0 && line_ends(&self.src[self.at + 1..]) {
+                        end = self.at + 1;
+                    }
+                }
+                b';' if depth == 0 => end = self.at + 1,
+                b'/' if self.comment_end() => continue,
+                b'"' | b'\'' => {
+                    let quote = self.at;
+                    if b == b'"' {
+                        self.at = self.string_prefix_before(start);
+                    }
+                    if self.string() {
+                        continue;
+                    }
+                    self.at = quote;
+                }
+                _ => {}
+            }
+            self.at += 1;
+        }
+        self.at = end;
+        end > start
+    }
+
     /// Where the string whose quote is at `at` starts, its prefix included (Rust's `br#"`,
     /// C++'s `u8R"`), looking back no further than `from`.
     fn string_prefix_before(&self, from: usize) -> usize {
@@ -3529,6 +3611,52 @@ mod tests {
             let past = [(src.len() as u32 + 10, src.len() as u32 + 13)];
             focused(lang, src.as_bytes(), &past);
         }
+    }
+
+    /// At Rust's top level, the statements that end before the next place are passed over
+    /// unread, as one (`pass_statements`): what find_symbol's parse keeps is what it keeps
+    /// when each is read (but for the newlines between them), also where a `}` ends no
+    /// statement (`Foo<{ N }>`, `} else {`) and where the braces and `;` are in strings,
+    /// characters and comments.
+    #[test]
+    fn statements_before_the_name_are_passed_over_as_one() {
+        let src = "use a::b; // ; }\n\
+                   pub const S: &str = \"; }\";\n\
+                   const Q: char = '}';\n\
+                   #[repr(C)]\n\
+                   pub struct P<'a> { x: [u8; 4], y: &'a str }\n\
+                   const C: u8 = if X { 1 } else { new };\n\
+                   /* } ; */\n\
+                   impl Foo<{ N }> {\n    pub const fn new() -> Self { Foo }\n}\n\
+                   pub const T: u32 = 1;\n\
+                   fn new() {}\n\
+                   fn later() {}\n";
+        let bytes = src.as_bytes();
+        let starts: Vec<usize> = src.match_indices("new").map(|(at, _)| at).collect();
+        let places: Vec<(u32, u32)> = starts
+            .iter()
+            .map(|&at| (at as u32, at as u32 + 3))
+            .collect();
+        let until = Some(*starts.last().unwrap() + 3);
+        let left = |passing: &[usize]| {
+            let skim = skim_places(Lang::Rust, bytes, until, passing);
+            let holes = around(bytes, &places, &skim);
+            let mut text = String::new();
+            let mut from = 0;
+            for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
+                text.push_str(&src[from..start]);
+                from = end;
+            }
+            (text, skim.statements.len())
+        };
+        let ((passed, fewer), (read, each)) = (left(&starts), left(&[]));
+        let squeezed = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(squeezed(&passed), squeezed(&read));
+        assert!(
+            passed.contains("impl Foo<{}> {") && !passed.contains("struct P"),
+            "{passed}"
+        );
+        assert!(fewer < each, "{fewer} statements passed, {each} read");
     }
 
     /// A name written as a member or inside a path names no definition where the language

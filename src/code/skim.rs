@@ -3258,11 +3258,7 @@ impl Lexer<'_> {
         while self.at < stop {
             // Only these bytes matter (a word's letters begin no string but for a prefix,
             // `r#"` or `u8R"(`, looked for from the quote): the others are passed at once.
-            let rest = &self.src[self.at..stop];
-            self.at += rest
-                .iter()
-                .position(|&b| CLASSES[b as usize] & PASS_STOP != 0)
-                .unwrap_or(rest.len());
+            self.scan_to(stop, PASS_STOP);
             if self.at == stop {
                 break;
             }
@@ -3279,17 +3275,7 @@ impl Lexer<'_> {
                 }
                 b'}' => depth -= 1,
                 b'#' if self.rules.c_like() => break,
-                b'/' if self.comment_end() => continue,
-                b'"' | b'\'' | b'`' => {
-                    let quote = self.at;
-                    if b == b'"' {
-                        self.at = self.string_prefix_before(start);
-                    }
-                    if self.string() {
-                        continue;
-                    }
-                    self.at = quote;
-                }
+                b'/' | b'"' | b'\'' | b'`' if self.pass_quoted(start) => continue,
                 _ => {}
             }
             self.at += 1;
@@ -3321,11 +3307,7 @@ impl Lexer<'_> {
         let mut depth = 0usize;
         let mut end = start;
         while self.at < stop {
-            let rest = &self.src[self.at..stop];
-            self.at += rest
-                .iter()
-                .position(|&b| CLASSES[b as usize] & STATEMENT_STOP != 0)
-                .unwrap_or(rest.len());
+            self.scan_to(stop, STATEMENT_STOP);
             if self.at == stop {
                 break;
             }
@@ -3343,23 +3325,41 @@ impl Lexer<'_> {
                     }
                 }
                 b';' if depth == 0 => end = self.at + 1,
-                b'/' if self.comment_end() => continue,
-                b'"' | b'\'' => {
-                    let quote = self.at;
-                    if b == b'"' {
-                        self.at = self.string_prefix_before(start);
-                    }
-                    if self.string() {
-                        continue;
-                    }
-                    self.at = quote;
-                }
+                b'/' | b'"' | b'\'' if self.pass_quoted(start) => continue,
                 _ => {}
             }
             self.at += 1;
         }
         self.at = end;
         end > start
+    }
+
+    /// Passing over bytes unread ([`Lexer::pass_block`], [`Lexer::pass_statements`]): on
+    /// to the first byte of `class` ([`CLASSES`]) before `stop`, or to `stop`.
+    fn scan_to(&mut self, stop: usize, class: u8) {
+        let rest = &self.src[self.at..stop];
+        self.at += rest
+            .iter()
+            .position(|&b| CLASSES[b as usize] & class != 0)
+            .unwrap_or(rest.len());
+    }
+
+    /// Passing over bytes unread: the comment or string that begins at `at` (a string's
+    /// prefix looked for back to `from`), passed; false, and nothing passed, where none does.
+    fn pass_quoted(&mut self, from: usize) -> bool {
+        let b = self.src[self.at];
+        if b == b'/' {
+            return self.comment_end();
+        }
+        let quote = self.at;
+        if b == b'"' {
+            self.at = self.string_prefix_before(from);
+        }
+        if self.string() {
+            return true;
+        }
+        self.at = quote;
+        false
     }
 
     /// Where the string whose quote is at `at` starts, its prefix included (Rust's `br#"`,

@@ -3247,22 +3247,15 @@ impl Lexer<'_> {
         {
             return;
         }
-        let next = self.places.partition_point(|&p| p < self.at);
-        // (Places past the end, as a request to the parse helper may give, stop nothing.)
-        let stop = self
-            .places
-            .get(next)
-            .map_or(self.src.len(), |&p| p.min(self.src.len()));
+        let stop = self.next_place();
         let start = self.at;
         let mut depth = 0usize;
         while self.at < stop {
             // Only these bytes matter (a word's letters begin no string but for a prefix,
             // `r#"` or `u8R"(`, looked for from the quote): the others are passed at once.
-            self.scan_to(stop, PASS_STOP);
-            if self.at == stop {
+            let Some(b) = self.scan_to(stop, PASS_STOP) else {
                 break;
-            }
-            let b = self.src[self.at];
+            };
             match b {
                 b'{' => depth += 1,
                 b'}' if depth == 0 => {
@@ -3298,20 +3291,14 @@ impl Lexer<'_> {
         {
             return false;
         }
-        let next = self.places.partition_point(|&p| p < self.at);
-        let stop = self
-            .places
-            .get(next)
-            .map_or(self.src.len(), |&p| p.min(self.src.len()));
+        let stop = self.next_place();
         let start = self.at;
         let mut depth = 0usize;
         let mut end = start;
         while self.at < stop {
-            self.scan_to(stop, STATEMENT_STOP);
-            if self.at == stop {
+            let Some(b) = self.scan_to(stop, STATEMENT_STOP) else {
                 break;
-            }
-            let b = self.src[self.at];
+            };
             match b {
                 b'{' | b'(' | b'[' => depth += 1,
                 b'}' | b')' | b']' => {
@@ -3334,14 +3321,23 @@ impl Lexer<'_> {
         end > start
     }
 
-    /// Passing over bytes unread ([`Lexer::pass_block`], [`Lexer::pass_statements`]): on
-    /// to the first byte of `class` ([`CLASSES`]) before `stop`, or to `stop`.
-    fn scan_to(&mut self, stop: usize, class: u8) {
+    /// Where passing over bytes unread ([`Lexer::pass_block`], [`Lexer::pass_statements`])
+    /// stops: at the next place of the name, or at the end. (Places past the end, as a
+    /// request to the parse helper may give, stop nothing.)
+    fn next_place(&self) -> usize {
+        let next = self.places.partition_point(|&p| p < self.at);
+        self.places
+            .get(next)
+            .map_or(self.src.len(), |&p| p.min(self.src.len()))
+    }
+
+    /// Passing over bytes unread: on to the first byte of `class` ([`CLASSES`]) before
+    /// `stop`, and that byte; None, at `stop`, where there is none.
+    fn scan_to(&mut self, stop: usize, class: u8) -> Option<u8> {
         let rest = &self.src[self.at..stop];
-        self.at += rest
-            .iter()
-            .position(|&b| CLASSES[b as usize] & class != 0)
-            .unwrap_or(rest.len());
+        let found = rest.iter().position(|&b| CLASSES[b as usize] & class != 0);
+        self.at += found.unwrap_or(rest.len());
+        found.map(|n| rest[n])
     }
 
     /// Passing over bytes unread: the comment or string that begins at `at` (a string's

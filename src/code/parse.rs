@@ -270,8 +270,11 @@ fn only_definitions(tagger: &Tagger, lang: Lang, source: &[u8]) -> Result<Vec<De
 
 /// The definitions of `source` named at `places` and those around them (`Part::Focused`:
 /// find_symbol), from a parse without `holes` (`skim::focused`, which the walk that read the
-/// file may have done: `Want::Skimmed`). Should that parse have an error (or leaving the
-/// holes out not be worth it), the file is parsed as for outline, with every body.
+/// file may have done: `Want::Skimmed`). Should that parse have an error (in C and C++, one
+/// it did not recover from: [`macros_misread`], as for outline), or leaving the holes out
+/// not be worth it, the file is parsed as for outline, with every body. (Errors away from
+/// the cuts, which outline lets stand, do not do here: in one of ring's Rust files the
+/// focused parse lost the `mod tests` around four functions that way.)
 fn focused_definitions(
     tagger: &Tagger,
     lang: Lang,
@@ -288,16 +291,12 @@ fn focused_definitions(
     if worth_skimming(holes, source) {
         let compact = Compact::new(source, holes);
         let tree = parse(lang, &compact.text, &[])?;
-        if !tree.root_node().has_error() {
+        let root = tree.root_node();
+        // In C and C++, as outline's parse stands: the errors are the file's macros.
+        if !root.has_error() || macros_misread(lang, root, compact.text.len()) {
             let place = Place::compact(source, &compact);
             let places = compact.focus(places);
-            return Ok(definitions(
-                tagger,
-                tree.root_node(),
-                &place,
-                &places,
-                Part::Focused,
-            ));
+            return Ok(definitions(tagger, root, &place, &places, Part::Focused));
         }
     }
     // That parse keeps every body: it needs the rest of the file, should it have been cut.

@@ -223,6 +223,7 @@ impl Lexer<'_> {
             directive_end: None,
             conditionals: Vec::new(),
             branches: Vec::new(),
+            scanned_to: 0,
             arguments: None,
             places: &[],
         }
@@ -899,6 +900,8 @@ struct Lexer<'a> {
     conditionals: Vec<bool>,
     /// With [`skim_until`]: [`Skim::branches`].
     branches: Vec<(usize, Branch)>,
+    /// How far the last [`Lexer::pass_statements`] looked.
+    scanned_to: usize,
     /// Java, C#, JavaScript and TypeScript: the outermost parentheses after a name open (a
     /// method's parameters, a call's or an annotation's arguments): where their inside
     /// starts and `holes` before it. Nothing in them defines unless a block or an arrow
@@ -3403,21 +3406,32 @@ impl Lexer<'_> {
         self.at = start;
     }
 
-    /// find_symbol's skim of Rust: at a statement that begins at the top level, the
-    /// statements that end before the next place of the name are passed over unread, as one
-    /// ([`Skim::statements`]: [`around`] cuts it whole, as it cuts each of them when read).
-    /// A statement ends at a `;` outside brackets, or at a `}` that closes its last bracket
-    /// and ends its line (not `Foo<{ N }>`, nor `} else {` in a constant's value). A file of
-    /// bindings holds thousands of constants before its one `fn new`. Nothing is passed when
-    /// the place comes first, or a bracket closes that was not opened here.
+    /// find_symbol's skim of Rust, C and C++: at a statement that begins at the top level
+    /// (in C++ also in a namespace's or an `extern "C"` body), the statements that end
+    /// before the next place of the name are passed over unread, as one
+    /// ([`Skim::statements`], [`Skim::members`]: [`around`] cuts it whole, as it cuts each
+    /// of them when read). A statement ends at a `;` outside brackets, or in Rust at a `}`
+    /// that closes its last bracket and ends its line (not `Foo<{ N }>`, nor `} else {` in
+    /// a constant's value; in C a type's name may follow on the next line). A file of bindings holds thousands of constants before its one `fn
+    /// new`; a header, its declarations. A preprocessor line is passed over with them, but
+    /// for a conditional one (`#if` … `#endif`), which the pass stops before: the lexer
+    /// reads it ([`Skim::branches`]). Nothing is passed when the place comes first, or (at
+    /// the top level) a bracket closes that was not opened here; in a body, its closing
+    /// brace ends the pass.
     fn pass_statements(&mut self) -> bool {
-        if self.places.is_empty()
-            || self.rules.lang != Lang::Rust
-            || !self.blocks.is_empty()
-            || self.statements.last() != Some(&self.at)
-        {
+        let c_like = self.rules.c_like();
+        if self.places.is_empty() || !(c_like || self.rules.lang == Lang::Rust) {
             return false;
         }
+        let last = match self.blocks.last() {
+            None => self.statements.last(),
+            Some(open) if c_like && open.declarations => open.members.last(),
+            Some(_) => return false,
+        };
+        if last != Some(&self.at) || self.at < self.scanned_to {
+            return false;
+        }
+        let in_body = !self.blocks.is_empty();
         let stop = self.next_place();
         let start = self.at;
         let mut depth = 0usize;
@@ -3430,22 +3444,79 @@ impl Lexer<'_> {
                 b'{' | b'(' | b'[' => depth += 1,
                 b'}' | b')' | b']' => {
                     let Some(d) = depth.checked_sub(1) else {
-                        end = start;
+                        if !in_body {
+                            end = start;
+                        }
                         break;
                     };
                     depth = d;
-                    if b == b'}' && depth == 0 && line_ends(&self.src[self.at + 1..]) {
+                    // (Not in C: `typedef struct { … }` may name its type on the next line.)
+                    if b == b'}' && depth == 0 && !c_like && line_ends(&self.src[self.at + 1..]) {
                         end = self.at + 1;
                     }
                 }
                 b';' if depth == 0 => end = self.at + 1,
+                b'#' if c_like => {
+                    if self.pass_directive(stop) {
+                        continue;
+                    }
+                    break;
+                }
                 b'/' | b'"' | b'\'' if self.pass_quoted(start) => continue,
                 _ => {}
             }
             self.at += 1;
         }
+        // What lies between `end` and here is read; another pass from there would stop
+        // where this one did.
+        self.scanned_to = self.at;
         self.at = end;
+        if end > start && in_body {
+            // What was passed may hold definitions: the body is kept as if they were read.
+            if let Some(open) = self.blocks.last_mut() {
+                open.has_def = true;
+                open.content = true;
+            }
+        }
         end > start
+    }
+
+    /// Passing statements over unread in C and C++: the preprocessor line at `at` (its `#`,
+    /// first on its line), to its end, continued lines and all; false, and nothing passed,
+    /// for a conditional one (its branches are the lexer's to follow: [`Skim::branches`]),
+    /// a `#` elsewhere, or a line that runs on to `stop`.
+    fn pass_directive(&mut self, stop: usize) -> bool {
+        let hash = self.at;
+        let line = memchr::memrchr(b'\n', &self.src[..hash]).map_or(0, |n| n + 1);
+        if run_of(&self.src[line..hash], BLANK) != hash - line {
+            return false;
+        }
+        let name = word_at(self.src, space_after(self.src, hash + 1));
+        if matches!(
+            name,
+            b"if" | b"ifdef" | b"ifndef" | b"elif" | b"elifdef" | b"elifndef" | b"else" | b"endif"
+        ) {
+            return false;
+        }
+        // As `directive` reads it: a backslash takes the newline after it along, and a
+        // block comment that starts on the line may end on another.
+        while self.at < stop && self.src[self.at] != b'\n' {
+            if self.src[self.at] == b'\\' {
+                self.at += 1;
+                if self.peek(0) == b'\r' {
+                    self.at += 1;
+                }
+            } else if self.starts(b"/*") {
+                self.comment_end();
+                continue;
+            }
+            self.at += 1;
+        }
+        if self.at >= stop {
+            self.at = hash;
+            return false;
+        }
+        true
     }
 
     /// Where passing over bytes unread ([`Lexer::pass_block`], [`Lexer::pass_statements`])
@@ -3777,6 +3848,59 @@ mod tests {
         assert_eq!(squeezed(&passed), squeezed(&read));
         assert!(
             passed.contains("impl Foo<{}> {") && !passed.contains("struct P"),
+            "{passed}"
+        );
+        assert!(fewer < each, "{fewer} statements passed, {each} read");
+    }
+
+    /// In C and C++ too, the statements before the next place are passed over unread, as
+    /// one, with the preprocessor lines among them (a `#define` with an open brace), but
+    /// for a conditional one, where the pass stops; in C++ also in a namespace's body. What
+    /// is kept is what is kept when each is read (but for the newlines between them), also
+    /// where a type's name follows its struct's `}` on the next line.
+    #[test]
+    fn c_statements_before_the_name_are_passed_over_as_one() {
+        let src = "#ifndef H\n#define H\n#define OPEN {\n#define LONG(a) \\\n  a }\n\
+                   int a; /* } ; */ // ; }\n\
+                   static const char *s = \"; }\";\n\
+                   char c = '}';\n\
+                   typedef struct\n{\n  int x[4];\n}\nnew;\n\
+                   int f(void) { return 0; }\n\
+                   #if X\nint g;\n#endif\n\
+                   namespace n {\nint p;\nstruct q { int r; };\nint new(int);\n}\n\
+                   int later;\n#endif\n";
+        let bytes = src.as_bytes();
+        let starts: Vec<usize> = src
+            .match_indices("new")
+            .map(|(at, _)| at)
+            .filter(|&at| !is_word(bytes[at - 1]) && !is_word(bytes[at + 3]))
+            .collect();
+        let places: Vec<(u32, u32)> = starts
+            .iter()
+            .map(|&at| (at as u32, at as u32 + 3))
+            .collect();
+        let until = Some(*starts.last().unwrap() + 3);
+        let left = |passing: &[usize]| {
+            let skim = skim_places(Lang::Cpp, bytes, until, passing);
+            let holes = around(bytes, &places, &skim);
+            let mut text = String::new();
+            let mut from = 0;
+            for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
+                text.push_str(&src[from..start]);
+                from = end;
+            }
+            let members: usize = skim.members.iter().map(Vec::len).sum();
+            (text, skim.statements.len() + members)
+        };
+        let ((passed, fewer), (read, each)) = (left(&starts), left(&[]));
+        let squeezed = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(squeezed(&passed), squeezed(&read));
+        assert!(
+            passed.contains("typedef struct") && passed.contains("int new(int);"),
+            "{passed}"
+        );
+        assert!(
+            !passed.contains("int p;") && !passed.contains("OPEN"),
             "{passed}"
         );
         assert!(fewer < each, "{fewer} statements passed, {each} read");

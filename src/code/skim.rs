@@ -1910,19 +1910,7 @@ impl Lexer<'_> {
         let name = word_at(self.src, space_after(self.src, self.at + 1));
         let defines = self.rules.lang != Lang::CSharp
             && (name == b"define" || !self.blocks.last().is_some_and(|o| o.initializer));
-        while self.at < self.src.len() && self.src[self.at] != b'\n' {
-            if self.src[self.at] == b'\\' {
-                self.at += 1;
-                if self.peek(0) == b'\r' {
-                    self.at += 1;
-                }
-            } else if self.starts(b"/*") {
-                // Not left out: a macro's text is what the directive holds, to its end.
-                self.comment_end();
-                continue;
-            }
-            self.at += 1;
-        }
+        self.pass_line(self.src.len());
         self.directive_end = Some(self.at);
         if defines {
             self.def();
@@ -3498,8 +3486,19 @@ impl Lexer<'_> {
         ) {
             return false;
         }
-        // As `directive` reads it: a backslash takes the newline after it along, and a
-        // block comment that starts on the line may end on another.
+        self.pass_line(stop);
+        if self.at >= stop {
+            self.at = hash;
+            return false;
+        }
+        true
+    }
+
+    /// On to the end of the preprocessor line `at` is on (its newline), or to `stop`: a
+    /// backslash takes the newline after it along, and a block comment that starts on the
+    /// line may end on another (it is not left out: a macro's text is what the directive
+    /// holds, to its end).
+    fn pass_line(&mut self, stop: usize) {
         while self.at < stop && self.src[self.at] != b'\n' {
             if self.src[self.at] == b'\\' {
                 self.at += 1;
@@ -3512,11 +3511,6 @@ impl Lexer<'_> {
             }
             self.at += 1;
         }
-        if self.at >= stop {
-            self.at = hash;
-            return false;
-        }
-        true
     }
 
     /// Where passing over bytes unread ([`Lexer::pass_block`], [`Lexer::pass_statements`])
@@ -3807,6 +3801,36 @@ mod tests {
         }
     }
 
+    /// What find_symbol's parse of `src` keeps for `new` (its places as words), and how many
+    /// statements and items the skim recorded: with the places passed to the skim, so that
+    /// it passes over what holds none, and without.
+    fn passed_and_read(lang: Lang, src: &str) -> ((String, usize), (String, usize)) {
+        let bytes = src.as_bytes();
+        let starts: Vec<usize> = src
+            .match_indices("new")
+            .map(|(at, _)| at)
+            .filter(|&at| !is_word(bytes[at - 1]) && !is_word(bytes[at + 3]))
+            .collect();
+        let places: Vec<(u32, u32)> = starts
+            .iter()
+            .map(|&at| (at as u32, at as u32 + 3))
+            .collect();
+        let until = Some(*starts.last().unwrap() + 3);
+        let left = |passing: &[usize]| {
+            let skim = skim_places(lang, bytes, until, passing);
+            let holes = around(bytes, &places, &skim);
+            let mut text = String::new();
+            let mut from = 0;
+            for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
+                text.push_str(&src[from..start]);
+                from = end;
+            }
+            let members: usize = skim.members.iter().map(Vec::len).sum();
+            (text, skim.statements.len() + members)
+        };
+        (left(&starts), left(&[]))
+    }
+
     /// At Rust's top level, the statements that end before the next place are passed over
     /// unread, as one (`pass_statements`): what find_symbol's parse keeps is what it keeps
     /// when each is read (but for the newlines between them), also where a `}` ends no
@@ -3825,25 +3849,7 @@ mod tests {
                    pub const T: u32 = 1;\n\
                    fn new() {}\n\
                    fn later() {}\n";
-        let bytes = src.as_bytes();
-        let starts: Vec<usize> = src.match_indices("new").map(|(at, _)| at).collect();
-        let places: Vec<(u32, u32)> = starts
-            .iter()
-            .map(|&at| (at as u32, at as u32 + 3))
-            .collect();
-        let until = Some(*starts.last().unwrap() + 3);
-        let left = |passing: &[usize]| {
-            let skim = skim_places(Lang::Rust, bytes, until, passing);
-            let holes = around(bytes, &places, &skim);
-            let mut text = String::new();
-            let mut from = 0;
-            for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
-                text.push_str(&src[from..start]);
-                from = end;
-            }
-            (text, skim.statements.len())
-        };
-        let ((passed, fewer), (read, each)) = (left(&starts), left(&[]));
+        let ((passed, fewer), (read, each)) = passed_and_read(Lang::Rust, src);
         let squeezed = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         assert_eq!(squeezed(&passed), squeezed(&read));
         assert!(
@@ -3869,30 +3875,7 @@ mod tests {
                    #if X\nint g;\n#endif\n\
                    namespace n {\nint p;\nstruct q { int r; };\nint new(int);\n}\n\
                    int later;\n#endif\n";
-        let bytes = src.as_bytes();
-        let starts: Vec<usize> = src
-            .match_indices("new")
-            .map(|(at, _)| at)
-            .filter(|&at| !is_word(bytes[at - 1]) && !is_word(bytes[at + 3]))
-            .collect();
-        let places: Vec<(u32, u32)> = starts
-            .iter()
-            .map(|&at| (at as u32, at as u32 + 3))
-            .collect();
-        let until = Some(*starts.last().unwrap() + 3);
-        let left = |passing: &[usize]| {
-            let skim = skim_places(Lang::Cpp, bytes, until, passing);
-            let holes = around(bytes, &places, &skim);
-            let mut text = String::new();
-            let mut from = 0;
-            for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
-                text.push_str(&src[from..start]);
-                from = end;
-            }
-            let members: usize = skim.members.iter().map(Vec::len).sum();
-            (text, skim.statements.len() + members)
-        };
-        let ((passed, fewer), (read, each)) = (left(&starts), left(&[]));
+        let ((passed, fewer), (read, each)) = passed_and_read(Lang::Cpp, src);
         let squeezed = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         assert_eq!(squeezed(&passed), squeezed(&read));
         assert!(

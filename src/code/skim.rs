@@ -259,7 +259,12 @@ impl Focused {
 /// order), as find_symbol's walk reads the file: the parse helper is handed the holes, and
 /// a file named nowhere is not handed over at all.
 pub fn focused(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
-    let focus = maybe_named(lang, source, focus);
+    focused_on(lang, source, &maybe_named(lang, source, focus))
+}
+
+/// [`focused`] for places that [`maybe_named`] kept already (the walk looks at them before
+/// it reads a file's cache entry).
+pub fn focused_on(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
     let Some(last) = focus.iter().map(|&(_, end)| end as usize).max() else {
         return Focused {
             holes: Vec::new(),

@@ -318,7 +318,8 @@ impl Shared<'_> {
         let (focus, holes) = if focus.is_empty() {
             (focus, Vec::new())
         } else {
-            let skim = skim::focused(lang, &bytes, &focus);
+            // (`focus` is what `skim::maybe_named` kept: `visit`.)
+            let skim = skim::focused_on(lang, &bytes, &focus);
             if skim.names_nothing() {
                 let tags = FileTags::empty(lang, Part::Focused);
                 self.keep(path.to_string(), tags, bytes);

@@ -3784,14 +3784,7 @@ mod tests {
             let places = [(at as u32, (at + name.len()) as u32)];
             let left = |passing: &[usize]| {
                 let skim = skim_places(lang, src.as_bytes(), Some(at + name.len()), passing);
-                let holes = around(src.as_bytes(), &places, &skim);
-                let mut text = String::new();
-                let mut from = 0;
-                for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
-                    text.push_str(&src[from..start]);
-                    from = end;
-                }
-                text
+                left_of(src, &around(src.as_bytes(), &places, &skim))
             };
             let passed = left(&[at]);
             assert_eq!(passed, left(&[]), "{lang:?}");
@@ -3804,6 +3797,17 @@ mod tests {
             let past = [(src.len() as u32 + 10, src.len() as u32 + 13)];
             focused(lang, src.as_bytes(), &past);
         }
+    }
+
+    /// What is left of `src` without `holes` (sorted, apart).
+    fn left_of(src: &str, holes: &[(usize, usize)]) -> String {
+        let mut text = String::new();
+        let mut from = 0;
+        for &(start, end) in holes.iter().chain(&[(src.len(), src.len())]) {
+            text.push_str(&src[from..start]);
+            from = end;
+        }
+        text
     }
 
     /// What find_symbol's parse of `src` keeps for `new` (its places as words), and how many
@@ -3823,13 +3827,7 @@ mod tests {
         let until = Some(*starts.last().unwrap() + 3);
         let left = |passing: &[usize]| {
             let skim = skim_places(lang, bytes, until, passing);
-            let holes = around(bytes, &places, &skim);
-            let mut text = String::new();
-            let mut from = 0;
-            for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
-                text.push_str(&src[from..start]);
-                from = end;
-            }
+            let text = left_of(src, &around(bytes, &places, &skim));
             let members: usize = skim.members.iter().map(Vec::len).sum();
             (text, skim.statements.len() + members)
         };
@@ -3909,13 +3907,7 @@ mod tests {
                    #endif\n";
         let at = src.find("len").unwrap();
         let places = [(at as u32, at as u32 + 3)];
-        let holes = focused(Lang::C, src.as_bytes(), &places).holes;
-        let mut left = String::new();
-        let mut from = 0;
-        for (start, end) in holes.into_iter().chain([(src.len(), src.len())]) {
-            left.push_str(&src[from..start]);
-            from = end;
-        }
+        let left = left_of(src, &focused(Lang::C, src.as_bytes(), &places).holes);
         let lines: Vec<&str> = left.lines().filter(|l| !l.trim().is_empty()).collect();
         assert_eq!(
             lines,

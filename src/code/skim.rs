@@ -355,15 +355,13 @@ fn a_parameter(lang: Lang, source: &[u8], start: usize, end: usize) -> bool {
         if word == 0 {
             return false;
         }
-        if matches!(
-            &before[i + 1 - word..=i],
+        at = i + 1 - word;
+        if !matches!(
+            &before[at..=i],
             b"const" | b"volatile" | b"restrict" | b"__restrict"
         ) {
-            at = i + 1 - word;
-            continue;
+            break;
         }
-        at = i + 1 - word;
-        break;
     }
     // A parenthesis open before it: the bytes back to a statement's or a block's edge.
     let mut depth = 0usize;

@@ -364,17 +364,19 @@ impl Comments {
         if !self.slashed || start < self.seen {
             return false;
         }
-        let bytes = &source[self.seen..start.min(source.len())];
-        let opening = memchr::memmem::rfind(bytes, b"/*").map(|at| self.seen + at);
-        let closing = memchr::memmem::rfind(bytes, b"*/").map(|at| self.seen + at);
-        match (opening, closing) {
-            (Some(open), Some(close)) if close > open => self.open = false,
-            (Some(open), _) => {
-                let line = memchr::memrchr(b'\n', &source[..open]).map_or(0, |n| n + 1);
-                self.open = !may_hold_a_comment(&source[line..open]);
+        let start = start.min(source.len());
+        // The last `/` of an opening or a closing (`*/*` opens, `/*/` closes).
+        for slash in memchr::memrchr_iter(b'/', &source[self.seen..start]) {
+            let slash = self.seen + slash;
+            if source.get(slash + 1) == Some(&b'*') {
+                let line = memchr::memrchr(b'\n', &source[..slash]).map_or(0, |n| n + 1);
+                self.open = !may_hold_a_comment(&source[line..slash]);
+                break;
             }
-            (None, Some(_)) => self.open = false,
-            (None, None) => {}
+            if slash > 0 && source[slash - 1] == b'*' {
+                self.open = false;
+                break;
+            }
         }
         self.seen = start;
         self.open

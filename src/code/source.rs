@@ -260,13 +260,13 @@ impl Shared<'_> {
         {
             return Ok(());
         }
-        let lang = Lang::of_file(&name, &bytes);
+        // (The test first: telling a `.h` header's language reads all of a C header.)
         if let Some(filter) = self.gather.filter {
             if !filter(&bytes) {
                 return Ok(());
             }
         }
-        let Some(lang) = lang else {
+        let Some(lang) = Lang::of_file(&name, &bytes) else {
             if !bytes.contains(&0) {
                 self.unparsed(entry.path, "not a supported language");
             }

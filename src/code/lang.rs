@@ -125,16 +125,22 @@ impl Lang {
     /// do (ctags reads every `.h` as C++; a C header keeps C's grammar here).
     pub fn of_file(name: &str, text: &[u8]) -> Option<Lang> {
         match Lang::of_name(name) {
-            Some(Lang::C)
-                if name
-                    .rsplit_once('.')
-                    .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"))
-                    && reads_as_cpp(text) =>
-            {
-                Some(Lang::Cpp)
-            }
-            Some(lang) => Some(lang),
+            Some(lang) => Some(lang.of_header(name, text)),
             None => Lang::of_shebang(text),
+        }
+    }
+
+    /// The language of a file that its name says is `self`: C++ for a `.h` header whose text
+    /// is ([`Lang::of_file`]). Telling reads all of a C header, so a caller that has no use
+    /// for the difference between C and C++ yet may ask later.
+    pub fn of_header(self, name: &str, text: &[u8]) -> Lang {
+        let header = name
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"));
+        if self == Lang::C && header && reads_as_cpp(text) {
+            Lang::Cpp
+        } else {
+            self
         }
     }
 

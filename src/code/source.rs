@@ -260,13 +260,12 @@ impl Shared<'_> {
         {
             return Ok(());
         }
-        // (The test first: telling a `.h` header's language reads all of a C header.)
         if let Some(filter) = self.gather.filter {
             if !filter(&bytes) {
                 return Ok(());
             }
         }
-        let Some(lang) = Lang::of_file(&name, &bytes) else {
+        let Some(lang) = by_name.or_else(|| Lang::of_shebang(&bytes)) else {
             if !bytes.contains(&0) {
                 self.unparsed(entry.path, "not a supported language");
             }
@@ -282,6 +281,10 @@ impl Shared<'_> {
             self.keep(entry.path.to_string(), tags, bytes);
             return Ok(());
         }
+        // Only now is a `.h` header's language told (C and C++ are alike to `maybe_named`):
+        // that reads all of a C header, and most of those holding a common name are kept
+        // above.
+        let lang = lang.of_header(&name, &bytes);
         let key = Key::of(&before, lang);
         let unchanged = file
             .metadata()

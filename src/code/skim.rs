@@ -3600,17 +3600,26 @@ impl Lexer<'_> {
     /// line may end on another (it is not left out: a macro's text is what the directive
     /// holds, to its end).
     fn pass_line(&mut self, stop: usize) {
-        while self.at < stop && self.src[self.at] != b'\n' {
-            if self.src[self.at] == b'\\' {
-                self.at += 1;
-                if self.peek(0) == b'\r' {
+        while self.at < stop {
+            let Some(n) = memchr::memchr3(b'\n', b'\\', b'/', &self.src[self.at..stop]) else {
+                self.at = stop;
+                return;
+            };
+            self.at += n;
+            match self.src[self.at] {
+                b'\n' => return,
+                b'\\' => {
+                    self.at += 1;
+                    if self.peek(0) == b'\r' {
+                        self.at += 1;
+                    }
                     self.at += 1;
                 }
-            } else if self.starts(b"/*") {
-                self.comment_end();
-                continue;
+                _ if self.peek(1) == b'*' => {
+                    self.comment_end();
+                }
+                _ => self.at += 1,
             }
-            self.at += 1;
         }
     }
 

@@ -497,6 +497,9 @@ fn in_a_list(source: &[u8], at: usize) -> bool {
 /// leaves 3 of the 745 files that hold `FILE` where a definition may be named.
 fn a_type(lang: Lang, source: &[u8], start: usize, end: usize) -> bool {
     let (start, end) = (start.min(source.len()), end.min(source.len()));
+    if matches!(lang, Lang::Java | Lang::CSharp) {
+        return a_managed_type(source, start, end);
+    }
     // (A macro's name is followed by what it stands for: `#define value pValue`.)
     if !matches!(lang, Lang::C | Lang::Cpp) || word_before(source, start).0 == b"define" {
         return false;
@@ -524,6 +527,38 @@ fn a_type(lang: Lang, source: &[u8], start: usize, end: usize) -> bool {
             let before = space_before(source, start);
             before > 0 && source[before - 1] == b',' && in_a_list(source, start)
         }
+        _ => false,
+    }
+}
+
+/// [`a_type`] in Java and C#: before a `.` or `::` (a qualifier: `java.lang.String`,
+/// `System.IO`; but for a C# namespace's own name, `namespace A.B`), before a word but for
+/// those a declaration's name goes on with (`extends`, `implements`, `permits`, `where`),
+/// before a `>` (a type argument), or before type arguments followed by such a word, a `>`
+/// or a `,` (`List<String> names`, `Map<List<String>, T>`). In Java, `String` is written in most files and defined in none.
+fn a_managed_type(source: &[u8], start: usize, end: usize) -> bool {
+    let mut next = space_after(source, end);
+    if source.get(next) == Some(&b'<') {
+        let Some(close) = angle_close(source, next) else {
+            return false;
+        };
+        next = space_after(source, close + 1);
+        if matches!(source.get(next), Some(b'>' | b',')) {
+            return true;
+        }
+    }
+    match source.get(next..).unwrap_or_default() {
+        [b'>', ..] => true,
+        [b'.', ..] | [b':', b':', ..] => {
+            let line = memchr::memrchr(b'\n', &source[..start]).map_or(0, |n| n + 1);
+            !source[line..start]
+                .trim_ascii_start()
+                .starts_with(b"namespace")
+        }
+        [b, ..] if is_word_start(*b) => !matches!(
+            word_at(source, next),
+            b"extends" | b"implements" | b"permits" | b"where"
+        ),
         _ => false,
     }
 }
@@ -4234,6 +4269,11 @@ mod tests {
         let src = "enum { A, data, B };\nint data, size_t;\n#define data pData\nint (data)(void);";
         assert_eq!(typed(Lang::C, src, "data"), [false, false, false, false]);
         assert_eq!(typed(Lang::Rust, "data x", "data"), [false]);
+        // Java and C#: a qualifier, or a type before a word that goes on with no definition.
+        let src = "String s; java.lang.String.valueOf(); List<String> l; class String<T> extends";
+        assert_eq!(typed(Lang::Java, src, "String"), [true, true, true, false]);
+        let src = "namespace A.B {}\nA.C x;\ninterface A where";
+        assert_eq!(typed(Lang::CSharp, src, "A"), [false, true, false]);
     }
 
     /// In C and C++, a directive's words name nothing but the macro a `#define` defines,

@@ -4225,15 +4225,24 @@ mod tests {
         assert!(!commented(Lang::C, "/* a // b */ int data;", "data"));
     }
 
+    /// What `test` tells of each place of `name` in `src` (its bytes, start and end), in order.
+    fn at_each(
+        src: &str,
+        name: &str,
+        mut test: impl FnMut(&[u8], usize, usize) -> bool,
+    ) -> Vec<bool> {
+        src.match_indices(name)
+            .map(|(at, _)| test(src.as_bytes(), at, at + name.len()))
+            .collect()
+    }
+
     /// Places in a block comment name nothing; an opening that something before it on its
     /// line may quote is taken as code, and a closing anywhere ends the comment.
     #[test]
     fn places_in_block_comments_name_nothing() {
-        let in_comments = |lang: Lang, src: &str, name: &str| -> Vec<bool> {
+        let in_comments = |lang: Lang, src: &str, name: &str| {
             let mut comments = Comments::of(lang);
-            src.match_indices(name)
-                .map(|(at, _)| comments.in_one(src.as_bytes(), at))
-                .collect()
+            at_each(src, name, |src, at, _| comments.in_one(src, at))
         };
         let src = "/*\n * data\n * more data */\nint data;\n/* data */ int data;\nint x; /* data\n";
         assert_eq!(
@@ -4250,10 +4259,8 @@ mod tests {
     /// declaration may name (or a specialization, or a macro) is kept.
     #[test]
     fn a_type_names_nothing() {
-        let typed = |lang: Lang, src: &str, name: &str| -> Vec<bool> {
-            src.match_indices(name)
-                .map(|(at, _)| a_type(lang, src.as_bytes(), at, at + name.len()))
-                .collect()
+        let typed = |lang: Lang, src: &str, name: &str| {
+            at_each(src, name, |src, at, end| a_type(lang, src, at, end))
         };
         let src = "FILE *f; FILE& g(); FILE x; std::FILE::y; FILE __THROW; FILE final {";
         assert_eq!(
@@ -4280,10 +4287,8 @@ mod tests {
     /// on its `\`-continued lines too.
     #[test]
     fn directives_name_only_their_macros() {
-        let directive = |lang: Lang, src: &str, name: &str| -> Vec<bool> {
-            src.match_indices(name)
-                .map(|(at, _)| in_a_directive(lang, src.as_bytes(), at))
-                .collect()
+        let directive = |lang: Lang, src: &str, name: &str| {
+            at_each(src, name, |src, at, _| in_a_directive(lang, src, at))
         };
         let src = "#define data 1\n# define data(x, data) f(data)\n#if defined(data)\n#undef data\nint data;\n";
         assert_eq!(

@@ -506,7 +506,8 @@ fn a_type(lang: Lang, source: &[u8], start: usize, end: usize) -> bool {
     }
     let mut next = space_after(source, end);
     if source.get(next) == Some(&b'<') {
-        if matches!(source.get(next + 1), Some(b'<' | b'=')) || lang == Lang::C {
+        // (C is read as C++ is: a `.h` header's language is not told yet, `maybe_named`.)
+        if matches!(source.get(next + 1), Some(b'<' | b'=')) {
             return true;
         }
         let Some(close) = angle_close(source, next) else {
@@ -4269,7 +4270,13 @@ mod tests {
         );
         let src = "vector<int> v; vector<vector<int>> w; template<> struct vector<bool> {";
         assert_eq!(typed(Lang::Cpp, src, "vector"), [true, true, true, false]);
-        assert_eq!(typed(Lang::C, "data << 2; data < b;", "data"), [true, true]);
+        assert_eq!(
+            typed(Lang::C, "data << 2; data < b;", "data"),
+            [true, false]
+        );
+        // A header is read as C before its language is told: C++'s specializations stay.
+        let src = "template<typename T>\n  struct S<T, false>\n  {\n";
+        assert_eq!(typed(Lang::C, src, "S"), [false]);
         // In a parameter list, any word after it and a `,` or `)` after a `,` too.
         let src = "int f(size_t __n, char *, size_t);\ntemplate<size_t _Np> struct S;";
         assert_eq!(typed(Lang::Cpp, src, "size_t"), [true, true, true]);

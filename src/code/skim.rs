@@ -286,11 +286,12 @@ pub fn focused_on(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Focused {
 
 /// The places of `focus` where a definition may be named, as the bytes around each tell:
 /// not those written as a member or inside a path ([`a_member`]), nor as a parameter
-/// ([`a_parameter`]) or a type ([`a_type`]), nor in a comment ([`commented`], [`Comments`]) or, in C and C++, in a
-/// preprocessor line but for the name it defines ([`in_a_directive`]). Those need no skim,
-/// and a file with none left no parse. Most places of a common name in C are such: of the
-/// 16,945 lines of `data` in `/usr/include`, 8,000 are in comments. C and C++ are told
-/// alike here (a header's language is told after: `Lang::of_header`).
+/// ([`a_parameter`]) or a type ([`a_type`]), nor in a comment ([`commented`],
+/// [`Comments`]) or, in C and C++, in a preprocessor line but for the name it defines
+/// ([`in_a_directive`]). Those need no skim, and a file with none left no parse. Most
+/// places of a common name in C are such: of the 16,945 lines of `data` in `/usr/include`,
+/// 8,000 are in comments. C and C++ are told alike here (a header's language is told
+/// after: `Lang::of_header`).
 pub fn maybe_named(lang: Lang, source: &[u8], focus: &[(u32, u32)]) -> Vec<(u32, u32)> {
     let mut comments = Comments::of(lang);
     focus
@@ -536,7 +537,8 @@ fn a_type(lang: Lang, source: &[u8], start: usize, end: usize) -> bool {
 /// `System.IO`; but for a C# namespace's own name, `namespace A.B`), before a word but for
 /// those a declaration's name goes on with (`extends`, `implements`, `permits`, `where`),
 /// before a `>` (a type argument), or before type arguments followed by such a word, a `>`
-/// or a `,` (`List<String> names`, `Map<List<String>, T>`). In Java, `String` is written in most files and defined in none.
+/// or a `,` (`List<String> names`, `Map<List<String>, T>`). In Java, `String` is written
+/// in most files and defined in none.
 fn a_managed_type(source: &[u8], start: usize, end: usize) -> bool {
     let mut next = space_after(source, end);
     if source.get(next) == Some(&b'<') {
@@ -565,7 +567,7 @@ fn a_managed_type(source: &[u8], start: usize, end: usize) -> bool {
 }
 
 /// The `>` that closes the template arguments opened at `open`, if it comes before a `;`,
-/// `{` or `}` and within [`PARAMETERS_LOOK_BACK`] bytes.
+/// `{` or `}` and within [`PARAMETERS_LOOK_BACK`] bytes of it.
 fn angle_close(source: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let rest = source.get(open..)?;
@@ -585,7 +587,8 @@ fn angle_close(source: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// How far back [`a_parameter`] looks for the parenthesis its list opens with.
+/// How far [`in_a_list`] looks back for the bracket a list opens with, and [`angle_close`]
+/// on for the `>` that closes template arguments.
 const PARAMETERS_LOOK_BACK: usize = 2048;
 
 /// Whether the name at `start..end` of `source` is written as a member or inside a path,
@@ -3611,10 +3614,11 @@ impl Lexer<'_> {
     /// ([`Skim::statements`], [`Skim::members`]: [`around`] cuts it whole, as it cuts each
     /// of them when read). A statement ends at a `;` outside brackets, or in Rust at a `}`
     /// that closes its last bracket and ends its line (not `Foo<{ N }>`, nor `} else {` in
-    /// a constant's value; in C a type's name may follow on the next line). A file of bindings holds thousands of constants before its one `fn
-    /// new`; a header, its declarations. A preprocessor line is passed over with them, but
-    /// for a conditional one (`#if` … `#endif`), which the pass stops before: the lexer
-    /// reads it ([`Skim::branches`]). Nothing is passed when the place comes first, or (at
+    /// a constant's value; in C a type's name may follow on the next line). A file of
+    /// bindings holds thousands of constants before its one `fn new`; a header, its
+    /// declarations. A preprocessor line is passed over with them, but for a conditional
+    /// one (`#if` … `#endif`), which the pass stops before: the lexer reads it
+    /// ([`Skim::branches`]). Nothing is passed when the place comes first, or (at
     /// the top level) a bracket closes that was not opened here; in a body, its closing
     /// brace ends the pass.
     fn pass_statements(&mut self) -> bool {

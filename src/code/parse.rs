@@ -743,10 +743,12 @@ fn each_node<'t>(
     'nodes: loop {
         let node = cursor.node();
         let overlaps = everything || (node.end_byte() > start && node.start_byte() < end);
-        if overlaps {
+        // A pattern starts at a named node (`Patterns`): a token is no definition, and a
+        // node with only tokens beneath it (an empty body `{}`) holds none.
+        if overlaps && node.is_named() {
             look(node);
         }
-        let inside = overlaps && descend(node);
+        let inside = overlaps && node.named_child_count() > 0 && descend(node);
         if inside && cursor.goto_first_child() {
             continue;
         }
@@ -1172,14 +1174,30 @@ fn signature(node: Node<'_>, place: &Place<'_>, fields: &Fields) -> String {
     }
     let text = String::from_utf8_lossy(&source[start..end]);
     let mut out = String::with_capacity(text.len());
-    for word in first_branch(&text).flat_map(str::split_whitespace) {
+    let push = |word: &str| {
         if !out.is_empty() {
             out.push(' ');
         }
         out.push_str(word);
+    };
+    // Only a head with a `#` can have a directive's line to leave out.
+    if memchr::memchr(b'#', text.as_bytes()).is_some() {
+        first_branch(&text)
+            .flat_map(str::split_whitespace)
+            .for_each(push);
+    } else {
+        text.split_whitespace().for_each(push);
     }
-    let out = out.trim_end_matches(['{', ':', '=', ';', ' ']).trim_end();
-    crate::text::shorten(out, MAX_SIGNATURE)
+    let kept = out
+        .trim_end_matches(['{', ':', '=', ';', ' '])
+        .trim_end()
+        .len();
+    out.truncate(kept);
+    // No more characters than bytes: most heads are short enough as they are.
+    if out.len() <= MAX_SIGNATURE {
+        return out;
+    }
+    crate::text::shorten(&out, MAX_SIGNATURE)
 }
 
 /// `node`, or its last child that is not a comment when comments end it (TypeScript's

@@ -58,13 +58,16 @@ def files_of(trees):
 
 
 def request(jobs):
-    out = [b"SNKP4"]
+    # The helper's wire (src/code/elsewhere.rs): `SNKP5`, the length of the rest, then per
+    # file its language, what is wanted, an empty focus and its bytes.
+    out = []
     for lang, want, data in jobs:
         out.append(bytes([lang, want]))
         out.append(struct.pack("<Q", 0))
         out.append(struct.pack("<Q", len(data)))
         out.append(data)
-    return b"".join(out)
+    rest = b"".join(out)
+    return b"SNKP5" + struct.pack("<Q", len(rest)) + rest
 
 
 class Reader:

@@ -588,8 +588,38 @@ fn angle_close(source: &[u8], open: usize) -> Option<usize> {
     None
 }
 
+/// C++: the `>` that closes the template's parameter list opened at `open` (its `<`),
+/// counting only the angle brackets outside parentheses and brackets (`bool = (N > 1)`,
+/// `typename = decltype(a->b)`); none when a `;`, a brace, a string, a character, a
+/// comment, a directive, `>=` or `->` comes first (a `<` that was an operator:
+/// `bool = __w < static_cast<size_t>(…)>` is counted as opening and runs on to the
+/// declaration's `{`), nor within [`PARAMETERS_LOOK_BACK`] bytes.
+fn template_close(source: &[u8], open: usize) -> Option<usize> {
+    let (mut angles, mut parens) = (0usize, 0usize);
+    let rest = source.get(open..)?;
+    for (i, &b) in rest.iter().enumerate().take(PARAMETERS_LOOK_BACK) {
+        match b {
+            b'(' | b'[' => parens += 1,
+            b')' | b']' => parens = parens.checked_sub(1)?,
+            b'<' if parens == 0 => angles += 1,
+            b'>' if parens == 0 => {
+                if rest.get(i + 1) == Some(&b'=') || (i > 0 && rest[i - 1] == b'-') {
+                    return None;
+                }
+                angles -= 1;
+                if angles == 0 {
+                    return Some(open + i);
+                }
+            }
+            b';' | b'{' | b'}' | b'"' | b'\'' | b'/' | b'#' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// How far [`in_a_list`] looks back for the bracket a list opens with, and [`angle_close`]
-/// on for the `>` that closes template arguments.
+/// and [`template_close`] on for the `>` that closes template arguments or parameters.
 const PARAMETERS_LOOK_BACK: usize = 2048;
 
 /// Whether the name at `start..end` of `source` is written as a member or inside a path,
@@ -1855,23 +1885,9 @@ impl Lexer<'_> {
                 continue;
             }
             if is_word_start(b) {
-                let start = self.at;
-                self.at += run_of(&self.src[start..], WORD);
-                if self.rules.lang == Lang::C
-                    && matches!(&self.src[start..self.at], b"namespace" | b"template")
-                {
-                    self.cpp_in_c = true;
+                if self.read_word() {
                     return;
                 }
-                let mut tok = self.rules.word(&self.src[start..self.at]);
-                if tok == Tok::Word(Word::Def) && self.php_closure(start) {
-                    tok = Tok::Word(Word::Name);
-                }
-                if self.rules.c_like() && tok == Tok::Word(Word::Name) && self.annotation(start) {
-                    continue;
-                }
-                self.last_word = (start, self.at);
-                self.word(tok, start);
                 continue;
             }
             if b.is_ascii_digit() {
@@ -1886,6 +1902,32 @@ impl Lexer<'_> {
             self.punct(b);
         }
         self.end();
+    }
+
+    /// The word at the lexer, read and told what it is to a head. True when the file is C++
+    /// read as C (`namespace`, `template` in a `.c`: [`Lexer::cpp_in_c`]), which is parsed
+    /// whole, and the lexer stops.
+    fn read_word(&mut self) -> bool {
+        let (src, start) = (self.src, self.at);
+        self.at += run_of(&src[start..], WORD);
+        let text = &src[start..self.at];
+        if self.rules.lang == Lang::C && matches!(text, b"namespace" | b"template") {
+            self.cpp_in_c = true;
+            return true;
+        }
+        let mut tok = self.rules.word(text);
+        if tok == Tok::Word(Word::Def) && self.php_closure(start) {
+            tok = Tok::Word(Word::Name);
+        }
+        if self.rules.c_like() && tok == Tok::Word(Word::Name) && self.annotation(start) {
+            return false;
+        }
+        self.last_word = (start, self.at);
+        self.word(tok, start);
+        if self.rules.lang == Lang::Cpp && text == b"template" {
+            self.template_parameters();
+        }
+        false
     }
 
     /// A string at `at`, passed over (and kept in `strings` for [`skim_until`]).
@@ -3555,6 +3597,25 @@ impl Lexer<'_> {
         !not_call
     }
 
+    /// C++, after `template`: the inside of its parameter list goes (`template<typename _Tp,
+    /// typename _Alloc = allocator<_Tp>>` is parsed as `template<>`). It names nothing an
+    /// outline lists, and libstdc++'s headers write one before nearly every declaration,
+    /// with defaults the grammar reads slowly. The lexer goes on after its `>`.
+    fn template_parameters(&mut self) {
+        let open = space_after(self.src, self.at);
+        if self.src.get(open) != Some(&b'<') {
+            return;
+        }
+        let Some(close) = template_close(self.src, open) else {
+            return;
+        };
+        if close > open + 1 {
+            self.cut(open + 1, close);
+        }
+        self.at = close + 1;
+        self.token(Tok::Punct(b'>'));
+    }
+
     /// C++: whether the inside of the parentheses closed here (opened after a name at
     /// `inside`) may go ([`Lexer::arguments`]). A function's parameters make up much of a
     /// header's declarations (libstdc++'s `bits/`: 12 % of what was left to parse). Not in
@@ -4472,7 +4533,7 @@ mod tests {
         let src = "template<typename _Tp, typename _Up = _Tp>\n  _GLIBCXX20_CONSTEXPR\n  inline _Tp\n  exchange(_Tp& o, _Up&& n)\n  { return o; }\ntemplate<typename T> requires (A<T> > 1)\n  B_C f();\n";
         assert_eq!(
             kept(Lang::Cpp, src),
-            "template<typename _Tp, typename _Up = _Tp>\n  \n  inline _Tp\n  exchange()\n  {}\ntemplate<typename T> requires (A<T> > 1)\n  B_C f();\n"
+            "template<>\n  \n  inline _Tp\n  exchange()\n  {}\ntemplate<> requires (A<T> > 1)\n  B_C f();\n"
         );
     }
 
@@ -4536,7 +4597,7 @@ mod tests {
         let cases = [
             (
                 "namespace std _GLIBCXX_VISIBILITY(default)\n{\n_GLIBCXX_BEGIN_NAMESPACE_VERSION\n  template<typename T> struct S;\n_GLIBCXX_END_NAMESPACE_VERSION\n}\n",
-                "namespace std \n{\n\n  template<typename T> struct S;\n\n}\n",
+                "namespace std \n{\n\n  template<> struct S;\n\n}\n",
             ),
             (
                 "class LEVELDB_EXPORT DB : public X {\n public:\n  virtual ~DB();\n};\nstruct GTEST_API_ T {};\n",
@@ -4778,6 +4839,13 @@ mod tests {
         assert_eq!(
             kept(Lang::C, "int f(int a) { return a; }\n"),
             "int f(int a) {}\n"
+        );
+        // A template's parameters go, unless their end is in doubt (a `<` that may be an
+        // operator, `->`, `>=`, a brace, a string, a comment).
+        let src = "template <typename T, typename A = alloc<T>, int N = (1 > 0)> struct V;\ntemplate<bool B = x < static_cast<int>(y)> struct W {};\ntemplate<typename T, typename = decltype(a->b)> void f();\ntemplate<int N = 1 /* n */> struct X;\n";
+        assert_eq!(
+            kept(Lang::Cpp, src),
+            "template <> struct V;\ntemplate<bool B = x < static_cast<int>(y)> struct W {};\ntemplate<> void f();\ntemplate<int N = 1 > struct X;\n"
         );
     }
 

@@ -56,8 +56,17 @@ BENCHES=$(pwd)/benches
 
 # --- the skimmed parse finds what the whole parse finds ------------------------------------
 if [ "${SKIM_CHECK:-1}" != 0 ]; then
+  # It exits 1 when a file differs (its lines say which), as Python does on an error of its
+  # own: only its last line (`SKIM all:`) tells that it ran through. A filter over its output
+  # once hid that it failed (it spoke an old wire to the parse helper).
   # shellcheck disable=SC2086 # SKIM_TREES is a list of directories
-  python3 "$BENCHES/skim_same.py" "$BIN/sneaky-outline" "$REGISTRY" ${SKIM_TREES:-} | grep '^SKIM\|^  ' || true
+  skim=$(python3 "$BENCHES/skim_same.py" "$BIN/sneaky-outline" "$REGISTRY" ${SKIM_TREES:-} 2>&1) || true
+  if ! printf '%s\n' "$skim" | grep -q '^SKIM all:'; then
+    printf '%s\n' "$skim" | tail -n 5
+    echo "benches/skim_same.py failed"
+    exit 1
+  fi
+  printf '%s\n' "$skim" | grep '^SKIM\|^  '
 fi
 ROUNDS=${ROUNDS:-3}
 

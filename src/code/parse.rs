@@ -1174,19 +1174,11 @@ fn signature(node: Node<'_>, place: &Place<'_>, fields: &Fields) -> String {
     }
     let text = String::from_utf8_lossy(&source[start..end]);
     let mut out = String::with_capacity(text.len());
-    let push = |word: &str| {
+    for word in first_branch(&text).flat_map(str::split_whitespace) {
         if !out.is_empty() {
             out.push(' ');
         }
         out.push_str(word);
-    };
-    // Only a head with a `#` can have a directive's line to leave out.
-    if memchr::memchr(b'#', text.as_bytes()).is_some() {
-        first_branch(&text)
-            .flat_map(str::split_whitespace)
-            .for_each(push);
-    } else {
-        text.split_whitespace().for_each(push);
     }
     let kept = out
         .trim_end_matches(['{', ':', '=', ';', ' '])

@@ -2292,13 +2292,14 @@ X=2
         assert!(names(&focused).contains(&("basic_string_view".to_string(), 3)));
     }
 
-    /// libstdc++'s shape: a constructor after an annotation macro on its line (an error
-    /// beside the cut of its body), and a body of `__try`/`__catch` (macros for `try` and
+    /// libstdc++'s shape: a constructor after an annotation macro on its line that the skim
+    /// does not take for one (`CONSTEXPR`, without an `_`: an error beside the cut of its
+    /// body), and a body of `__try`/`__catch` (macros for `try` and
     /// `catch`). The skimmed parse recovered, and stands; the plain parse, which it spares,
     /// reads `__catch(...) { … }` as a function.
     #[test]
     fn a_cpp_skim_whose_error_is_a_macros_stands_when_it_recovered() {
-        let source = b"namespace std _GLIBCXX_VISIBILITY(default)\n{\n  template<typename _Tp>\n    class list\n    {\n    public:\n      void\n      _M_fill(int __n)\n      {\n\t__try\n\t  {\n\t    for (; __n; --__n)\n\t      push_back(__n);\n\t  }\n\t__catch(...)\n\t  {\n\t    clear();\n\t    __throw_exception_again;\n\t  }\n      }\n\n      explicit _GLIBCXX20_CONSTEXPR list(int __n) : _M_n(__n) { _M_fill(__n); }\n\n      int _M_n;\n    };\n}\n";
+        let source = b"namespace std _GLIBCXX_VISIBILITY(default)\n{\n  template<typename _Tp>\n    class list\n    {\n    public:\n      void\n      _M_fill(int __n)\n      {\n\t__try\n\t  {\n\t    for (; __n; --__n)\n\t      push_back(__n);\n\t  }\n\t__catch(...)\n\t  {\n\t    clear();\n\t    __throw_exception_again;\n\t  }\n      }\n\n      explicit CONSTEXPR list(int __n) : _M_n(__n) { _M_fill(__n); }\n\n      int _M_n;\n    };\n}\n";
         let compact = Compact::new(source, &skimmed(Lang::Cpp, source).holes);
         let tree = parse(Lang::Cpp, &compact.text, &[]).unwrap();
         assert!(!errors_away_from_cuts(

@@ -1523,6 +1523,71 @@ fn after_attribute(src: &[u8], at: usize) -> bool {
         })
 }
 
+/// Whether a class's body or base list opens at `at`, past spaces: `{`, or `:` that is not
+/// `::`.
+fn opens_class(src: &[u8], at: usize) -> bool {
+    let at = space_after(src, at);
+    match src.get(at) {
+        Some(b'{') => true,
+        Some(b':') => src.get(at + 1) != Some(&b':'),
+        _ => false,
+    }
+}
+
+/// Whether `before`, the word at `before_at`, is the name of a class, struct or union just
+/// declared, also after an export macro (`class U_I18N_API RegexPattern` before `U_FINAL :`).
+fn class_name_before(src: &[u8], before_at: usize, before: &[u8]) -> bool {
+    if before.is_empty() || !is_word_start(before[0]) {
+        return false;
+    }
+    let (mut key, key_at) = word_before(src, before_at);
+    if macro_name(key) {
+        key = word_before(src, key_at).0;
+    }
+    matches!(key, b"class" | b"struct" | b"union")
+}
+
+/// Whether a function's name and `(` follow `at`, after a pointer's `*` or `&` and macros
+/// (`U_EXPORT2 f(`, `JEMALLOC_NOTHROW * JEMALLOC_ATTR(malloc) je_malloc(`): a declaration's
+/// type ends before `at`.
+fn names_function(src: &[u8], at: usize) -> bool {
+    let mut at = space_after(src, at);
+    while matches!(src.get(at), Some(b'*' | b'&')) {
+        at = space_after(src, at + 1);
+    }
+    for n in 0..4 {
+        let word = word_at(src, at);
+        if word.is_empty() {
+            return false;
+        }
+        let after = space_after(src, at + word.len());
+        let call = src.get(after) == Some(&b'(');
+        if !macro_name(word) {
+            return call;
+        }
+        // A name in capitals, followed by its arguments, is the function when nothing else
+        // is (`T U_EXPORT2 MY_FUNC(int);`).
+        at = match call.then(|| parens_end(src, after)).flatten() {
+            Some(close) => space_after(src, close),
+            None => after,
+        };
+        if call && n == 0 && !is_word_start(src.get(at).copied().unwrap_or(0)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether a `*` or `&` ends a type just before `at` (`const char * U_EXPORT2 f(…)`).
+fn after_pointer(src: &[u8], at: usize) -> bool {
+    let end = space_before(src, at);
+    let mut type_end = end;
+    while type_end > 0 && matches!(src[type_end - 1], b'*' | b'&') {
+        type_end -= 1;
+    }
+    type_end < end && !word_before(src, type_end).0.is_empty()
+}
+
 /// Whether the body of members whose inside starts at `inside` is the class, struct or union
 /// `name` (`class FMT_API Formatter {`, `class vector<bool, _Alloc> : …{`).
 fn names_class(src: &[u8], inside: usize, name: &[u8]) -> bool {
@@ -2373,7 +2438,8 @@ impl Lexer<'_> {
     /// (`LEVELDB_EXPORT`), and only these places take one:
     /// - after a namespace's name, before its `{`;
     /// - between `class`, `struct` or `union` and the name, when a body or base list
-    ///   follows the name (`class LEVELDB_EXPORT DB : public X {`);
+    ///   follows the name, or another such macro and then one (`class LEVELDB_EXPORT DB :
+    ///   public X {`);
     /// - first in a declaration, before its type and name (`OSSL_DEPRECATEDIN_3_0 int
     ///   f(void);`, `LEVELDB_EXPORT Cache* NewLRUCache(size_t)`), also after an access label,
     ///   a template's parameters, an attribute or `static`, `friend`, `virtual` …
@@ -2390,9 +2456,17 @@ impl Lexer<'_> {
     ///   EXCLUSIVE_LOCK_FUNCTION(mu_);`, `operator=(bool) _GLIBCXX_NOEXCEPT`);
     /// - after a declared name or an array's size, a thread-safety or attribute macro
     ///   (`int total GUARDED_BY(mu);`, `typedef _Arg argument_type _GLIBCXX17_DEPRECATED;`);
-    /// - with arguments, between a function's type and its name (`static inline void
-    ///   _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(…)`): after a name, not a keyword (`Rules::word`)
-    ///   or a qualifier, where it is the type (`const STACK_OF(X509) f(void)`).
+    /// - after a class's, struct's or union's name, before its body or base list (`class
+    ///   U_I18N_API RegexPattern U_FINAL : public UObject {`);
+    /// - between a function's type and its name, past a pointer's `*` and other such macros
+    ///   (`static inline void _X_ATTRIBUTE_PRINTF(1, 0) VErrorF(…)`, `U_CAPI int32_t
+    ///   U_EXPORT2 u_strlen(…)`, `void * JEMALLOC_ATTR(malloc) je_malloc(…)`): after a name,
+    ///   not a keyword (`Rules::word`) or a qualifier, where it is the type (`const
+    ///   STACK_OF(X509) f(void)`).
+    ///
+    /// What stands before the macro is read past the macros already left out before it, so
+    /// that a run of them is read as one (`template<…> FMT_CONSTEVAL FMT_ALWAYS_INLINE
+    /// fstring(…)`).
     fn annotation(&mut self, start: usize) -> bool {
         let src = self.src;
         let Some(reserved) = self.macro_at(start) else {
@@ -2407,7 +2481,11 @@ impl Lexer<'_> {
         let end = args.unwrap_or(self.at);
         let next_at = space_after(src, end);
         let next = src.get(next_at).copied().unwrap_or(0);
-        let (before, before_at) = word_before(src, start);
+        // What stands before, past the macros left out just before this one (`template<…>
+        // FMT_CONSTEVAL FMT_ALWAYS_INLINE fstring(…)`, `void * JEMALLOC_ATTR(malloc)
+        // JEMALLOC_ALLOC_SIZE(1) je_malloc(…)`).
+        let lead = self.past_holes(start);
+        let (before, before_at) = word_before(src, lead);
         let (second, _) = word_before(src, before_at);
         let next_word = word_at(src, next_at);
         let after_next_at = space_after(src, next_at + next_word.len());
@@ -2427,8 +2505,14 @@ impl Lexer<'_> {
             next == b'{'
         } else if matches!(before, b"class" | b"struct" | b"union") {
             !next_word.is_empty()
-                && (matches!(after_next, b'{' | b':') || word_at(src, after_next_at) == b"final")
-        } else if fresh || specifiers_before(src, start, before) {
+                && (matches!(after_next, b'{' | b':') || {
+                    let then = word_at(src, after_next_at);
+                    then == b"final"
+                        || (macro_name(then) && opens_class(src, after_next_at + then.len()))
+                })
+        } else if class_name_before(src, before_at, before) {
+            opens_class(src, end)
+        } else if fresh || specifiers_before(src, lead, before) {
             let own_line = fresh && src[end..next_at].contains(&b'\n');
             let alone = own_line && alone_before(args.is_some(), next, next_word, after_next);
             // Before `name(` a word may be the type of a function `name`; not before a
@@ -2447,13 +2531,10 @@ impl Lexer<'_> {
                 || (!next_word.is_empty()
                     && (is_word_start(after_next)
                         || matches!(after_next, b'*' | b'&' | b':' | b'<' | b'#')))
-        } else if after_params(src, start) {
+        } else if after_params(src, lead) {
             ends_declarator
-        } else if (args.is_some() || CONVENTIONS.contains(&word))
-            && after_next == b'('
-            && type_word(self.rules, before)
-        {
-            !next_word.is_empty()
+        } else if names_function(src, end) {
+            type_word(self.rules, before) || (before.is_empty() && after_pointer(src, lead))
         } else {
             matches!(next, b';' | b',' | b'=' | b'{') && annotates_declarator(src, start, word)
         };
@@ -2479,6 +2560,19 @@ impl Lexer<'_> {
                 .map_or(true, |i| src[i].is_ascii_whitespace())
             && !self.blocks.last().is_some_and(|o| enum_body(src, o.inside));
         candidate.then_some(reserved)
+    }
+
+    /// Back from `at` past white space and the annotations and comments left out just
+    /// before it.
+    fn past_holes(&self, at: usize) -> usize {
+        let mut at = space_before(self.src, at);
+        for &(start, end) in self.plain.iter().rev() {
+            if end < at || space_before(self.src, end) > at {
+                break;
+            }
+            at = space_before(self.src, start.min(at));
+        }
+        at
     }
 
     /// PHP's text outside `<?php … ?>`.
@@ -4626,6 +4720,22 @@ mod tests {
             (
                 "struct _Bit_reference\n{\n  _GLIBCXX20_CONSTEXPR\n  _Bit_reference() _GLIBCXX_NOEXCEPT : _M_p(0) { }\n  _GLIBCXX20_CONSTEXPR\n  ~_Bit_reference() { }\n  _GLIBCXX20_CONSTEXPR\n  _Bit_reference&\n  operator=(bool __x) _GLIBCXX_NOEXCEPT\n  { return *this; }\n  [[nodiscard]] _GLIBCXX20_CONSTEXPR bool f() const;\n  friend _GLIBCXX20_CONSTEXPR bool operator==(A, B);\n  virtual ~_Bit_reference() _GLIBCXX_TXN_SAFE_DYN _GLIBCXX_NOTHROW;\n  typedef _Arg argument_type _GLIBCXX17_DEPRECATED;\n};\n",
                 "struct _Bit_reference\n{\n  \n  _Bit_reference()  : _M_p() {}\n  \n  ~_Bit_reference() {}\n  \n  _Bit_reference&\n  operator=(bool __x) \n  {}\n  [[nodiscard]]  bool f() const;\n  friend  bool operator==(A, B);\n  virtual ~_Bit_reference() ;\n  typedef _Arg argument_type ;\n};\n",
+            ),
+            (
+                "class U_I18N_API RegexPattern U_FINAL : public UObject {\n  virtual RegexMatcher *matcher(UErrorCode &status) const;\n  static UClassID U_EXPORT2 getStaticClassID();\n};\nstruct S U_FINAL {};\n",
+                "class  RegexPattern  : public UObject {\n  virtual RegexMatcher *matcher() const;\n  static UClassID  getStaticClassID();\n};\nstruct S  {};\n",
+            ),
+            (
+                "U_CAPI int32_t U_EXPORT2\nu_strlen(const UChar *s);\nU_CAPI const char * U_EXPORT2 uloc_getDefault(void);\nint U_EXPORT2 MY_FUNC(int);\n",
+                " int32_t \nu_strlen(const UChar *s);\n const char *  uloc_getDefault(void);\nint  MY_FUNC(int);\n",
+            ),
+            (
+                "struct fstring {\n  template <typename S>\n  FMT_CONSTEVAL FMT_ALWAYS_INLINE fstring(const S& s) : str(s) {}\n};\n",
+                "struct fstring {\n  template <>\n   fstring() : str() {}\n};\n",
+            ),
+            (
+                "void JEMALLOC_NOTHROW *\nJEMALLOC_ATTR(malloc) JEMALLOC_ALLOC_SIZE(1)\nje_malloc(size_t size) {\n}\n",
+                "void  *\n\nje_malloc() {}\n",
             ),
             (
                 "class W : public QWidget {\n  Q_OBJECT\n  Q_PROPERTY(int value READ value)\npublic:\n  int value() const;\nprivate:\n  FOO_CONSTEXPR\n  W(int v);\n};\n",

@@ -25,6 +25,10 @@
 //! of it. Rust's standard library names `gcc_s` itself, so the archive is offered under that
 //! name in a directory searched first; a program that panics and catches it is linked and run
 //! that way first, and without success the binaries load the library as before.
+//!
+//! It also gives the library a digest of the parse code (`SNEAKY_PARSE_CODE`), which keys the
+//! parse cache's entries: a build whose skim or queries differ never reads the tags another
+//! made.
 
 use std::env;
 use std::io::Write;
@@ -32,11 +36,18 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 const FLAG: &str = "-Wl,-z,pack-relative-relocs";
+/// The code that turns a file into its tags (the skim, the parse, the queries).
+const PARSE_CODE: &str = "src/code";
 const ICF: &str = "-Wl,--icf=all";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    println!("cargo:rerun-if-changed={PARSE_CODE}");
+    println!(
+        "cargo:rustc-env=SNEAKY_PARSE_CODE={:016x}",
+        parse_code_digest()
+    );
     let var = |name: &str| env::var(name).unwrap_or_default();
     // Only where the probe's result holds for the binaries: built for the machine that runs
     // the probe (a cross build cannot run it), on Linux with glibc.
@@ -62,6 +73,43 @@ fn main() {
     if let Some(dir) = static_unwinder(&var("RUSTC_LINKER"), &out_dir) {
         println!("cargo:rustc-link-search=native={}", dir.display());
     }
+}
+
+/// A digest (FNV-1a, 64 bits) of every file under `PARSE_CODE`, by path and content, in
+/// the order of their paths: part of the parse cache's key (`src/code/cache.rs`), so that
+/// entries made by a build whose parse differs are misses, without a version to bump by
+/// hand. It changes with any edit there, also one that leaves the tags as they were: a cold
+/// call then, never a wrong one.
+fn parse_code_digest() -> u64 {
+    fn files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    files(std::path::Path::new(PARSE_CODE), &mut paths);
+    paths.sort();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for path in paths {
+        eat(path.to_string_lossy().as_bytes());
+        eat(&[0]);
+        eat(&std::fs::read(&path).unwrap_or_default());
+        eat(&[0]);
+    }
+    hash
 }
 
 /// A directory holding libgcc's static unwinder as `libgcc_s.a`, when programs linked with it

@@ -11,9 +11,9 @@
 //! made from, told by what no program can set back: device, inode, size and change time
 //! (ctime is set by the kernel on every change of content or metadata; `touch -d` and
 //! `utimensat` set the modification time, which is in the key too but never trusted alone),
-//! and by the queries and grammars that made it. A file changed within [`SETTLE`] of being
-//! read is parsed but not cached, since a second change in the same clock tick could leave its
-//! change time as it was.
+//! and by the parse code, queries and grammars that made it. A file changed within [`SETTLE`]
+//! of being read is parsed but not cached, since a second change in the same clock tick could
+//! leave its change time as it was.
 //!
 //! The entries are kept in [`PACKS`] files, the packs; a directory's files all go to the one
 //! its path hashes to. Creating a file is what a cold call pays for: a file per entry cost
@@ -45,9 +45,10 @@ use crate::fs::jail::Workspace;
 /// timestamp granularity (FAT's is 2 s; ext4's and tmpfs's a clock tick).
 pub const SETTLE: Duration = Duration::from_secs(3);
 
-/// What makes the tags of one content: the parse code, the queries, the grammars. Part of
-/// every entry's key, so that entries made by another version are misses.
-const PARSER_VERSION: &str = "sneaky-tags 11";
+/// What makes the tags of one content: the parse code (its digest, from `build.rs`: every file
+/// under `src/code`), the queries, the grammars, and the layout of an entry, named here. Part
+/// of every entry's key, so that entries made by another version are misses.
+const PARSER_VERSION: &str = concat!("sneaky-tags 11 ", env!("SNEAKY_PARSE_CODE"));
 
 /// The first bytes of a pack; a new layout gets a new one.
 const PACK_MAGIC: &[u8] = b"SNPK1";

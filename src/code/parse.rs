@@ -2146,7 +2146,7 @@ X=2
     /// declarations); one whose bodies go is skimmed.
     #[test]
     fn only_a_skim_that_leaves_much_out_is_worth_a_second_parse() {
-        let header = b"int f(int a);\nstruct S { int x; };\nstatic int g(void) { return 1; }\n";
+        let header = b"int v;\nstruct S { int x; };\nstatic int g(void) { return 1; }\n";
         let holes = skim::holes(Lang::C, header);
         assert_eq!(holes.len(), 1);
         assert!(!worth_skimming(&holes, header));

@@ -206,6 +206,7 @@ impl Lexer<'_> {
             paren: 0,
             line_start: true,
             last_word: (0, 0),
+            token_at: 0,
             templates: Vec::new(),
             html: rules.lang == Lang::Php,
             macro_parens: Vec::new(),
@@ -994,6 +995,8 @@ struct Head {
     /// a `,` separates (`let a = 1, f = () => …`): after one, the next is declared too.
     declaring: bool,
     tokens: u32,
+    /// Where the first token is.
+    start: usize,
 }
 
 impl Default for Head {
@@ -1020,6 +1023,7 @@ impl Default for Head {
             constants: false,
             declaring: false,
             tokens: 0,
+            start: 0,
         }
     }
 }
@@ -1104,6 +1108,8 @@ struct Lexer<'a> {
     line_start: bool,
     /// Where the last word read is.
     last_word: (usize, usize),
+    /// Where the token being read starts.
+    token_at: usize,
     /// JavaScript template strings open around `${ … }`: the block depth of each `${`.
     templates: Vec<usize>,
     /// PHP outside `<?php … ?>`: text, not code.
@@ -1578,6 +1584,61 @@ fn names_function(src: &[u8], at: usize) -> bool {
     false
 }
 
+/// Whether the C statement from `start` to its `;` at `semi` declares functions and nothing
+/// else: a type, then `name(…)` and annotations (`__THROW`, `__attribute__((…))`,
+/// `OPENSSL_DEPRECATED`, `__asm__("…")`) up to the `;`. Not with a `=`, a brace, a directive
+/// or `typedef` anywhere in it, nor a `,` before the name (`int a, f(void);` declares `a`),
+/// nor a declarator in parentheses (`int (*fp)(int);`), nor without a type (a macro's call:
+/// `DEFINE_FOO(x);`).
+fn c_prototype(src: &[u8], start: usize, semi: usize) -> bool {
+    let text = &src[start..semi];
+    if memchr::memchr3(b'=', b'{', b'#', text).is_some() || memchr_str(text, b"typedef").is_some() {
+        return false;
+    }
+    let annotation = |word: &[u8]| word.starts_with(b"__") || macro_name(word);
+    let mut end = semi;
+    loop {
+        end = space_before(src, end);
+        if end <= start {
+            return false;
+        }
+        let (word, word_at) = if src[end - 1] == b')' {
+            let Some(open) = matching(src, end, b'(', b')') else {
+                return false;
+            };
+            word_before(src, open)
+        } else {
+            word_before(src, end)
+        };
+        if word.is_empty() || word_at <= start {
+            return false;
+        }
+        if annotation(word) {
+            end = word_at;
+            continue;
+        }
+        // The name, after its `(…)`; a type before it, and no second declarator.
+        let before = &src[start..word_at];
+        return src[end - 1] == b')'
+            && before.iter().copied().any(is_word_start)
+            && !depth_zero_comma(before);
+    }
+}
+
+/// Whether `text` holds a `,` outside parentheses.
+fn depth_zero_comma(text: &[u8]) -> bool {
+    let mut depth = 0u32;
+    for &b in text {
+        match b {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Whether a `*` or `&` ends a type just before `at` (`const char * U_EXPORT2 f(…)`).
 fn after_pointer(src: &[u8], at: usize) -> bool {
     let end = space_before(src, at);
@@ -1943,6 +2004,7 @@ impl Lexer<'_> {
                 continue;
             }
             self.ended_before = std::mem::replace(&mut self.ended, false);
+            self.token_at = self.at;
             if b == b'#' && self.rules.lang == Lang::Rust && self.attribute() {
                 continue;
             }
@@ -2162,6 +2224,29 @@ impl Lexer<'_> {
     fn cut(&mut self, start: usize, end: usize) {
         self.code = true;
         self.holes.push((start, end));
+    }
+
+    /// A C prototype at the file's level, whose `;` the lexer just passed, left out whole:
+    /// outline and find_symbol name no declaration of a function (nor does ctags, by
+    /// default), and most of a C header is these (the half of OpenSSL's that is not
+    /// `#define`s).
+    fn prototype(&mut self) {
+        let start = self.head.start;
+        if self.rules.lang != Lang::C
+            || !self.blocks.is_empty()
+            || self.head.tokens < 4
+            || !c_prototype(self.src, start, self.at - 1)
+        {
+            return;
+        }
+        // In place of the comments and annotations left out inside it (and of one that
+        // reaches in from before it).
+        let from = self.holes.partition_point(|&(_, end)| end <= start);
+        let start = self.holes.get(from).map_or(start, |&(at, _)| at.min(start));
+        if apart(self.src, start, self.at) {
+            self.holes.truncate(from);
+            self.cut(start, self.at);
+        }
     }
 
     /// Leave out a block's or brackets' inside, from `inside` to `end`, in place of the holes
@@ -3150,6 +3235,7 @@ impl Lexer<'_> {
         }
         if self.head.tokens == 0 {
             self.head.first = tok;
+            self.head.start = self.token_at;
         }
         self.head.tokens += 1;
         self.head.prev = self.head.last;
@@ -3372,6 +3458,7 @@ impl Lexer<'_> {
                 }
             }
             b';' if self.paren == 0 => {
+                self.prototype();
                 self.head = Head::default();
                 self.ended = self.at_items();
                 return;
@@ -4372,7 +4459,7 @@ mod tests {
                    struct other { int a; };\n\
                    #if defined(BIG)\ntypedef long size;\n#else\ntypedef int size;\n#endif\n\
                    #ifdef WIDE\nint open(int fd, long n)\n#else\nint open(int fd)\n#endif\n{ return fd; }\n\
-                   size_t len(const char *s);\n\
+                   size_t len;\n\
                    int after(void);\n\
                    #endif\n";
         let at = src.find("len").unwrap();
@@ -4392,7 +4479,7 @@ mod tests {
                 "int open(int fd)",
                 "#endif",
                 "{}",
-                "size_t len(const char *s);",
+                "size_t len;",
                 "#endif"
             ],
             "{left}"
@@ -4579,7 +4666,7 @@ mod tests {
     #[test]
     fn a_skim_tells_whether_it_left_out_code() {
         // Comments and an annotation the grammar cannot read: no code.
-        let header = "/* lib */\nOSSL_DEPRECATEDIN_3_0 int f(void);\n// g\nint g(void);\n";
+        let header = "/* lib */\nOSSL_DEPRECATEDIN_3_0 int f;\n// g\nint g;\n";
         let s = skim(Lang::C, header.as_bytes());
         assert!(!s.holes.is_empty() && !s.code);
         // A body: code. What is not code is also listed apart (`Skim::plain`), inside the
@@ -4601,12 +4688,43 @@ mod tests {
         );
     }
 
+    /// A C prototype at the file's level goes whole, with its annotations (outline and
+    /// find_symbol name no function's declaration); a statement that declares anything
+    /// else, or that the skim cannot be sure of, stays.
+    #[test]
+    fn c_prototypes_go_whole() {
+        let src = "int f(void);\nextern char *strerror_r (int __errnum, char *__buf)\n     __THROW __nonnull ((2)) __wur;\nstatic struct S *make(int n) __attribute__((malloc));\nOSSL_DEPRECATEDIN_3_0 int MD2_Init(MD2_CTX *c);\nSTACK_OF(X509) *load(const char *f); /* c */\nint x;\n";
+        let kept_words: Vec<String> = kept(Lang::C, src)
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert_eq!(kept_words, ["int", "x;"]);
+        for src in [
+            "int a, f(void);\n",
+            "int (*fp)(int);\n",
+            "typedef int cb(void *);\n",
+            "int x = f(1);\n",
+            "struct S { int a; } make(void);\n",
+            "DEFINE_FOO(x);\nstatic DEFINE_SPINLOCK(lock);\nint MY_FUNC(int);\n",
+            "int f(x)\nint x;\n{}\n",
+        ] {
+            assert_eq!(kept(Lang::C, src), src, "{src}");
+        }
+        // Nor across a directive (a head split between branches is read elsewhere).
+        let split = b"int f(int a,\n#ifdef A\n int b\n#endif\n);";
+        assert!(!c_prototype(split, 0, split.len() - 1));
+        assert!(c_prototype(b"int f(int a, int b);", 0, 19));
+        // In C++ `T t(a);` may be a variable; prototypes stay there.
+        let src = "int f(void);\nstd::string s(\"x\");\n";
+        assert_eq!(kept(Lang::Cpp, src), src);
+    }
+
     #[test]
     fn a_macro_call_that_stands_for_declarations_goes() {
-        let src = "void f(void);\nDECLARE_ASN1_ITEM(X509)\nDECLARE_ASN1_FUNCTIONS(X509_NAME)\nint g(void) { return 1; }\nOSSL_CORE_MAKE_FUNC(const OSSL_PARAM *, params,\n    (void *p))\n# define N 1\nSTACK_OF(X509)\nload(const char *f) { return 0; }\n";
+        let src = "int v;\nDECLARE_ASN1_ITEM(X509)\nDECLARE_ASN1_FUNCTIONS(X509_NAME)\nint g(void) { return 1; }\nOSSL_CORE_MAKE_FUNC(const OSSL_PARAM *, params,\n    (void *p))\n# define N 1\nSTACK_OF(X509)\nload(const char *f) { return 0; }\n";
         assert_eq!(
             kept(Lang::C, src),
-            "void f(void);\n\nint g(void) {}\n\n# define N 1\nSTACK_OF(X509)\nload(const char *f) {}\n"
+            "int v;\n\nint g(void) {}\n\n# define N 1\nSTACK_OF(X509)\nload(const char *f) {}\n"
         );
     }
 
@@ -4751,11 +4869,11 @@ mod tests {
             "typedef enum {\n\tLZMA_DELTA_TYPE_BYTE\n} lzma_delta_type;\n",
             "enum class E : int {\n  FOO_BAR,\n  BAZ_QUX\n};\n",
             "struct MY_STRUCT s;\nstruct MY_STRUCT *p = 0;\n",
-            "static int FOO_BAR(int x);\nUINT_PTR GetFoo(void);\nSIZE_T count;\n",
-            "SIZE_T\nfoo(void);\n",
+            "static int FOO_BAR(int x) {}\nUINT_PTR GetFoo(void) {}\nSIZE_T count;\n",
+            "SIZE_T\nfoo(void) {}\n",
             "struct S {\n  RESULT_TYPE\n  get(void) const;\n};\n",
             "int x = (int) INT_MAX;\nSTACK_OF(X509) *certs;\n",
-            "const STACK_OF(X509) f(void);\nunsigned LONG_OF(x) g(void);\n",
+            "const STACK_OF(X509) f(void) {}\nunsigned LONG_OF(x) g(void) {}\n",
             "#ifdef __cplusplus\nextern \"C\" {\nint g(void);\n#endif\n",
         ] {
             assert_eq!(kept(Lang::C, src), src, "{src}");

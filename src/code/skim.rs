@@ -2244,8 +2244,7 @@ impl Lexer<'_> {
         let from = self.holes.partition_point(|&(_, end)| end <= start);
         let start = self.holes.get(from).map_or(start, |&(at, _)| at.min(start));
         if apart(self.src, start, self.at) {
-            self.holes.truncate(from);
-            self.cut(start, self.at);
+            self.cut_inside(start, self.at, from);
         }
     }
 

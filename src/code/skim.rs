@@ -5019,40 +5019,47 @@ mod tests {
 
     #[test]
     fn arguments_and_parameters_go_unless_a_block_or_arrow_is_inside() {
-        // Java: a method's parameters, an annotation's and a constructor call's arguments
-        // go; a cast's parentheses (after `=`) and the parentheses around a lambda's block
-        // stay.
-        let src = "class A {\n    @SuppressWarnings(\"x\")\n    int f(int a, Map<K, V> m) throws E { return a; }\n    int k = (int) g(1, 2);\n    Runnable r = run(() -> { h(); });\n    Object o = new B(1) { void m(int x) {} };\n}\n";
-        assert_eq!(
-            kept(Lang::Java, src),
-            "class A {\n    @SuppressWarnings()\n    int f() throws E {}\n    int k = (int) g();\n    Runnable r = run(() -> {});\n    Object o = new B() { void m() {} };\n}\n"
-        );
-        // C#: a tuple type after a modifier stays, as do a deconstruction after `var`, a
-        // query clause's expression and an attribute's arguments (inside its brackets).
-        let src = "class C {\n    public (int, int) F(int a, string b) { return (a, 0); }\n    [Obsolete(\"old\")] void G(ref int x) {}\n    void H() { var (a, b) = M(1, 2); var q = from p in r select (string)p; static int L() { return 1; } }\n}\n";
-        assert_eq!(
-            kept(Lang::CSharp, src),
-            "class C {\n    public (int, int) F() {}\n    [Obsolete(\"old\")] void G() {}\n    void H() { var (a, b) = M(); var q = from p in r select (string)p; static int L() {} }\n}\n"
-        );
-        // JavaScript: an arrow function among the arguments may be a definition (`a.b = () =>`).
-        let src = "function f(a, b = 1) { g(a) }\nsetup(exports.h = () => 1)\ncall(x, y)\n";
-        assert_eq!(
-            kept(Lang::JavaScript, src),
-            "function f() {}\nsetup(exports.h = () => 1)\ncall()\n"
-        );
-        // TypeScript: a type operator's parenthesized type stays.
-        let src = "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf(a, b);\n";
-        assert_eq!(
-            kept(Lang::TypeScript, src),
-            "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf();\n"
-        );
-        // C++: a function's parameters before its body, an initializer list, `= 0`, `const`,
-        // a trailing return type, and before a `;` in a class's body (not before a `,`).
-        let src = "struct S {\n  S(int a, T b) : a_(a), b_(b) {}\n  virtual int f(int x) const = 0;\n  auto g(A a) -> R;\n  void h(int a);\n};\nint S::k(int a) noexcept { return a; }\n";
-        assert_eq!(
-            kept(Lang::Cpp, src),
-            "struct S {\n  S() : a_(a), b_() {}\n  virtual int f() const = 0;\n  auto g() -> R;\n  void h();\n};\nint S::k() noexcept {}\n"
-        );
+        // Each: the language, the source, and what is kept of it.
+        let cases = [
+            // Java: a method's parameters, an annotation's and a constructor call's arguments
+            // go; a cast's parentheses (after `=`) and the parentheses around a lambda's block
+            // stay.
+            (
+                Lang::Java,
+                "class A {\n    @SuppressWarnings(\"x\")\n    int f(int a, Map<K, V> m) throws E { return a; }\n    int k = (int) g(1, 2);\n    Runnable r = run(() -> { h(); });\n    Object o = new B(1) { void m(int x) {} };\n}\n",
+                "class A {\n    @SuppressWarnings()\n    int f() throws E {}\n    int k = (int) g();\n    Runnable r = run(() -> {});\n    Object o = new B() { void m() {} };\n}\n",
+            ),
+            // C#: a tuple type after a modifier stays, as do a deconstruction after `var`, a
+            // query clause's expression and an attribute's arguments (inside its brackets).
+            (
+                Lang::CSharp,
+                "class C {\n    public (int, int) F(int a, string b) { return (a, 0); }\n    [Obsolete(\"old\")] void G(ref int x) {}\n    void H() { var (a, b) = M(1, 2); var q = from p in r select (string)p; static int L() { return 1; } }\n}\n",
+                "class C {\n    public (int, int) F() {}\n    [Obsolete(\"old\")] void G() {}\n    void H() { var (a, b) = M(); var q = from p in r select (string)p; static int L() {} }\n}\n",
+            ),
+            // JavaScript: an arrow function among the arguments may be a definition (`a.b =
+            // () =>`).
+            (
+                Lang::JavaScript,
+                "function f(a, b = 1) { g(a) }\nsetup(exports.h = () => 1)\ncall(x, y)\n",
+                "function f() {}\nsetup(exports.h = () => 1)\ncall()\n",
+            ),
+            // TypeScript: a type operator's parenthesized type stays.
+            (
+                Lang::TypeScript,
+                "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf(a, b);\n",
+                "import m = require(\"m\");\nlet v = w as (A | B)[];\ntype U<T> = T extends (infer E)[] ? E : T;\nf();\n",
+            ),
+            // C++: a function's parameters before its body, an initializer list, `= 0`, `const`,
+            // a trailing return type, and before a `;` in a class's body (not before a `,`).
+            (
+                Lang::Cpp,
+                "struct S {\n  S(int a, T b) : a_(a), b_(b) {}\n  virtual int f(int x) const = 0;\n  auto g(A a) -> R;\n  void h(int a);\n};\nint S::k(int a) noexcept { return a; }\n",
+                "struct S {\n  S() : a_(a), b_() {}\n  virtual int f() const = 0;\n  auto g() -> R;\n  void h();\n};\nint S::k() noexcept {}\n",
+            ),
+        ];
+        for (lang, src, want) in cases {
+            assert_eq!(kept(lang, src), want, "{src}");
+        }
         // Parentheses stay where they may be something else: a declarator's (`(*f)(int)`), a
         // variable's arguments outside a class (`T t(1, 2);`), before a macro, with a
         // directive inside (whose lines go, as in any head), after a keyword (`sizeof`,
